@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config'
+
+// Integration tests start real OS processes and libp2p peers; keep them in
+// separate forks, few at a time (CI machines have 2 cores).
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    setupFiles: ['node/polyfill.ts'],
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    benchmark: { include: ['test/bench/**/*.bench.ts'] }
+  }
+})
