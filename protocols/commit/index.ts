@@ -1,0 +1,3 @@
+export * from './merkle.js'
+export * from './tensor.js'
+export * from './state.js'

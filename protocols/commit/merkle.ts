@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto'
+
+// Binary Merkle tree over leaf hashes, padded to a power of two with the zero
+// hash, so a proof is just the sibling list and the index fixes the direction.
+// Domain separation: leaves are H(0x00 || bytes), inner nodes H(0x01 || l || r).
+
+export const HASH_BYTES = 32
+export const ZERO_HASH = new Uint8Array(HASH_BYTES)
+const LEAF_PREFIX = Uint8Array.of(0)
+const NODE_PREFIX = Uint8Array.of(1)
+
+export function sha256 (...parts: Uint8Array[]): Uint8Array {
+  const h = createHash('sha256')
+  for (const p of parts) h.update(p)
+  return new Uint8Array(h.digest())
+}
+
+export function leafHash (bytes: Uint8Array): Uint8Array {
+  return sha256(LEAF_PREFIX, bytes)
+}
+
+export function nodeHash (left: Uint8Array, right: Uint8Array): Uint8Array {
+  return sha256(NODE_PREFIX, left, right)
+}
+
+/** Root of an empty tree: the zero hash. Root of one leaf: the leaf itself. */
+export function merkleRoot (leaves: readonly Uint8Array[]): Uint8Array {
+  if (leaves.length === 0) return ZERO_HASH
+  let level = leaves.slice()
+  while (level.length > 1) {
+    const next: Uint8Array[] = []
+    for (let i = 0; i < level.length; i += 2) {
+      next.push(nodeHash(level[i], i + 1 < level.length ? level[i + 1] : ZERO_HASH))
+    }
+    level = next
+  }
+  return level[0]
+}
+
+/** Siblings from the leaf up to (not including) the root. */
+export function merkleProof (leaves: readonly Uint8Array[], index: number): Uint8Array[] {
+  if (!Number.isInteger(index) || index < 0 || index >= leaves.length) {
+    throw new RangeError(`merkle proof index ${index} out of range [0, ${leaves.length})`)
+  }
+  const proof: Uint8Array[] = []
+  let level = leaves.slice()
+  let i = index
+  while (level.length > 1) {
+    const sib = i ^ 1
+    proof.push(sib < level.length ? level[sib] : ZERO_HASH)
+    const next: Uint8Array[] = []
+    for (let j = 0; j < level.length; j += 2) {
+      next.push(nodeHash(level[j], j + 1 < level.length ? level[j + 1] : ZERO_HASH))
+    }
+    level = next
+    i >>= 1
+  }
+  return proof
+}
+
+/** Recomputes the root from a leaf hash, its index and its siblings. */
+export function rootFromProof (leaf: Uint8Array, index: number, siblings: readonly Uint8Array[]): Uint8Array {
+  let h = leaf
+  let i = index
+  for (const s of siblings) {
+    h = (i & 1) === 0 ? nodeHash(h, s) : nodeHash(s, h)
+    i >>= 1
+  }
+  return h
+}
+
+export function verifyMerkleProof (root: Uint8Array, leaf: Uint8Array, index: number, siblings: readonly Uint8Array[]): boolean {
+  if (!Number.isInteger(index) || index < 0 || index >= 2 ** siblings.length) return false
+  return bytesEqual(rootFromProof(leaf, index, siblings), root)
+}
+
+export function bytesEqual (a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+export function toHex (b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')
+}
+
+export function fromHex (s: string): Uint8Array {
+  const h = s.startsWith('0x') ? s.slice(2) : s
+  if (h.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(h)) throw new TypeError(`invalid hex string: ${s.slice(0, 20)}`)
+  return new Uint8Array(Buffer.from(h, 'hex'))
+}
