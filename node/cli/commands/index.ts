@@ -1,7 +1,17 @@
 import type { Command } from 'commander'
+import { register as bootstrap } from './bootstrap.js'
+import { register as join } from './join.js'
+import { register as status } from './status.js'
+import { register as gossip } from './gossip.js'
+import { register as dht } from './dht.js'
 
 // One module per command; each registers itself on the root program.
 export type Register = (program: Command) => void
 
 export const commands: Register[] = [
+  bootstrap,
+  join,
+  status,
+  gossip,
+  dht,
 ]

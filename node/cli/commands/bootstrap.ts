@@ -1,0 +1,26 @@
+import type { Command } from 'commander'
+import { DEFAULT_NETWORK } from '../../config.js'
+import { addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
+import { runPeer } from '../run-peer.js'
+
+export function register (program: Command): void {
+  const cmd = program.command('bootstrap')
+    .description('run a bootstrap peer and print its full dialable multiaddrs')
+    .option('--listen <multiaddr>', 'address to listen on (repeatable; /ip4/0.0.0.0/tcp/4001 to serve a public host)', collect)
+    .option('--network <name>', 'swarm name used in gossip topics', DEFAULT_NETWORK)
+    .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
+    .option('--bootstrap <multiaddr>', 'other bootstrap peers to connect to (repeatable)', collect)
+  addDataDir(cmd, 'bootstrap'); addJson(cmd); addLogLevel(cmd)
+  cmd.action(async (o: { listen?: string[], network: string, controlPort?: number, bootstrap?: string[], dataDir?: string, json?: boolean, logLevel: string }) => {
+    await runPeer({
+      kind: 'bootstrap',
+      dataDir: dataDirOf(o, 'bootstrap'),
+      listen: o.listen ?? ['/ip4/127.0.0.1/tcp/4001'],
+      bootstrap: o.bootstrap ?? [],
+      network: o.network,
+      controlPort: o.controlPort,
+      logLevel: o.logLevel,
+      json: o.json
+    })
+  })
+}

@@ -1,0 +1,46 @@
+import type { Role } from '../config.js'
+import { Peer, type PeerOptions } from '../peer.js'
+import { createLogger } from '../log.js'
+import { CliError } from './errors.js'
+import { printJson } from './options.js'
+
+export interface RunPeerOptions extends Omit<PeerOptions, 'logger'> {
+  json?: boolean
+  roles?: Role[]
+}
+
+/**
+ * Starts a long-running peer, prints how to reach it, and stops it cleanly on
+ * SIGINT/SIGTERM (libp2p stopped, LevelDB closed, control files removed).
+ */
+export async function runPeer (opts: RunPeerOptions): Promise<Peer> {
+  const log = createLogger(opts.kind, { level: opts.logLevel })
+  let peer: Peer
+  try {
+    peer = await Peer.start({ ...opts, logger: log })
+  } catch (err) {
+    throw new CliError((err as Error).message, 2)
+  }
+  const s = peer.status()
+  if (opts.json === true) {
+    printJson({ event: 'ready', peerId: s.peerId, multiaddrs: s.listenAddrs, roles: s.roles, network: s.network, dataDir: opts.dataDir })
+  } else {
+    process.stdout.write(`${opts.kind === 'bootstrap' ? 'bootstrap peer' : 'peer'} ${s.peerId} ready on network "${s.network}"\n`)
+    process.stdout.write(`dialable multiaddrs:\n${s.listenAddrs.map(a => '  ' + a).join('\n')}\n`)
+    if (opts.kind === 'bootstrap' && s.listenAddrs.length > 0) {
+      process.stdout.write(`join with: proofswarm join --bootstrap ${s.listenAddrs[0]}\n`)
+    }
+  }
+  let signalled = false
+  const shutdown = (sig: string): void => {
+    if (signalled) { log.warn('second signal: exiting now'); process.exit(130) }
+    signalled = true
+    log.info(`received ${sig}, stopping`)
+    const force = setTimeout(() => { log.error('shutdown took over 10 s, exiting'); process.exit(1) }, 10_000)
+    force.unref()
+    void peer.stop().then(() => { clearTimeout(force); process.exit(0) })
+  }
+  process.on('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  return peer
+}

@@ -1,0 +1,108 @@
+import { TopicValidatorResult, type GossipSub, type Message } from '@libp2p/gossipsub'
+import type { PeerId } from '@libp2p/interface'
+import type { Logger } from '../log.js'
+import { MAX_GOSSIP_MESSAGE_BYTES } from './limits.js'
+import { parseTopicName, topicName } from './topics.js'
+
+// A typed map from gossip topic to handler (Lodestar's layout): each topic has
+// a decoder/validator that runs inside gossipsub's validation step, so an
+// invalid message is never forwarded and counts against the sender's score
+// (gossipsub P4, invalid message deliveries), and a handler for valid ones.
+
+export interface TopicHandler<T> {
+  /** throws on malformed input; the error message is logged with the sender */
+  decode: (data: Uint8Array) => T
+  handle?: (msg: T, from: string) => void | Promise<void>
+}
+
+export interface ReceivedMessage {
+  topic: string
+  from: string
+  size: number
+  receivedAt: number
+  /** decoded message (JSON-able) */
+  msg: unknown
+}
+
+export interface GossipStats {
+  accepted: number
+  rejected: number
+  rejectedBy: Record<string, number>
+}
+
+const LOG_CAPACITY = 1000
+
+export class GossipRouter {
+  private readonly handlers = new Map<string, TopicHandler<unknown>>()
+  private readonly log: ReceivedMessage[] = []
+  readonly stats: GossipStats = { accepted: 0, rejected: 0, rejectedBy: {} }
+  private readonly decoded = new WeakMap<Message, unknown>()
+
+  constructor (private readonly pubsub: GossipSub, readonly network: string, private readonly logger: Logger,
+    private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void) {
+    pubsub.addEventListener('message', (evt) => { void this.onMessage(evt.detail) })
+  }
+
+  /** Subscribes to a topic of this network and installs its validator. */
+  register<T> (topic: string, handler: TopicHandler<T>): string {
+    const full = topicName(this.network, topic)
+    this.handlers.set(full, handler as TopicHandler<unknown>)
+    this.pubsub.topicValidators.set(full, (from: PeerId, message: Message) => this.validate(full, from, message))
+    this.pubsub.subscribe(full)
+    return full
+  }
+
+  async publish (topic: string, data: Uint8Array): Promise<{ recipients: number }> {
+    if (data.length > MAX_GOSSIP_MESSAGE_BYTES) {
+      throw new Error(`gossip message of ${data.length} bytes exceeds the ${MAX_GOSSIP_MESSAGE_BYTES}-byte limit; send bulk data over the shard exchange`)
+    }
+    const full = topicName(this.network, topic)
+    const h = this.handlers.get(full)
+    if (h != null) h.decode(data) // never publish what peers would reject
+    const res = await this.pubsub.publish(full, data)
+    return { recipients: res.recipients.length }
+  }
+
+  received (opts: { topic?: string, since?: number } = {}): ReceivedMessage[] {
+    return this.log.filter(m => (opts.topic == null || m.topic === opts.topic) && (opts.since == null || m.receivedAt >= opts.since))
+  }
+
+  private validate (full: string, from: PeerId, message: Message): TopicValidatorResult {
+    const h = this.handlers.get(full)
+    const reject = (why: string): TopicValidatorResult => {
+      this.stats.rejected++
+      this.stats.rejectedBy[from.toString()] = (this.stats.rejectedBy[from.toString()] ?? 0) + 1
+      this.onResult?.(full, 'reject')
+      this.logger.warn({ topic: full, from: from.toString(), size: message.data.length }, `rejected gossip message: ${why}`)
+      return TopicValidatorResult.Reject
+    }
+    if (h == null) return reject('unknown topic')
+    if (message.data.length > MAX_GOSSIP_MESSAGE_BYTES) return reject(`oversized (${message.data.length} > ${MAX_GOSSIP_MESSAGE_BYTES} bytes)`)
+    try {
+      this.decoded.set(message, h.decode(message.data))
+    } catch (err) {
+      return reject(`malformed: ${(err as Error).message}`)
+    }
+    this.stats.accepted++
+    this.onResult?.(full, 'accept')
+    return TopicValidatorResult.Accept
+  }
+
+  private async onMessage (message: Message): Promise<void> {
+    const h = this.handlers.get(message.topic)
+    if (h == null) return
+    const parsed = parseTopicName(this.network, message.topic)
+    const from = message.type === 'signed' ? message.from.toString() : 'unknown'
+    let msg = this.decoded.get(message)
+    if (msg === undefined) {
+      try { msg = h.decode(message.data) } catch { return }
+    }
+    this.log.push({ topic: parsed?.topic ?? message.topic, from, size: message.data.length, receivedAt: Date.now(), msg })
+    if (this.log.length > LOG_CAPACITY) this.log.splice(0, this.log.length - LOG_CAPACITY)
+    try {
+      await h.handle?.(msg, from)
+    } catch (err) {
+      this.logger.error({ err, topic: message.topic, from }, 'gossip handler failed')
+    }
+  }
+}

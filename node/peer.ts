@@ -1,0 +1,234 @@
+import { multiaddr } from '@multiformats/multiaddr'
+import type { Level } from 'level'
+import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
+import { ControlServer, HttpError } from './control/server.js'
+import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
+import { loadOrCreateIdentity, type Identity } from './identity.js'
+import { createLogger, type Logger } from './log.js'
+import { createNodeMetrics, type NodeMetrics } from './metrics.js'
+import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
+import { GossipRouter } from './p2p/gossip.js'
+import { createHost, type Host } from './p2p/host.js'
+import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
+import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
+
+export interface PeerOptions {
+  dataDir: string
+  network?: string
+  listen: string[]
+  bootstrap: string[]
+  /** roles to store; undefined keeps the stored ones */
+  roles?: Role[]
+  controlPort?: number
+  logLevel?: string
+  logger?: Logger
+  /** keep loopback/private addresses (devnets, LANs); default: network is a devnet */
+  privateNetwork?: boolean
+  bootstrapAttempts?: number
+  bootstrapBaseDelayMs?: number
+  kind: 'bootstrap' | 'peer'
+}
+
+export interface PeerStatus {
+  peerId: string
+  kind: 'bootstrap' | 'peer'
+  network: string
+  listenAddrs: string[]
+  connectedPeers: Array<{ peerId: string, addrs: string[] }>
+  dhtRoutingTableSize: number
+  topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
+  roles: Role[]
+  uptimeSeconds: number
+  gossip: { accepted: number, rejected: number }
+}
+
+const ROLES_KEY = 'roles'
+
+/** One proofswarm peer: LevelDB, identity, libp2p host, gossip router, control API, metrics. */
+export class Peer {
+  readonly startedAt = Date.now()
+  private stopping?: Promise<void>
+  private readonly onStopHooks: Array<() => Promise<void> | void> = []
+  private uptimeTimer?: NodeJS.Timeout
+
+  private constructor (
+    readonly opts: PeerOptions,
+    readonly log: Logger,
+    readonly db: PeerDb,
+    readonly meta: Level<string, Uint8Array>,
+    readonly identity: Identity,
+    readonly host: Host,
+    readonly gossip: GossipRouter,
+    readonly control: ControlServer,
+    readonly metrics: NodeMetrics,
+    public roles: Role[]
+  ) {}
+
+  get network (): string { return this.opts.network ?? DEFAULT_NETWORK }
+  get peerId (): string { return this.identity.peerId.toString() }
+
+  static async start (opts: PeerOptions): Promise<Peer> {
+    const network = opts.network ?? DEFAULT_NETWORK
+    const log = opts.logger ?? createLogger(opts.kind, { level: opts.logLevel })
+    for (const l of opts.listen) {
+      try { multiaddr(l) } catch (err) { throw new Error(`invalid listen multiaddr "${l}": ${(err as Error).message}`) }
+    }
+    const bootstrapAddrs = parseBootstrapAddrs(opts.bootstrap)
+
+    const db = await openPeerDb(opts.dataDir)
+    const cleanup: Array<() => Promise<unknown>> = [async () => await db.close()]
+    try {
+      const meta = sublevel(db, 'meta')
+      const identity = await loadOrCreateIdentity(meta)
+      log.info({ peerId: identity.peerId.toString(), created: identity.created }, identity.created ? 'created a new peer identity' : 'loaded peer identity')
+      let roles = opts.roles
+      if (roles != null) await putJson(meta, ROLES_KEY, roles)
+      else roles = parseRoles(await getJson<string[]>(meta, ROLES_KEY) ?? [])
+
+      const metrics = createNodeMetrics()
+      const host = await createHost({
+        privateKey: identity.privateKey,
+        listen: opts.listen,
+        bootstrap: [],
+        privateNetwork: opts.privateNetwork ?? network.includes('devnet'),
+        metricsRegistry: metrics.registry
+      }).catch((err: NodeJS.ErrnoException) => { throw explainListenError(err, opts.listen) })
+      cleanup.unshift(async () => { await host.stop() })
+
+      const gossip = new GossipRouter(host.services.pubsub, network, log,
+        (topic, result) => metrics.gossipMessages.inc({ topic, result }))
+      // a free-form topic for operators and tests; protocol topics come with the role actors
+      gossip.register('announce', { decode: decodeJsonObject })
+
+      const token = newToken()
+      const control = new ControlServer(token)
+      const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles)
+      peer.installRoutes()
+      const port = await control.listen(opts.controlPort ?? 0)
+      cleanup.unshift(async () => await control.close())
+      await writeControlFiles(opts.dataDir, { port, pid: process.pid, peerId: peer.peerId, startedAt: new Date(peer.startedAt).toISOString() }, token)
+      log.info({ port }, 'control API listening on 127.0.0.1')
+
+      host.addEventListener('connection:open', () => metrics.connectedPeers.set(host.getPeers().length))
+      host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
+      peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
+      peer.uptimeTimer.unref()
+
+      if (bootstrapAddrs.length > 0) {
+        const n = await dialBootstrap(host, bootstrapAddrs, log, {
+          attempts: opts.bootstrapAttempts ?? 5,
+          baseDelayMs: opts.bootstrapBaseDelayMs ?? 500
+        })
+        log.info(`connected to ${n} of ${bootstrapAddrs.length} bootstrap peer(s)`)
+        // fill the routing table from the bootstrap peer's view of the swarm
+        void host.services.dht.refreshRoutingTable().catch(() => {})
+      }
+      return peer
+    } catch (err) {
+      for (const c of cleanup) await c().catch(() => {})
+      await removeControlFiles(opts.dataDir).catch(() => {})
+      throw err
+    }
+  }
+
+  onStop (hook: () => Promise<void> | void): void { this.onStopHooks.push(hook) }
+
+  async setRoles (roles: Role[]): Promise<void> {
+    this.roles = roles
+    await putJson(this.meta, ROLES_KEY, roles)
+  }
+
+  status (): PeerStatus {
+    const pubsub = this.host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[], getSubscribers: (t: string) => unknown[], getTopics: () => string[] }
+    return {
+      peerId: this.peerId,
+      kind: this.opts.kind,
+      network: this.network,
+      listenAddrs: this.host.getMultiaddrs().map(a => a.toString()),
+      connectedPeers: this.host.getPeers().map(p => ({
+        peerId: p.toString(),
+        addrs: this.host.getConnections(p).map(c => c.remoteAddr.toString())
+      })),
+      dhtRoutingTableSize: (this.host.services.dht as unknown as { routingTable?: { size: number } }).routingTable?.size ?? 0,
+      topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
+      roles: this.roles,
+      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
+      gossip: { accepted: this.gossip.stats.accepted, rejected: this.gossip.stats.rejected }
+    }
+  }
+
+  private installRoutes (): void {
+    const c = this.control
+    c.get('/v1/status', () => this.status())
+    c.text('/metrics', async () => await this.metrics.registry.metrics())
+    c.post('/v1/gossip/publish', async ({ body }) => {
+      const b = body as { topic?: string, data?: string }
+      if (typeof b.topic !== 'string' || typeof b.data !== 'string') throw new HttpError(400, 'body must be {"topic": string, "data": string (utf-8)}')
+      const data = new TextEncoder().encode(b.data)
+      if (data.length > MAX_GOSSIP_MESSAGE_BYTES) throw new HttpError(413, `message over ${MAX_GOSSIP_MESSAGE_BYTES} bytes`)
+      try {
+        return await this.gossip.publish(b.topic, data)
+      } catch (err) {
+        throw new HttpError(400, (err as Error).message)
+      }
+    })
+    c.get('/v1/gossip/messages', ({ url }) => this.gossip.received({
+      topic: url.searchParams.get('topic') ?? undefined,
+      since: url.searchParams.has('since') ? Number(url.searchParams.get('since')) : undefined
+    }))
+    c.post('/v1/dht/provide', async ({ body }) => {
+      const cid = await parseCidBody(body)
+      await this.host.contentRouting.provide(cid, { signal: AbortSignal.timeout(20_000) })
+      return { provided: cid.toString() }
+    })
+    c.get('/v1/dht/providers', async ({ url }) => {
+      const cid = await parseCidBody({ cid: url.searchParams.get('cid') })
+      const timeoutMs = Math.min(Number(url.searchParams.get('timeoutMs') ?? 10_000), 60_000)
+      const found: Array<{ peerId: string, addrs: string[] }> = []
+      try {
+        for await (const p of this.host.contentRouting.findProviders(cid, { signal: AbortSignal.timeout(timeoutMs) })) {
+          if (!found.some(f => f.peerId === p.id.toString())) found.push({ peerId: p.id.toString(), addrs: [...new Set(p.multiaddrs.map(a => a.toString()))] })
+          if (found.length >= 20) break
+        }
+      } catch (err) {
+        if (found.length === 0 && (err as Error).name !== 'AbortError' && (err as Error).name !== 'TimeoutError') throw err
+      }
+      return { cid: cid.toString(), providers: found }
+    })
+  }
+
+  async stop (): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.uptimeTimer)
+      for (const h of this.onStopHooks.reverse()) await Promise.resolve().then(h).catch((err: unknown) => this.log.error({ err }, 'stop hook failed'))
+      await this.control.close().catch(() => {})
+      await removeControlFiles(this.opts.dataDir).catch(() => {})
+      await Promise.resolve().then(async () => await this.host.stop()).catch((err: unknown) => this.log.error({ err }, 'libp2p stop failed'))
+      await this.db.close().catch(err => this.log.error({ err }, 'database close failed'))
+      this.log.info('peer stopped')
+    })()
+    await this.stopping
+  }
+}
+
+function decodeJsonObject (data: Uint8Array): unknown {
+  const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data)) as unknown
+  if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object')
+  return v
+}
+
+async function parseCidBody (body: unknown): Promise<import('multiformats/cid').CID> {
+  const { CID } = await import('multiformats/cid')
+  const s = (body as { cid?: unknown })?.cid
+  if (typeof s !== 'string') throw new HttpError(400, 'a "cid" is required')
+  try { return CID.parse(s) } catch { throw new HttpError(400, `invalid CID "${s}"`) }
+}
+
+function explainListenError (err: NodeJS.ErrnoException, listen: string[]): Error {
+  const msg = err?.message ?? String(err)
+  if (err?.code === 'EADDRINUSE' || /EADDRINUSE|address already in use/i.test(msg)) {
+    const ports = listen.map(l => /\/tcp\/(\d+)/.exec(l)?.[1]).filter(Boolean).join(', ')
+    return new Error(`cannot listen on ${listen.join(', ')}: port ${ports} is already in use; stop the other process or choose another --listen port (tcp/0 picks a free one)`)
+  }
+  return new Error(`cannot start libp2p on ${listen.join(', ')}: ${msg}`)
+}
