@@ -27,6 +27,8 @@ export interface PeerOptions {
   bootstrapAttempts?: number
   bootstrapBaseDelayMs?: number
   kind: 'bootstrap' | 'peer'
+  /** attached after the host is up (shard exchange, role actors, ...); see node/services.ts */
+  services?: Array<(peer: Peer) => Promise<void>>
 }
 
 export interface PeerStatus {
@@ -113,6 +115,9 @@ export class Peer {
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
+
+      cleanup.unshift(async () => await peer.stop())
+      for (const attach of opts.services ?? []) await attach(peer)
 
       if (bootstrapAddrs.length > 0) {
         const n = await dialBootstrap(host, bootstrapAddrs, log, {

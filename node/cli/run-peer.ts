@@ -1,6 +1,7 @@
 import type { Role } from '../config.js'
 import { Peer, type PeerOptions } from '../peer.js'
 import { createLogger } from '../log.js'
+import { defaultServices } from '../services.js'
 import { CliError } from './errors.js'
 import { printJson } from './options.js'
 
@@ -17,7 +18,7 @@ export async function runPeer (opts: RunPeerOptions): Promise<Peer> {
   const log = createLogger(opts.kind, { level: opts.logLevel })
   let peer: Peer
   try {
-    peer = await Peer.start({ ...opts, logger: log })
+    peer = await Peer.start({ services: defaultServices, ...opts, logger: log })
   } catch (err) {
     throw new CliError((err as Error).message, 2)
   }
