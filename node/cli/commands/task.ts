@@ -1,0 +1,49 @@
+import type { Command } from 'commander'
+import { writeFileSync } from 'node:fs'
+import { newProgram } from '../../../protocols/program/program.js'
+import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
+import { ZOO } from '../../../protocols/program/zoo.js'
+import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
+import { intOpt, numOpt, wrapError } from '../../train/cli-util.js'
+import { CliError } from '../errors.js'
+
+interface NewOpts { model: string, dataset: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+
+export function register (program: Command): void {
+  const task = program.command('task').description('create and inspect training task programs')
+  task.command('new')
+    .description('print a valid task program (JSON) for a zoo model')
+    .requiredOption('--model <name>', `zoo model: ${Object.keys(ZOO).join(' | ')}`)
+    .requiredOption('--dataset <dir|synthetic>', 'directory with the four IDX files (gz or raw), or "synthetic"')
+    .requiredOption('--steps <n>', 'number of training steps')
+    .option('--seed <s>', 'program seed (uint32): init and data order', '1')
+    .option('--batch <b>', 'batch size', '64')
+    .option('--checkpoint-every <k>', 'checkpoint interval in steps', '100')
+    .option('--optimizer <name>', 'sgd | adam', 'adam')
+    .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
+    .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
+    .option('--synthetic-size <n>', 'training rows of the synthetic dataset', '2048')
+    .option('--out <file>', 'write to a file instead of stdout')
+    .action((o: NewOpts) => {
+      try {
+        if (o.optimizer !== 'sgd' && o.optimizer !== 'adam') throw new CliError(`--optimizer must be sgd or adam, got "${o.optimizer}"`)
+        const ds = o.dataset === 'synthetic'
+          ? syntheticDataset(intOpt(o.seed, '--seed', 0, 0xffffffff) ?? 1, intOpt(o.syntheticSize, '--synthetic-size', 16, 1_000_000), 512)
+          : loadIdxDataset(o.dataset)
+        const p = newProgram({
+          model: o.model,
+          dataset: datasetRef(ds),
+          steps: intOpt(o.steps, '--steps', 1, 10_000_000) as number,
+          seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
+          batchSize: intOpt(o.batch, '--batch', 1, 4096),
+          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 10_000_000),
+          optimizer: o.optimizer,
+          learningRate: numOpt(o.lr, '--lr'),
+          runtime: o.runtime
+        })
+        const text = JSON.stringify(p, null, 2) + '\n'
+        if (o.out !== undefined) writeFileSync(o.out, text)
+        else process.stdout.write(text)
+      } catch (e) { wrapError(e) }
+    })
+}

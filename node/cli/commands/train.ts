@@ -1,0 +1,51 @@
+import type { Command } from 'commander'
+import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
+import { cliLog, intOpt, progressPrinter, wrapError } from '../../train/cli-util.js'
+import { trainTask } from '../../train/run.js'
+import { readProgram } from '../../train/store.js'
+import { CliError } from '../errors.js'
+
+interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string }
+
+export function register (program: Command): void {
+  program.command('train')
+    .description('train a task locally; writes checkpoints, proof-of-learning and model to --out')
+    .requiredOption('--task <file>', 'task program (JSON, from `proofswarm task new`)')
+    .requiredOption('--out <dir>', 'run directory (checkpoints/, proof.json, model/)')
+    .option('--backend <b>', `${BACKEND_CHOICES.join(' | ')} (auto: the task's pinned runtime)`, 'auto')
+    .option('--dataset-dir <dir>', 'where the IDX files are (default /usr/share/datasets/fashion-mnist)')
+    .option('--resume', 'continue from the latest checkpoint in --out')
+    .option('--until <step>', 'stop after this many steps (continue later with --resume)')
+    .option('--no-evaluate', 'skip the test-set accuracy at the end')
+    .option('--json', 'print a JSON summary on stdout')
+    .option('--log-level <level>', 'log level', 'info')
+    .action(async (o: TrainOpts) => {
+      try {
+        if (!BACKEND_CHOICES.includes(o.backend as BackendChoice)) throw new CliError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}`)
+        const programJson = readProgram(o.task)
+        const r = await trainTask({
+          program: programJson,
+          outDir: o.out,
+          datasetDir: o.datasetDir,
+          backend: o.backend as BackendChoice,
+          resume: o.resume === true,
+          until: intOpt(o.until, '--until', 1, 10_000_000),
+          evaluate: o.evaluate,
+          log: cliLog('train', o.logLevel),
+          onProgress: progressPrinter()
+        })
+        const summary = {
+          outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,
+          steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy,
+          seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
+          proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length
+        }
+        if (o.json === true) process.stdout.write(JSON.stringify(summary) + '\n')
+        else {
+          process.stdout.write(`trained ${r.steps}/${programJson.steps} steps in ${r.seconds.toFixed(1)} s (${Math.round(r.samplesPerSec)} samples/s) on ${r.backend.runtime}\n`)
+          if (r.accuracy !== undefined) process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}%\n`)
+          process.stdout.write(r.proofWritten ? `proof root ${r.proofRoot}\n` : 'no proof written (run incomplete or backend not the pinned runtime)\n')
+        }
+      } catch (e) { wrapError(e) }
+    })
+}

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import * as tf from '@tensorflow/tfjs'
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm'
+import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
+import { registerWasmExtraKernels } from './wasm-kernels.js'
+
+// Backend selection. tfjs has one global engine per process, so the backend is
+// chosen once; asking for a different one later is an error, not a silent switch.
+
+export type BackendChoice = 'auto' | 'wasm' | 'cpu' | 'node' | 'node-gpu'
+export const BACKEND_CHOICES: BackendChoice[] = ['auto', 'wasm', 'cpu', 'node', 'node-gpu']
+
+/** sha256 of tfjs-backend-wasm@4.22.0 dist/tfjs-backend-wasm-simd.wasm: the pinned binary. */
+export const PINNED_WASM_SHA256 = '77ebb28a6d34f371dbbf2086b7f2de8994acd8ea5a3cf1fa24d2c26c840cac7b'
+
+export interface BackendInfo {
+  /** tfjs backend name */
+  name: 'wasm' | 'cpu' | 'tensorflow'
+  /** runtime id this backend implements (see protocols/program/runtime.ts) */
+  runtime: string
+  verifiable: boolean
+  /** why this backend runs (for the log line) */
+  reason: string
+  wasmFile?: string
+  wasmSha256?: string
+  threads?: number
+}
+
+let active: BackendInfo | undefined
+
+export interface BackendLog { info: (msg: string) => void, warn: (msg: string) => void }
+const silent: BackendLog = { info: () => {}, warn: () => {} }
+
+function wasmSimdPath (): string {
+  const req = createRequire(import.meta.url)
+  return join(dirname(req.resolve('@tensorflow/tfjs-backend-wasm')), 'tfjs-backend-wasm-simd.wasm')
+}
+
+async function tryNode (pkg: string): Promise<boolean> {
+  try {
+    await import(pkg)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function startWasm (reason: string, log: BackendLog): Promise<BackendInfo> {
+  const file = wasmSimdPath()
+  const sha = createHash('sha256').update(readFileSync(file)).digest('hex')
+  if (sha !== PINNED_WASM_SHA256) throw new Error(`the wasm binary ${file} has sha256 ${sha}, not the pinned ${PINNED_WASM_SHA256} of ${WASM_RUNTIME}`)
+  // Threads off (Node has no SharedArrayBuffer workers for emscripten here, and a
+  // single thread keeps reduction order fixed); every file name maps to the SIMD
+  // binary so no other .wasm can be picked up.
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false)
+  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')
+  if (simd !== true) throw new Error('this Node.js has no WebAssembly SIMD: the pinned runtime tfjs-wasm@4.22.0-simd cannot run')
+  setWasmPaths({
+    'tfjs-backend-wasm.wasm': file,
+    'tfjs-backend-wasm-simd.wasm': file,
+    'tfjs-backend-wasm-threaded-simd.wasm': file
+  })
+  registerWasmExtraKernels()
+  if (!(await tf.setBackend('wasm'))) throw new Error('failed to initialise the tfjs wasm backend')
+  const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1 }
+  log.info(`backend wasm (${WASM_RUNTIME}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…, threads off): ${reason}`)
+  return info
+}
+
+async function startCpu (reason: string, log: BackendLog): Promise<BackendInfo> {
+  if (!(await tf.setBackend('cpu'))) throw new Error('failed to initialise the tfjs cpu backend')
+  log.info(`backend cpu (${CPU_RUNTIME}): ${reason}`)
+  return { name: 'cpu', runtime: CPU_RUNTIME, verifiable: true, reason }
+}
+
+/**
+ * Starts a backend. `auto` picks the program's runtime when it is verifiable
+ * (so a proof can be produced), else tfjs-node-gpu, tfjs-node, wasm.
+ */
+export async function initBackend (choice: BackendChoice = 'auto', runtime?: string, log: BackendLog = silent): Promise<BackendInfo> {
+  if (!BACKEND_CHOICES.includes(choice)) throw new Error(`unknown backend "${choice}": use one of ${BACKEND_CHOICES.join(', ')}`)
+  if (active !== undefined) {
+    const want = choice === 'auto' ? (runtime === CPU_RUNTIME ? 'cpu' : runtime === WASM_RUNTIME ? 'wasm' : active.name) : choice === 'node' || choice === 'node-gpu' ? 'tensorflow' : choice
+    if (want !== active.name) throw new Error(`backend ${active.name} is already running in this process; cannot switch to ${choice}`)
+    return active
+  }
+  tf.env().set('PROD', true)
+  let info: BackendInfo
+  if (choice === 'wasm' || (choice === 'auto' && (runtime === WASM_RUNTIME || runtime === undefined))) {
+    info = await startWasm(choice === 'wasm' ? 'requested with --backend wasm' : `the task pins ${WASM_RUNTIME}`, log)
+  } else if (choice === 'cpu' || (choice === 'auto' && runtime === CPU_RUNTIME)) {
+    info = await startCpu(choice === 'cpu' ? 'requested with --backend cpu' : `the task pins ${CPU_RUNTIME}`, log)
+  } else {
+    const order = choice === 'node' ? ['node'] : ['node-gpu', 'node']
+    let got: string | undefined
+    for (const o of order) {
+      if (await tryNode(`@tensorflow/tfjs-${o}`)) { got = o; break }
+      log.warn(`@tensorflow/tfjs-${o} is not installed (optional dependency; its install script downloads libtensorflow, impossible here)`)
+    }
+    if (got !== undefined) {
+      await tf.setBackend('tensorflow')
+      const rt = got === 'node-gpu' ? NODE_GPU_RUNTIME : NODE_RUNTIME
+      log.warn(`backend tensorflow via @tensorflow/tfjs-${got} (${rt}): fast but NOT verifiable — no proof-of-learning will be produced for a task pinned to a verifiable runtime`)
+      info = { name: 'tensorflow', runtime: rt, verifiable: false, reason: `requested ${choice}` }
+    } else {
+      info = await startWasm(`fallback: ${choice} requested but tfjs-node is not installed`, log)
+    }
+  }
+  active = info
+  return info
+}
+
+export function activeBackend (): BackendInfo | undefined {
+  return active
+}
+
+export { tf }

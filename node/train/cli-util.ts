@@ -1,0 +1,48 @@
+import { CliError } from '../cli/errors.js'
+import { createLogger } from '../log.js'
+import type { BackendLog } from './backend.js'
+import type { Progress } from './run.js'
+
+// Small helpers shared by the training CLI commands.
+
+export function intOpt (v: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined
+  if (!/^\d+$/.test(v)) throw new CliError(`${name} must be an integer, got "${v}"`)
+  const n = Number(v)
+  if (n < min || n > max) throw new CliError(`${name} must be in [${min}, ${max}], got ${n}`)
+  return n
+}
+
+export function numOpt (v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (v.trim() === '' || !Number.isFinite(n)) throw new CliError(`${name} must be a number, got "${v}"`)
+  return n
+}
+
+export function cliLog (name: string, level?: string): BackendLog {
+  const l = createLogger(name, { level })
+  return { info: (m: string) => l.info(m), warn: (m: string) => l.warn(m) }
+}
+
+/** stderr progress line: rewritten in place on a TTY, one line every few seconds otherwise. */
+export function progressPrinter (): (p: Progress) => void {
+  const tty = process.stderr.isTTY === true
+  let last = 0
+  return p => {
+    const now = Date.now()
+    const done = p.step === p.steps
+    if (!tty && !done && now - last < 3000) return
+    last = now
+    const eta = Number.isFinite(p.etaSec) ? `${Math.round(p.etaSec)}s` : '?'
+    const pct = Math.floor(100 * p.step / p.steps)
+    const bar = tty ? '[' + '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.') + '] ' : ''
+    const line = `${bar}step ${p.step}/${p.steps} (${pct}%)  loss ${p.loss.toFixed(4)}  ${Math.round(p.samplesPerSec)} samples/s  ETA ${eta}`
+    process.stderr.write(tty ? `\r${line}${done ? '\n' : ''}` : `${line}\n`)
+  }
+}
+
+export function wrapError (e: unknown): never {
+  if (e instanceof CliError) throw e
+  throw new CliError((e as Error)?.message ?? String(e))
+}

@@ -1,0 +1,263 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import * as tf from '@tensorflow/tfjs'
+import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
+import { manifestHash } from '../../protocols/pol/checkpoint.js'
+import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
+import { loadDatasetFor, type Dataset } from './dataset.js'
+import { fastStateRoot } from './fast-commit.js'
+import { StateHasher } from './state-hasher.js'
+import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeCheckpoint, writeRoots } from './store.js'
+import { Trainer, evaluateModel } from './trainer.js'
+
+export interface Progress { step: number, steps: number, loss: number, samplesPerSec: number, etaSec: number }
+
+export interface TrainOptions {
+  program: TaskProgram
+  outDir: string
+  datasetDir?: string
+  /** an already loaded dataset (tests); must match the program's hash */
+  dataset?: Dataset
+  backend?: BackendChoice
+  resume?: boolean
+  /** stop after this many completed steps (resume later with resume: true) */
+  until?: number
+  /** false: plain training without state roots/checkpoints/proof (benchmark baseline) */
+  verifiable?: boolean
+  /** hash state roots in a worker thread (default true when running compiled JS) */
+  hashWorker?: boolean
+  evaluate?: boolean
+  log?: BackendLog
+  onProgress?: (p: Progress) => void
+  progressEveryMs?: number
+}
+
+export interface TrainResult {
+  outDir: string
+  programHash: string
+  backend: BackendInfo
+  steps: number
+  completed: boolean
+  resumedFrom?: number
+  loss: number
+  seconds: number
+  samplesPerSec: number
+  proofRoot?: string
+  finalStateRoot?: string
+  proofWritten: boolean
+  accuracy?: number
+  checkpoints: CheckpointRef[]
+}
+
+const silent: BackendLog = { info: () => {}, warn: () => {} }
+
+export async function trainTask (o: TrainOptions): Promise<TrainResult> {
+  const log = o.log ?? silent
+  const program = validateProgram(o.program)
+  const phash = programHash(program)
+  const backend = await initBackend(o.backend ?? 'auto', program.runtime, log)
+  let verifiable = o.verifiable !== false
+  if (verifiable && backend.runtime !== program.runtime) {
+    log.warn(`the task pins ${program.runtime} but backend ${backend.name} implements ${backend.runtime}: training without a proof-of-learning (roots would not be reproducible by verifiers)`)
+    verifiable = false
+  }
+  const dataset = o.dataset ?? loadDatasetFor(program.dataset, o.datasetDir)
+  if (dataset.sha256 !== program.dataset.sha256) throw new Error(`dataset hash ${dataset.sha256} does not match the task's ${program.dataset.sha256}`)
+  const outDir = resolve(o.outDir)
+  mkdirSync(outDir, { recursive: true })
+  const trainer = await Trainer.create(program, dataset)
+  const hasher = verifiable ? new StateHasher({ worker: o.hashWorker }) : undefined
+  const roots: Array<Promise<Uint8Array>> = []
+  const checkpoints: CheckpointRef[] = []
+  let resumedFrom: number | undefined
+  try {
+    const taskFile = join(outDir, 'task.json')
+    if (o.resume === true) {
+      if (!existsSync(taskFile)) throw new Error(`--resume: no task.json in ${outDir}`)
+      const prev = readProgram(taskFile)
+      if (programHash(prev) !== phash) throw new Error(`--resume: ${outDir} holds a run of a different task (program hash ${programHash(prev)})`)
+    }
+    atomicWrite(taskFile, JSON.stringify(program.info === undefined ? program : stripInfo(program), null, 2) + '\n')
+    if (verifiable) {
+      const existing = o.resume === true ? listCheckpoints(outDir).filter(s => s <= program.steps) : []
+      if (existing.length > 0) {
+        const c = existing[existing.length - 1]
+        const ck = readCheckpoint(outDir, c, { programHash: phash })
+        const prevRoots = readRoots(outDir)
+        if (prevRoots.length < c + 1 || toHex(prevRoots[c]) !== ck.manifest.stateRoot) throw new Error(`--resume: state-roots.bin does not agree with checkpoint ${c}`)
+        trainer.loadState(ck.tensors, c)
+        for (const r of prevRoots.slice(0, c + 1)) roots.push(Promise.resolve(r))
+        for (const s of existing) {
+          const m = readCheckpoint(outDir, s, { programHash: phash })
+          checkpoints.push({ step: s, manifestHash: manifestHash(m.manifest) })
+        }
+        resumedFrom = c
+        log.info(`resuming from checkpoint at step ${c}`)
+      } else {
+        const t0 = trainer.stateTensors()
+        roots.push(Promise.resolve(fastStateRoot(t0, 0)))
+        const ck = writeCheckpoint(outDir, phash, 0, trainer.stateNames(), t0)
+        checkpoints.push({ step: 0, manifestHash: ck.manifestHash })
+      }
+    } else if (o.resume === true) {
+      throw new Error('--resume needs a verifiable run (checkpoints)')
+    }
+    const last = Math.min(program.steps, o.until ?? program.steps)
+    const startStep = trainer.step
+    const t0 = performance.now()
+    let lastReport = 0
+    let loss = NaN
+    const every = o.progressEveryMs ?? 500
+    while (trainer.step < last) {
+      loss = trainer.runStep()
+      const s = trainer.step
+      if (hasher !== undefined) {
+        const tensors = trainer.stateTensors().map(t => ({ ...t, values: t.values.slice() }))
+        const p = hasher.submit(tensors, s)
+        p.catch(() => {})
+        roots.push(p)
+        // yield to the event loop now and then so worker replies are delivered
+        if (s - 4 >= 0 && s % 4 === 0) await roots[s - 4]
+        if (s % program.checkpointEvery === 0 || s === program.steps) {
+          const ck = writeCheckpoint(outDir, phash, s, trainer.stateNames(), trainer.stateTensors())
+          const all = await Promise.all(roots)
+          if (toHex(all[s]) !== ck.manifest.stateRoot) throw new Error(`internal error: fast state root of step ${s} differs from the checkpoint's`)
+          writeRoots(outDir, all)
+          checkpoints.push({ step: s, manifestHash: ck.manifestHash })
+        }
+      }
+      const now = performance.now()
+      if (o.onProgress !== undefined && (now - lastReport >= every || trainer.step === last)) {
+        lastReport = now
+        const done = trainer.step - startStep
+        const sps = done * program.batchSize / ((now - t0) / 1000)
+        o.onProgress({ step: trainer.step, steps: program.steps, loss, samplesPerSec: sps, etaSec: (program.steps - trainer.step) * program.batchSize / sps })
+      }
+    }
+    const seconds = (performance.now() - t0) / 1000
+    const result: TrainResult = {
+      outDir, programHash: phash, backend, steps: trainer.step, completed: trainer.step === program.steps, loss, seconds,
+      samplesPerSec: (trainer.step - startStep) * program.batchSize / Math.max(seconds, 1e-9), proofWritten: false, checkpoints, resumedFrom
+    }
+    if (hasher !== undefined) {
+      const all = (await Promise.all(roots)).map(toHex)
+      result.finalStateRoot = all[all.length - 1]
+      if (result.completed) {
+        const proof = buildProof(phash, program.runtime, all, checkpoints)
+        atomicWrite(join(outDir, 'proof.json'), JSON.stringify(proof, null, 1) + '\n')
+        result.proofRoot = proof.proofRoot
+        result.proofWritten = true
+      }
+    }
+    saveModel(join(outDir, 'model'), trainer, phash)
+    if (o.evaluate !== false && result.completed && dataset.testSize > 0) result.accuracy = trainer.evaluate()
+    atomicWrite(join(outDir, 'run.json'), JSON.stringify({
+      programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, proofRoot: result.proofRoot
+    }, null, 2) + '\n')
+    return result
+  } finally {
+    await hasher?.close()
+    trainer.dispose()
+  }
+}
+
+function stripInfo (p: TaskProgram & { info?: unknown }): TaskProgram {
+  const { info: _i, ...rest } = p
+  return rest
+}
+
+/** Writes the current weights as a tfjs layers-model (model.json + weights.bin). */
+export function saveModel (dir: string, trainer: Trainer, phash: string): void {
+  const specs = trainer.weights.map(w => ({ name: w.name, shape: [...w.variable.shape], dtype: 'float32' }))
+  const parts = trainer.weights.map(w => w.variable.dataSync() as Float32Array)
+  const total = parts.reduce((n, p) => n + p.byteLength, 0)
+  const bin = new Uint8Array(total)
+  let off = 0
+  for (const p of parts) { bin.set(new Uint8Array(p.buffer, p.byteOffset, p.byteLength), off); off += p.byteLength }
+  atomicWrite(join(dir, 'weights.bin'), bin)
+  atomicWrite(join(dir, 'model.json'), JSON.stringify({
+    format: 'layers-model',
+    generatedBy: 'proofswarm',
+    convertedBy: null,
+    modelTopology: trainer.program.model.topology,
+    weightsManifest: [{ paths: ['weights.bin'], weights: specs }],
+    proofswarm: { programHash: phash, step: trainer.step }
+  }) + '\n')
+}
+
+export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface EvaluateResult { accuracy: number, testSize: number, modelDir: string, step?: number, backend: string }
+
+/** Test accuracy of a saved model (a run directory or its model/ subdirectory). */
+export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult> {
+  let modelDir = resolve(o.modelDir)
+  if (!existsSync(join(modelDir, 'model.json')) && existsSync(join(modelDir, 'model', 'model.json'))) modelDir = join(modelDir, 'model')
+  const mj = readJson(join(modelDir, 'model.json'), 'model') as { modelTopology: unknown, weightsManifest: Array<{ paths: string[], weights: tf.io.WeightsManifestEntry[] }>, proofswarm?: { step?: number } }
+  const runDir = dirname(modelDir)
+  const program = readProgram(join(runDir, 'task.json'))
+  const run = existsSync(join(runDir, 'run.json')) ? readJson(join(runDir, 'run.json'), 'run info') as { datasetDir?: string } : {}
+  const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
+  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  const m = mj.weightsManifest?.[0]
+  if (m === undefined || !Array.isArray(m.paths) || m.paths.length !== 1 || !/^[\w.-]+$/.test(m.paths[0])) throw new Error('model.json: unsupported weightsManifest')
+  const bin = readFileSync(join(modelDir, m.paths[0]))
+  const model = await tf.loadLayersModel(tf.io.fromMemory({
+    modelTopology: mj.modelTopology as tf.io.ModelJSON['modelTopology'],
+    weightSpecs: m.weights,
+    weightData: bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength)
+  }))
+  const first = program.model.topology.config.layers[0].config.batch_input_shape as number[]
+  const accuracy = evaluateModel(model, ds, first.slice(1))
+  model.dispose()
+  return { accuracy, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
+}
+
+export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface ReplayResult {
+  step: number
+  fromCheckpoint: number
+  match: boolean
+  expected: string
+  actual: string
+  /** first replayed step whose root differs (if any) */
+  firstMismatch?: number
+  seconds: number
+}
+
+/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
+export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
+  const dir = resolve(o.proofDir)
+  const program = readProgram(join(dir, 'task.json'))
+  const phash = programHash(program)
+  const proof: ProofOfLearning = readProof(dir)
+  if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
+  if (!Number.isInteger(o.step) || o.step < 1 || o.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${o.step}`)
+  const ref = proof.checkpoints.filter(c => c.step <= o.step - 1).pop()
+  if (ref === undefined) throw new Error(`no checkpoint at or before step ${o.step - 1}`)
+  const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
+  const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
+  if (backend.runtime !== program.runtime) throw new Error(`replay needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
+  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new Error(`checkpoint ${ref.step} state root disagrees with the proof`)
+  const trainer = await Trainer.create(program, ds)
+  const t0 = performance.now()
+  try {
+    trainer.loadState(ck.tensors, ref.step)
+    let firstMismatch: number | undefined
+    let actual = ''
+    while (trainer.step < o.step) {
+      trainer.runStep()
+      actual = toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
+      if (firstMismatch === undefined && !bytesEqual(fromHex(actual), fromHex(proof.stateRoots[trainer.step]))) firstMismatch = trainer.step
+    }
+    const expected = proof.stateRoots[o.step]
+    return { step: o.step, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000 }
+  } finally {
+    trainer.dispose()
+  }
+}
+

@@ -1,0 +1,86 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { TensorData } from '../../protocols/commit/tensor.js'
+import { buildCheckpoint, manifestBytes, manifestHash, openCheckpoint, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
+import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+
+// On-disk layout of a training run directory:
+//   task.json                       the program
+//   proof.json                      proof-of-learning (protocols/pol)
+//   state-roots.bin                 32-byte state roots so far (for --resume)
+//   checkpoints/step-00000100/      manifest.json + state.bin
+//   model/model.json, weights.bin   tfjs layers-model format
+//   run.json                        local facts (backend, dataset dir, timings)
+
+export const MAX_JSON_BYTES = 64 << 20
+
+export function atomicWrite (file: string, data: Uint8Array | string): void {
+  mkdirSync(dirname(file), { recursive: true })
+  const tmp = `${file}.tmp-${process.pid}`
+  writeFileSync(tmp, data)
+  renameSync(tmp, file)
+}
+
+export function readJson (file: string, what: string): unknown {
+  if (!existsSync(file)) throw new Error(`${what} not found: ${file}`)
+  const size = statSync(file).size
+  if (size > MAX_JSON_BYTES) throw new Error(`${what} ${file} is too large (${size} bytes)`)
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'))
+  } catch (e) {
+    throw new Error(`${what} ${file} is not valid JSON: ${(e as Error).message}`)
+  }
+}
+
+export function checkpointDir (runDir: string, step: number): string {
+  return join(runDir, 'checkpoints', `step-${String(step).padStart(8, '0')}`)
+}
+
+export function writeCheckpoint (runDir: string, programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[]): { manifest: CheckpointManifest, manifestHash: string } {
+  const { manifest, data } = buildCheckpoint(programHash, step, names, tensors)
+  const dir = checkpointDir(runDir, step)
+  atomicWrite(join(dir, manifest.dataFile), data)
+  atomicWrite(join(dir, 'manifest.json'), manifestBytes(manifest))
+  return { manifest, manifestHash: manifestHash(manifest) }
+}
+
+export function readCheckpoint (runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }): { manifest: CheckpointManifest, tensors: TensorData[] } {
+  const dir = checkpointDir(runDir, step)
+  const m = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as CheckpointManifest
+  const file = join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')
+  if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
+  return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect)
+}
+
+export function listCheckpoints (runDir: string): number[] {
+  const d = join(runDir, 'checkpoints')
+  if (!existsSync(d)) return []
+  return readdirSync(d).map(n => /^step-(\d{8})$/.exec(n)).filter((m): m is RegExpExecArray => m !== null)
+    .map(m => Number(m[1])).filter(s => existsSync(join(checkpointDir(runDir, s), 'manifest.json'))).sort((a, b) => a - b)
+}
+
+export function writeRoots (runDir: string, roots: readonly Uint8Array[]): void {
+  const b = new Uint8Array(roots.length * 32)
+  roots.forEach((r, i) => b.set(r, i * 32))
+  atomicWrite(join(runDir, 'state-roots.bin'), b)
+}
+
+export function readRoots (runDir: string): Uint8Array[] {
+  const f = join(runDir, 'state-roots.bin')
+  if (!existsSync(f)) return []
+  const b = new Uint8Array(readFileSync(f))
+  const out: Uint8Array[] = []
+  for (let i = 0; i + 32 <= b.length; i += 32) out.push(b.slice(i, i + 32))
+  return out
+}
+
+export function readProgram (file: string): TaskProgram {
+  const p = validateProgram(readJson(file, 'task file'))
+  const { info: _i, ...program } = p
+  return program
+}
+
+export function readProof (runDir: string): ProofOfLearning {
+  return validateProof(readJson(join(runDir, 'proof.json'), 'proof'))
+}

@@ -1,0 +1,147 @@
+import * as tf from '@tensorflow/tfjs'
+import type { TensorData, DType } from '../../protocols/commit/tensor.js'
+import { stateRoot } from '../../protocols/commit/state.js'
+import { DataOrder } from '../../protocols/data/order.js'
+import type { TaskProgram } from '../../protocols/program/program.js'
+import { normalizeRows, oneHot, type Dataset } from './dataset.js'
+import { buildModel, modelVariables } from './model.js'
+
+// The deterministic training loop: custom loop with optimizer.minimize (never
+// model.fit, which shuffles with Math.random), data order from protocols/data,
+// batch bytes built in plain JS. The state is the trainable weights in model
+// order, then (Adam) first moments, second moments, accBeta1, accBeta2 — the
+// beta powers are state so a resumed run continues bit for bit.
+
+export interface StateVar { name: string, variable: tf.Variable }
+
+interface AdamInternals {
+  accBeta1: tf.Variable
+  accBeta2: tf.Variable
+  accumulatedFirstMoment: Array<{ originalName: string, variable: tf.Variable }>
+  accumulatedSecondMoment: Array<{ originalName: string, variable: tf.Variable }>
+}
+
+export interface Batch { rows: Uint32Array, x: Float32Array, y: Float32Array }
+
+export class Trainer {
+  /** number of completed steps (= index of the next step to run) */
+  step = 0
+  readonly state: StateVar[]
+  private readonly order: DataOrder
+  private readonly inputShape: number[]
+
+  private constructor (
+    readonly program: TaskProgram,
+    readonly dataset: Dataset,
+    readonly model: tf.LayersModel,
+    readonly optimizer: tf.Optimizer,
+    readonly weights: StateVar[]
+  ) {
+    this.order = new DataOrder(program.seed, dataset.trainSize, program.batchSize)
+    const first = program.model.topology.config.layers[0].config.batch_input_shape as Array<number | null>
+    this.inputShape = first.slice(1) as number[]
+    this.state = [...weights]
+    if (program.optimizer.name === 'adam') {
+      const a = optimizer as unknown as AdamInternals
+      // create the slots now (tfjs does it lazily on the first step) so the
+      // step-0 state already contains them
+      weights.forEach((w, i) => {
+        a.accumulatedFirstMoment[i] = { originalName: `${w.variable.name}/m`, variable: tf.tidy(() => tf.zerosLike(w.variable).variable(false)) }
+        a.accumulatedSecondMoment[i] = { originalName: `${w.variable.name}/v`, variable: tf.tidy(() => tf.zerosLike(w.variable).variable(false)) }
+      })
+      weights.forEach((w, i) => this.state.push({ name: `${w.name}/m`, variable: a.accumulatedFirstMoment[i].variable }))
+      weights.forEach((w, i) => this.state.push({ name: `${w.name}/v`, variable: a.accumulatedSecondMoment[i].variable }))
+      this.state.push({ name: 'adam/accBeta1', variable: a.accBeta1 }, { name: 'adam/accBeta2', variable: a.accBeta2 })
+    }
+  }
+
+  static async create (program: TaskProgram, dataset: Dataset): Promise<Trainer> {
+    if (dataset.sha256 !== program.dataset.sha256) throw new Error(`dataset hash ${dataset.sha256} does not match the program's ${program.dataset.sha256}`)
+    const model = await buildModel(program)
+    const o = program.optimizer
+    const optimizer = o.name === 'sgd' ? tf.train.sgd(o.learningRate) : tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon)
+    return new Trainer(program, dataset, model, optimizer, modelVariables(model))
+  }
+
+  /** Rows and normalised batch bytes of 0-based step `step`. */
+  batch (step: number): Batch {
+    const rows = this.order.batch(step)
+    return {
+      rows: rows.slice(),
+      x: normalizeRows(this.dataset.trainImages, this.dataset.rowSize, rows),
+      y: oneHot(this.dataset.trainLabels, this.dataset.classes, rows)
+    }
+  }
+
+  batchTensors (b: Batch): { x: tf.Tensor, y: tf.Tensor } {
+    const n = b.rows.length
+    return { x: tf.tensor(b.x, [n, ...this.inputShape], 'float32'), y: tf.tensor(b.y, [n, this.dataset.classes], 'float32') }
+  }
+
+  /** The loss closure of one step (exposed so the tracer runs the very same code). */
+  lossFn (x: tf.Tensor, y: tf.Tensor): () => tf.Scalar {
+    return () => tf.losses.softmaxCrossEntropy(y, this.model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar
+  }
+
+  /** Runs step `this.step` (0-based) and returns the batch loss. */
+  runStep (): number {
+    const { x, y } = this.batchTensors(this.batch(this.step))
+    const cost = this.optimizer.minimize(this.lossFn(x, y), true, this.weights.map(w => w.variable))
+    const loss = cost === null ? NaN : cost.dataSync()[0]
+    cost?.dispose(); x.dispose(); y.dispose()
+    this.step++
+    return loss
+  }
+
+  stateTensors (): TensorData[] {
+    return this.state.map(s => ({ shape: [...s.variable.shape], dtype: s.variable.dtype as DType, values: s.variable.dataSync() as Float32Array }))
+  }
+
+  stateNames (): string[] {
+    return this.state.map(s => s.name)
+  }
+
+  stateRoot (): Uint8Array {
+    return stateRoot(this.stateTensors(), this.step)
+  }
+
+  /** Restores a state (tensors in state order) reached after `step` steps. */
+  loadState (tensors: readonly TensorData[], step: number): void {
+    if (tensors.length !== this.state.length) throw new Error(`state has ${tensors.length} tensors, the program needs ${this.state.length}`)
+    tensors.forEach((t, i) => {
+      const v = this.state[i].variable
+      if (t.dtype !== v.dtype || t.shape.length !== v.shape.length || t.shape.some((d, k) => d !== v.shape[k])) {
+        throw new Error(`state tensor ${i} (${this.state[i].name}) is ${t.dtype}[${t.shape.join(',')}], expected ${v.dtype}[${v.shape.join(',')}]`)
+      }
+      tf.tidy(() => v.assign(tf.tensor(t.values, t.shape, t.dtype)))
+    })
+    this.step = step
+  }
+
+  /** Test-set accuracy with the current weights. */
+  evaluate (batch = 1000): number {
+    return evaluateModel(this.model, this.dataset, this.inputShape, batch)
+  }
+
+  dispose (): void {
+    this.model.dispose()
+    this.optimizer.dispose()
+    if (this.program.optimizer.name === 'adam') for (const s of this.state.slice(this.weights.length)) s.variable.dispose()
+  }
+}
+
+export function evaluateModel (model: tf.LayersModel, ds: Dataset, inputShape: number[], batch = 1000): number {
+  if (ds.testSize === 0) return NaN
+  let correct = 0
+  for (let s = 0; s < ds.testSize; s += batch) {
+    const n = Math.min(batch, ds.testSize - s)
+    const rows = new Uint32Array(n).map((_, i) => s + i)
+    const pred = tf.tidy(() => {
+      const x = tf.tensor(normalizeRows(ds.testImages, ds.rowSize, rows), [n, ...inputShape], 'float32')
+      return (model.predict(x) as tf.Tensor).argMax(-1)
+    })
+    const p = pred.dataSync(); pred.dispose()
+    for (let i = 0; i < n; i++) if (p[i] === ds.testLabels[s + i]) correct++
+  }
+  return correct / ds.testSize
+}

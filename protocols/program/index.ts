@@ -1,0 +1,5 @@
+export * from './canonical-json.js'
+export * from './runtime.js'
+export * from './topology.js'
+export * from './zoo.js'
+export * from './program.js'

@@ -1,0 +1,155 @@
+import { assertSeed } from '../data/prng.js'
+import { canonicalHash } from './canonical-json.js'
+import { runtimeInfo, WASM_RUNTIME } from './runtime.js'
+import { ProgramError, validateTopology, type SequentialJson, type TopologyInfo } from './topology.js'
+import { ZOO } from './zoo.js'
+
+// The task program: everything that determines a training run bit for bit.
+// Version 1. Inputs are rows of `rowSize` uint8 values normalised in plain JS
+// to float32 x/255; labels are one-hot float32. The loss is the mean softmax
+// cross-entropy over the batch (tf.losses.softmaxCrossEntropy on logits).
+
+export const PROGRAM_VERSION = 1
+export const MAX_STEPS = 10_000_000
+export const MAX_BATCH = 4096
+
+export interface DatasetRef {
+  /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed` */
+  kind: 'idx' | 'synthetic'
+  name: string
+  /** content hash, see docs/training.md ("Dataset hash") */
+  sha256: string
+  trainSize: number
+  testSize: number
+  /** values per row (28*28) */
+  rowSize: number
+  classes: number
+  syntheticSeed?: number
+  /** content identifier once the dataset is published (shard issue) */
+  cid?: string
+}
+
+export type OptimizerSpec =
+  | { name: 'sgd', learningRate: number }
+  | { name: 'adam', learningRate: number, beta1: number, beta2: number, epsilon: number }
+
+export interface TaskProgram {
+  version: 1
+  runtime: string
+  model: { name: string, topology: SequentialJson }
+  seed: number
+  dataset: DatasetRef
+  batchSize: number
+  steps: number
+  optimizer: OptimizerSpec
+  checkpointEvery: number
+  loss: 'softmax-cross-entropy'
+  normalize: 'div255'
+}
+
+function isObj (v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function int (v: unknown, what: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ProgramError(`${what} must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`)
+  return v
+}
+
+function num (v: unknown, what: string, lo: number, hi: number, openLo = true): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || (openLo ? v <= lo : v < lo) || v >= hi) throw new ProgramError(`${what} must be a number in ${openLo ? '(' : '['}${lo}, ${hi}), got ${JSON.stringify(v)}`)
+  return v
+}
+
+const HEX64 = /^[0-9a-f]{64}$/
+
+/** Validates an untrusted program object; returns it typed, or throws ProgramError. */
+export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo } {
+  if (!isObj(p)) throw new ProgramError('program must be a JSON object')
+  if (p.version !== PROGRAM_VERSION) throw new ProgramError(`unsupported program version ${JSON.stringify(p.version)} (this node understands ${PROGRAM_VERSION})`)
+  if (typeof p.runtime !== 'string') throw new ProgramError('runtime must be a string')
+  try { runtimeInfo(p.runtime) } catch (e) { throw new ProgramError((e as Error).message) }
+  assertSeedP(p.seed, 'seed')
+  const d = p.dataset
+  if (!isObj(d)) throw new ProgramError('dataset must be an object')
+  if (d.kind !== 'idx' && d.kind !== 'synthetic') throw new ProgramError(`dataset.kind must be "idx" or "synthetic", got ${JSON.stringify(d.kind)}`)
+  if (typeof d.name !== 'string' || d.name.length === 0 || d.name.length > 100) throw new ProgramError('dataset.name must be a non-empty string')
+  if (typeof d.sha256 !== 'string' || !HEX64.test(d.sha256)) throw new ProgramError('dataset.sha256 must be 64 lowercase hex digits')
+  const trainSize = int(d.trainSize, 'dataset.trainSize', 1, 100_000_000)
+  int(d.testSize, 'dataset.testSize', 0, 100_000_000)
+  const rowSize = int(d.rowSize, 'dataset.rowSize', 1, 1 << 24)
+  const classes = int(d.classes, 'dataset.classes', 2, 1 << 16)
+  if (d.kind === 'synthetic') assertSeedP(d.syntheticSeed, 'dataset.syntheticSeed')
+  if (d.cid !== undefined && typeof d.cid !== 'string') throw new ProgramError('dataset.cid must be a string')
+  const m = p.model
+  if (!isObj(m) || typeof m.name !== 'string') throw new ProgramError('model must be {name, topology}')
+  const info = validateTopology(m.topology, rowSize, classes)
+  const batchSize = int(p.batchSize, 'batchSize', 1, MAX_BATCH)
+  if (batchSize > trainSize) throw new ProgramError(`batchSize ${batchSize} is larger than the training set (${trainSize} rows)`)
+  int(p.steps, 'steps', 1, MAX_STEPS)
+  int(p.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS)
+  const o = p.optimizer
+  if (!isObj(o)) throw new ProgramError('optimizer must be an object')
+  if (o.name === 'sgd') {
+    num(o.learningRate, 'optimizer.learningRate', 0, 10)
+  } else if (o.name === 'adam') {
+    num(o.learningRate, 'optimizer.learningRate', 0, 10)
+    num(o.beta1, 'optimizer.beta1', 0, 1, false)
+    num(o.beta2, 'optimizer.beta2', 0, 1, false)
+    num(o.epsilon, 'optimizer.epsilon', 0, 1)
+  } else {
+    throw new ProgramError(`unknown optimizer ${JSON.stringify(o.name)} (use sgd or adam)`)
+  }
+  if (p.loss !== 'softmax-cross-entropy') throw new ProgramError(`unknown loss ${JSON.stringify(p.loss)} (only softmax-cross-entropy)`)
+  if (p.normalize !== 'div255') throw new ProgramError(`unknown normalize ${JSON.stringify(p.normalize)} (only div255)`)
+  const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'loss', 'normalize'])
+  for (const k of Object.keys(p)) if (!known.has(k)) throw new ProgramError(`unknown program field "${k}"`)
+  return { ...(p as unknown as TaskProgram), info }
+}
+
+function assertSeedP (v: unknown, what: string): void {
+  try { assertSeed(v, what) } catch (e) { throw new ProgramError((e as Error).message) }
+}
+
+/** sha256 (hex) of the canonical JSON of the program (without derived fields). */
+export function programHash (p: TaskProgram): string {
+  const { info: _info, ...rest } = p as TaskProgram & { info?: unknown }
+  return canonicalHash(rest)
+}
+
+export interface NewProgramOptions {
+  model: string
+  dataset: DatasetRef
+  steps: number
+  seed?: number
+  batchSize?: number
+  checkpointEvery?: number
+  optimizer?: 'sgd' | 'adam'
+  learningRate?: number
+  runtime?: string
+}
+
+/** Builds a program from the zoo; validates it before returning. */
+export function newProgram (o: NewProgramOptions): TaskProgram {
+  const z = ZOO[o.model]
+  if (z === undefined) throw new ProgramError(`unknown model "${o.model}" (zoo: ${Object.keys(ZOO).join(', ')})`)
+  const optName = o.optimizer ?? 'adam'
+  const optimizer: OptimizerSpec = optName === 'sgd'
+    ? { name: 'sgd', learningRate: o.learningRate ?? 0.05 }
+    : { name: 'adam', learningRate: o.learningRate ?? 0.001, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 }
+  const p: TaskProgram = {
+    version: 1,
+    runtime: o.runtime ?? WASM_RUNTIME,
+    model: { name: o.model, topology: z.topology() },
+    seed: o.seed ?? 1,
+    dataset: o.dataset,
+    batchSize: o.batchSize ?? 64,
+    steps: o.steps,
+    optimizer,
+    checkpointEvery: o.checkpointEvery ?? 100,
+    loss: 'softmax-cross-entropy',
+    normalize: 'div255'
+  }
+  validateProgram(p)
+  return p
+}

@@ -1,0 +1,28 @@
+// Runtime ids a program can pin. Only a verifiable runtime can back a proof:
+// its kernels are bitwise reproducible across machines and have element-level
+// reference semantics in protocols/reference.
+
+export const WASM_RUNTIME = 'tfjs-wasm@4.22.0-simd'
+export const CPU_RUNTIME = 'tfjs-cpu@4.22.0'
+export const NODE_RUNTIME = 'tfjs-node@4.22.0'
+export const NODE_GPU_RUNTIME = 'tfjs-node-gpu@4.22.0'
+
+export interface RuntimeInfo {
+  id: string
+  backend: 'wasm' | 'cpu' | 'tensorflow'
+  verifiable: boolean
+  note: string
+}
+
+export const RUNTIMES: Record<string, RuntimeInfo> = {
+  [WASM_RUNTIME]: { id: WASM_RUNTIME, backend: 'wasm', verifiable: true, note: 'canonical: pinned SIMD .wasm, single thread' },
+  [CPU_RUNTIME]: { id: CPU_RUNTIME, backend: 'cpu', verifiable: true, note: 'plain JS kernels; deterministic but differs from wasm' },
+  [NODE_RUNTIME]: { id: NODE_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'libtensorflow; fast, not bitwise reproducible across machines' },
+  [NODE_GPU_RUNTIME]: { id: NODE_GPU_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'CUDA; fast, not bitwise reproducible' }
+}
+
+export function runtimeInfo (id: string): RuntimeInfo {
+  const r = RUNTIMES[id]
+  if (r === undefined) throw new RangeError(`unknown runtime "${id}": use one of ${Object.keys(RUNTIMES).join(', ')}`)
+  return r
+}

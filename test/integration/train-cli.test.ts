@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+// Runs the compiled CLI (`npm test` builds first) in separate OS processes.
+const run = promisify(execFile)
+const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+let dir: string
+
+async function cli (...args: string[]): Promise<{ stdout: string, stderr: string, code: number }> {
+  try {
+    const r = await run(process.execPath, [MAIN, ...args], { timeout: 60_000, maxBuffer: 16 << 20 })
+    return { ...r, code: 0 }
+  } catch (e) {
+    const x = e as { stdout: string, stderr: string, code: number }
+    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
+  dir = mkdtempSync(join(tmpdir(), 'ps-train-cli-'))
+  const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
+  expect(t.code).toBe(0)
+  writeFileSync(join(dir, 'task.json'), t.stdout)
+})
+afterAll(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })
+
+describe('train CLI (separate processes)', () => {
+  it('two processes give the same proof root; resume from a checkpoint too; replay and evaluate work', async () => {
+    const task = join(dir, 'task.json')
+    const [a, b] = await Promise.all([
+      cli('train', '--task', task, '--out', join(dir, 'a'), '--json', '--log-level', 'warn'),
+      cli('train', '--task', task, '--out', join(dir, 'b'), '--json', '--log-level', 'warn')
+    ])
+    expect(a.code, a.stderr).toBe(0); expect(b.code, b.stderr).toBe(0)
+    const ja = JSON.parse(a.stdout); const jb = JSON.parse(b.stdout)
+    expect(ja.proofRoot).toMatch(/^[0-9a-f]{64}$/)
+    expect(jb.proofRoot).toBe(ja.proofRoot)
+    expect(a.stderr).toMatch(/step 24\/24/)
+    const proof = JSON.parse(readFileSync(join(dir, 'a', 'proof.json'), 'utf8'))
+    expect(proof.stateRoots).toHaveLength(25)
+    expect(proof.checkpoints.map((c: { step: number }) => c.step)).toEqual([0, 8, 16, 24])
+
+    const c1 = await cli('train', '--task', task, '--out', join(dir, 'c'), '--until', '13', '--json', '--log-level', 'warn')
+    expect(JSON.parse(c1.stdout)).toMatchObject({ completed: false, proofRoot: null })
+    const c2 = await cli('train', '--task', task, '--out', join(dir, 'c'), '--resume', '--json', '--log-level', 'warn')
+    expect(c2.code, c2.stderr).toBe(0)
+    expect(JSON.parse(c2.stdout)).toMatchObject({ resumedFrom: 8, proofRoot: ja.proofRoot })
+
+    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '11', '--json', '--log-level', 'warn')
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ step: 11, fromCheckpoint: 8, match: true })
+
+    // a tampered state root in the proof is reported as a mismatch (exit 2)
+    const pf = join(dir, 'b', 'proof.json')
+    const p = JSON.parse(readFileSync(pf, 'utf8'))
+    p.stateRoots[11] = p.stateRoots[10]
+    const { proofRootOf } = await import('../../protocols/pol/proof.js')
+    p.proofRoot = proofRootOf(p.stateRoots)
+    writeFileSync(pf, JSON.stringify(p))
+    const bad = await cli('replay', '--proof', join(dir, 'b'), '--step', '11', '--json', '--log-level', 'warn')
+    expect(bad.code).toBe(2)
+    expect(JSON.parse(bad.stdout)).toMatchObject({ match: false, firstMismatch: 11 })
+
+    const e = await cli('evaluate', '--model', join(dir, 'a'), '--json', '--log-level', 'warn')
+    expect(e.code, e.stderr).toBe(0)
+    expect(JSON.parse(e.stdout).accuracy).toBe(ja.accuracy)
+  })
+
+  it('bad input gives clear errors and a non-zero exit', async () => {
+    const m = await cli('task', 'new', '--model', 'resnet', '--dataset', 'synthetic', '--steps', '3')
+    expect(m.code).not.toBe(0); expect(m.stderr).toMatch(/unknown model "resnet"/)
+    const s = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '0')
+    expect(s.code).not.toBe(0); expect(s.stderr).toMatch(/--steps must be in/)
+    const d = await cli('task', 'new', '--model', 'mlp', '--dataset', join(dir, 'nope'), '--steps', '3')
+    expect(d.code).not.toBe(0); expect(d.stderr).toMatch(/does not exist/)
+    writeFileSync(join(dir, 'bad.json'), '{"version":1}')
+    const t = await cli('train', '--task', join(dir, 'bad.json'), '--out', join(dir, 'x'))
+    expect(t.code).not.toBe(0); expect(t.stderr).toMatch(/error: runtime must be a string/)
+    const r = await cli('replay', '--proof', join(dir, 'missing'), '--step', '1')
+    expect(r.code).not.toBe(0); expect(r.stderr).toMatch(/task file not found/)
+  })
+})

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { ProgramError, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
+
+const ds: DatasetRef = { kind: 'synthetic', name: 'synthetic', sha256: 'ab'.repeat(32), trainSize: 1000, testSize: 100, rowSize: 784, classes: 10, syntheticSeed: 1 }
+const base = (): TaskProgram => newProgram({ model: 'mlp', dataset: ds, steps: 10 })
+const mutate = (f: (p: any) => void): unknown => { const p = JSON.parse(JSON.stringify(base())); f(p); return p }
+
+describe('protocols/program', () => {
+  it('zoo programs validate, with weight shapes', () => {
+    const m = validateProgram(base())
+    expect(m.runtime).toBe(WASM_RUNTIME)
+    expect(m.info.weights.map(w => w.shape)).toEqual([[784, 128], [128], [128, 10], [10]])
+    expect(m.info.params).toBe(784 * 128 + 128 + 1290)
+    const c = validateProgram(newProgram({ model: 'cnn', dataset: ds, steps: 5, optimizer: 'sgd' }))
+    expect(c.info.inputShape).toEqual([28, 28, 1])
+    expect(c.info.weights.map(w => w.shape)).toEqual([[3, 3, 1, 8], [8], [3, 3, 8, 16], [16], [400, 10], [10]])
+  })
+
+  it('rejects bad programs with clear errors', () => {
+    expect(() => validateProgram(mutate(p => { p.steps = 0 }))).toThrow(/steps must be an integer/)
+    expect(() => validateProgram(mutate(p => { p.runtime = 'tfjs-webgl@1' }))).toThrow(/unknown runtime/)
+    expect(() => validateProgram(mutate(p => { p.model.topology.config.layers[0].class_name = 'LSTM' }))).toThrow(/unknown or unsupported layer/)
+    expect(() => validateProgram(mutate(p => { p.model.topology.config.layers[0].config.batch_input_shape = [null, 100] }))).toThrow(/shape mismatch/)
+    expect(() => validateProgram(mutate(p => { p.model.topology.config.layers[1].config.units = 7 }))).toThrow(/10 classes/)
+    expect(() => validateProgram(mutate(p => { p.model.topology.config.layers[0].config.activation = 'gelu' }))).toThrow(/unsupported activation/)
+    expect(() => validateProgram(mutate(p => { p.optimizer = { name: 'rmsprop', learningRate: 0.1 } }))).toThrow(/unknown optimizer/)
+    expect(() => validateProgram(mutate(p => { p.batchSize = 5000 }))).toThrow(/batchSize/)
+    expect(() => validateProgram(mutate(p => { p.extra = 1 }))).toThrow(/unknown program field/)
+    expect(() => validateProgram(mutate(p => { p.dataset.sha256 = 'xyz' }))).toThrow(/sha256/)
+    expect(() => validateProgram('nope')).toThrow(ProgramError)
+    expect(() => newProgram({ model: 'resnet', dataset: ds, steps: 1 })).toThrow(/unknown model/)
+  })
+
+  it('program hash is canonical (key order independent) and content sensitive', () => {
+    const p = base()
+    const rev = (v: any): any => Array.isArray(v) ? v.map(rev) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).reverse().map(k => [k, rev(v[k])])) : v
+    const shuffled = rev(p)
+    expect(JSON.stringify(shuffled)).not.toBe(JSON.stringify(p))
+    expect(programHash(shuffled)).toBe(programHash(p))
+    expect(programHash({ ...p, seed: 2 })).not.toBe(programHash(p))
+    expect(canonicalJson({ b: 1, a: [1, { d: undefined, c: 'x' }] })).toBe('{"a":[1,{"c":"x"}],"b":1}')
+    expect(() => canonicalJson({ a: NaN })).toThrow(/non-finite/)
+    expect(mlpTopology().config.layers).toHaveLength(2)
+  })
+})

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { stateRoot, toHex } from '../../../protocols/commit/index.js'
+import { newProgram, type TaskProgram } from '../../../protocols/program/index.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { Trainer } from '../../../node/train/trainer.js'
+import { replayStep, trainTask } from '../../../node/train/run.js'
+
+let ds: Dataset
+const dirs: string[] = []
+const prog = (opt: 'sgd' | 'adam', steps = 6): TaskProgram => newProgram({ model: 'mlp', dataset: datasetRef(ds), steps, optimizer: opt, batchSize: 32, checkpointEvery: 3, seed: 11 })
+
+beforeAll(async () => {
+  await initBackend('wasm')
+  ds = syntheticDataset(2, 256, 64)
+})
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
+
+async function roots (p: TaskProgram, n: number): Promise<string[]> {
+  const t = await Trainer.create(p, ds)
+  const out = [toHex(t.stateRoot())]
+  for (let i = 0; i < n; i++) { t.runStep(); out.push(toHex(t.stateRoot())) }
+  t.dispose()
+  return out
+}
+
+describe('deterministic trainer (wasm)', () => {
+  it('same program → same per-step roots; the trainer root equals protocols/commit stateRoot', async () => {
+    for (const opt of ['sgd', 'adam'] as const) {
+      const a = await roots(prog(opt), 4); const b = await roots(prog(opt), 4)
+      expect(a).toEqual(b)
+      expect(new Set(a).size).toBe(5)
+    }
+    const t = await Trainer.create(prog('adam'), ds)
+    t.runStep()
+    expect(toHex(t.stateRoot())).toBe(toHex(stateRoot(t.stateTensors(), 1)))
+    expect(t.stateNames().slice(-2)).toEqual(['adam/accBeta1', 'adam/accBeta2'])
+    expect(t.stateTensors().at(-2)?.values[0]).toBe(Math.fround(Math.fround(0.9) * Math.fround(0.9)))
+    t.dispose()
+  })
+
+  it('flipping one weight bit changes the root; restoring the state continues bit for bit', async () => {
+    const p = prog('adam')
+    const ref = await roots(p, 4)
+    const t = await Trainer.create(p, ds)
+    t.runStep(); t.runStep()
+    const saved = t.stateTensors().map(x => ({ ...x, values: x.values.slice() }))
+    const flipped = saved.map(x => ({ ...x, values: x.values.slice() }))
+    new Uint32Array(flipped[0].values.buffer)[123] ^= 1
+    expect(toHex(stateRoot(flipped, 2))).not.toBe(ref[2])
+    t.dispose()
+    const u = await Trainer.create(p, ds)
+    u.loadState(saved, 2)
+    expect(toHex(u.stateRoot())).toBe(ref[2])
+    u.runStep(); u.runStep()
+    expect(toHex(u.stateRoot())).toBe(ref[4])
+    u.dispose()
+  })
+
+  it('trainTask writes a proof whose roots match, resume gives the same proof root, replay matches', async () => {
+    const p = prog('sgd', 7)
+    const a = mkdtempSync(join(tmpdir(), 'ps-tr-a-')); const b = mkdtempSync(join(tmpdir(), 'ps-tr-b-')); dirs.push(a, b)
+    const full = await trainTask({ program: p, outDir: a, dataset: ds })
+    expect(full.proofWritten).toBe(true)
+    expect(full.checkpoints.map(c => c.step)).toEqual([0, 3, 6, 7])
+    const ref = await roots(p, 7)
+    expect(full.finalStateRoot).toBe(ref[7])
+    const part = await trainTask({ program: p, outDir: b, dataset: ds, until: 4 })
+    expect(part.proofWritten).toBe(false)
+    const rest = await trainTask({ program: p, outDir: b, dataset: ds, resume: true })
+    expect(rest.resumedFrom).toBe(3)
+    expect(rest.proofRoot).toBe(full.proofRoot)
+    const r = await replayStep({ proofDir: a, step: 5 })
+    expect(r).toMatchObject({ step: 5, fromCheckpoint: 3, match: true })
+  })
+})
