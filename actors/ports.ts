@@ -1,0 +1,55 @@
+// What role actors may ask of their peer. The machines decide *what* to do and
+// *when*; ports do the I/O (chain extrinsics, training, shard transfer,
+// gossip). node/roles/ implements them over the real chain client, training
+// engine and shard exchange.
+
+export interface TaskSpec {
+  /** the task program (protocols/program), JSON-able */
+  program: unknown
+  escrow?: string
+}
+
+export interface SubmitResult { taskId: number, programHash: string }
+
+export interface TrainResult {
+  proofRoot: string
+  finalStateRoot: string
+  steps: number
+}
+
+export interface VerifyResult {
+  accept: boolean
+  checkedSteps: number[]
+  firstBadStep?: number
+}
+
+export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string }
+
+export interface RolePorts {
+  peerId: string
+  // submitter
+  submitTask: (spec: TaskSpec) => Promise<SubmitResult>
+  collectResult: (taskId: number) => Promise<{ accuracy?: number, modelCid?: string }>
+  // solver
+  train: (taskId: number) => Promise<TrainResult>
+  commitProof: (taskId: number, result: TrainResult) => Promise<void>
+  // verifier
+  verify: (taskId: number) => Promise<VerifyResult>
+  submitVerdict: (taskId: number, verdict: VerifyResult) => Promise<void>
+  // disputes: challenger opens and plays; defender plays the same game
+  challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
+  defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
+  // whistleblower
+  recheckVerdict: (taskId: number, verifier: string) => Promise<VerifyResult>
+}
+
+/** Events the node feeds into the supervisor (forwarded to role actors). */
+export type DomainEvent =
+  | { type: 'cmd.submit', spec: TaskSpec }
+  | { type: 'chain.solverSelected', taskId: number, forMe: boolean }
+  | { type: 'chain.proofCommitted', taskId: number, byMe: boolean }
+  | { type: 'chain.verdict', taskId: number, verifier: string, accept: boolean, byMe: boolean }
+  | { type: 'chain.disputeOpened', taskId: number, disputeId: number, againstMe: boolean, byMe: boolean }
+  | { type: 'chain.disputeResolved', taskId: number, disputeId: number, winner: 'challenger' | 'defender' }
+  | { type: 'chain.taskSettled', taskId: number }
+  | { type: 'chain.solverReplaced', taskId: number, wasMe: boolean }

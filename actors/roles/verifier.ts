@@ -1,0 +1,71 @@
+import { assign, fromPromise, setup } from 'xstate'
+import type { DisputeResult, DomainEvent, VerifyResult } from '../ports.js'
+import { enqueueTask, errorMessage, initialContext, record, type RoleContext } from './common.js'
+
+// Verifier: a proof is committed on chain → re-executes the steps picked by
+// chain randomness from checkpoints fetched over the DHT → posts its verdict
+// → on a mismatch, challenges the solver and plays the dispute game.
+
+interface VerifierContext extends RoleContext { verdict?: VerifyResult }
+
+export const verifierMachine = setup({
+  types: {} as { context: VerifierContext, events: DomainEvent | { type: 'drain' }, input: unknown },
+  actors: {
+    verify: fromPromise<VerifyResult, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.verify(input.ctx.current!)),
+    vote: fromPromise<void, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.submitVerdict(input.ctx.current!, input.ctx.verdict!)),
+    challenge: fromPromise<DisputeResult, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.challenge(input.ctx.current!, 'solver', input.ctx.verdict?.firstBadStep))
+  },
+  guards: {
+    hasQueued: ({ context }) => context.queue.length > 0,
+    draining: ({ context }) => context.draining,
+    rejected: ({ context }) => context.verdict?.accept === false
+  }
+}).createMachine({
+  id: 'verifier',
+  context: ({ input }) => initialContext(input),
+  initial: 'idle',
+  on: {
+    'chain.proofCommitted': {
+      guard: ({ context, event }) => !event.byMe && !context.draining,
+      actions: assign({ queue: ({ context, event }) => enqueueTask(context, event.taskId) })
+    },
+    drain: { actions: assign({ draining: true }) }
+  },
+  states: {
+    idle: {
+      entry: assign({ current: undefined, verdict: undefined }),
+      always: [
+        { guard: 'draining', target: 'retired' },
+        { guard: 'hasQueued', target: 'verifying', actions: assign({ current: ({ context }) => context.queue[0], queue: ({ context }) => context.queue.slice(1) }) }
+      ]
+    },
+    verifying: {
+      invoke: {
+        src: 'verify',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: { target: 'voting', actions: assign({ verdict: ({ event }) => event.output }) },
+        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'verification failed') }) }
+      }
+    },
+    voting: {
+      invoke: {
+        src: 'vote',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: [
+          { guard: 'rejected', target: 'challenging' },
+          { target: 'idle', actions: assign({ history: ({ context }) => record(context, 'accepted') }) }
+        ],
+        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
+      }
+    },
+    challenging: {
+      invoke: {
+        src: 'challenge',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: { target: 'idle', actions: assign({ history: ({ context, event }) => record(context, `dispute ${event.output.disputeId}: ${event.output.winner} won`) }) },
+        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'dispute failed') }) }
+      }
+    },
+    retired: { type: 'final' }
+  }
+})

@@ -1,0 +1,63 @@
+import { assign, fromPromise, setup } from 'xstate'
+import type { DisputeResult, DomainEvent, VerifyResult } from '../ports.js'
+import { errorMessage, initialContext, record, type RoleContext } from './common.js'
+
+// Whistleblower (Truebit): re-checks verifiers' accepting verdicts; when a
+// verdict is wrong — a forced error the verifier missed, or a lazy or
+// colluding verifier — it challenges the verdict and wins the jackpot.
+
+interface WbContext extends RoleContext { pending: Array<{ taskId: number, verifier: string }>, target?: { taskId: number, verifier: string }, check?: VerifyResult }
+
+export const whistleblowerMachine = setup({
+  types: {} as { context: WbContext, events: DomainEvent | { type: 'drain' }, input: unknown },
+  actors: {
+    recheck: fromPromise<VerifyResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.recheckVerdict(input.ctx.target!.taskId, input.ctx.target!.verifier)),
+    challenge: fromPromise<DisputeResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.challenge(input.ctx.target!.taskId, 'verifier', input.ctx.check?.firstBadStep))
+  },
+  guards: {
+    hasPending: ({ context }) => context.pending.length > 0,
+    draining: ({ context }) => context.draining,
+    disagrees: ({ event }) => (event as unknown as { output: VerifyResult }).output.accept === false
+  }
+}).createMachine({
+  id: 'whistleblower',
+  context: ({ input }) => ({ ...initialContext(input), pending: [] }),
+  initial: 'idle',
+  on: {
+    'chain.verdict': {
+      // only accepting verdicts can hide an error; a rejecting one already opened a dispute
+      guard: ({ context, event }) => event.accept && !event.byMe && !context.draining,
+      actions: assign({ pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId) ? context.pending : [...context.pending, { taskId: event.taskId, verifier: event.verifier }] })
+    },
+    drain: { actions: assign({ draining: true }) }
+  },
+  states: {
+    idle: {
+      entry: assign({ target: undefined, check: undefined, current: undefined }),
+      always: [
+        { guard: 'draining', target: 'retired' },
+        { guard: 'hasPending', target: 'rechecking', actions: assign({ target: ({ context }) => context.pending[0], current: ({ context }) => context.pending[0].taskId, pending: ({ context }) => context.pending.slice(1) }) }
+      ]
+    },
+    rechecking: {
+      invoke: {
+        src: 'recheck',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: [
+          { guard: 'disagrees', target: 'challenging', actions: assign({ check: ({ event }) => event.output }) },
+          { target: 'idle', actions: assign({ history: ({ context }) => record(context, 'verdict confirmed') }) }
+        ],
+        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'recheck failed') }) }
+      }
+    },
+    challenging: {
+      invoke: {
+        src: 'challenge',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: { target: 'idle', actions: assign({ history: ({ context, event }) => record(context, `dispute ${event.output.disputeId}: ${event.output.winner} won`) }) },
+        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'challenge failed') }) }
+      }
+    },
+    retired: { type: 'final' }
+  }
+})

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { createActor, waitFor } from 'xstate'
+import { nodeSupervisor, type RolePorts } from '../../../actors/index.js'
+
+// Role machines driven through the supervisor with in-process ports that
+// record calls (the real ports are exercised by the lifecycle integration test).
+
+function ports (over: Partial<RolePorts> = {}): RolePorts & { calls: string[] } {
+  const calls: string[] = []
+  const p: RolePorts = {
+    peerId: 'me',
+    submitTask: async () => { calls.push('submit'); return { taskId: 7, programHash: '0x' } },
+    collectResult: async (t) => { calls.push(`collect ${t}`); return { accuracy: 0.85 } },
+    train: async (t) => { calls.push(`train ${t}`); return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } },
+    commitProof: async (t) => { calls.push(`commit ${t}`) },
+    verify: async (t) => { calls.push(`verify ${t}`); return { accept: t !== 9, checkedSteps: [1], firstBadStep: t === 9 ? 3 : undefined } },
+    submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
+    challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
+    defend: async (t, d) => { calls.push(`defend ${t} ${d}`); return { disputeId: d, winner: 'challenger' } },
+    recheckVerdict: async (t) => { calls.push(`recheck ${t}`); return { accept: false, checkedSteps: [2], firstBadStep: 2 } },
+    ...over
+  }
+  return Object.assign(p, { calls })
+}
+
+const child = (a: any, role: string): any => a.getSnapshot().children[a.getSnapshot().context.active[role]]
+
+describe('role machines', () => {
+  it('solver: selected → trains → commits → defends a dispute → settles', async () => {
+    const p = ports()
+    const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
+    a.send({ type: 'chain.solverSelected', taskId: 3, forMe: false })
+    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    a.send({ type: 'chain.solverSelected', taskId: 3, forMe: true })
+    await waitFor(child(a, 'solver'), s => s.value === 'awaitingVerdicts', { timeout: 1000 })
+    a.send({ type: 'chain.disputeOpened', taskId: 3, disputeId: 5, againstMe: true, byMe: false })
+    await waitFor(child(a, 'solver'), s => s.value === 'awaitingVerdicts' && p.calls.includes('defend 3 5'), { timeout: 1000 })
+    a.send({ type: 'chain.taskSettled', taskId: 3 })
+    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    expect(p.calls).toEqual(['train 3', 'commit 3', 'defend 3 5'])
+  })
+
+  it('verifier: accepts a good proof; rejects a bad one and challenges the solver at the first bad step', async () => {
+    const p = ports()
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.proofCommitted', taskId: 4, byMe: false })
+    a.send({ type: 'chain.proofCommitted', taskId: 9, byMe: false })
+    await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
+    expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+  })
+
+  it('whistleblower: rechecks accepting verdicts and challenges a wrong one', async () => {
+    const p = ports()
+    const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
+    a.send({ type: 'chain.verdict', taskId: 4, verifier: 'v1', accept: false, byMe: false })
+    a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v1', accept: true, byMe: false })
+    await waitFor(child(a, 'whistleblower'), s => s.value === 'idle' && p.calls.length === 2, { timeout: 1000 })
+    expect(p.calls).toEqual(['recheck 5', 'challenge 5 verifier 2'])
+  })
+
+  it('submitter: submits, then collects the result when settled; a training failure leaves the solver idle with the error', async () => {
+    const p = ports({ train: async () => { throw new Error('dataset hash mismatch') } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['submitter', 'solver'], roleInput: p } }).start()
+    a.send({ type: 'cmd.submit', spec: { program: {} } })
+    await waitFor(child(a, 'submitter'), s => s.context.open.includes(7), { timeout: 1000 })
+    a.send({ type: 'chain.taskSettled', taskId: 7 })
+    await waitFor(child(a, 'submitter'), s => s.context.results[7] != null, { timeout: 1000 })
+    expect(child(a, 'submitter').getSnapshot().context.results[7].accuracy).toBe(0.85)
+    a.send({ type: 'chain.solverSelected', taskId: 7, forMe: true })
+    await waitFor(child(a, 'solver'), s => s.context.error != null, { timeout: 1000 })
+    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    expect(child(a, 'solver').getSnapshot().context.error).toBe('dataset hash mismatch')
+  })
+})
