@@ -4,6 +4,7 @@ export { initBackend, activeBackend, BACKEND_CHOICES, PINNED_WASM_SHA256, type B
 export { loadIdxDataset, syntheticDataset, loadDatasetFor, datasetRef, datasetHash, datasetCommitment, normalizeRows, oneHot, parseIdx, DEFAULT_FASHION_DIR, DatasetError, type Dataset } from './dataset.js'
 export { Trainer, evaluateModel } from './trainer.js'
 export { buildModel, seededTopology } from './model.js'
-export { trainTask, replayStep, evaluateSaved, saveModel, type TrainOptions, type TrainResult, type Progress, type ReplayOptions, type ReplayResult, type EvaluateOptions, type EvaluateResult } from './run.js'
+export { traceStep, reexecuteOp, sameBits, type StepTrace, type OpValues } from './tracer.js'
+export { trainTask, replayStep, traceRunStep, type TraceOptions, evaluateSaved, saveModel, type TrainOptions, type TrainResult, type Progress, type ReplayOptions, type ReplayResult, type EvaluateOptions, type EvaluateResult } from './run.js'
 export { readCheckpoint, writeCheckpoint, listCheckpoints, readProof, readProgram, checkpointDir } from './store.js'
 export { fastStateRoot, fastTensorRoot } from './fast-commit.js'

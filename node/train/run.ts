@@ -11,6 +11,7 @@ import { fastStateRoot } from './fast-commit.js'
 import { StateHasher } from './state-hasher.js'
 import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeCheckpoint, writeRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
+import { traceStep, type StepTrace } from './tracer.js'
 
 export interface Progress { step: number, steps: number, loss: number, samplesPerSec: number, etaSec: number }
 
@@ -261,3 +262,29 @@ export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
   }
 }
 
+
+export interface TraceOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+
+/** Op trace of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
+export async function traceRunStep (o: TraceOptions): Promise<StepTrace> {
+  const dir = resolve(o.proofDir)
+  const program = readProgram(join(dir, 'task.json'))
+  const phash = programHash(program)
+  const proof = readProof(dir)
+  if (!Number.isInteger(o.step) || o.step < 1 || o.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${o.step}`)
+  const ref = proof.checkpoints.filter(c => c.step <= o.step - 1).pop()
+  if (ref === undefined) throw new Error(`no checkpoint at or before step ${o.step - 1}`)
+  const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
+  const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
+  if (backend.runtime !== program.runtime) throw new Error(`tracing needs the task's runtime ${program.runtime}, not ${backend.runtime}`)
+  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  const trainer = await Trainer.create(program, ds)
+  try {
+    trainer.loadState(ck.tensors, ref.step)
+    while (trainer.step < o.step - 1) trainer.runStep()
+    return traceStep(trainer)
+  } finally {
+    trainer.dispose()
+  }
+}

@@ -83,9 +83,10 @@ export class Trainer {
     return () => tf.losses.softmaxCrossEntropy(y, this.model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar
   }
 
-  /** Runs step `this.step` (0-based) and returns the batch loss. */
-  runStep (): number {
+  /** Runs step `this.step` (0-based) and returns the batch loss; `onBatch` sees the batch tensors first (tracer). */
+  runStep (onBatch?: (x: tf.Tensor, y: tf.Tensor) => void): number {
     const { x, y } = this.batchTensors(this.batch(this.step))
+    onBatch?.(x, y)
     const cost = this.optimizer.minimize(this.lossFn(x, y), true, this.weights.map(w => w.variable))
     const loss = cost === null ? NaN : cost.dataSync()[0]
     cost?.dispose(); x.dispose(); y.dispose()

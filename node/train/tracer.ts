@@ -1,0 +1,150 @@
+import * as tf from '@tensorflow/tfjs'
+import { commitTensor } from '../../protocols/commit/tensor.js'
+import { stateRoot } from '../../protocols/commit/state.js'
+import { toHex } from '../../protocols/commit/merkle.js'
+import type { DType, TensorData } from '../../protocols/commit/tensor.js'
+import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, traceRoot, type InputRef, type TraceEntry, type TraceInput } from '../../protocols/trace/trace.js'
+import type { Trainer } from './trainer.js'
+
+// Op tracer: while one step runs, every kernel of the active backend is
+// wrapped (via the public kernel registry) so its inputs and outputs are
+// copied out with backend.readSync. Afterwards the original kernels are put
+// back, so normal training pays nothing.
+
+interface KernelBackendLike { readSync: (dataId: object) => ArrayLike<number> }
+
+export interface OpValues { inputs: TensorData[], outputs: TensorData[] }
+
+export interface StepTrace {
+  /** 0-based index of the traced step (state `step` → `step + 1`) */
+  step: number
+  entries: TraceEntry[]
+  /** recorded values: values[i] belongs to entries[i] (the '@state' entry has outputs []) */
+  values: OpValues[]
+  traceRoot: string
+  skeletonRoot: string
+  stateRootBefore: string
+  stateRootAfter: string
+  stateNames: string[]
+}
+
+function copyValues (backend: KernelBackendLike, info: tf.TensorInfo): TensorData {
+  const v = backend.readSync(info.dataId) as Float32Array | Int32Array | Uint8Array
+  return { shape: [...info.shape], dtype: info.dtype as DType, values: v.slice() }
+}
+
+function key (shape: readonly number[], dtype: string): string { return `${dtype}[${shape.join(',')}]` }
+
+/** Traces the trainer's next step (it advances the trainer by one step). */
+export function traceStep (trainer: Trainer): StepTrace {
+  const backendName = tf.getBackend()
+  const step = trainer.step
+  const before = trainer.stateTensors()
+  const stateRootBefore = toHex(stateRoot(before, step))
+  const sources = new Map<object, Map<string, InputRef>>()
+  const remember = (info: { dataId: object, shape: number[], dtype: string }, ref: InputRef): void => {
+    let m = sources.get(info.dataId)
+    if (m === undefined) { m = new Map(); sources.set(info.dataId, m) }
+    const k = key(info.shape, info.dtype)
+    if (!m.has(k)) m.set(k, ref) // the first source wins: state/data before ops
+  }
+  trainer.state.forEach((s, i) => remember(s.variable as unknown as tf.TensorInfo, { kind: 'state', index: i }))
+  const entries: TraceEntry[] = []
+  const values: OpValues[] = []
+  const originals = tf.getKernelsForBackend(backendName)
+  const restore = (): void => {
+    for (const k of originals) { tf.unregisterKernel(k.kernelName, backendName); tf.registerKernel(k) }
+  }
+  for (const k of originals) {
+    const orig = k.kernelFunc
+    tf.unregisterKernel(k.kernelName, backendName)
+    tf.registerKernel({
+      ...k,
+      kernelFunc: (args) => {
+        const backend = args.backend as unknown as KernelBackendLike
+        const names = Object.keys(args.inputs).filter(n => args.inputs[n] != null)
+        const inVals = names.map(n => copyValues(backend, args.inputs[n] as tf.TensorInfo))
+        const out = orig(args)
+        const outs = Array.isArray(out) ? out : [out]
+        const outVals = outs.map(o => copyValues(backend, o))
+        const index = entries.length
+        const inputs: TraceInput[] = names.map((n, j) => {
+          const info = args.inputs[n] as tf.TensorInfo
+          const ref = sources.get(info.dataId)?.get(key(info.shape, info.dtype)) ?? { kind: 'const' as const }
+          const t = inVals[j]
+          const inp: TraceInput = { name: n, ref, dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) }
+          if (ref.kind === 'const' && t.values.length <= MAX_INLINE_CONST) inp.value = Array.from(t.values)
+          return inp
+        })
+        outs.forEach((o, j) => remember(o, { kind: 'op', index, output: j }))
+        entries.push({
+          index,
+          kernel: k.kernelName,
+          attrs: canonicalAttrs(args.attrs as Record<string, unknown>),
+          inputs,
+          outputs: outVals.map(t => ({ dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) }))
+        })
+        values.push({ inputs: inVals, outputs: outVals })
+        return out
+      }
+    })
+  }
+  try {
+    trainer.runStep((x, y) => {
+      remember(x as unknown as tf.TensorInfo, { kind: 'data', name: 'x' })
+      remember(y as unknown as tf.TensorInfo, { kind: 'data', name: 'y' })
+    })
+  } finally {
+    restore()
+  }
+  // the pseudo-entry: where each state tensor of the next step comes from
+  const after = trainer.stateTensors()
+  const index = entries.length
+  entries.push({
+    index,
+    kernel: STATE_PSEUDO_KERNEL,
+    attrs: {},
+    inputs: trainer.state.map((s, i) => {
+      const v = s.variable as unknown as tf.TensorInfo
+      const ref = sources.get(v.dataId)?.get(key(v.shape, v.dtype)) ?? { kind: 'const' as const }
+      return { name: s.name, ref, dtype: after[i].dtype, shape: after[i].shape, commitment: toHex(commitTensor(after[i]).root) }
+    }),
+    outputs: []
+  })
+  values.push({ inputs: after, outputs: [] })
+  return {
+    step,
+    entries,
+    values,
+    traceRoot: traceRoot(entries),
+    skeletonRoot: skeletonRoot(entries),
+    stateRootBefore,
+    stateRootAfter: toHex(stateRoot(after, step + 1)),
+    stateNames: trainer.stateNames()
+  }
+}
+
+/** Re-executes one op in isolation from recorded input values; returns its outputs. */
+export function reexecuteOp (entry: Pick<TraceEntry, 'kernel' | 'attrs' | 'inputs'>, inputs: readonly TensorData[]): TensorData[] {
+  if (entry.kernel === STATE_PSEUDO_KERNEL) throw new Error('the @state pseudo-entry is not an op')
+  const named: Record<string, tf.Tensor> = {}
+  entry.inputs.forEach((inp, i) => { named[inp.name] = tf.tensor(inputs[i].values, inputs[i].shape, inputs[i].dtype) })
+  try {
+    const out = tf.engine().runKernel(entry.kernel, named as unknown as tf.NamedTensorMap, entry.attrs as tf.NamedAttrMap) as tf.Tensor | tf.Tensor[]
+    const outs = Array.isArray(out) ? out : [out]
+    const res = outs.map(o => ({ shape: [...o.shape], dtype: o.dtype as DType, values: (o.dataSync() as Float32Array).slice() }))
+    for (const o of outs) o.dispose()
+    return res
+  } finally {
+    for (const t of Object.values(named)) t.dispose()
+  }
+}
+
+export function sameBits (a: TensorData, b: TensorData): boolean {
+  if (a.dtype !== b.dtype || a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) return false
+  const x = new Uint8Array(a.values.buffer, a.values.byteOffset, a.values.byteLength)
+  const y = new Uint8Array(b.values.buffer, b.values.byteOffset, b.values.byteLength)
+  if (x.length !== y.length) return false
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
+  return true
+}

@@ -1,0 +1,106 @@
+import { encode } from 'cborg'
+import { merkleProof, merkleRoot, sha256, toHex } from '../commit/merkle.js'
+import type { DType } from '../commit/tensor.js'
+
+// Op trace of one training step (version 1): every kernel call in execution
+// order. Inputs reference where their value came from — a state tensor (index
+// into the state of the step's start), the batch data, an earlier op's output,
+// or a constant — so a bisection can check an op's inputs against agreed
+// values. A final pseudo-entry '@state' lists which op output became which
+// state tensor (Variable.assign is not a kernel).
+//
+// entryHash = sha256(cbor(entry)) with cborg's deterministic encoding (sorted
+// map keys, shortest exact float); traceRoot = merkleRoot(entryHashes).
+// The skeleton of an entry drops commitments and constant values; it is the
+// same for every step of a program, so skeletonRoot can be committed once.
+
+export const TRACE_VERSION = 1
+export const STATE_PSEUDO_KERNEL = '@state'
+
+export type InputRef =
+  | { kind: 'state', index: number }
+  | { kind: 'data', name: 'x' | 'y' }
+  | { kind: 'op', index: number, output: number }
+  | { kind: 'const' }
+
+export interface TraceInput { name: string, ref: InputRef, dtype: DType, shape: number[], commitment: string, value?: number[] }
+export interface TraceOutput { dtype: DType, shape: number[], commitment: string }
+export interface TraceEntry { index: number, kernel: string, attrs: Record<string, unknown>, inputs: TraceInput[], outputs: TraceOutput[] }
+
+/** Constants with at most this many elements carry their values in the entry. */
+export const MAX_INLINE_CONST = 64
+
+/** JSON-safe, canonical attrs: undefined dropped, typed arrays → arrays; non-finite numbers rejected. */
+export function canonicalAttrs (attrs: Record<string, unknown> | undefined): Record<string, unknown> {
+  const conv = (v: unknown, path: string): unknown => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new TypeError(`attr ${path}: non-finite number ${v}`)
+      return Object.is(v, -0) ? 0 : v
+    }
+    if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number>).map((x, i) => conv(x, `${path}[${i}]`))
+    if (Array.isArray(v)) return v.map((x, i) => conv(x, `${path}[${i}]`))
+    if (typeof v === 'object') {
+      const out: Record<string, unknown> = {}
+      for (const k of Object.keys(v).sort()) {
+        const x = (v as Record<string, unknown>)[k]
+        if (x !== undefined) out[k] = conv(x, `${path}.${k}`)
+      }
+      return out
+    }
+    throw new TypeError(`attr ${path}: cannot encode a ${typeof v}`)
+  }
+  return conv(attrs ?? {}, 'attrs') as Record<string, unknown>
+}
+
+export function encodeEntry (e: TraceEntry | SkeletonEntry): Uint8Array {
+  return encode(e)
+}
+
+export function entryHash (e: TraceEntry): Uint8Array {
+  return sha256(encodeEntry(e))
+}
+
+export type SkeletonEntry = Omit<TraceEntry, 'inputs' | 'outputs'> & {
+  inputs: Array<Omit<TraceInput, 'commitment' | 'value'>>
+  outputs: Array<Omit<TraceOutput, 'commitment'>>
+}
+
+export function skeletonOf (e: TraceEntry): SkeletonEntry {
+  return {
+    index: e.index,
+    kernel: e.kernel,
+    attrs: e.attrs,
+    inputs: e.inputs.map(i => ({ name: i.name, ref: i.ref, dtype: i.dtype, shape: i.shape })),
+    outputs: e.outputs.map(o => ({ dtype: o.dtype, shape: o.shape }))
+  }
+}
+
+export function traceRoot (entries: readonly TraceEntry[]): string {
+  return toHex(merkleRoot(entries.map(entryHash)))
+}
+
+export function skeletonRoot (entries: readonly TraceEntry[]): string {
+  return toHex(merkleRoot(entries.map(e => sha256(encodeEntry(skeletonOf(e))))))
+}
+
+export function proveEntry (entries: readonly TraceEntry[], index: number): string[] {
+  return merkleProof(entries.map(entryHash), index).map(toHex)
+}
+
+/** Structural checks of a trace (refs point backwards, indexes in order). */
+export function validateTrace (entries: readonly TraceEntry[], stateSize: number): void {
+  entries.forEach((e, i) => {
+    if (e.index !== i) throw new Error(`trace entry ${i} has index ${e.index}`)
+    if (typeof e.kernel !== 'string' || e.kernel.length === 0) throw new Error(`trace entry ${i}: no kernel`)
+    for (const inp of e.inputs) {
+      const r = inp.ref
+      if (r.kind === 'state' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < stateSize)) throw new Error(`trace entry ${i}: state ref ${r.index} out of range`)
+      if (r.kind === 'op' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < i && r.output >= 0 && r.output < entries[r.index].outputs.length)) throw new Error(`trace entry ${i}: op ref must point to an earlier op's output`)
+      if (r.kind === 'op') {
+        const src = entries[r.index].outputs[r.output]
+        if (src.commitment !== inp.commitment || src.dtype !== inp.dtype) throw new Error(`trace entry ${i}: input ${inp.name} does not match output ${r.output} of op ${r.index}`)
+      }
+    }
+  })
+}
