@@ -1,0 +1,39 @@
+import { Keyring } from '@polkadot/keyring'
+import { u8aToHex } from '@polkadot/util'
+import { cryptoWaitReady } from '@polkadot/util-crypto'
+import type { GenesisConfig } from './runtime/executive.js'
+
+// The dev chain spec: well-known sr25519 dev accounts, all funded, and the
+// arbitration parameters. 1 UNIT = 10^12 planck (12 decimals).
+
+export const UNIT = 1_000_000_000_000n
+export const DEV_ACCOUNTS = ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', ...Array.from({ length: 8 }, (_, i) => `Peer${i + 1}`)]
+export const DEV_FUNDS = 1_000_000_000n * UNIT
+
+export interface DevSpecOptions {
+  /** probability of a Truebit forced error per task, parts per million */
+  forcedErrorPpm?: number
+  /** more accounts to fund: SURIs like //Bench0 */
+  extraAccounts?: string[]
+}
+
+export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
+  await cryptoWaitReady()
+  const keyring = new Keyring({ type: 'sr25519' })
+  const uris = [...DEV_ACCOUNTS.map(n => `//${n}`), ...(o.extraAccounts ?? [])]
+  return {
+    balances: uris.map(u => [u8aToHex(keyring.addFromUri(u).publicKey), DEV_FUNDS]),
+    constants: { blockHashCount: 4096, ss58Prefix: 42, existentialDeposit: 1_000_000n },
+    arbitration: {
+      minStake: 1000n * UNIT,
+      disputeBond: 100n * UNIT,
+      disputeClock: 20,
+      slashPpm: 500_000,
+      winnerSharePpm: 500_000,
+      missedDeadlineSlashPpm: 100_000,
+      jackpot: 200n * UNIT,
+      forcedErrorPpm: o.forcedErrorPpm ?? 0,
+      maxCheckpoints: 4096
+    }
+  }
+}

@@ -1,0 +1,489 @@
+import { hexToU8a } from '@polkadot/util'
+import { AdjudicationRejected, adjudicateClaim, type PlainClaim } from './adjudication.js'
+import { TREASURY, payFromTreasury, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import type { Plain } from './codec.js'
+import type { Context } from './context.js'
+import { forcedErrorStep, pickWeighted, ppmOf, selectionSeed } from './randomness.js'
+import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER } from './spec.js'
+
+// The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
+// proof commitment, verdicts, disputes with chess clocks, single-element
+// adjudication, slashing, jackpot and settlement. Pure state transitions.
+
+const P = 'Arbitration'
+const ZERO_HASH = '0x' + '00'.repeat(32)
+const MAX_PEER_ID = 128
+const MAX_VERIFIERS = 64
+const MAX_CHECKED_STEPS = 1024
+
+export interface Params {
+  minStake: bigint
+  disputeBond: bigint
+  disputeClock: number
+  slashPpm: number
+  winnerSharePpm: number
+  missedDeadlineSlashPpm: number
+  jackpot: bigint
+  forcedErrorPpm: number
+  maxCheckpoints: number
+}
+
+export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }
+export interface Verdict { verifier: string, accept: boolean, checkedSteps: number[], void: boolean }
+export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed'
+export interface TaskInfo {
+  submitter: string
+  programHash: string
+  datasetRoot: string
+  skeletonRoot: string
+  steps: number
+  checkpointEvery: number
+  escrow: bigint
+  solverReward: bigint
+  verifierReward: bigint
+  verifierCount: number
+  challengeWindow: number
+  solveTimeout: number
+  phase: TaskPhase
+  solver: string | null
+  deadline: number
+  excluded: string[]
+  proofRoot: string
+  finalStateRoot: string
+  stepCount: number
+  checkpoints: string[]
+  committedAt: number
+  challengeEnd: number
+  selectionSeed: string
+  forcedError: number | null
+  solverFailed: boolean
+  verdicts: Verdict[]
+  openDisputes: number
+  createdAt: number
+}
+export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
+export type PartyName = 'Challenger' | 'Defender'
+export interface DisputeInfo {
+  taskId: bigint
+  challenger: string
+  defender: string
+  kind: DisputeKind
+  disputedStep: number
+  bond: bigint
+  turn: PartyName
+  challengerClock: number
+  defenderClock: number
+  lastMoveAt: number
+  moves: number
+  lastMove: string
+  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
+  openedAt: number
+}
+
+// ---- storage helpers ----
+const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
+const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
+const putNode = (ctx: Context, who: string, n: NodeInfo): void => ctx.store.put(P, 'Nodes', who, n)
+function getTask (ctx: Context, id: bigint): TaskInfo {
+  const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+  if (t === undefined) ctx.fail(P, 'TaskNotFound')
+  return t
+}
+const putTask = (ctx: Context, id: bigint, t: TaskInfo): void => ctx.store.put(P, 'Tasks', id, t)
+function getDispute (ctx: Context, id: bigint): DisputeInfo {
+  const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)
+  if (d === undefined) ctx.fail(P, 'DisputeNotFound')
+  return d
+}
+const putDispute = (ctx: Context, id: bigint, d: DisputeInfo): void => ctx.store.put(P, 'Disputes', id, d)
+function requireNode (ctx: Context, who: string): NodeInfo {
+  const n = getNode(ctx, who)
+  if (n === undefined) ctx.fail(P, 'NotRegistered')
+  return n
+}
+function adjustActive (ctx: Context, who: string | null, delta: number): void {
+  if (who === null) return
+  const n = getNode(ctx, who)
+  if (n === undefined) return
+  n.activeTasks = Math.max(0, n.activeTasks + delta)
+  putNode(ctx, who, n)
+}
+
+function validPeerId (hex: string): boolean {
+  const b = hexToU8a(hex)
+  return b.length > 0 && b.length <= MAX_PEER_ID && b.every(c => c > 0x20 && c < 0x7f)
+}
+
+// ---- nodes ----
+export function registerNode (ctx: Context, who: string, a: { peerId: string, roles: number, stake: bigint }): void {
+  ctx.ensure(getNode(ctx, who) === undefined, P, 'AlreadyRegistered')
+  ctx.ensure(validPeerId(a.peerId), P, 'InvalidPeerId')
+  ctx.ensure(a.roles > 0 && (a.roles & ~ROLE_ALL) === 0, P, 'InvalidRoles')
+  ctx.ensure(ctx.store.get(P, 'PeerOwner', a.peerId) === undefined, P, 'PeerIdTaken')
+  ctx.ensure(a.stake >= params(ctx).minStake, P, 'InsufficientStake')
+  reserve(ctx, who, a.stake, [P, 'InsufficientStake'])
+  putNode(ctx, who, { peerId: a.peerId, roles: a.roles, stake: a.stake, activeTasks: 0, registeredAt: ctx.now })
+  ctx.store.put(P, 'PeerOwner', a.peerId, who)
+  const list = ctx.store.read<string[]>(P, 'Registered')
+  ctx.store.put(P, 'Registered', undefined, [...list, who])
+  ctx.emit(P, 'NodeRegistered', { who, peerId: a.peerId, roles: a.roles, stake: a.stake })
+}
+
+export function addStake (ctx: Context, who: string, a: { amount: bigint }): void {
+  const n = requireNode(ctx, who)
+  ctx.ensure(a.amount > 0n, P, 'InsufficientStake')
+  reserve(ctx, who, a.amount, [P, 'InsufficientStake'])
+  n.stake += a.amount
+  putNode(ctx, who, n)
+  ctx.emit(P, 'StakeAdded', { who, amount: a.amount, total: n.stake })
+}
+
+export function setRoles (ctx: Context, who: string, a: { roles: number }): void {
+  const n = requireNode(ctx, who)
+  ctx.ensure(a.roles > 0 && (a.roles & ~ROLE_ALL) === 0, P, 'InvalidRoles')
+  n.roles = a.roles
+  putNode(ctx, who, n)
+  ctx.emit(P, 'RolesChanged', { who, roles: a.roles })
+}
+
+export function unregisterNode (ctx: Context, who: string): void {
+  const n = requireNode(ctx, who)
+  ctx.ensure(n.activeTasks === 0, P, 'HasActiveTasks')
+  unreserve(ctx, who, n.stake)
+  ctx.store.remove(P, 'Nodes', who)
+  ctx.store.remove(P, 'PeerOwner', n.peerId)
+  ctx.store.put(P, 'Registered', undefined, ctx.store.read<string[]>(P, 'Registered').filter(x => x !== who))
+  ctx.emit(P, 'NodeUnregistered', { who, returned: n.stake })
+}
+
+// ---- tasks ----
+export interface SubmitTaskArgs {
+  programHash: string
+  datasetRoot: string
+  skeletonRoot: string
+  steps: number
+  checkpointEvery: number
+  escrow: bigint
+  solverReward: bigint
+  verifierReward: bigint
+  verifierCount: number
+  challengeWindow: number
+  solveTimeout: number
+}
+
+export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigint {
+  ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
+  ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
+  reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
+  const id = ctx.store.read<bigint>(P, 'NextTaskId')
+  ctx.store.put(P, 'NextTaskId', undefined, id + 1n)
+  const t: TaskInfo = {
+    ...a,
+    submitter: who,
+    phase: 'Unassigned',
+    solver: null,
+    deadline: 0,
+    excluded: [],
+    proofRoot: ZERO_HASH,
+    finalStateRoot: ZERO_HASH,
+    stepCount: 0,
+    checkpoints: [],
+    committedAt: 0,
+    challengeEnd: 0,
+    selectionSeed: ZERO_HASH,
+    forcedError: null,
+    solverFailed: false,
+    verdicts: [],
+    openDisputes: 0,
+    createdAt: ctx.now
+  }
+  putTask(ctx, id, t)
+  ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
+  ctx.emit(P, 'TaskSubmitted', { taskId: id, submitter: who, escrow: a.escrow })
+  return id
+}
+
+/** Stake-weighted selection among registered solvers not excluded; randomness = parent block hash. */
+function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
+  const p = params(ctx)
+  const candidates: Array<{ account: string, stake: bigint }> = []
+  for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
+    if (acc === t.submitter || t.excluded.includes(acc)) continue
+    const n = getNode(ctx, acc)
+    if (n !== undefined && (n.roles & ROLE_SOLVER) !== 0 && n.stake >= p.minStake) candidates.push({ account: acc, stake: n.stake })
+  }
+  const seed = selectionSeed(ctx.block.parentHash, id, t.excluded.length)
+  const solver = pickWeighted(seed, candidates)
+  if (solver === undefined) {
+    if (announceFailure) ctx.emit(P, 'NoSolverAvailable', { taskId: id })
+    putTask(ctx, id, t)
+    return
+  }
+  t.phase = 'Solving'
+  t.solver = solver
+  t.deadline = ctx.now + t.solveTimeout
+  t.selectionSeed = seed
+  t.forcedError = forcedErrorStep(seed, t.steps, p.forcedErrorPpm)
+  putTask(ctx, id, t)
+  adjustActive(ctx, solver, 1)
+  ctx.emit(P, 'SolverSelected', { taskId: id, solver, deadline: t.deadline })
+}
+
+export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): void {
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
+  ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
+  adjustActive(ctx, who, -1)
+  t.excluded.push(who)
+  t.solver = null
+  t.phase = 'Unassigned'
+  ctx.emit(P, 'TaskReleased', { taskId: a.taskId, solver: who })
+  trySelect(ctx, a.taskId, t, true)
+}
+
+export function commitProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): void {
+  const t = getTask(ctx, a.taskId)
+  if (t.solver !== who && t.excluded.includes(who)) ctx.fail(P, 'DeadlineMissed')
+  ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
+  ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
+  ctx.ensure(ctx.now <= t.deadline, P, 'DeadlineMissed')
+  ctx.ensure(a.stepCount > 0 && a.stepCount <= t.steps, P, 'InvalidStep')
+  ctx.ensure(a.checkpoints.length <= params(ctx).maxCheckpoints, P, 'TooManyCheckpoints')
+  t.phase = 'Verifying'
+  t.proofRoot = a.proofRoot
+  t.finalStateRoot = a.finalStateRoot
+  t.stepCount = a.stepCount
+  t.checkpoints = a.checkpoints
+  t.committedAt = ctx.now
+  t.challengeEnd = ctx.now + t.challengeWindow
+  putTask(ctx, a.taskId, t)
+  // the verification randomness is the hash of the NEXT block, which the solver cannot steer
+  ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
+}
+
+export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, accept: boolean, checkedSteps: number[] }): void {
+  const n = requireNode(ctx, who)
+  ctx.ensure((n.roles & ROLE_VERIFIER) !== 0, P, 'NotVerifier')
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.solver !== who, P, 'SolverCannotVerify')
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
+  ctx.ensure(t.verdicts.length < t.verifierCount, P, 'VerifiersFull')
+  ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
+  t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
+  putTask(ctx, a.taskId, t)
+  ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
+}
+
+// ---- disputes ----
+export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
+  requireNode(ctx, who)
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ctx.ensure(a.disputedStep < t.stepCount, P, 'InvalidStep')
+  ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
+  if (a.kind === 'SolverProof') ctx.ensure(a.defender === t.solver, P, 'InvalidDefender')
+  else ctx.ensure(t.verdicts.some(v => v.verifier === a.defender && !v.void), P, 'InvalidDefender')
+  ctx.ensure(a.defender !== who, P, 'InvalidDefender')
+  const p = params(ctx)
+  reserve(ctx, who, p.disputeBond)
+  const id = ctx.store.read<bigint>(P, 'NextDisputeId')
+  ctx.store.put(P, 'NextDisputeId', undefined, id + 1n)
+  const d: DisputeInfo = {
+    taskId: a.taskId,
+    challenger: who,
+    defender: a.defender,
+    kind: a.kind,
+    disputedStep: a.disputedStep,
+    bond: p.disputeBond,
+    turn: 'Defender',
+    challengerClock: p.disputeClock,
+    defenderClock: p.disputeClock,
+    lastMoveAt: ctx.now,
+    moves: 0,
+    lastMove: ZERO_HASH,
+    status: 'Open',
+    openedAt: ctx.now
+  }
+  putDispute(ctx, id, d)
+  t.openDisputes += 1
+  putTask(ctx, a.taskId, t)
+  adjustActive(ctx, who, 1)
+  adjustActive(ctx, a.defender, 1)
+  ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })
+  return id
+}
+
+function partyOf (d: DisputeInfo, who: string): PartyName | undefined {
+  return who === d.challenger ? 'Challenger' : who === d.defender ? 'Defender' : undefined
+}
+const clockOf = (d: DisputeInfo, p: PartyName): number => p === 'Challenger' ? d.challengerClock : d.defenderClock
+
+export function recordMove (ctx: Context, who: string, a: { disputeId: bigint, moveHash: string }): void {
+  const d = getDispute(ctx, a.disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  const party = partyOf(d, who)
+  ctx.ensure(party !== undefined, P, 'NotParty')
+  ctx.ensure(d.turn === party, P, 'NotYourTurn')
+  const elapsed = ctx.now - d.lastMoveAt
+  const left = clockOf(d, party)
+  ctx.ensure(elapsed <= left, P, 'ClockExpired')
+  if (party === 'Challenger') d.challengerClock = left - elapsed
+  else d.defenderClock = left - elapsed
+  d.turn = party === 'Challenger' ? 'Defender' : 'Challenger'
+  d.lastMoveAt = ctx.now
+  d.moves += 1
+  d.lastMove = a.moveHash
+  putDispute(ctx, a.disputeId, d)
+  ctx.emit(P, 'MoveRecorded', { disputeId: a.disputeId, who, moveHash: a.moveHash })
+}
+
+export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint }): void {
+  const d = getDispute(ctx, a.disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  ctx.ensure(ctx.now - d.lastMoveAt > clockOf(d, d.turn), P, 'ClockNotExpired')
+  resolve(ctx, a.disputeId, d, d.turn === 'Challenger' ? 'Defender' : 'Challenger', 'Timeout')
+}
+
+/**
+ * Links the claim's agreed inputs to what the parties committed. Today it
+ * checks what the chain can check by itself: the dispute exists, is open, and
+ * the caller is one of its parties. NOT YET CHECKED (issue 7 adds them; see
+ * docs/pallet-interface.md): both parties' signatures over the bisection's final
+ * agreement (op index, input roots, each party's output root), membership of
+ * state-tensor inputs in the agreed pre-state root (proveStateTensor), that the
+ * op shape matches the committed program/trace, and that `runtime` is the
+ * task's pinned runtime.
+ */
+export function checkAgreement (ctx: Context, who: string, disputeId: bigint, _claim: PlainClaim): DisputeInfo {
+  const d = getDispute(ctx, disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  ctx.ensure(partyOf(d, who) !== undefined, P, 'NotParty')
+  return d
+}
+
+export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: PlainClaim }): void {
+  const d = checkAgreement(ctx, who, a.disputeId, a.claim)
+  let r
+  try {
+    r = adjudicateClaim(ctx.reference, a.claim)
+  } catch (e) {
+    if (e instanceof AdjudicationRejected) ctx.fail(P, e.reason)
+    throw e
+  }
+  ctx.ensure(r.challengerBits !== r.defenderBits, P, 'ElementsAgree')
+  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, computedBits: r.computedBits, challengerBits: r.challengerBits, defenderBits: r.defenderBits })
+  // the defender's claim is what is on trial: it wins iff its element is the reference value
+  resolve(ctx, a.disputeId, d, r.defenderBits === r.computedBits ? 'Defender' : 'Challenger', 'Adjudicated')
+}
+
+/** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */
+function slashStake (ctx: Context, loser: string, winner: string, amount: bigint): bigint {
+  const p = params(ctx)
+  const n = getNode(ctx, loser)
+  const take = n === undefined ? 0n : (amount < n.stake ? amount : n.stake)
+  if (n === undefined || take === 0n) return 0n
+  n.stake -= take
+  putNode(ctx, loser, n)
+  const toWinner = ppmOf(take, p.winnerSharePpm)
+  repatriateReserved(ctx, loser, winner, toWinner)
+  slashReserved(ctx, loser, take - toWinner)
+  ctx.emit(P, 'Slashed', { who: loser, amount: take, toWinner, toTreasury: take - toWinner })
+  return take
+}
+
+function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
+  const p = params(ctx)
+  const t = getTask(ctx, d.taskId)
+  const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
+  const loser = winnerParty === 'Challenger' ? d.defender : d.challenger
+  let slashed = 0n
+  let forced = false
+  if (winnerParty === 'Challenger') {
+    unreserve(ctx, d.challenger, d.bond)
+    forced = d.kind === 'SolverProof' && t.forcedError === d.disputedStep && how === 'Adjudicated'
+    if (forced) {
+      // Truebit: a found forced error pays the jackpot; the solver is not slashed
+      const paid = payFromTreasury(ctx, d.challenger, p.jackpot)
+      ctx.emit(P, 'JackpotPaid', { who: d.challenger, amount: paid })
+    } else {
+      const n = getNode(ctx, d.defender)
+      slashed = slashStake(ctx, d.defender, d.challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
+      if (d.kind === 'SolverProof') t.solverFailed = true
+      else t.verdicts = t.verdicts.map(v => v.verifier === d.defender ? { ...v, void: true } : v)
+    }
+  } else {
+    // the challenger loses its bond: a share to the defender, the rest to the treasury
+    const toWinner = ppmOf(d.bond, p.winnerSharePpm)
+    repatriateReserved(ctx, d.challenger, d.defender, toWinner)
+    slashReserved(ctx, d.challenger, d.bond - toWinner)
+    slashed = d.bond
+    ctx.emit(P, 'Slashed', { who: d.challenger, amount: d.bond, toWinner, toTreasury: d.bond - toWinner })
+  }
+  d.status = winnerParty === 'Challenger' ? 'ChallengerWon' : 'DefenderWon'
+  putDispute(ctx, id, d)
+  t.openDisputes = Math.max(0, t.openDisputes - 1)
+  putTask(ctx, d.taskId, t)
+  adjustActive(ctx, d.challenger, -1)
+  adjustActive(ctx, d.defender, -1)
+  ctx.emit(P, 'DisputeResolved', { disputeId: id, winner, loser, how, slashed, forcedError: forced })
+}
+
+// ---- block hooks ----
+function settle (ctx: Context, id: bigint, t: TaskInfo): void {
+  const success = !t.solverFailed
+  let solverPaid = 0n
+  let verifiersPaid = 0n
+  if (success && t.solver !== null) {
+    repatriateReserved(ctx, t.submitter, t.solver, t.solverReward)
+    solverPaid = t.solverReward
+  }
+  // verifiers are paid for a verdict that stood: accept on success, reject on failure
+  for (const v of t.verdicts) {
+    if (!v.void && v.accept === success) {
+      repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
+      verifiersPaid += t.verifierReward
+    }
+  }
+  const refunded = t.escrow - solverPaid - verifiersPaid
+  unreserve(ctx, t.submitter, refunded)
+  adjustActive(ctx, t.solver, -1)
+  t.phase = success ? 'Settled' : 'Failed'
+  putTask(ctx, id, t)
+  ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
+}
+
+/** on_initialize: selection retries, solver timeouts, settlement after the challenge window. */
+export function onInitialize (ctx: Context): void {
+  const open = ctx.store.read<bigint[]>(P, 'OpenTasks')
+  if (open.length === 0) return
+  const still: bigint[] = []
+  for (const id of open) {
+    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+    if (t === undefined) continue
+    if (t.phase === 'Unassigned') {
+      trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
+    } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
+      const solver = t.solver
+      const n = getNode(ctx, solver)
+      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, ppmOf(n.stake, params(ctx).missedDeadlineSlashPpm))
+      adjustActive(ctx, solver, -1)
+      t.excluded.push(solver)
+      t.solver = null
+      t.phase = 'Unassigned'
+      ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
+      trySelect(ctx, id, t, true)
+    } else if (t.phase === 'Verifying' && ctx.now > t.challengeEnd && t.openDisputes === 0) {
+      settle(ctx, id, t)
+    }
+    const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+    if (after !== undefined && after.phase !== 'Settled' && after.phase !== 'Failed') still.push(id)
+  }
+  if (still.length !== open.length) ctx.store.put(P, 'OpenTasks', undefined, still)
+}
+
+export function genesisParams (p: Params): Plain {
+  return p as unknown as Plain
+}

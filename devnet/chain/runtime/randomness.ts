@@ -1,0 +1,54 @@
+import { hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
+import { blake2AsU8a } from '@polkadot/util-crypto'
+
+// Chain randomness, pure and public so any peer can recompute it: the solver
+// learns its forced-error step, verifiers derive their sampled steps.
+
+function u64le (n: bigint | number): Uint8Array {
+  const b = new Uint8Array(8)
+  new DataView(b.buffer).setBigUint64(0, BigInt(n), true)
+  return b
+}
+
+/** Seed for solver selection of `taskId` at attempt `attempt`, from the parent block hash. */
+export function selectionSeed (parentHash: string, taskId: bigint, attempt: number): string {
+  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('select'), hexToU8a(parentHash), u64le(taskId), u64le(attempt))))
+}
+
+function readU128 (seed: string): bigint {
+  const b = hexToU8a(seed)
+  let x = 0n
+  for (let i = 15; i >= 0; i--) x = (x << 8n) | BigInt(b[i])
+  return x
+}
+
+/** Stake-weighted pick; candidates are sorted by account so the order is canonical. */
+export function pickWeighted (seed: string, candidates: Array<{ account: string, stake: bigint }>): string | undefined {
+  const c = candidates.filter(x => x.stake > 0n).sort((a, b) => a.account < b.account ? -1 : a.account > b.account ? 1 : 0)
+  const total = c.reduce((s, x) => s + x.stake, 0n)
+  if (total === 0n) return undefined
+  let r = readU128(seed) % total
+  for (const x of c) {
+    if (r < x.stake) return x.account
+    r -= x.stake
+  }
+  return c[c.length - 1].account
+}
+
+/**
+ * Truebit forced error: with probability ppm/1e6 the solver must corrupt one
+ * step (the returned index, in [0, steps)) and is not slashed when caught.
+ * `seed` is the selection seed of the attempt that picked the solver.
+ */
+export function forcedErrorStep (seed: string, steps: number, ppm: number): number | null {
+  if (steps <= 0 || ppm <= 0) return null
+  const h = blake2AsU8a(u8aConcat(new TextEncoder().encode('forced'), hexToU8a(seed)))
+  const dv = new DataView(h.buffer, h.byteOffset)
+  if (dv.getUint32(0, true) % 1_000_000 >= ppm) return null
+  return dv.getUint32(4, true) % steps
+}
+
+/** ppm share of an amount, rounded down. */
+export function ppmOf (amount: bigint, ppm: number): bigint {
+  return amount * BigInt(ppm) / 1_000_000n
+}

@@ -1,0 +1,301 @@
+import type { Fields, NamedTypes } from './types.js'
+
+// The declarative description of the runtime: every type, storage item, call,
+// event, error and constant of every pallet. Metadata V14 is generated from it,
+// and it is the interface a production Substrate pallet must implement
+// (docs/pallet-interface.md). Names are the Rust ones (snake_case calls and
+// fields); polkadot.js exposes them camelCased (api.tx.arbitration.submitTask).
+
+export type Hasher = 'Blake2_128Concat' | 'Twox64Concat' | 'Identity'
+
+export interface StorageSpec {
+  name: string
+  type: string
+  /** map key type; absent for a plain value */
+  key?: string
+  hasher?: Hasher
+  /** Default: a missing value reads as the type's zero value; Optional: as None */
+  modifier: 'Default' | 'Optional'
+  docs: string
+}
+
+export interface CallSpec { name: string, index: number, args: Fields, docs: string }
+export interface EventSpec { name: string, fields: Fields, docs: string }
+export interface ErrorSpec { name: string, docs: string }
+export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string }
+
+export interface PalletSpec {
+  name: string
+  index: number
+  storage: StorageSpec[]
+  calls: CallSpec[]
+  events: EventSpec[]
+  errors: ErrorSpec[]
+  constants: ConstantSpec[]
+}
+
+export const RUNTIME_PATH = 'proofswarm_runtime'
+
+// Node roles, a bitmask in NodeInfo.roles.
+export const ROLE_SUBMITTER = 1
+export const ROLE_SOLVER = 2
+export const ROLE_VERIFIER = 4
+export const ROLE_WHISTLEBLOWER = 8
+export const ROLE_ALL = 15
+
+const SLICE_PROOF: Fields = [['dtype', 'TensorDType'], ['shape', 'Vec<u32>'], ['axis', 'SliceAxis'], ['index', 'u32'], ['bytes', 'Vec<u8>'], ['siblings', 'Vec<H256>'], ['other_root', 'H256']]
+
+export const NAMED_TYPES: NamedTypes = {
+  // ---- standard Substrate types (paths polkadot.js special-cases) ----
+  AccountId: { path: ['sp_core', 'crypto', 'AccountId32'], fields: [[null, '[u8; 32]']] },
+  H256: { path: ['primitive_types', 'H256'], fields: [[null, '[u8; 32]']] },
+  MultiAddress: {
+    path: ['sp_runtime', 'multiaddress', 'MultiAddress'],
+    params: [['AccountId', 'AccountId'], ['AccountIndex', '()']],
+    variants: [{ name: 'Id', fields: [[null, 'AccountId']] }, { name: 'Index', fields: [[null, 'Compact<()>']] }, { name: 'Raw', fields: [[null, 'Vec<u8>']] }, { name: 'Address32', fields: [[null, '[u8; 32]']] }, { name: 'Address20', fields: [[null, '[u8; 20]']] }]
+  },
+  MultiSignature: {
+    path: ['sp_runtime', 'MultiSignature'],
+    variants: [{ name: 'Ed25519', fields: [[null, '[u8; 64]']] }, { name: 'Sr25519', fields: [[null, '[u8; 64]']] }, { name: 'Ecdsa', fields: [[null, '[u8; 65]']] }]
+  },
+  Era: { path: ['sp_runtime', 'generic', 'era', 'Era'], variants: [{ name: 'Immortal' }] },
+  UncheckedExtrinsic: {
+    path: ['sp_runtime', 'generic', 'unchecked_extrinsic', 'UncheckedExtrinsic'],
+    params: [['Address', 'MultiAddress'], ['Call', 'RuntimeCall'], ['Signature', 'MultiSignature'], ['Extra', 'SignedExtra']],
+    fields: [[null, 'Vec<u8>']]
+  },
+  CheckNonZeroSender: { path: ['frame_system', 'extensions', 'check_non_zero_sender', 'CheckNonZeroSender'], fields: [] },
+  CheckSpecVersion: { path: ['frame_system', 'extensions', 'check_spec_version', 'CheckSpecVersion'], fields: [] },
+  CheckTxVersion: { path: ['frame_system', 'extensions', 'check_tx_version', 'CheckTxVersion'], fields: [] },
+  CheckGenesis: { path: ['frame_system', 'extensions', 'check_genesis', 'CheckGenesis'], fields: [] },
+  CheckMortality: { path: ['frame_system', 'extensions', 'check_mortality', 'CheckMortality'], fields: [[null, 'Era']] },
+  CheckNonce: { path: ['frame_system', 'extensions', 'check_nonce', 'CheckNonce'], fields: [[null, 'Compact<u32>']] },
+  CheckWeight: { path: ['frame_system', 'extensions', 'check_weight', 'CheckWeight'], fields: [] },
+  ChargeTransactionPayment: { path: ['pallet_transaction_payment', 'ChargeTransactionPayment'], fields: [[null, 'Compact<u128>']] },
+  SignedExtra: { path: [RUNTIME_PATH, 'SignedExtra'], fields: [['extensions', '(CheckNonZeroSender, CheckSpecVersion, CheckTxVersion, CheckGenesis, CheckMortality, CheckNonce, CheckWeight, ChargeTransactionPayment)']] },
+  Runtime: { path: [RUNTIME_PATH, 'Runtime'], fields: [] },
+  RuntimeCall: { path: [RUNTIME_PATH, 'RuntimeCall'], variants: [] }, // filled by buildMetadata from the pallets
+  RuntimeEvent: { path: [RUNTIME_PATH, 'RuntimeEvent'], variants: [] },
+  EventRecord: {
+    path: ['frame_system', 'EventRecord'],
+    params: [['E', 'RuntimeEvent'], ['T', 'H256']],
+    fields: [['phase', 'Phase'], ['event', 'RuntimeEvent'], ['topics', 'Vec<H256>']]
+  },
+  Phase: { path: ['frame_system', 'Phase'], variants: [{ name: 'ApplyExtrinsic', fields: [[null, 'u32']] }, { name: 'Finalization' }, { name: 'Initialization' }] },
+  Weight: { path: ['sp_weights', 'weight_v2', 'Weight'], fields: [['ref_time', 'Compact<u64>'], ['proof_size', 'Compact<u64>']] },
+  DispatchClass: { path: ['frame_support', 'dispatch', 'DispatchClass'], variants: [{ name: 'Normal' }, { name: 'Operational' }, { name: 'Mandatory' }] },
+  Pays: { path: ['frame_support', 'dispatch', 'Pays'], variants: [{ name: 'Yes' }, { name: 'No' }] },
+  DispatchInfo: { path: ['frame_support', 'dispatch', 'DispatchInfo'], fields: [['weight', 'Weight'], ['class', 'DispatchClass'], ['pays_fee', 'Pays']] },
+  ModuleError: { path: ['sp_runtime', 'ModuleError'], fields: [['index', 'u8'], ['error', '[u8; 4]']] },
+  TokenError: { path: ['sp_runtime', 'TokenError'], variants: ['FundsUnavailable', 'OnlyProvider', 'BelowMinimum', 'CannotCreate', 'UnknownAsset', 'Frozen', 'Unsupported', 'CannotCreateHold', 'NotExpendable', 'Blocked'].map(name => ({ name })) },
+  ArithmeticError: { path: ['sp_arithmetic', 'ArithmeticError'], variants: [{ name: 'Underflow' }, { name: 'Overflow' }, { name: 'DivisionByZero' }] },
+  TransactionalError: { path: ['sp_runtime', 'TransactionalError'], variants: [{ name: 'LimitReached' }, { name: 'NoLayer' }] },
+  DispatchError: {
+    path: ['sp_runtime', 'DispatchError'],
+    variants: [
+      { name: 'Other' }, { name: 'CannotLookup' }, { name: 'BadOrigin' }, { name: 'Module', fields: [[null, 'ModuleError']] },
+      { name: 'ConsumerRemaining' }, { name: 'NoProviders' }, { name: 'TooManyConsumers' }, { name: 'Token', fields: [[null, 'TokenError']] },
+      { name: 'Arithmetic', fields: [[null, 'ArithmeticError']] }, { name: 'Transactional', fields: [[null, 'TransactionalError']] },
+      { name: 'Exhausted' }, { name: 'Corruption' }, { name: 'Unavailable' }, { name: 'RootNotAllowed' }
+    ]
+  },
+  AccountData: { path: ['pallet_balances', 'types', 'AccountData'], params: [['Balance', 'u128']], fields: [['free', 'u128'], ['reserved', 'u128'], ['frozen', 'u128'], ['flags', 'ExtraFlags']] },
+  ExtraFlags: { path: ['pallet_balances', 'types', 'ExtraFlags'], fields: [[null, 'u128']] },
+  AccountInfo: { path: ['frame_system', 'AccountInfo'], params: [['Nonce', 'u32'], ['AccountData', 'AccountData']], fields: [['nonce', 'u32'], ['consumers', 'u32'], ['providers', 'u32'], ['sufficients', 'u32'], ['data', 'AccountData']] },
+
+  // ---- arbitration ----
+  NodeInfo: { path: ['pallet_arbitration', 'types', 'NodeInfo'], fields: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['active_tasks', 'u32'], ['registered_at', 'u32']] },
+  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed'].map(name => ({ name })) },
+  Verdict: { path: ['pallet_arbitration', 'types', 'Verdict'], fields: [['verifier', 'AccountId'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>'], ['void', 'bool']] },
+  TaskInfo: {
+    path: ['pallet_arbitration', 'types', 'TaskInfo'],
+    fields: [
+      ['submitter', 'AccountId'], ['program_hash', 'H256'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'],
+      ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'],
+      ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32'],
+      ['phase', 'TaskPhase'], ['solver', 'Option<AccountId>'], ['deadline', 'u32'], ['excluded', 'Vec<AccountId>'],
+      ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>'],
+      ['committed_at', 'u32'], ['challenge_end', 'u32'], ['selection_seed', 'H256'], ['forced_error', 'Option<u32>'], ['solver_failed', 'bool'],
+      ['verdicts', 'Vec<Verdict>'], ['open_disputes', 'u32'], ['created_at', 'u32']
+    ]
+  },
+  DisputeKind: { path: ['pallet_arbitration', 'types', 'DisputeKind'], variants: [{ name: 'SolverProof' }, { name: 'VerifierVerdict' }] },
+  Party: { path: ['pallet_arbitration', 'types', 'Party'], variants: [{ name: 'Challenger' }, { name: 'Defender' }] },
+  DisputeStatus: { path: ['pallet_arbitration', 'types', 'DisputeStatus'], variants: [{ name: 'Open' }, { name: 'ChallengerWon' }, { name: 'DefenderWon' }] },
+  Resolution: { path: ['pallet_arbitration', 'types', 'Resolution'], variants: [{ name: 'Adjudicated' }, { name: 'Timeout' }] },
+  DisputeInfo: {
+    path: ['pallet_arbitration', 'types', 'DisputeInfo'],
+    fields: [
+      ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32'],
+      ['bond', 'u128'], ['turn', 'Party'], ['challenger_clock', 'u32'], ['defender_clock', 'u32'], ['last_move_at', 'u32'],
+      ['moves', 'u32'], ['last_move', 'H256'], ['status', 'DisputeStatus'], ['opened_at', 'u32']
+    ]
+  },
+  ArbitrationParams: {
+    path: ['pallet_arbitration', 'types', 'Params'],
+    fields: [
+      ['min_stake', 'u128'], ['dispute_bond', 'u128'], ['dispute_clock', 'u32'], ['slash_ppm', 'u32'], ['winner_share_ppm', 'u32'],
+      ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32']
+    ]
+  },
+  TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
+  SliceAxis: { path: ['pallet_arbitration', 'claim', 'SliceAxis'], variants: [{ name: 'Row' }, { name: 'Col' }] },
+  TensorSpec: { path: ['pallet_arbitration', 'claim', 'TensorSpec'], fields: [['shape', 'Vec<u32>'], ['dtype', 'TensorDType']] },
+  SliceProof: { path: ['pallet_arbitration', 'claim', 'SliceProof'], fields: SLICE_PROOF },
+  OpShape: {
+    path: ['pallet_arbitration', 'claim', 'OpShape'],
+    fields: [['kernel', 'str'], ['attrs', 'Vec<u8>'], ['inputs', 'Vec<TensorSpec>'], ['output', 'TensorSpec'], ['output_index', 'Option<u32>']],
+    docs: ['attrs: canonical JSON (UTF-8, keys sorted) of the kernel attributes']
+  },
+  AdjudicationClaim: {
+    path: ['pallet_arbitration', 'claim', 'AdjudicationClaim'],
+    fields: [
+      ['runtime', 'str'], ['op', 'OpShape'], ['flat_index', 'u32'], ['input_roots', 'Vec<H256>'], ['operands', 'Vec<SliceProof>'],
+      ['challenger_output_root', 'H256'], ['challenger_row', 'SliceProof'], ['defender_output_root', 'H256'], ['defender_row', 'SliceProof']
+    ]
+  }
+}
+
+const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
+
+export const PALLETS: PalletSpec[] = [
+  {
+    name: 'System',
+    index: 0,
+    storage: [
+      { name: 'Account', key: 'AccountId', hasher: 'Blake2_128Concat', type: 'AccountInfo', modifier: 'Default', docs: 'The full account information for a particular account ID.' },
+      { name: 'BlockHash', key: 'u32', hasher: 'Twox64Concat', type: 'H256', modifier: 'Default', docs: 'Map of block numbers to block hashes.' },
+      { name: 'Number', type: 'u32', modifier: 'Default', docs: 'The current block number being processed.' },
+      { name: 'ParentHash', type: 'H256', modifier: 'Default', docs: 'Hash of the previous block.' },
+      { name: 'Events', type: 'Vec<EventRecord>', modifier: 'Default', docs: 'Events deposited for the current block.' },
+      { name: 'EventCount', type: 'u32', modifier: 'Default', docs: 'The number of events in the Events list.' }
+    ],
+    calls: [{ name: 'remark', index: 0, args: [['remark', 'Vec<u8>']], docs: 'Make some on-chain remark (no effect).' }],
+    events: [
+      { name: 'ExtrinsicSuccess', fields: [['dispatch_info', 'DispatchInfo']], docs: 'An extrinsic completed successfully.' },
+      { name: 'ExtrinsicFailed', fields: [['dispatch_error', 'DispatchError'], ['dispatch_info', 'DispatchInfo']], docs: 'An extrinsic failed.' },
+      { name: 'NewAccount', fields: [['account', 'AccountId']], docs: 'A new account was created.' },
+      { name: 'KilledAccount', fields: [['account', 'AccountId']], docs: 'An account was reaped.' }
+    ],
+    errors: [err('InvalidSpecName', 'Unused on the dev chain.'), err('CallFiltered', 'The call is not allowed.')],
+    constants: [
+      { name: 'BlockHashCount', type: 'u32', docs: 'Maximum number of block number to block hash mappings to keep.' },
+      { name: 'SS58Prefix', type: 'u16', docs: 'The SS58 address prefix.' }
+    ]
+  },
+  {
+    name: 'Balances',
+    index: 1,
+    storage: [
+      { name: 'TotalIssuance', type: 'u128', modifier: 'Default', docs: 'The total units issued in the system.' }
+    ],
+    calls: [
+      { name: 'transfer_allow_death', index: 0, args: [['dest', 'MultiAddress'], ['value', 'Compact<u128>']], docs: 'Transfer some liquid free balance to another account.' },
+      { name: 'transfer_keep_alive', index: 3, args: [['dest', 'MultiAddress'], ['value', 'Compact<u128>']], docs: 'Same as transfer_allow_death, but the sender stays above the existential deposit.' }
+    ],
+    events: [
+      { name: 'Endowed', fields: [['account', 'AccountId'], ['free_balance', 'u128']], docs: 'An account was created with some free balance.' },
+      { name: 'Transfer', fields: [['from', 'AccountId'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'Transfer succeeded.' },
+      { name: 'Reserved', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'Some balance was reserved (moved from free to reserved).' },
+      { name: 'Unreserved', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'Some balance was unreserved (moved from reserved to free).' },
+      { name: 'ReserveRepatriated', fields: [['from', 'AccountId'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'Reserved balance of `from` moved to the free balance of `to`.' },
+      { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'Some reserved amount was slashed into the treasury.' }
+    ],
+    errors: [
+      err('InsufficientBalance', 'Balance too low to send value.'),
+      err('ExistentialDeposit', 'Value too low to create account due to existential deposit.'),
+      err('Expendability', 'Transfer/payment would kill account.'),
+      err('InsufficientReserved', 'Not enough reserved balance.')
+    ],
+    constants: [{ name: 'ExistentialDeposit', type: 'u128', docs: 'The minimum amount required to keep an account open.' }]
+  },
+  {
+    name: 'Arbitration',
+    index: 2,
+    storage: [
+      { name: 'Params', type: 'ArbitrationParams', modifier: 'Default', docs: 'Economic and timing parameters set in genesis.' },
+      { name: 'Nodes', key: 'AccountId', hasher: 'Blake2_128Concat', type: 'NodeInfo', modifier: 'Optional', docs: 'Registered nodes: libp2p peer id, roles bitmask (1 submitter, 2 solver, 4 verifier, 8 whistleblower), reserved stake.' },
+      { name: 'Registered', type: 'Vec<AccountId>', modifier: 'Default', docs: 'All registered accounts (for solver selection).' },
+      { name: 'PeerOwner', key: 'Vec<u8>', hasher: 'Blake2_128Concat', type: 'AccountId', modifier: 'Optional', docs: 'Which account registered a libp2p peer id.' },
+      { name: 'NextTaskId', type: 'u64', modifier: 'Default', docs: 'Id of the next task.' },
+      { name: 'Tasks', key: 'u64', hasher: 'Twox64Concat', type: 'TaskInfo', modifier: 'Optional', docs: 'Tasks by id.' },
+      { name: 'OpenTasks', type: 'Vec<u64>', modifier: 'Default', docs: 'Tasks not yet settled (scanned in on_initialize for selection, timeouts and settlement).' },
+      { name: 'NextDisputeId', type: 'u64', modifier: 'Default', docs: 'Id of the next dispute.' },
+      { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' }
+    ],
+    calls: [
+      { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake.' },
+      { name: 'add_stake', index: 1, args: [['amount', 'u128']], docs: 'Reserve more stake.' },
+      { name: 'unregister', index: 2, args: [], docs: 'Leave; the stake is returned. Only without active tasks or disputes.' },
+      { name: 'set_roles', index: 3, args: [['roles', 'u8']], docs: 'Change the roles bitmask.' },
+      {
+        name: 'submit_task',
+        index: 4,
+        args: [['program_hash', 'H256'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'], ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'], ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32']],
+        docs: 'Post a training task; escrow is reserved. A solver is selected in the next block.'
+      },
+      { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back (no slash); another solver is selected.' },
+      { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
+      { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict.' },
+      { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
+      { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
+      { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
+      { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'AdjudicationClaim']], docs: 'A party submits the single disputed element with Merkle proofs; the runtime recomputes it and rules.' }
+    ],
+    events: [
+      { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
+      { name: 'StakeAdded', fields: [['who', 'AccountId'], ['amount', 'u128'], ['total', 'u128']], docs: '' },
+      { name: 'NodeUnregistered', fields: [['who', 'AccountId'], ['returned', 'u128']], docs: '' },
+      { name: 'RolesChanged', fields: [['who', 'AccountId'], ['roles', 'u8']], docs: '' },
+      { name: 'TaskSubmitted', fields: [['task_id', 'u64'], ['submitter', 'AccountId'], ['escrow', 'u128']], docs: '' },
+      { name: 'SolverSelected', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['deadline', 'u32']], docs: '' },
+      { name: 'NoSolverAvailable', fields: [['task_id', 'u64']], docs: 'Retried every block.' },
+      { name: 'SolverTimedOut', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: '' },
+      { name: 'TaskReleased', fields: [['task_id', 'u64'], ['solver', 'AccountId']], docs: '' },
+      { name: 'ProofCommitted', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['proof_root', 'H256'], ['randomness_block', 'u32'], ['challenge_end', 'u32']], docs: 'Verification randomness = hash of block `randomness_block` (System.BlockHash).' },
+      { name: 'VerdictSubmitted', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['accept', 'bool']], docs: '' },
+      { name: 'DisputeOpened', fields: [['dispute_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: '' },
+      { name: 'MoveRecorded', fields: [['dispute_id', 'u64'], ['who', 'AccountId'], ['move_hash', 'H256']], docs: '' },
+      { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['computed_bits', 'u32'], ['challenger_bits', 'u32'], ['defender_bits', 'u32']], docs: 'Bits of the recomputed element and of each party\'s claimed element.' },
+      { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
+      { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
+      { name: 'JackpotPaid', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'A forced error was found.' },
+      { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' }
+    ],
+    errors: [
+      err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
+      err('AlreadyRegistered', 'The caller is already registered.'),
+      err('PeerIdTaken', 'Another account registered this peer id.'),
+      err('InvalidPeerId', 'The peer id is empty, too long or not printable ASCII.'),
+      err('InvalidRoles', 'Roles must be a non-zero bitmask of known roles.'),
+      err('InsufficientStake', 'Stake below the minimum, or the free balance cannot cover it.'),
+      err('HasActiveTasks', 'The node still has tasks or disputes in progress.'),
+      err('TaskNotFound', 'No task with this id.'),
+      err('InvalidTaskParams', 'A task parameter is zero or out of range.'),
+      err('InsufficientEscrow', 'Escrow below solver_reward + verifier_reward * verifier_count, or not enough free balance.'),
+      err('WrongPhase', 'The task or dispute is not in the phase this call needs.'),
+      err('NotSelectedSolver', 'The caller is not the task\'s selected solver.'),
+      err('DeadlineMissed', 'The solver\'s deadline has passed.'),
+      err('NotVerifier', 'The caller is not registered with the verifier role.'),
+      err('AlreadyVoted', 'This verifier already submitted a verdict.'),
+      err('VerifiersFull', 'The task already has verifier_count verdicts.'),
+      err('SolverCannotVerify', 'The solver cannot verify or challenge its own task.'),
+      err('InvalidStep', 'Step out of range.'),
+      err('TooManyCheckpoints', 'More checkpoint manifests than allowed.'),
+      err('ChallengeWindowClosed', 'The challenge window of the task has ended.'),
+      err('InvalidDefender', 'The defender is not the solver (SolverProof) or a verifier who accepted (VerifierVerdict).'),
+      err('DisputeNotFound', 'No dispute with this id.'),
+      err('DisputeClosed', 'The dispute is already resolved.'),
+      err('NotParty', 'The caller is not a party of the dispute.'),
+      err('NotYourTurn', 'It is the other party\'s turn.'),
+      err('ClockExpired', 'The caller\'s chess clock has run out.'),
+      err('ClockNotExpired', 'The party on turn still has time.'),
+      err('InvalidClaim', 'The claim is malformed (shapes, indices, operand list).'),
+      err('InvalidProof', 'A Merkle proof in the claim does not verify.'),
+      err('UnsupportedKernel', 'The reference semantics do not support this kernel/runtime.'),
+      err('ElementsAgree', 'Both parties claim the same element value: nothing to adjudicate there.'),
+      err('Overflow', 'Arithmetic overflow.')
+    ],
+    constants: []
+  }
+]

@@ -1,0 +1,79 @@
+import { u8aConcat, u8aToHex } from '@polkadot/util'
+import { hashKey, type RuntimeTypes } from './metadata.js'
+import type { Plain } from './codec.js'
+import { toPlain } from './codec.js'
+
+// Key/value state with nested write overlays. A dispatch runs in a child
+// overlay that is committed on success and dropped on failure, like
+// Substrate's transactional storage layers. Keys are 0x-hex storage keys.
+
+export interface StateReader {
+  get: (key: string) => Uint8Array | undefined
+}
+
+export class Overlay implements StateReader {
+  readonly changes = new Map<string, Uint8Array | null>()
+
+  constructor (readonly base: StateReader) {}
+
+  get (key: string): Uint8Array | undefined {
+    const c = this.changes.get(key)
+    if (c !== undefined) return c ?? undefined
+    return this.base.get(key)
+  }
+
+  set (key: string, value: Uint8Array): void { this.changes.set(key, value) }
+  delete (key: string): void { this.changes.set(key, null) }
+  child (): Overlay { return new Overlay(this) }
+
+  /** Merges this layer into its parent overlay. */
+  commit (): void {
+    if (!(this.base instanceof Overlay)) throw new Error('commit needs a parent overlay')
+    for (const [k, v] of this.changes) this.base.changes.set(k, v)
+    this.changes.clear()
+  }
+}
+
+/** Typed access to the storage items declared in the spec. */
+export class Storage {
+  constructor (readonly types: RuntimeTypes, readonly state: Overlay) {}
+
+  key (pallet: string, item: string, key?: Plain): string {
+    const info = this.types.storage(pallet, item)
+    if (info.keyType === undefined) return u8aToHex(info.prefix)
+    if (key === undefined) throw new Error(`${pallet}.${item} needs a key`)
+    const enc = this.types.registry.createType(info.keyType, key).toU8a()
+    return u8aToHex(u8aConcat(info.prefix, hashKey(info.spec.hasher ?? 'Blake2_128Concat', enc)))
+  }
+
+  /** Optional items: undefined when absent; Default items: the zero value. */
+  get<T = Plain>(pallet: string, item: string, key?: Plain): T | undefined {
+    const info = this.types.storage(pallet, item)
+    const raw = this.state.get(this.key(pallet, item, key))
+    if (raw === undefined) {
+      if (info.spec.modifier === 'Optional') return undefined
+      return toPlain(this.types.registry.createType(info.valueType)) as T
+    }
+    return toPlain(this.types.registry.createType(info.valueType, raw)) as T
+  }
+
+  /** Like get but the item must exist (Default items always do). */
+  read<T = Plain>(pallet: string, item: string, key?: Plain): T {
+    const v = this.get<T>(pallet, item, key)
+    if (v === undefined) throw new Error(`${pallet}.${item} missing`)
+    return v
+  }
+
+  put (pallet: string, item: string, key: Plain | undefined, value: unknown): void {
+    const info = this.types.storage(pallet, item)
+    this.state.set(this.key(pallet, item, key), this.types.registry.createType(info.valueType, value).toU8a())
+  }
+
+  putRaw (pallet: string, item: string, key: Plain | undefined, value: Uint8Array): void {
+    this.state.set(this.key(pallet, item, key), value)
+  }
+
+  remove (pallet: string, item: string, key?: Plain): void {
+    this.state.delete(this.key(pallet, item, key))
+  }
+}

@@ -1,0 +1,57 @@
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Option, type Command } from 'commander'
+import { startChain } from '../../../devnet/chain/index.js'
+import { createLogger } from '../../log.js'
+import { CliError } from '../errors.js'
+
+// `proofswarm chain`: the embedded TypeScript dev chain (Substrate JSON-RPC on
+// 127.0.0.1). Prints the WebSocket URL once it accepts connections.
+
+function int (name: string, min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v)
+    if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${name} must be an integer in [${min}, ${max}], got "${v}"`)
+    return n
+  }
+}
+
+export function register (program: Command): void {
+  const cmd = program.command('chain')
+    .description('run the dev chain (Substrate JSON-RPC over WebSocket, LevelDB-persisted) and print its ws:// URL')
+    .option('--port <port>', 'WebSocket port on 127.0.0.1 (0 = any free port)', int('--port', 0, 65535), 9944)
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--data-dir <dir>', 'chain database directory (default: ~/.proofswarm/chain)')
+    .option('--block-time <ms>', 'block interval in milliseconds', int('--block-time', 10, 3_600_000), 1000)
+    .option('--instant-seal', 'seal a block as soon as a transaction arrives (tests)')
+    .option('--forced-error-ppm <ppm>', 'Truebit forced-error probability per task, parts per million (new chains only)', int('--forced-error-ppm', 0, 1_000_000), 0)
+    .option('--json', 'print {"url": ...} as JSON on stdout')
+    .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
+  cmd.action(async (o: { port: number, host: string, dataDir?: string, blockTime: number, instantSeal?: boolean, forcedErrorPpm: number, json?: boolean, logLevel: string }) => {
+    const log = createLogger('chain', { level: o.logLevel })
+    const dataDir = resolve(o.dataDir ?? join(homedir(), '.proofswarm', 'chain'))
+    let running
+    try {
+      running = await startChain({ dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true, forcedErrorPpm: o.forcedErrorPpm, log })
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException
+      if (err.code === 'EADDRINUSE') throw new CliError(`port ${o.port} is already in use (try --port 0)`)
+      if (err.code === 'LEVEL_DATABASE_NOT_OPEN' || /lock/i.test(String(err.cause ?? err.message))) throw new CliError(`cannot open chain database in ${dataDir}: is another chain using it? (${err.message})`)
+      throw e
+    }
+    const info = { url: running.url, dataDir, genesis: running.chain.genesisHash, head: running.chain.headNumber }
+    process.stdout.write(o.json === true ? JSON.stringify(info) + '\n' : `${running.url}\n`)
+    log.info(info, 'dev chain ready')
+    await new Promise<void>(resolve => {
+      let closing = false
+      const stop = (sig: string): void => {
+        if (closing) return
+        closing = true
+        log.info({ signal: sig }, 'closing dev chain')
+        running.close().then(resolve, (e: Error) => { log.error({ err: e.message }, 'close failed'); process.exitCode = 1; resolve() })
+      }
+      process.once('SIGINT', () => stop('SIGINT'))
+      process.once('SIGTERM', () => stop('SIGTERM'))
+    })
+  })
+}

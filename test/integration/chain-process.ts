@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ApiPromise, WsProvider } from '@polkadot/api'
+import type { SubmittableExtrinsic } from '@polkadot/api/types'
+import type { KeyringPair } from '@polkadot/keyring/types'
+import type { ISubmittableResult } from '@polkadot/types/types'
+
+// Starts the dev chain as a separate OS process from the compiled CLI, the
+// way users and the devnet run it, and connects an unmodified ApiPromise.
+
+export const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+
+export interface ChainProcess { url: string, proc: ChildProcess, dataDir: string, stop: () => Promise<void> }
+
+export async function tempDir (prefix: string): Promise<string> {
+  return await mkdtemp(join(tmpdir(), prefix))
+}
+
+export async function startChainProcess (dataDir: string, extra: string[] = ['--instant-seal']): Promise<ChainProcess> {
+  const proc = spawn(process.execPath, [MAIN, 'chain', '--port', '0', '--data-dir', dataDir, '--json', '--log-level', 'warn', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  proc.stderr?.on('data', (d: Buffer) => { err += d.toString() })
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    const t = setTimeout(() => reject(new Error(`chain did not start in 20 s: ${err}`)), 20_000)
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+      const line = out.split('\n').find(l => l.startsWith('{'))
+      if (line !== undefined && out.includes('\n')) { clearTimeout(t); resolve((JSON.parse(line) as { url: string }).url) }
+    })
+    proc.once('exit', code => { clearTimeout(t); reject(new Error(`chain exited with ${code}: ${err}`)) })
+  })
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    const exited = new Promise<void>(resolve => proc.once('exit', () => resolve()))
+    proc.kill('SIGTERM')
+    const t = setTimeout(() => proc.kill('SIGKILL'), 5000)
+    await exited
+    clearTimeout(t)
+  }
+  return { url, proc, dataDir, stop }
+}
+
+export async function connect (url: string): Promise<ApiPromise> {
+  return await ApiPromise.create({ provider: new WsProvider(url, 1000), noInitWarn: true, throwOnConnect: true })
+}
+
+export async function removeDir (dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true })
+}
+
+export interface SendResult { inBlock?: string, finalized?: string, events: string[], error?: string }
+
+/** signAndSend and wait until finalized; module errors are decoded with findMetaError. */
+export async function sendAndFinalize (api: ApiPromise, tx: SubmittableExtrinsic<'promise'>, signer: KeyringPair, timeoutMs = 20_000): Promise<SendResult> {
+  const res: SendResult = { events: [] }
+  return await new Promise<SendResult>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('not finalized in time')), timeoutMs)
+    tx.signAndSend(signer, (r: ISubmittableResult) => {
+      if (r.status.isInBlock) {
+        res.inBlock = r.status.asInBlock.toHex()
+        res.events = r.events.map(e => `${e.event.section}.${e.event.method}`)
+        if (r.dispatchError !== undefined) {
+          if (r.dispatchError.isModule) {
+            const m = api.registry.findMetaError(r.dispatchError.asModule)
+            res.error = `${m.section}.${m.name}`
+          } else res.error = r.dispatchError.type
+        }
+      }
+      if (r.status.isFinalized) { res.finalized = r.status.asFinalized.toHex(); clearTimeout(t); resolve(res) }
+      if (r.isError) { clearTimeout(t); reject(new Error(`tx ${r.status.type}`)) }
+    }).catch((e: Error) => { clearTimeout(t); reject(e) })
+  })
+}
