@@ -1,6 +1,7 @@
 import { Keyring } from '@polkadot/keyring'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { TREASURY } from './runtime/balances.js'
 import type { GenesisConfig } from './runtime/executive.js'
 
 // The dev chain spec: well-known sr25519 dev accounts, all funded, and the
@@ -22,7 +23,8 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
   const keyring = new Keyring({ type: 'sr25519' })
   const uris = [...DEV_ACCOUNTS.map(n => `//${n}`), ...(o.extraAccounts ?? [])]
   return {
-    balances: uris.map(u => [u8aToHex(keyring.addFromUri(u).publicKey), DEV_FUNDS]),
+    // the jackpot treasury starts funded so forced errors can pay out from the first task
+    balances: [...uris.map((u): [string, bigint] => [u8aToHex(keyring.addFromUri(u).publicKey), DEV_FUNDS]), [TREASURY, 10_000n * UNIT]],
     constants: { blockHashCount: 4096, ss58Prefix: 42, existentialDeposit: 1_000_000n },
     arbitration: {
       minStake: 1000n * UNIT,

@@ -48,7 +48,7 @@ describe('dev chain over JSON-RPC with @polkadot/api', () => {
     const peer8 = await api.query.system.account(keyring.addFromUri('//Peer8').address)
     expect(peer8.data.free.toBigInt()).toBeGreaterThan(0n)
     const entries = await api.query.system.account.entries()
-    expect(entries.length).toBe(14)
+    expect(entries.length).toBe(15)
     expect((await api.query.arbitration.params()).minStake.toBigInt()).toBeGreaterThan(0n)
   })
 

@@ -63,6 +63,7 @@ export const MAX_EXTRINSIC_BYTES = 4 * 1024 * 1024
 /** How far ahead of the account nonce the pool accepts transactions. */
 export const MAX_FUTURE_NONCES = 1024
 
+export type CallCodec = Codec & { callIndex: Uint8Array, args: Codec[] }
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
 
 function account (dest: Plain, ctx: Context): string {
@@ -104,18 +105,28 @@ export class BlockBuilder {
     const acc = getAccount(ctx, tx.sender)
     if (tx.nonce > acc.nonce) return { included: false, reason: 'future' }
     if (tx.nonce < acc.nonce) return { included: false, reason: 'stale' }
-    const phase: Plain = { ApplyExtrinsic: this.index }
-    this.index += 1
     acc.nonce += 1
     putAccount(ctx, tx.sender, acc)
+    const error = this.applyCall(tx.sender, tx.ext.method as unknown as CallCodec)
+    return { included: true, success: error === undefined }
+  }
+
+  /**
+   * Dispatches one call as `sender` in its own storage layer and deposits
+   * ExtrinsicSuccess/ExtrinsicFailed; returns the DispatchError if it failed.
+   * (apply() checks and bumps the nonce first; tests call this directly.)
+   */
+  applyCall (sender: string, call: CallCodec): Plain | undefined {
+    const ctx = this.ctx
+    ctx.phase = { ApplyExtrinsic: this.index }
+    this.index += 1
     const outer = ctx.store
     const layer = this.state.child()
     const mark = ctx.events.length
-    ctx.phase = phase
     ctx.store = new Storage(this.runtime.types, layer)
     let error: Plain | undefined
     try {
-      this.runtime.dispatch(ctx, tx.sender, tx.ext.method as unknown as Codec & { section: string, method: string, callIndex: Uint8Array, args: Codec[] })
+      this.runtime.dispatch(ctx, sender, call)
       layer.commit()
     } catch (e) {
       if (!(e instanceof DispatchFail)) throw e
@@ -127,7 +138,7 @@ export class BlockBuilder {
     const info = { weight: { refTime: 0n, proofSize: 0n }, class: 'Normal', paysFee: 'Yes' }
     if (error === undefined) ctx.emit('System', 'ExtrinsicSuccess', { dispatchInfo: info })
     else ctx.emit('System', 'ExtrinsicFailed', { dispatchError: error, dispatchInfo: info })
-    return { included: true, success: error === undefined }
+    return error
   }
 
   /** Writes System.Events and returns the event records. */
@@ -247,7 +258,7 @@ export class Runtime {
     return { hash: u8aToHex(blake2AsU8a(bytes)), sender, nonce, bytes, ext }
   }
 
-  dispatch (ctx: Context, who: string, call: Codec & { callIndex: Uint8Array, args: Codec[] }): void {
+  dispatch (ctx: Context, who: string, call: CallCodec): void {
     const [pi, ci] = call.callIndex
     const pallet = this.types.pallets.find(p => p.index === pi)
     const spec = pallet?.calls.find(c => c.index === ci)

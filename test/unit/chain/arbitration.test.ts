@@ -1,0 +1,318 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/index.js'
+import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
+import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import { forcedErrorStep, pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
+import { claimToScale } from '../../../node/chain/claim.js'
+import { Harness } from './harness.js'
+import { testReference } from './matmul-ref.js'
+
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+const STAKE = 2000n * UNIT
+const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({
+  programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
+  solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
+})
+
+let h: Harness
+const register = (who: string, roles: number, stake = STAKE): string | undefined => h.run(who, 'Arbitration', 'register_node', { peerId: peer(who), roles, stake }).error
+const getTask = (id: number): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', id) as TaskInfo
+const node = (who: string): NodeInfo => h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo
+const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
+
+/** Alice submits; Bob and Charlie are solvers; Dave and Eve verifiers. Returns the selected solver's name. */
+function assigned (o: Record<string, unknown> = {}): string {
+  expect(register('Bob', 2)).toBeUndefined()
+  expect(register('Charlie', 2)).toBeUndefined()
+  expect(register('Dave', 4 | 8)).toBeUndefined()
+  expect(register('Eve', 4 | 8)).toBeUndefined()
+  const r = h.run('Alice', 'Arbitration', 'submit_task', task(o))
+  expect(r.error).toBeUndefined()
+  expect(r.events).toContain('Arbitration.TaskSubmitted')
+  const ev = h.advance(1)
+  expect(ev).toContain('Arbitration.SolverSelected')
+  return who(getTask(0).solver)
+}
+
+function committed (o: Record<string, unknown> = {}): string {
+  const s = assigned(o)
+  expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: ['0x01', '0x02'] }).error).toBeUndefined()
+  return s
+}
+
+beforeEach(async () => { h = await Harness.create({ reference: testReference }) })
+
+describe('Arbitration: nodes', () => {
+  it('registers with a reserved stake and rejects bad registrations', () => {
+    const before = h.free('Bob')
+    expect(register('Bob', 2)).toBeUndefined()
+    expect(h.free('Bob')).toBe(before - STAKE)
+    expect(h.reserved('Bob')).toBe(STAKE)
+    expect(node('Bob').stake).toBe(STAKE)
+    expect(Buffer.from(node('Bob').peerId.slice(2), 'hex').toString()).toBe('12D3KooWBob')
+    expect(register('Bob', 2)).toBe('Arbitration.AlreadyRegistered')
+    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: STAKE }).error).toBe('Arbitration.PeerIdTaken')
+    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: '0x', roles: 2, stake: STAKE }).error).toBe('Arbitration.InvalidPeerId')
+    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: '0x0a0b', roles: 2, stake: STAKE }).error).toBe('Arbitration.InvalidPeerId')
+    expect(register('Charlie', 0)).toBe('Arbitration.InvalidRoles')
+    expect(register('Charlie', 16)).toBe('Arbitration.InvalidRoles')
+    expect(register('Charlie', 2, 1n)).toBe('Arbitration.InsufficientStake')
+    expect(register('Charlie', 2, 10n ** 30n)).toBe('Arbitration.InsufficientStake')
+    // a failed call leaves no trace
+    expect(h.read('Arbitration', 'Nodes', h.accounts.Charlie)).toBeUndefined()
+    expect(h.reserved('Charlie')).toBe(0n)
+  })
+
+  it('adds stake, changes roles and unregisters', () => {
+    expect(h.run('Bob', 'Arbitration', 'add_stake', { amount: 1n }).error).toBe('Arbitration.NotRegistered')
+    register('Bob', 2)
+    expect(h.run('Bob', 'Arbitration', 'add_stake', { amount: 5n * UNIT }).error).toBeUndefined()
+    expect(node('Bob').stake).toBe(STAKE + 5n * UNIT)
+    expect(h.run('Bob', 'Arbitration', 'set_roles', { roles: 6 }).error).toBeUndefined()
+    expect(node('Bob').roles).toBe(6)
+    const free = h.free('Bob')
+    const r = h.run('Bob', 'Arbitration', 'unregister', {})
+    expect(r.events).toContain('Arbitration.NodeUnregistered')
+    expect(h.free('Bob')).toBe(free + STAKE + 5n * UNIT)
+    expect(h.reserved('Bob')).toBe(0n)
+    expect(h.run('Bob', 'Arbitration', 'unregister', {}).error).toBe('Arbitration.NotRegistered')
+    expect(register('Bob', 2)).toBeUndefined() // the peer id is free again
+  })
+})
+
+describe('Arbitration: tasks', () => {
+  it('validates task parameters and escrow', () => {
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ steps: 0 })).error).toBe('Arbitration.InvalidTaskParams')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ checkpointEvery: 11 })).error).toBe('Arbitration.InvalidTaskParams')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 700n * UNIT })).error).toBe('Arbitration.InsufficientEscrow')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, solverReward: 1n })).error).toBe('Arbitration.InsufficientEscrow')
+    expect(h.run('Alice', 'Arbitration', 'release_task', { taskId: 7 }).error).toBe('Arbitration.TaskNotFound')
+  })
+
+  it('waits for a solver, then selects one deterministically by stake', () => {
+    h.run('Alice', 'Arbitration', 'submit_task', task())
+    expect(h.reserved('Alice')).toBe(1000n * UNIT)
+    expect(h.advance(1)).toContain('Arbitration.NoSolverAvailable')
+    expect(getTask(0).phase).toBe('Unassigned')
+    register('Bob', 2)
+    h.advance(1)
+    const t = getTask(0)
+    expect(t.phase).toBe('Solving')
+    expect(who(t.solver)).toBe('Bob')
+    expect(t.deadline).toBe(h.number + 20)
+    expect(node('Bob').activeTasks).toBe(1)
+    expect(h.run('Bob', 'Arbitration', 'unregister', {}).error).toBe('Arbitration.HasActiveTasks')
+  })
+
+  it('stake-weighted selection is canonical and proportional', () => {
+    const c = [{ account: H(2), stake: 3n }, { account: H(1), stake: 1n }]
+    let heavy = 0
+    for (let i = 0; i < 2000; i++) if (pickWeighted(selectionSeed(H(i % 256), BigInt(i), 0), c) === H(2)) heavy++
+    expect(heavy / 2000).toBeGreaterThan(0.7)
+    expect(heavy / 2000).toBeLessThan(0.8)
+    expect(pickWeighted(H(5), c)).toBe(pickWeighted(H(5), [...c].reverse()))
+    expect(pickWeighted(H(5), [])).toBeUndefined()
+  })
+
+  it('releaseTask hands the task to another solver', () => {
+    const s = assigned()
+    const other = s === 'Bob' ? 'Charlie' : 'Bob'
+    expect(h.run(other, 'Arbitration', 'release_task', { taskId: 0 }).error).toBe('Arbitration.NotSelectedSolver')
+    const r = h.run(s, 'Arbitration', 'release_task', { taskId: 0 })
+    expect(r.events).toContain('Arbitration.TaskReleased')
+    expect(r.events).toContain('Arbitration.SolverSelected')
+    expect(who(getTask(0).solver)).toBe(other)
+    expect(node(s).activeTasks).toBe(0)
+    expect(node(s).stake).toBe(STAKE) // no slash
+  })
+
+  it('replaces and slashes a solver that misses its deadline', () => {
+    const s = assigned({ solveTimeout: 3 })
+    const ev = h.advance(4)
+    expect(ev).toContain('Arbitration.SolverTimedOut')
+    expect(node(s).stake).toBe(STAKE - STAKE / 10n)
+    expect(getTask(0).solver).not.toBe(h.accounts[s])
+    expect(getTask(0).excluded).toContain(h.accounts[s])
+    expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: [] }).error).toBe('Arbitration.DeadlineMissed')
+  })
+
+  it('commits a proof, takes verdicts and settles after the challenge window', () => {
+    const s = assigned({ challengeWindow: 30 })
+    const other = s === 'Bob' ? 'Charlie' : 'Bob'
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [1] }).error).toBe('Arbitration.WrongPhase')
+    const commit = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: ['0x01'], ...o }).error
+    expect(commit(other)).toBe('Arbitration.NotSelectedSolver')
+    expect(commit(s, { stepCount: 11 })).toBe('Arbitration.InvalidStep')
+    expect(commit(s)).toBeUndefined()
+    expect(commit(s)).toBe('Arbitration.WrongPhase')
+    const t = getTask(0)
+    expect(t.phase).toBe('Verifying')
+    expect(t.proofRoot).toBe(H(9))
+    const verdict = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [0, 9], ...o }).error
+    expect(verdict('Alice')).toBe('Arbitration.NotRegistered')
+    expect(verdict(other)).toBe('Arbitration.NotVerifier')
+    expect(verdict('Dave', { checkedSteps: [10] })).toBe('Arbitration.InvalidStep')
+    expect(verdict('Dave')).toBeUndefined()
+    expect(verdict('Dave')).toBe('Arbitration.AlreadyVoted')
+    expect(verdict('Eve')).toBeUndefined()
+    register('Ferdie', 4)
+    expect(verdict('Ferdie')).toBe('Arbitration.VerifiersFull')
+    const [aliceFree, sFree, daveFree] = [h.free('Alice'), h.free(s), h.free('Dave')]
+    expect(h.advance(20)).not.toContain('Arbitration.TaskSettled')
+    expect(h.advance(10)).toContain('Arbitration.TaskSettled')
+    expect(getTask(0).phase).toBe('Settled')
+    expect(h.free(s) - sFree).toBe(600n * UNIT)
+    expect(h.free('Dave') - daveFree).toBe(100n * UNIT)
+    expect(h.free('Alice') - aliceFree).toBe(200n * UNIT) // 1000 - 600 - 2*100 refunded
+    expect(h.reserved('Alice')).toBe(0n)
+    expect(node(s).activeTasks).toBe(0)
+    expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([])
+    expect(verdict('Dave')).toBe('Arbitration.WrongPhase')
+  })
+})
+
+describe('Arbitration: disputes', () => {
+  it('opens disputes with a bond, records moves on a chess clock and rules on timeout', () => {
+    const s = committed({ challengeWindow: 40 })
+    const open = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3, ...o }).error
+    expect(open('Alice')).toBe('Arbitration.NotRegistered')
+    expect(open(s)).toBe('Arbitration.SolverCannotVerify')
+    expect(open('Dave', { defender: h.accounts.Eve })).toBe('Arbitration.InvalidDefender')
+    expect(open('Dave', { kind: 'VerifierVerdict', defender: h.accounts.Eve })).toBe('Arbitration.InvalidDefender')
+    expect(open('Dave', { disputedStep: 10 })).toBe('Arbitration.InvalidStep')
+    const bond = 100n * UNIT
+    const daveReserved = h.reserved('Dave')
+    expect(open('Dave')).toBeUndefined()
+    expect(h.reserved('Dave') - daveReserved).toBe(bond)
+    const d = (): DisputeInfo => h.read<DisputeInfo>('Arbitration', 'Disputes', 0) as DisputeInfo
+    expect(d().turn).toBe('Defender')
+    const move = (w: string): string | undefined => h.run(w, 'Arbitration', 'record_move', { disputeId: 0, moveHash: H(7) }).error
+    expect(move('Dave')).toBe('Arbitration.NotYourTurn')
+    expect(move('Eve')).toBe('Arbitration.NotParty')
+    expect(move(s)).toBeUndefined()
+    expect(d().turn).toBe('Challenger')
+    expect(d().moves).toBe(1)
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.ClockNotExpired')
+    // the challenger now stays silent past its 20-block clock
+    h.advance(21)
+    expect(move('Dave')).toBe('Arbitration.ClockExpired')
+    // settlement waits while a dispute is open
+    expect(getTask(0).phase).toBe('Verifying')
+    const sFree = h.free(s)
+    const r = h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.DisputeResolved')
+    expect(d().status).toBe('DefenderWon')
+    expect(h.reserved('Dave')).toBe(daveReserved)
+    expect(h.free(s) - sFree).toBe(bond / 2n)
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.DisputeClosed')
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 5 }).error).toBe('Arbitration.DisputeNotFound')
+    expect(h.advance(40)).toContain('Arbitration.TaskSettled')
+  })
+})
+
+// ---- adjudication of one MatMul element ----
+function rand (seed: number): () => number {
+  let s = seed >>> 0
+  return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return (s / 2 ** 32) * 2 - 1 }
+}
+function matmul (a: TensorData, b: TensorData, m: number, k: number, n: number): TensorData {
+  const out = new Float32Array(m * n)
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
+    const col = new Float32Array(k)
+    for (let x = 0; x < k; x++) col[x] = b.values[x * n + j]
+    out[i * n + j] = testReference.computeElement('test', null as never, 0, [a.values.subarray(i * k, (i + 1) * k), col])
+  }
+  return { shape: [m, n], dtype: 'float32', values: out }
+}
+
+function matmulCase (tamperDefender: boolean, tamperChallenger: boolean) {
+  const [m, k, n] = [2, 16, 3]
+  const r = rand(42)
+  const A: TensorData = { shape: [m, k], dtype: 'float32', values: Float32Array.from({ length: m * k }, r) }
+  const B: TensorData = { shape: [k, n], dtype: 'float32', values: Float32Array.from({ length: k * n }, r) }
+  const C = matmul(A, B, m, k, n)
+  const f = 4 // row 1, col 1
+  const tampered = (): TensorData => { const v = C.values.slice(); v[f] += 0.5; return { ...C, values: v } }
+  const Cd = tamperDefender ? tampered() : C
+  const Cc = tamperChallenger ? tampered() : C
+  return claimToScale({
+    runtime: 'test',
+    op: { kernel: 'MatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: [m, k], dtype: 'float32' }, { shape: [k, n], dtype: 'float32' }], output: { shape: [m, n], dtype: 'float32' } },
+    flatIndex: f,
+    inputRoots: [commitTensor(A).root, commitTensor(B).root],
+    operands: [proveSlice(A, 'row', 1), proveSlice(B, 'col', 1)],
+    challenger: { outputRoot: commitTensor(Cc).root, row: proveSlice(Cc, 'row', 1) },
+    defender: { outputRoot: commitTensor(Cd).root, row: proveSlice(Cd, 'row', 1) }
+  })
+}
+
+describe('Arbitration: adjudication', () => {
+  function disputed (): string {
+    const s = committed()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3 }).error).toBeUndefined()
+    return s
+  }
+
+  it('an honest solver wins: the challenger loses its bond', () => {
+    const s = disputed()
+    const sStake = node(s).stake
+    const r = h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: matmulCase(false, true) })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.Adjudicated')
+    expect(h.read<DisputeInfo>('Arbitration', 'Disputes', 0)?.status).toBe('DefenderWon')
+    expect(node(s).stake).toBe(sStake)
+    h.advance(6)
+    expect(getTask(0).phase).toBe('Settled')
+  })
+
+  it('a tampered element loses: the solver is slashed, the challenger rewarded, the task fails', () => {
+    const s = disputed()
+    const [daveFree, tFree] = [h.free('Dave'), h.free(TREASURY)]
+    const r = h.run(s, 'Arbitration', 'adjudicate', { disputeId: 0, claim: matmulCase(true, false) })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.Slashed')
+    expect(h.read<DisputeInfo>('Arbitration', 'Disputes', 0)?.status).toBe('ChallengerWon')
+    expect(node(s).stake).toBe(STAKE / 2n)
+    expect(h.free('Dave') - daveFree).toBe(STAKE / 4n + 100n * UNIT) // half the slash + bond back
+    expect(h.free(TREASURY) - tFree).toBe(STAKE / 4n)
+    const aliceFree = h.free('Alice')
+    h.advance(6)
+    expect(getTask(0).phase).toBe('Failed')
+    expect(h.free('Alice') - aliceFree).toBe(1000n * UNIT) // nobody accepted: the whole escrow is refunded
+  })
+
+  it('rejects claims whose proofs or shape do not hold, and non-parties', () => {
+    disputed()
+    const bad = (mut: (c: any) => void, who = 'Dave'): string | undefined => { const c = matmulCase(false, true) as any; mut(c); return h.run(who, 'Arbitration', 'adjudicate', { disputeId: 0, claim: c }).error }
+    expect(bad(() => {}, 'Eve')).toBe('Arbitration.NotParty')
+    expect(bad(c => { c.inputRoots[0] = H(5) })).toBe('Arbitration.InvalidProof')
+    expect(bad(c => { c.defenderOutputRoot = H(5) })).toBe('Arbitration.InvalidProof')
+    expect(bad(c => { c.operands[0].bytes = '0x' + '00'.repeat(64) })).toBe('Arbitration.InvalidProof')
+    expect(bad(c => { c.flatIndex = 5 })).toBe('Arbitration.InvalidClaim')
+    expect(bad(c => { c.flatIndex = 6 })).toBe('Arbitration.InvalidClaim')
+    expect(bad(c => { c.operands.pop() })).toBe('Arbitration.InvalidClaim')
+    expect(bad(c => { c.op.attrs = '0xff' })).toBe('Arbitration.InvalidClaim')
+    expect(bad(c => { c.runtime = 'other' })).toBe('Arbitration.UnsupportedKernel')
+    expect(bad(c => { c.challengerOutputRoot = c.defenderOutputRoot; c.challengerRow = c.defenderRow })).toBe('Arbitration.ElementsAgree')
+    expect(h.read<DisputeInfo>('Arbitration', 'Disputes', 0)?.status).toBe('Open')
+    expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 9, claim: matmulCase(false, true) }).error).toBe('Arbitration.DisputeNotFound')
+  })
+
+  it('a found forced error pays the jackpot and does not slash the solver', async () => {
+    h = await Harness.create({ reference: testReference, forcedErrorPpm: 1_000_000 })
+    const s = committed()
+    const t = getTask(0)
+    expect(t.forcedError).toBe(forcedErrorStep(t.selectionSeed, 10, 1_000_000))
+    expect(t.forcedError).not.toBeNull()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: t.forcedError }).error).toBeUndefined()
+    const daveFree = h.free('Dave')
+    const r = h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: matmulCase(true, false) })
+    expect(r.events).toContain('Arbitration.JackpotPaid')
+    expect(node(s).stake).toBe(STAKE)
+    expect(h.free('Dave') - daveFree).toBe(200n * UNIT + 100n * UNIT)
+    expect(forcedErrorStep(t.selectionSeed, 10, 0)).toBeNull()
+  })
+})

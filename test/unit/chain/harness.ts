@@ -1,0 +1,92 @@
+import { Keyring } from '@polkadot/keyring'
+import { u8aToHex } from '@polkadot/util'
+import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { devGenesis } from '../../../devnet/chain/dev-spec.js'
+import type { ReferenceSemantics } from '../../../devnet/chain/runtime/adjudication.js'
+import type { Plain } from '../../../devnet/chain/runtime/codec.js'
+import { variant } from '../../../devnet/chain/runtime/codec.js'
+import { Runtime, type CallCodec } from '../../../devnet/chain/runtime/executive.js'
+import { Overlay, Storage } from '../../../devnet/chain/runtime/state.js'
+
+// Drives the pure runtime directly (no RPC, no LevelDB): blocks of calls,
+// module errors by name, events by name.
+
+export interface CallResult { error?: string, events: string[] }
+
+export class Harness {
+  readonly state = new Map<string, Uint8Array>()
+  number = 0
+  parentHash = '0x' + '11'.repeat(32)
+  readonly accounts: Record<string, string> = {}
+
+  constructor (readonly rt: Runtime) {
+    for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
+  }
+
+  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number } = {}): Promise<Harness> {
+    await cryptoWaitReady()
+    const h = new Harness(new Runtime(await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm }), opts.reference))
+    const kr = new Keyring({ type: 'sr25519' })
+    for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
+    return h
+  }
+
+  call (section: string, method: string, args: Record<string, unknown>): CallCodec {
+    const reg = this.rt.types.registry
+    const p = this.rt.types.pallets.find(x => x.name === section)
+    const c = p?.calls.find(x => x.name === method)
+    if (p === undefined || c === undefined) throw new Error(`no call ${section}.${method}`)
+    // GenericCall's args struct uses the metadata (snake_case) field names
+    const snake = Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/[A-Z]/g, x => '_' + x.toLowerCase()), v]))
+    return reg.createType('Call', { callIndex: [p.index, c.index], args: snake }) as unknown as CallCodec
+  }
+
+  /** Runs one block with the given calls; returns one result per call plus on_initialize events. */
+  block (calls: Array<[who: string, section: string, method: string, args: Record<string, unknown>]> = []): { results: CallResult[], initEvents: string[] } {
+    this.number += 1
+    const b = this.rt.initializeBlock({ get: k => this.state.get(k) }, { number: this.number, parentHash: this.parentHash })
+    const initEvents = b.ctx.events.map(e => this.eventName(e.event))
+    const results: CallResult[] = []
+    for (const [who, section, method, args] of calls) {
+      const mark = b.ctx.events.length
+      const err = b.applyCall(this.accounts[who] ?? who, this.call(section, method, args))
+      results.push({ error: err === undefined ? undefined : this.errorName(err), events: b.ctx.events.slice(mark).map(e => this.eventName(e.event)) })
+    }
+    b.finalize()
+    for (const [k, v] of b.state.changes) { if (v === null) this.state.delete(k); else this.state.set(k, v) }
+    // a new pseudo-random parent hash per block
+    this.parentHash = '0x' + (this.number % 256).toString(16).padStart(2, '0').repeat(32)
+    return { results, initEvents }
+  }
+
+  /** One call in its own block; returns its result. */
+  run (who: string, section: string, method: string, args: Record<string, unknown> = {}): CallResult {
+    return this.block([[who, section, method, args]]).results[0]
+  }
+
+  advance (n: number): string[] {
+    const ev: string[] = []
+    for (let i = 0; i < n; i++) ev.push(...this.block().initEvents)
+    return ev
+  }
+
+  get store (): Storage { return new Storage(this.rt.types, new Overlay({ get: k => this.state.get(k) })) }
+
+  read<T> (pallet: string, item: string, key?: Plain): T | undefined { return this.store.get<T>(pallet, item, key) }
+
+  free (who: string): bigint { return this.store.read<{ data: { free: bigint } }>('System', 'Account', this.accounts[who] ?? who).data.free }
+  reserved (who: string): bigint { return this.store.read<{ data: { reserved: bigint } }>('System', 'Account', this.accounts[who] ?? who).data.reserved }
+
+  eventName (e: Plain): string {
+    const [pallet, inner] = variant(e)
+    return `${pallet}.${variant(inner)[0]}`
+  }
+
+  errorName (err: Plain): string {
+    const [kind, v] = variant(err)
+    if (kind !== 'Module') return kind
+    const m = v as { index: number, error: string }
+    const p = this.rt.types.pallets.find(x => x.index === m.index)
+    return `${p?.name}.${p?.errors[parseInt(m.error.slice(2, 4), 16)]?.name}`
+  }
+}
