@@ -2,7 +2,7 @@ import { readControlFiles } from './files.js'
 
 /** Talks to a running peer's control API, found from its data dir. */
 export class ControlClient {
-  constructor (readonly baseUrl: string, private readonly token: string) {}
+  constructor (readonly baseUrl: string, readonly token: string) {}
 
   static async fromDataDir (dataDir: string): Promise<ControlClient> {
     const { info, token } = await readControlFiles(dataDir)

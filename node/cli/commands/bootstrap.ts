@@ -1,7 +1,6 @@
 import type { Command } from 'commander'
 import { DEFAULT_NETWORK } from '../../config.js'
 import { addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
-import { runPeer } from '../run-peer.js'
 
 export function register (program: Command): void {
   const cmd = program.command('bootstrap')
@@ -12,6 +11,8 @@ export function register (program: Command): void {
     .option('--bootstrap <multiaddr>', 'other bootstrap peers to connect to (repeatable)', collect)
   addDataDir(cmd, 'bootstrap'); addJson(cmd); addLogLevel(cmd)
   cmd.action(async (o: { listen?: string[], network: string, controlPort?: number, bootstrap?: string[], dataDir?: string, json?: boolean, logLevel: string }) => {
+    // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
+    const { runPeer } = await import('../run-peer.js')
     await runPeer({
       kind: 'bootstrap',
       dataDir: dataDirOf(o, 'bootstrap'),

@@ -2,7 +2,6 @@ import type { Command } from 'commander'
 import { DEFAULT_NETWORK, parseRoles } from '../../config.js'
 import { CliError } from '../errors.js'
 import { addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
-import { runPeer } from '../run-peer.js'
 
 export function register (program: Command): void {
   const cmd = program.command('join')
@@ -17,6 +16,8 @@ export function register (program: Command): void {
   cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string }) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
+    // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
+    const { runPeer } = await import('../run-peer.js')
     await runPeer({
       kind: 'peer',
       dataDir: dataDirOf(o, 'peer'),
