@@ -1,0 +1,84 @@
+import type { TypedValues } from '../commit/tensor.js'
+import { CPU_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
+import { conv2dBackpropFilterElement, type Conv2DFilterAttrs } from './conv.js'
+import { BINARY, ELEMENTWISE } from './elementwise.js'
+import { CPU_MATMUL, WASM_MATMUL } from './matmul.js'
+import { REDUCE } from './reduce.js'
+import { checkFlat, unravel } from './shape.js'
+import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
+
+// Element-level reference semantics: the arbitration rules the chain applies
+// to one output element of one disputed op. Each function reproduces the
+// pinned runtime bit for bit (checked against the backend in
+// test/unit/protocols/reference.test.ts).
+
+export type { OpShape, OperandRef } from './types.js'
+export { ReferenceError } from './types.js'
+export { expf, logf } from './musl.js'
+export { conv2dBackpropFilterValues, conv2dBackpropFilterElement, convPads } from './conv.js'
+
+const CONV2D_BACKPROP_FILTER: KernelRef = {
+  operands (op, flat) {
+    // dW[r, c, i, o] reads column i of x [B*H*W, CI] and column o of dy [B*OH*OW, CO]
+    checkFlat(flat, op.output.shape)
+    const [, , i, o] = unravel(flat, op.output.shape)
+    return [{ input: 0, axis: 'col', index: i }, { input: 1, axis: 'col', index: o }]
+  },
+  compute (op, flat, ops) {
+    const [r, c] = unravel(flat, op.output.shape)
+    return conv2dBackpropFilterElement(op.inputs[0].shape, op.inputs[1].shape, { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] }, r, c, ops[0], ops[1])
+  }
+}
+
+const WASM: Record<string, KernelRef> = {
+  ...ELEMENTWISE,
+  ...REDUCE,
+  BatchMatMul: WASM_MATMUL,
+  _FusedMatMul: WASM_MATMUL,
+  Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER
+}
+
+// tfjs-cpu computes binary/unary float ops in float64 and stores float32,
+// which equals the float32 op for + - * / (see elementwise.ts); its Exp/Log
+// use Math.exp/Math.log (engine-dependent), so they are not listed.
+const CPU: Record<string, KernelRef> = {
+  ...Object.fromEntries(Object.keys(BINARY).map(k => [k, ELEMENTWISE[k]])),
+  Identity: ELEMENTWISE.Identity,
+  Reshape: ELEMENTWISE.Reshape,
+  Neg: ELEMENTWISE.Neg,
+  Relu: ELEMENTWISE.Relu,
+  BatchMatMul: CPU_MATMUL
+}
+
+const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [CPU_RUNTIME]: CPU }
+
+function table (runtime: string, kernel: string): KernelRef {
+  const t = RUNTIME_TABLES[runtime]
+  if (t === undefined) throw new ReferenceError(`runtime ${runtime} has no element-level reference semantics`)
+  const k = t[kernel]
+  if (k === undefined) throw new ReferenceError(`kernel ${kernel} has no element-level reference on ${runtime}`)
+  return k
+}
+
+export function supportsElement (runtime: string, kernel: string): boolean {
+  return RUNTIME_TABLES[runtime]?.[kernel] !== undefined
+}
+
+export function supportedKernels (runtime: string): string[] {
+  return Object.keys(RUNTIME_TABLES[runtime] ?? {}).sort()
+}
+
+/** Which rows/columns of which inputs one output element reads. */
+export function elementOperands (runtime: string, op: OpShape, flatIndex: number): OperandRef[] {
+  if ((op.outputIndex ?? 0) !== 0) throw new ReferenceError(`${op.kernel}: only output 0 has element references`)
+  return table(runtime, op.kernel).operands(op, flatIndex)
+}
+
+/** The output element's value (float32-rounded for float32) from the operands, in the order of elementOperands. */
+export function computeElement (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]): number {
+  const k = table(runtime, op.kernel)
+  const refs = k.operands(op, flatIndex)
+  if (operands.length !== refs.length) throw new ReferenceError(`${op.kernel}: expected ${refs.length} operands, got ${operands.length}`)
+  const v = k.compute(op, flatIndex, operands)
+  return op.output.dtype === 'float32' ? Math.fround(v) : v
+}

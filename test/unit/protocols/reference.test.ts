@@ -1,0 +1,202 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import * as tf from '@tensorflow/tfjs'
+import { matrixView, proveSlice, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
+import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/program/index.js'
+import { computeElement, elementOperands, expf, logf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
+import { Trainer } from '../../../node/train/trainer.js'
+import { traceStep } from '../../../node/train/tracer.js'
+
+// Every element reference is checked against the wasm backend bit for bit,
+// on random shapes and on every op of real recorded training steps.
+
+const f32 = new Float32Array(1); const u32 = new Uint32Array(f32.buffer)
+function bits (x: number): number { f32[0] = x; return u32[0] }
+function same (a: number, b: number): boolean { return (Number.isNaN(a) && Number.isNaN(b)) || bits(a) === bits(b) }
+
+function slice (t: TensorData, r: OperandRef): TypedValues {
+  const { rows, cols } = matrixView(t.shape)
+  if (r.axis === 'row') return t.values.subarray(r.index * cols, (r.index + 1) * cols)
+  const out = new Float32Array(rows)
+  for (let i = 0; i < rows; i++) out[i] = t.values[i * cols + r.index]
+  return out
+}
+
+let rngState = 12345
+function rand (): number { rngState = (Math.imul(rngState, 1664525) + 1013904223) >>> 0; return rngState / 2 ** 32 }
+function randn (shape: number[], scale = 2, specials = true): TensorData {
+  const n = shape.reduce((a, b) => a * b, 1)
+  const v = new Float32Array(n)
+  for (let i = 0; i < n; i++) v[i] = (rand() - 0.5) * 2 * scale
+  if (specials && n > 4) { v[0] = -0; v[1] = 0; v[2] = 1e-30; v[3] = -1e-30 }
+  return { shape, dtype: 'float32', values: v }
+}
+
+/** Checks `limit` elements (first, last, and spread) of one op; returns the count checked. */
+function checkOp (runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400): number {
+  const n = out.length
+  const step = Math.max(1, Math.floor(n / limit))
+  let checked = 0
+  for (let e = 0; e < n; e += step) {
+    const refs = elementOperands(runtime, op, e)
+    const ops = refs.map(r => slice(inputs[r.input], r))
+    const v = computeElement(runtime, op, e, ops)
+    if (!same(v, out[e])) throw new Error(`${op.kernel} element ${e}: reference ${v} (0x${bits(v).toString(16)}) != backend ${out[e]} (0x${bits(out[e]).toString(16)}) attrs ${JSON.stringify(op.attrs)} shapes ${JSON.stringify(op.inputs.map(i => i.shape))}`)
+    checked++
+  }
+  return checked
+}
+
+function runBackend (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>): TensorData {
+  const named: Record<string, tf.Tensor> = {}
+  names.forEach((n, i) => { named[n] = tf.tensor(inputs[i].values, inputs[i].shape, inputs[i].dtype) })
+  const o = tf.engine().runKernel(kernel, named as tf.NamedTensorMap, attrs as tf.NamedAttrMap) as tf.Tensor
+  const r = { shape: [...o.shape], dtype: o.dtype as 'float32', values: (o.dataSync() as Float32Array).slice() }
+  o.dispose(); for (const t of Object.values(named)) t.dispose()
+  return r
+}
+
+function check (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME): number {
+  const out = runBackend(kernel, names, inputs, attrs)
+  const op: OpShape = { kernel, attrs, inputs: inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: out.shape, dtype: out.dtype } }
+  return checkOp(runtime, op, inputs, out.values)
+}
+
+describe('element references vs the wasm backend', () => {
+  beforeAll(async () => { await initBackend('wasm') })
+
+  it('expf and logf equal the backend on a sweep of float32 values', () => {
+    const xs: number[] = [0, -0, 1, -1, 88.7, 88.72283172607422, 88.73, -87, -103.9, -104, -150, 1e-40, -1e-40, Infinity, -Infinity, NaN, 0.5, 2, 10, 1e-8]
+    for (let i = 0; i < 20000; i++) xs.push((rand() - 0.5) * 200)
+    for (let i = 0; i < 5000; i++) { u32[0] = Math.floor(rand() * 2 ** 32); xs.push(f32[0]) }
+    const v = Float32Array.from(xs)
+    const t = tf.tensor(v)
+    const e = tf.exp(t).dataSync(); const l = tf.log(t).dataSync()
+    t.dispose()
+    for (let i = 0; i < v.length; i++) {
+      if (!same(expf(v[i]), e[i])) throw new Error(`expf(${v[i]}) = ${expf(v[i])}, backend ${e[i]}`)
+      if (!same(logf(v[i]), l[i])) throw new Error(`logf(${v[i]}) = ${logf(v[i])}, backend ${l[i]}`)
+    }
+  })
+
+  it('elementwise kernels with broadcasting', () => {
+    const a = randn([6, 7]); const b = randn([7]); const s = randn([]); const c = randn([6, 1])
+    for (const k of ['Add', 'Sub', 'Multiply', 'RealDiv', 'Maximum', 'Minimum']) {
+      check(k, ['a', 'b'], [a, b]); check(k, ['a', 'b'], [s, a]); check(k, ['a', 'b'], [a, c]); check(k, ['a', 'b'], [a, randn([6, 7])])
+    }
+    const z1: TensorData = { shape: [4], dtype: 'float32', values: Float32Array.of(0, -0, NaN, 1) }
+    const z2: TensorData = { shape: [4], dtype: 'float32', values: Float32Array.of(-0, 0, 2, NaN) }
+    for (const k of ['Maximum', 'Minimum', 'Add', 'Multiply']) { check(k, ['a', 'b'], [z1, z2]); check(k, ['a', 'b'], [z2, z1]) }
+    for (const k of ['Neg', 'Relu', 'Square', 'Identity', 'Exp', 'Log', 'Abs']) check(k, ['x'], [randn([5, 9])])
+    const sp: TensorData = { shape: [6], dtype: 'float32', values: Float32Array.of(NaN, -0, 0, Infinity, -Infinity, 1e-45) }
+    for (const k of ['Neg', 'Relu', 'Square', 'Identity', 'Exp', 'Log', 'Abs', 'Sqrt']) check(k, ['x'], [sp])
+    check('Step', ['x'], [sp], { alpha: 0 })
+    check('Sqrt', ['x'], [randn([5, 9])])
+    check('Step', ['x'], [randn([4, 8])], { alpha: 0 })
+    check('Cast', ['x'], [randn([3, 5])], { dtype: 'float32' })
+    check('Reshape', ['x'], [randn([4, 6])], { shape: [2, 12] })
+  })
+
+  it('reductions over the last axis or all but the last', () => {
+    for (const shape of [[7, 13], [3, 4, 50], [1, 16, 10], [200]]) {
+      const x = randn(shape, 3)
+      const r = shape.length
+      check('Sum', ['x'], [x], { axis: [r - 1], keepDims: false })
+      check('Max', ['x'], [x], { reductionIndices: [r - 1], keepDims: true })
+      check('Mean', ['x'], [x], { axis: [r - 1], keepDims: false })
+      if (r > 1) {
+        const allButLast = Array.from({ length: r - 1 }, (_, i) => i)
+        check('Sum', ['x'], [x], { axis: allButLast, keepDims: false })
+        check('Max', ['x'], [x], { reductionIndices: allButLast, keepDims: false })
+      }
+    }
+    check('Sum', ['x'], [randn([16])], { axis: null, keepDims: false })
+  })
+
+  it('BatchMatMul / _FusedMatMul: all transposes, K around the 48-block size, bias and relu', () => {
+    for (const K of [1, 5, 47, 48, 49, 100, 130]) {
+      const M = 3 + (K % 5); const N = 2 + (K % 7)
+      for (const [ta, tb] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+        const a = randn(ta ? [K, M] : [M, K], 1); const b = randn(tb ? [N, K] : [K, N], 1)
+        check('BatchMatMul', ['a', 'b'], [a, b], { transposeA: ta, transposeB: tb })
+        const a3 = { ...a, shape: [1, ...a.shape] }; const b3 = { ...b, shape: [1, ...b.shape] }
+        check('BatchMatMul', ['a', 'b'], [a3, b3], { transposeA: ta, transposeB: tb })
+        if (!ta && !tb) {
+          check('_FusedMatMul', ['a', 'b', 'bias'], [a3, b3, randn([N], 1)], { transposeA: false, transposeB: false, activation: 'relu', leakyreluAlpha: 0.2 })
+          check('_FusedMatMul', ['a', 'b', 'bias'], [a3, b3, randn([N], 1)], { transposeA: false, transposeB: false, activation: 'linear', leakyreluAlpha: 0.2 })
+        }
+      }
+    }
+    // batch > 1
+    const a = randn([3, 4, 60], 1); const b = randn([3, 60, 5], 1)
+    check('BatchMatMul', ['a', 'b'], [a, b], { transposeA: false, transposeB: false })
+    const at = randn([3, 60, 4], 1)
+    check('BatchMatMul', ['a', 'b'], [at, b], { transposeA: true, transposeB: false })
+  })
+
+  it('Conv2DBackpropFilter (the kernel this project adds to wasm)', () => {
+    const x = randn([2, 9, 8, 3], 1); const dy = randn([2, 7, 6, 4], 1)
+    check('Conv2DBackpropFilter', ['x', 'dy'], [x, dy], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] })
+    const dy2 = randn([2, 5, 4, 4], 1)
+    check('Conv2DBackpropFilter', ['x', 'dy'], [x, dy2], { strides: [2, 2], pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] })
+  })
+
+  it('operands are provable slices of the committed input tensors', () => {
+    const a = randn([5, 60], 1); const b = randn([60, 3], 1)
+    const op: OpShape = { kernel: 'BatchMatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: a.shape, dtype: 'float32' }, { shape: b.shape, dtype: 'float32' }], output: { shape: [5, 3], dtype: 'float32' } }
+    const out = runBackend('BatchMatMul', ['a', 'b'], [a, b], op.attrs)
+    const refs = elementOperands(WASM_RUNTIME, op, 7)
+    const proofs = refs.map(r => proveSlice([a, b][r.input], r.axis, r.index))
+    proofs.forEach((p, i) => expect(verifySlice(commitTensor([a, b][refs[i].input]).root, p)).toBe(true))
+    expect(computeElement(WASM_RUNTIME, op, 7, proofs.map(p => valuesFromBytes('float32', p.bytes)))).toBe(out.values[7])
+    expect(refs.map(r => r.axis)).toEqual(['row', 'col'])
+  })
+
+  it('every op of real MLP SGD and Adam steps has a reference that equals the backend', async () => {
+    const ds = syntheticDataset(6, 256, 16)
+    for (const optimizer of ['sgd', 'adam'] as const) {
+      const t = await Trainer.create(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer, batchSize: 64 }), ds)
+      t.runStep()
+      const tr = traceStep(t)
+      const missing = new Set<string>()
+      let total = 0
+      for (const e of tr.entries) {
+        if (e.kernel === STATE_PSEUDO_KERNEL) continue
+        if (!supportsElement(WASM_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
+        const v = tr.values[e.index]
+        const op: OpShape = { kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype } }
+        total += checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 300)
+      }
+      expect([...missing]).toEqual([])
+      expect(total).toBeGreaterThan(1000)
+      t.dispose()
+    }
+  })
+
+  it('unsupported cases fail clearly', () => {
+    expect(supportsElement(WASM_RUNTIME, 'Softplus')).toBe(false)
+    expect(supportsElement('tfjs-node@4.22.0', 'Add')).toBe(false)
+    const op: OpShape = { kernel: 'Sum', attrs: { axis: [0, 1] }, inputs: [{ shape: [3, 4], dtype: 'float32' }], output: { shape: [], dtype: 'float32' } }
+    expect(() => elementOperands(WASM_RUNTIME, op, 0)).toThrow(/not a single row or column/)
+    const fused: OpShape = { kernel: '_FusedMatMul', attrs: { transposeA: true, transposeB: false, activation: 'linear' }, inputs: [{ shape: [4, 2], dtype: 'float32' }, { shape: [4, 3], dtype: 'float32' }, { shape: [3], dtype: 'float32' }], output: { shape: [2, 3], dtype: 'float32' } }
+    expect(() => computeElement(WASM_RUNTIME, fused, 0, [new Float32Array(4), new Float32Array(4), new Float32Array(3)])).toThrow(/upstream wasm bias bug/)
+    expect(() => elementOperands(WASM_RUNTIME, { ...op, kernel: 'Softplus' }, 0)).toThrow(/no element-level reference/)
+    expect(() => elementOperands(WASM_RUNTIME, { kernel: 'Add', attrs: {}, inputs: [{ shape: [2], dtype: 'float32' }, { shape: [2], dtype: 'float32' }], output: { shape: [2], dtype: 'float32' } }, 2)).toThrow(/out of range/)
+  })
+})
+
+describe('cpu MatMul reference', () => {
+  it('matches the blocked float64 cpu kernel (computed in a fresh cpu engine via the reference formula)', () => {
+    // The cpu backend cannot run in this process next to wasm (one engine);
+    // the formula itself is exercised: K=100 spans three 48-blocks.
+    const a = randn([2, 100], 1); const b = randn([100, 3], 1)
+    const op: OpShape = { kernel: 'BatchMatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: a.shape, dtype: 'float32' }, { shape: b.shape, dtype: 'float32' }], output: { shape: [2, 3], dtype: 'float32' } }
+    const refs = elementOperands(CPU_RUNTIME, op, 4)
+    const ops = refs.map(r => slice([a, b][r.input], r))
+    let out = 0
+    for (let k0 = 0; k0 < 100; k0 += 48) { let s = 0; for (let k = k0; k < Math.min(k0 + 48, 100); k++) s += ops[0][k] * ops[1][k]; out = Math.fround(out + s) }
+    expect(computeElement(CPU_RUNTIME, op, 4, ops)).toBe(out)
+  })
+})
