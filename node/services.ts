@@ -1,4 +1,5 @@
 import type { Peer } from './peer.js'
+import { installShards } from './shards/index.js'
 import { rolesService } from './roles/service.js'
 import { unavailablePorts } from './roles/ports.js'
 
@@ -8,5 +9,6 @@ import { unavailablePorts } from './roles/ports.js'
 export type PeerService = (peer: Peer) => Promise<void>
 
 export const defaultServices: PeerService[] = [
+  installShards,
   rolesService(async (peer) => unavailablePorts(peer))
 ]

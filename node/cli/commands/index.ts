@@ -11,6 +11,7 @@ import { register as replay } from './replay.js'
 import { register as evaluate } from './evaluate.js'
 import { register as roles } from './roles.js'
 import { register as trace } from './trace.js'
+import { register as shards } from './shards.js'
 
 // One module per command; each registers itself on the root program.
 export type Register = (program: Command) => void
@@ -28,4 +29,5 @@ export const commands: Register[] = [
   evaluate,
   roles,
   trace,
+  shards,
 ]

@@ -1,0 +1,241 @@
+import { peerIdFromString } from '@libp2p/peer-id'
+import { lpStream } from '@libp2p/utils'
+import type { Stream } from '@libp2p/interface'
+import type { CID } from 'multiformats/cid'
+import type { Logger } from 'pino'
+import {
+  MAX_PIPELINE, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, blockMatches, decodeResponse, encodeRequest, errorText
+} from '../../protocols/shards/index.js'
+import type { Host } from '../p2p/host.js'
+import { ProviderPool, type Candidate } from './provider-pool.js'
+import { toError } from './server.js'
+import type { BlockStore } from './store.js'
+
+// Fetches a list of blocks from several providers at once. Each provider gets
+// one stream with up to `pipeline` requests in flight; every block is checked
+// against its CID before it is stored. A provider that sends a wrong block is
+// penalised and dropped; one that fails (closed, timed out, lacks a block) is
+// dropped and its outstanding blocks go back to the queue for the others.
+
+export interface ProviderStat { peerId: string, blocks: number, bytes: number, corrupt: number, error?: string }
+
+export interface BlockFetchOptions {
+  signal?: AbortSignal
+  /** parallel providers (default 4) */
+  maxProviders?: number
+  /** requests in flight per provider (default 4, at most MAX_PIPELINE) */
+  pipeline?: number
+  /** one block must arrive within this time or the provider is dropped (default 30 s) */
+  requestTimeoutMs?: number
+  /** with no usable provider, wait this long for one before failing (default 30 s) */
+  findTimeoutMs?: number
+  onBlock?: (index: number, size: number, from: string) => void
+}
+
+export interface FetcherDeps {
+  host: Host
+  store: BlockStore
+  log: Logger
+  /** bans and un-tags a provider that served a block not matching its CID */
+  penalise: (peerId: string, reason: string) => void
+  /** succesful provider: keep its connection */
+  reward: (peerId: string) => void
+}
+
+export class NoProviderError extends Error {
+  override name = 'NoProviderError'
+}
+
+/** Where providers come from for one fetch: kept across the manifest and data phases. */
+export class ProviderSource {
+  readonly pool: ProviderPool
+  readonly stats = new Map<string, ProviderStat>()
+  private readonly stop = new AbortController()
+  private readonly self: string
+
+  constructor (private readonly deps: FetcherDeps, exclude: (peerId: string) => boolean) {
+    const self = deps.host.peerId.toString()
+    this.pool = new ProviderPool(id => id !== self && exclude(id))
+    this.self = self
+  }
+
+  /** Explicit providers: no DHT lookup. */
+  addExplicit (peerIds: string[]): void {
+    for (const id of peerIds) {
+      try { peerIdFromString(id) } catch { throw new Error(`invalid provider peer id "${id}"`) }
+      if (id !== this.self) this.pool.add({ peerId: id, addrs: [] })
+    }
+  }
+
+  /** Looks providers up in the DHT now, and again whenever the pool starves, until closed. */
+  discover (root: CID, signal?: AbortSignal): void {
+    const stop = signal != null ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal
+    void (async () => {
+      while (!stop.aborted) {
+        const started = Date.now()
+        try {
+          for await (const p of this.deps.host.contentRouting.findProviders(root, { signal: AbortSignal.any([stop, AbortSignal.timeout(10_000)]) })) {
+            if (p.multiaddrs.length > 0) await this.deps.host.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => {})
+            if (p.id.toString() !== this.self && this.pool.add({ peerId: p.id.toString(), addrs: p.multiaddrs })) this.deps.log.debug({ root: root.toString(), provider: p.id.toString() }, 'found a shard provider')
+          }
+        } catch (err) {
+          if (!stop.aborted) this.deps.log.debug({ err: (err as Error).message }, 'provider lookup ended')
+        }
+        // query again only when workers wait for providers, at most once a second
+        await this.pool.whenStarving(stop)
+        const gap = 1000 - (Date.now() - started)
+        if (gap > 0) await sleep(gap, stop)
+      }
+    })()
+  }
+
+  close (): void { this.stop.abort() }
+
+  stat (peerId: string): ProviderStat {
+    let s = this.stats.get(peerId)
+    if (s == null) { s = { peerId, blocks: 0, bytes: 0, corrupt: 0 }; this.stats.set(peerId, s) }
+    return s
+  }
+}
+
+/**
+ * Fetches `cids` (all must be missing locally) into the store. Resolves when
+ * every block is stored; rejects with NoProviderError when no usable provider
+ * shows up within findTimeoutMs while blocks remain.
+ */
+export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, cids: CID[], opts: BlockFetchOptions = {}): Promise<void> {
+  const maxProviders = Math.max(1, opts.maxProviders ?? 4)
+  const pipeline = Math.min(Math.max(1, opts.pipeline ?? 4), MAX_PIPELINE)
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000
+  const findTimeoutMs = opts.findTimeoutMs ?? 30_000
+  const queue: number[] = cids.map((_, i) => i)
+  let remaining = cids.length
+  if (remaining === 0) return
+  const active = new Set<Promise<void>>()
+  let fatal: Error | undefined
+  let wake: () => void = () => {}
+  const wakeUp = (): void => { wake() }
+
+  const worker = async (c: Candidate): Promise<void> => {
+    const stat = source.stat(c.peerId)
+    const inflight: Array<{ index: number, id: number }> = []
+    let stream: Stream | undefined
+    let nextId = 1
+    let failed = false
+    try {
+      const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(requestTimeoutMs)]) : AbortSignal.timeout(requestTimeoutMs)
+      stream = await deps.host.dialProtocol(peerIdFromString(c.peerId), SHARD_PROTOCOL, { signal })
+      const lp = lpStream(stream, { maxDataLength: MAX_RESPONSE_BYTES, maxBufferSize: (pipeline + 1) * (MAX_RESPONSE_BYTES + 8) })
+      let writing: Promise<void> = Promise.resolve()
+      while (true) {
+        while (inflight.length < pipeline && queue.length > 0) {
+          const index = queue.shift()!
+          const id = nextId++
+          inflight.push({ index, id })
+          await lp.write(encodeRequest({ id, cid: cids[index] }), { signal: opts.signal })
+        }
+        if (inflight.length === 0) break
+        const rsig = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(requestTimeoutMs)]) : AbortSignal.timeout(requestTimeoutMs)
+        const frame = await lp.read({ signal: rsig })
+        const resp = decodeResponse(frame.subarray())
+        const want = inflight[0]
+        if (resp.status === Status.ERROR) throw new Error(`provider refused: ${errorText(resp.payload)}`)
+        if (resp.id !== want.id) throw new Error(`protocol error: answer ${resp.id} for request ${want.id}`)
+        if (resp.status === Status.NOT_FOUND) throw new Error(`provider does not have block ${cids[want.index].toString()}`)
+        const cid = cids[want.index]
+        if (!blockMatches(cid, resp.payload)) {
+          stat.corrupt++
+          deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`)
+          throw new Error(`served a block not matching ${cid.toString()} (dropped)`)
+        }
+        inflight.shift()
+        // store in the background (one write at a time) while the next block arrives
+        const bytes = resp.payload
+        writing = writing.then(async () => {
+          try {
+            await deps.store.put(cid, bytes)
+          } catch (err) {
+            fatal ??= new Error(`cannot store block ${cid.toString()}: ${(err as Error).message}`)
+            throw fatal
+          }
+          stat.blocks++
+          stat.bytes += bytes.length
+          remaining--
+          opts.onBlock?.(want.index, bytes.length, c.peerId)
+          if (remaining === 0) wakeUp()
+        })
+        // surface write errors promptly (disk full...) rather than at the end
+        writing.catch(() => {})
+      }
+      await writing
+      await stream.close().catch(() => {})
+    } catch (err) {
+      failed = true
+      const e = toError(err)
+      const msg = e.name === 'TimeoutError' || e.name === 'AbortError'
+        ? (opts.signal?.aborted === true ? 'aborted' : `no answer within ${requestTimeoutMs} ms`)
+        : e.message
+      stat.error = msg
+      source.pool.markFailed(c.peerId)
+      if (opts.signal?.aborted !== true) deps.log.warn({ provider: c.peerId, err: msg, requeued: inflight.length }, 'dropping a shard provider')
+      stream?.abort(e)
+    } finally {
+      // blocks this provider did not deliver go back to the front of the queue
+      for (let i = inflight.length - 1; i >= 0; i--) queue.unshift(inflight[i].index)
+      if (!failed) {
+        deps.reward(c.peerId)
+        source.pool.release(c)
+      }
+      wakeUp()
+    }
+  }
+
+  const start = (c: Candidate): void => {
+    const p: Promise<void> = worker(c).finally(() => { active.delete(p) })
+    active.add(p)
+  }
+
+  let idleSince = Date.now()
+  while (remaining > 0) {
+    if (fatal != null) throw fatal
+    if (isAborted(opts.signal)) throw new Error('fetch aborted')
+    while (active.size < maxProviders && queue.length > 0 && source.pool.size > 0) start(source.pool.take()!)
+    if (active.size > 0) idleSince = Date.now()
+    if (remaining === 0) break
+    const woke = new Promise<void>(resolve => { wake = resolve })
+    if (active.size === 0) {
+      // nobody is working: wait (bounded) for a provider to appear
+      const left = findTimeoutMs - (Date.now() - idleSince)
+      if (left <= 0 || !(await source.pool.wait(left, opts.signal))) {
+        if (isAborted(opts.signal)) throw new Error('fetch aborted')
+        const tried = [...source.stats.values()].filter(s => s.error != null)
+        let detail = tried.length > 0 ? `; ${tried.length} provider(s) failed: ${tried.map(s => `${s.peerId.slice(-8)}: ${s.error ?? ''}`).join('; ')}` : ''
+        const banned = [...source.pool.excluded]
+        if (banned.length > 0) detail += `; ignored ${banned.length} provider(s) banned for serving bad blocks: ${banned.map(id => id.slice(-8)).join(', ')}`
+        throw new NoProviderError(`no usable provider found within ${Math.round(findTimeoutMs / 100) / 10} s (${remaining} of ${cids.length} block(s) missing)${detail}`)
+      }
+      continue
+    }
+    const waits: Array<Promise<unknown>> = [woke, ...active]
+    const cancel = new AbortController()
+    // a free worker slot and queued work: a new provider would be used at once
+    // (the pool is empty here, else the loop above would have started one)
+    if (queue.length > 0 && active.size < maxProviders) waits.push(source.pool.wait(60_000, cancel.signal))
+    await Promise.race(waits)
+    cancel.abort()
+  }
+  await Promise.allSettled([...active])
+  if (fatal != null) throw fatal
+}
+
+function isAborted (signal?: AbortSignal): boolean {
+  return signal?.aborted === true
+}
+
+async function sleep (ms: number, signal: AbortSignal): Promise<void> {
+  await new Promise<void>(resolve => {
+    const t = setTimeout(done, ms)
+    function done (): void { clearTimeout(t); signal.removeEventListener('abort', done); resolve() }
+    signal.addEventListener('abort', done, { once: true })
+  })
+}

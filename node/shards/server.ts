@@ -1,0 +1,131 @@
+import { lpStream } from '@libp2p/utils'
+import type { Connection, Stream } from '@libp2p/interface'
+import type { Logger } from 'pino'
+import { MAX_REQUEST_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
+import type { Host } from '../p2p/host.js'
+import type { BlockStore } from './store.js'
+
+// Serves blocks on /proofswarm/shards/1.0.0: reads requests one by one and
+// answers in order. Requests over MAX_REQUEST_BYTES or malformed ones get an
+// ERROR frame and the stream is closed. Fault injection (tests only) comes
+// from PROOFSWARM_FAULT_SHARDS: "corrupt" flips a byte in every served block,
+// "delay:<ms>" waits before each answer (to kill a provider mid-transfer).
+
+export interface ShardFault { corrupt: boolean, delayMs: number }
+
+export function parseFault (s: string | undefined): ShardFault {
+  const f: ShardFault = { corrupt: false, delayMs: 0 }
+  for (const part of (s ?? '').split(',').map(p => p.trim()).filter(Boolean)) {
+    if (part === 'corrupt') f.corrupt = true
+    else if (/^delay:\d+$/.test(part)) f.delayMs = Number(part.slice(6))
+    else throw new Error(`PROOFSWARM_FAULT_SHARDS: unknown fault "${part}" (use corrupt, delay:<ms>)`)
+  }
+  return f
+}
+
+export const MAX_INBOUND_STREAMS = 32
+
+export interface ServerStats { streams: number, served: number, notFound: number, refused: number, bytes: number }
+
+export class ShardServer {
+  readonly stats: ServerStats = { streams: 0, served: 0, notFound: 0, refused: 0, bytes: 0 }
+
+  constructor (
+    private readonly host: Host,
+    private readonly store: BlockStore,
+    private readonly log: Logger,
+    private readonly fault: ShardFault = { corrupt: false, delayMs: 0 }
+  ) {}
+
+  async start (): Promise<void> {
+    if (this.fault.corrupt || this.fault.delayMs > 0) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
+    await this.host.handle(SHARD_PROTOCOL, (stream, connection) => {
+      void this.serve(stream, connection).catch((err: unknown) => {
+        this.log.debug({ err: errMessage(err), peer: connection.remotePeer.toString() }, 'shard stream ended with an error')
+        stream.abort(toError(err))
+      })
+    }, { maxInboundStreams: MAX_INBOUND_STREAMS, maxOutboundStreams: MAX_INBOUND_STREAMS })
+  }
+
+  async stop (): Promise<void> {
+    await this.host.unhandle(SHARD_PROTOCOL).catch(() => {})
+  }
+
+  private async serve (stream: Stream, connection: Connection): Promise<void> {
+    this.stats.streams++
+    const lp = lpStream(stream, { maxDataLength: MAX_REQUEST_BYTES })
+    const peer = connection.remotePeer.toString()
+    while (true) {
+      let frame: { subarray: () => Uint8Array }
+      try {
+        frame = await lp.read()
+      } catch (err) {
+        const name = (err as Error)?.name
+        if (name === 'UnexpectedEOFError') { await stream.close().catch(() => {}); return }
+        if (name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError') {
+          this.stats.refused++
+          this.log.warn({ peer }, `refused an oversized shard request (over ${MAX_REQUEST_BYTES} bytes)`)
+          await this.refuse(lp, 0, `request over ${MAX_REQUEST_BYTES} bytes`)
+          return
+        }
+        throw err
+      }
+      let req
+      try {
+        req = decodeRequest(frame.subarray())
+      } catch (err) {
+        this.stats.refused++
+        await this.refuse(lp, 0, (err as Error).message)
+        return
+      }
+      const bytes = await this.store.get(req.cid)
+      if (this.fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, this.fault.delayMs))
+      if (bytes == null) {
+        this.stats.notFound++
+        await write(lp, encodeResponseHeader(Status.NOT_FOUND, req.id))
+        continue
+      }
+      let payload = bytes
+      if (this.fault.corrupt && bytes.length > 0) {
+        payload = bytes.slice()
+        payload[payload.length >> 1] ^= 0xff
+      }
+      this.stats.served++
+      this.stats.bytes += payload.length
+      await write(lp, concat(encodeResponseHeader(Status.OK, req.id), payload))
+    }
+  }
+
+  private async refuse (lp: { write: (d: Uint8Array) => Promise<void>, unwrap: () => Stream }, id: number, reason: string): Promise<void> {
+    await write(lp, concat(encodeResponseHeader(Status.ERROR, id), new TextEncoder().encode(reason))).catch(() => {})
+    await lp.unwrap().close().catch(() => {})
+  }
+}
+
+async function write (lp: { write: (d: Uint8Array) => Promise<void> }, data: Uint8Array): Promise<void> {
+  try {
+    await lp.write(data)
+  } catch (err) {
+    throw toError(err)
+  }
+}
+
+// one frame = header ‖ payload; a 1 MiB copy costs far less than encrypting it
+function concat (a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a, 0)
+  out.set(b, a.length)
+  return out
+}
+
+/** libp2p 3 may reject writes with an Event (stream closed) instead of an Error. */
+export function toError (err: unknown): Error {
+  if (err instanceof Error) return err
+  const e = err as { type?: string, error?: unknown }
+  if (e?.error instanceof Error) return e.error
+  return new Error(`stream ${e?.type ?? 'failure'}`)
+}
+
+export function errMessage (err: unknown): string {
+  return toError(err).message
+}

@@ -1,0 +1,530 @@
+import { open, rename, rm, stat } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { CID } from 'multiformats/cid'
+import type { Logger } from 'pino'
+import {
+  DAG_CBOR_CODEC, MAX_BLOCK_BYTES, buildManifest, chunk, cidOf, decodeManifest, maxContentBytes, parseShardCid,
+  type Manifest, type ManifestBlock, type ShardMeta
+} from '../../protocols/shards/index.js'
+import type { Host } from '../p2p/host.js'
+import type { PeerDb } from '../storage/db.js'
+import { NoProviderError, ProviderSource, fetchBlocks, type FetcherDeps, type ProviderStat } from './fetcher.js'
+import { ShardServer, type ShardFault } from './server.js'
+import { BlockStore, rootKept, type RetentionHold, type RootRecord } from './store.js'
+
+// The shard service of one peer: add content (chunk, store, announce), fetch
+// it from the swarm (verify, store, resume), keep it as long as a pin or a
+// retention hold says, then garbage-collect it.
+
+export { NoProviderError }
+export type { RetentionHold, RootRecord, ProviderStat }
+
+export interface ShardServiceInit {
+  host: Host
+  db: PeerDb
+  log: Logger
+  fault?: ShardFault
+  /** hold given to added/fetched roots when the caller names none (default 24 h) */
+  defaultRetentionMs?: number
+  /** automatic GC period; 0 disables (default 10 min) */
+  gcIntervalMs?: number
+  /** how long a provider that sent a bad block is ignored (default 1 h) */
+  banMs?: number
+}
+
+export interface AddOptions {
+  pin?: boolean
+  /** retention hold (e.g. until the task's challenge window closes); default: now + defaultRetentionMs */
+  retain?: RetentionHold
+  /** who holds the retention (task id...); default "default" */
+  reason?: string
+  /** announce in the DHT (default true; the announcement runs in the background) */
+  provide?: boolean
+}
+
+export interface AddResult { cid: string, name: string, kind: string, size: number, blocks: number }
+
+export interface FetchProgress {
+  root: string
+  totalBlocks: number
+  haveBlocks: number
+  totalBytes: number
+  haveBytes: number
+  fetchedBytes: number
+  providers: number
+}
+
+export interface FetchOptions extends AddOptions {
+  signal?: AbortSignal
+  onProgress?: (p: FetchProgress) => void
+  /** fetch only from these peer ids (no DHT lookup) */
+  providers?: string[]
+  maxProviders?: number
+  pipeline?: number
+  findTimeoutMs?: number
+  requestTimeoutMs?: number
+}
+
+export interface FetchResult {
+  cid: string
+  name: string
+  kind: string
+  size: number
+  blocks: number
+  /** blocks already stored before this fetch (resume) */
+  alreadyHad: number
+  fetchedBlocks: number
+  fetchedBytes: number
+  durationMs: number
+  /** fetched bytes / duration, MiB/s */
+  mibPerSecond: number
+  providers: ProviderStat[]
+}
+
+export interface GcOptions { currentBlock?: number, now?: number }
+export interface GcResult { removedRoots: string[], removedBlocks: number, freedBytes: number, keptRoots: number }
+
+const PROVIDER_TAG = 'proofswarm-shard-provider'
+const BAD_TAG = 'proofswarm-shard-misbehaved'
+
+export class ShardService {
+  readonly store: BlockStore
+  readonly server: ShardServer
+  private readonly host: Host
+  private readonly log: Logger
+  private readonly defaultRetentionMs: number
+  private readonly banMs: number
+  private readonly banned = new Map<string, number>()
+  private readonly fetching = new Map<string, Promise<FetchResult>>()
+  private readonly protectedRoots = new Map<string, number>()
+  private lock: Promise<unknown> = Promise.resolve()
+  private gcTimer?: NodeJS.Timeout
+  private stopped = new AbortController()
+  /** chain height source for block-number holds (set by the chain client); unknown → such holds stay */
+  chainHeight: () => number | undefined = () => undefined
+
+  constructor (private readonly init: ShardServiceInit) {
+    this.host = init.host
+    this.log = init.log
+    this.store = new BlockStore(init.db)
+    this.server = new ShardServer(init.host, this.store, init.log, init.fault)
+    this.defaultRetentionMs = init.defaultRetentionMs ?? 24 * 3600_000
+    this.banMs = init.banMs ?? 3600_000
+  }
+
+  async start (): Promise<void> {
+    await this.server.start()
+    const every = this.init.gcIntervalMs ?? 600_000
+    if (every > 0) {
+      this.gcTimer = setInterval(() => {
+        void this.gc({ currentBlock: this.chainHeight() }).then(r => {
+          if (r.removedRoots.length > 0) this.log.info(r, 'shard GC')
+        }).catch(err => this.log.warn({ err: (err as Error).message }, 'shard GC failed'))
+      }, every)
+      this.gcTimer.unref()
+    }
+    // provider records live in the DHT peers' memory: announce again after a restart
+    void this.reprovideAll().catch(() => {})
+  }
+
+  async stop (): Promise<void> {
+    this.stopped.abort()
+    clearInterval(this.gcTimer)
+    await this.server.stop()
+    await Promise.allSettled([...this.fetching.values()])
+    await this.lock.catch(() => {})
+  }
+
+  // ---- adding ------------------------------------------------------------
+
+  /** Chunks bytes into ≤ 1 MiB blocks, stores them and their manifest, announces the root. */
+  async addBytes (bytes: Uint8Array, meta: ShardMeta = {}, opts: AddOptions = {}): Promise<AddResult> {
+    if (bytes.length > maxContentBytes()) throw new Error(`content over ${maxContentBytes()} bytes`)
+    return await this.exclusive(async () => {
+      const blocks: ManifestBlock[] = []
+      let batch: Array<{ cid: CID, bytes: Uint8Array }> = []
+      for (const c of chunk(bytes)) {
+        blocks.push({ cid: c.cid, size: c.bytes.length })
+        batch.push(c)
+        if (batch.length >= 8) { await this.store.putMany(batch); batch = [] }
+      }
+      await this.store.putMany(batch)
+      return await this.finishAdd(blocks, meta, opts)
+    })
+  }
+
+  /** Like addBytes, reading the file in 1 MiB chunks (never the whole file in memory). */
+  async addFile (path: string, meta: ShardMeta = {}, opts: AddOptions = {}): Promise<AddResult> {
+    let st
+    try { st = await stat(path) } catch { throw new Error(`cannot read ${path}: no such file`) }
+    if (!st.isFile()) throw new Error(`${path} is not a regular file`)
+    if (st.size > maxContentBytes()) throw new Error(`${path} is over ${maxContentBytes()} bytes`)
+    return await this.exclusive(async () => {
+      const blocks: ManifestBlock[] = []
+      const fh = await open(path, 'r')
+      try {
+        while (true) {
+          const buf = new Uint8Array(MAX_BLOCK_BYTES)
+          let n = 0
+          while (n < buf.length) {
+            const r = await fh.read(buf, n, buf.length - n)
+            if (r.bytesRead === 0) break
+            n += r.bytesRead
+          }
+          if (n === 0) break
+          const b = buf.subarray(0, n)
+          const cid = cidOf(b)
+          await this.store.put(cid, b)
+          blocks.push({ cid, size: n })
+          if (n < buf.length) break
+        }
+      } finally { await fh.close() }
+      return await this.finishAdd(blocks, { name: meta.name ?? path.split('/').pop(), ...meta }, opts)
+    })
+  }
+
+  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions): Promise<AddResult> {
+    const { manifest, bytes, cid } = buildManifest(blocks, meta)
+    await this.store.put(cid, bytes)
+    const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts)
+    if (opts.provide !== false) this.provideInBackground(cid)
+    this.log.info({ cid: rec.cid, size: manifest.size, blocks: blocks.length, kind: manifest.kind }, 'shard added')
+    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length }
+  }
+
+  private async upsertRoot (cid: string, m: Manifest, complete: boolean, source: RootRecord['source'], opts: AddOptions): Promise<RootRecord> {
+    const prev = await this.store.getRoot(cid)
+    const holds = { ...(prev?.holds ?? {}) }
+    const reason = opts.reason ?? 'default'
+    if (opts.retain != null) holds[reason] = validHold(opts.retain)
+    else if (prev == null) holds.default = { untilTime: Date.now() + this.defaultRetentionMs }
+    const rec: RootRecord = {
+      cid,
+      name: m.name,
+      kind: m.kind,
+      size: m.size,
+      blocks: m.blocks.length,
+      complete: complete || (prev?.complete ?? false),
+      pinned: (prev?.pinned ?? false) || opts.pin === true,
+      holds,
+      addedAt: prev?.addedAt ?? Date.now(),
+      source: prev?.source ?? source
+    }
+    await this.store.putRoot(rec)
+    return rec
+  }
+
+  // ---- fetching ----------------------------------------------------------
+
+  /**
+   * Fetches a shard into the local store (blocks already here are not
+   * fetched again, so a fetch interrupted by a restart resumes), then
+   * announces this peer as a provider too.
+   */
+  async fetch (root: CID | string, opts: FetchOptions = {}): Promise<FetchResult> {
+    const cid = typeof root === 'string' ? parseShardCid(root) : root
+    if (cid.code !== DAG_CBOR_CODEC) throw new Error(`${cid.toString()} is a raw block, not a shard root (manifest)`)
+    const key = cid.toString()
+    const running = this.fetching.get(key)
+    if (running != null) return await running
+    const p = this.doFetch(cid, opts).finally(() => this.fetching.delete(key))
+    this.fetching.set(key, p)
+    return await p
+  }
+
+  private async doFetch (root: CID, opts: FetchOptions): Promise<FetchResult> {
+    const key = root.toString()
+    const started = Date.now()
+    const signal = opts.signal != null ? AbortSignal.any([opts.signal, this.stopped.signal]) : this.stopped.signal
+    const deps = this.fetcherDeps()
+    const source = new ProviderSource(deps, id => this.isBanned(id))
+    this.protect(key, +1)
+    try {
+      let manifest = await this.store.manifest(root)
+      const haveManifest = manifest != null
+      const lazySource = (): void => {
+        if (opts.providers != null && opts.providers.length > 0) source.addExplicit(opts.providers)
+        else source.discover(root, signal)
+      }
+      let sourceStarted = false
+      const blockOpts = {
+        signal,
+        maxProviders: opts.maxProviders,
+        pipeline: opts.pipeline,
+        findTimeoutMs: opts.findTimeoutMs,
+        requestTimeoutMs: opts.requestTimeoutMs
+      }
+      if (manifest == null) {
+        lazySource(); sourceStarted = true
+        await fetchBlocks(deps, source, [root], { ...blockOpts, maxProviders: 1 })
+        const bytes = await this.store.get(root)
+        try {
+          manifest = decodeManifest(bytes!)
+        } catch (err) {
+          await this.store.deleteBlocks([key])
+          throw new Error(`${key} is not a shard manifest: ${(err as Error).message}`)
+        }
+      }
+      const m = manifest
+      await this.upsertRoot(key, m, false, 'fetched', opts)
+      const missing = await this.store.missing(m)
+      const alreadyHad = m.blocks.length - missing.length
+      let haveBytes = m.size - missing.reduce((s, i) => s + m.blocks[i].size, 0)
+      let fetchedBytes = 0
+      let haveBlocks = alreadyHad
+      if (alreadyHad > 0 && haveManifest) this.log.info({ root: key, alreadyHad, missing: missing.length }, 'resuming a shard fetch')
+      const progress = (): void => opts.onProgress?.({ root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size })
+      progress()
+      if (missing.length > 0) {
+        if (!sourceStarted) lazySource()
+        await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
+          ...blockOpts,
+          onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
+        })
+      }
+      const rec = await this.store.getRoot(key)
+      if (rec != null) await this.store.putRoot({ ...rec, complete: true })
+      if (opts.provide !== false) this.provideInBackground(root)
+      const durationMs = Date.now() - started
+      const result: FetchResult = {
+        cid: key,
+        name: m.name,
+        kind: m.kind,
+        size: m.size,
+        blocks: m.blocks.length,
+        alreadyHad,
+        fetchedBlocks: missing.length,
+        fetchedBytes,
+        durationMs,
+        mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
+        providers: [...source.stats.values()]
+      }
+      this.log.info({ ...result, providers: result.providers.map(p => ({ ...p, peerId: p.peerId.slice(-8) })) }, 'shard fetched')
+      return result
+    } finally {
+      source.close()
+      this.protect(key, -1)
+    }
+  }
+
+  /** Fetches a shard (if needed) and returns its content. */
+  async fetchBytes (root: CID | string, opts: FetchOptions = {}): Promise<Uint8Array> {
+    await this.fetch(root, opts)
+    return await this.read(root)
+  }
+
+  /** Fetches a shard (if needed) and writes its content to `path` (atomically, via a temp file). */
+  async fetchToFile (root: CID | string, path: string, opts: FetchOptions = {}): Promise<FetchResult & { out: string, sha256: string }> {
+    const r = await this.fetch(root, opts)
+    const sha256 = await this.writeFile(root, path)
+    return { ...r, out: path, sha256 }
+  }
+
+  /** The content of a complete local shard. */
+  async read (root: CID | string): Promise<Uint8Array> {
+    const m = await this.requireComplete(root)
+    const out = new Uint8Array(m.size)
+    let off = 0
+    for (const b of m.blocks) {
+      const bytes = await this.store.get(b.cid)
+      if (bytes == null) throw new Error(`block ${b.cid.toString()} of ${root.toString()} is missing`)
+      out.set(bytes, off)
+      off += bytes.length
+    }
+    return out
+  }
+
+  /** Writes a complete local shard to a file; returns the content's sha256 (hex). */
+  async writeFile (root: CID | string, path: string): Promise<string> {
+    const m = await this.requireComplete(root)
+    const tmp = `${path}.part-${process.pid}`
+    const fh = await open(tmp, 'w')
+    const h = createHash('sha256')
+    try {
+      for (const b of m.blocks) {
+        const bytes = await this.store.get(b.cid)
+        if (bytes == null) throw new Error(`block ${b.cid.toString()} of ${root.toString()} is missing`)
+        h.update(bytes)
+        await fh.write(bytes)
+      }
+      await fh.close()
+      await rename(tmp, path)
+    } catch (err) {
+      await fh.close().catch(() => {})
+      await rm(tmp, { force: true })
+      throw err
+    }
+    return h.digest('hex')
+  }
+
+  private async requireComplete (root: CID | string): Promise<Manifest> {
+    const key = root.toString()
+    const m = await this.store.manifest(key)
+    if (m == null) throw new Error(`shard ${key} is not stored here`)
+    if ((await this.store.missing(m)).length > 0) throw new Error(`shard ${key} is incomplete here; fetch it first`)
+    return m
+  }
+
+  /** True when the shard's manifest and all its blocks are stored here. */
+  async has (root: CID | string): Promise<boolean> {
+    const m = await this.store.manifest(root.toString()).catch(() => undefined)
+    return m != null && (await this.store.missing(m)).length === 0
+  }
+
+  // ---- announcing --------------------------------------------------------
+
+  /** Announces this peer as a provider of `root` in the DHT (awaits the announcement). */
+  async provide (root: CID | string, timeoutMs = 30_000): Promise<void> {
+    const cid = typeof root === 'string' ? parseShardCid(root) : root
+    await this.host.contentRouting.provide(cid, { signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopped.signal]) })
+  }
+
+  private provideInBackground (root: CID): void {
+    void this.provide(root).then(
+      () => this.log.debug({ root: root.toString() }, 'announced shard provider record'),
+      (err: unknown) => { if (!this.stopped.signal.aborted) this.log.warn({ root: root.toString(), err: (err as Error).message }, 'could not announce a shard provider record') }
+    )
+  }
+
+  private async reprovideAll (): Promise<void> {
+    // wait (bounded) for the bootstrap dial: provide() needs DHT peers
+    for (let i = 0; i < 60 && this.host.getPeers().length === 0 && !this.stopped.signal.aborted; i++) await sleep(500)
+    for (const r of await this.store.listRoots()) {
+      if (this.stopped.signal.aborted) return
+      if (r.complete) await this.provide(r.cid).catch(() => {})
+    }
+  }
+
+  // ---- retention ---------------------------------------------------------
+
+  async pin (root: CID | string): Promise<RootRecord> { return await this.updateRoot(root, r => { r.pinned = true }) }
+  async unpin (root: CID | string): Promise<RootRecord> { return await this.updateRoot(root, r => { r.pinned = false }) }
+
+  /** Keeps `root` at least until the hold expires (e.g. the end of a task's challenge window). */
+  async retain (root: CID | string, hold: RetentionHold, reason = 'default'): Promise<RootRecord> {
+    const h = validHold(hold)
+    return await this.updateRoot(root, r => { r.holds[reason] = h })
+  }
+
+  /** Drops one retention hold (the root is collected once no pin or hold keeps it). */
+  async release (root: CID | string, reason = 'default'): Promise<RootRecord> {
+    return await this.updateRoot(root, r => { delete r.holds[reason] })
+  }
+
+  async list (): Promise<RootRecord[]> {
+    return (await this.store.listRoots()).sort((a, b) => a.addedAt - b.addedAt)
+  }
+
+  private async updateRoot (root: CID | string, f: (r: RootRecord) => void): Promise<RootRecord> {
+    const key = root.toString()
+    return await this.exclusive(async () => {
+      const r = await this.store.getRoot(key)
+      if (r == null) throw new Error(`shard ${key} is not stored here`)
+      f(r)
+      await this.store.putRoot(r)
+      return r
+    })
+  }
+
+  /**
+   * Deletes roots no pin or active hold keeps (block holds need `currentBlock`;
+   * without it they stay), then every block no kept root references.
+   */
+  async gc (opts: GcOptions = {}): Promise<GcResult> {
+    return await this.exclusive(async () => {
+      const now = opts.now ?? Date.now()
+      const live = new Set<string>()
+      const removedRoots: string[] = []
+      let kept = 0
+      for (const r of await this.store.listRoots()) {
+        if (rootKept(r, now, opts.currentBlock) || this.protectedRoots.has(r.cid)) {
+          kept++
+          live.add(r.cid)
+          const m = await this.store.manifest(r.cid).catch(() => undefined)
+          for (const b of m?.blocks ?? []) live.add(b.cid.toString())
+        } else {
+          removedRoots.push(r.cid)
+        }
+      }
+      let removedBlocks = 0
+      let freedBytes = 0
+      let batch: string[] = []
+      for await (const k of this.store.blockKeys()) {
+        if (live.has(k)) continue
+        const v = await this.store.get(k)
+        freedBytes += v?.length ?? 0
+        batch.push(k)
+        if (batch.length >= 256) { await this.store.deleteBlocks(batch); removedBlocks += batch.length; batch = [] }
+      }
+      await this.store.deleteBlocks(batch)
+      removedBlocks += batch.length
+      for (const k of removedRoots) {
+        await this.store.deleteRoot(k)
+        await this.host.contentRouting.cancelReprovide(parseShardCid(k)).catch(() => {})
+      }
+      return { removedRoots, removedBlocks, freedBytes, keptRoots: kept }
+    })
+  }
+
+  // ---- providers' reputation ----------------------------------------------
+
+  isBanned (peerId: string): boolean {
+    const until = this.banned.get(peerId)
+    if (until == null) return false
+    if (Date.now() < until) return true
+    this.banned.delete(peerId)
+    return false
+  }
+
+  private fetcherDeps (): FetcherDeps {
+    return {
+      host: this.host,
+      store: this.store,
+      log: this.log,
+      penalise: (peerId, reason) => {
+        this.banned.set(peerId, Date.now() + this.banMs)
+        this.log.warn({ provider: peerId, reason, banMs: this.banMs }, 'penalised a shard provider')
+        void this.host.peerStore.merge(peerIdFromString(peerId), {
+          tags: { [PROVIDER_TAG]: undefined, [BAD_TAG]: { value: 1, ttl: this.banMs } }
+        }).catch(() => {})
+      },
+      reward: (peerId) => {
+        void this.host.peerStore.merge(peerIdFromString(peerId), {
+          tags: { [PROVIDER_TAG]: { value: 20, ttl: 600_000 } }
+        }).catch(() => {})
+      }
+    }
+  }
+
+  private protect (root: string, d: number): void {
+    const n = (this.protectedRoots.get(root) ?? 0) + d
+    if (n <= 0) this.protectedRoots.delete(root)
+    else this.protectedRoots.set(root, n)
+  }
+
+  // adds, GC and root edits are serialized so GC never sees half-added content
+  private async exclusive<T> (f: () => Promise<T>): Promise<T> {
+    const run = this.lock.catch(() => {}).then(f)
+    this.lock = run
+    return await run
+  }
+}
+
+function validHold (h: RetentionHold): RetentionHold {
+  const out: RetentionHold = {}
+  if (h.untilBlock != null) {
+    if (!Number.isSafeInteger(h.untilBlock) || h.untilBlock < 0) throw new Error(`untilBlock must be a non-negative integer, got ${String(h.untilBlock)}`)
+    out.untilBlock = h.untilBlock
+  }
+  if (h.untilTime != null) {
+    if (!Number.isFinite(h.untilTime) || h.untilTime < 0) throw new Error(`untilTime must be a time in ms since the epoch, got ${String(h.untilTime)}`)
+    out.untilTime = h.untilTime
+  }
+  if (out.untilBlock == null && out.untilTime == null) throw new Error('a retention hold needs untilBlock and/or untilTime')
+  return out
+}
+
+async function sleep (ms: number): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, ms))
+}
