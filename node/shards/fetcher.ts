@@ -52,6 +52,8 @@ export class ProviderSource {
   readonly stats = new Map<string, ProviderStat>()
   private readonly stop = new AbortController()
   private readonly self: string
+  /** when the first provider became known (ms since epoch) */
+  firstFoundAt?: number
 
   constructor (private readonly deps: FetcherDeps, exclude: (peerId: string) => boolean) {
     const self = deps.host.peerId.toString()
@@ -64,6 +66,7 @@ export class ProviderSource {
     for (const id of peerIds) {
       try { peerIdFromString(id) } catch { throw new Error(`invalid provider peer id "${id}"`) }
       if (id !== this.self) this.pool.add({ peerId: id, addrs: [] })
+      this.firstFoundAt ??= Date.now()
     }
   }
 
@@ -76,7 +79,9 @@ export class ProviderSource {
         try {
           for await (const p of this.deps.host.contentRouting.findProviders(root, { signal: AbortSignal.any([stop, AbortSignal.timeout(10_000)]) })) {
             if (p.multiaddrs.length > 0) await this.deps.host.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => {})
-            if (p.id.toString() !== this.self && this.pool.add({ peerId: p.id.toString(), addrs: p.multiaddrs })) this.deps.log.debug({ root: root.toString(), provider: p.id.toString() }, 'found a shard provider')
+            if (p.id.toString() !== this.self && this.pool.add({ peerId: p.id.toString(), addrs: p.multiaddrs })) this.firstFoundAt ??= Date.now()
+            else continue
+            this.deps.log.debug({ root: root.toString(), provider: p.id.toString() }, 'found a shard provider')
           }
         } catch (err) {
           if (!stop.aborted) this.deps.log.debug({ err: (err as Error).message }, 'provider lookup ended')

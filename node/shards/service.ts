@@ -79,6 +79,10 @@ export interface FetchResult {
   durationMs: number
   /** fetched bytes / duration, MiB/s */
   mibPerSecond: number
+  /** time until the first provider was known (DHT lookup), ms */
+  firstProviderMs?: number
+  /** time spent moving data blocks (after the manifest), ms */
+  transferMs: number
   providers: ProviderStat[]
 }
 
@@ -180,7 +184,7 @@ export class ShardService {
           if (n < buf.length) break
         }
       } finally { await fh.close() }
-      return await this.finishAdd(blocks, { name: meta.name ?? path.split('/').pop(), ...meta }, opts)
+      return await this.finishAdd(blocks, { ...meta, name: meta.name ?? path.split('/').pop() }, opts)
     })
   }
 
@@ -276,6 +280,7 @@ export class ShardService {
       if (alreadyHad > 0 && haveManifest) this.log.info({ root: key, alreadyHad, missing: missing.length }, 'resuming a shard fetch')
       const progress = (): void => opts.onProgress?.({ root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size })
       progress()
+      const transferStart = Date.now()
       if (missing.length > 0) {
         if (!sourceStarted) lazySource()
         await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
@@ -287,6 +292,7 @@ export class ShardService {
       if (rec != null) await this.store.putRoot({ ...rec, complete: true })
       if (opts.provide !== false) this.provideInBackground(root)
       const durationMs = Date.now() - started
+      const transferMs = Date.now() - transferStart
       const result: FetchResult = {
         cid: key,
         name: m.name,
@@ -298,6 +304,8 @@ export class ShardService {
         fetchedBytes,
         durationMs,
         mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
+        firstProviderMs: source.firstFoundAt != null ? source.firstFoundAt - started : undefined,
+        transferMs,
         providers: [...source.stats.values()]
       }
       this.log.info({ ...result, providers: result.providers.map(p => ({ ...p, peerId: p.peerId.slice(-8) })) }, 'shard fetched')
