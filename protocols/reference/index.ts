@@ -3,6 +3,7 @@ import { CPU_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
 import { conv2dBackpropFilterElement, type Conv2DFilterAttrs } from './conv.js'
 import { BINARY, ELEMENTWISE } from './elementwise.js'
 import { CPU_MATMUL, WASM_MATMUL } from './matmul.js'
+import { POOL_CONV } from './pool-conv.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
@@ -33,6 +34,7 @@ const CONV2D_BACKPROP_FILTER: KernelRef = {
 const WASM: Record<string, KernelRef> = {
   ...ELEMENTWISE,
   ...REDUCE,
+  ...POOL_CONV,
   BatchMatMul: WASM_MATMUL,
   _FusedMatMul: WASM_MATMUL,
   Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER

@@ -143,6 +143,18 @@ describe('element references vs the wasm backend', () => {
     check('Conv2DBackpropFilter', ['x', 'dy'], [x, dy2], { strides: [2, 2], pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] })
   })
 
+  it('cnn kernels: Conv2D, MaxPool, MaxPoolGrad, Conv2DBackpropInput', () => {
+    for (const [pad, st] of [['valid', 1], ['same', 2], ['valid', 2]] as const) {
+      const x = randn([2, 9, 8, 3], 1); const w = randn([3, 3, 3, 4], 1)
+      check('Conv2D', ['x', 'filter'], [x, w], { strides: [st, st], pad, dataFormat: 'NHWC', dilations: [1, 1] })
+      check('MaxPool', ['x'], [x], { filterSize: [2, 2], strides: [st, st], pad })
+      const y = runBackend('MaxPool', ['x'], [x], { filterSize: [2, 2], strides: [st, st], pad })
+      check('MaxPoolGrad', ['dy', 'input', 'output'], [randn(y.shape, 1), x, y], { filterSize: [2, 2], strides: [st, st], pad })
+      const o = runBackend('Conv2D', ['x', 'filter'], [x, w], { strides: [st, st], pad, dataFormat: 'NHWC', dilations: [1, 1] })
+      check('Conv2DBackpropInput', ['dy', 'filter'], [randn(o.shape, 1), w], { strides: [st, st], pad, dataFormat: 'NHWC', inputShape: x.shape })
+    }
+  })
+
   it('operands are provable slices of the committed input tensors', () => {
     const a = randn([5, 60], 1); const b = randn([60, 3], 1)
     const op: OpShape = { kernel: 'BatchMatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: a.shape, dtype: 'float32' }, { shape: b.shape, dtype: 'float32' }], output: { shape: [5, 3], dtype: 'float32' } }
@@ -173,6 +185,22 @@ describe('element references vs the wasm backend', () => {
       expect(total).toBeGreaterThan(1000)
       t.dispose()
     }
+  })
+
+  it('every op of a real cnn SGD step has a reference that equals the backend', async () => {
+    const ds = syntheticDataset(7, 64, 8)
+    const t = await Trainer.create(newProgram({ model: 'cnn', dataset: datasetRef(ds), steps: 3, optimizer: 'sgd', batchSize: 4 }), ds)
+    const tr = traceStep(t)
+    const missing = new Set<string>()
+    for (const e of tr.entries) {
+      if (e.kernel === STATE_PSEUDO_KERNEL) continue
+      if (!supportsElement(WASM_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
+      const v = tr.values[e.index]
+      const op: OpShape = { kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype } }
+      checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 150)
+    }
+    expect([...missing]).toEqual([])
+    t.dispose()
   })
 
   it('unsupported cases fail clearly', () => {
