@@ -7,6 +7,7 @@ import { POOL_CONV } from './pool-conv.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
+import type { TraceEntry } from '../trace/trace.js'
 
 // Element-level reference semantics: the arbitration rules the chain applies
 // to one output element of one disputed op. Each function reproduces the
@@ -83,4 +84,17 @@ export function computeElement (runtime: string, op: OpShape, flatIndex: number,
   if (operands.length !== refs.length) throw new ReferenceError(`${op.kernel}: expected ${refs.length} operands, got ${operands.length}`)
   const v = k.compute(op, flatIndex, operands)
   return op.output.dtype === 'float32' ? Math.fround(v) : v
+}
+
+/** The OpShape of one output of a recorded trace entry (what the chain needs besides the operands). */
+export function opShapeOf (entry: Pick<TraceEntry, 'kernel' | 'attrs' | 'inputs' | 'outputs'>, outputIndex = 0): OpShape {
+  const out = entry.outputs[outputIndex]
+  if (out === undefined) throw new ReferenceError(`${entry.kernel} has no output ${outputIndex}`)
+  return {
+    kernel: entry.kernel,
+    attrs: entry.attrs,
+    inputs: entry.inputs.map(i => ({ shape: [...i.shape], dtype: i.dtype })),
+    output: { shape: [...out.shape], dtype: out.dtype },
+    outputIndex
+  }
 }

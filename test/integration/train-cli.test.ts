@@ -71,6 +71,23 @@ describe('train CLI (separate processes)', () => {
     expect(JSON.parse(e.stdout).accuracy).toBe(ja.accuracy)
   })
 
+  it('--backend node without tfjs-node says so and falls back to wasm; cnn trains on wasm', async () => {
+    const t = await cli('task', 'new', '--model', 'cnn', '--dataset', 'synthetic', '--steps', '3', '--batch', '8', '--optimizer', 'sgd', '--synthetic-size', '64')
+    expect(t.code, t.stderr).toBe(0)
+    writeFileSync(join(dir, 'cnn.json'), t.stdout)
+    const r = await cli('train', '--task', join(dir, 'cnn.json'), '--out', join(dir, 'cnn'), '--backend', 'node', '--json', '--log-level', 'info')
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/@tensorflow\/tfjs-node is not installed/)
+    expect(r.stderr).toMatch(/backend wasm .*SIMD binary .*threads off.*fallback/)
+    const j = JSON.parse(r.stdout)
+    expect(j).toMatchObject({ backend: 'wasm', completed: true, proofWritten: true })
+    // a wasm-pinned task trained on cpu writes no proof
+    const c = await cli('train', '--task', join(dir, 'cnn.json'), '--out', join(dir, 'cnn-cpu'), '--backend', 'cpu', '--json', '--log-level', 'warn')
+    expect(c.code, c.stderr).toBe(0)
+    expect(JSON.parse(c.stdout)).toMatchObject({ backend: 'cpu', proofWritten: false, proofRoot: null })
+    expect(c.stderr).toMatch(/without a proof-of-learning/)
+  })
+
   it('bad input gives clear errors and a non-zero exit', async () => {
     const m = await cli('task', 'new', '--model', 'resnet', '--dataset', 'synthetic', '--steps', '3')
     expect(m.code).not.toBe(0); expect(m.stderr).toMatch(/unknown model "resnet"/)

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
 import { matrixView, proveSlice, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
 import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/program/index.js'
-import { computeElement, elementOperands, expf, logf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
+import { computeElement, elementOperands, expf, logf, opShapeOf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
@@ -178,7 +178,7 @@ describe('element references vs the wasm backend', () => {
         if (e.kernel === STATE_PSEUDO_KERNEL) continue
         if (!supportsElement(WASM_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
         const v = tr.values[e.index]
-        const op: OpShape = { kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype } }
+        const op = opShapeOf(e)
         total += checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 300)
       }
       expect([...missing]).toEqual([])
