@@ -1,7 +1,7 @@
 import { lpStream } from '@libp2p/utils'
 import type { Connection, Stream } from '@libp2p/interface'
 import type { Logger } from 'pino'
-import { MAX_REQUEST_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
+import { MAX_PIPELINE, MAX_REQUEST_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
 import type { BlockStore } from './store.js'
 
@@ -51,54 +51,94 @@ export class ShardServer {
     await this.host.unhandle(SHARD_PROTOCOL).catch(() => {})
   }
 
+  // A reader loop parses requests and starts their LevelDB reads at once; a
+  // writer loop sends the answers in request order. Reading block n+1 while
+  // block n is on the wire keeps the stream busy (the store read would
+  // otherwise leave it idle between blocks). At most MAX_PIPELINE answers are
+  // pending per stream: past that the reader stops reading (backpressure).
   private async serve (stream: Stream, connection: Connection): Promise<void> {
     this.stats.streams++
     const lp = lpStream(stream, { maxDataLength: MAX_REQUEST_BYTES })
     const peer = connection.remotePeer.toString()
-    while (true) {
-      let frame: { subarray: () => Uint8Array }
+    const pending: Array<Promise<{ frame: Uint8Array, last: boolean }>> = []
+    let readerDone = false
+    let closed = false
+    let wakeWriter: () => void = () => {}
+    let wakeReader: () => void = () => {}
+
+    const reader = async (): Promise<void> => {
       try {
-        frame = await lp.read()
-      } catch (err) {
-        const name = (err as Error)?.name
-        if (name === 'UnexpectedEOFError') { await stream.close().catch(() => {}); return }
-        if (name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError') {
-          this.stats.refused++
-          this.log.warn({ peer }, `refused an oversized shard request (over ${MAX_REQUEST_BYTES} bytes)`)
-          await this.refuse(lp, 0, `request over ${MAX_REQUEST_BYTES} bytes`)
-          return
+        while (true) {
+          while (pending.length >= MAX_PIPELINE && !closed) await new Promise<void>(resolve => { wakeReader = resolve })
+          if (closed) return
+          let frame: { subarray: () => Uint8Array }
+          try {
+            frame = await lp.read()
+          } catch (err) {
+            const name = (err as Error)?.name
+            if (name === 'UnexpectedEOFError') return
+            if (name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError') {
+              this.stats.refused++
+              this.log.warn({ peer }, `refused an oversized shard request (over ${MAX_REQUEST_BYTES} bytes)`)
+              pending.push(Promise.resolve({ frame: errorFrame(0, `request over ${MAX_REQUEST_BYTES} bytes`), last: true }))
+              return
+            }
+            throw err
+          }
+          let req
+          try {
+            req = decodeRequest(frame.subarray())
+          } catch (err) {
+            this.stats.refused++
+            pending.push(Promise.resolve({ frame: errorFrame(0, (err as Error).message), last: true }))
+            return
+          }
+          pending.push(this.answer(req.id, req.cid))
+          wakeWriter()
         }
-        throw err
+      } finally {
+        readerDone = true
+        wakeWriter()
       }
-      let req
-      try {
-        req = decodeRequest(frame.subarray())
-      } catch (err) {
-        this.stats.refused++
-        await this.refuse(lp, 0, (err as Error).message)
-        return
-      }
-      const bytes = await this.store.get(req.cid)
-      if (this.fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, this.fault.delayMs))
-      if (bytes == null) {
-        this.stats.notFound++
-        await write(lp, encodeResponseHeader(Status.NOT_FOUND, req.id))
-        continue
-      }
-      let payload = bytes
-      if (this.fault.corrupt && bytes.length > 0) {
-        payload = bytes.slice()
-        payload[payload.length >> 1] ^= 0xff
-      }
-      this.stats.served++
-      this.stats.bytes += payload.length
-      await write(lp, concat(encodeResponseHeader(Status.OK, req.id), payload))
     }
+
+    const readerDonePromise = reader()
+    readerDonePromise.catch(() => {})
+    try {
+      while (true) {
+        if (pending.length === 0) {
+          if (readerDone) break
+          await new Promise<void>(resolve => { wakeWriter = resolve; if (pending.length > 0 || readerDone) resolve() })
+          continue
+        }
+        const { frame, last } = await pending[0]
+        pending.shift()
+        wakeReader()
+        // fault injection: one answer per delay, in order (a slow provider)
+        if (this.fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, this.fault.delayMs))
+        await write(lp, frame)
+        if (last) break
+      }
+    } finally {
+      closed = true
+      wakeReader()
+    }
+    await readerDonePromise // rethrows a read error (stream reset...)
+    await stream.close().catch(() => {})
   }
 
-  private async refuse (lp: { write: (d: Uint8Array) => Promise<void>, unwrap: () => Stream }, id: number, reason: string): Promise<void> {
-    await write(lp, concat(encodeResponseHeader(Status.ERROR, id), new TextEncoder().encode(reason))).catch(() => {})
-    await lp.unwrap().close().catch(() => {})
+  private async answer (id: number, cid: import('multiformats/cid').CID): Promise<{ frame: Uint8Array, last: boolean }> {
+    const bytes = await this.store.get(cid)
+    if (bytes == null) {
+      this.stats.notFound++
+      return { frame: encodeResponseHeader(Status.NOT_FOUND, id), last: false }
+    }
+    const frame = concat(encodeResponseHeader(Status.OK, id), bytes)
+    // fault injection: flip one byte of the payload (the copy, never the stored block)
+    if (this.fault.corrupt && bytes.length > 0) frame[RESPONSE_HEADER_BYTES + (bytes.length >> 1)] ^= 0xff
+    this.stats.served++
+    this.stats.bytes += bytes.length
+    return { frame, last: false }
   }
 }
 
@@ -108,6 +148,10 @@ async function write (lp: { write: (d: Uint8Array) => Promise<void> }, data: Uin
   } catch (err) {
     throw toError(err)
   }
+}
+
+function errorFrame (id: number, reason: string): Uint8Array {
+  return concat(encodeResponseHeader(Status.ERROR, id), new TextEncoder().encode(reason.slice(0, 200)))
 }
 
 // one frame = header ‖ payload; a 1 MiB copy costs far less than encrypting it
