@@ -9,6 +9,7 @@ import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
 import { createHost, type Host } from './p2p/host.js'
+import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
 import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
 
@@ -42,7 +43,11 @@ export interface PeerStatus {
   roles: Role[]
   uptimeSeconds: number
   gossip: { accepted: number, rejected: number }
+  /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
+  milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
+
+const MESH_D_LO = 4
 
 const ROLES_KEY = 'roles'
 
@@ -52,6 +57,7 @@ export class Peer {
   private stopping?: Promise<void>
   private readonly onStopHooks: Array<() => Promise<void> | void> = []
   private uptimeTimer?: NodeJS.Timeout
+  private readonly milestones: PeerStatus['milestones'] = { meshMs: {} }
 
   private constructor (
     readonly opts: PeerOptions,
@@ -111,7 +117,19 @@ export class Peer {
       await writeControlFiles(opts.dataDir, { port, pid: process.pid, peerId: peer.peerId, startedAt: new Date(peer.startedAt).toISOString() }, token)
       log.info({ port }, 'control API listening on 127.0.0.1')
 
-      host.addEventListener('connection:open', () => metrics.connectedPeers.set(host.getPeers().length))
+      const sinceStart = (): number => Math.round(performance.now())
+      host.addEventListener('connection:open', () => {
+        metrics.connectedPeers.set(host.getPeers().length)
+        peer.milestones.firstConnectionMs ??= sinceStart()
+      })
+      host.services.pubsub.addEventListener('gossipsub:graft', (evt) => {
+        const topic = evt.detail.topic
+        if (peer.milestones.meshMs[topic] != null) return
+        const mesh = (host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).length
+        if (mesh >= MESH_D_LO) peer.milestones.meshMs[topic] = sinceStart()
+      })
+      const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 2000, dialsPerRound: 4 })
+      peer.onStop(stopKeeper)
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
@@ -128,6 +146,7 @@ export class Peer {
         // fill the routing table from the bootstrap peer's view of the swarm
         void host.services.dht.refreshRoutingTable().catch(() => {})
       }
+      peer.milestones.readyMs = Math.round(performance.now())
       return peer
     } catch (err) {
       for (const c of cleanup) await c().catch(() => {})
@@ -158,7 +177,8 @@ export class Peer {
       topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
       roles: this.roles,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
-      gossip: { accepted: this.gossip.stats.accepted, rejected: this.gossip.stats.rejected }
+      gossip: { accepted: this.gossip.stats.accepted, rejected: this.gossip.stats.rejected },
+      milestones: this.milestones
     }
   }
 

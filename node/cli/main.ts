@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import '../polyfill.js'
 import { Command, CommanderError } from 'commander'
-import { commands } from './commands/index.js'
+import { commandModules } from './commands/index.js'
 import { CliError } from './errors.js'
 
 const program = new Command()
@@ -12,7 +12,10 @@ program
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
 
-for (const register of commands) register(program)
+// Load only the command being run; everything for help and suggestions.
+const name = process.argv.slice(2).find(a => !a.startsWith('-'))
+const wanted = name != null && name in commandModules ? [name] : Object.keys(commandModules)
+for (const n of wanted) (await commandModules[n]()).register(program)
 
 try {
   await program.parseAsync(process.argv)

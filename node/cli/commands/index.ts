@@ -1,33 +1,21 @@
 import type { Command } from 'commander'
-import { register as bootstrap } from './bootstrap.js'
-import { register as join } from './join.js'
-import { register as status } from './status.js'
-import { register as gossip } from './gossip.js'
-import { register as dht } from './dht.js'
-import { register as chain } from './chain.js'
-import { register as task } from './task.js'
-import { register as train } from './train.js'
-import { register as replay } from './replay.js'
-import { register as evaluate } from './evaluate.js'
-import { register as roles } from './roles.js'
-import { register as trace } from './trace.js'
-import { register as shards } from './shards.js'
 
-// One module per command; each registers itself on the root program.
+// One module per command; each registers itself on the root program. Modules
+// are loaded on demand: a peer process (`join`) must not pay for loading
+// TensorFlow.js or polkadot.js at start-up (time and ~40 MB of RSS each).
 export type Register = (program: Command) => void
 
-export const commands: Register[] = [
-  bootstrap,
-  join,
-  status,
-  gossip,
-  dht,
-  chain,
-  task,
-  train,
-  replay,
-  evaluate,
-  roles,
-  trace,
-  shards,
-]
+export const commandModules: Record<string, () => Promise<{ register: Register }>> = {
+  bootstrap: async () => await import('./bootstrap.js'),
+  join: async () => await import('./join.js'),
+  status: async () => await import('./status.js'),
+  gossip: async () => await import('./gossip.js'),
+  dht: async () => await import('./dht.js'),
+  chain: async () => await import('./chain.js'),
+  task: async () => await import('./task.js'),
+  train: async () => await import('./train.js'),
+  replay: async () => await import('./replay.js'),
+  evaluate: async () => await import('./evaluate.js'),
+  roles: async () => await import('./roles.js'),
+  trace: async () => await import('./trace.js'),
+}
