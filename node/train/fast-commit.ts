@@ -42,7 +42,7 @@ export function fastTensorRoot (t: TensorData): Uint8Array {
   if (v.length !== rows * cols) throw new TypeError(`tensor has ${v.length} values but shape [${t.shape.join(',')}] needs ${rows * cols}`)
   const eb = dtypeBytes(t.dtype)
   const rb = cols * eb
-  const scratch = new Uint8Array(1 + Math.max(rb, rows * eb, bytes.length))
+  const scratch = new Uint8Array(1 + (cols === 1 ? bytes.length : Math.max(rb, rows * eb)))
   scratch[0] = 0
   const rl: Uint8Array[] = new Array(rows)
   for (let r = 0; r < rows; r++) { scratch.set(bytes.subarray(r * rb, (r + 1) * rb), 1); rl[r] = leafOf(scratch, rb) }

@@ -19,9 +19,10 @@ export class StateHasher {
   constructor (opts: { worker?: boolean, maxInflight?: number } = {}) {
     const file = fileURLToPath(new URL('./state-hasher-worker.js', import.meta.url))
     const useWorker = opts.worker !== false && existsSync(file) && import.meta.url.endsWith('.js')
-    this.maxInflight = opts.maxInflight ?? 8
+    this.maxInflight = opts.maxInflight ?? 3
     if (useWorker) {
-      this.worker = new Worker(file)
+      // hashing needs little heap; small limits keep the worker's RSS down
+      this.worker = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } })
       this.worker.on('message', (m: { id: number, root?: Uint8Array, error?: string }) => {
         const p = this.pending.get(m.id)
         if (p === undefined) return

@@ -98,6 +98,12 @@ export class Trainer {
     return this.state.map(s => ({ shape: [...s.variable.shape], dtype: s.variable.dtype as DType, values: s.variable.dataSync() as Float32Array }))
   }
 
+  /** Like stateTensors, but every buffer is a fresh copy the caller may transfer (wasm's dataSync already copies). */
+  stateCopies (): TensorData[] {
+    const fresh = tf.getBackend() === 'wasm'
+    return this.stateTensors().map(t => fresh ? t : { ...t, values: t.values.slice() })
+  }
+
   stateNames (): string[] {
     return this.state.map(s => s.name)
   }
