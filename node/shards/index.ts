@@ -32,13 +32,12 @@ export async function installShards (peer: Peer): Promise<void> {
 }
 
 /** An installer with explicit settings (in-process tests, embedders). */
-export function shardsService (init: Omit<ShardServiceInit, 'host' | 'db' | 'log'> = {}): (peer: Peer) => Promise<void> {
+export function shardsService (init: Omit<ShardServiceInit, 'host' | 'dataDir' | 'log'> = {}): (peer: Peer) => Promise<void> {
   return async (peer) => await attach(peer, init)
 }
 
-async function attach (peer: Peer, init: Omit<ShardServiceInit, 'host' | 'db' | 'log'>): Promise<void> {
-  const svc = new ShardService({ ...init, host: peer.host, db: peer.db, log: peer.log.child({ area: 'shards' }) })
-  await svc.start()
+async function attach (peer: Peer, init: Omit<ShardServiceInit, 'host' | 'dataDir' | 'log'>): Promise<void> {
+  const svc = await ShardService.start({ ...init, host: peer.host, dataDir: peer.opts.dataDir, log: peer.log.child({ area: 'shards' }) })
   services.set(peer, svc)
   installShardRoutes(peer.control, svc)
   peer.onStop(async () => { await svc.stop() })

@@ -8,7 +8,6 @@ import {
   type Manifest, type ManifestBlock, type ShardMeta
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
-import type { PeerDb } from '../storage/db.js'
 import { NoProviderError, ProviderSource, fetchBlocks, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { BlockStore, rootKept, type RetentionHold, type RootRecord } from './store.js'
@@ -22,7 +21,8 @@ export type { RetentionHold, RootRecord, ProviderStat }
 
 export interface ShardServiceInit {
   host: Host
-  db: PeerDb
+  /** the peer's data dir: blocks go to its own LevelDB, data-dir/shards */
+  dataDir: string
   log: Logger
   fault?: ShardFault
   /** hold given to added/fetched roots when the caller names none (default 24 h) */
@@ -93,7 +93,6 @@ const PROVIDER_TAG = 'proofswarm-shard-provider'
 const BAD_TAG = 'proofswarm-shard-misbehaved'
 
 export class ShardService {
-  readonly store: BlockStore
   readonly server: ShardServer
   private readonly host: Host
   private readonly log: Logger
@@ -108,16 +107,27 @@ export class ShardService {
   /** chain height source for block-number holds (set by the chain client); unknown → such holds stay */
   chainHeight: () => number | undefined = () => undefined
 
-  constructor (private readonly init: ShardServiceInit) {
+  private constructor (private readonly init: ShardServiceInit, readonly store: BlockStore) {
     this.host = init.host
     this.log = init.log
-    this.store = new BlockStore(init.db)
     this.server = new ShardServer(init.host, this.store, init.log, init.fault)
     this.defaultRetentionMs = init.defaultRetentionMs ?? 24 * 3600_000
     this.banMs = init.banMs ?? 3600_000
   }
 
-  async start (): Promise<void> {
+  /** Opens the shard store, registers the protocol handler, starts the GC timer and re-announces stored shards. */
+  static async start (init: ShardServiceInit): Promise<ShardService> {
+    const svc = new ShardService(init, await BlockStore.open(init.dataDir))
+    try {
+      await svc.run()
+    } catch (err) {
+      await svc.store.close().catch(() => {})
+      throw err
+    }
+    return svc
+  }
+
+  private async run (): Promise<void> {
     await this.server.start()
     const every = this.init.gcIntervalMs ?? 600_000
     if (every > 0) {
@@ -138,6 +148,7 @@ export class ShardService {
     await this.server.stop()
     await Promise.allSettled([...this.fetching.values()])
     await this.lock.catch(() => {})
+    await this.store.close()
   }
 
   // ---- adding ------------------------------------------------------------

@@ -1,12 +1,34 @@
-import type { Level } from 'level'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Level } from 'level'
 import type { CID } from 'multiformats/cid'
 import { decodeManifest, type Manifest, type ShardKind } from '../../protocols/shards/index.js'
-import { sublevel, type PeerDb } from '../storage/db.js'
 
-// Blocks live in the peer's LevelDB under sublevel "shard-blocks" (key: CID
-// string, value: bytes); one record per root under "shard-roots" says what
-// the root is, whether all its blocks are here, and what keeps it alive
-// (a pin, or retention holds until a chain block / a time).
+// Shards live in their own LevelDB, data-dir/shards: sublevel "blocks" (key:
+// CID string, value: bytes) and "roots" (one record per root: what it is,
+// whether all its blocks are here, and what keeps it alive — a pin, or
+// retention holds until a chain block / a time).
+//
+// Why not a sublevel of the peer's DB: with LevelDB's default 4 MiB write
+// buffer, 1 MiB values fill a memtable every 4 blocks, level-0 files pile up
+// and LevelDB throttles writes: measured 46–149 MiB/s for 50 MiB of puts,
+// below the ≥100 MiB/s fetch goal. A 32 MiB buffer measured 147–314 MiB/s.
+// Its own instance also keeps bulk compactions away from the peer's small
+// records. Compression is off: checkpoint floats do not compress.
+
+export const SHARD_DB_OPTIONS = { writeBufferSize: 32 * 1024 * 1024, maxFileSize: 16 * 1024 * 1024, compression: false } as const
+
+export async function openShardDb (dataDir: string): Promise<Level<string, Uint8Array>> {
+  await mkdir(dataDir, { recursive: true })
+  const db = new Level<string, Uint8Array>(join(dataDir, 'shards'), { valueEncoding: 'view', ...SHARD_DB_OPTIONS })
+  try {
+    await db.open()
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message
+    throw new Error(`cannot open the shard store in ${join(dataDir, 'shards')}: ${cause}`)
+  }
+  return db
+}
 
 /** Keeps a root until the chain reaches `untilBlock` and/or the clock reaches `untilTime` (ms). */
 export interface RetentionHold { untilBlock?: number, untilTime?: number }
@@ -32,10 +54,16 @@ export class BlockStore {
   readonly blocks: Level<string, Uint8Array>
   readonly roots: Level<string, Uint8Array>
 
-  constructor (db: PeerDb) {
-    this.blocks = sublevel(db, 'shard-blocks')
-    this.roots = sublevel(db, 'shard-roots')
+  constructor (readonly db: Level<string, Uint8Array>) {
+    this.blocks = db.sublevel<string, Uint8Array>('blocks', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
+    this.roots = db.sublevel<string, Uint8Array>('roots', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
   }
+
+  static async open (dataDir: string): Promise<BlockStore> {
+    return new BlockStore(await openShardDb(dataDir))
+  }
+
+  async close (): Promise<void> { await this.db.close() }
 
   async get (cid: CID | string): Promise<Uint8Array | undefined> {
     return await this.blocks.get(cid.toString()) ?? undefined

@@ -1,5 +1,7 @@
 import { afterAll, bench, describe } from 'vitest'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { multiaddr } from '@multiformats/multiaddr'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { lpStream } from '@libp2p/utils'
@@ -68,6 +70,40 @@ async function fetchOnce (from?: string[], maxProviders = 3): Promise<void> {
   await (await ControlClient.fromDataDir(fetcher.dataDir)).post('/v1/shards/gc', { })
 }
 
+// same machine, same moment: one raw libp2p stream (noise + yamux) between two
+// processes — the ceiling for any protocol over one connection
+const RAW_SERVER = `
+import './dist/node/polyfill.js'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { lpStream } from '@libp2p/utils'
+import { createHost } from './dist/node/p2p/host.js'
+const h = await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })
+await h.handle('/bench/raw/1', (stream) => { void (async () => {
+  const lp = lpStream(stream, { maxDataLength: 2 << 20 })
+  const block = new Uint8Array(1 << 20)
+  for (let i = 0; i < ${SIZE / MiB}; i++) await lp.write(block)
+  await stream.close()
+})() })
+console.log(JSON.stringify({ addr: h.getMultiaddrs()[0].toString() }))
+process.on('SIGTERM', () => { void h.stop().then(() => process.exit(0)) })
+`
+const rawChild = spawn(process.execPath, ['--input-type=module', '-e', RAW_SERVER], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] })
+const rawAddr: string = await new Promise((resolve, reject) => {
+  let out = ''
+  rawChild.stdout.on('data', (d: Buffer) => { out += d.toString(); const m = /\{.*\}/.exec(out); if (m != null) resolve(JSON.parse(m[0]).addr) })
+  rawChild.on('exit', () => reject(new Error('raw stream server exited')))
+})
+const rawClient = await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })
+
+async function rawStreamProcesses (): Promise<void> {
+  const t0 = performance.now()
+  const s = await rawClient.dialProtocol(multiaddr(rawAddr), '/bench/raw/1')
+  const lp = lpStream(s, { maxDataLength: 2 * MiB, maxBufferSize: 8 * MiB })
+  let got = 0
+  while (got < SIZE) got += (await lp.read()).byteLength
+  note('raw libp2p stream, two processes: MiB/s', SIZE / MiB / ((performance.now() - t0) / 1000))
+}
+
 // same machine, same moment: one raw libp2p stream (noise + yamux) in one process
 async function rawStream (): Promise<void> {
   const hosts: Host[] = await Promise.all([0, 1].map(async () => await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })))
@@ -98,6 +134,8 @@ afterAll(async () => {
     const s = [...v].sort((a, b) => a - b)
     console.log(`  ${k}: median ${s[s.length >> 1].toFixed(1)} (runs: ${v.map(x => x.toFixed(1)).join(', ')})`)
   }
+  await rawClient.stop()
+  rawChild.kill('SIGTERM')
   await Promise.all(procs.map(async p => await stopProc(p)))
   killAll()
   await dir.cleanup()
@@ -106,5 +144,6 @@ afterAll(async () => {
 describe('shards', () => {
   bench('fetch 50 MiB checkpoint from 1 provider (processes)', async () => { await fetchOnce([providers[0].id], 1) }, ITER)
   bench('fetch 50 MiB checkpoint from 3 providers found in the DHT (processes)', async () => { await fetchOnce(undefined, 3) }, ITER)
+  bench('raw libp2p stream 50 MiB (two processes, baseline)', rawStreamProcesses, ITER)
   bench('raw libp2p stream 50 MiB (one process, baseline)', rawStream, ITER)
 })

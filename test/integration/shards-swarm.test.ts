@@ -19,7 +19,7 @@ const peers: P[] = []
 
 async function startPeer (dataDir: string, env: Record<string, string> = {}): Promise<P> {
   const proc = startCli(['join', '--bootstrap', bootAddr, '--data-dir', dataDir, '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'], env)
-  await waitForOutput(proc, hasJson, 20_000, 'peer ready')
+  await waitForOutput(proc, hasJson, 40_000, 'peer ready')
   return { proc, dataDir, id: firstJson(proc.stdout()).peerId }
 }
 
@@ -63,7 +63,7 @@ beforeAll(async () => {
   peers.push(...await Promise.all([0, 1, 2, 3, 4].map(async i => await startPeer(join(dir.path, `p${i}`),
     // P3 gives fetched shards a 1 s default hold so the GC test sees only its explicit hold
     i === 3 ? { PROOFSWARM_SHARDS_RETENTION_MS: '1000' } : {}))))
-})
+}, 120_000)
 
 afterAll(async () => {
   console.log(timings.join('\n'))
