@@ -269,7 +269,7 @@ export class DevChain extends EventEmitter {
       // finalize this block by sealing an empty one a little later (never in the same tick as inBlock)
       if (this.finalizeTimer !== undefined) clearTimeout(this.finalizeTimer)
       if (included.length > 0) {
-        this.finalizeTimer = setTimeout(() => { this.finalizeTimer = undefined; if (this.pool.size === 0) this.produce() }, this.opts.finalizeDelay ?? 30)
+        this.finalizeTimer = setTimeout(() => { this.finalizeTimer = undefined; if (this.pool.size === 0) this.produce() }, this.opts.finalizeDelay ?? 100)
       }
       if (this.pool.size > 0 && included.length > 0) this.scheduleSeal()
     }

@@ -1,0 +1,217 @@
+import { ApiPromise, WsProvider } from '@polkadot/api'
+import type { SubmittableExtrinsic } from '@polkadot/api/types'
+import { Keyring } from '@polkadot/keyring'
+import type { KeyringPair } from '@polkadot/keyring/types'
+import type { Codec, ISubmittableResult } from '@polkadot/types/types'
+import { u8aToHex } from '@polkadot/util'
+import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { claimToScale, type ClaimInput } from './claim.js'
+import { toPlain, type Plain } from './plain.js'
+import type { ArbitrationParams, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
+
+export * from './types.js'
+export { claimToScale, canonicalJson, type ClaimInput } from './claim.js'
+
+// The node's typed chain client. It speaks only to the Arbitration pallet
+// interface through an unmodified ApiPromise, so it works the same against
+// the dev chain and a Substrate chain running the same pallet.
+
+export interface ChainEvent {
+  section: string
+  method: string
+  /** named fields as plain values (bigint for u64/u128, 0x-hex for hashes/accounts) */
+  data: Record<string, Plain>
+  blockHash: string
+  blockNumber: number
+}
+
+export interface TxOutcome { blockHash: string, events: ChainEvent[] }
+
+/** A dispatch error; `error` is "arbitration.NotRegistered" style for module errors. */
+export class ChainError extends Error {
+  constructor (readonly error: string, readonly docs: string, readonly outcome?: TxOutcome) {
+    super(`${error}${docs !== '' ? `: ${docs}` : ''}`)
+    this.name = 'ChainError'
+  }
+}
+
+export interface ChainClientOptions {
+  url: string
+  /** secret URI (e.g. //Alice, a mnemonic) or a KeyringPair */
+  signer: string | KeyringPair
+  /** wait for finality instead of inclusion (default false) */
+  finalized?: boolean
+  timeoutMs?: number
+}
+
+function eventOf (e: { event: { section: string, method: string, data: Codec[] & { names?: string[] | null } } }, blockHash: string, blockNumber: number): ChainEvent {
+  const names = e.event.data.names ?? []
+  const data: Record<string, Plain> = {}
+  e.event.data.forEach((v, i) => { data[names[i] ?? String(i)] = toPlain(v) })
+  return { section: e.event.section, method: e.event.method, data, blockHash, blockNumber }
+}
+
+export class ChainClient {
+  readonly address: string
+  readonly accountId: string
+  private queue: Promise<unknown> = Promise.resolve()
+
+  private constructor (readonly api: ApiPromise, readonly pair: KeyringPair, readonly opts: ChainClientOptions) {
+    this.address = pair.address
+    this.accountId = u8aToHex(pair.publicKey)
+  }
+
+  static async connect (opts: ChainClientOptions): Promise<ChainClient> {
+    await cryptoWaitReady()
+    const pair = typeof opts.signer === 'string' ? new Keyring({ type: 'sr25519' }).addFromUri(opts.signer) : opts.signer
+    const api = await ApiPromise.create({ provider: new WsProvider(opts.url, 1000), noInitWarn: true, throwOnConnect: true })
+    return new ChainClient(api, pair, opts)
+  }
+
+  async disconnect (): Promise<void> { await this.api.disconnect() }
+
+  // ---- queries ----
+  async bestNumber (): Promise<number> { return (await this.api.rpc.chain.getHeader()).number.toNumber() }
+  async finalizedNumber (): Promise<number> {
+    return (await this.api.rpc.chain.getHeader(await this.api.rpc.chain.getFinalizedHead())).number.toNumber()
+  }
+
+  async blockHash (n: number): Promise<string> { return (await this.api.rpc.chain.getBlockHash(n)).toHex() }
+
+  async balance (who = this.accountId): Promise<{ free: bigint, reserved: bigint }> {
+    const a = toPlain(await this.api.query.system.account(who)) as { data: { free: bigint, reserved: bigint } }
+    return { free: a.data.free, reserved: a.data.reserved }
+  }
+
+  async params (): Promise<ArbitrationParams> { return toPlain(await this.api.query.arbitration.params()) as unknown as ArbitrationParams }
+  async node (who = this.accountId): Promise<NodeView | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeView | null }
+  async task (id: bigint | number): Promise<TaskView | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskView | null }
+  async dispute (id: bigint | number): Promise<DisputeView | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeView | null }
+  async openTasks (): Promise<bigint[]> { return toPlain(await this.api.query.arbitration.openTasks()) as bigint[] }
+  /** Owner account (hex) of a libp2p peer id, or null. */
+  async peerOwner (peerId: string): Promise<string | null> {
+    return toPlain(await this.api.query.arbitration.peerOwner(u8aToHex(new TextEncoder().encode(peerId)))) as string | null
+  }
+
+  /** Events of one block. */
+  async eventsAt (blockHash: string): Promise<ChainEvent[]> {
+    const at = await this.api.at(blockHash)
+    const n = (await this.api.rpc.chain.getHeader(blockHash)).number.toNumber()
+    const records = await at.query.system.events()
+    return (records as unknown as Array<Parameters<typeof eventOf>[0]>).map(r => eventOf(r, blockHash, n))
+  }
+
+  /** Calls back with every event of every new (or finalized) block; returns an unsubscribe function. */
+  async onEvents (cb: (e: ChainEvent) => void, opts: { finalized?: boolean } = {}): Promise<() => void> {
+    let chain = Promise.resolve()
+    const handle = (header: { hash: { toHex: () => string } }): void => {
+      const h = header.hash.toHex()
+      chain = chain.then(async () => { for (const e of await this.eventsAt(h)) cb(e) }).catch(() => {})
+    }
+    const un = opts.finalized === true
+      ? await this.api.rpc.chain.subscribeFinalizedHeads(handle)
+      : await this.api.rpc.chain.subscribeNewHeads(handle)
+    return un
+  }
+
+  // ---- transactions ----
+
+  /**
+   * Signs and submits with an app-managed nonce (submissions from this client
+   * are serialized until the pool accepted them), then waits for inclusion
+   * (or finality) and throws ChainError on a dispatch error.
+   */
+  async send (tx: SubmittableExtrinsic<'promise'>): Promise<TxOutcome> {
+    const finalized = this.opts.finalized === true
+    let settle!: { resolve: (o: TxOutcome) => void, reject: (e: Error) => void }
+    const done = new Promise<TxOutcome>((resolve, reject) => { settle = { resolve, reject } })
+    const submitted = this.queue.then(async () => {
+      const nonce = await this.api.rpc.system.accountNextIndex(this.address)
+      const timer = setTimeout(() => settle.reject(new Error('transaction not included in time')), this.opts.timeoutMs ?? 60_000)
+      // the callback can fire before signAndSend resolves: unsubscribe lazily
+      let unsubFn: (() => void) | undefined
+      let finished = false
+      const unsub = (): void => { finished = true; unsubFn?.() }
+      unsubFn = await tx.signAndSend(this.pair, { nonce }, (r: ISubmittableResult) => {
+        if (finished) return
+        // polkadot.js drops an InBlock status when Finalized follows quickly (switchMap): accept either
+        const target = finalized ? r.status.isFinalized : (r.status.isInBlock || r.status.isFinalized)
+        if (r.isError || r.status.isDropped || r.status.isInvalid || r.status.isUsurped) {
+          clearTimeout(timer); unsub(); settle.reject(new Error(`transaction ${r.status.type}`)); return
+        }
+        if (!target) return
+        clearTimeout(timer)
+        unsub()
+        const blockHash = (r.status.isFinalized ? r.status.asFinalized : r.status.asInBlock).toHex()
+        let outcome: TxOutcome
+        try {
+          outcome = { blockHash, events: r.events.map(e => eventOf(e as never, blockHash, -1)) }
+        } catch (e) { settle.reject(e as Error); return }
+        if (r.dispatchError !== undefined) {
+          if (r.dispatchError.isModule) {
+            const m = this.api.registry.findMetaError(r.dispatchError.asModule)
+            settle.reject(new ChainError(`${m.section}.${m.name}`, m.docs.join(' '), outcome))
+          } else settle.reject(new ChainError(r.dispatchError.type, '', outcome))
+        } else settle.resolve(outcome)
+      })
+      if (finished) unsubFn()
+    })
+    this.queue = submitted.catch(() => {})
+    await submitted.catch((e: Error) => settle.reject(e))
+    return await done
+  }
+
+  private field (o: TxOutcome, method: string, name: string): Plain {
+    const e = o.events.find(x => x.section === 'arbitration' && x.method === method)
+    if (e === undefined) throw new Error(`expected event arbitration.${method}`)
+    return e.data[name]
+  }
+
+  async transfer (to: string, amount: bigint): Promise<TxOutcome> { return await this.send(this.api.tx.balances.transferKeepAlive(to, amount)) }
+
+  async registerNode (peerId: string, roles: number, stake: bigint): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.registerNode(u8aToHex(new TextEncoder().encode(peerId)), roles, stake))
+  }
+
+  async addStake (amount: bigint): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.addStake(amount)) }
+  async setRoles (roles: number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.setRoles(roles)) }
+  async unregister (): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.unregister()) }
+
+  async submitTask (p: TaskParams): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.submitTask(p.programHash, p.datasetRoot, p.skeletonRoot, p.steps, p.checkpointEvery,
+      p.escrow, p.solverReward, p.verifierReward, p.verifierCount, p.challengeWindow, p.solveTimeout))
+    return this.field(o, 'TaskSubmitted', 'taskId') as bigint
+  }
+
+  async releaseTask (taskId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.releaseTask(taskId)) }
+
+  async commitProof (taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): Promise<{ randomnessBlock: number, challengeEnd: number }> {
+    const cps = p.checkpoints.map(c => u8aToHex(new TextEncoder().encode(c)))
+    const o = await this.send(this.api.tx.arbitration.commitProof(taskId, p.proofRoot, p.finalStateRoot, p.stepCount, cps))
+    return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
+  }
+
+  async submitVerdict (taskId: bigint | number, accept: boolean, checkedSteps: number[]): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.submitVerdict(taskId, accept, checkedSteps))
+  }
+
+  async openDispute (taskId: bigint | number, defender: string, kind: DisputeKind, disputedStep: number): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.openDispute(taskId, defender, kind, disputedStep))
+    return this.field(o, 'DisputeOpened', 'disputeId') as bigint
+  }
+
+  async recordMove (disputeId: bigint | number, moveHash: string): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.recordMove(disputeId, moveHash)) }
+  async claimTimeout (disputeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.claimTimeout(disputeId)) }
+
+  /** Submits the single-element claim; resolves with the winner account (hex). */
+  async adjudicate (disputeId: bigint | number, claim: ClaimInput): Promise<{ winner: string, loser: string, forcedError: boolean, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.adjudicate(disputeId, claimToScale(claim) as never))
+    return { winner: this.field(o, 'DisputeResolved', 'winner') as string, loser: this.field(o, 'DisputeResolved', 'loser') as string, forcedError: this.field(o, 'DisputeResolved', 'forcedError') as boolean, outcome: o }
+  }
+
+  /** The hash of block n (verification randomness of a proof committed at n-1), or null if not yet produced. */
+  async randomness (blockNumber: number): Promise<string | null> {
+    const h = await this.api.rpc.chain.getBlockHash(blockNumber)
+    return h.isEmpty ? null : h.toHex()
+  }
+}

@@ -1,0 +1,79 @@
+// Plain views of the Arbitration pallet's storage, as the client returns them
+// (camelCase fields; u64/u128 as bigint; accounts and hashes as 0x-hex).
+
+export const ROLE_SUBMITTER = 1
+export const ROLE_SOLVER = 2
+export const ROLE_VERIFIER = 4
+export const ROLE_WHISTLEBLOWER = 8
+
+export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
+export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed'
+
+export interface ArbitrationParams {
+  minStake: bigint
+  disputeBond: bigint
+  disputeClock: number
+  slashPpm: number
+  winnerSharePpm: number
+  missedDeadlineSlashPpm: number
+  jackpot: bigint
+  forcedErrorPpm: number
+  maxCheckpoints: number
+}
+
+export interface NodeView { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }
+
+export interface TaskParams {
+  programHash: string
+  datasetRoot: string
+  skeletonRoot: string
+  steps: number
+  checkpointEvery: number
+  escrow: bigint
+  solverReward: bigint
+  verifierReward: bigint
+  verifierCount: number
+  /** blocks after commitProof during which verdicts and disputes are accepted */
+  challengeWindow: number
+  /** blocks the selected solver has to commit */
+  solveTimeout: number
+}
+
+export interface TaskView extends TaskParams {
+  submitter: string
+  phase: TaskPhase
+  solver: string | null
+  deadline: number
+  excluded: string[]
+  proofRoot: string
+  finalStateRoot: string
+  stepCount: number
+  /** hex of the UTF-8 manifest CIDs */
+  checkpoints: string[]
+  committedAt: number
+  challengeEnd: number
+  selectionSeed: string
+  /** Truebit forced error: the step the solver must corrupt, or null */
+  forcedError: number | null
+  solverFailed: boolean
+  verdicts: Array<{ verifier: string, accept: boolean, checkedSteps: number[], void: boolean }>
+  openDisputes: number
+  createdAt: number
+}
+
+export interface DisputeView {
+  taskId: bigint
+  challenger: string
+  defender: string
+  kind: DisputeKind
+  disputedStep: number
+  bond: bigint
+  turn: 'Challenger' | 'Defender'
+  challengerClock: number
+  defenderClock: number
+  lastMoveAt: number
+  moves: number
+  lastMove: string
+  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
+  openedAt: number
+}

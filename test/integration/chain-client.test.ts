@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
+import { commitTensor, proveSlice, type TensorData } from '../../protocols/commit/index.js'
+import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+
+// The node's typed client drives every Arbitration call against the dev chain process.
+
+const UNIT = 10n ** 12n
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+let chain: ChainProcess
+let dir: string
+const c: Record<string, ChainClient> = {}
+
+async function advance (n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await c.Alice.api.rpc.engine.createBlock(true, true)
+}
+async function err (p: Promise<unknown>): Promise<string> {
+  try { await p } catch (e) { if (e instanceof ChainError) return e.error; throw e }
+  return 'ok'
+}
+
+beforeAll(async () => {
+  dir = await tempDir('ps-chain-client-')
+  chain = await startChainProcess(dir)
+  for (const n of ['Alice', 'Bob', 'Dave', 'Eve']) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
+})
+
+afterAll(async () => {
+  for (const x of Object.values(c)) await x.disconnect().catch(() => {})
+  await chain?.stop()
+  await removeDir(dir)
+})
+
+describe('ChainClient over the dev chain', () => {
+  it('runs a task from registration to dispute and settlement', async () => {
+    const events: ChainEvent[] = []
+    const un = await c.Alice.onEvents(e => events.push(e))
+    expect(await err(c.Bob.addStake(1n))).toBe('arbitration.NotRegistered')
+    await c.Bob.registerNode('12D3KooWBobPeer', ROLE_SOLVER, 2000n * UNIT)
+    expect(await err(c.Eve.registerNode('12D3KooWBobPeer', ROLE_VERIFIER, 2000n * UNIT))).toBe('arbitration.PeerIdTaken')
+    await c.Dave.registerNode('12D3KooWDavePeer', ROLE_VERIFIER, 2000n * UNIT)
+    await c.Eve.registerNode('12D3KooWEvePeer', ROLE_WHISTLEBLOWER, 1500n * UNIT)
+    await c.Eve.addStake(500n * UNIT)
+    await c.Eve.setRoles(ROLE_VERIFIER | ROLE_WHISTLEBLOWER)
+    expect((await c.Eve.node())?.stake).toBe(2000n * UNIT)
+    expect(await c.Alice.peerOwner('12D3KooWBobPeer')).toBe(c.Bob.accountId)
+
+    const id = await c.Alice.submitTask({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 })
+    expect(id).toBe(0n)
+    await advance(1)
+    let t = await c.Alice.task(id)
+    expect(t?.phase).toBe('Solving')
+    expect(t?.solver).toBe(c.Bob.accountId)
+    // release and get it back (Bob is the only solver: after release nobody is available)
+    await c.Bob.releaseTask(id)
+    expect((await c.Alice.task(id))?.phase).toBe('Unassigned')
+    await c.Bob.unregister()
+    await c.Bob.registerNode('12D3KooWBobPeer', ROLE_SOLVER, 2000n * UNIT)
+    // Bob is excluded from task 0 now; a new task goes to him
+    const id2 = await c.Alice.submitTask({ programHash: H(4), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 100, solveTimeout: 50 })
+    await advance(1)
+    t = await c.Alice.task(id2)
+    expect(t?.solver).toBe(c.Bob.accountId)
+    expect(await err(c.Dave.commitProof(id2, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: [] }))).toBe('arbitration.NotSelectedSolver')
+    const { randomnessBlock, challengeEnd } = await c.Bob.commitProof(id2, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: ['bafyckpt0', 'bafyckpt1'] })
+    expect(challengeEnd).toBeGreaterThan(randomnessBlock)
+    await advance(1)
+    expect(await c.Dave.randomness(randomnessBlock)).toMatch(/^0x[0-9a-f]{64}$/)
+    await c.Dave.submitVerdict(id2, true, [0, 5])
+    expect(await err(c.Dave.submitVerdict(id2, true, [1]))).toBe('arbitration.AlreadyVoted')
+
+    // Eve challenges the solver; Bob answers once, then Eve goes silent and loses on the clock
+    const did = await c.Eve.openDispute(id2, c.Bob.accountId, 'SolverProof', 3)
+    expect((await c.Alice.dispute(did))?.turn).toBe('Defender')
+    await c.Bob.recordMove(did, H(7))
+    expect(await err(c.Bob.recordMove(did, H(7)))).toBe('arbitration.NotYourTurn')
+    // the dev chain has no reference kernels for runtime "none": a clear module error
+    const A: TensorData = { shape: [1, 2], dtype: 'float32', values: Float32Array.of(1, 2) }
+    const B: TensorData = { shape: [2, 1], dtype: 'float32', values: Float32Array.of(3, 4) }
+    const C: TensorData = { shape: [1, 1], dtype: 'float32', values: Float32Array.of(11) }
+    const C2: TensorData = { shape: [1, 1], dtype: 'float32', values: Float32Array.of(12) }
+    const claim = {
+      runtime: 'none',
+      op: { kernel: 'MatMul', attrs: {}, inputs: [{ shape: [1, 2], dtype: 'float32' as const }, { shape: [2, 1], dtype: 'float32' as const }], output: { shape: [1, 1], dtype: 'float32' as const } },
+      flatIndex: 0,
+      inputRoots: [commitTensor(A).root, commitTensor(B).root],
+      operands: [proveSlice(A, 'row', 0), proveSlice(B, 'col', 0)],
+      challenger: { outputRoot: commitTensor(C2).root, row: proveSlice(C2, 'row', 0) },
+      defender: { outputRoot: commitTensor(C).root, row: proveSlice(C, 'row', 0) }
+    }
+    expect(await err(c.Eve.adjudicate(did, claim))).toBe('arbitration.UnsupportedKernel')
+    expect(await err(c.Dave.claimTimeout(did))).toBe('arbitration.ClockNotExpired')
+    const params = await c.Alice.params()
+    await advance(params.disputeClock + 1)
+    const bobFree = (await c.Bob.balance()).free
+    await c.Dave.claimTimeout(did)
+    expect((await c.Alice.dispute(did))?.status).toBe('DefenderWon')
+    expect((await c.Eve.node())?.activeTasks).toBe(0)
+
+    expect((await c.Alice.task(id2))?.phase).toBe('Verifying')
+    const now = await c.Alice.bestNumber()
+    await advance(Math.max(0, challengeEnd - now + 1))
+    t = await c.Alice.task(id2)
+    expect(t?.phase).toBe('Settled')
+    expect((await c.Bob.balance()).free - bobFree).toBe(500n * UNIT + params.disputeBond / 2n) // reward + half of Eve's bond
+    // the subscription reads each block's events in order; let it catch up
+    for (let i = 0; i < 100 && !events.some(e => e.method === 'TaskSettled'); i++) await new Promise(r => setTimeout(r, 100))
+    un()
+    const names = events.map(e => `${e.section}.${e.method}`)
+    for (const n of ['arbitration.NodeRegistered', 'arbitration.SolverSelected', 'arbitration.ProofCommitted', 'arbitration.DisputeOpened', 'arbitration.DisputeResolved', 'arbitration.TaskSettled']) expect(names).toContain(n)
+    expect(events.find(e => e.method === 'TaskSettled')?.data.taskId).toBe(id2)
+  })
+})
