@@ -115,7 +115,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       loss = trainer.runStep()
       const s = trainer.step
       if (hasher !== undefined) {
-        const tensors = trainer.stateCopies()
+        const tensors = trainer.stateCopies(hasher.recycled())
         const p = hasher.submit(tensors, s)
         p.catch(() => {})
         roots.push(p)

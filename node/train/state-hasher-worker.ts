@@ -6,7 +6,10 @@ import { fastStateRoot } from './fast-commit.js'
 parentPort?.on('message', (m: { id: number, step: number, tensors: TensorData[] }) => {
   try {
     const root = fastStateRoot(m.tensors, m.step)
-    parentPort?.postMessage({ id: m.id, root })
+    // hand the buffers back: freed by the main thread's GC instead of piling up
+    // as external memory in this small-heap worker
+    const buffers = m.tensors.map(t => t.values.buffer as ArrayBuffer)
+    parentPort?.postMessage({ id: m.id, root, buffers }, buffers)
   } catch (e) {
     parentPort?.postMessage({ id: m.id, error: (e as Error).message })
   }

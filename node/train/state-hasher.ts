@@ -23,7 +23,8 @@ export class StateHasher {
     if (useWorker) {
       // hashing needs little heap; small limits keep the worker's RSS down
       this.worker = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } })
-      this.worker.on('message', (m: { id: number, root?: Uint8Array, error?: string }) => {
+      this.worker.on('message', (m: { id: number, root?: Uint8Array, error?: string, buffers?: ArrayBuffer[] }) => {
+        if (m.buffers !== undefined && this.pool.length < this.maxInflight) this.pool.push(m.buffers.map(x => new Float32Array(x)))
         const p = this.pending.get(m.id)
         if (p === undefined) return
         this.pending.delete(m.id)
@@ -36,6 +37,12 @@ export class StateHasher {
   }
 
   private readonly maxInflight: number
+  private readonly pool: Float32Array[][] = []
+
+  /** A set of state buffers handed back by the worker, to refill instead of allocating. */
+  recycled (): Float32Array[] | undefined {
+    return this.pool.pop()
+  }
 
   /** Queues the root of `tensors` at `step`; the tensors' buffers are transferred (do not reuse them). */
   async submit (tensors: TensorData[], step: number): Promise<Uint8Array> {

@@ -98,10 +98,24 @@ export class Trainer {
     return this.state.map(s => ({ shape: [...s.variable.shape], dtype: s.variable.dtype as DType, values: s.variable.dataSync() as Float32Array }))
   }
 
-  /** Like stateTensors, but every buffer is a fresh copy the caller may transfer (wasm's dataSync already copies). */
-  stateCopies (): TensorData[] {
-    const fresh = tf.getBackend() === 'wasm'
-    return this.stateTensors().map(t => fresh ? t : { ...t, values: t.values.slice() })
+  /**
+   * Like stateTensors, but into buffers the caller owns and may transfer:
+   * `reuse` (same sizes) when given, else new ones. On wasm the values are
+   * copied straight from the wasm heap, so a training loop that recycles its
+   * buffers allocates nothing per step.
+   */
+  stateCopies (reuse?: Float32Array[]): TensorData[] {
+    const b = tf.backend() as unknown as { dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }, wasm?: { HEAPU8: Uint8Array } }
+    const wasm = tf.getBackend() === 'wasm' && b.wasm !== undefined && b.dataIdMap !== undefined
+    return this.state.map((s, i) => {
+      const v = s.variable
+      const n = v.size
+      const dst = reuse?.[i]?.length === n ? reuse[i] : new Float32Array(n)
+      const d = wasm ? b.dataIdMap?.get(v.dataId) : undefined
+      if (d !== undefined && b.wasm !== undefined && v.dtype === 'float32') dst.set(new Float32Array(b.wasm.HEAPU8.buffer, d.memoryOffset, n))
+      else dst.set(v.dataSync() as Float32Array)
+      return { shape: [...v.shape], dtype: v.dtype as DType, values: dst }
+    })
   }
 
   stateNames (): string[] {

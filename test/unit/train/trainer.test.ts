@@ -42,6 +42,19 @@ describe('deterministic trainer (wasm)', () => {
     t.dispose()
   })
 
+  it('stateCopies reads the wasm heap directly, into reused buffers', async () => {
+    const t = await Trainer.create(prog('adam'), ds)
+    t.runStep()
+    const a = t.stateCopies()
+    expect(a.map(x => Array.from(x.values))).toEqual(t.stateTensors().map(x => Array.from(x.values)))
+    t.runStep()
+    const bufs = a.map(x => x.values as Float32Array)
+    const b = t.stateCopies(bufs)
+    expect(b[0].values).toBe(bufs[0])
+    expect(toHex(stateRoot(b, 2))).toBe(toHex(t.stateRoot()))
+    t.dispose()
+  })
+
   it('flipping one weight bit changes the root; restoring the state continues bit for bit', async () => {
     const p = prog('adam')
     const ref = await roots(p, 4)
