@@ -1,0 +1,235 @@
+import type { TraceEntry } from '../../actors/trace.js'
+import { ChainWatch, type AccountRef, type ChainView } from './chain-watch.js'
+import { PeerWatch, type DashboardPeer, type PeerView } from './peer-watch.js'
+
+// Merges what every peer and the chain report into one view for the page:
+// peers, tasks with their phase, disputes with their rounds, and a bounded
+// buffer of trace entries from every peer's stream.
+
+export interface AggregatorOptions {
+  peers: DashboardPeer[]
+  chainUrl?: string
+  /** chain accounts to show (default: the dev chain's well-known accounts) */
+  accounts?: AccountRef[]
+  pollMs?: number
+  /** trace entries kept in memory (all peers together) */
+  traceCap?: number
+}
+
+export interface TaskWorker { peer: string, actorId: string, role: string, state: string, relation: string }
+export interface TaskRow {
+  id: string
+  phase: string
+  phaseSource: 'chain' | 'actors'
+  chain?: ChainView['tasks'][number]
+  workers: TaskWorker[]
+}
+
+export interface DisputeRound { time?: number, blockNumber?: number, source: 'trace' | 'chain', peer?: string, actorId?: string, event: string, detail?: Record<string, unknown> }
+export interface DisputeRow {
+  id: string
+  taskId?: string
+  chain?: ChainView['disputes'][number]
+  rounds: DisputeRound[]
+  status: string
+  verdict?: string
+}
+
+export interface DashboardState {
+  time: number
+  peers: PeerView[]
+  tasks: TaskRow[]
+  disputes: DisputeRow[]
+  chain: ChainView
+  traces: TraceEntry[]
+}
+
+export type DashboardEvent = { type: 'state', state: DashboardState } | { type: 'trace', entry: TraceEntry }
+
+const STATE_TRACES = 300
+const MAX_DISPUTE_ENTRIES = 2000
+
+export class Aggregator {
+  readonly watches: PeerWatch[]
+  readonly chain: ChainWatch
+  private readonly traces: TraceEntry[] = []
+  private readonly traceKeys = new Set<string>()
+  /** dispute-related entries, kept apart so a busy trace buffer does not evict a dispute's rounds */
+  private readonly disputeEntries: TraceEntry[] = []
+  private readonly listeners = new Set<(e: DashboardEvent) => void>()
+  private readonly pollMs: number
+  private readonly traceCap: number
+  private running = false
+  private readonly loops: Array<Promise<void>> = []
+  private wake?: () => void
+
+  constructor (readonly opts: AggregatorOptions) {
+    this.pollMs = opts.pollMs ?? 1000
+    this.traceCap = Math.max(100, opts.traceCap ?? 5000)
+    this.watches = opts.peers.map(p => new PeerWatch(p, (e) => this.addTrace(e), Math.min(this.traceCap, 2000)))
+    this.chain = new ChainWatch(opts.chainUrl, opts.accounts)
+  }
+
+  start (): void {
+    if (this.running) return
+    this.running = true
+    this.loops.push(this.loop(async () => {
+      await Promise.all(this.watches.map(async w => await w.poll()))
+      this.emit({ type: 'state', state: this.state() })
+    }, this.pollMs))
+    if (this.opts.chainUrl != null) this.loops.push(this.loop(async () => await this.chain.poll(), this.pollMs))
+    for (const w of this.watches) this.loops.push(w.follow())
+  }
+
+  async stop (): Promise<void> {
+    this.running = false
+    for (const w of this.watches) w.stop()
+    this.wake?.()
+    await this.chain.stop()
+    await Promise.race([Promise.all(this.loops), new Promise(resolve => setTimeout(resolve, 3000).unref())])
+    this.listeners.clear()
+  }
+
+  subscribe (fn: (e: DashboardEvent) => void): () => void {
+    this.listeners.add(fn)
+    return () => this.listeners.delete(fn)
+  }
+
+  private emit (e: DashboardEvent): void {
+    for (const l of this.listeners) { try { l(e) } catch {} }
+  }
+
+  private async loop (fn: () => Promise<void>, ms: number): Promise<void> {
+    while (this.running) {
+      const started = Date.now()
+      await fn().catch(() => {})
+      const wait = Math.max(50, ms - (Date.now() - started))
+      await new Promise<void>(resolve => { const t = setTimeout(resolve, wait); t.unref(); this.wake = () => { clearTimeout(t); resolve() } })
+    }
+  }
+
+  private addTrace (e: TraceEntry): void {
+    const key = `${e.peer}/${e.time}/${e.seq}/${e.actorId}`
+    if (this.traceKeys.has(key)) return // replayed after a reconnect
+    this.traceKeys.add(key)
+    this.traces.push(e)
+    // peers' clocks and streams interleave: keep the buffer sorted by time (entries arrive nearly in order)
+    for (let i = this.traces.length - 1; i > 0 && this.traces[i - 1].time > e.time; i--) {
+      [this.traces[i - 1], this.traces[i]] = [this.traces[i], this.traces[i - 1]]
+    }
+    while (this.traces.length > this.traceCap) {
+      const old = this.traces.shift()!
+      this.traceKeys.delete(`${old.peer}/${old.time}/${old.seq}/${old.actorId}`)
+    }
+    if (isDisputeEntry(e)) {
+      this.disputeEntries.push(e)
+      if (this.disputeEntries.length > MAX_DISPUTE_ENTRIES) this.disputeEntries.shift()
+    }
+    this.emit({ type: 'trace', entry: e })
+  }
+
+  recentTraces (q: { peer?: string, actor?: string, limit?: number } = {}): TraceEntry[] {
+    const limit = Math.min(q.limit ?? STATE_TRACES, this.traceCap)
+    const out: TraceEntry[] = []
+    for (let i = this.traces.length - 1; i >= 0 && out.length < limit; i--) {
+      const e = this.traces[i]
+      if ((q.peer == null || e.peer === q.peer) && (q.actor == null || e.actorId === q.actor)) out.push(e)
+    }
+    return out.reverse()
+  }
+
+  get traceCount (): number { return this.traces.length }
+
+  state (): DashboardState {
+    const peers = this.watches.map(w => w.view)
+    return {
+      time: Date.now(),
+      peers,
+      tasks: this.tasks(peers),
+      disputes: this.disputes(),
+      chain: this.chain.view,
+      traces: this.recentTraces()
+    }
+  }
+
+  private tasks (peers: PeerView[]): TaskRow[] {
+    const rows = new Map<string, TaskRow>()
+    const row = (id: string): TaskRow => {
+      let r = rows.get(id)
+      if (r == null) { r = { id, phase: 'unknown', phaseSource: 'actors', workers: [] }; rows.set(id, r) }
+      return r
+    }
+    for (const t of this.chain.view.tasks) Object.assign(row(t.id), { phase: t.phase, phaseSource: 'chain', chain: t })
+    for (const p of peers) {
+      for (const a of p.actors?.actors ?? []) {
+        const ctx = a.context as { current?: number, queue?: number[], history?: Array<{ taskId: number, outcome: string }> }
+        const state = stateText(a.state)
+        const add = (id: number, relation: string): void => { row(String(id)).workers.push({ peer: p.name, actorId: a.id, role: roleOfId(a.id), state, relation }) }
+        if (typeof ctx.current === 'number') add(ctx.current, 'working')
+        for (const q of Array.isArray(ctx.queue) ? ctx.queue : []) add(q, 'queued')
+        for (const h of Array.isArray(ctx.history) ? ctx.history.slice(-20) : []) if (typeof h?.taskId === 'number' && h.taskId >= 0) add(h.taskId, h.outcome)
+      }
+    }
+    for (const r of rows.values()) if (r.phaseSource === 'actors') r.phase = inferPhase(r.workers)
+    return [...rows.values()].sort((a, b) => Number(b.id) - Number(a.id))
+  }
+
+  private disputes (): DisputeRow[] {
+    const rows = new Map<string, DisputeRow>()
+    const row = (id: string): DisputeRow => {
+      let r = rows.get(id)
+      if (r == null) { r = { id, rounds: [], status: 'unknown' }; rows.set(id, r) }
+      return r
+    }
+    for (const d of this.chain.view.disputes) Object.assign(row(d.id), { chain: d, taskId: String(d.taskId), status: d.status })
+    for (const ev of this.chain.view.events) {
+      const id = ev.data.disputeId
+      if (id == null) continue
+      const r = row(String(id))
+      r.rounds.push({ source: 'chain', blockNumber: ev.blockNumber, event: `${ev.section}.${ev.method}`, detail: ev.data })
+      if (ev.method === 'DisputeResolved') r.verdict = `winner ${String(ev.data.winner)}`
+    }
+    for (const e of this.disputeEntries) {
+      const d = e.detail ?? {}
+      const id = d.disputeId != null ? String(d.disputeId) : (d.taskId != null ? `task ${String(d.taskId)}` : 'unattributed')
+      const r = row(id)
+      if (r.taskId == null && d.taskId != null) r.taskId = String(d.taskId)
+      r.rounds.push({ source: 'trace', time: e.time, peer: e.peer, actorId: e.actorId, event: e.event, detail: e.detail })
+      if (e.event === 'chain.disputeResolved' && d.winner != null) {
+        r.verdict ??= `${String(d.winner)} won`
+        if (r.status === 'unknown') r.status = d.winner === 'challenger' ? 'ChallengerWon' : 'DefenderWon'
+      }
+    }
+    for (const r of rows.values()) {
+      if (r.status === 'unknown' && r.rounds.length > 0) r.status = 'Open'
+      if (r.chain != null && r.chain.status !== 'Open') r.verdict ??= r.chain.status
+    }
+    return [...rows.values()].sort((a, b) => (Number(b.id) || 0) - (Number(a.id) || 0))
+  }
+}
+
+function isDisputeEntry (e: TraceEntry): boolean {
+  return e.event.startsWith('dispute.') || e.event.startsWith('chain.dispute') || e.detail?.disputeId != null
+}
+
+export function stateText (v: unknown): string {
+  if (typeof v === 'string') return v
+  if (v == null || typeof v !== 'object') return String(v)
+  return Object.entries(v as Record<string, unknown>).map(([k, x]) => {
+    const inner = stateText(x)
+    return inner === '' || inner === '[object Object]' || (typeof x === 'object' && x != null && Object.keys(x).length === 0) ? k : `${k}.${inner}`
+  }).join(',')
+}
+
+function roleOfId (id: string): string { return id.split('#')[0] }
+
+// Without the chain, the phase is read from what the actors are doing with the task.
+function inferPhase (workers: TaskWorker[]): string {
+  const has = (pred: (w: TaskWorker) => boolean): boolean => workers.some(pred)
+  if (has(w => w.relation === 'settled')) return 'Settled'
+  if (has(w => w.role === 'solver' && w.relation === 'working' && /training|committing/.test(w.state))) return 'Solving'
+  if (has(w => w.relation === 'working' && /defending|challenging/.test(w.state))) return 'Disputed'
+  if (has(w => w.relation === 'working' && (w.role === 'verifier' || /awaitingVerdicts/.test(w.state)))) return 'Verifying'
+  if (has(w => w.relation === 'queued')) return 'Queued'
+  return workers.length > 0 ? workers[workers.length - 1].relation : 'unknown'
+}

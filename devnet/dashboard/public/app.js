@@ -1,0 +1,417 @@
+// proofswarm dashboard page: plain browser JS, no build step, no dependencies.
+// Reads /api/machines once (statechart definitions) and follows /api/events
+// (server-sent events: "state" about once a second, "trace" per actor trace entry).
+'use strict'
+
+const UNIT = 10n ** 12n
+const MAX_TIMELINE = 400
+const $ = (sel, root = document) => root.querySelector(sel)
+
+let charts = {}
+let lastState = null
+let lastStateAt = 0
+const timeline = [] // newest last
+const timelineKeys = new Set()
+const lastTransition = new Map() // `${peerName}/${actorId}` → { from, to }
+const actorCards = new Map() // `${peerName}/${actorId}` → { el, svg }
+
+// ---------- helpers ----------
+function el (tag, attrs = {}, ...children) {
+  const e = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue
+    if (k === 'class') e.className = v
+    else if (k === 'text') e.textContent = v
+    else e.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) if (c != null) e.append(c instanceof Node ? c : document.createTextNode(String(c)))
+  return e
+}
+const svgEl = (tag, attrs = {}) => {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag)
+  for (const [k, v] of Object.entries(attrs)) if (v != null) e.setAttribute(k, String(v))
+  return e
+}
+const short = (s, n = 10) => s == null ? '–' : (s.length > n + 4 ? `${s.slice(0, n)}…${s.slice(-4)}` : s)
+function units (v) {
+  if (v == null) return '–'
+  try {
+    const b = BigInt(v)
+    const whole = b / UNIT
+    const frac = ((b % UNIT) * 100n / UNIT).toString().padStart(2, '0')
+    return `${whole.toLocaleString('en-US')}.${frac}`
+  } catch { return String(v) }
+}
+function stateText (v) {
+  if (typeof v === 'string') return v
+  if (v == null || typeof v !== 'object') return String(v)
+  return Object.entries(v).map(([k, x]) => (x == null || (typeof x === 'object' && Object.keys(x).length === 0)) ? k : `${k}.${stateText(x)}`).join(',')
+}
+const roleOf = (actorId) => actorId === 'supervisor' ? 'supervisor' : actorId.split('#')[0]
+const time = (t) => new Date(t).toLocaleTimeString('en-GB', { hour12: false }) + '.' + String(t % 1000).padStart(3, '0')
+function peerNameOf (peerId) {
+  const p = lastState?.peers.find(x => x.status?.peerId === peerId)
+  return p != null ? p.name : short(peerId, 8)
+}
+function accountName (hex) {
+  if (hex == null) return '–'
+  const a = lastState?.chain.accounts.find(x => x.accountId === hex)
+  return a != null ? a.name : short(hex, 8)
+}
+function rolePill (r, extra = '') { return el('span', { class: `role ${r} ${extra}`, 'data-role': r, text: r }) }
+function replaceChildren (node, ...kids) { node.replaceChildren(...kids.flat().filter(k => k != null)) }
+
+// ---------- statechart layout (SVG) ----------
+// Columns by distance from the initial state; back edges arc below the boxes.
+function drawChart (chart) {
+  const states = chart.states
+  const layer = new Map()
+  if (chart.initial != null) layer.set(chart.initial, 0)
+  const queue = chart.initial != null ? [chart.initial] : []
+  while (queue.length > 0) {
+    const s = queue.shift()
+    for (const t of chart.transitions) {
+      if (t.to == null || t.to === s) continue
+      if (t.from === s && !layer.has(t.to)) { layer.set(t.to, layer.get(s) + 1); queue.push(t.to) }
+    }
+  }
+  let maxLayer = Math.max(0, ...layer.values())
+  for (const s of states) if (!layer.has(s.path)) layer.set(s.path, ++maxLayer)
+  const cols = []
+  for (const s of states) (cols[layer.get(s.path)] ??= []).push(s)
+  const boxH = 34; const gapX = 70; const gapY = 16; const pad = 10
+  const pos = new Map()
+  let x = pad
+  let maxY = 0
+  for (const col of cols) {
+    if (col == null) continue
+    const w = Math.max(...col.map(s => Math.max(s.key.length * 7, (s.invoke.join(',').length + 2) * 5.5) + 18))
+    col.forEach((s, i) => {
+      const y = pad + i * (boxH + gapY) + (col.length === 1 ? 10 : 0)
+      pos.set(s.path, { x, y, w, h: boxH })
+      maxY = Math.max(maxY, y + boxH)
+    })
+    x += w + gapX
+  }
+  const width = x - gapX + pad
+  const edges = chart.transitions.filter(t => t.to != null && t.from !== '' && pos.has(t.from) && pos.has(t.to) && t.from !== t.to)
+  const backCount = edges.filter(t => layer.get(t.to) <= layer.get(t.from)).length
+  const height = maxY + pad + (backCount > 0 ? 22 + backCount * 9 : 0) + 4
+  const svg = svgEl('svg', { class: 'chart', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${chart.id} statechart` })
+  const defs = svgEl('defs')
+  const marker = svgEl('marker', { id: `arrow-${chart.id}`, viewBox: '0 0 8 8', refX: 7, refY: 4, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' })
+  marker.append(svgEl('path', { d: 'M0,0 L8,4 L0,8 z', fill: '#a0aec0' }))
+  defs.append(marker)
+  svg.append(defs)
+  // group parallel edges between the same pair so their labels stack
+  const pairCount = new Map()
+  let back = 0
+  for (const t of edges) {
+    const a = pos.get(t.from); const b = pos.get(t.to)
+    const pair = `${t.from}>${t.to}`
+    const k = pairCount.get(pair) ?? 0
+    pairCount.set(pair, k + 1)
+    const g = svgEl('g', { class: 'edge', 'data-from': t.from, 'data-to': t.to })
+    const label = labelOf(t)
+    let d; let lx; let ly
+    if (layer.get(t.to) > layer.get(t.from)) {
+      const x1 = a.x + a.w; const y1 = a.y + a.h / 2; const x2 = b.x; const y2 = b.y + b.h / 2
+      d = `M${x1},${y1} C${x1 + gapX / 2},${y1} ${x2 - gapX / 2},${y2} ${x2},${y2}`
+      lx = (x1 + x2) / 2; ly = (y1 + y2) / 2 - 3 - k * 10
+    } else {
+      back++
+      const x1 = a.x + a.w / 2 + 6; const x2 = b.x + b.w / 2 - 6
+      const y1 = a.y + a.h; const y2 = b.y + b.h
+      const low = maxY + 8 + back * 9
+      d = `M${x1},${y1} C${x1},${low} ${x2},${low} ${x2},${y2}`
+      lx = (x1 + x2) / 2; ly = low - 2
+    }
+    g.append(svgEl('path', { d, 'marker-end': `url(#arrow-${chart.id})` }))
+    const text = svgEl('text', { x: lx, y: ly, 'text-anchor': 'middle' })
+    text.textContent = label
+    const title = svgEl('title'); title.textContent = `${t.event || '(always)'}${t.guard ? ` [${t.guard}]` : ''}: ${t.from} → ${t.to}`
+    g.append(text, title)
+    svg.append(g)
+  }
+  for (const s of states) {
+    const p = pos.get(s.path)
+    const g = svgEl('g', { class: `state ${s.type} ${s.path === chart.initial ? 'initial' : ''}`, 'data-state': s.path, transform: `translate(${p.x},${p.y})` })
+    g.append(svgEl('rect', { width: p.w, height: p.h, rx: 7 }))
+    const name = svgEl('text', { x: p.w / 2, y: s.invoke.length > 0 ? 14 : 21, 'text-anchor': 'middle' })
+    name.textContent = s.key
+    g.append(name)
+    if (s.invoke.length > 0) {
+      const inv = svgEl('text', { class: 'inv', x: p.w / 2, y: 27, 'text-anchor': 'middle' })
+      inv.textContent = `⟳ ${s.invoke.join(', ')}`
+      g.append(inv)
+    }
+    const onSelf = chart.transitions.filter(t => t.from === s.path && (t.to == null || t.to === s.path)).map(labelOf)
+    const title = svgEl('title'); title.textContent = `${s.path} (${s.type})${onSelf.length > 0 ? `\nhandles: ${onSelf.join(', ')}` : ''}`
+    g.append(title)
+    svg.append(g)
+  }
+  return svg
+}
+function labelOf (t) {
+  let e = t.event === '' ? (t.guard ? `[${t.guard}]` : 'always') : t.event
+  if (e.startsWith('chain.') || e.startsWith('gossip.') || e.startsWith('dispute.')) e = e.slice(e.indexOf('.') + 1)
+  return e.length > 22 ? e.slice(0, 21) + '…' : e
+}
+function highlight (svg, value, last) {
+  const active = new Set()
+  for (const part of stateText(value).split(',')) {
+    const segs = part.split('.')
+    for (let i = 1; i <= segs.length; i++) active.add(segs.slice(0, i).join('.'))
+  }
+  for (const g of svg.querySelectorAll('g.state')) g.classList.toggle('current', active.has(g.dataset.state))
+  for (const g of svg.querySelectorAll('g.edge')) g.classList.toggle('last', last != null && g.dataset.from === last.from && g.dataset.to === last.to)
+}
+
+// ---------- sections ----------
+function renderPeers (s) {
+  const tbody = $('#peers tbody')
+  const rows = s.peers.map(p => {
+    const st = p.status
+    const roles = p.roles?.roles ?? st?.roles ?? []
+    const retiring = (p.roles?.retiring ?? []).map(roleOf)
+    const acct = st != null ? s.chain.accounts.find(a => a.node?.peerId === st.peerId) : undefined
+    const mesh = (st?.topics ?? []).map(t => `${t.topic.split('/').slice(-2, -1)[0] ?? t.topic}: ${t.meshPeers}/${t.subscribers}`).join(' · ')
+    return el('tr', { 'data-peer': p.name, class: p.connected ? '' : 'offline' },
+      el('td', {}, el('b', { text: p.name })),
+      el('td', { class: 'mono', title: st?.peerId ?? '' }, short(st?.peerId, 12)),
+      el('td', { class: 'roles' }, st?.kind === 'bootstrap' ? rolePill('bootstrap') : null, roles.map(r => rolePill(r)), retiring.map(r => rolePill(r, 'retiring'))),
+      el('td', { 'data-testid': 'connected-count' }, st != null ? String(st.connectedPeers.length) : '–'),
+      el('td', {}, st != null ? String(st.dhtRoutingTableSize) : '–'),
+      el('td', { class: 'small' }, mesh || '–'),
+      el('td', { class: 'small' }, acct != null ? `${acct.name} · ${units(acct.node.stake)}` : (s.chain.state === 'connected' ? 'not registered' : '–')),
+      el('td', {}, st != null ? `${Math.round(st.uptimeSeconds)} s` : '–'),
+      el('td', {}, p.connected
+        ? el('span', { class: 'pill ok', text: p.traceStream === 'live' ? 'up · traces live' : 'up' })
+        : el('span', { class: 'pill down', title: p.error ?? '', text: 'not connected' }))
+    )
+  })
+  replaceChildren(tbody, rows)
+  const sel = $('#trace-peer')
+  const have = new Set([...sel.options].map(o => o.value))
+  for (const p of s.peers) if (p.status?.peerId != null && !have.has(p.status.peerId)) sel.append(el('option', { value: p.status.peerId, text: p.name }))
+}
+
+function renderTasks (s) {
+  const box = $('#tasks')
+  if (s.tasks.length === 0) { replaceChildren(box, el('p', { class: 'empty', text: s.chain.state === 'connected' ? 'no tasks on chain yet' : 'no tasks seen yet (no chain: phases are inferred from the actors)' })); return }
+  const head = el('tr', {}, ['task', 'phase', 'submitter', 'solver', 'steps', 'verdicts', 'disputes', 'challenge end', 'actors working on it'].map(h => el('th', { text: h })))
+  const rows = s.tasks.map(t => {
+    const c = t.chain
+    const verdicts = c != null ? `${c.verdicts.filter(v => v.accept && !v.void).length} accept / ${c.verdicts.filter(v => !v.accept && !v.void).length} reject` : '–'
+    return el('tr', { 'data-task': t.id },
+      el('td', {}, el('b', { text: `#${t.id}` })),
+      el('td', {}, el('span', { class: `phase ${t.phase}`, 'data-testid': 'task-phase', text: t.phase }), t.phaseSource === 'actors' ? el('span', { class: 'muted small', text: ' (from actors)' }) : null),
+      el('td', {}, c != null ? accountName(c.submitter) : '–'),
+      el('td', {}, c != null ? accountName(c.solver) : '–'),
+      el('td', {}, c != null ? `${c.stepCount}/${c.steps}` : '–'),
+      el('td', {}, verdicts),
+      el('td', {}, c != null ? String(c.openDisputes) : '–'),
+      el('td', {}, c != null && c.challengeEnd > 0 ? `block ${c.challengeEnd}` : '–'),
+      el('td', { class: 'small' }, t.workers.map(w => `${w.peer}:${w.actorId} ${w.relation}${w.relation === 'working' ? ` (${w.state})` : ''}`).join('; ') || '–')
+    )
+  })
+  replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)))
+}
+
+function renderDisputes (s) {
+  const box = $('#disputes')
+  if (s.disputes.length === 0) { replaceChildren(box, el('p', { class: 'empty', text: 'no disputes' })); return }
+  replaceChildren(box, s.disputes.map(d => {
+    const c = d.chain
+    const head = el('h4', {},
+      el('b', { text: /^\d+$/.test(d.id) ? `dispute #${d.id}` : d.id }),
+      d.taskId != null ? el('span', { text: `task #${d.taskId}` }) : null,
+      el('span', { class: `phase ${d.status}`, 'data-testid': 'dispute-status', text: d.status }),
+      d.verdict != null ? el('span', { class: 'verdict', 'data-testid': 'dispute-verdict', text: `verdict: ${d.verdict}` }) : null,
+      c != null ? el('span', { class: 'muted', text: `${c.kind}: ${accountName(c.challenger)} challenges ${accountName(c.defender)} at step ${c.disputedStep}, bond ${units(c.bond)}` }) : null
+    )
+    const clocks = c != null
+      ? el('div', { class: 'clocks' }, `moves ${c.moves} · turn ${c.turn} · clocks: challenger ${c.challengerClock}, defender ${c.defenderClock} blocks · last move at block ${c.lastMoveAt} · opened at block ${c.openedAt}`)
+      : el('div', { class: 'clocks', text: 'not on chain (rounds from actor traces)' })
+    const rounds = d.rounds.length > 0
+      ? el('ol', {}, d.rounds.slice(-60).map(r => el('li', {},
+        r.source === 'chain' ? `block ${r.blockNumber}: ${r.event}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
+        r.detail != null ? el('span', { class: 'muted', text: ` ${JSON.stringify(r.detail)}` }) : null)))
+      : el('p', { class: 'empty', text: 'no rounds yet' })
+    return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, rounds)
+  }))
+}
+
+function actorContextLine (ctx) {
+  if (ctx == null) return null
+  const parts = []
+  if (ctx.current != null) parts.push(`task #${ctx.current}`)
+  if (Array.isArray(ctx.queue) && ctx.queue.length > 0) parts.push(`queue ${ctx.queue.map(q => '#' + q).join(' ')}`)
+  if (Array.isArray(ctx.history) && ctx.history.length > 0) parts.push(`done ${ctx.history.slice(-4).map(h => `#${h.taskId} ${h.outcome}`).join(', ')}`)
+  if (ctx.draining === true) parts.push('draining')
+  const out = el('div', { class: 'ctx' }, parts.join(' · ') || 'idle, nothing queued')
+  if (ctx.error != null) out.append(el('div', { class: 'err', text: `error: ${ctx.error}` }))
+  return out
+}
+
+function renderActors (s) {
+  const root = $('#actors')
+  const seen = new Set()
+  for (const p of s.peers) {
+    const groupId = `peer-${p.name}`
+    let group = root.querySelector(`[data-peer-actors="${CSS.escape(p.name)}"]`)
+    if (group == null) {
+      group = el('div', { class: 'peer-actors', 'data-peer-actors': p.name, id: groupId }, el('h3', {}), el('div', { class: 'actor-cards' }))
+      root.append(group)
+    }
+    const h3 = group.querySelector('h3')
+    const list = []
+    if (p.actors != null) {
+      list.push({ id: 'supervisor', state: p.actors.supervisor.state, status: 'active', context: { roles: p.actors.supervisor.roles } })
+      for (const a of p.actors.actors) list.push(a)
+    }
+    h3.textContent = `${p.name}${p.connected ? '' : ' — not connected'}${p.connected && p.actors == null ? ' — no role actors (bootstrap peer)' : ''}`
+    const cards = group.querySelector('.actor-cards')
+    const retiring = new Set(p.roles?.retiring ?? [])
+    for (const a of list) {
+      const key = `${p.name}/${a.id}`
+      seen.add(key)
+      const role = roleOf(a.id)
+      let card = actorCards.get(key)
+      if (card == null) {
+        const chart = charts[role]
+        const svg = chart != null ? drawChart(chart) : null
+        const elc = el('div', { class: 'actor', 'data-actor': a.id, 'data-peer': p.name },
+          el('h4', {}, el('b', { text: a.id }), el('span', { class: 'state-name mono', 'data-testid': 'actor-state' }), el('span', { class: 'muted small status' })),
+          svg ?? el('p', { class: 'empty', text: `no chart for role ${role}` }),
+          el('div', { class: 'ctxbox' }))
+        cards.append(elc)
+        card = { el: elc, svg }
+        actorCards.set(key, card)
+      }
+      const st = stateText(a.state)
+      card.el.querySelector('.state-name').textContent = st
+      card.el.querySelector('.status').textContent = a.status !== 'active' ? a.status : (retiring.has(a.id) ? 'retiring (finishing in-flight work)' : '')
+      card.el.classList.toggle('retiring', retiring.has(a.id))
+      if (card.svg != null) highlight(card.svg, a.state, lastTransition.get(key))
+      const ctxLine = a.id === 'supervisor'
+        ? el('div', { class: 'ctx' }, `roles: ${(a.context.roles ?? []).join(', ') || '(none)'}`)
+        : actorContextLine(a.context)
+      replaceChildren(card.el.querySelector('.ctxbox'), ctxLine)
+    }
+  }
+  for (const [key, card] of actorCards) {
+    if (!seen.has(key)) { card.el.remove(); actorCards.delete(key) }
+  }
+}
+
+function renderChain (s) {
+  const c = s.chain
+  const pill = $('#chain-status')
+  pill.className = `pill ${c.state}`
+  pill.textContent = c.state === 'none' ? 'no chain' : c.state === 'connected' ? `chain: connected · block ${c.bestBlock}` : c.state === 'connecting' ? 'chain: connecting…' : 'chain: not connected'
+  pill.title = c.error ?? c.url ?? ''
+  $('#chain-block').textContent = c.url != null ? `${c.url}${c.bestBlock != null ? ` · best block ${c.bestBlock}` : ''}` : ''
+  const box = $('#chain')
+  if (c.state === 'none') { replaceChildren(box, el('p', { class: 'empty', text: 'no chain: this dashboard was started without a chain URL' })); return }
+  if (c.state !== 'connected' && c.accounts.length === 0) { replaceChildren(box, el('p', { class: 'empty', text: `chain not connected${c.error ? `: ${c.error}` : ''} (retrying)` })); return }
+  const accounts = [...c.accounts].sort((a, b) => (b.node != null) - (a.node != null))
+  const peerOf = (pid) => s.peers.find(p => p.status?.peerId === pid)?.name ?? short(pid, 8)
+  const acctTable = el('table', {},
+    el('thead', {}, el('tr', {}, ['account', 'address', 'free', 'reserved', 'stake', 'roles', 'peer', 'active tasks'].map(h => el('th', { text: h })))),
+    el('tbody', {}, accounts.map(a => el('tr', { 'data-account': a.name, class: a.node == null ? 'offline' : '' },
+      el('td', {}, el('b', { text: a.name })),
+      el('td', { class: 'mono', title: a.address }, short(a.address, 8)),
+      el('td', {}, units(a.free)),
+      el('td', {}, units(a.reserved)),
+      el('td', {}, a.node != null ? units(a.node.stake) : '–'),
+      el('td', {}, a.node != null ? rolesOfMask(a.node.roles).map(r => rolePill(r)) : '–'),
+      el('td', {}, a.node != null ? peerOf(a.node.peerId) : '–'),
+      el('td', {}, a.node != null ? String(a.node.activeTasks) : '–')))))
+  const events = el('ol', { class: 'small', reversed: true }, c.events.slice(-25).reverse().map(e => el('li', {}, `block ${e.blockNumber}: ${e.method} `, el('span', { class: 'muted', text: JSON.stringify(e.data) }))))
+  replaceChildren(box, c.state !== 'connected' ? el('p', { class: 'empty', text: `chain not connected: ${c.error ?? ''} (showing last known values)` }) : null,
+    el('div', { class: 'grid2' }, acctTable, el('div', {}, el('b', { class: 'small', text: 'latest arbitration events' }), c.events.length > 0 ? events : el('p', { class: 'empty', text: 'none yet' }))))
+}
+function rolesOfMask (m) {
+  return [[1, 'submitter'], [2, 'solver'], [4, 'verifier'], [8, 'whistleblower']].filter(([b]) => (m & b) !== 0).map(([, r]) => r)
+}
+
+// ---------- timeline ----------
+const traceKey = (e) => `${e.peer}/${e.time}/${e.seq}/${e.actorId}`
+function addTrace (e, fresh) {
+  const k = traceKey(e)
+  if (timelineKeys.has(k)) return false
+  timelineKeys.add(k)
+  timeline.push(e)
+  if (timeline.length > MAX_TIMELINE) timelineKeys.delete(traceKey(timeline.shift()))
+  if (e.kind === 'transition' && e.from != null && e.to != null) {
+    const key = `${peerNameOf(e.peer)}/${e.actorId}`
+    lastTransition.set(key, { from: e.from, to: e.to })
+    const card = actorCards.get(key)
+    if (card?.svg != null) highlight(card.svg, e.to, lastTransition.get(key))
+  }
+  if (fresh) prependRow(e)
+  return true
+}
+function traceVisible (e) {
+  const peer = $('#trace-peer').value
+  if (peer !== '' && e.peer !== peer) return false
+  if ($('#trace-hide-init').checked && (e.kind === 'spawned' || e.event === 'xstate.init')) return false
+  return true
+}
+function traceRow (e, isNew) {
+  return el('tr', { class: `${e.kind}${isNew ? ' new' : ''}`, 'data-actor': e.actorId },
+    el('td', { class: 'mono' }, time(e.time)),
+    el('td', {}, peerNameOf(e.peer)),
+    el('td', { class: 'mono' }, e.actorId),
+    el('td', { class: 'ev mono' }, e.event),
+    el('td', { class: 'mono' }, e.kind === 'transition' ? `${e.from ?? '∅'} → ${e.to}` : e.kind === 'event' ? `(${e.to ?? ''})` : e.kind),
+    el('td', { class: 'detail mono' }, e.detail != null ? JSON.stringify(e.detail) : ''))
+}
+function prependRow (e) {
+  if (!traceVisible(e)) return
+  const tbody = $('#timeline tbody')
+  tbody.prepend(traceRow(e, true))
+  while (tbody.rows.length > 300) tbody.deleteRow(-1)
+}
+function renderTimeline () {
+  const rows = []
+  for (let i = timeline.length - 1; i >= 0 && rows.length < 300; i--) if (traceVisible(timeline[i])) rows.push(traceRow(timeline[i], false))
+  replaceChildren($('#timeline tbody'), rows)
+}
+
+// ---------- wiring ----------
+function render (s) {
+  lastState = s
+  lastStateAt = Date.now()
+  let seeded = false
+  for (const e of s.traces) seeded = addTrace(e, false) || seeded
+  renderPeers(s)
+  renderTasks(s)
+  renderDisputes(s)
+  renderActors(s)
+  renderChain(s)
+  if (seeded) renderTimeline()
+  const up = s.peers.filter(p => p.connected).length
+  $('#summary').textContent = `${up}/${s.peers.length} peers up · ${s.tasks.length} task(s) · ${s.disputes.length} dispute(s)`
+  setLive(true)
+}
+function setLive (ok, why) {
+  const live = $('#live')
+  live.className = `pill ${ok ? 'live' : 'down'}`
+  live.textContent = ok ? 'live' : `dashboard server not connected${why ? ` (${why})` : ''} — retrying`
+}
+
+async function main () {
+  try {
+    charts = await (await fetch('/api/machines')).json()
+  } catch (err) { setLive(false, 'cannot load the statecharts') }
+  const es = new EventSource('/api/events')
+  es.addEventListener('state', (ev) => { try { render(JSON.parse(ev.data)) } catch (err) { console.error(err) } })
+  es.addEventListener('trace', (ev) => { try { addTrace(JSON.parse(ev.data), true) } catch (err) { console.error(err) } })
+  es.onerror = () => setLive(false)
+  setInterval(() => { if (lastStateAt > 0 && Date.now() - lastStateAt > 5000) setLive(false, 'no update for 5 s') }, 1000)
+  $('#trace-peer').addEventListener('change', renderTimeline)
+  $('#trace-hide-init').addEventListener('change', renderTimeline)
+}
+void main()

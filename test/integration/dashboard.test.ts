@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { join, resolve } from 'node:path'
+import { mkdir } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
+import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+
+// The devnet dashboard in real headless Chromium: a small real swarm
+// (bootstrap + 2 peers as separate processes), the dashboard server over
+// their control APIs, and the page showing peers, roles, live statecharts
+// and a role switch made with the CLI.
+
+let dir: { path: string, cleanup: () => Promise<void> }
+const procs: Proc[] = []
+let dash: Dashboard
+let browser: BrowserContext
+let page: Page
+const dataDir = (name: string): string => join(dir.path, name)
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)) })
+  })
+}
+
+beforeAll(async () => {
+  dir = await tempDir('ps-dashboard-')
+  const boot = startCli(['bootstrap', '--data-dir', dataDir('bootstrap'), '--listen', '/ip4/127.0.0.1/tcp/0', '--json'])
+  procs.push(boot)
+  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
+  const addr: string = firstJson(boot.stdout()).multiaddrs[0]
+  const peers = [['peer1', 'solver'], ['peer2', 'submitter,verifier']]
+  for (const [name, roles] of peers) {
+    procs.push(startCli(['join', '--bootstrap', addr, '--roles', roles, '--data-dir', dataDir(name), '--listen', '/ip4/127.0.0.1/tcp/0', '--json']))
+  }
+  await Promise.all(procs.slice(1).map(async (p, i) => await waitForOutput(p, hasJson, 20_000, `${peers[i][0]} ready`)))
+  // nothing listens on this port: the chain panel must say so, not break the page
+  const deadChain = `ws://127.0.0.1:${await freePort()}`
+  dash = await startDashboard({
+    peers: [{ name: 'bootstrap', dataDir: dataDir('bootstrap'), role: 'bootstrap' }, ...peers.map(([name, role]) => ({ name, dataDir: dataDir(name), role }))],
+    chainUrl: deadChain,
+    pollMs: 500
+  })
+  // a fresh profile in the temp dir (playwright wants it as launchPersistentContext's argument)
+  browser = await chromium.launchPersistentContext(join(dir.path, 'chromium'), {
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1400, height: 1000 }
+  })
+  page = browser.pages()[0] ?? await browser.newPage()
+  page.setDefaultTimeout(15_000)
+})
+
+afterAll(async () => {
+  await browser?.close().catch(() => {})
+  await dash?.close()
+  await Promise.all(procs.map(async p => await stopProc(p)))
+  killAll()
+  await dir?.cleanup()
+})
+
+const roleBadge = (peer: string, role: string): string => `#peers tr[data-peer="${peer}"] td.roles [data-role="${role}"]:not(.retiring)`
+const actorCard = (peer: string, role: string): string => `.actor[data-peer="${peer}"][data-actor^="${role}"]`
+
+describe('devnet dashboard in headless Chromium', () => {
+  it('serves the page and JSON state; refuses foreign Host headers and unknown paths', async () => {
+    const state = await (await fetch(dash.url + 'api/state')).json() as { peers: Array<{ name: string }> }
+    expect(state.peers.map(p => p.name)).toEqual(['bootstrap', 'peer1', 'peer2'])
+    const machines = await (await fetch(dash.url + 'api/machines')).json() as Record<string, { initial: string, states: Array<{ path: string }> }>
+    expect(Object.keys(machines).sort()).toEqual(['solver', 'submitter', 'supervisor', 'verifier', 'whistleblower'])
+    expect(machines.solver.initial).toBe('idle')
+    expect(machines.solver.states.map(s => s.path)).toContain('training')
+    expect((await fetch(dash.url + 'nope')).status).toBe(404)
+    // DNS rebinding: a page on another origin resolving to 127.0.0.1 sends its own Host
+    const { request } = await import('node:http')
+    const status = await new Promise<number>((resolve, reject) => {
+      request(dash.url + 'api/state', { headers: { host: 'evil.example:80' } }, res => { res.resume(); resolve(res.statusCode ?? 0) }).on('error', reject).end()
+    })
+    expect(status).toBe(403)
+  })
+
+  it('shows every peer with its roles, connections and live status', async () => {
+    await page.goto(dash.url)
+    await page.waitForSelector('#live.live')
+    await page.waitForSelector(roleBadge('peer1', 'solver'))
+    await page.waitForSelector(roleBadge('peer2', 'submitter'))
+    await page.waitForSelector(roleBadge('peer2', 'verifier'))
+    await page.waitForSelector('#peers tr[data-peer="bootstrap"] [data-role="bootstrap"]')
+    expect(await page.locator(roleBadge('peer1', 'verifier')).count()).toBe(0)
+    // every peer sees the two others
+    await page.waitForFunction(() => [...document.querySelectorAll('#peers [data-testid="connected-count"]')].every(td => Number(td.textContent) >= 2))
+    expect(await page.locator('#peers tr[data-peer] .pill.ok').count()).toBe(3)
+    // no chain behind the URL: a clear state, the rest of the page works
+    await page.waitForSelector('#chain-status.down')
+    expect(await page.textContent('#chain')).toContain('chain not connected')
+  })
+
+  it('draws each actor\'s statechart with its current state highlighted', async () => {
+    for (const [peer, role] of [['peer1', 'solver'], ['peer2', 'submitter'], ['peer2', 'verifier'], ['peer1', 'supervisor']]) {
+      const card = page.locator(actorCard(peer, role))
+      await card.waitFor()
+      const current = card.locator('svg.chart g.state.current')
+      expect(await current.count()).toBe(1)
+      expect(await current.getAttribute('data-state')).toBe(role === 'supervisor' ? 'running' : 'idle')
+      // the chart is the machine's: all its states are boxes, transitions are edges
+      expect(await card.locator('svg.chart g.state').count()).toBeGreaterThanOrEqual(role === 'supervisor' ? 2 : 4)
+    }
+    const solverStates = await page.locator(`${actorCard('peer1', 'solver')} svg g.state`).evaluateAll(gs => gs.map(g => g.getAttribute('data-state')))
+    expect(solverStates).toEqual(expect.arrayContaining(['idle', 'training', 'committing', 'awaitingVerdicts', 'defending', 'retired']))
+    expect(await page.locator(`${actorCard('peer1', 'solver')} svg g.edge`).count()).toBeGreaterThanOrEqual(8)
+    // the bootstrap peer runs a supervisor without roles
+    expect(await page.textContent(`${actorCard('bootstrap', 'supervisor')} .ctx`)).toContain('roles: (none)')
+    expect(await page.locator('.actor[data-peer="bootstrap"]').count()).toBe(1)
+    // the timeline holds the actors' spawn and init entries from every peer
+    await page.waitForSelector('#timeline tbody tr[data-actor^="solver#"]')
+  })
+
+  it('shows a role switch made with the CLI live, without reloading', async () => {
+    const added = await runCli(['roles', 'add', 'verifier', '--data-dir', dataDir('peer1'), '--json'])
+    expect(added.code, added.stderr).toBe(0)
+    await page.waitForSelector(roleBadge('peer1', 'verifier'))
+    const card = page.locator(actorCard('peer1', 'verifier'))
+    await card.waitFor()
+    await card.locator('svg g.state.current[data-state="idle"]').waitFor()
+    // the supervisor's roles.add shows up in the timeline
+    await page.waitForSelector('#timeline tbody tr[data-actor="supervisor"] td.ev:text-is("roles.add")')
+    // removing the idle solver retires its actor at once: its card goes away, its badge too
+    const removed = await runCli(['roles', 'remove', 'solver', '--data-dir', dataDir('peer1'), '--json'])
+    expect(removed.code, removed.stderr).toBe(0)
+    await page.locator(actorCard('peer1', 'solver')).waitFor({ state: 'detached' })
+    await page.locator(roleBadge('peer1', 'solver')).waitFor({ state: 'detached' })
+    await page.waitForSelector('#timeline tbody tr.stopped[data-actor^="solver#"]')
+    await mkdir(resolve('docs'), { recursive: true })
+    await page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
+  })
+
+  it('marks a peer that stops as not connected', async () => {
+    const peer2 = procs[2]
+    await stopProc(peer2)
+    await page.waitForSelector('#peers tr[data-peer="peer2"].offline .pill.down')
+    expect(await page.textContent('#summary')).toContain('2/3 peers up')
+  })
+})
