@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import { toHex } from '../../protocols/commit/merkle.js'
 import { commitTensor, type TensorCommitment } from '../../protocols/commit/tensor.js'
+import { fastTensorRoot } from './fast-commit.js'
 import { Rng, deriveSeed } from '../../protocols/data/prng.js'
 import type { DatasetRef } from '../../protocols/program/program.js'
 
@@ -155,18 +157,26 @@ export function syntheticDataset (seed: number, trainSize = 2048, testSize = 512
   return ds
 }
 
-export function datasetRef (ds: Dataset): DatasetRef {
+export function datasetRef (ds: Dataset, opts: { rowsRoot?: boolean } = {}): DatasetRef {
   const ref: DatasetRef = { kind: ds.kind, name: ds.name, sha256: ds.sha256, trainSize: ds.trainSize, testSize: ds.testSize, rowSize: ds.rowSize, classes: ds.classes }
   if (ds.kind === 'synthetic') ref.syntheticSeed = ds.syntheticSeed
+  if (opts.rowsRoot === true) ref.rowsRoot = datasetRowsRoot(ds)
   return ref
 }
 
+/** Root (hex) of datasetCommitment, computed with the fast implementation (~1.3 s for Fashion-MNIST). */
+export function datasetRowsRoot (ds: Dataset): string {
+  const all = new Uint32Array(ds.trainSize).map((_, i) => i)
+  return toHex(fastTensorRoot({ shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) }))
+}
+
 /** Loads the dataset a program refers to and checks its hash. */
-export function loadDatasetFor (ref: DatasetRef, dir?: string): Dataset {
+export function loadDatasetFor (ref: DatasetRef, dir?: string, opts: { checkRowsRoot?: boolean } = {}): Dataset {
   const ds = ref.kind === 'synthetic'
     ? syntheticDataset(ref.syntheticSeed ?? 0, ref.trainSize, ref.testSize)
     : loadIdxDataset(dir ?? DEFAULT_FASHION_DIR, ref.name)
   if (ds.sha256 !== ref.sha256) throw new DatasetError(`dataset content hash mismatch: the task expects ${ref.sha256} but ${ds.dir ?? 'the synthetic generator'} gives ${ds.sha256}`)
+  if (opts.checkRowsRoot === true && ref.rowsRoot !== undefined && datasetRowsRoot(ds) !== ref.rowsRoot) throw new DatasetError('dataset.rowsRoot does not match the dataset content')
   return ds
 }
 

@@ -25,6 +25,12 @@ export interface DatasetRef {
   rowSize: number
   classes: number
   syntheticSeed?: number
+  /**
+   * commitment root (hex, protocols/commit) of the normalised training rows as
+   * a float32 tensor [trainSize, rowSize]: lets the chain check a batch row
+   * with one row proof. Derived from the content (sha256 binds it); optional.
+   */
+  rowsRoot?: string
   /** content identifier once the dataset is published (shard issue) */
   cid?: string
 }
@@ -81,6 +87,8 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   const classes = int(d.classes, 'dataset.classes', 2, 1 << 16)
   if (d.kind === 'synthetic') assertSeedP(d.syntheticSeed, 'dataset.syntheticSeed')
   if (d.cid !== undefined && typeof d.cid !== 'string') throw new ProgramError('dataset.cid must be a string')
+  if (d.rowsRoot !== undefined && (typeof d.rowsRoot !== 'string' || !HEX64.test(d.rowsRoot))) throw new ProgramError('dataset.rowsRoot must be 64 lowercase hex digits')
+  for (const k of Object.keys(d)) if (!['kind', 'name', 'sha256', 'trainSize', 'testSize', 'rowSize', 'classes', 'syntheticSeed', 'rowsRoot', 'cid'].includes(k)) throw new ProgramError(`unknown dataset field "${k}"`)
   const m = p.model
   if (!isObj(m) || typeof m.name !== 'string') throw new ProgramError('model must be {name, topology}')
   const info = validateTopology(m.topology, rowSize, classes)

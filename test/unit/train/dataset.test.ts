@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { DatasetError, encodeIdx, loadIdxDataset, normalizeRows, oneHot, parseIdx, syntheticDataset, datasetCommitment } from '../../../node/train/dataset.js'
+import { DatasetError, encodeIdx, loadIdxDataset, normalizeRows, oneHot, parseIdx, syntheticDataset, datasetCommitment, datasetRef, datasetRowsRoot, loadDatasetFor } from '../../../node/train/dataset.js'
 import { proveSlice, verifySlice, valuesFromBytes } from '../../../protocols/commit/index.js'
 
 const dirs: string[] = []
@@ -53,5 +53,10 @@ describe('datasets', () => {
     const p = proveSlice(all, 'row', 5)
     expect(verifySlice(c.root, p)).toBe(true)
     expect(Array.from(valuesFromBytes('float32', p.bytes))).toEqual(Array.from(x))
+    // the program's dataset.rowsRoot is that commitment's root
+    const ref = datasetRef(ds, { rowsRoot: true })
+    expect(ref.rowsRoot).toBe(Buffer.from(c.root).toString('hex'))
+    expect(datasetRowsRoot(ds)).toBe(ref.rowsRoot)
+    expect(() => loadDatasetFor({ ...ref, rowsRoot: '00'.repeat(32) }, undefined, { checkRowsRoot: true })).toThrow(/rowsRoot does not match/)
   })
 })
