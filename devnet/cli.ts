@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path'
 import { ControlClient } from '../node/control/client.js'
 import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
+import { startDashboard, type Dashboard } from './dashboard/server.js'
 
 // `npm run devnet`: a whole swarm on one machine, every peer a separate
 // process with its own data dir and ports on 127.0.0.1.
@@ -20,12 +21,17 @@ const program = new Command()
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
   .option('--exit-after <seconds>', 'stop the devnet after this many seconds (CI smoke runs)', v => Number(v))
   .option('--json', 'print status as JSON lines')
+  .option('--dashboard-port <port>', 'port of the dashboard on 127.0.0.1 (0 picks a free one)', v => Number(v), 0)
   .parse()
 
-const o = program.opts<{ peers: number, dir: string, keep?: boolean, exitAfter?: number, json?: boolean }>()
+const o = program.opts<{ peers: number, dir: string, keep?: boolean, exitAfter?: number, json?: boolean, dashboardPort: number }>()
 const dir = resolve(o.dir)
 if (!Number.isInteger(o.peers) || o.peers < 1 || o.peers > 64) {
   process.stderr.write(`--peers must be an integer in [1, 64], got ${o.peers}\n`)
+  process.exit(2)
+}
+if (!Number.isInteger(o.dashboardPort) || o.dashboardPort < 0 || o.dashboardPort > 65535) {
+  process.stderr.write(`--dashboard-port must be an integer in [0, 65535], got ${o.dashboardPort}\n`)
   process.exit(2)
 }
 if (o.keep !== true) await rm(dir, { recursive: true, force: true })
@@ -38,11 +44,13 @@ const say = (msg: string, data: Record<string, unknown> = {}): void => {
 }
 
 const children: ChildHandle[] = []
+let dashboard: Dashboard | undefined
 let stopping = false
 async function shutdown (code: number): Promise<never> {
   if (!stopping) {
     stopping = true
     say('stopping every process…')
+    await dashboard?.close().catch(() => {})
     await Promise.all(children.map(async c => await stopChild(c)))
     say(o.keep === true ? `stopped; data kept in ${dir}` : `stopped; data dirs in ${dir} (use --keep to reuse them)`)
   }
@@ -69,6 +77,14 @@ try {
     const r = await p.h.ready
     say(`${p.name} ready: ${r.peerId}`, { peer: p.name, peerId: r.peerId, role: p.role })
   }
+
+  // --- dashboard (devnet/dashboard): pass chainUrl once the devnet runs the chain ---
+  dashboard = await startDashboard({
+    peers: [{ name: 'bootstrap', dataDir: join(dir, 'bootstrap'), role: 'bootstrap' }, ...peers.map(p => ({ name: p.name, dataDir: p.dataDir, role: p.role }))],
+    port: o.dashboardPort
+  })
+  say(`dashboard: ${dashboard.url}`, { dashboard: dashboard.url })
+  // --- end dashboard ---
 
   // progress: wait until every peer sees every other one
   const deadline = Date.now() + 30_000
