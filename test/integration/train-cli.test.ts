@@ -51,9 +51,15 @@ describe('train CLI (separate processes)', () => {
     expect(c2.code, c2.stderr).toBe(0)
     expect(JSON.parse(c2.stdout)).toMatchObject({ resumedFrom: 8, proofRoot: ja.proofRoot })
 
-    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '11', '--json', '--log-level', 'warn')
+    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '11', '--trace', '--trace-out', join(dir, 'trace.json'), '--json', '--log-level', 'warn')
     expect(r.code, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout)).toMatchObject({ step: 11, fromCheckpoint: 8, match: true })
+    const rj = JSON.parse(r.stdout)
+    expect(rj).toMatchObject({ step: 11, fromCheckpoint: 8, match: true })
+    expect(rj.trace).toMatchObject({ kernels: 126, reexecutedBitwise: 126, mismatches: [], stateRootAfterMatches: true })
+    const tj = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'))
+    expect(tj.entries).toHaveLength(127)
+    const { traceRoot } = await import('../../protocols/trace/trace.js')
+    expect(traceRoot(tj.entries)).toBe(rj.trace.traceRoot)
 
     // a tampered state root in the proof is reported as a mismatch (exit 2)
     const pf = join(dir, 'b', 'proof.json')

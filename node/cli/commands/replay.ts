@@ -1,25 +1,49 @@
 import type { Command } from 'commander'
+import { writeFileSync } from 'node:fs'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../../train/cli-util.js'
-import { replayStep } from '../../train/run.js'
+import { replayStep, traceRunStep } from '../../train/run.js'
+import { reexecuteOp, sameBits } from '../../train/tracer.js'
 
-interface ReplayOpts { proof: string, step: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string }
+interface ReplayOpts { proof: string, step: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string, trace?: boolean, traceOut?: string }
 
 export function register (program: Command): void {
   program.command('replay')
     .description('re-execute one training step from the nearest checkpoint and compare its state root with the proof')
     .requiredOption('--proof <dir>', 'run directory written by `proofswarm train`')
     .requiredOption('--step <n>', 'step to re-execute (1 = the first step)')
+    .option('--trace', 'also record the op trace of the step and re-execute every op in isolation')
+    .option('--trace-out <file>', 'with --trace: write the trace entries (JSON) to this file')
     .option('--backend <b>', `${BACKEND_CHOICES.join(' | ')}`, 'auto')
     .option('--dataset-dir <dir>', 'where the IDX files are')
     .option('--json', 'print the result as JSON')
     .option('--log-level <level>', 'log level', 'info')
     .action(async (o: ReplayOpts) => {
       try {
-        const r = await replayStep({ proofDir: o.proof, step: intOpt(o.step, '--step', 1, 10_000_000) as number, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log: cliLog('replay', o.logLevel) })
-        if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
-        else process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
-        if (!r.match) process.exitCode = 2
+        const step = intOpt(o.step, '--step', 1, 10_000_000) as number
+        const log = cliLog('replay', o.logLevel)
+        const r = await replayStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
+        let trace: Record<string, unknown> | undefined
+        if (o.trace === true) {
+          const tr = await traceRunStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
+          const mismatches: string[] = []
+          let ops = 0
+          for (const e of tr.entries) {
+            if (e.kernel === STATE_PSEUDO_KERNEL) continue
+            const outs = reexecuteOp(e, tr.values[e.index].inputs)
+            if (!outs.every((x, j) => sameBits(x, tr.values[e.index].outputs[j]))) mismatches.push(`${e.index}:${e.kernel}`)
+            ops++
+          }
+          if (o.traceOut !== undefined) writeFileSync(o.traceOut, JSON.stringify({ version: 1, step, traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, stateNames: tr.stateNames, entries: tr.entries }) + '\n')
+          trace = { traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, kernels: ops, reexecutedBitwise: ops - mismatches.length, mismatches, stateRootAfterMatches: tr.stateRootAfter === r.expected }
+        }
+        if (o.json === true) process.stdout.write(JSON.stringify({ ...r, trace }) + '\n')
+        else {
+          process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
+          if (trace !== undefined) process.stdout.write(`  op trace: ${String(trace.kernels)} kernels, ${String(trace.reexecutedBitwise)} re-executed bitwise, trace root ${String(trace.traceRoot)}, skeleton root ${String(trace.skeletonRoot)}\n`)
+        }
+        if (!r.match || (trace !== undefined && (trace.mismatches as string[]).length > 0)) process.exitCode = 2
       } catch (e) { wrapError(e) }
     })
 }
