@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
@@ -79,6 +79,10 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       if (!existsSync(taskFile)) throw new Error(`--resume: no task.json in ${outDir}`)
       const prev = readProgram(taskFile)
       if (programHash(prev) !== phash) throw new Error(`--resume: ${outDir} holds a run of a different task (program hash ${programHash(prev)})`)
+    }
+    if (o.resume !== true) {
+      // a fresh run replaces the artefacts of an earlier run in the same directory
+      for (const f of ['checkpoints', 'proof.json', 'state-roots.bin', 'model', 'run.json']) rmSync(join(outDir, f), { recursive: true, force: true })
     }
     atomicWrite(taskFile, JSON.stringify(program.info === undefined ? program : stripInfo(program), null, 2) + '\n')
     if (verifiable) {

@@ -10,7 +10,8 @@ import { ZOO } from './zoo.js'
 // cross-entropy over the batch (tf.losses.softmaxCrossEntropy on logits).
 
 export const PROGRAM_VERSION = 1
-export const MAX_STEPS = 10_000_000
+// the proof holds one 32-byte root per step: 500k steps ≈ 33 MB of proof.json
+export const MAX_STEPS = 500_000
 export const MAX_BATCH = 4096
 
 export interface DatasetRef {

@@ -21,7 +21,7 @@ export function register (program: Command): void {
     .option('--log-level <level>', 'log level', 'info')
     .action(async (o: ReplayOpts) => {
       try {
-        const step = intOpt(o.step, '--step', 1, 10_000_000) as number
+        const step = intOpt(o.step, '--step', 1, 500_000) as number
         const log = cliLog('replay', o.logLevel)
         const r = await replayStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
         let trace: Record<string, unknown> | undefined

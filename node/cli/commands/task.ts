@@ -34,10 +34,10 @@ export function register (program: Command): void {
         const p = newProgram({
           model: o.model,
           dataset: datasetRef(ds, { rowsRoot: o.rowsRoot }),
-          steps: intOpt(o.steps, '--steps', 1, 10_000_000) as number,
+          steps: intOpt(o.steps, '--steps', 1, 500_000) as number,
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
-          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 10_000_000),
+          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000),
           optimizer: o.optimizer,
           learningRate: numOpt(o.lr, '--lr'),
           runtime: o.runtime

@@ -29,7 +29,7 @@ export function register (program: Command): void {
           datasetDir: o.datasetDir,
           backend: o.backend as BackendChoice,
           resume: o.resume === true,
-          until: intOpt(o.until, '--until', 1, 10_000_000),
+          until: intOpt(o.until, '--until', 1, 500_000),
           evaluate: o.evaluate,
           log: cliLog('train', o.logLevel),
           onProgress: progressPrinter()

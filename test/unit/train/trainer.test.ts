@@ -8,6 +8,7 @@ import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { replayStep, trainTask } from '../../../node/train/run.js'
+import { listCheckpoints } from '../../../node/train/store.js'
 
 let ds: Dataset
 const dirs: string[] = []
@@ -88,5 +89,10 @@ describe('deterministic trainer (wasm)', () => {
     expect(rest.proofRoot).toBe(full.proofRoot)
     const r = await replayStep({ proofDir: a, step: 5 })
     expect(r).toMatchObject({ step: 5, fromCheckpoint: 3, match: true })
+    // a fresh run of another program in the same directory replaces the old artefacts
+    const other = await trainTask({ program: prog('adam', 4), outDir: a, dataset: ds, evaluate: false })
+    expect(other.checkpoints.map(c => c.step)).toEqual([0, 3, 4])
+    expect(listCheckpoints(a)).toEqual([0, 3, 4])
+    await expect(trainTask({ program: p, outDir: a, dataset: ds, resume: true })).rejects.toThrow(/different task/)
   })
 })
