@@ -35,8 +35,11 @@ async function child (cfg) {
   }
   const out = mkdtempSync(join(tmpdir(), 'ps-bench-'))
   try {
+    const c0 = process.cpuUsage()
     const r = await trainTask({ program, outDir: out, dataset: ds, backend: cfg.backend, verifiable: cfg.mode !== 'plain', hashWorker: cfg.mode !== 'inline', evaluate: false })
-    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    const cpu = process.cpuUsage(c0)
+    // CPU time (all threads) per step is less sensitive to a busy machine than wall time
+    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
   } finally { rmSync(out, { recursive: true, force: true }) }
 }
 
@@ -60,12 +63,13 @@ const configs = [
   { name: 'wasm cnn b64 verifiable (worker)', backend: 'wasm', model: 'cnn', batch: 64, mode: 'verifiable', steps: Math.ceil(steps / 10) }
 ]
 const results = []
+console.log(`load average before: ${(await import('node:os')).loadavg().map(x => x.toFixed(1)).join(' ')}`)
 for (const c of configs) {
   const cfg = { steps, ...c }
   const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
   const r = JSON.parse(out.trim().split('\n').pop())
   results.push({ ...cfg, ...r })
-  const fmt = r.samplesPerSec !== undefined ? `${Math.round(r.samplesPerSec)} samples/s` : `step ${r.plainStepMs.toFixed(1)} ms, state root ${r.stateRootMs.toFixed(1)} ms, traced step ${r.tracedStepMs.toFixed(0)} ms (${r.kernels} kernels)`
+  const fmt = r.samplesPerSec !== undefined ? `${Math.round(r.samplesPerSec)} samples/s, CPU ${r.cpuMsPerStep.toFixed(1)} ms/step` : `step ${r.plainStepMs.toFixed(1)} ms, state root ${r.stateRootMs.toFixed(1)} ms, traced step ${r.tracedStepMs.toFixed(0)} ms (${r.kernels} kernels)`
   console.log(`${c.name.padEnd(36)} ${fmt.padEnd(60)} peak RSS ${Math.round(r.maxRssMiB)} MiB`)
 }
 console.log(JSON.stringify(results))
