@@ -94,6 +94,18 @@ describe('train CLI (separate processes)', () => {
     expect(c.stderr).toMatch(/without a proof-of-learning/)
   })
 
+  it('a task pinned to tfjs-cpu@4.22.0 trains on cpu with a proof, and replays', async () => {
+    const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--batch', '16', '--checkpoint-every', '2', '--runtime', 'tfjs-cpu@4.22.0', '--synthetic-size', '64')
+    expect(t.code, t.stderr).toBe(0)
+    writeFileSync(join(dir, 'cpu.json'), t.stdout)
+    const r = await cli('train', '--task', join(dir, 'cpu.json'), '--out', join(dir, 'cpu'), '--json', '--log-level', 'warn')
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ backend: 'cpu', runtime: 'tfjs-cpu@4.22.0', proofWritten: true })
+    const p = await cli('replay', '--proof', join(dir, 'cpu'), '--step', '3', '--json', '--log-level', 'warn')
+    expect(p.code, p.stderr).toBe(0)
+    expect(JSON.parse(p.stdout)).toMatchObject({ match: true, fromCheckpoint: 2 })
+  })
+
   it('bad input gives clear errors and a non-zero exit', async () => {
     const m = await cli('task', 'new', '--model', 'resnet', '--dataset', 'synthetic', '--steps', '3')
     expect(m.code).not.toBe(0); expect(m.stderr).toMatch(/unknown model "resnet"/)
