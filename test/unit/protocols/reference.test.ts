@@ -215,16 +215,24 @@ describe('element references vs the wasm backend', () => {
   })
 })
 
-describe('cpu MatMul reference', () => {
-  it('matches the blocked float64 cpu kernel (computed in a fresh cpu engine via the reference formula)', () => {
-    // The cpu backend cannot run in this process next to wasm (one engine);
-    // the formula itself is exercised: K=100 spans three 48-blocks.
-    const a = randn([2, 100], 1); const b = randn([100, 3], 1)
-    const op: OpShape = { kernel: 'BatchMatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: a.shape, dtype: 'float32' }, { shape: b.shape, dtype: 'float32' }], output: { shape: [2, 3], dtype: 'float32' } }
-    const refs = elementOperands(CPU_RUNTIME, op, 4)
-    const ops = refs.map(r => slice([a, b][r.input], r))
-    let out = 0
-    for (let k0 = 0; k0 < 100; k0 += 48) { let s = 0; for (let k = k0; k < Math.min(k0 + 48, 100); k++) s += ops[0][k] * ops[1][k]; out = Math.fround(out + s) }
-    expect(computeElement(CPU_RUNTIME, op, 4, ops)).toBe(out)
+describe('cpu references vs the tfjs cpu backend', () => {
+  it('BatchMatMul (48-blocks, float64 inside), binary ops, Relu/Neg', async () => {
+    await initBackend('wasm')
+    // one tfjs engine per process: switch it to cpu for this test and back
+    await tf.setBackend('cpu')
+    try {
+      for (const K of [3, 47, 48, 49, 100, 130]) {
+        for (const [ta, tb] of [[false, false], [true, false], [false, true]] as const) {
+          const a = randn(ta ? [K, 4] : [4, K], 1); const b = randn(tb ? [5, K] : [K, 5], 1)
+          expect(check('BatchMatMul', ['a', 'b'], [a, b], { transposeA: ta, transposeB: tb }, CPU_RUNTIME)).toBeGreaterThan(0)
+          check('BatchMatMul', ['a', 'b'], [{ ...a, shape: [1, ...a.shape] }, { ...b, shape: [1, ...b.shape] }], { transposeA: ta, transposeB: tb }, CPU_RUNTIME)
+        }
+      }
+      const x = randn([6, 7]); const y = randn([7])
+      for (const k of ['Add', 'Sub', 'Multiply', 'RealDiv']) check(k, ['a', 'b'], [x, y], {}, CPU_RUNTIME)
+      for (const k of ['Relu', 'Neg']) check(k, ['x'], [x], {}, CPU_RUNTIME)
+    } finally {
+      await tf.setBackend('wasm')
+    }
   })
 })
