@@ -32,7 +32,12 @@ export interface DisputeRow {
   chain?: ChainView['disputes'][number]
   rounds: DisputeRound[]
   status: string
+  /** ChallengerWon / DefenderWon (from the chain, or a peer's chain.disputeResolved trace) */
   verdict?: string
+  /** winner account (hex) and how it was decided, from the chain's DisputeResolved event */
+  winner?: string
+  how?: string
+  slashed?: string
 }
 
 export interface DashboardState {
@@ -108,7 +113,8 @@ export class Aggregator {
     }
   }
 
-  private addTrace (e: TraceEntry): void {
+  /** Adds one entry (deduplicated: streams replay history after a reconnect). */
+  addTrace (e: TraceEntry): void {
     const key = `${e.peer}/${e.time}/${e.seq}/${e.actorId}`
     if (this.traceKeys.has(key)) return // replayed after a reconnect
     this.traceKeys.add(key)
@@ -187,7 +193,11 @@ export class Aggregator {
       if (id == null) continue
       const r = row(String(id))
       r.rounds.push({ source: 'chain', blockNumber: ev.blockNumber, event: `${ev.section}.${ev.method}`, detail: ev.data })
-      if (ev.method === 'DisputeResolved') r.verdict = `winner ${String(ev.data.winner)}`
+      if (ev.method === 'DisputeResolved') {
+        r.winner = String(ev.data.winner)
+        r.how = ev.data.how != null ? String(ev.data.how) : undefined
+        r.slashed = ev.data.slashed != null ? String(ev.data.slashed) : undefined
+      }
     }
     for (const e of this.disputeEntries) {
       const d = e.detail ?? {}
@@ -195,14 +205,14 @@ export class Aggregator {
       const r = row(id)
       if (r.taskId == null && d.taskId != null) r.taskId = String(d.taskId)
       r.rounds.push({ source: 'trace', time: e.time, peer: e.peer, actorId: e.actorId, event: e.event, detail: e.detail })
-      if (e.event === 'chain.disputeResolved' && d.winner != null) {
-        r.verdict ??= `${String(d.winner)} won`
-        if (r.status === 'unknown') r.status = d.winner === 'challenger' ? 'ChallengerWon' : 'DefenderWon'
+      if (e.event === 'chain.disputeResolved' && (d.winner === 'challenger' || d.winner === 'defender')) {
+        r.verdict ??= d.winner === 'challenger' ? 'ChallengerWon' : 'DefenderWon'
+        if (r.status === 'unknown') r.status = r.verdict
       }
     }
     for (const r of rows.values()) {
       if (r.status === 'unknown' && r.rounds.length > 0) r.status = 'Open'
-      if (r.chain != null && r.chain.status !== 'Open') r.verdict ??= r.chain.status
+      if (r.chain != null && r.chain.status !== 'Open') r.verdict = r.chain.status
     }
     return [...rows.values()].sort((a, b) => (Number(b.id) || 0) - (Number(a.id) || 0))
   }

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
+import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
@@ -16,6 +17,8 @@ const procs: Proc[] = []
 let dash: Dashboard
 let browser: BrowserContext
 let page: Page
+let chainPort: number
+const chainClients: ChainClient[] = []
 const dataDir = (name: string): string => join(dir.path, name)
 
 async function freePort (): Promise<number> {
@@ -37,11 +40,11 @@ beforeAll(async () => {
     procs.push(startCli(['join', '--bootstrap', addr, '--roles', roles, '--data-dir', dataDir(name), '--listen', '/ip4/127.0.0.1/tcp/0', '--json']))
   }
   await Promise.all(procs.slice(1).map(async (p, i) => await waitForOutput(p, hasJson, 20_000, `${peers[i][0]} ready`)))
-  // nothing listens on this port: the chain panel must say so, not break the page
-  const deadChain = `ws://127.0.0.1:${await freePort()}`
+  // the chain starts later on this port: until then the chain panel must say so, not break the page
+  chainPort = await freePort()
   dash = await startDashboard({
     peers: [{ name: 'bootstrap', dataDir: dataDir('bootstrap'), role: 'bootstrap' }, ...peers.map(([name, role]) => ({ name, dataDir: dataDir(name), role }))],
-    chainUrl: deadChain,
+    chainUrl: `ws://127.0.0.1:${chainPort}`,
     pollMs: 500
   })
   // a fresh profile in the temp dir (playwright wants it as launchPersistentContext's argument)
@@ -55,6 +58,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  for (const c of chainClients) await c.disconnect().catch(() => {})
   await browser?.close().catch(() => {})
   await dash?.close()
   await Promise.all(procs.map(async p => await stopProc(p)))
@@ -133,6 +137,64 @@ describe('devnet dashboard in headless Chromium', () => {
     await page.locator(actorCard('peer1', 'solver')).waitFor({ state: 'detached' })
     await page.locator(roleBadge('peer1', 'solver')).waitFor({ state: 'detached' })
     await page.waitForSelector('#timeline tbody tr.stopped[data-actor^="solver#"]')
+  })
+
+  it('connects to a chain started later and shows a task through a dispute to settlement, with balances and stakes', async () => {
+    const chain = startCli(['chain', '--port', String(chainPort), '--instant-seal', '--data-dir', dataDir('chain'), '--json', '--log-level', 'warn'])
+    procs.push(chain)
+    await waitForOutput(chain, hasJson, 20_000, 'chain ready')
+    const url: string = firstJson(chain.stdout()).url
+    const [alice, bob, dave, eve] = await Promise.all(['Alice', 'Bob', 'Dave', 'Eve'].map(async n => await ChainClient.connect({ url, signer: `//${n}` })))
+    chainClients.push(alice, bob, dave, eve)
+    // the dashboard reconnects by itself
+    await page.waitForSelector('#chain-status.connected', { timeout: 20_000 })
+    await page.waitForSelector('#chain tr[data-account="Alice"]')
+
+    const UNIT = 10n ** 12n
+    const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+    const advance = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await alice.api.rpc.engine.createBlock(true, true) }
+    const peerIds = dash.aggregator.state().peers.map(p => p.status?.peerId)
+    // the real peers' libp2p ids are bound to chain accounts: the peer table shows account and stake
+    await bob.registerNode(peerIds[1]!, ROLE_SOLVER, 2000n * UNIT)
+    await dave.registerNode(peerIds[2]!, ROLE_VERIFIER, 1500n * UNIT)
+    await eve.registerNode('12D3KooWEveWhistleblower', ROLE_VERIFIER | ROLE_WHISTLEBLOWER, 1200n * UNIT)
+    await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
+    await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
+
+    const id = await alice.submitTask({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
+    await advance(1)
+    const task = `#tasks tr[data-task="${id}"]`
+    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Solving")`)
+    expect(await page.textContent(task)).toContain('Bob')
+    const { challengeEnd } = await bob.commitProof(id, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: ['bafyckpt0', 'bafyckpt1'] })
+    await advance(1)
+    await dave.submitVerdict(id, true, [0, 5])
+    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Verifying")`)
+    await page.waitForSelector(`${task} td:text-is("1 accept / 0 reject")`)
+
+    // a dispute: Eve challenges Bob's proof, Bob answers one round, Eve runs out of clock
+    const did = await eve.openDispute(id, bob.accountId, 'SolverProof', 3)
+    await bob.recordMove(did, H(7))
+    const dispute = `#disputes [data-dispute="${did}"]`
+    await page.waitForSelector(`${dispute} [data-testid="dispute-status"]:text-is("Open")`)
+    // the chain's DisputeView: one move made, the challenger's turn, both clocks
+    await page.waitForSelector(`${dispute} .clocks:has-text("moves 1 · turn Challenger")`)
+    await advance((await alice.params()).disputeClock + 1)
+    await dave.claimTimeout(did)
+    await page.waitForSelector(`${dispute} [data-testid="dispute-status"]:text-is("DefenderWon")`)
+    const verdict = await page.textContent(`${dispute} [data-testid="dispute-verdict"]`)
+    expect(verdict).toContain('DefenderWon')
+    expect(verdict).toContain('winner Bob')
+    expect(verdict).toContain('Timeout')
+    const rounds = await page.locator(`${dispute} ol li`).allTextContents()
+    expect(rounds.map(r => r.split(': ')[1]?.split(' ')[0])).toEqual(['DisputeOpened', 'MoveRecorded', 'DisputeResolved'])
+
+    await advance(Math.max(0, challengeEnd - await alice.bestNumber() + 1))
+    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Settled")`)
+    // balances as the chain has them after settlement (Bob: dev funds - stake + reward + half of Eve's bond)
+    const bobFree = BigInt((await bob.balance()).free)
+    await page.waitForFunction(([sel, want]) => document.querySelector(sel)?.textContent?.replace(/,/g, '').startsWith(want) === true,
+      ['#chain tr[data-account="Bob"] td:nth-child(3)', String(bobFree / UNIT)] as const)
     await mkdir(resolve('docs'), { recursive: true })
     await page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
   })

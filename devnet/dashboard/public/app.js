@@ -58,6 +58,21 @@ function accountName (hex) {
   const a = lastState?.chain.accounts.find(x => x.accountId === hex)
   return a != null ? a.name : short(hex, 8)
 }
+// event fields: accounts by name, peer ids decoded, amounts in units, long hashes shortened
+function fmtData (data) {
+  if (data == null) return ''
+  return Object.entries(data).map(([k, v]) => {
+    let x = typeof v === 'object' ? JSON.stringify(v) : String(v)
+    if (typeof v === 'string' && /^0x[0-9a-f]{64}$/i.test(v)) x = lastState?.chain.accounts.some(a => a.accountId === v) ? accountName(v) : short(v, 8)
+    else if (k === 'peerId' && typeof v === 'string' && /^0x[0-9a-f]+$/i.test(v)) x = short(hexUtf8(v), 10)
+    else if (/^\d{10,}$/.test(x) && !/Id$/.test(k)) x = units(x)
+    else if (typeof v === 'string' && v.length > 40) x = short(v, 12)
+    return `${k}=${x}`
+  }).join(' ')
+}
+function hexUtf8 (hex) {
+  try { return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(hex.slice(2).match(/../g).map(b => parseInt(b, 16)))) } catch { return hex }
+}
 function rolePill (r, extra = '') { return el('span', { class: `role ${r} ${extra}`, 'data-role': r, text: r }) }
 function replaceChildren (node, ...kids) { node.replaceChildren(...kids.flat().filter(k => k != null)) }
 
@@ -227,16 +242,16 @@ function renderDisputes (s) {
       el('b', { text: /^\d+$/.test(d.id) ? `dispute #${d.id}` : d.id }),
       d.taskId != null ? el('span', { text: `task #${d.taskId}` }) : null,
       el('span', { class: `phase ${d.status}`, 'data-testid': 'dispute-status', text: d.status }),
-      d.verdict != null ? el('span', { class: 'verdict', 'data-testid': 'dispute-verdict', text: `verdict: ${d.verdict}` }) : null,
+      d.verdict != null ? el('span', { class: 'verdict', 'data-testid': 'dispute-verdict', text: `verdict: ${d.verdict}${d.winner != null ? ` (winner ${accountName(d.winner)}${d.how != null ? `, by ${d.how}` : ''}${d.slashed != null && d.slashed !== '0' ? `, ${units(d.slashed)} slashed` : ''})` : ''}` }) : null,
       c != null ? el('span', { class: 'muted', text: `${c.kind}: ${accountName(c.challenger)} challenges ${accountName(c.defender)} at step ${c.disputedStep}, bond ${units(c.bond)}` }) : null
     )
     const clocks = c != null
       ? el('div', { class: 'clocks' }, `moves ${c.moves} · turn ${c.turn} · clocks: challenger ${c.challengerClock}, defender ${c.defenderClock} blocks · last move at block ${c.lastMoveAt} · opened at block ${c.openedAt}`)
-      : el('div', { class: 'clocks', text: 'not on chain (rounds from actor traces)' })
+      : el('div', { class: 'clocks', text: 'no chain record (yet): rounds from events and actor traces' })
     const rounds = d.rounds.length > 0
       ? el('ol', {}, d.rounds.slice(-60).map(r => el('li', {},
-        r.source === 'chain' ? `block ${r.blockNumber}: ${r.event}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
-        r.detail != null ? el('span', { class: 'muted', text: ` ${JSON.stringify(r.detail)}` }) : null)))
+        r.source === 'chain' ? `block ${r.blockNumber}: ${r.event.replace(/^arbitration\./, '')}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
+        r.detail != null ? el('span', { class: 'muted', text: ` ${fmtData(r.detail)}` }) : null)))
       : el('p', { class: 'empty', text: 'no rounds yet' })
     return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, rounds)
   }))
@@ -328,7 +343,7 @@ function renderChain (s) {
       el('td', {}, a.node != null ? rolesOfMask(a.node.roles).map(r => rolePill(r)) : '–'),
       el('td', {}, a.node != null ? peerOf(a.node.peerId) : '–'),
       el('td', {}, a.node != null ? String(a.node.activeTasks) : '–')))))
-  const events = el('ol', { class: 'small', reversed: true }, c.events.slice(-25).reverse().map(e => el('li', {}, `block ${e.blockNumber}: ${e.method} `, el('span', { class: 'muted', text: JSON.stringify(e.data) }))))
+  const events = el('ol', { class: 'small', reversed: true }, c.events.slice(-25).reverse().map(e => el('li', {}, `block ${e.blockNumber}: ${e.method} `, el('span', { class: 'muted', text: fmtData(e.data) }))))
   replaceChildren(box, c.state !== 'connected' ? el('p', { class: 'empty', text: `chain not connected: ${c.error ?? ''} (showing last known values)` }) : null,
     el('div', { class: 'grid2' }, acctTable, el('div', {}, el('b', { class: 'small', text: 'latest arbitration events' }), c.events.length > 0 ? events : el('p', { class: 'empty', text: 'none yet' }))))
 }

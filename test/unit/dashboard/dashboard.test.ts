@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest'
+import { createMachine } from 'xstate'
+import { roleMachines, nodeSupervisor, type TraceEntry } from '../../../actors/index.js'
+import { machineChart } from '../../../devnet/dashboard/statechart.js'
+import { Aggregator, stateText } from '../../../devnet/dashboard/aggregator.js'
+import { readSse } from '../../../devnet/dashboard/sse.js'
+
+// Dashboard parts that need no processes: statecharts read from the machine
+// definitions, the bounded trace buffer, dispute and task views, SSE parsing.
+
+const entry = (over: Partial<TraceEntry>): TraceEntry => ({ seq: 1, time: 1000, peer: 'P', actorId: 'solver#1', role: 'solver', kind: 'transition', event: 'e', ...over })
+
+describe('statecharts from machine definitions', () => {
+  it('lists the solver\'s states, initial state and labelled transitions', () => {
+    const c = machineChart(roleMachines.solver)
+    expect(c.id).toBe('solver')
+    expect(c.initial).toBe('idle')
+    expect(c.states.map(s => s.path)).toEqual(['idle', 'training', 'committing', 'awaitingVerdicts', 'defending', 'retired'])
+    expect(c.states.find(s => s.path === 'training')?.invoke).toEqual(['train'])
+    expect(c.states.find(s => s.path === 'retired')?.type).toBe('final')
+    const t = (from: string, to: string | null): string[] => c.transitions.filter(x => x.from === from && x.to === to).map(x => x.event)
+    expect(t('training', 'committing')).toEqual(['done: train'])
+    expect(t('training', 'idle')).toEqual(expect.arrayContaining(['chain.solverReplaced', 'error: train']))
+    expect(c.transitions.find(x => x.from === 'idle' && x.to === 'training')).toMatchObject({ event: '', guard: 'hasQueued' })
+    // root-level handlers without a target (queueing, drain) are kept as actions
+    expect(c.transitions.filter(x => x.from === '' && x.to === null).map(x => x.event)).toEqual(expect.arrayContaining(['chain.solverSelected', 'drain']))
+  })
+
+  it('handles the supervisor and nested states', () => {
+    expect(machineChart(nodeSupervisor).states.map(s => s.path)).toEqual(['running', 'stopped'])
+    const nested = createMachine({ id: 'n', initial: 'a', states: { a: { initial: 'x', states: { x: { on: { go: 'y' } }, y: {} } }, b: {} } })
+    const c = machineChart(nested)
+    expect(c.states.map(s => [s.path, s.depth])).toEqual([['a', 0], ['a.x', 1], ['a.y', 1], ['b', 0]])
+    expect(c.transitions).toEqual([{ from: 'a.x', to: 'a.y', event: 'go' }])
+    expect(stateText({ a: { x: {} } })).toBe('a.x')
+  })
+})
+
+describe('aggregator', () => {
+  it('keeps a bounded, time-ordered, deduplicated trace buffer', () => {
+    const agg = new Aggregator({ peers: [], traceCap: 100 })
+    for (let i = 0; i < 250; i++) agg.addTrace(entry({ seq: i, time: 1000 + i }))
+    agg.addTrace(entry({ seq: 249, time: 1249 })) // replayed after a reconnect
+    expect(agg.traceCount).toBe(100)
+    agg.addTrace(entry({ seq: 7, time: 1200, peer: 'Q' })) // a slower peer's older entry
+    const all = agg.recentTraces({ limit: 1000 })
+    expect(all.length).toBe(100)
+    expect(all.every((e, i) => i === 0 || e.time >= all[i - 1].time)).toBe(true)
+    expect(all.filter(e => e.seq === 249).length).toBe(1)
+    expect(agg.recentTraces({ peer: 'Q' }).map(e => e.seq)).toEqual([7])
+  })
+
+  it('builds dispute rounds and the verdict from dispute traces, and task phases from actors', async () => {
+    const agg = new Aggregator({ peers: [{ name: 'p1', dataDir: '/nonexistent' }] })
+    agg.addTrace(entry({ event: 'dispute.opened', detail: { disputeId: 3, taskId: 9 } }))
+    agg.addTrace(entry({ time: 1001, event: 'dispute.bisect', detail: { disputeId: 3, step: 4 } }))
+    agg.addTrace(entry({ time: 1002, event: 'chain.disputeResolved', detail: { disputeId: 3, taskId: 9, winner: 'defender' } }))
+    agg.addTrace(entry({ time: 1003, event: 'chain.proofCommitted', detail: { taskId: 9 } })) // not dispute-related
+    const d = agg.state().disputes
+    expect(d.map(x => [x.id, x.taskId, x.status, x.verdict, x.rounds.length])).toEqual([['3', '9', 'DefenderWon', 'DefenderWon', 3]])
+    expect(d[0].rounds.map(r => r.event)).toEqual(['dispute.opened', 'dispute.bisect', 'chain.disputeResolved'])
+
+    // no chain: the phase comes from what actors do with the task
+    agg.watches[0].view.actors = {
+      supervisor: { state: 'running', roles: ['solver'] },
+      actors: [{ id: 'solver#1', state: 'training', status: 'active', context: { current: 9, queue: [10], history: [{ taskId: 8, outcome: 'settled' }] } }]
+    }
+    const tasks = agg.state().tasks
+    expect(tasks.map(t => [t.id, t.phase, t.phaseSource])).toEqual([['10', 'Queued', 'actors'], ['9', 'Solving', 'actors'], ['8', 'Settled', 'actors']])
+    expect(agg.state().chain.state).toBe('none')
+    await agg.stop()
+  })
+})
+
+describe('server-sent events reader', () => {
+  it('joins events split across chunks and multi-line data; ignores comments', async () => {
+    const chunks = ['data: {"a":', '1}\n\n: keep-alive\n\nid: 5\ndata: x\r\ndata: y\r\n', '\r\n']
+    const body = new ReadableStream<Uint8Array>({ start (c) { for (const s of chunks) c.enqueue(new TextEncoder().encode(s)); c.close() } })
+    const got: string[] = []
+    await readSse(body, d => got.push(d))
+    expect(got).toEqual(['{"a":1}', 'x\ny'])
+  })
+
+  it('refuses an oversized event', async () => {
+    const big = 'data: ' + 'x'.repeat(300 * 1024)
+    const body = new ReadableStream<Uint8Array>({ start (c) { c.enqueue(new TextEncoder().encode(big)); c.close() } })
+    await expect(readSse(body, () => {})).rejects.toThrow('too large')
+  })
+})
