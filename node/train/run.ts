@@ -50,6 +50,8 @@ export interface TrainResult {
   proofWritten: boolean
   accuracy?: number
   checkpoints: CheckpointRef[]
+  /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
+  hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number }
 }
 
 const silent: BackendLog = { info: () => {}, warn: () => {} }
@@ -148,6 +150,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     if (hasher !== undefined) {
       const all = (await Promise.all(roots)).map(toHex)
+      result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs() }
       result.finalStateRoot = all[all.length - 1]
       if (result.completed) {
         const proof = buildProof(phash, program.runtime, all, checkpoints)

@@ -58,6 +58,11 @@ export class StateHasher {
     return await p
   }
 
+  /** Milliseconds the worker thread spent busy (event-loop active time), if there is one. */
+  workerBusyMs (): number | undefined {
+    return this.worker?.performance.eventLoopUtilization().active
+  }
+
   async close (): Promise<void> {
     await Promise.allSettled(this.inflight)
     await this.worker?.terminate()

@@ -39,7 +39,8 @@ async function child (cfg) {
     const r = await trainTask({ program, outDir: out, dataset: ds, backend: cfg.backend, verifiable: cfg.mode !== 'plain', hashWorker: cfg.mode !== 'inline', evaluate: false })
     const cpu = process.cpuUsage(c0)
     // CPU time (all threads) per step is less sensitive to a busy machine than wall time
-    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    const cpuMs = (cpu.user + cpu.system) / 1000
+    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: cpuMs / cfg.steps, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
   } finally { rmSync(out, { recursive: true, force: true }) }
 }
 
