@@ -17,9 +17,13 @@ async function check (model: string, opt: 'sgd' | 'adam', kernels: number): Prom
   plain.runStep(); plain.runStep()
   const want = toHex(plain.stateRoot())
   plain.dispose()
+  const first = await Trainer.create(p, ds)
+  const step0 = traceStep(first) // the very first step has the same structure too
+  first.dispose()
   const t = await Trainer.create(p, ds)
   t.runStep()
   const tr = traceStep(t)
+  expect(tr.skeletonRoot).toBe(step0.skeletonRoot)
   // tracing does not change the arithmetic
   expect(tr.stateRootAfter).toBe(want)
   expect(tr.entries.length - 1).toBe(kernels)
