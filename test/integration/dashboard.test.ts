@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
-import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
 // (bootstrap + 2 peers as separate processes), the dashboard server over
@@ -199,8 +199,29 @@ describe('devnet dashboard in headless Chromium', () => {
     await page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
   })
 
+  it('serves one peer\'s own view: proofswarm dashboard --data-dir', async () => {
+    const bad = await runCli(['dashboard', '--data-dir', dataDir('peer1'), '--chain', 'http://nope'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--chain must be a ws:// or wss:// URL')
+    const missing = await runCli(['dashboard', '--data-dir', dataDir('nobody')])
+    expect(missing.code).not.toBe(0)
+    expect(missing.stderr).toContain('no running peer found')
+    const own = startCli(['dashboard', '--data-dir', dataDir('peer1'), '--json'])
+    procs.push(own)
+    await waitForOutput(own, hasJson, 20_000, 'dashboard url')
+    const url: string = firstJson(own.stdout()).url
+    expect((await (await fetch(url)).text())).toContain('<title>proofswarm')
+    const state = await waitFor(async () => {
+      const s = await (await fetch(url + 'api/state')).json() as { peers: Array<{ name: string, connected: boolean, roles?: { roles: string[] } }>, chain: { state: string } }
+      return s.peers[0]?.connected ? s : undefined
+    }, 10_000, 'peer1 in its own dashboard')
+    expect(state.peers.map(p => [p.name, p.roles?.roles])).toEqual([['peer1', ['verifier']]])
+    expect(state.chain.state).toBe('none')
+    expect(await stopProc(own)).toBe(0)
+  })
+
   it('marks a peer that stops as not connected', async () => {
-    const peer2 = procs[2]
+    const peer2 = procs[2] // bootstrap, peer1, peer2 were started first
     await stopProc(peer2)
     await page.waitForSelector('#peers tr[data-peer="peer2"].offline .pill.down')
     expect(await page.textContent('#summary')).toContain('2/3 peers up')

@@ -18,4 +18,5 @@ export const commandModules: Record<string, () => Promise<{ register: Register }
   evaluate: async () => await import('./evaluate.js'),
   roles: async () => await import('./roles.js'),
   trace: async () => await import('./trace.js'),
+  dashboard: async () => await import('./dashboard.js'),
 }
