@@ -4,7 +4,7 @@ import type { Stream } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
 import type { Logger } from 'pino'
 import {
-  MAX_PIPELINE, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, blockMatchesAsync, decodeResponse, encodeRequest, errorText
+  MAX_PIPELINE, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, blockMatches, decodeResponse, encodeRequest, errorText
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
 import { ProviderPool, type Candidate } from './provider-pool.js'
@@ -132,14 +132,12 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(requestTimeoutMs)]) : AbortSignal.timeout(requestTimeoutMs)
       stream = await deps.host.dialProtocol(peerIdFromString(c.peerId), SHARD_PROTOCOL, { signal })
       const lp = lpStream(stream, { maxDataLength: MAX_RESPONSE_BYTES, maxBufferSize: (pipeline + 1) * (MAX_RESPONSE_BYTES + 8) })
-      // Verified and stored in the background: the hash of each block starts at
-      // once on the thread pool (WebCrypto), stores run one at a time, and the
-      // loop keeps reading the next frames meanwhile. A block failing its check
-      // sets `bad`; it and every later block of this provider go back to the queue.
+      // Each block is verified as it arrives (sync sha256 over the contiguous
+      // block: measured faster than WebCrypto here, whose thread-pool jobs queue
+      // behind LevelDB's and need a copy) and stored in the background, one put
+      // at a time, while the loop reads the next frames.
       let backlog = 0
-      let bad: Error | undefined
       while (true) {
-        if (bad != null) throw bad
         while (inflight.length < pipeline && queue.length > 0) {
           const index = queue.shift()!
           const id = nextId++
@@ -154,35 +152,27 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         if (resp.status === Status.ERROR) throw new Error(`provider refused: ${errorText(resp.payload)}`)
         if (resp.id !== want.id) throw new Error(`protocol error: answer ${resp.id} for request ${want.id}`)
         if (resp.status === Status.NOT_FOUND) throw new Error(`provider does not have block ${cids[want.index].toString()}`)
-        inflight.shift()
         const cid = cids[want.index]
+        if (!blockMatches(cid, resp.payload)) {
+          stat.corrupt++
+          deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`)
+          throw new Error(`served a block not matching ${cid.toString()} (dropped)`)
+        }
+        inflight.shift()
         const bytes = resp.payload
-        const matches = blockMatchesAsync(cid, bytes)
         backlog++
         writing = writing.then(async () => {
           try {
-            if (bad != null || !(await matches)) {
-              if (bad == null) {
-                stat.corrupt++
-                deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`)
-                bad = new Error(`served a block not matching ${cid.toString()} (dropped)`)
-              }
-              queue.unshift(want.index)
-              wakeUp()
-              return
-            }
-            try {
-              await deps.store.put(cid, bytes)
-            } catch (err) {
-              fatal ??= new Error(`cannot store block ${cid.toString()}: ${(err as Error).message}`)
-              throw fatal
-            }
-            stat.blocks++
-            stat.bytes += bytes.length
-            remaining--
-            opts.onBlock?.(want.index, bytes.length, c.peerId)
-            if (remaining === 0) wakeUp()
+            await deps.store.put(cid, bytes)
+          } catch (err) {
+            fatal ??= new Error(`cannot store block ${cid.toString()}: ${(err as Error).message}`)
+            throw fatal
           } finally { backlog-- }
+          stat.blocks++
+          stat.bytes += bytes.length
+          remaining--
+          opts.onBlock?.(want.index, bytes.length, c.peerId)
+          if (remaining === 0) wakeUp()
         })
         // surface write errors promptly (disk full...) rather than at the end
         writing.catch(() => {})
@@ -190,7 +180,6 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         if (backlog >= pipeline * 2) await writing
       }
       await writing
-      if (bad != null) throw bad
       await stream.close().catch(() => {})
     } catch (err) {
       failed = true

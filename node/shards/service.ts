@@ -83,6 +83,8 @@ export interface FetchResult {
   firstProviderMs?: number
   /** time spent moving data blocks (after the manifest), ms */
   transferMs: number
+  /** CPU time of this process (all threads) during the fetch, ms; other work of the peer included */
+  cpuMs: number
   providers: ProviderStat[]
 }
 
@@ -251,6 +253,7 @@ export class ShardService {
   private async doFetch (root: CID, opts: FetchOptions): Promise<FetchResult> {
     const key = root.toString()
     const started = Date.now()
+    const cpu0 = process.cpuUsage()
     const signal = opts.signal != null ? AbortSignal.any([opts.signal, this.stopped.signal]) : this.stopped.signal
     const deps = this.fetcherDeps()
     const source = new ProviderSource(deps, id => this.isBanned(id))
@@ -317,6 +320,7 @@ export class ShardService {
         mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
         firstProviderMs: source.firstFoundAt != null ? source.firstFoundAt - started : undefined,
         transferMs,
+        cpuMs: Math.round(cpuMs(process.cpuUsage(cpu0))),
         providers: [...source.stats.values()]
       }
       this.log.info({ ...result, providers: result.providers.map(p => ({ ...p, peerId: p.peerId.slice(-8) })) }, 'shard fetched')
@@ -529,6 +533,8 @@ export class ShardService {
     return await run
   }
 }
+
+function cpuMs (u: NodeJS.CpuUsage): number { return (u.user + u.system) / 1000 }
 
 function validHold (h: RetentionHold): RetentionHold {
   const out: RetentionHold = {}

@@ -31,20 +31,6 @@ export function blockMatches (cid: CID, bytes: Uint8Array): boolean {
   return true
 }
 
-/**
- * Same check as blockMatches, hashing with WebCrypto: in Node the digest runs
- * on the libuv thread pool, so a fetcher verifies blocks on another core
- * while its main thread keeps decrypting the next ones.
- */
-export async function blockMatchesAsync (cid: CID, bytes: Uint8Array): Promise<boolean> {
-  if (cid.multihash.code !== SHA256_CODE || bytes.length > MAX_BLOCK_BYTES) return false
-  const h = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes))
-  const d = cid.multihash.digest
-  if (d.length !== h.length) return false
-  for (let i = 0; i < h.length; i++) if (d[i] !== h[i]) return false
-  return true
-}
-
 /** Parses a CID string, or throws an error that names it. Only CIDv1 sha256. */
 export function parseShardCid (s: string): CID {
   let cid: CID

@@ -38,7 +38,8 @@ async function start (args: string[], env: Record<string, string> = {}): Promise
 
 const boot = await start(['bootstrap', '--data-dir', join(dir.path, 'boot')])
 const providers = await Promise.all([0, 1, 2].map(async i => await start(['join', '--bootstrap', boot.addr, '--data-dir', join(dir.path, `p${i}`)])))
-const fetcher = await start(['join', '--bootstrap', boot.addr, '--data-dir', join(dir.path, 'f')], { PROOFSWARM_SHARDS_RETENTION_MS: '1', PROOFSWARM_SHARDS_GC_INTERVAL_MS: '0' })
+const fetcherEnv = { PROOFSWARM_SHARDS_RETENTION_MS: '1', PROOFSWARM_SHARDS_GC_INTERVAL_MS: '0' }
+const fetcher = await start(['join', '--bootstrap', boot.addr, '--data-dir', join(dir.path, 'f')], fetcherEnv)
 const file = join(dir.path, 'ckpt.bin')
 await writeFile(file, randomBytes(SIZE))
 let root = ''
@@ -52,8 +53,8 @@ for (const p of providers) {
   note('DHT provide, ms', performance.now() - t1)
 }
 
-async function fetchOnce (from?: string[], maxProviders = 3): Promise<void> {
-  const { info, token } = await readControlFiles(fetcher.dataDir)
+async function fetchOnce (from?: string[], maxProviders = 3, f = fetcher, tag = ''): Promise<void> {
+  const { info, token } = await readControlFiles(f.dataDir)
   const res = await fetch(`http://127.0.0.1:${info.port}/v1/shards/get`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -62,12 +63,13 @@ async function fetchOnce (from?: string[], maxProviders = 3): Promise<void> {
   const lines = (await res.text()).trim().split('\n').map(l => JSON.parse(l))
   const done = lines.find(l => l.event === 'done')
   if (done == null) throw new Error(`fetch failed: ${JSON.stringify(lines.at(-1))}`)
-  const key = from != null ? `${from.length} provider(s)` : 'DHT, up to 3 providers'
+  const key = (from != null ? `${from.length} provider(s)` : 'DHT, up to 3 providers') + tag
   note(`fetch 50 MiB from ${key}: transfer MiB/s`, SIZE / MiB / (done.transferMs / 1000))
   note(`fetch 50 MiB from ${key}: total ms (lookup + manifest + transfer)`, done.durationMs)
+  note(`fetch 50 MiB from ${key}: fetcher CPU ms`, done.cpuMs)
   if (done.firstProviderMs != null && from == null) note('first provider found (DHT), ms', done.firstProviderMs)
   // drop the copy so the next iteration fetches everything again
-  await (await ControlClient.fromDataDir(fetcher.dataDir)).post('/v1/shards/gc', { })
+  await (await ControlClient.fromDataDir(f.dataDir)).post('/v1/shards/gc', { })
 }
 
 // same machine, same moment: one raw libp2p stream (noise + yamux) between two
