@@ -109,7 +109,15 @@ function drawChart (chart) {
     x += w + gapX
   }
   const width = x - gapX + pad
-  const edges = chart.transitions.filter(t => t.to != null && t.from !== '' && pos.has(t.from) && pos.has(t.to) && t.from !== t.to)
+  // one drawn edge per (from, to) pair, its label listing every event that takes it
+  const pairs = new Map()
+  for (const t of chart.transitions) {
+    if (t.to == null || t.from === '' || t.from === t.to || !pos.has(t.from) || !pos.has(t.to)) continue
+    const k = `${t.from}>${t.to}`
+    if (!pairs.has(k)) pairs.set(k, { from: t.from, to: t.to, all: [] })
+    pairs.get(k).all.push(t)
+  }
+  const edges = [...pairs.values()]
   const backCount = edges.filter(t => layer.get(t.to) <= layer.get(t.from)).length
   const height = maxY + pad + (backCount > 0 ? 22 + backCount * 9 : 0) + 4
   const svg = svgEl('svg', { class: 'chart', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${chart.id} statechart` })
@@ -118,33 +126,30 @@ function drawChart (chart) {
   marker.append(svgEl('path', { d: 'M0,0 L8,4 L0,8 z', fill: '#a0aec0' }))
   defs.append(marker)
   svg.append(defs)
-  // group parallel edges between the same pair so their labels stack
-  const pairCount = new Map()
   let back = 0
   for (const t of edges) {
     const a = pos.get(t.from); const b = pos.get(t.to)
-    const pair = `${t.from}>${t.to}`
-    const k = pairCount.get(pair) ?? 0
-    pairCount.set(pair, k + 1)
     const g = svgEl('g', { class: 'edge', 'data-from': t.from, 'data-to': t.to })
-    const label = labelOf(t)
+    const labels = [...new Set(t.all.map(labelOf))]
+    const label = labels.length > 2 ? `${labels[0]} +${labels.length - 1}` : labels.join(' / ')
     let d; let lx; let ly
     if (layer.get(t.to) > layer.get(t.from)) {
       const x1 = a.x + a.w; const y1 = a.y + a.h / 2; const x2 = b.x; const y2 = b.y + b.h / 2
       d = `M${x1},${y1} C${x1 + gapX / 2},${y1} ${x2 - gapX / 2},${y2} ${x2},${y2}`
-      lx = (x1 + x2) / 2; ly = (y1 + y2) / 2 - 3 - k * 10
+      lx = (x1 + x2) / 2; ly = (y1 + y2) / 2 - 3
     } else {
       back++
       const x1 = a.x + a.w / 2 + 6; const x2 = b.x + b.w / 2 - 6
       const y1 = a.y + a.h; const y2 = b.y + b.h
       const low = maxY + 8 + back * 9
       d = `M${x1},${y1} C${x1},${low} ${x2},${low} ${x2},${y2}`
-      lx = (x1 + x2) / 2; ly = low - 2
+      // labels of nested arcs would pile up in the middle: put each near its source
+      lx = x1 + (x2 - x1) * 0.3; ly = low - 2
     }
     g.append(svgEl('path', { d, 'marker-end': `url(#arrow-${chart.id})` }))
     const text = svgEl('text', { x: lx, y: ly, 'text-anchor': 'middle' })
     text.textContent = label
-    const title = svgEl('title'); title.textContent = `${t.event || '(always)'}${t.guard ? ` [${t.guard}]` : ''}: ${t.from} → ${t.to}`
+    const title = svgEl('title'); title.textContent = t.all.map(x => `${x.event || '(always)'}${x.guard ? ` [${x.guard}]` : ''}: ${x.from} → ${x.to}`).join('\n')
     g.append(text, title)
     svg.append(g)
   }
