@@ -6,7 +6,14 @@
 export interface TaskSpec {
   /** the task program (protocols/program), JSON-able */
   program: unknown
-  escrow?: string
+  /** economics overrides (amounts in planck as decimal strings) */
+  economics?: {
+    solverReward?: string
+    verifierReward?: string
+    verifierCount?: number
+    challengeWindow?: number
+    solveTimeout?: number
+  }
 }
 
 export interface SubmitResult { taskId: number, programHash: string }
@@ -15,6 +22,11 @@ export interface TrainResult {
   proofRoot: string
   finalStateRoot: string
   steps: number
+  /** CIDs of the published run (index, proof, model, checkpoints) */
+  runIndex?: string
+  proofCid?: string
+  modelCid?: string
+  checkpoints?: Array<{ step: number, cid: string }>
 }
 
 export interface VerifyResult {

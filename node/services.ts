@@ -1,14 +1,16 @@
 import type { Peer } from './peer.js'
+import { installRoles, type RolesInit } from './roles/install.js'
 import { installShards } from './shards/index.js'
-import { rolesService } from './roles/service.js'
-import { unavailablePorts } from './roles/ports.js'
 
 // Services attached to every running peer after its host is up: each gets the
 // peer (host, db, gossip router, control API, logger) and registers its own
-// routes, protocols and stop hooks (peer.onStop). Add new ones here.
+// routes, protocols and stop hooks (peer.onStop). Order matters: the role
+// actors use the shard exchange.
 export type PeerService = (peer: Peer) => Promise<void>
 
-export const defaultServices: PeerService[] = [
-  installShards,
-  rolesService(async (peer) => unavailablePorts(peer))
-]
+export function defaultServices (init: RolesInit = {}): PeerService[] {
+  return [
+    installShards,
+    installRoles(init)
+  ]
+}

@@ -2,12 +2,14 @@ import type { Role } from '../config.js'
 import { Peer, type PeerOptions } from '../peer.js'
 import { createLogger } from '../log.js'
 import { defaultServices } from '../services.js'
+import type { RolesInit } from '../roles/install.js'
 import { CliError } from './errors.js'
 import { printJson } from './options.js'
 
 export interface RunPeerOptions extends Omit<PeerOptions, 'logger'> {
   json?: boolean
   roles?: Role[]
+  chain?: RolesInit
 }
 
 /**
@@ -18,13 +20,13 @@ export async function runPeer (opts: RunPeerOptions): Promise<Peer> {
   const log = createLogger(opts.kind, { level: opts.logLevel })
   let peer: Peer
   try {
-    peer = await Peer.start({ services: defaultServices, ...opts, logger: log })
+    peer = await Peer.start({ services: defaultServices(opts.chain), ...opts, logger: log })
   } catch (err) {
     throw new CliError((err as Error).message, 2)
   }
   const s = peer.status()
   if (opts.json === true) {
-    printJson({ event: 'ready', peerId: s.peerId, multiaddrs: s.listenAddrs, roles: s.roles, network: s.network, dataDir: opts.dataDir })
+    printJson({ event: 'ready', peerId: s.peerId, multiaddrs: s.listenAddrs, roles: s.roles, network: s.network, dataDir: opts.dataDir, chain: opts.chain?.chainUrl ?? null })
   } else {
     process.stdout.write(`${opts.kind === 'bootstrap' ? 'bootstrap peer' : 'peer'} ${s.peerId} ready on network "${s.network}"\n`)
     process.stdout.write(`dialable multiaddrs:\n${s.listenAddrs.map(a => '  ' + a).join('\n')}\n`)

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { DEFAULT_NETWORK } from '../../config.js'
-import { addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
+import { addChainOptions, chainInit, addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
 
 export function register (program: Command): void {
   const cmd = program.command('bootstrap')
@@ -9,8 +9,9 @@ export function register (program: Command): void {
     .option('--network <name>', 'swarm name used in gossip topics', DEFAULT_NETWORK)
     .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
     .option('--bootstrap <multiaddr>', 'other bootstrap peers to connect to (repeatable)', collect)
+  addChainOptions(cmd)
   addDataDir(cmd, 'bootstrap'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { listen?: string[], network: string, controlPort?: number, bootstrap?: string[], dataDir?: string, json?: boolean, logLevel: string }) => {
+  cmd.action(async (o: { listen?: string[], network: string, controlPort?: number, bootstrap?: string[], dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string }) => {
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
     const { runPeer } = await import('../run-peer.js')
     await runPeer({
@@ -21,7 +22,8 @@ export function register (program: Command): void {
       network: o.network,
       controlPort: o.controlPort,
       logLevel: o.logLevel,
-      json: o.json
+      json: o.json,
+      chain: chainInit(o)
     })
   })
 }

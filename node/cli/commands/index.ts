@@ -19,4 +19,7 @@ export const commandModules: Record<string, () => Promise<{ register: Register }
   roles: async () => await import('./roles.js'),
   trace: async () => await import('./trace.js'),
   dashboard: async () => await import('./dashboard.js'),
+  shards: async () => await import('./shards.js'),
+  submit: async () => await import('./submit.js'),
+  tasks: async () => await import('./tasks.js'),
 }

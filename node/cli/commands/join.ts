@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { DEFAULT_NETWORK, parseRoles } from '../../config.js'
 import { CliError } from '../errors.js'
-import { addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
+import { addChainOptions, chainInit, addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
 
 export function register (program: Command): void {
   const cmd = program.command('join')
@@ -12,8 +12,9 @@ export function register (program: Command): void {
     .option('--network <name>', 'swarm name used in gossip topics', DEFAULT_NETWORK)
     .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
     .option('--bootstrap-retries <n>', 'dial attempts (exponential backoff) before giving up', parseIntOption('--bootstrap-retries', 1, 100), 5)
+  addChainOptions(cmd)
   addDataDir(cmd, 'peer'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string }) => {
+  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string }) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
@@ -28,7 +29,8 @@ export function register (program: Command): void {
       controlPort: o.controlPort,
       bootstrapAttempts: o.bootstrapRetries,
       logLevel: o.logLevel,
-      json: o.json
+      json: o.json,
+      chain: chainInit(o)
     })
   })
 }

@@ -1,0 +1,36 @@
+import type { Command } from 'commander'
+import { ControlClient } from '../../control/client.js'
+import { CliError } from '../errors.js'
+import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
+
+interface TaskRow {
+  taskId: number
+  chain: null | { phase: string, solver: string | null, steps: number, proofRoot: string, verdicts: Array<{ verifier: string, accept: boolean }>, openDisputes: number, escrow: string }
+  gossip: null | { chain?: Record<string, any>, proof?: { solver: string } }
+}
+
+const short = (s: string | null | undefined): string => s == null ? '-' : s.length > 14 ? `${s.slice(0, 8)}…${s.slice(-4)}` : s
+const units = (planck: unknown): string => planck == null ? '-' : (Number(BigInt(String(planck)) / 10n ** 9n) / 1000).toString()
+
+// Tasks this peer knows of, with their phase on chain, solver, verdicts and payouts.
+export function register (program: Command): void {
+  const cmd = program.command('tasks').description('list tasks with their phase, solver, verdicts and payouts')
+  addDataDir(cmd, 'peer'); addJson(cmd)
+  cmd.action(async (o: { dataDir?: string, json?: boolean }) => {
+    let rows: TaskRow[]
+    try {
+      const c = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
+      rows = await c.get<TaskRow[]>('/v1/tasks')
+    } catch (err) { throw new CliError((err as Error).message) }
+    if (o.json === true) { printJson(rows); return }
+    if (rows.length === 0) { process.stdout.write('no tasks known to this peer\n'); return }
+    for (const r of rows) {
+      const t = r.chain
+      const settled = r.gossip?.chain?.TaskSettled
+      const verdicts = t?.verdicts.map(v => `${short(v.verifier)}:${v.accept ? 'accept' : 'reject'}`).join(' ') ?? ''
+      process.stdout.write(`task ${r.taskId}  phase=${t?.phase ?? '?'}  solver=${short(t?.solver)}  steps=${t?.steps ?? '?'}  disputes=${t?.openDisputes ?? 0}\n`)
+      if (verdicts !== '') process.stdout.write(`  verdicts: ${verdicts}\n`)
+      if (settled != null) process.stdout.write(`  settled: success=${settled.success} solver paid ${units(settled.solverPaid)}, verifiers paid ${units(settled.verifiersPaid)}, refunded ${units(settled.refunded)} (units)\n`)
+    }
+  })
+}

@@ -1,0 +1,115 @@
+import type { RoleName } from '../../actors/supervisor.js'
+import type { ChainClient } from '../chain/client.js'
+import { validateProgram } from '../../protocols/program/program.js'
+import { HttpError } from '../control/server.js'
+import type { Peer } from '../peer.js'
+import { findShardService } from '../shards/index.js'
+import { connectChain, ensureRegistered, toDomainEvent } from './chain-link.js'
+import { NodePorts, type EconomicsConfig } from './node-ports.js'
+import { unavailablePorts } from './ports.js'
+import { getRolesService, rolesService } from './service.js'
+import { TaskBook } from './task-book.js'
+
+// Wires a peer's role actors to the world: the task book (gossip), the chain
+// (registration, events → actors) and the shard exchange. Without --chain
+// the actors still run, and every chain-dependent step fails with a message
+// naming the flag to set.
+
+export interface RolesInit {
+  chainUrl?: string
+  account?: string
+  stake?: bigint
+  economics?: Partial<EconomicsConfig>
+  datasetDir?: string
+}
+
+export function installRoles (init: RolesInit) {
+  return async (peer: Peer): Promise<void> => {
+    const book = new TaskBook(peer)
+    const shards = findShardService(peer)
+    let chainPromise: Promise<ChainClient> | undefined
+    const chain = async (): Promise<ChainClient> => {
+      if (init.chainUrl == null || init.account == null) throw new Error('this peer has no chain: start it with --chain <ws-url> --account <suri>')
+      chainPromise ??= (async () => {
+        const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log })
+        peer.onStop(async () => { await c.disconnect().catch(() => {}) })
+        await ensureRegistered(c, peer.peerId, peer.roles as RoleName[], peer.log, init.stake)
+        return c
+      })()
+      chainPromise.catch(() => { chainPromise = undefined }) // retry on next use
+      return await chainPromise
+    }
+    const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
+      if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
+      return new NodePorts({ peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir })
+    }
+    await rolesService(makePorts)(peer)
+    const svc = getRolesService(peer)!
+    peer.control.get('/v1/tasks', async () => {
+      const records = await book.all()
+      let views: Record<number, unknown> = {}
+      if (chainPromise != null) {
+        try {
+          const c = await chain()
+          const ids = new Set<number>([...records.map(r => r.taskId), ...(await c.openTasks()).map(Number)])
+          views = Object.fromEntries(await Promise.all([...ids].map(async id => [id, jsonSafe(await c.task(id))])))
+        } catch (err) { peer.log.debug({ err }, 'task views unavailable') }
+      }
+      const ids = new Set<number>([...records.map(r => r.taskId), ...Object.keys(views).map(Number)])
+      return [...ids].sort((a, b) => a - b).map(id => ({ taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null }))
+    })
+    peer.control.post('/v1/submit', async ({ body }) => {
+      const { program, economics } = body as { program?: unknown, economics?: Record<string, unknown> }
+      if (economics != null && (typeof economics !== 'object' || Array.isArray(economics))) throw new HttpError(400, 'economics must be an object')
+      if (program == null) throw new HttpError(400, 'body must be {"program": <task program>}')
+      try { validateProgram(program) } catch (err) { throw new HttpError(400, `invalid task program: ${(err as Error).message}`) }
+      const snap = svc.actor.getSnapshot()
+      const id = snap.context.active.submitter
+      if (id == null) throw new HttpError(409, 'this peer does not have the submitter role; add it with "proofswarm roles add submitter"')
+      const sub = (snap.children as Record<string, { getSnapshot: () => { context: { open: number[], error?: string, history: unknown[] } }, subscribe: (fn: (s: { context: { open: number[], error?: string } }) => void) => { unsubscribe: () => void } } | undefined>)[id]!
+      const before = new Set(sub.getSnapshot().context.open)
+      const prevError = sub.getSnapshot().context.error
+      const result = new Promise<{ taskId: number }>((resolve, reject) => {
+        const timer = setTimeout(() => { s.unsubscribe(); reject(new HttpError(504, 'the task was not submitted within 10 minutes; see "proofswarm trace --role submitter"')) }, 600_000)
+        const s = sub.subscribe((st) => {
+          const added = st.context.open.find(t => !before.has(t))
+          if (added != null) { clearTimeout(timer); s.unsubscribe(); resolve({ taskId: added }) } else if (st.context.error != null && st.context.error !== prevError) { clearTimeout(timer); s.unsubscribe(); reject(new HttpError(502, `submission failed: ${st.context.error}`)) }
+        })
+      })
+      svc.send({ type: 'cmd.submit', spec: { program, economics: economics as never } })
+      return await result
+    })
+
+    if (init.chainUrl != null && init.account != null) {
+      // connect in the background: the peer is useful on the swarm before the chain answers
+      void (async () => {
+        try {
+          const c = await chain()
+          peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
+          const unsub = await c.onEvents((e) => {
+            const ev = toDomainEvent(e, c.accountId)
+            if (ev != null) svc.send(ev)
+            const taskId = (e.data as { taskId?: unknown }).taskId
+            if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })
+          })
+          peer.onStop(unsub)
+          // roles changed at run time are mirrored on chain
+          let last = JSON.stringify(peer.roles)
+          svc.actor.subscribe((snap) => {
+            const roles = snap.context.roles as RoleName[]
+            if (JSON.stringify(roles) === last) return
+            last = JSON.stringify(roles)
+            void ensureRegistered(c, peer.peerId, roles, peer.log, init.stake).catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
+          })
+        } catch (err) {
+          peer.log.error(`chain unavailable: ${(err as Error).message}`)
+        }
+      })()
+    }
+  }
+}
+
+/** JSON-able copy: bigints become decimal strings. */
+export function jsonSafe (v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v, (_k, x) => typeof x === 'bigint' ? x.toString() : x))
+}

@@ -1,0 +1,359 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, VerifyResult } from '../../actors/ports.js'
+import { canonicalJson } from '../../protocols/program/canonical-json.js'
+import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { validateProof } from '../../protocols/pol/proof.js'
+import { sampleIntervals } from '../../protocols/verification/sample.js'
+import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
+import type { ChainClient, TaskView } from '../chain/client.js'
+import type { Peer } from '../peer.js'
+import type { ShardService } from '../shards/index.js'
+import { commitmentsInChild, evaluateInChild, replayInChild, trainInChild } from './engine.js'
+import type { TaskBook } from './task-book.js'
+
+// The peer-side implementation of what role actors ask for: chain extrinsics
+// through the typed client, artefacts through the shard exchange, training,
+// replay and evaluation in child processes. Everything fetched is checked
+// against what the chain committed before it is used.
+
+export interface EconomicsConfig {
+  solverReward: bigint
+  verifierReward: bigint
+  verifierCount: number
+  /** blocks after the proof commitment for verdicts and disputes */
+  challengeWindow: number
+  /** blocks the selected solver has to commit */
+  solveTimeout: number
+  /** checkpoint intervals each verifier replays */
+  intervalsPerVerifier: number
+}
+
+export const DEFAULT_ECONOMICS: EconomicsConfig = {
+  solverReward: 100n * 10n ** 12n,
+  verifierReward: 10n * 10n ** 12n,
+  verifierCount: 2,
+  challengeWindow: 90,
+  solveTimeout: 900,
+  intervalsPerVerifier: 3
+}
+
+export interface NodePortsInit {
+  peer: Peer
+  chain: () => Promise<ChainClient>
+  shards: ShardService
+  book: TaskBook
+  economics?: Partial<EconomicsConfig>
+  /** where IDX datasets are read from when present locally */
+  datasetDir?: string
+  /** hooks for the dispute game (issue 7); absent → disputes are refused with a clear error */
+  disputes?: {
+    challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
+    defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
+  }
+}
+
+const hex0x = (h: string): string => h.startsWith('0x') ? h : '0x' + h
+const bare = (h: string): string => h.startsWith('0x') ? h.slice(2) : h
+const enc = new TextEncoder()
+
+function decodeCheckpointEntry (hex: string): string {
+  return Buffer.from(bare(hex), 'hex').toString('utf8')
+}
+
+export function runIndexCidOf (task: TaskView): string | undefined {
+  for (const c of task.checkpoints) {
+    const s = decodeCheckpointEntry(c)
+    if (s.startsWith(RUN_INDEX_PREFIX)) return s.slice(RUN_INDEX_PREFIX.length)
+  }
+  return undefined
+}
+
+export class NodePorts implements RolePorts {
+  readonly peerId: string
+  private readonly econ: EconomicsConfig
+  private readonly log
+  private readonly dataDir: string
+
+  constructor (private readonly init: NodePortsInit) {
+    this.peerId = init.peer.peerId
+    this.econ = { ...DEFAULT_ECONOMICS, ...init.economics }
+    this.log = init.peer.log.child({ component: 'ports' })
+    this.dataDir = init.peer.opts.dataDir
+  }
+
+  private get shards (): ShardService { return this.init.shards }
+  private async chain (): Promise<ChainClient> { return await this.init.chain() }
+
+  private async taskOrThrow (taskId: number): Promise<TaskView> {
+    const t = await (await this.chain()).task(taskId)
+    if (t == null) throw new Error(`task ${taskId} does not exist on chain`)
+    return t
+  }
+
+  // ---- submitter ----
+
+  async submitTask (spec: TaskSpec): Promise<SubmitResult> {
+    const { info: _info, ...program } = validateProgram(spec.program)
+    const phash = programHash(program)
+    const dir = join(this.dataDir, 'submit', phash.slice(0, 16))
+    mkdirSync(dir, { recursive: true })
+    const taskFile = join(dir, 'task.json')
+    const programBytes = enc.encode(canonicalJson(program))
+    writeFileSync(taskFile, programBytes)
+    this.log.info({ programHash: phash }, 'computing the task commitments (skeleton, dataset)')
+    const { skeletonRoot, datasetRoot } = await commitmentsInChild(taskFile, this.init.datasetDir, this.log).result
+    const programCid = (await this.shards.addBytes(programBytes, { name: 'task.json', kind: 'file' }, { pin: true })).cid
+    const datasetCid = await this.publishDataset(program)
+    const chain = await this.chain()
+    const o = spec.economics ?? {}
+    const e: EconomicsConfig = {
+      ...this.econ,
+      ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
+      ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
+      ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),
+      ...(o.challengeWindow != null ? { challengeWindow: o.challengeWindow } : {}),
+      ...(o.solveTimeout != null ? { solveTimeout: o.solveTimeout } : {})
+    }
+    const taskId = await chain.submitTask({
+      programHash: hex0x(phash),
+      datasetRoot: hex0x(datasetRoot),
+      skeletonRoot: hex0x(skeletonRoot),
+      steps: program.steps,
+      checkpointEvery: program.checkpointEvery,
+      escrow: e.solverReward + e.verifierReward * BigInt(e.verifierCount),
+      solverReward: e.solverReward,
+      verifierReward: e.verifierReward,
+      verifierCount: e.verifierCount,
+      challengeWindow: e.challengeWindow,
+      solveTimeout: e.solveTimeout
+    })
+    const id = Number(taskId)
+    await this.init.book.publish('tasks', { taskId: id, programHash: hex0x(phash), programCid, datasetCid, submitter: this.peerId, steps: program.steps, createdAt: Date.now() })
+    this.log.info({ taskId: id, programCid, datasetCid }, 'task submitted on chain and announced')
+    return { taskId: id, programHash: phash }
+  }
+
+  /** Publishes the dataset's files as shards (once per dataset), returning a bundle CID. */
+  private async publishDataset (program: TaskProgram): Promise<string | undefined> {
+    if (program.dataset.kind !== 'idx') return undefined
+    const dir = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
+    const files = readdirSync(dir).filter(f => /idx\d-ubyte(\.gz)?$/.test(f)).sort()
+    const entries: Array<{ name: string, cid: string }> = []
+    for (const f of files) {
+      const r = await this.shards.addFile(join(dir, f), { name: f, kind: 'dataset' }, { pin: true })
+      entries.push({ name: f, cid: r.cid })
+    }
+    const bundle = enc.encode(JSON.stringify({ kind: 'dataset-bundle', sha256: program.dataset.sha256, files: entries }))
+    return (await this.shards.addBytes(bundle, { name: `${program.dataset.name}.bundle.json`, kind: 'dataset' }, { pin: true })).cid
+  }
+
+  async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> {
+    const task = await this.taskOrThrow(taskId)
+    const indexCid = runIndexCidOf(task)
+    if (indexCid == null || !task.phase.startsWith('Settled')) return {}
+    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+    if (index.model == null) return {}
+    const dir = join(this.dataDir, 'results', String(taskId))
+    await this.fetchBundleTo(index.model, join(dir, 'model'))
+    const r = await evaluateInChild(join(dir, 'model'), this.init.datasetDir, this.log).result
+    this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
+    return { accuracy: r.accuracy, modelCid: index.model }
+  }
+
+  // ---- solver ----
+
+  private async programFor (taskId: number, task: TaskView): Promise<{ program: TaskProgram, datasetCid?: string, programCid: string }> {
+    const rec = await this.init.book.waitFor(taskId, r => r.task != null, 60_000, 'task announcement')
+    const programCid = rec.task!.programCid
+    const bytes = await this.shards.fetchBytes(programCid)
+    const { info: _i, ...program } = validateProgram(JSON.parse(new TextDecoder().decode(bytes)))
+    if (hex0x(programHash(program)) !== task.programHash) {
+      throw new Error(`the program fetched for task ${taskId} hashes to ${programHash(program)}, but the chain has ${task.programHash}`)
+    }
+    return { program, datasetCid: rec.task!.datasetCid, programCid }
+  }
+
+  /** A local directory with the task's dataset: the configured one, or fetched from the swarm. */
+  private async datasetDirFor (program: TaskProgram, datasetCid: string | undefined): Promise<string | undefined> {
+    if (program.dataset.kind !== 'idx') return undefined
+    const local = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
+    if (existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte'))) return local
+    if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${local} and the task names no dataset CID`)
+    const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
+    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(datasetCid))) as { files: Array<{ name: string, cid: string }> }
+    mkdirSync(dir, { recursive: true })
+    for (const f of bundle.files) {
+      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in dataset bundle: ${f.name}`)
+      await this.shards.fetchToFile(f.cid, join(dir, f.name))
+    }
+    return dir // the engine checks the content hash before training
+  }
+
+  async train (taskId: number): Promise<TrainResult> {
+    const task = await this.taskOrThrow(taskId)
+    const { program, datasetCid, programCid } = await this.programFor(taskId, task)
+    const datasetDir = await this.datasetDirFor(program, datasetCid)
+    const runDir = join(this.dataDir, 'tasks', String(taskId), 'run')
+    const taskFile = join(this.dataDir, 'tasks', String(taskId), 'task.json')
+    mkdirSync(runDir, { recursive: true })
+    writeFileSync(taskFile, canonicalJson(program))
+    const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
+    this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
+    let lastLog = 0
+    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir }, this.log, (line) => {
+      if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }
+    }).result
+    if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
+    const index = await this.publishRun(taskId, program, programCid, runDir)
+    return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof }
+  }
+
+  private async publishRun (taskId: number, program: TaskProgram, programCid: string, runDir: string): Promise<{ cid: string, index: RunIndex }> {
+    const proofBytes = readFileSync(join(runDir, 'proof.json'))
+    const proof = validateProof(JSON.parse(proofBytes.toString('utf8')))
+    const add = async (file: string, name: string, kind: 'checkpoint' | 'model' | 'file'): Promise<string> =>
+      (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}` })).cid
+    const checkpoints: RunIndex['checkpoints'] = []
+    for (const c of proof.checkpoints) {
+      const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
+      checkpoints.push({
+        step: c.step,
+        manifest: await add(join(dir, 'manifest.json'), `ckpt-${c.step}-manifest.json`, 'checkpoint'),
+        data: await add(join(dir, manifest.dataFile ?? 'state.bin'), `ckpt-${c.step}-state.bin`, 'checkpoint')
+      })
+    }
+    let model: string | undefined
+    const modelDir = join(runDir, 'model')
+    if (existsSync(modelDir)) model = await this.publishBundle(modelDir, `task-${taskId}-model`, 'model', taskId)
+    const index: RunIndex = {
+      version: RUN_INDEX_VERSION,
+      taskId,
+      programHash: proof.programHash,
+      proofRoot: proof.proofRoot,
+      program: programCid,
+      proof: await add(join(runDir, 'proof.json'), 'proof.json', 'file'),
+      model,
+      checkpoints
+    }
+    const cid = (await this.shards.addBytes(enc.encode(JSON.stringify(index)), { name: `task-${taskId}-run-index.json`, kind: 'file' }, { reason: `task-${taskId}` })).cid
+    void program
+    return { cid, index }
+  }
+
+  /** A directory as shards: every file, plus a JSON bundle naming them. */
+  private async publishBundle (dir: string, name: string, kind: 'model' | 'checkpoint', taskId: number): Promise<string> {
+    const files: Array<{ name: string, cid: string }> = []
+    for (const f of readdirSync(dir).sort()) {
+      files.push({ name: f, cid: (await this.shards.addFile(join(dir, f), { name: f, kind }, { reason: `task-${taskId}` })).cid })
+    }
+    return (await this.shards.addBytes(enc.encode(JSON.stringify({ kind: 'bundle', files })), { name, kind }, { reason: `task-${taskId}` })).cid
+  }
+
+  private async fetchBundleTo (cid: string, dir: string): Promise<void> {
+    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(cid))) as { files: Array<{ name: string, cid: string }> }
+    mkdirSync(dir, { recursive: true })
+    for (const f of bundle.files) {
+      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
+      await this.shards.fetchToFile(f.cid, join(dir, f.name))
+    }
+  }
+
+  async commitProof (taskId: number, r: TrainResult): Promise<void> {
+    if (r.runIndex == null || r.proofCid == null) throw new Error(`task ${taskId}: the run was not published, nothing to commit`)
+    const x = { ...r, runIndex: r.runIndex, proofCid: r.proofCid, checkpoints: r.checkpoints ?? [] }
+    const chain = await this.chain()
+    const { challengeEnd } = await chain.commitProof(taskId, {
+      proofRoot: hex0x(r.proofRoot),
+      finalStateRoot: hex0x(r.finalStateRoot),
+      stepCount: r.steps,
+      checkpoints: [RUN_INDEX_PREFIX + x.runIndex]
+    })
+    // keep every artefact of the run at least until the challenge window closes
+    for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid)]) {
+      await this.shards.retain(cid, { untilBlock: challengeEnd + 10 }, `task-${taskId}`).catch(() => {})
+    }
+    await this.init.book.publish('proofs', {
+      taskId, solver: this.peerId, proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot),
+      proofCid: x.proofCid, modelCid: x.modelCid, checkpoints: x.checkpoints.slice(0, 4096)
+    })
+    this.log.info({ taskId, proofRoot: r.proofRoot, challengeEnd }, 'proof committed on chain')
+  }
+
+  // ---- verifier / whistleblower ----
+
+  async verify (taskId: number): Promise<VerifyResult> {
+    const chain = await this.chain()
+    const task = await this.taskOrThrow(taskId)
+    const indexCid = runIndexCidOf(task)
+    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
+    // randomness: the hash of a block produced after the commitment
+    const seed = await this.waitForRandomness(chain, task.committedAt + 1)
+    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+    if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
+    const runDir = join(this.dataDir, 'verify', String(taskId))
+    mkdirSync(runDir, { recursive: true })
+    const programBytes = await this.shards.fetchBytes(index.program)
+    const { info: _i, ...program } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
+    if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
+    writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
+    await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+    if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
+    const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
+    const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, this.econ.intervalsPerVerifier)
+    const checked: number[] = []
+    for (const iv of intervals) {
+      const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
+      if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
+      const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+      mkdirSync(dir, { recursive: true })
+      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
+      await this.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'))
+      const r = await replayInChild(runDir, iv.toStep, datasetDir, this.log).result
+      for (let s = ck.step + 1; s <= iv.toStep; s++) checked.push(s)
+      if (!r.match || r.firstMismatch != null) {
+        const bad = r.firstMismatch ?? iv.toStep
+        this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
+        return { accept: false, checkedSteps: checked.filter(s => s <= bad), firstBadStep: bad }
+      }
+    }
+    this.log.info({ taskId, intervals: intervals.map(i => i.index) }, 'every sampled interval replays bit for bit')
+    return { accept: true, checkedSteps: checked }
+  }
+
+  private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {
+    const deadline = Date.now() + 120_000
+    while (Date.now() < deadline) {
+      const r = await chain.randomness(block)
+      if (r != null) return r
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    throw new Error(`block ${block} (verification randomness) was not produced within 120 s`)
+  }
+
+  async submitVerdict (taskId: number, v: VerifyResult): Promise<void> {
+    const chain = await this.chain()
+    // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based
+    await chain.submitVerdict(taskId, v.accept, v.checkedSteps.slice(0, 1024).map(s => s - 1))
+    await this.init.book.publish('verdicts', { taskId, verifier: this.peerId, accept: v.accept, checkedSteps: v.checkedSteps.slice(0, 1024), firstBadStep: v.firstBadStep })
+    this.log.info({ taskId, accept: v.accept, firstBadStep: v.firstBadStep }, 'verdict submitted')
+  }
+
+  async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
+    // a whistleblower samples its own intervals (its account mixes into the seed)
+    return await this.verify(taskId)
+  }
+
+  async challenge (taskId: number, against: 'solver' | 'verifier', step: number | undefined): Promise<DisputeResult> {
+    if (this.init.disputes == null) throw new Error('the dispute protocol is not available on this peer yet')
+    return await this.init.disputes.challenge(taskId, against, step)
+  }
+
+  async defend (taskId: number, disputeId: number): Promise<DisputeResult> {
+    if (this.init.disputes == null) throw new Error('the dispute protocol is not available on this peer yet')
+    return await this.init.disputes.defend(taskId, disputeId)
+  }
+}

@@ -1,0 +1,45 @@
+// The run index: the one document a solver publishes (as a shard) and commits
+// on chain by CID. It names every other artefact of the run by CID, so a
+// verifier anywhere can rebuild the run directory from the swarm, and every
+// byte it fetches is bound to the on-chain commitment.
+
+export const RUN_INDEX_VERSION = 1
+
+export interface RunIndex {
+  version: 1
+  taskId: number
+  programHash: string
+  proofRoot: string
+  /** task.json (the program) */
+  program: string
+  /** proof.json (per-step state roots) */
+  proof: string
+  /** the trained model (tfjs layers JSON + weights), for the submitter */
+  model?: string
+  /** checkpoint k: manifest.json and state.bin */
+  checkpoints: Array<{ step: number, manifest: string, data: string }>
+}
+
+const CID = /^b[a-z2-7]{20,120}$/
+const HEX = /^(0x)?[0-9a-f]{64}$/
+
+export function validateRunIndex (v: unknown): RunIndex {
+  const r = v as RunIndex
+  const bad = (why: string): never => { throw new Error(`invalid run index: ${why}`) }
+  if (typeof r !== 'object' || r === null || r.version !== RUN_INDEX_VERSION) bad('not a version 1 run index')
+  if (!Number.isInteger(r.taskId) || r.taskId < 0) bad('taskId')
+  if (!HEX.test(String(r.programHash)) || !HEX.test(String(r.proofRoot))) bad('programHash/proofRoot must be 32-byte hex')
+  if (!CID.test(String(r.proof)) || !CID.test(String(r.program))) bad('proof/program CID')
+  if (r.model !== undefined && !CID.test(String(r.model))) bad('model CID')
+  if (!Array.isArray(r.checkpoints) || r.checkpoints.length > 100_000) bad('checkpoints')
+  let last = -1
+  for (const c of r.checkpoints) {
+    if (!Number.isInteger(c.step) || c.step <= last) bad('checkpoint steps must increase')
+    if (!CID.test(String(c.manifest)) || !CID.test(String(c.data))) bad(`checkpoint ${c.step} CIDs`)
+    last = c.step
+  }
+  return r
+}
+
+/** How the run index CID is written into the chain's checkpoint list. */
+export const RUN_INDEX_PREFIX = 'run-index:'
