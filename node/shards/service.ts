@@ -303,8 +303,9 @@ export class ShardService {
         })
       }
       const rec = await this.store.getRoot(key)
-      if (rec != null) await this.store.putRoot({ ...rec, complete: true })
-      if (opts.provide !== false) this.provideInBackground(root)
+      if (rec != null && !rec.complete) await this.store.putRoot({ ...rec, complete: true })
+      // announce new content only: reading a local shard again must not spam the DHT
+      if (opts.provide !== false && (missing.length > 0 || rec?.complete !== true)) this.provideInBackground(root)
       const durationMs = Date.now() - started
       const transferMs = Date.now() - transferStart
       const result: FetchResult = {
