@@ -20,12 +20,13 @@ export interface TaskWorker { peer: string, actorId: string, role: string, state
 export interface TaskRow {
   id: string
   phase: string
-  phaseSource: 'chain' | 'actors'
+  /** chain: read from the chain by the dashboard; peer:<name>: the chain's view as that peer reported it; actors: inferred */
+  phaseSource: string
   chain?: ChainView['tasks'][number]
   workers: TaskWorker[]
 }
 
-export interface DisputeRound { time?: number, blockNumber?: number, source: 'trace' | 'chain', peer?: string, actorId?: string, event: string, detail?: Record<string, unknown> }
+export interface DisputeRound { time?: number, blockNumber?: number, source: 'trace' | 'chain' | 'gossip', peer?: string, actorId?: string, event: string, detail?: Record<string, unknown> }
 export interface DisputeRow {
   id: string
   taskId?: string
@@ -152,7 +153,7 @@ export class Aggregator {
       time: Date.now(),
       peers,
       tasks: this.tasks(peers),
-      disputes: this.disputes(),
+      disputes: this.disputes(peers),
       chain: this.chain.view,
       traces: this.recentTraces()
     }
@@ -166,6 +167,13 @@ export class Aggregator {
       return r
     }
     for (const t of this.chain.view.tasks) Object.assign(row(t.id), { phase: t.phase, phaseSource: 'chain', chain: t })
+    // without a chain of our own, a peer's view of the chain is the next best source
+    for (const p of peers) {
+      for (const t of p.tasks ?? []) {
+        const r = row(String(t.taskId))
+        if (r.phaseSource === 'actors' && typeof t.chain?.phase === 'string') Object.assign(r, { phase: t.chain.phase, phaseSource: `peer:${p.name}`, chain: t.chain })
+      }
+    }
     for (const p of peers) {
       for (const a of p.actors?.actors ?? []) {
         const ctx = a.context as { current?: number, queue?: number[], history?: Array<{ taskId: number, outcome: string }> }
@@ -180,7 +188,7 @@ export class Aggregator {
     return [...rows.values()].sort((a, b) => Number(b.id) - Number(a.id))
   }
 
-  private disputes (): DisputeRow[] {
+  private disputes (peers: PeerView[]): DisputeRow[] {
     const rows = new Map<string, DisputeRow>()
     const row = (id: string): DisputeRow => {
       let r = rows.get(id)
@@ -197,6 +205,20 @@ export class Aggregator {
         r.winner = String(ev.data.winner)
         r.how = ev.data.how != null ? String(ev.data.how) : undefined
         r.slashed = ev.data.slashed != null ? String(ev.data.slashed) : undefined
+      }
+    }
+    // dispute announcements heard over gossip (every peer has the same ones: deduplicated)
+    const heard = new Set<string>()
+    for (const p of peers) {
+      for (const t of p.tasks ?? []) {
+        for (const m of t.gossip?.disputes ?? []) {
+          const k = JSON.stringify(m)
+          if (m.disputeId == null || heard.has(k)) continue
+          heard.add(k)
+          const r = row(String(m.disputeId))
+          r.taskId ??= String(t.taskId)
+          r.rounds.push({ source: 'gossip', peer: p.name, event: `gossip.dispute.${String(m.phase)}`, detail: { challenger: m.challenger, defender: m.defender, ...(m.detail != null ? { detail: m.detail } : {}) } })
+        }
       }
     }
     for (const e of this.disputeEntries) {

@@ -29,6 +29,13 @@ export interface ActorsReply {
 
 export interface RolesReply { roles: string[], active: Record<string, string>, retiring: string[] }
 
+/** A peer's /v1/tasks entry: the chain's view of the task (if the peer has a chain) and what it heard over gossip. */
+export interface PeerTask {
+  taskId: number
+  chain: Record<string, unknown> | null
+  gossip: { disputes?: Array<Record<string, unknown>>, verdicts?: unknown[], chain?: Record<string, unknown> } | null
+}
+
 export interface PeerView {
   name: string
   dataDir: string
@@ -40,6 +47,8 @@ export interface PeerView {
   roles?: RolesReply
   /** null when the peer has no role actors (a bootstrap peer) */
   actors?: ActorsReply | null
+  /** null when the peer has no task book (older peers) */
+  tasks?: PeerTask[] | null
   traceStream: 'connecting' | 'live' | 'down'
 }
 
@@ -53,6 +62,7 @@ export class PeerWatch {
   private lastTraceTime = 0
   private stopped = false
   private streamAbort?: AbortController
+  private polls = 0
 
   constructor (readonly peer: DashboardPeer, private readonly onTrace: (e: TraceEntry) => void, private readonly traceReplay: number) {
     this.view = { name: peer.name, dataDir: peer.dataDir, role: peer.role, connected: false, traceStream: 'connecting' }
@@ -80,7 +90,9 @@ export class PeerWatch {
         this.get<RolesReply>('/v1/roles').catch(orNull),
         this.get<ActorsReply>('/v1/actors').catch(orNull)
       ])
-      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors })
+      // tasks cost the peer chain queries: every third poll
+      const tasks = this.polls++ % 3 === 0 ? await this.get<PeerTask[]>('/v1/tasks').then(t => Array.isArray(t) ? t.slice(-64) : null).catch(orNull) : this.view.tasks
+      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks })
     } catch (err) {
       this.client = undefined
       this.view.connected = false

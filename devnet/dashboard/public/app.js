@@ -225,7 +225,7 @@ function renderTasks (s) {
     const verdicts = c != null ? `${c.verdicts.filter(v => v.accept && !v.void).length} accept / ${c.verdicts.filter(v => !v.accept && !v.void).length} reject` : '–'
     return el('tr', { 'data-task': t.id },
       el('td', {}, el('b', { text: `#${t.id}` })),
-      el('td', {}, el('span', { class: `phase ${t.phase}`, 'data-testid': 'task-phase', text: t.phase }), t.phaseSource === 'actors' ? el('span', { class: 'muted small', text: ' (from actors)' }) : null),
+      el('td', {}, el('span', { class: `phase ${t.phase}`, 'data-testid': 'task-phase', text: t.phase }), t.phaseSource !== 'chain' ? el('span', { class: 'muted small', text: t.phaseSource === 'actors' ? ' (from actors)' : ` (chain via ${t.phaseSource.slice(5)})` }) : null),
       el('td', {}, c != null ? accountName(c.submitter) : '–'),
       el('td', {}, c != null ? accountName(c.solver) : '–'),
       el('td', {}, c != null ? `${c.stepCount}/${c.steps}` : '–'),
@@ -255,7 +255,7 @@ function renderDisputes (s) {
       : el('div', { class: 'clocks', text: 'no chain record (yet): rounds from events and actor traces' })
     const rounds = d.rounds.length > 0
       ? el('ol', {}, d.rounds.slice(-60).map(r => el('li', {},
-        r.source === 'chain' ? `block ${r.blockNumber}: ${r.event.replace(/^arbitration\./, '')}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
+        r.source === 'chain' ? `block ${r.blockNumber}: ${r.event.replace(/^arbitration\./, '')}` : r.source === 'gossip' ? `gossip (heard by ${r.peer}): ${r.event.slice(7)}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
         r.detail != null ? el('span', { class: 'muted', text: ` ${fmtData(r.detail)}` }) : null)))
       : el('p', { class: 'empty', text: 'no rounds yet' })
     return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, rounds)

@@ -68,6 +68,12 @@ describe('aggregator', () => {
     const tasks = agg.state().tasks
     expect(tasks.map(t => [t.id, t.phase, t.phaseSource])).toEqual([['10', 'Queued', 'actors'], ['9', 'Solving', 'actors'], ['8', 'Settled', 'actors']])
     expect(agg.state().chain.state).toBe('none')
+
+    // a peer with a chain reports the chain's view of its tasks and the dispute announcements it heard
+    agg.watches[0].view.tasks = [{ taskId: 9, chain: { phase: 'Verifying', verdicts: [] }, gossip: { disputes: [{ disputeId: 3, taskId: 9, challenger: 'A', defender: 'B', phase: 'opened' }, { disputeId: 3, taskId: 9, challenger: 'A', defender: 'B', phase: 'opened' }] } }]
+    const s = agg.state()
+    expect(s.tasks.find(t => t.id === '9')).toMatchObject({ phase: 'Verifying', phaseSource: 'peer:p1' })
+    expect(s.disputes[0].rounds.filter(r => r.source === 'gossip').map(r => r.event)).toEqual(['gossip.dispute.opened'])
     await agg.stop()
   })
 })
