@@ -81,7 +81,8 @@ export class Aggregator {
     this.running = true
     this.loops.push(this.loop(async () => {
       await Promise.all(this.watches.map(async w => await w.poll()))
-      this.emit({ type: 'state', state: this.state() })
+      // periodic states leave the traces out: live entries go out one by one as "trace" events
+      this.emit({ type: 'state', state: this.state(false) })
     }, this.pollMs))
     if (this.opts.chainUrl != null) this.loops.push(this.loop(async () => await this.chain.poll(), this.pollMs))
     for (const w of this.watches) this.loops.push(w.follow())
@@ -147,7 +148,7 @@ export class Aggregator {
 
   get traceCount (): number { return this.traces.length }
 
-  state (): DashboardState {
+  state (withTraces = true): DashboardState {
     const peers = this.watches.map(w => w.view)
     return {
       time: Date.now(),
@@ -155,7 +156,7 @@ export class Aggregator {
       tasks: this.tasks(peers),
       disputes: this.disputes(peers),
       chain: this.chain.view,
-      traces: this.recentTraces()
+      traces: withTraces ? this.recentTraces() : []
     }
   }
 
