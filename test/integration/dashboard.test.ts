@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join, resolve } from 'node:path'
 import { mkdir } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
+import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
@@ -15,7 +16,7 @@ import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitF
 let dir: { path: string, cleanup: () => Promise<void> }
 const procs: Proc[] = []
 let dash: Dashboard
-let browser: BrowserContext
+let browser: DashboardPage
 let page: Page
 let chainPort: number
 const chainClients: ChainClient[] = []
@@ -47,27 +48,21 @@ beforeAll(async () => {
     chainUrl: `ws://127.0.0.1:${chainPort}`,
     pollMs: 500
   })
-  // a fresh profile in the temp dir (playwright wants it as launchPersistentContext's argument)
-  browser = await chromium.launchPersistentContext(join(dir.path, 'chromium'), {
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1400, height: 1000 }
-  })
-  page = browser.pages()[0] ?? await browser.newPage()
-  page.setDefaultTimeout(15_000)
+  browser = await openDashboard(dash.url, dir.path)
+  page = browser.page
 })
 
 afterAll(async () => {
   for (const c of chainClients) await c.disconnect().catch(() => {})
-  await browser?.close().catch(() => {})
+  await browser?.close()
   await dash?.close()
   await Promise.all(procs.map(async p => await stopProc(p)))
   killAll()
   await dir?.cleanup()
 })
 
-const roleBadge = (peer: string, role: string): string => `#peers tr[data-peer="${peer}"] td.roles [data-role="${role}"]:not(.retiring)`
-const actorCard = (peer: string, role: string): string => `.actor[data-peer="${peer}"][data-actor^="${role}"]`
+const roleBadge = sel.peerRole
+const actorCard = sel.actorCard
 
 describe('devnet dashboard in headless Chromium', () => {
   it('serves the page and JSON state; refuses foreign Host headers and unknown paths', async () => {
@@ -87,8 +82,6 @@ describe('devnet dashboard in headless Chromium', () => {
   })
 
   it('shows every peer with its roles, connections and live status', async () => {
-    await page.goto(dash.url)
-    await page.waitForSelector('#live.live')
     await page.waitForSelector(roleBadge('peer1', 'solver'))
     await page.waitForSelector(roleBadge('peer2', 'submitter'))
     await page.waitForSelector(roleBadge('peer2', 'verifier'))
@@ -164,25 +157,25 @@ describe('devnet dashboard in headless Chromium', () => {
     const id = await alice.submitTask({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
     await advance(1)
     const task = `#tasks tr[data-task="${id}"]`
-    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Solving")`)
+    await waitTaskPhase(page, id, 'Solving')
     expect(await page.textContent(task)).toContain('Bob')
     const { challengeEnd } = await bob.commitProof(id, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: ['bafyckpt0', 'bafyckpt1'] })
     await advance(1)
     await dave.submitVerdict(id, true, [0, 5])
-    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Verifying")`)
+    await waitTaskPhase(page, id, 'Verifying')
     await page.waitForSelector(`${task} td:text-is("1 accept / 0 reject")`)
 
     // a dispute: Eve challenges Bob's proof, Bob answers one round, Eve runs out of clock
     const did = await eve.openDispute(id, bob.accountId, 'SolverProof', 3)
     await bob.recordMove(did, H(7))
     const dispute = `#disputes [data-dispute="${did}"]`
-    await page.waitForSelector(`${dispute} [data-testid="dispute-status"]:text-is("Open")`)
+    await page.waitForSelector(sel.disputeStatus(did, 'Open'))
     // the chain's DisputeView: one move made, the challenger's turn, both clocks
     await page.waitForSelector(`${dispute} .clocks:has-text("moves 1 · turn Challenger")`)
     await advance((await alice.params()).disputeClock + 1)
     await dave.claimTimeout(did)
-    await page.waitForSelector(`${dispute} [data-testid="dispute-status"]:text-is("DefenderWon")`)
-    const verdict = await page.textContent(`${dispute} [data-testid="dispute-verdict"]`)
+    await page.waitForSelector(sel.disputeStatus(did, 'DefenderWon'))
+    const verdict = await waitDisputeVerdict(page, did)
     expect(verdict).toContain('DefenderWon')
     expect(verdict).toContain('winner Bob')
     expect(verdict).toContain('Timeout')
@@ -190,7 +183,7 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(rounds.map(r => r.split(': ')[1]?.split(' ')[0])).toEqual(['DisputeOpened', 'MoveRecorded', 'DisputeResolved'])
 
     await advance(Math.max(0, challengeEnd - await alice.bestNumber() + 1))
-    await page.waitForSelector(`${task} [data-testid="task-phase"]:text-is("Settled")`)
+    await waitTaskPhase(page, id, 'Settled')
     // balances as the chain has them after settlement (Bob: dev funds - stake + reward + half of Eve's bond)
     const bobFree = BigInt((await bob.balance()).free)
     await page.waitForFunction(([sel, want]) => document.querySelector(sel)?.textContent?.replace(/,/g, '').startsWith(want) === true,
