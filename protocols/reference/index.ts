@@ -17,6 +17,7 @@ import type { TraceEntry } from '../trace/trace.js'
 export type { OpShape, OperandRef } from './types.js'
 export { ReferenceError } from './types.js'
 export { expf, logf } from './musl.js'
+export { buildElementClaim, checkElementClaim, type ElementClaim, type ClaimVerdict } from './claim.js'
 export { conv2dBackpropFilterValues, conv2dBackpropFilterElement, convPads } from './conv.js'
 
 const CONV2D_BACKPROP_FILTER: KernelRef = {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
 import { matrixView, proveSlice, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
 import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/program/index.js'
-import { computeElement, elementOperands, expf, logf, opShapeOf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
+import { buildElementClaim, checkElementClaim, computeElement, elementOperands, expf, logf, opShapeOf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
@@ -200,6 +200,29 @@ describe('element references vs the wasm backend', () => {
       checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 150)
     }
     expect([...missing]).toEqual([])
+    t.dispose()
+  })
+
+  it('element claims: built from a real step, checked against the trace entry only', async () => {
+    const ds = syntheticDataset(8, 128, 8)
+    const t = await Trainer.create(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 3, optimizer: 'adam', batchSize: 32 }), ds)
+    const tr = traceStep(t)
+    let n = 0
+    for (const e of tr.entries) {
+      if (!['BatchMatMul', '_FusedMatMul', 'Exp', 'Log', 'Sum', 'Add', 'RealDiv', 'Sqrt'].includes(e.kernel)) continue
+      const v = tr.values[e.index]
+      const flat = (e.index * 7919) % v.outputs[0].values.length
+      const good = buildElementClaim(WASM_RUNTIME, e, v.inputs, flat, v.outputs[0].values[flat])
+      expect(checkElementClaim(WASM_RUNTIME, e, good)).toMatchObject({ valid: true })
+      const f = new Float32Array([good.value]); new Uint32Array(f.buffer)[0] ^= 1
+      const wrong = checkElementClaim(WASM_RUNTIME, e, { ...good, value: f[0] })
+      expect(wrong.valid).toBe(false); expect(wrong.reason).toMatch(/differs/)
+      const bad = { ...good, proofs: good.proofs.map((p, i) => i === 0 ? { ...p, bytes: p.bytes.map((b, j) => j === 0 ? b ^ 1 : b) } : p) }
+      const forged = checkElementClaim(WASM_RUNTIME, e, bad)
+      expect(forged.valid).toBe(false); expect(forged.reason).toMatch(/does not verify/)
+      n++
+    }
+    expect(n).toBeGreaterThan(40)
     t.dispose()
   })
 

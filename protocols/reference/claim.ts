@@ -1,0 +1,55 @@
+import { fromHex } from '../commit/merkle.js'
+import { proveSlice, valuesFromBytes, verifySlice, type SliceProof, type TensorData } from '../commit/tensor.js'
+import type { TraceEntry } from '../trace/trace.js'
+import { computeElement, elementOperands, opShapeOf } from './index.js'
+import type { OperandRef } from './types.js'
+
+// The last step of a dispute: one output element of one op. The claimant
+// supplies the rows/columns the element reads, each with a Merkle proof against
+// the input commitment recorded in the (agreed) trace entry; the referee
+// recomputes the element with the reference semantics. O(K) data, no tensor.
+
+export interface ElementClaim {
+  flatIndex: number
+  outputIndex: number
+  operands: OperandRef[]
+  proofs: SliceProof[]
+  /** the element value the claimant says the op produced */
+  value: number
+}
+
+/** Builds the claim for element `flatIndex` from the op's full input values. */
+export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, value: number, outputIndex = 0): ElementClaim {
+  const op = opShapeOf(entry, outputIndex)
+  const operands = elementOperands(runtime, op, flatIndex)
+  const proofs = operands.map(r => proveSlice(inputs[r.input], r.axis, r.index))
+  return { flatIndex, outputIndex, operands, proofs, value }
+}
+
+export interface ClaimVerdict { valid: boolean, reason?: string, expected?: number }
+
+/**
+ * Checks a claim against a trace entry: every operand proof must match the
+ * requested row/column and verify against the entry's input commitment; then
+ * the reference value must equal the claimed value bit for bit. Never throws.
+ */
+export function checkElementClaim (runtime: string, entry: TraceEntry, claim: ElementClaim): ClaimVerdict {
+  try {
+    const op = opShapeOf(entry, claim.outputIndex)
+    const want = elementOperands(runtime, op, claim.flatIndex)
+    if (claim.proofs.length !== want.length) return { valid: false, reason: `expected ${want.length} operand proofs, got ${claim.proofs.length}` }
+    const values = []
+    for (let i = 0; i < want.length; i++) {
+      const r = want[i]; const p = claim.proofs[i]
+      const inp = entry.inputs[r.input]
+      if (p.axis !== r.axis || p.index !== r.index || p.dtype !== inp.dtype || p.shape.length !== inp.shape.length || p.shape.some((d, k) => d !== inp.shape[k])) return { valid: false, reason: `operand ${i} is not ${r.axis} ${r.index} of input ${r.input}` }
+      if (!verifySlice(fromHex(inp.commitment), p)) return { valid: false, reason: `operand ${i} does not verify against input ${r.input}'s commitment` }
+      values.push(valuesFromBytes(p.dtype, p.bytes))
+    }
+    const expected = computeElement(runtime, op, claim.flatIndex, values)
+    // Object.is: bitwise for float32 values (tells -0 from +0; NaN equals NaN)
+    return Object.is(expected, claim.value) ? { valid: true, expected } : { valid: false, reason: 'the claimed value differs from the reference', expected }
+  } catch (e) {
+    return { valid: false, reason: (e as Error).message }
+  }
+}
