@@ -177,11 +177,20 @@ export class Aggregator {
     }
     for (const p of peers) {
       for (const a of p.actors?.actors ?? []) {
-        const ctx = a.context as { current?: number, queue?: number[], history?: Array<{ taskId: number, outcome: string }> }
+        const ctx = a.context as { current?: number, queue?: number[], history?: Array<{ taskId: number, outcome: string }>, open?: number[], settled?: number[], results?: Record<string, { accuracy?: number }>, pending?: Array<{ taskId: number }> }
         const state = stateText(a.state)
         const add = (id: number, relation: string): void => { row(String(id)).workers.push({ peer: p.name, actorId: a.id, role: roleOfId(a.id), state, relation }) }
+        const nums = (v: unknown): number[] => Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number').slice(-32) : []
         if (typeof ctx.current === 'number') add(ctx.current, 'working')
-        for (const q of Array.isArray(ctx.queue) ? ctx.queue : []) add(q, 'queued')
+        for (const q of nums(ctx.queue)) add(q, 'queued')
+        // submitter: its open and settled tasks (with the trained model's accuracy once collected)
+        for (const t of nums(ctx.open)) if (t !== ctx.current) add(t, 'submitted')
+        for (const t of nums(ctx.settled)) {
+          const acc = ctx.results?.[String(t)]?.accuracy
+          add(t, typeof acc === 'number' ? `settled (accuracy ${(acc * 100).toFixed(1)}%)` : 'settled')
+        }
+        // whistleblower: verdicts waiting to be re-checked
+        for (const pnd of Array.isArray(ctx.pending) ? ctx.pending.slice(-32) : []) if (typeof pnd?.taskId === 'number') add(pnd.taskId, 'recheck queued')
         for (const h of Array.isArray(ctx.history) ? ctx.history.slice(-20) : []) if (typeof h?.taskId === 'number' && h.taskId >= 0) add(h.taskId, h.outcome)
       }
     }
@@ -259,10 +268,10 @@ function roleOfId (id: string): string { return id.split('#')[0] }
 // Without the chain, the phase is read from what the actors are doing with the task.
 function inferPhase (workers: TaskWorker[]): string {
   const has = (pred: (w: TaskWorker) => boolean): boolean => workers.some(pred)
-  if (has(w => w.relation === 'settled')) return 'Settled'
+  if (has(w => w.relation.startsWith('settled'))) return 'Settled'
   if (has(w => w.role === 'solver' && w.relation === 'working' && /training|committing/.test(w.state))) return 'Solving'
   if (has(w => w.relation === 'working' && /defending|challenging/.test(w.state))) return 'Disputed'
   if (has(w => w.relation === 'working' && (w.role === 'verifier' || /awaitingVerdicts/.test(w.state)))) return 'Verifying'
-  if (has(w => w.relation === 'queued')) return 'Queued'
+  if (has(w => w.relation === 'queued' || w.relation === 'submitted')) return 'Queued'
   return workers.length > 0 ? workers[workers.length - 1].relation : 'unknown'
 }

@@ -265,10 +265,21 @@ function renderDisputes (s) {
 function actorContextLine (ctx) {
   if (ctx == null) return null
   const parts = []
+  const ids = (v) => v.every(q => typeof q !== 'object' || (q != null && 'taskId' in q))
+    ? v.map(q => typeof q === 'object' ? `#${q.taskId}` : `#${q}`).join(' ')
+    : `${v.length} item(s)`
   if (ctx.current != null) parts.push(`task #${ctx.current}`)
-  if (Array.isArray(ctx.queue) && ctx.queue.length > 0) parts.push(`queue ${ctx.queue.map(q => '#' + q).join(' ')}`)
+  if (Array.isArray(ctx.queue) && ctx.queue.length > 0) parts.push(`queue ${ids(ctx.queue)}`)
   if (Array.isArray(ctx.history) && ctx.history.length > 0) parts.push(`done ${ctx.history.slice(-4).map(h => `#${h.taskId} ${h.outcome}`).join(', ')}`)
   if (ctx.draining === true) parts.push('draining')
+  // role-specific fields (open/settled tasks, pending re-checks, a verdict, ...): shown compactly
+  for (const [k, v] of Object.entries(ctx)) {
+    if (['current', 'queue', 'history', 'draining', 'error'].includes(k) || v == null) continue
+    if (Array.isArray(v)) { if (v.length > 0) parts.push(`${k} ${v.length <= 8 ? ids(v) : `${v.length} items`}`) } else if (typeof v === 'object') {
+      const j = JSON.stringify(v)
+      if (j !== '{}') parts.push(`${k} ${j.length > 80 ? j.slice(0, 79) + '…' : j}`)
+    } else parts.push(`${k} ${String(v).slice(0, 60)}`)
+  }
   const out = el('div', { class: 'ctx' }, parts.join(' · ') || 'idle, nothing queued')
   if (ctx.error != null) out.append(el('div', { class: 'err', text: `error: ${ctx.error}` }))
   return out

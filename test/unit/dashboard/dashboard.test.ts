@@ -63,10 +63,14 @@ describe('aggregator', () => {
     // no chain: the phase comes from what actors do with the task
     agg.watches[0].view.actors = {
       supervisor: { state: 'running', roles: ['solver'] },
-      actors: [{ id: 'solver#1', state: 'training', status: 'active', context: { current: 9, queue: [10], history: [{ taskId: 8, outcome: 'settled' }] } }]
+      actors: [
+        { id: 'solver#1', state: 'training', status: 'active', context: { current: 9, queue: [10], history: [{ taskId: 8, outcome: 'settled' }] } },
+        { id: 'submitter#2', state: 'idle', status: 'active', context: { open: [11], settled: [7], results: { 7: { accuracy: 0.8512 } }, history: [] } }
+      ]
     }
     const tasks = agg.state().tasks
-    expect(tasks.map(t => [t.id, t.phase, t.phaseSource])).toEqual([['10', 'Queued', 'actors'], ['9', 'Solving', 'actors'], ['8', 'Settled', 'actors']])
+    expect(tasks.map(t => [t.id, t.phase, t.phaseSource])).toEqual([['11', 'Queued', 'actors'], ['10', 'Queued', 'actors'], ['9', 'Solving', 'actors'], ['8', 'Settled', 'actors'], ['7', 'Settled', 'actors']])
+    expect(tasks.find(t => t.id === '7')?.workers.map(w => w.relation)).toEqual(['settled (accuracy 85.1%)'])
     expect(agg.state().chain.state).toBe('none')
 
     // a peer with a chain reports the chain's view of its tasks and the dispute announcements it heard
