@@ -74,8 +74,10 @@ export class ProviderSource {
   discover (root: CID, signal?: AbortSignal): void {
     const stop = signal != null ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal
     void (async () => {
+      let gapMs = 1000
       while (!stop.aborted) {
         const started = Date.now()
+        const known = this.pool.discovered
         try {
           for await (const p of this.deps.host.contentRouting.findProviders(root, { signal: AbortSignal.any([stop, AbortSignal.timeout(10_000)]) })) {
             if (p.multiaddrs.length > 0) await this.deps.host.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => {})
@@ -86,9 +88,11 @@ export class ProviderSource {
         } catch (err) {
           if (!stop.aborted) this.deps.log.debug({ err: (err as Error).message }, 'provider lookup ended')
         }
-        // query again only when workers wait for providers, at most once a second
+        // query again only when workers wait for providers: after 1 s, backing
+        // off to 30 s while lookups find nobody new (a long fetch from few providers)
+        gapMs = this.pool.discovered > known ? 1000 : Math.min(gapMs * 2, 30_000)
         await this.pool.whenStarving(stop)
-        const gap = 1000 - (Date.now() - started)
+        const gap = gapMs - (Date.now() - started)
         if (gap > 0) await sleep(gap, stop)
       }
     })()
@@ -130,7 +134,18 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     let writing: Promise<void> = Promise.resolve()
     try {
       const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(requestTimeoutMs)]) : AbortSignal.timeout(requestTimeoutMs)
-      stream = await deps.host.dialProtocol(peerIdFromString(c.peerId), SHARD_PROTOCOL, { signal })
+      const pid = peerIdFromString(c.peerId)
+      try {
+        stream = await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
+      } catch (err) {
+        // known addresses may be stale (the provider restarted on another
+        // port): look the peer up in the DHT once and retry
+        if (isAborted(opts.signal)) throw err
+        const info = await deps.host.peerRouting.findPeer(pid, { signal: AbortSignal.timeout(Math.min(requestTimeoutMs, 10_000)) }).catch(() => undefined)
+        if (info == null || info.multiaddrs.length === 0) throw err
+        await deps.host.peerStore.merge(pid, { multiaddrs: info.multiaddrs })
+        stream = await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
+      }
       const lp = lpStream(stream, { maxDataLength: MAX_RESPONSE_BYTES, maxBufferSize: (pipeline + 1) * (MAX_RESPONSE_BYTES + 8) })
       // Each block is verified as it arrives (sync sha256 over the contiguous
       // block: measured faster than WebCrypto here, whose thread-pool jobs queue

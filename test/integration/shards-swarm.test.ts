@@ -38,6 +38,7 @@ async function cli (args: string[], timeoutMs = 60_000): Promise<any> {
   return JSON.parse(r.stdout)
 }
 
+const withLog = (err: Error, p: Proc): Error => new Error(`${err.message}\nstderr:\n${p.stderr().slice(-2000)}`)
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 const haveBlocks = (stderr: string): number => Math.max(0, ...[...stderr.matchAll(/progress (\d+)\//g)].map(m => Number(m[1])))
 
@@ -125,7 +126,7 @@ describe('shards across 6 peer processes', () => {
 
     // 1) fetcher P2 gets a few blocks from P0, then its peer process dies
     const first = startCli(['shards', 'get', cid, '--from', peers[0].id, '--data-dir', peers[2].dataDir])
-    await waitFor(async () => haveBlocks(first.stderr()) >= 4, 30_000, 'first blocks')
+    await waitFor(async () => haveBlocks(first.stderr()) >= 4, 30_000, 'first blocks').catch(err => { throw withLog(err, first) })
     peers[2].proc.child.kill('SIGKILL')
     expect(await first.exited).not.toBe(0)
     expect(first.stderr()).toMatch(/run the command again to resume/)
@@ -136,6 +137,7 @@ describe('shards across 6 peer processes', () => {
     const second = startCli(['shards', 'get', cid, '--out', out, '--json', '--from', peers[0].id, '--from', peers[1].id, '--data-dir', peers[2].dataDir])
     let resumedAt = 0
     await waitFor(async () => { resumedAt ||= haveBlocks(second.stderr()); return haveBlocks(second.stderr()) >= resumedAt + 3 && resumedAt > 0 }, 30_000, 'second fetch progress')
+      .catch(err => { throw withLog(err, second) })
     peers[0].proc.child.kill('SIGKILL')
     expect(await second.exited).toBe(0)
     const r = firstJson(second.stdout())
