@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
-import { commitTensor } from '../../protocols/commit/tensor.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { toHex } from '../../protocols/commit/merkle.js'
 import type { DType, TensorData } from '../../protocols/commit/tensor.js'
 import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, traceRoot, type InputRef, type TraceEntry, type TraceInput } from '../../protocols/trace/trace.js'
+import { fastTensorRoot } from './fast-commit.js'
 import type { Trainer } from './trainer.js'
 
 // Op tracer: while one step runs, every kernel of the active backend is
@@ -49,6 +49,19 @@ export function traceStep (trainer: Trainer): StepTrace {
     if (!m.has(k)) m.set(k, ref) // the first source wins: state/data before ops
   }
   trainer.state.forEach((s, i) => remember(s.variable as unknown as tf.TensorInfo, { kind: 'state', index: i }))
+  // commitments of values already seen (an op's output is usually a later op's
+  // input); fastTensorRoot equals protocols/commit's root (tested)
+  const seen = new Map<object, Map<string, string>>()
+  const commit = (info: { dataId: object, shape: number[], dtype: string }, t: TensorData): string => {
+    const k = key(info.shape, info.dtype)
+    const hit = seen.get(info.dataId)?.get(k)
+    if (hit !== undefined) return hit
+    const c = toHex(fastTensorRoot(t))
+    let m = seen.get(info.dataId)
+    if (m === undefined) { m = new Map(); seen.set(info.dataId, m) }
+    m.set(k, c)
+    return c
+  }
   const entries: TraceEntry[] = []
   const values: OpValues[] = []
   const originals = tf.getKernelsForBackend(backendName)
@@ -72,7 +85,7 @@ export function traceStep (trainer: Trainer): StepTrace {
           const info = args.inputs[n] as tf.TensorInfo
           const ref = sources.get(info.dataId)?.get(key(info.shape, info.dtype)) ?? { kind: 'const' as const }
           const t = inVals[j]
-          const inp: TraceInput = { name: n, ref, dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) }
+          const inp: TraceInput = { name: n, ref, dtype: t.dtype, shape: t.shape, commitment: commit(info, t) }
           if (ref.kind === 'const' && t.values.length <= MAX_INLINE_CONST) inp.value = Array.from(t.values)
           return inp
         })
@@ -82,7 +95,7 @@ export function traceStep (trainer: Trainer): StepTrace {
           kernel: k.kernelName,
           attrs: canonicalAttrs(args.attrs as Record<string, unknown>),
           inputs,
-          outputs: outVals.map(t => ({ dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) }))
+          outputs: outVals.map((t, j) => ({ dtype: t.dtype, shape: t.shape, commitment: commit(outs[j], t) }))
         })
         values.push({ inputs: inVals, outputs: outVals })
         return out
@@ -107,7 +120,7 @@ export function traceStep (trainer: Trainer): StepTrace {
     inputs: trainer.state.map((s, i) => {
       const v = s.variable as unknown as tf.TensorInfo
       const ref = sources.get(v.dataId)?.get(key(v.shape, v.dtype)) ?? { kind: 'const' as const }
-      return { name: s.name, ref, dtype: after[i].dtype, shape: after[i].shape, commitment: toHex(commitTensor(after[i]).root) }
+      return { name: s.name, ref, dtype: after[i].dtype, shape: after[i].shape, commitment: toHex(fastTensorRoot(after[i])) }
     }),
     outputs: []
   })
