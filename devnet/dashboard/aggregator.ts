@@ -181,11 +181,13 @@ export class Aggregator {
         const state = stateText(a.state)
         const add = (id: number, relation: string): void => { row(String(id)).workers.push({ peer: p.name, actorId: a.id, role: roleOfId(a.id), state, relation }) }
         const nums = (v: unknown): number[] => Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number').slice(-32) : []
-        if (typeof ctx.current === 'number') add(ctx.current, 'working')
+        // a submitter keeps its last task as `current` while idle: only a busy actor is "working" on it
+        if (typeof ctx.current === 'number' && state !== 'idle') add(ctx.current, 'working')
         for (const q of nums(ctx.queue)) add(q, 'queued')
         // submitter: its open and settled tasks (with the trained model's accuracy once collected)
         for (const t of nums(ctx.open)) if (t !== ctx.current) add(t, 'submitted')
-        for (const t of nums(ctx.settled)) {
+        const collected = Object.keys(ctx.results ?? {}).map(Number).filter(Number.isInteger)
+        for (const t of new Set([...nums(ctx.settled), ...collected])) {
           const acc = ctx.results?.[String(t)]?.accuracy
           add(t, typeof acc === 'number' ? `settled (accuracy ${(acc * 100).toFixed(1)}%)` : 'settled')
         }

@@ -395,7 +395,7 @@ function traceRow (e, isNew) {
     el('td', { class: 'mono' }, time(e.time)),
     el('td', {}, peerNameOf(e.peer)),
     el('td', { class: 'mono' }, e.actorId),
-    el('td', { class: 'ev mono' }, e.event),
+    el('td', { class: 'ev mono', title: e.event }, e.event.replace(/^xstate\.(done|error)\.actor\.\S*\.([^.]+)$/, '$1: $2')),
     el('td', { class: 'mono' }, e.kind === 'transition' ? `${e.from ?? '∅'} → ${e.to}` : e.kind === 'event' ? `(${e.to ?? ''})` : e.kind),
     el('td', { class: 'detail mono' }, e.detail != null ? JSON.stringify(e.detail) : ''))
 }
