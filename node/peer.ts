@@ -11,6 +11,8 @@ import { GossipRouter } from './p2p/gossip.js'
 import { createHost, type Host } from './p2p/host.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
+import { topicName } from './p2p/topics.js'
+import { PROTOCOL_TOPICS } from '../protocols/messages/schemas.js'
 import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
 
 export interface PeerOptions {
@@ -42,7 +44,7 @@ export interface PeerStatus {
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
-  gossip: { accepted: number, rejected: number }
+  gossip: { accepted: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
@@ -99,6 +101,7 @@ export class Peer {
         listen: opts.listen,
         bootstrap: [],
         privateNetwork: opts.privateNetwork ?? network.includes('devnet'),
+        scoredTopics: ['announce', ...PROTOCOL_TOPICS].map(t => topicName(network, t)),
         metricsRegistry: metrics.registry
       }).catch((err: NodeJS.ErrnoException) => { throw explainListenError(err, opts.listen) })
       cleanup.unshift(async () => { await host.stop() })
@@ -177,7 +180,12 @@ export class Peer {
       topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
       roles: this.roles,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
-      gossip: { accepted: this.gossip.stats.accepted, rejected: this.gossip.stats.rejected },
+      gossip: {
+        accepted: this.gossip.stats.accepted,
+        rejected: this.gossip.stats.rejected,
+        rejectedBy: { ...this.gossip.stats.rejectedBy },
+        scores: Object.fromEntries(this.host.getPeers().map(p => [p.toString(), Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(p.toString()) * 100) / 100]))
+      },
       milestones: this.milestones
     }
   }
@@ -197,6 +205,15 @@ export class Peer {
         throw new HttpError(400, (err as Error).message)
       }
     })
+    if (process.env.PROOFSWARM_DEBUG_ROUTES === '1') {
+      // fault injection for tests: publish raw bytes, bypassing our own validation
+      c.post('/v1/debug/gossip-raw', async ({ body }) => {
+        const b = body as { topic?: string, hex?: string }
+        if (typeof b.topic !== 'string' || typeof b.hex !== 'string') throw new HttpError(400, 'body must be {"topic", "hex"}')
+        const r = await this.host.services.pubsub.publish(topicName(this.network, b.topic), Buffer.from(b.hex, 'hex'))
+        return { recipients: r.recipients.length }
+      })
+    }
     c.get('/v1/gossip/messages', ({ url }) => this.gossip.received({
       topic: url.searchParams.get('topic') ?? undefined,
       since: url.searchParams.has('since') ? Number(url.searchParams.get('since')) : undefined

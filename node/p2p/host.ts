@@ -33,8 +33,34 @@ export interface HostInit {
    * connections. True for devnets and LANs; false on the public internet.
    */
   privateNetwork: boolean
+  /** full names of the topics to score (invalid messages on them cost the sender) */
+  scoredTopics?: string[]
   /** prom-client registry for libp2p's own metrics */
   metricsRegistry?: Registry
+}
+
+// Scoring on protocol topics: one invalid message (P4) costs -100 × 1², below
+// gossipsub's graylist threshold (-80), so the sender's RPCs are ignored until
+// the penalty decays (×0.99 per decay interval of 1 s: minutes). Delivery-rate
+// penalties (P3) are off: protocol topics are quiet most of the time.
+const topicScore = {
+  topicWeight: 1,
+  timeInMeshWeight: 0.01,
+  timeInMeshQuantum: 1000,
+  timeInMeshCap: 100,
+  firstMessageDeliveriesWeight: 1,
+  firstMessageDeliveriesDecay: 0.5,
+  firstMessageDeliveriesCap: 10,
+  meshMessageDeliveriesWeight: 0,
+  meshMessageDeliveriesDecay: 0.5,
+  meshMessageDeliveriesCap: 100,
+  meshMessageDeliveriesThreshold: 1,
+  meshMessageDeliveriesWindow: 10,
+  meshMessageDeliveriesActivation: 5000,
+  meshFailurePenaltyWeight: 0,
+  meshFailurePenaltyDecay: 0.5,
+  invalidMessageDeliveriesWeight: -100,
+  invalidMessageDeliveriesDecay: 0.99
 }
 
 export async function createHost (init: HostInit): Promise<Host> {
@@ -75,8 +101,8 @@ export async function createHost (init: HostInit): Promise<Host> {
         // bootstrap peers are well connected: peer exchange helps joiners find a mesh
         doPX: true,
         scoreParams: {
-          // a peer that sends invalid messages is graylisted quickly
-          IPColocationFactorWeight: init.privateNetwork ? 0 : -35
+          IPColocationFactorWeight: init.privateNetwork ? 0 : -35,
+          topics: Object.fromEntries((init.scoredTopics ?? []).map(t => [t, topicScore]))
         }
       })
     }

@@ -156,7 +156,9 @@ export class NodePorts implements RolePorts {
     if (index.model == null) return {}
     const dir = join(this.dataDir, 'results', String(taskId))
     await this.fetchBundleTo(index.model, join(dir, 'model'))
-    const r = await evaluateInChild(join(dir, 'model'), this.init.datasetDir, this.log).result
+    // the evaluator reads the program next to the model (dataset reference)
+    await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
+    const r = await evaluateInChild(dir, this.init.datasetDir, this.log).result
     this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
     return { accuracy: r.accuracy, modelCid: index.model }
   }

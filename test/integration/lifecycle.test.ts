@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { ChainClient } from '../../node/chain/client.js'
+import { startChainProcess, type ChainProcess } from './chain-process.js'
+import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
+
+// The task lifecycle over a real swarm and the real dev chain: 5 peers
+// (separate processes) + bootstrap + chain on 127.0.0.1. A solver is killed
+// mid-task and replaced after its deadline; a peer's roles are switched
+// mid-run; a peer sends malformed gossip and is penalised; the task settles.
+
+let dir: { path: string, cleanup: () => Promise<void> }
+let chain: ChainProcess
+let boot: Proc
+let bootAddr: string
+let observer: ChainClient
+const peers = new Map<string, { proc: Proc, dataDir: string, account: string, peerId: string }>()
+
+async function startPeer (name: string, roles: string, account: string, env: Record<string, string> = {}): Promise<void> {
+  const dataDir = join(dir.path, name)
+  const proc = startCli(['join', '--json', '--bootstrap', bootAddr, '--roles', roles, '--chain', chain.url, '--account', account, '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0'], env)
+  await waitForOutput(proc, hasJson, 30_000, `${name} ready`)
+  peers.set(name, { proc, dataDir, account, peerId: firstJson(proc.stdout()).peerId })
+}
+
+async function cli (name: string, ...args: string[]): Promise<any> {
+  const r = await runCli([...args, '--json', '--data-dir', peers.get(name)!.dataDir], 60_000)
+  if (r.code !== 0) throw new Error(`${args.join(' ')} on ${name} failed: ${r.stderr}`)
+  if (args[0] === 'trace') return r.stdout.split('\n').filter(l => l.trim() !== '').map(l => JSON.parse(l))
+  return JSON.parse(r.stdout.slice(r.stdout.indexOf(r.stdout.trimStart()[0])))
+}
+
+beforeAll(async () => {
+  dir = await tempDir('proofswarm-lifecycle-')
+  chain = await startChainProcess(join(dir.path, 'chain'), ['--block-time', '400'])
+  observer = await ChainClient.connect({ url: chain.url, signer: '//Alice' })
+  boot = startCli(['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir.path, 'boot')])
+  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
+  bootAddr = firstJson(boot.stdout()).multiaddrs[0]
+  await Promise.all([
+    startPeer('submitter', 'submitter', '//Peer1', { PROOFSWARM_DEBUG_ROUTES: '1' }),
+    startPeer('solverA', 'solver', '//Peer2'),
+    startPeer('solverB', 'solver', '//Peer3'),
+    startPeer('verifier', 'verifier', '//Peer4'),
+    startPeer('switcher', 'whistleblower', '//Peer5')
+  ])
+  // every peer registered on chain
+  await waitFor(async () => {
+    for (const p of peers.values()) {
+      if (await observer.peerOwner(p.peerId) == null) return false
+    }
+    return true
+  }, 30_000, 'on-chain registrations')
+}, 120_000)
+
+afterAll(async () => {
+  await Promise.all([...peers.values()].map(async p => await stopProc(p.proc)))
+  if (boot != null) await stopProc(boot)
+  await observer?.disconnect().catch(() => {})
+  await chain?.stop()
+  killAll()
+  await dir?.cleanup()
+})
+
+describe('task lifecycle on a swarm with the dev chain', () => {
+  let taskId: number
+  let firstSolver: string
+
+  it('a malformed gossip message is rejected and its sender penalised', async () => {
+    const s = peers.get('submitter')!
+    // publish once the sender knows every peer's subscription (flood publishing reaches them all)
+    await waitFor(async () => (await cli('submitter', 'status')).topics.find((t: any) => t.topic.endsWith('/tasks/1'))?.subscribers >= 5, 20_000, 'subscriptions known')
+    const info = JSON.parse(readFileSync(join(s.dataDir, 'control.json'), 'utf8'))
+    const token = readFileSync(join(s.dataDir, 'control.token'), 'utf8').trim()
+    const res = await fetch(`http://127.0.0.1:${info.port}/v1/debug/gossip-raw`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ topic: 'tasks', hex: 'a26176016474797065647461736b' }) // CBOR {v:1, type:'task'} — fields missing
+    })
+    expect(res.status).toBe(200)
+    const v = peers.get('verifier')!
+    await waitFor(async () => {
+      const st = await cli('verifier', 'status')
+      return st.gossip.rejectedBy[s.peerId] >= 1 && st.gossip.scores[s.peerId] < 0 ? st : undefined
+    }, 20_000, 'rejection and a negative score at the verifier')
+    void v
+  })
+
+  it('submits a task; a solver is selected and starts training', async () => {
+    const taskFile = join(dir.path, 'task.json')
+    const r = await runCli(['task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '150', '--checkpoint-every', '25', '--batch', '32', '--out', taskFile])
+    expect(r.code, r.stderr).toBe(0)
+    const sub = await runCli(['submit', '--task', taskFile, '--challenge-window', '80', '--solve-timeout', '30', '--json', '--data-dir', peers.get('submitter')!.dataDir], 120_000)
+    expect(sub.code, sub.stderr).toBe(0)
+    taskId = JSON.parse(sub.stdout).taskId
+    const task = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null ? t : undefined }, 30_000, 'solver selection')
+    firstSolver = task.solver!
+    expect(task.phase).toBe('Solving')
+  })
+
+  it('the selected solver is killed mid-task; after its deadline another solver is selected', async () => {
+    const victim = [...peers.entries()].find(([, p]) => p.account === accountOf(firstSolver))
+    expect(victim, `selected solver ${firstSolver} is one of ours`).toBeDefined()
+    const [name, p] = victim!
+    // wait until it is really training, then kill it without warning
+    await waitFor(async () => (await cli(name, 'trace', '--role', 'solver')).some((e: any) => e.to === 'training'), 30_000, 'training started')
+    p.proc.child.kill('SIGKILL')
+    await p.proc.exited
+    peers.delete(name)
+    const t = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null && t.solver !== firstSolver ? t : undefined }, 60_000, 'replacement solver')
+    expect(t.excluded).toContain(firstSolver)
+  })
+
+  it("switches a running peer's roles mid-run: the whistleblower becomes a verifier", async () => {
+    const r = await cli('switcher', 'roles', 'set', 'verifier')
+    expect(r.roles).toEqual(['verifier'])
+    const sw = peers.get('switcher')!
+    await waitFor(async () => ((await observer.node(accountIdOf(sw.account)))?.roles === 4) || undefined, 20_000, 'roles mirrored on chain')
+  })
+
+  it('the replacement solver commits, both verifiers accept, and the task settles with payouts', async () => {
+    const settled = await waitFor(async () => {
+      const t = await observer.task(taskId)
+      return t?.phase === 'Settled' ? t : undefined
+    }, 150_000, 'settlement', 1000)
+    expect(settled.verdicts.filter(v => v.accept).length).toBe(2)
+    const rows = await cli('submitter', 'tasks')
+    const row = rows.find((x: any) => x.taskId === taskId)
+    expect(row.gossip.chain.TaskSettled.success).toBe(true)
+    expect(BigInt(row.gossip.chain.TaskSettled.solverPaid)).toBeGreaterThan(0n)
+    expect(BigInt(row.gossip.chain.TaskSettled.verifiersPaid)).toBeGreaterThan(0n)
+  })
+
+  it('traces show each role\'s transitions in order', async () => {
+    const solverName = [...peers.entries()].find(([, p]) => p.account !== '//Peer1' && ['//Peer2', '//Peer3'].includes(p.account))![0]
+    const st = (await cli(solverName, 'trace', '--role', 'solver')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
+    expect(subsequence(st, ['idle', 'training', 'committing', 'awaitingVerdicts', 'idle'])).toBe(true)
+    const vt = (await cli('verifier', 'trace', '--role', 'verifier')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
+    expect(subsequence(vt, ['idle', 'verifying', 'voting', 'idle'])).toBe(true)
+    const sw = await cli('switcher', 'trace')
+    expect(sw.some((e: any) => e.role === 'whistleblower' && e.kind === 'stopped')).toBe(true)
+    expect(subsequence(sw.filter((e: any) => e.role === 'verifier' && e.kind === 'transition').map((e: any) => e.to), ['verifying', 'voting', 'idle'])).toBe(true)
+    const sub = (await cli('submitter', 'trace', '--role', 'submitter')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
+    expect(subsequence(sub, ['idle', 'submitting', 'idle', 'collecting', 'idle'])).toBe(true)
+    const actors = await cli('submitter', 'status')
+    expect(actors.peerId).toBe(peers.get('submitter')!.peerId)
+  })
+})
+
+// dev accounts by SURI ↔ hex account id
+const ACCOUNTS = new Map<string, string>()
+function accountIdOf (suri: string): string {
+  return ACCOUNTS.get(suri)!
+}
+function accountOf (hex: string): string | undefined {
+  return [...ACCOUNTS.entries()].find(([, h]) => h === hex)?.[0]
+}
+beforeAll(async () => {
+  const { Keyring } = await import('@polkadot/keyring')
+  const { u8aToHex } = await import('@polkadot/util')
+  const { cryptoWaitReady } = await import('@polkadot/util-crypto')
+  await cryptoWaitReady()
+  const k = new Keyring({ type: 'sr25519' })
+  for (let i = 1; i <= 8; i++) ACCOUNTS.set(`//Peer${i}`, u8aToHex(k.addFromUri(`//Peer${i}`).publicKey))
+})
+
+function subsequence (xs: string[], want: string[]): boolean {
+  let i = 0
+  for (const x of xs) if (x === want[i]) i++
+  return i === want.length
+}
+
+void writeFile
