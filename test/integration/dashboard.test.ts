@@ -73,6 +73,8 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(machines.solver.initial).toBe('idle')
     expect(machines.solver.states.map(s => s.path)).toContain('training')
     expect((await fetch(dash.url + 'nope')).status).toBe(404)
+    expect((await fetch(dash.url + 'api/traces?limit=lots')).status).toBe(400)
+    expect((await fetch(dash.url + 'api/state', { method: 'POST', body: '{}' })).status).toBe(405)
     // DNS rebinding: a page on another origin resolving to 127.0.0.1 sends its own Host
     const { request } = await import('node:http')
     const status = await new Promise<number>((resolve, reject) => {
