@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
-import { newProgram } from '../../../protocols/program/program.js'
+import { newProgram, programHash, validateProgram } from '../../../protocols/program/program.js'
+import { readJson } from '../../train/store.js'
 import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
 import { ZOO } from '../../../protocols/program/zoo.js'
 import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
@@ -45,6 +46,18 @@ export function register (program: Command): void {
         const text = JSON.stringify(p, null, 2) + '\n'
         if (o.out !== undefined) writeFileSync(o.out, text)
         else process.stdout.write(text)
+      } catch (e) { wrapError(e) }
+    })
+  task.command('check')
+    .description('validate a task program and print its program hash')
+    .argument('<file>', 'task program (JSON)')
+    .option('--json', 'print the result as JSON')
+    .action((file: string, o: { json?: boolean }) => {
+      try {
+        const p = validateProgram(readJson(file, 'task file'))
+        const r = { programHash: programHash(p), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
+        if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
+        else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\nprogram hash ${r.programHash}\n`)
       } catch (e) { wrapError(e) }
     })
 }
