@@ -39,12 +39,15 @@ export function installRoles (init: RolesInit) {
       chainPromise.catch(() => { chainPromise = undefined }) // retry on next use
       return await chainPromise
     }
+    let nodePorts: NodePorts | undefined
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
-      return new NodePorts({ peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir })
+      nodePorts = new NodePorts({ peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir })
+      return nodePorts
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!
+    peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
     peer.control.get('/v1/tasks', async () => {
       const records = await book.all()
       let views: Record<number, unknown> = {}

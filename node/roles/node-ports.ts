@@ -69,8 +69,29 @@ export function runIndexCidOf (task: TaskView): string | undefined {
   return undefined
 }
 
+export interface WorkProgress {
+  taskId: number
+  phase: 'training' | 'publishing' | 'verifying' | 'done' | 'failed'
+  step?: number
+  steps?: number
+  loss?: number
+  samplesPerSec?: number
+  etaSec?: number
+  detail?: string
+  updatedAt: number
+}
+
+/** "step 65/300 (21%)  loss 0.0015  1247 samples/s  ETA 12s" → fields */
+export function parseProgressLine (line: string): Partial<WorkProgress> | undefined {
+  const m = /step (\d+)\/(\d+).*?loss ([\d.eE+-]+|NaN).*?(\d+) samples\/s.*?ETA (\d+)s/.exec(line)
+  if (m == null) return undefined
+  return { step: Number(m[1]), steps: Number(m[2]), loss: Number(m[3]), samplesPerSec: Number(m[4]), etaSec: Number(m[5]) }
+}
+
 export class NodePorts implements RolePorts {
   readonly peerId: string
+  /** what this peer's engine is doing, by task (for status, the devnet and the dashboard) */
+  readonly progress = new Map<number, WorkProgress>()
   private readonly econ: EconomicsConfig
   private readonly log
   private readonly dataDir: string
@@ -203,11 +224,19 @@ export class NodePorts implements RolePorts {
     const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
     let lastLog = 0
+    this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
     const summary = await trainInChild(taskFile, runDir, { resume, datasetDir }, this.log, (line) => {
+      const p = parseProgressLine(line)
+      if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
       if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }
-    }).result
+    }).result.catch((err: Error) => {
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
+      throw err
+    })
     if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
+    this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
+    this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, updatedAt: Date.now() })
     return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof }
   }
 
@@ -306,7 +335,10 @@ export class NodePorts implements RolePorts {
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, this.econ.intervalsPerVerifier)
     const checked: number[] = []
+    let done = 0
     for (const iv of intervals) {
+      this.progress.set(taskId, { taskId, phase: 'verifying', step: done, steps: intervals.length, detail: `replaying steps ${iv.fromStep + 1}–${iv.toStep}`, updatedAt: Date.now() })
+      done++
       const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
       if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
       const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
@@ -323,6 +355,7 @@ export class NodePorts implements RolePorts {
       }
     }
     this.log.info({ taskId, intervals: intervals.map(i => i.index) }, 'every sampled interval replays bit for bit')
+    this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
   }
 
