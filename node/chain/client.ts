@@ -5,7 +5,6 @@ import type { KeyringPair } from '@polkadot/keyring/types'
 import type { Codec, ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
-import { claimToScale, type ClaimInput } from './claim.js'
 import { toPlain, type Plain } from './plain.js'
 import type { ArbitrationParams, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
 
@@ -203,9 +202,9 @@ export class ChainClient {
   async recordMove (disputeId: bigint | number, moveHash: string): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.recordMove(disputeId, moveHash)) }
   async claimTimeout (disputeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.claimTimeout(disputeId)) }
 
-  /** Submits the single-element claim; resolves with the winner account (hex). */
-  async adjudicate (disputeId: bigint | number, claim: ClaimInput): Promise<{ winner: string, loser: string, forcedError: boolean, outcome: TxOutcome }> {
-    const o = await this.send(this.api.tx.arbitration.adjudicate(disputeId, claimToScale(claim) as never))
+  /** Submits the claim that ends a bisection (protocols/dispute encodeClaim bytes); resolves with the winner account (hex). */
+  async adjudicate (disputeId: bigint | number, claim: Uint8Array): Promise<{ winner: string, loser: string, forcedError: boolean, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.adjudicate(disputeId, u8aToHex(claim)))
     return { winner: this.field(o, 'DisputeResolved', 'winner') as string, loser: this.field(o, 'DisputeResolved', 'loser') as string, forcedError: this.field(o, 'DisputeResolved', 'forcedError') as boolean, outcome: o }
   }
 

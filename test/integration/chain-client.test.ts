@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
-import { commitTensor, proveSlice, type TensorData } from '../../protocols/commit/index.js'
 import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // The node's typed client drives every Arbitration call against the dev chain process.
@@ -74,21 +73,8 @@ describe('ChainClient over the dev chain', () => {
     expect((await c.Alice.dispute(did))?.turn).toBe('Defender')
     await c.Bob.recordMove(did, H(7))
     expect(await err(c.Bob.recordMove(did, H(7)))).toBe('arbitration.NotYourTurn')
-    // the dev chain has no reference kernels for runtime "none": a clear module error
-    const A: TensorData = { shape: [1, 2], dtype: 'float32', values: Float32Array.of(1, 2) }
-    const B: TensorData = { shape: [2, 1], dtype: 'float32', values: Float32Array.of(3, 4) }
-    const C: TensorData = { shape: [1, 1], dtype: 'float32', values: Float32Array.of(11) }
-    const C2: TensorData = { shape: [1, 1], dtype: 'float32', values: Float32Array.of(12) }
-    const claim = {
-      runtime: 'none',
-      op: { kernel: 'MatMul', attrs: {}, inputs: [{ shape: [1, 2], dtype: 'float32' as const }, { shape: [2, 1], dtype: 'float32' as const }], output: { shape: [1, 1], dtype: 'float32' as const } },
-      flatIndex: 0,
-      inputRoots: [commitTensor(A).root, commitTensor(B).root],
-      operands: [proveSlice(A, 'row', 0), proveSlice(B, 'col', 0)],
-      challenger: { outputRoot: commitTensor(C2).root, row: proveSlice(C2, 'row', 0) },
-      defender: { outputRoot: commitTensor(C).root, row: proveSlice(C, 'row', 0) }
-    }
-    expect(await err(c.Eve.adjudicate(did, claim))).toBe('arbitration.UnsupportedKernel')
+    // a claim that is not a dispute claim (protocols/dispute) is refused with a clear module error
+    expect(await err(c.Eve.adjudicate(did, Uint8Array.of(1, 2, 3)))).toBe('arbitration.InvalidClaim')
     expect(await err(c.Dave.claimTimeout(did))).toBe('arbitration.ClockNotExpired')
     const params = await c.Alice.params()
     await advance(params.disputeClock + 1)

@@ -1,5 +1,6 @@
-import { hexToU8a } from '@polkadot/util'
-import { AdjudicationRejected, adjudicateClaim, type PlainClaim } from './adjudication.js'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { sr25519Verify } from '@polkadot/util-crypto'
+import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
 import { TREASURY, payFromTreasury, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
@@ -348,35 +349,48 @@ export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint
 }
 
 /**
- * Links the claim's agreed inputs to what the parties committed. Today it
- * checks what the chain can check by itself: the dispute exists, is open, and
- * the caller is one of its parties. NOT YET CHECKED (issue 7 adds them; see
- * docs/pallet-interface.md): both parties' signatures over the bisection's final
- * agreement (op index, input roots, each party's output root), membership of
- * state-tensor inputs in the agreed pre-state root (proveStateTensor), that the
- * op shape matches the committed program/trace, and that `runtime` is the
- * task's pinned runtime.
+ * Checks an end-of-bisection claim against what the chain holds and rules
+ * (protocols/dispute/claim.ts `judgeClaim`): the defender's trace root must be
+ * signed by the defender's account (sr25519; the chain knows account public
+ * keys), every entry is proven against it, the op's structure against the
+ * task's skeleton_root, state tensors against the committed proof_root, batch
+ * rows against dataset_root at the rows the program's data order names, the
+ * runtime and data order from the program bytes hashed against program_hash.
  */
-export function checkAgreement (ctx: Context, who: string, disputeId: bigint, _claim: PlainClaim): DisputeInfo {
+export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling } {
   const d = getDispute(ctx, disputeId)
   ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  ctx.ensure(partyOf(d, who) !== undefined, P, 'NotParty')
-  return d
+  const party = partyOf(d, who)
+  ctx.ensure(party !== undefined, P, 'NotParty')
+  const t = getTask(ctx, d.taskId)
+  let ruling: Ruling
+  try {
+    const claim: Claim = decodeClaim(hexToU8a(claimHex))
+    ruling = judgeClaim({
+      disputeId: Number(disputeId),
+      step: d.disputedStep,
+      challenger: hexToU8a(d.challenger),
+      defender: hexToU8a(d.defender),
+      caller: party === 'Challenger' ? 'challenger' : 'defender',
+      programHash: hexToU8a(t.programHash),
+      datasetRoot: hexToU8a(t.datasetRoot),
+      skeletonRoot: hexToU8a(t.skeletonRoot),
+      proofRoot: hexToU8a(t.proofRoot),
+      reference: ctx.reference as never,
+      verify: (msg, sig, pub) => { try { return sr25519Verify(msg, sig, pub) } catch { return false } }
+    }, claim)
+  } catch (e) {
+    if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
+    ctx.fail(P, 'InvalidClaim')
+  }
+  return { d, ruling }
 }
 
-export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: PlainClaim }): void {
-  const d = checkAgreement(ctx, who, a.disputeId, a.claim)
-  let r
-  try {
-    r = adjudicateClaim(ctx.reference, a.claim)
-  } catch (e) {
-    if (e instanceof AdjudicationRejected) ctx.fail(P, e.reason)
-    throw e
-  }
-  ctx.ensure(r.challengerBits !== r.defenderBits, P, 'ElementsAgree')
-  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, computedBits: r.computedBits, challengerBits: r.challengerBits, defenderBits: r.defenderBits })
-  // the defender's claim is what is on trial: it wins iff its element is the reference value
-  resolve(ctx, a.disputeId, d, r.defenderBits === r.computedBits ? 'Defender' : 'Challenger', 'Adjudicated')
+export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
+  const { d, ruling } = checkAgreement(ctx, who, a.disputeId, a.claim)
+  const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
+  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
+  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
 }
 
 /** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */

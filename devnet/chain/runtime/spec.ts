@@ -240,7 +240,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
       { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
-      { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'AdjudicationClaim']], docs: 'A party submits the single disputed element with Merkle proofs; the runtime recomputes it and rules.' }
+      { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' }
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -256,7 +256,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'VerdictSubmitted', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['accept', 'bool']], docs: '' },
       { name: 'DisputeOpened', fields: [['dispute_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: '' },
       { name: 'MoveRecorded', fields: [['dispute_id', 'u64'], ['who', 'AccountId'], ['move_hash', 'H256']], docs: '' },
-      { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['computed_bits', 'u32'], ['challenger_bits', 'u32'], ['defender_bits', 'u32']], docs: 'Bits of the recomputed element and of each party\'s claimed element.' },
+      { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['kind', 'Vec<u8>'], ['reason', 'Vec<u8>']], docs: 'The claim kind (UTF-8) and the ruling\'s reason (UTF-8).' },
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
       { name: 'JackpotPaid', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'A forced error was found.' },

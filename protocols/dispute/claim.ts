@@ -1,0 +1,347 @@
+import { decode, encode } from 'cborg'
+import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, rootFromProof, sha256, toHex } from '../commit/merkle.js'
+import { stepLeaf } from '../commit/state.js'
+import { matrixView, sizeOf, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
+import { batchIndices } from '../data/order.js'
+import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
+import { datasetRootOf } from './dataset.js'
+import { decodeEntry } from './entry.js'
+import { conflictOf, decodeMsg, decodeSigned, factsOf, signingPayload, type Msg, type Signed, type VerifyFn } from './messages.js'
+import { skeletonLeaf } from './skeleton.js'
+import { depthOf } from './tree.js'
+
+// The on-chain claim that ends a dispute, and the function the chain runs on
+// it. A claim states ONE local fact about the defender's signed op trace of
+// the disputed step and proves everything it uses against what is on chain
+// (proof_root, skeleton_root, dataset_root, program_hash) or signed by the
+// defender (its trace root). The chain checks the fact and rules:
+//
+//   skeleton  entry i's structure (kernel, attrs, refs, shapes, constants)
+//             differs from the committed skeleton leaf i     → defender loses
+//   input     entry i's input k is not the tensor it names: state tensor t of
+//             the agreed pre-state, or output of entry j      → defender loses
+//   data      a row/column element of a batch input differs from the dataset
+//             row the program's data order puts there        → defender loses
+//   element   one output element differs from the reference
+//             semantics applied to entry i's own inputs      → defender loses
+//   state     the '@state' entry's tensors do not hash to the
+//             committed post-state root                      → defender loses
+//   (each of the five: the fact holds → the challenger loses its bond)
+//   lie       two signed defender messages contradict, or one contradicts
+//             itself                                         → defender loses
+//   badOpen   (defender only) the challenger's signed opening disputes a
+//             pre-state the defender committed               → challenger loses
+//
+// Only the challenger may submit the first six, only the defender badOpen, so
+// neither party can end the game with a fact about itself.
+
+export const CLAIM_VERSION = 1
+export const MAX_CLAIM_BYTES = 64 * 1024
+
+export interface ClaimSlice { dtype: DType, shape: number[], axis: 'row' | 'col', index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
+
+interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
+export type Claim =
+  | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[] }
+  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: Uint8Array, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
+  | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
+  | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
+  | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
+  | { v: 1, kind: 'lie', msgs: Signed[] }
+  | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[] }
+
+export type ClaimKind = Claim['kind']
+
+export interface ReferenceApi {
+  supportsElement: (runtime: string, kernel: string) => boolean
+  elementOperands: (runtime: string, op: OpShapeLike, flatIndex: number) => Array<{ input: number, axis: 'row' | 'col', index: number }>
+  computeElement: (runtime: string, op: OpShapeLike, flatIndex: number, operands: TypedValues[]) => number
+}
+export interface OpShapeLike { kernel: string, attrs: Record<string, unknown>, inputs: Array<{ shape: number[], dtype: DType }>, output: { shape: number[], dtype: DType }, outputIndex?: number }
+
+export interface JudgeEnv {
+  disputeId: number
+  /** on-chain step index: the transition from state `step` to `step + 1` */
+  step: number
+  challenger: Uint8Array
+  defender: Uint8Array
+  caller: 'challenger' | 'defender'
+  programHash: Uint8Array
+  datasetRoot: Uint8Array
+  skeletonRoot: Uint8Array
+  proofRoot: Uint8Array
+  reference?: ReferenceApi
+  verify: VerifyFn
+}
+
+export interface Ruling { winner: 'challenger' | 'defender', kind: ClaimKind, reason: string }
+
+export type RejectReason = 'InvalidClaim' | 'InvalidProof' | 'UnsupportedKernel'
+export class ClaimRejected extends Error {
+  constructor (readonly reason: RejectReason, detail: string) { super(`${reason}: ${detail}`); this.name = 'ClaimRejected' }
+}
+function reject (reason: RejectReason, detail: string): never { throw new ClaimRejected(reason, detail) }
+
+export function encodeClaim (c: Claim): Uint8Array {
+  const strip = (v: unknown): unknown => {
+    if (v instanceof Uint8Array || v === null || typeof v !== 'object') return v
+    if (Array.isArray(v)) return v.map(strip)
+    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, strip(x)]))
+  }
+  return encode(strip(c))
+}
+
+export function decodeClaim (bytes: Uint8Array): Claim {
+  if (bytes.length > MAX_CLAIM_BYTES) reject('InvalidClaim', `claim of ${bytes.length} bytes exceeds ${MAX_CLAIM_BYTES}`)
+  let c: Claim
+  try { c = decode(bytes) as Claim } catch (e) { reject('InvalidClaim', `not CBOR: ${(e as Error).message}`) }
+  if (typeof c !== 'object' || c === null || c.v !== CLAIM_VERSION) reject('InvalidClaim', 'not a version 1 claim')
+  return c
+}
+
+// ---- helpers ----
+const is32 = (v: unknown): v is Uint8Array => v instanceof Uint8Array && v.length === 32
+function hashes (v: unknown, what: string): Uint8Array[] {
+  if (!Array.isArray(v) || v.length > 64 || !v.every(is32)) reject('InvalidClaim', `${what} must be a list of 32-byte hashes`)
+  return v
+}
+function h32 (v: unknown, what: string): Uint8Array { if (!is32(v)) reject('InvalidClaim', `${what} must be 32 bytes`); return v }
+function int (v: unknown, what: string): number { if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0x7fffffff) reject('InvalidClaim', `${what} must be a non-negative integer`); return v }
+
+/** Checks a Merkle path of exactly `depth` siblings. */
+function onPath (root: Uint8Array, leaf: Uint8Array, index: number, path: Uint8Array[], depth?: number): boolean {
+  if (depth !== undefined && path.length !== depth) return false
+  if (index >= 2 ** path.length) return false
+  return bytesEqual(rootFromProof(leaf, index, path), root)
+}
+
+function slice (p: unknown, what: string): SliceProof {
+  const s = p as ClaimSlice
+  if (typeof s !== 'object' || s === null || !['float32', 'int32', 'bool'].includes(s.dtype) || (s.axis !== 'row' && s.axis !== 'col')) reject('InvalidClaim', `${what}: malformed slice`)
+  if (!Array.isArray(s.shape) || s.shape.length > 8 || !s.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', `${what}: bad shape`)
+  if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', `${what}: bad bytes`)
+  return { dtype: s.dtype, shape: s.shape, axis: s.axis, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`), otherRoot: h32(s.otherRoot, `${what}.otherRoot`) }
+}
+
+function sameShape (a: readonly number[], b: readonly number[]): boolean { return a.length === b.length && a.every((x, i) => x === b[i]) }
+
+/** Bits of element `pos` of a slice (float32 bit pattern, int32, bool 0/1). */
+function bitsAt (dtype: DType, values: TypedValues, pos: number): number {
+  if (dtype === 'float32') return new Uint32Array(values.buffer, values.byteOffset, values.length)[pos]
+  if (dtype === 'int32') return (values[pos] | 0) >>> 0
+  return values[pos] !== 0 ? 1 : 0
+}
+export function valueBits (dtype: DType, v: number): number {
+  if (dtype === 'float32') return new Uint32Array(new Float32Array([v]).buffer)[0]
+  if (dtype === 'int32') return (v | 0) >>> 0
+  return v !== 0 ? 1 : 0
+}
+
+/** Position of flat element `flat` inside a row or column slice, or undefined if the slice does not hold it. */
+export function posInSlice (shape: readonly number[], axis: 'row' | 'col', index: number, flat: number): number | undefined {
+  const { cols } = matrixView(shape)
+  const r = Math.floor(flat / cols); const c = flat % cols
+  if (axis === 'row') return r === index ? c : undefined
+  return c === index ? r : undefined
+}
+
+interface ProgramFacts { runtime: string, seed: number, batchSize: number, trainSize: number, rowSize: number, classes: number }
+function programFacts (bytes: unknown, programHash: Uint8Array): ProgramFacts {
+  if (!(bytes instanceof Uint8Array) || bytes.length > 16384) reject('InvalidClaim', 'program must be at most 16 KiB of bytes')
+  if (!bytesEqual(sha256(bytes), programHash)) reject('InvalidProof', 'program bytes do not hash to the task\'s program_hash')
+  let p: { runtime?: unknown, seed?: unknown, batchSize?: unknown, dataset?: { trainSize?: unknown, rowSize?: unknown, classes?: unknown } }
+  try { p = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) } catch { reject('InvalidClaim', 'program is not UTF-8 JSON') }
+  const n = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) reject('InvalidClaim', `program.${what}`); return v }
+  if (typeof p.runtime !== 'string') reject('InvalidClaim', 'program.runtime')
+  return { runtime: p.runtime, seed: n(p.seed, 'seed'), batchSize: n(p.batchSize, 'batchSize'), trainSize: n(p.dataset?.trainSize, 'trainSize'), rowSize: n(p.dataset?.rowSize, 'rowSize'), classes: n(p.dataset?.classes, 'classes') }
+}
+
+/** The defender's signed commitment to its trace of this step. */
+function traceCommit (env: JudgeEnv, s: unknown): Extract<Msg, { t: 'commit' }> {
+  let m: Msg
+  try {
+    const signed = decodeSigned(s)
+    if (!bytesEqual(signed.a, env.defender) || !env.verify(signingPayload(signed.m), signed.s, signed.a)) reject('InvalidProof', 'trace commitment is not signed by the defender')
+    m = decodeMsg(signed.m)
+  } catch (e) {
+    if (e instanceof ClaimRejected) throw e
+    reject('InvalidClaim', `trace commitment: ${(e as Error).message}`)
+  }
+  if (m.t !== 'commit' || m.d !== env.disputeId || m.step !== env.step) reject('InvalidClaim', 'trace commitment is for another dispute or step')
+  return m
+}
+
+/** Entry i of the defender's signed trace. */
+function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: { index: unknown, entry: unknown, path: unknown }, what: string): TraceEntry {
+  const index = int(at.index, `${what}.index`)
+  if (!(at.entry instanceof Uint8Array) || at.entry.length > 32768) reject('InvalidClaim', `${what}: entry bytes`)
+  const path = hashes(at.path, `${what}.path`)
+  if (!onPath(commit.traceRoot, sha256(at.entry), index, path, commit.depth)) reject('InvalidProof', `${what}: entry ${index} is not in the defender's trace`)
+  const e = decodeEntry(at.entry)
+  if (e === undefined || e.index !== index) reject('InvalidClaim', `${what}: malformed entry`)
+  return e
+}
+
+function stateLeafProven (env: JudgeEnv, which: number, root: unknown, path: unknown): Uint8Array {
+  const r = h32(root, 'state root')
+  if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+  return r
+}
+
+// ---- the ruling ----
+
+export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
+  const defenderLoses = (reason: string): Ruling => ({ winner: 'challenger', kind: c.kind, reason })
+  const challengerLoses = (reason: string): Ruling => ({ winner: 'defender', kind: c.kind, reason })
+  if (c.kind === 'badOpen') {
+    if (env.caller !== 'defender') reject('InvalidClaim', 'only the defender submits badOpen')
+    let m: Msg
+    try {
+      const s = decodeSigned(c.open)
+      if (!bytesEqual(s.a, env.challenger) || !env.verify(signingPayload(s.m), s.s, s.a)) reject('InvalidProof', 'opening not signed by the challenger')
+      m = decodeMsg(s.m)
+    } catch (e) { if (e instanceof ClaimRejected) throw e; reject('InvalidClaim', `opening: ${(e as Error).message}`) }
+    if (m.t !== 'open' || m.d !== env.disputeId) reject('InvalidClaim', 'not the opening of this dispute')
+    if (m.step !== env.step) return defenderWins('the opening names another step')
+    const pre = stateLeafProven(env, env.step, c.pre, c.prePath)
+    if (bytesEqual(pre, m.pre)) reject('InvalidClaim', 'the challenger agreed with the committed pre-state')
+    return defenderWins('the challenger disputes the pre-state: it should have disputed an earlier step')
+  }
+  if (env.caller !== 'challenger') reject('InvalidClaim', `only the challenger submits a ${String(c.kind)} claim`)
+  switch (c.kind) {
+    case 'lie': {
+      if (!Array.isArray(c.msgs) || c.msgs.length < 1 || c.msgs.length > 4) reject('InvalidClaim', 'lie: 1 to 4 messages')
+      const msgs: Msg[] = c.msgs.map((x, i) => {
+        try {
+          const s = decodeSigned(x)
+          if (!bytesEqual(s.a, env.defender) || !env.verify(signingPayload(s.m), s.s, s.a)) reject('InvalidProof', `lie: message ${i} is not signed by the defender`)
+          const m = decodeMsg(s.m)
+          if (m.d !== env.disputeId) reject('InvalidClaim', `lie: message ${i} is from another dispute`)
+          if (m.t === 'commit' && m.step !== env.step) reject('InvalidClaim', 'lie: commitment for another step')
+          return m
+        } catch (e) { if (e instanceof ClaimRejected) throw e; reject('InvalidClaim', `lie: message ${i}: ${(e as Error).message}`) }
+      })
+      const { facts, selfContradiction } = factsOf(msgs)
+      if (selfContradiction !== undefined) return defenderLoses(selfContradiction)
+      const conflict = conflictOf(facts)
+      if (conflict === undefined) reject('InvalidClaim', 'lie: the messages do not contradict each other')
+      return defenderLoses(`contradicting statements at ${conflict}`)
+    }
+    case 'skeleton': {
+      const commit = traceCommit(env, c.commit)
+      const index = int(c.index, 'index')
+      const skelPath = hashes(c.skelPath, 'skelPath')
+      const skelLeaf = h32(c.skelLeaf, 'skelLeaf')
+      if (!onPath(env.skeletonRoot, skelLeaf, index, skelPath)) reject('InvalidProof', `skeleton leaf ${index} is not in the task's skeleton_root`)
+      // the skeleton fixes the number of entries, hence the trace tree's depth
+      if (skelPath.length !== commit.depth) return defenderLoses(`the defender's trace has depth ${commit.depth}, the program's ${skelPath.length}`)
+      const path = hashes(c.path, 'path')
+      let dSkel: Uint8Array | undefined
+      if (c.entry !== undefined) {
+        if (!(c.entry instanceof Uint8Array) || c.entry.length > 32768) reject('InvalidClaim', 'skeleton: entry bytes')
+        if (!onPath(commit.traceRoot, sha256(c.entry), index, path, commit.depth)) reject('InvalidProof', `skeleton: entry ${index} is not in the defender's trace`)
+        const e = decodeEntry(c.entry)
+        dSkel = e === undefined || e.index !== index ? undefined : skeletonLeaf(e)
+      } else {
+        if (!onPath(commit.traceRoot, ZERO_HASH, index, path, commit.depth)) reject('InvalidProof', 'skeleton: the defender has no empty leaf there')
+        dSkel = ZERO_HASH
+      }
+      if (dSkel === undefined) return defenderLoses(`entry ${index} of the defender's trace is malformed`)
+      return bytesEqual(dSkel, skelLeaf) ? challengerLoses(`entry ${index} matches the skeleton`) : defenderLoses(`entry ${index} differs from the committed skeleton`)
+    }
+    case 'input': {
+      const commit = traceCommit(env, c.commit)
+      const e = provenEntry(env, commit, c, 'input')
+      const k = int(c.k, 'k')
+      const inp = e.inputs[k]
+      if (inp === undefined) reject('InvalidClaim', `entry ${e.index} has no input ${k}`)
+      const declared = fromHex(inp.commitment)
+      const prov = c.prov as Record<string, unknown>
+      if (inp.ref.kind === 'state') {
+        const p = prov as { t: unknown, tensor: unknown, tensorPath: unknown, pre: unknown, prePath: unknown }
+        if (int(p.t, 't') !== inp.ref.index) reject('InvalidClaim', 'input: provenance names another state tensor')
+        const pre = stateLeafProven(env, env.step, p.pre, p.prePath)
+        const tensor = h32(p.tensor, 'tensor')
+        if (!onPath(pre, tensor, inp.ref.index, hashes(p.tensorPath, 'tensorPath'))) reject('InvalidProof', `input: tensor ${inp.ref.index} is not in the pre-state root`)
+        return bytesEqual(tensor, declared) ? challengerLoses(`input ${k} of entry ${e.index} is state tensor ${inp.ref.index}`) : defenderLoses(`input ${k} of entry ${e.index} is not state tensor ${inp.ref.index} of the pre-state`)
+      }
+      if (inp.ref.kind === 'op') {
+        const j = provenEntry(env, commit, (prov as { j: EntryAt }).j ?? {}, 'input.j')
+        if (j.index !== inp.ref.index) reject('InvalidClaim', 'input: provenance names another entry')
+        const out = j.outputs[inp.ref.output]
+        if (out === undefined) return defenderLoses(`entry ${j.index} has no output ${inp.ref.output}`)
+        return bytesEqual(fromHex(out.commitment), declared) ? challengerLoses(`input ${k} of entry ${e.index} is output ${inp.ref.output} of entry ${j.index}`) : defenderLoses(`input ${k} of entry ${e.index} is not what entry ${j.index} output`)
+      }
+      reject('InvalidClaim', `input claims are for state and op inputs (this one is ${inp.ref.kind}: use a ${inp.ref.kind === 'data' ? 'data' : 'skeleton'} claim)`)
+    }
+    // eslint-disable-next-line no-fallthrough
+    case 'state': {
+      const commit = traceCommit(env, c.commit)
+      const e = provenEntry(env, commit, c, 'state')
+      if (e.kernel !== STATE_PSEUDO_KERNEL) reject('InvalidClaim', `entry ${e.index} is not the ${STATE_PSEUDO_KERNEL} entry`)
+      const post = stateLeafProven(env, env.step + 1, c.post, c.postPath)
+      const recomputed = merkleRoot([...e.inputs.map(i => fromHex(i.commitment)), stepLeaf(env.step + 1)])
+      return bytesEqual(recomputed, post) ? challengerLoses('the @state entry hashes to the committed post-state') : defenderLoses(`the @state entry hashes to ${toHex(recomputed).slice(0, 16)}…, not the committed post-state root`)
+    }
+    case 'element': {
+      const commit = traceCommit(env, c.commit)
+      const e = provenEntry(env, commit, c, 'element')
+      const prog = programFacts(c.program, env.programHash)
+      const ref = env.reference
+      if (ref === undefined || !ref.supportsElement(prog.runtime, e.kernel)) reject('UnsupportedKernel', `${prog.runtime} ${e.kernel}`)
+      const out = e.outputs[0]
+      if (out === undefined) reject('InvalidClaim', 'entry has no output')
+      const op: OpShapeLike = { kernel: e.kernel, attrs: e.attrs, inputs: e.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0 }
+      const flat = int(c.flat, 'flat')
+      if (flat >= sizeOf(out.shape)) reject('InvalidClaim', 'flat index outside the output')
+      const d = slice(c.slice, 'slice')
+      const pos = posInSlice(out.shape, d.axis, d.index, flat)
+      if (pos === undefined || d.dtype !== out.dtype || !sameShape(d.shape, out.shape)) reject('InvalidClaim', 'the defender slice does not hold the element')
+      if (!verifySlice(fromHex(out.commitment), d)) reject('InvalidProof', 'defender output slice')
+      let refs: Array<{ input: number, axis: 'row' | 'col', index: number }>
+      try { refs = ref.elementOperands(prog.runtime, op, flat) } catch (x) { reject('InvalidClaim', `operands: ${(x as Error).message}`) }
+      if (!Array.isArray(c.operands) || c.operands.length !== refs.length) reject('InvalidClaim', `expected ${refs.length} operands`)
+      const operands = refs.map((r, i) => {
+        const p = slice(c.operands[i], `operand ${i}`)
+        const inp = e.inputs[r.input]
+        if (inp === undefined || p.axis !== r.axis || p.index !== r.index || p.dtype !== inp.dtype || !sameShape(p.shape, inp.shape)) reject('InvalidClaim', `operand ${i} must be ${r.axis} ${r.index} of input ${r.input}`)
+        if (!verifySlice(fromHex(inp.commitment), p)) reject('InvalidProof', `operand ${i}`)
+        return valuesFromBytes(p.dtype, p.bytes)
+      })
+      let v: number
+      try { v = ref.computeElement(prog.runtime, op, flat, operands) } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
+      const want = valueBits(out.dtype, v)
+      const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, d.bytes), pos)
+      return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
+    }
+    case 'data': {
+      const commit = traceCommit(env, c.commit)
+      const e = provenEntry(env, commit, c, 'data')
+      const prog = programFacts(c.program, env.programHash)
+      const k = int(c.k, 'k')
+      const inp = e.inputs[k]
+      if (inp === undefined || inp.ref.kind !== 'data') reject('InvalidClaim', `input ${k} of entry ${e.index} is not batch data`)
+      const cols = inp.ref.name === 'x' ? prog.rowSize : prog.classes
+      if (!sameShape(inp.shape, [prog.batchSize, cols])) reject('UnsupportedKernel', `batch input of shape [${inp.shape.join(',')}] is not [batch, ${cols}]`)
+      const xRoot = h32(c.xRoot, 'xRoot'); const yRoot = h32(c.yRoot, 'yRoot')
+      if (!bytesEqual(datasetRootOf(xRoot, yRoot), env.datasetRoot)) reject('InvalidProof', 'xRoot/yRoot do not open dataset_root')
+      const flat = int(c.flat, 'flat')
+      if (flat >= sizeOf(inp.shape)) reject('InvalidClaim', 'flat index outside the batch')
+      const d = slice(c.slice, 'slice')
+      const pos = posInSlice(inp.shape, d.axis, d.index, flat)
+      if (pos === undefined || d.dtype !== 'float32' || !sameShape(d.shape, inp.shape)) reject('InvalidClaim', 'the defender slice does not hold the element')
+      if (!verifySlice(fromHex(inp.commitment), d)) reject('InvalidProof', 'defender batch slice')
+      const r = Math.floor(flat / cols)
+      const row = batchIndices(prog.seed, prog.trainSize, prog.batchSize, env.step)[r]
+      const ds = slice(c.row, 'row')
+      if (ds.axis !== 'row' || ds.index !== row || ds.dtype !== 'float32' || !sameShape(ds.shape, [prog.trainSize, cols])) reject('InvalidClaim', `the dataset slice must be row ${row} of [${prog.trainSize}, ${cols}]`)
+      if (!verifySlice(inp.ref.name === 'x' ? xRoot : yRoot, ds)) reject('InvalidProof', 'dataset row')
+      const want = bitsAt('float32', valuesFromBytes('float32', ds.bytes), flat % cols)
+      const got = bitsAt('float32', valuesFromBytes('float32', d.bytes), pos)
+      return want === got ? challengerLoses(`batch element ${flat} is dataset row ${row}`) : defenderLoses(`batch element ${flat} of entry ${e.index} is not dataset row ${row}, element ${flat % cols}`)
+    }
+    default: reject('InvalidClaim', `unknown claim kind ${String((c as { kind?: unknown }).kind)}`)
+  }
+  function defenderWins (reason: string): Ruling { return { winner: 'defender', kind: c.kind, reason } }
+}
+

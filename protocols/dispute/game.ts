@@ -1,0 +1,407 @@
+import { encode } from 'cborg'
+import { ZERO_HASH, bytesEqual, leafHash, merkleProof, sha256, toHex, fromHex } from '../commit/merkle.js'
+import { canonicalBytes, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
+import type { Claim, ClaimSlice } from './claim.js'
+import { decodeEntry } from './entry.js'
+import { signMsg, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
+import { skeletonLeaf } from './skeleton.js'
+import { childrenMatch, depthOf, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
+
+// The two players of the bisection, pure: each holds its own op trace of the
+// disputed step (and the tensors of every entry) and turns the other side's
+// message into its next message, or — for the challenger at the end — into
+// the on-chain claim. Transport, signatures' verification, the chain clock
+// and timeouts are the caller's (node/dispute).
+
+export type TensorSource = (entry: number, io: 'in' | 'out', k: number) => TensorData
+
+export interface PlayerInit {
+  disputeId: number
+  /** on-chain step: the transition from state `step` to `step + 1` */
+  step: number
+  entries: TraceEntry[]
+  tensor: TensorSource
+  account: Uint8Array
+  sign: SignFn
+}
+
+export function encodeEntryBytes (e: TraceEntry): Uint8Array { return encode(e) }
+
+const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
+
+function tensorLeaves (t: TensorData, axis: 'row' | 'col'): { leaves: Uint8Array[], slices: (i: number) => Uint8Array } {
+  const bytes = canonicalBytes(t)
+  const { rows, cols } = matrixView(t.shape)
+  const eb = dtypeBytes(t.dtype)
+  if (axis === 'row') {
+    const slices = (r: number): Uint8Array => bytes.slice(r * cols * eb, (r + 1) * cols * eb)
+    return { leaves: Array.from({ length: rows }, (_, r) => leafHash(slices(r))), slices }
+  }
+  const slices = (c: number): Uint8Array => {
+    if (cols === 1) return bytes.slice()
+    const out = new Uint8Array(rows * eb)
+    for (let r = 0; r < rows; r++) out.set(bytes.subarray((r * cols + c) * eb, (r * cols + c + 1) * eb), r * eb)
+    return out
+  }
+  return { leaves: cols === 1 ? [leafHash(bytes)] : Array.from({ length: cols }, (_, c) => leafHash(slices(c))), slices }
+}
+
+class TensorCache {
+  private readonly cache = new Map<string, { levels: Levels, slices: (i: number) => Uint8Array }>()
+  constructor (private readonly tensor: TensorSource) {}
+  get (t: TensorTree & { axis: 'row' | 'col' }): { levels: Levels, slices: (i: number) => Uint8Array } {
+    const key = `${t.e}/${t.io}/${t.k}/${t.axis}`
+    let v = this.cache.get(key)
+    if (v === undefined) {
+      const { leaves, slices } = tensorLeaves(this.tensor(t.e, t.io, t.k), t.axis)
+      v = { levels: treeLevels(leaves), slices }
+      this.cache.set(key, v)
+    }
+    return v
+  }
+}
+
+// ---------------------------------------------------------------- defender
+
+export interface DefenderInit extends PlayerInit {
+  /** the defender's committed per-step state roots (hex), to answer a bad opening */
+  stateRoots: string[]
+  /** fault injection: answer the second bisection query with children that do not hash to their parent */
+  lie?: boolean
+}
+
+export class DefenderGame {
+  readonly levels: Levels
+  readonly depth: number
+  private readonly tensors: TensorCache
+  private answered = 0
+
+  constructor (private readonly o: DefenderInit) {
+    this.levels = treeLevels(o.entries.map(e => sha256(encodeEntryBytes(e))))
+    this.depth = this.levels.length - 1
+    this.tensors = new TensorCache(o.tensor)
+  }
+
+  private sign (m: Msg): Signed { return signMsg(m, this.o.account, this.o.sign) }
+
+  commit (): Signed {
+    return this.sign({ t: 'commit', d: this.o.disputeId, step: this.o.step, traceRoot: nodeAt(this.levels, 0, 0), depth: this.depth })
+  }
+
+  /** The next move after the challenger's message `m`; a claim when the challenger broke the rules provably. */
+  respond (m: Msg, signed: Signed): { reply?: Signed, claim?: Claim } {
+    const d = this.o.disputeId
+    const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason }) })
+    if (m.d !== d) return refuse('another dispute')
+    if (m.t === 'open') {
+      const mine = fromHex(this.o.stateRoots[this.o.step])
+      if (m.step !== this.o.step || !bytesEqual(m.pre, mine)) {
+        return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } }
+      }
+      return { reply: this.nodes({ e: -1 }, 0, 0) }
+    }
+    if (m.t !== 'query') return refuse(`unexpected ${m.t}`)
+    switch (m.want) {
+      case 'children': return { reply: this.nodes(m.tree, m.level, m.index) }
+      case 'entry': {
+        if (m.tree.e !== -1 || m.level !== this.depth || m.index >= 2 ** this.depth) return refuse('entry query off the leaves')
+        const e = this.o.entries[m.index]
+        return { reply: this.sign(e === undefined ? { t: 'entry', d, index: m.index } : { t: 'entry', d, index: m.index, entry: encodeEntryBytes(e) }) }
+      }
+      case 'roots': {
+        const t = m.tree as TensorTree
+        if (t.e < 0 || this.o.entries[t.e] === undefined) return refuse('no such entry')
+        const e = this.o.entries[t.e]
+        const spec = t.io === 'in' ? e.inputs[t.k] : e.outputs[t.k]
+        if (spec === undefined) return refuse('no such tensor')
+        const c = commitTensor(this.o.tensor(t.e, t.io, t.k))
+        return { reply: this.sign({ t: 'roots', d, tree: { e: t.e, io: t.io, k: t.k }, dtype: spec.dtype, shape: spec.shape, commitment: c.root, rowRoot: c.rowRoot, colRoot: c.colRoot }) }
+      }
+      case 'slice': {
+        const t = m.tree as TensorTree
+        if (t.e < 0 || t.axis === undefined || this.o.entries[t.e] === undefined) return refuse('bad slice query')
+        const e = this.o.entries[t.e]
+        if ((t.io === 'in' ? e.inputs[t.k] : e.outputs[t.k]) === undefined) return refuse('no such tensor')
+        const { levels, slices } = this.tensors.get({ ...t, axis: t.axis })
+        if (m.index >= levels[0].length) return refuse('slice index out of range')
+        return { reply: this.sign({ t: 'slice', d, tree: t, index: m.index, bytes: slices(m.index) }) }
+      }
+    }
+  }
+
+  private nodes (tree: TreeId, level: number, index: number): Signed {
+    const d = this.o.disputeId
+    let levels: Levels
+    if (tree.e === -1) levels = this.levels
+    else {
+      const t = tree as TensorTree
+      const e = this.o.entries[t.e]
+      if (e === undefined || t.axis === undefined || (t.io === 'in' ? e.inputs[t.k] : e.outputs[t.k]) === undefined) return this.sign({ t: 'refuse', d, reason: 'no such tree' })
+      levels = this.tensors.get({ ...t, axis: t.axis }).levels
+    }
+    const depth = levels.length - 1
+    if (level >= depth || index >= 2 ** level) return this.sign({ t: 'refuse', d, reason: 'node off the tree' })
+    const node = nodeAt(levels, level, index)
+    const left = nodeAt(levels, level + 1, 2 * index)
+    let right = nodeAt(levels, level + 1, 2 * index + 1)
+    this.answered++
+    if (this.o.lie === true && this.answered === 2) { right = right.slice(); right[0] ^= 0xff } // fault: lie-in-bisection
+    return this.sign({ t: 'nodes', d, tree, level, index, node, left, right })
+  }
+}
+
+// -------------------------------------------------------------- challenger
+
+export interface ChallengerInit extends PlayerInit {
+  defender: Uint8Array
+  /** the defender's committed per-step state roots (hex, from its proof) */
+  stateRoots: string[]
+  /** leaves of the pre-state root: the challenger's state tensor commitments + step leaf */
+  preStateLeaves: Uint8Array[]
+  /** the challenger's own post-state root */
+  postRoot: Uint8Array
+  /** canonical program bytes (hash = program_hash) */
+  program: Uint8Array
+  /** skeleton leaves of the program (the challenger recomputes them from its own trace) */
+  skeleton: Uint8Array[]
+  dataset?: { xRoot: Uint8Array, yRoot: Uint8Array, row: (name: 'x' | 'y', index: number) => SliceProof }
+}
+
+export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string }
+
+type Phase =
+  | { p: 'await-commit' }
+  | { p: 'descend', tree: TreeId | (TensorTree & { axis: 'row' | 'col' }), level: number, index: number, dNode: Uint8Array, from: Signed }
+  | { p: 'entry', index: number, dLeaf: Uint8Array, from: Signed }
+  | { p: 'roots', tree: TensorTree, entryMsg: Signed }
+  | { p: 'slice', tree: TensorTree & { axis: 'row' | 'col' }, index: number, dLeaf: Uint8Array, from: Signed }
+  | { p: 'done' }
+
+export class ChallengerGame {
+  readonly levels: Levels
+  readonly depth: number
+  private readonly tensors: TensorCache
+  private phase: Phase = { p: 'await-commit' }
+  private commitSigned?: Signed
+  private traceRevealed = new Map<string, Uint8Array>()
+  private tensorRevealed = new Map<string, Uint8Array>()
+  private dEntry?: { index: number, entry: TraceEntry, bytes: Uint8Array, msg: Signed }
+  private dRoots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed }
+  private lastSent?: Signed
+  /** moves: messages sent by the challenger */
+  sent = 0
+
+  constructor (private readonly o: ChallengerInit) {
+    this.levels = treeLevels(o.entries.map(e => sha256(encodeEntryBytes(e))))
+    this.depth = this.levels.length - 1
+    this.tensors = new TensorCache(o.tensor)
+  }
+
+  private send (m: Msg): ChallengerStep {
+    const s = signMsg(m, this.o.account, this.o.sign)
+    this.lastSent = s
+    this.sent++
+    return { send: s }
+  }
+
+  /** Repeat the last query (the defender's answer was unusable but not provably a lie). */
+  repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { fail: 'nothing to repeat' } }
+
+  private lie (...msgs: Signed[]): ChallengerStep {
+    this.phase = { p: 'done' }
+    const all = this.commitSigned !== undefined && !msgs.includes(this.commitSigned) ? [this.commitSigned, ...msgs] : msgs
+    return { claim: { v: 1, kind: 'lie', msgs: all.slice(0, 4) } }
+  }
+
+  private claim (c: Claim): ChallengerStep { this.phase = { p: 'done' }; return { claim: c } }
+
+  /** Feeds one message of the defender (signature already verified). */
+  onMessage (m: Msg, signed: Signed): ChallengerStep {
+    const d = this.o.disputeId
+    if (m.d !== d) return this.repeat()
+    const ph = this.phase
+    if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
+    switch (ph.p) {
+      case 'await-commit': {
+        if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the trace commitment' }
+        this.commitSigned = signed
+        if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0) })
+        if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) return this.stateClaim()
+        this.phase = { p: 'descend', tree: { e: -1 }, level: 0, index: 0, dNode: m.traceRoot, from: signed }
+        return this.send({ t: 'open', d, step: this.o.step, pre: fromHex(this.o.stateRoots[this.o.step]), post: this.o.postRoot })
+      }
+      case 'descend': {
+        if (m.t !== 'nodes' || treeKeyOf(m.tree) !== treeKeyOf(ph.tree) || m.level !== ph.level || m.index !== ph.index) return this.repeat()
+        if (!childrenMatch(m.node, m.left, m.right)) return this.lie(signed)
+        if (!bytesEqual(m.node, ph.dNode)) return this.lie(ph.from, signed)
+        const isTrace = ph.tree.e === -1
+        const levels = isTrace ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
+        const revealed = isTrace ? this.traceRevealed : this.tensorRevealed
+        const l = ph.level + 1
+        revealed.set(`${l}:${2 * ph.index}`, m.left); revealed.set(`${l}:${2 * ph.index + 1}`, m.right)
+        const leftDiffers = !bytesEqual(m.left, nodeAt(levels, l, 2 * ph.index))
+        const rightDiffers = !bytesEqual(m.right, nodeAt(levels, l, 2 * ph.index + 1))
+        if (!leftDiffers && !rightDiffers) return this.lie(signed) // cannot happen with consistent children
+        const child = leftDiffers ? 2 * ph.index : 2 * ph.index + 1
+        const dNode = leftDiffers ? m.left : m.right
+        const depth = levels.length - 1
+        if (l === depth) {
+          if (isTrace) {
+            this.phase = { p: 'entry', index: child, dLeaf: dNode, from: signed }
+            return this.send({ t: 'query', d, want: 'entry', tree: { e: -1 }, level: depth, index: child })
+          }
+          const t = ph.tree as TensorTree & { axis: 'row' | 'col' }
+          this.phase = { p: 'slice', tree: t, index: child, dLeaf: dNode, from: signed }
+          return this.send({ t: 'query', d, want: 'slice', tree: t, level: depth, index: child })
+        }
+        this.phase = { p: 'descend', tree: ph.tree, level: l, index: child, dNode, from: signed }
+        return this.send({ t: 'query', d, want: 'children', tree: ph.tree, level: l, index: child })
+      }
+      case 'entry': {
+        if (m.t !== 'entry' || m.index !== ph.index) return this.repeat()
+        const leaf = m.entry === undefined ? ZERO_HASH : sha256(m.entry)
+        if (!bytesEqual(leaf, ph.dLeaf)) return this.lie(ph.from, signed)
+        const path = pathWith(this.levels, this.traceRevealed, ph.index)
+        const commit = this.commitSigned!
+        const skelPath = merkleProof(padTo(this.o.skeleton, ph.index), ph.index)
+        const skelLeaf = this.o.skeleton[ph.index] ?? ZERO_HASH
+        if (m.entry === undefined) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, path, skelLeaf, skelPath })
+        const e = decodeEntry(m.entry)
+        if (e === undefined || e.index !== ph.index || !bytesEqual(skeletonLeaf(e), skelLeaf)) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, entry: m.entry, path, skelLeaf, skelPath })
+        this.dEntry = { index: ph.index, entry: e, bytes: m.entry, msg: signed }
+        return this.analyseEntry(path)
+      }
+      case 'roots': {
+        if (m.t !== 'roots' || m.tree.e !== ph.tree.e || m.tree.io !== ph.tree.io || m.tree.k !== ph.tree.k) return this.repeat()
+        const e = this.dEntry!.entry
+        const spec = ph.tree.io === 'in' ? e.inputs[ph.tree.k] : e.outputs[ph.tree.k]
+        if (!bytesEqual(m.commitment, fromHex(spec.commitment))) return this.lie(ph.entryMsg, signed)
+        const mine = commitTensor(this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k))
+        if (!bytesEqual(m.commitment, rootsCombined(m))) return this.lie(signed)
+        this.dRoots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed }
+        const axis: 'row' | 'col' | undefined = !bytesEqual(m.rowRoot, mine.rowRoot) ? 'row' : !bytesEqual(m.colRoot, mine.colRoot) ? 'col' : undefined
+        if (axis === undefined) return { fail: 'the defender tensor equals ours' }
+        const tree = treeOf(ph.tree, axis)
+        this.tensorRevealed = new Map()
+        const levels = this.tensors.get(tree).levels
+        const dNode = axis === 'row' ? m.rowRoot : m.colRoot
+        if (levels.length - 1 === 0) {
+          this.phase = { p: 'slice', tree, index: 0, dLeaf: dNode, from: signed }
+          return this.send({ t: 'query', d, want: 'slice', tree, level: 0, index: 0 })
+        }
+        this.phase = { p: 'descend', tree, level: 0, index: 0, dNode, from: signed }
+        return this.send({ t: 'query', d, want: 'children', tree, level: 0, index: 0 })
+      }
+      case 'slice': {
+        if (m.t !== 'slice' || m.index !== ph.index || treeKeyOf(m.tree) !== treeKeyOf(ph.tree)) return this.repeat()
+        void 0
+        if (!bytesEqual(leafHash(m.bytes), ph.dLeaf)) return this.lie(this.dRoots!.msg, ph.from, signed)
+        return this.sliceClaim(ph.tree, ph.index, m.bytes)
+      }
+      default: return { fail: 'the game is over' }
+    }
+  }
+
+  private stateClaim (): ChallengerStep {
+    const i = this.o.entries.length - 1
+    const e = this.o.entries[i]
+    if (e.kernel !== STATE_PSEUDO_KERNEL) return { fail: 'our trace has no @state entry' }
+    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.traceRevealed, i), post: fromHex(this.o.stateRoots[this.o.step + 1]), postPath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step + 1) })
+  }
+
+  private analyseEntry (path: Uint8Array[]): ChallengerStep {
+    const d = this.o.disputeId
+    const { index, entry: de, bytes } = this.dEntry!
+    const mine = this.o.entries[index]
+    const commit = this.commitSigned!
+    for (let k = 0; k < de.inputs.length; k++) {
+      const a = de.inputs[k]; const b = mine.inputs[k]
+      if (a.commitment === b.commitment) continue
+      if (a.ref.kind === 'state') {
+        const t = a.ref.index
+        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { t, tensor: this.o.preStateLeaves[t], tensorPath: merkleProof(this.o.preStateLeaves, t), pre: fromHex(this.o.stateRoots[this.o.step]), prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } })
+      }
+      if (a.ref.kind === 'op') {
+        const j = a.ref.index
+        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { j: { index: j, entry: encodeEntryBytes(this.o.entries[j]), path: pathWith(this.levels, this.traceRevealed, j) } } })
+      }
+      if (a.ref.kind === 'data') {
+        const tree: TensorTree = { e: index, io: 'in', k }
+        this.phase = { p: 'roots', tree, entryMsg: this.dEntry!.msg }
+        return this.send({ t: 'query', d, want: 'roots', tree, level: 0, index: 0 })
+      }
+    }
+    if (de.kernel === STATE_PSEUDO_KERNEL) return this.stateClaim()
+    for (let k = 0; k < de.outputs.length; k++) {
+      if (de.outputs[k].commitment === mine.outputs[k].commitment) continue
+      if (k !== 0) return { fail: `output ${k} of ${de.kernel} has no element reference` }
+      const tree: TensorTree = { e: index, io: 'out', k }
+      this.phase = { p: 'roots', tree, entryMsg: this.dEntry!.msg }
+      return this.send({ t: 'query', d, want: 'roots', tree, level: 0, index: 0 })
+    }
+    return { fail: `entry ${index} differs in no commitment we can dispute` }
+  }
+
+  private sliceClaim (tree: TensorTree & { axis: 'row' | 'col' }, index: number, dBytes: Uint8Array): ChallengerStep {
+    const { index: ei, entry: de, bytes: entryBytes } = this.dEntry!
+    const mineT = this.o.tensor(tree.e, tree.io, tree.k)
+    const { cols } = matrixView(mineT.shape)
+    const eb = dtypeBytes(mineT.dtype)
+    const mineBytes = this.tensors.get(tree).slices(index)
+    let pos = -1
+    for (let p = 0; p * eb < mineBytes.length; p++) {
+      if (!bytesEqual(mineBytes.subarray(p * eb, (p + 1) * eb), dBytes.subarray(p * eb, (p + 1) * eb))) { pos = p; break }
+    }
+    if (pos < 0 || dBytes.length !== mineBytes.length) {
+      if (dBytes.length !== mineBytes.length) pos = 0
+      else return { fail: 'the defender slice equals ours' }
+    }
+    const flat = tree.axis === 'row' ? index * cols + pos : pos * cols + index
+    const levels = this.tensors.get(tree).levels
+    const slice: ClaimSlice = {
+      dtype: mineT.dtype, shape: [...mineT.shape], axis: tree.axis, index, bytes: dBytes,
+      siblings: pathWith(levels, this.tensorRevealed, index),
+      otherRoot: tree.axis === 'row' ? this.dRoots!.colRoot : this.dRoots!.rowRoot
+    }
+    const commit = this.commitSigned!
+    const path = pathWith(this.levels, this.traceRevealed, ei)
+    if (tree.io === 'in') {
+      const name = (de.inputs[tree.k].ref as { name: 'x' | 'y' }).name
+      if (this.o.dataset === undefined) return { fail: 'no dataset to prove a batch row' }
+      const { batch } = { batch: Math.floor(flat / cols) }
+      return this.claim({ v: 1, kind: 'data', commit, index: ei, entry: entryBytes, path, program: this.o.program, k: tree.k, flat, slice, row: this.o.dataset.row(name, this.batchRow(batch)), xRoot: this.o.dataset.xRoot, yRoot: this.o.dataset.yRoot })
+    }
+    const operands = this.operandsFor(ei, flat)
+    if (typeof operands === 'string') return { fail: operands }
+    return this.claim({ v: 1, kind: 'element', commit, index: ei, entry: entryBytes, path, program: this.o.program, flat, slice, operands })
+  }
+
+  /** Set by the caller: dataset row of batch position r (protocols/data batchIndices of this step). */
+  batchRow: (r: number) => number = () => { throw new Error('batchRow not set') }
+  /** Set by the caller: the operand list (elementOperands) of one output element. */
+  operandRefs: (entry: TraceEntry, flat: number) => Array<{ input: number, axis: 'row' | 'col', index: number }> = () => { throw new Error('operandRefs not set') }
+
+  private operandsFor (ei: number, flat: number): ClaimSlice[] | string {
+    const e = this.o.entries[ei]
+    let refs
+    try { refs = this.operandRefs(e, flat) } catch (err) { return `no element reference for ${e.kernel}: ${(err as Error).message}` }
+    return refs.map(r => proveSlice(this.o.tensor(ei, 'in', r.input), r.axis, r.index))
+  }
+
+  /** True once a claim was produced or the game failed. */
+  get done (): boolean { return this.phase.p === 'done' }
+}
+
+function rootsCombined (m: Extract<Msg, { t: 'roots' }>): Uint8Array {
+  try { return combineRoots(m.dtype, m.shape, m.rowRoot, m.colRoot) } catch { return ZERO_HASH }
+}
+
+function treeKeyOf (t: TreeId): string { return t.e === -1 ? 'trace' : `${t.e}/${(t as TensorTree).io}/${(t as TensorTree).k}/${(t as TensorTree).axis ?? '-'}` }
+
+function padTo (leaves: Uint8Array[], index: number): Uint8Array[] {
+  if (index < leaves.length) return leaves
+  return [...leaves, ...Array.from({ length: index + 1 - leaves.length }, () => ZERO_HASH)]
+}
+
+export { depthOf, toHex }

@@ -1,0 +1,7 @@
+export * from './tree.js'
+export * from './skeleton.js'
+export * from './dataset.js'
+export * from './entry.js'
+export * from './messages.js'
+export * from './claim.js'
+export * from './game.js'

@@ -1,0 +1,221 @@
+import { decode, encode } from 'cborg'
+import { ZERO_HASH, bytesEqual, leafHash, sha256, toHex } from '../commit/merkle.js'
+import { combineRoots, matrixView, type DType } from '../commit/tensor.js'
+import { decodeEntry } from './entry.js'
+import { depthOf, childrenMatch } from './tree.js'
+
+// Messages of the bisection game (version 1). Every message is CBOR, signed by
+// its author's chain account (sr25519) over DOMAIN || bytes; the hash of the
+// bytes is what the author records on chain with record_move (chess clock).
+//
+//   D commit  {traceRoot, depth}          the defender's op trace of the step
+//   C open    {pre, post}                 agreed pre-state, claimed post-state;
+//                                         asks for the children of the trace root
+//   C query   {want: children|entry|roots|slice, tree, level, index}
+//   D nodes   {tree, level, index, node, left, right}
+//   D entry   {index, entry?}             the trace entry at a leaf (absent: empty leaf)
+//   D roots   {tree: {e, io, k}, dtype, shape, commitment, rowRoot, colRoot}
+//   D slice   {tree, index, bytes}        a row or column of a tensor
+//   D refuse  {reason}                    answer to a query outside the rules
+//
+// A tree is the trace ({e: -1}) or one tensor of entry e: input/output k,
+// its row or column tree.
+
+export const DISPUTE_PROTOCOL = '/proofswarm/dispute/1.0.0'
+export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v1:')
+/** A single message (a state blob excepted) is at most this big. */
+export const MAX_MESSAGE_BYTES = 256 * 1024
+
+export interface TraceTree { e: -1 }
+export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: 'row' | 'col' }
+export type TreeId = TraceTree | TensorTree
+
+export type Msg =
+  | { t: 'commit', d: number, step: number, traceRoot: Uint8Array, depth: number }
+  | { t: 'open', d: number, step: number, pre: Uint8Array, post: Uint8Array }
+  | { t: 'query', d: number, want: 'children' | 'entry' | 'roots' | 'slice', tree: TreeId, level: number, index: number }
+  | { t: 'nodes', d: number, tree: TreeId, level: number, index: number, node: Uint8Array, left: Uint8Array, right: Uint8Array }
+  | { t: 'entry', d: number, index: number, entry?: Uint8Array }
+  | { t: 'roots', d: number, tree: TensorTree, dtype: DType, shape: number[], commitment: Uint8Array, rowRoot: Uint8Array, colRoot: Uint8Array }
+  | { t: 'slice', d: number, tree: TensorTree, index: number, bytes: Uint8Array }
+  | { t: 'refuse', d: number, reason: string }
+
+export interface Signed { m: Uint8Array, s: Uint8Array, a: Uint8Array }
+
+export class MessageError extends Error {
+  constructor (message: string) { super(message); this.name = 'MessageError' }
+}
+
+export function encodeMsg (m: Msg): Uint8Array {
+  return encode(stripUndefined(m))
+}
+
+function stripUndefined (o: object): object {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+}
+
+export function signingPayload (m: Uint8Array): Uint8Array {
+  const out = new Uint8Array(SIGN_DOMAIN.length + m.length)
+  out.set(SIGN_DOMAIN); out.set(m, SIGN_DOMAIN.length)
+  return out
+}
+
+export function moveHash (s: Signed): Uint8Array { return sha256(s.m) }
+
+export type SignFn = (payload: Uint8Array) => Uint8Array
+export type VerifyFn = (payload: Uint8Array, signature: Uint8Array, publicKey: Uint8Array) => boolean
+
+export function signMsg (m: Msg, account: Uint8Array, sign: SignFn): Signed {
+  const bytes = encodeMsg(m)
+  return { m: bytes, s: sign(signingPayload(bytes)), a: account }
+}
+
+const isBytes = (v: unknown, n?: number): v is Uint8Array => v instanceof Uint8Array && (n === undefined || v.length === n)
+const isInt = (v: unknown, lo = 0, hi = 0x7fffffff): v is number => typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi
+
+function checkTree (t: unknown): TreeId {
+  const x = t as TensorTree
+  if (typeof x !== 'object' || x === null) throw new MessageError('tree must be a map')
+  if (x.e === -1) return { e: -1 }
+  if (!isInt(x.e, 0, 1 << 20) || (x.io !== 'in' && x.io !== 'out') || !isInt(x.k, 0, 64)) throw new MessageError('bad tensor tree')
+  if (x.axis !== undefined && x.axis !== 'row' && x.axis !== 'col') throw new MessageError('bad axis')
+  return x.axis === undefined ? { e: x.e, io: x.io, k: x.k } : { e: x.e, io: x.io, k: x.k, axis: x.axis }
+}
+
+/** Decodes and validates a message's structure (not its meaning). */
+export function decodeMsg (bytes: Uint8Array): Msg {
+  if (bytes.length > MAX_MESSAGE_BYTES) throw new MessageError(`message of ${bytes.length} bytes exceeds ${MAX_MESSAGE_BYTES}`)
+  let m: Record<string, unknown>
+  try { m = decode(bytes) as Record<string, unknown> } catch (e) { throw new MessageError(`not CBOR: ${(e as Error).message}`) }
+  if (typeof m !== 'object' || m === null) throw new MessageError('message must be a map')
+  if (!isInt(m.d, 0, Number.MAX_SAFE_INTEGER)) throw new MessageError('bad dispute id')
+  const h = (k: string): Uint8Array => { if (!isBytes(m[k], 32)) throw new MessageError(`${String(m.t)}.${k} must be 32 bytes`); return m[k] as Uint8Array }
+  const i = (k: string, hi?: number): number => { if (!isInt(m[k], 0, hi)) throw new MessageError(`${String(m.t)}.${k} must be a non-negative integer`); return m[k] as number }
+  const d = m.d as number
+  switch (m.t) {
+    case 'commit': return { t: 'commit', d, step: i('step'), traceRoot: h('traceRoot'), depth: i('depth', 40) }
+    case 'open': return { t: 'open', d, step: i('step'), pre: h('pre'), post: h('post') }
+    case 'query': {
+      if (!['children', 'entry', 'roots', 'slice'].includes(m.want as string)) throw new MessageError('bad query')
+      return { t: 'query', d, want: m.want as 'children', tree: checkTree(m.tree), level: i('level', 64), index: i('index') }
+    }
+    case 'nodes': return { t: 'nodes', d, tree: checkTree(m.tree), level: i('level', 64), index: i('index'), node: h('node'), left: h('left'), right: h('right') }
+    case 'entry': {
+      if (m.entry !== undefined && !isBytes(m.entry)) throw new MessageError('entry must be bytes')
+      return m.entry === undefined ? { t: 'entry', d, index: i('index') } : { t: 'entry', d, index: i('index'), entry: m.entry as Uint8Array }
+    }
+    case 'roots': {
+      const tree = checkTree(m.tree) as TensorTree
+      if (tree.e === -1) throw new MessageError('roots of the trace tree')
+      if (!['float32', 'int32', 'bool'].includes(m.dtype as string)) throw new MessageError('bad dtype')
+      if (!Array.isArray(m.shape) || m.shape.length > 8 || !m.shape.every(x => isInt(x, 0, 1 << 24))) throw new MessageError('bad shape')
+      return { t: 'roots', d, tree, dtype: m.dtype as DType, shape: m.shape as number[], commitment: h('commitment'), rowRoot: h('rowRoot'), colRoot: h('colRoot') }
+    }
+    case 'slice': {
+      const tree = checkTree(m.tree) as TensorTree
+      if (tree.e === -1 || tree.axis === undefined) throw new MessageError('slice needs a row or column tree')
+      if (!isBytes(m.bytes)) throw new MessageError('slice.bytes must be bytes')
+      return { t: 'slice', d, tree, index: i('index'), bytes: m.bytes as Uint8Array }
+    }
+    case 'refuse': return { t: 'refuse', d, reason: String(m.reason ?? '').slice(0, 200) }
+    default: throw new MessageError(`unknown message type ${String(m.t)}`)
+  }
+}
+
+export function decodeSigned (v: unknown): Signed {
+  const s = v as Signed
+  if (typeof s !== 'object' || s === null || !isBytes(s.m) || !isBytes(s.s, 64) || !isBytes(s.a, 32)) throw new MessageError('malformed signed message')
+  return { m: s.m, s: s.s, a: s.a }
+}
+
+export function verifySigned (s: Signed, expectedAccount: Uint8Array, verify: VerifyFn): Msg {
+  if (!bytesEqual(s.a, expectedAccount)) throw new MessageError('signed by another account')
+  let ok = false
+  try { ok = verify(signingPayload(s.m), s.s, s.a) } catch { ok = false }
+  if (!ok) throw new MessageError('bad signature')
+  return decodeMsg(s.m)
+}
+
+export function treeKey (t: TreeId): string {
+  if (t.e === -1) return 'trace'
+  const x = t as TensorTree
+  return `${x.e}/${x.io}/${x.k}/${x.axis ?? '-'}`
+}
+
+function hexBytes (h: string): Uint8Array {
+  return /^[0-9a-f]{64}$/.test(h) ? new Uint8Array(Buffer.from(h, 'hex')) : new Uint8Array(0)
+}
+
+// ---- facts: what a defender's messages assert about node positions ----
+
+export interface Fact { key: string, value: Uint8Array }
+
+/**
+ * Facts asserted by a set of the defender's messages, and whether one message
+ * contradicts itself. Depths come from the messages: the trace depth from
+ * `commit`, a tensor tree's depth from `roots` (its shape).
+ */
+export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradiction?: string } {
+  const facts: Fact[] = []
+  const commit = msgs.find(m => m.t === 'commit') as Extract<Msg, { t: 'commit' }> | undefined
+  const rootsMsgs = msgs.filter(m => m.t === 'roots') as Array<Extract<Msg, { t: 'roots' }>>
+  const depthOfTree = (t: TreeId): number | undefined => {
+    if (t.e === -1) return commit?.depth
+    const tt = t as TensorTree
+    const r = rootsMsgs.find(x => x.tree.e === tt.e && x.tree.io === tt.io && x.tree.k === tt.k)
+    if (r === undefined) return undefined
+    const { rows, cols } = matrixView(r.shape)
+    return depthOf(tt.axis === 'col' ? cols : rows)
+  }
+  const node = (t: TreeId, level: number, index: number): string => `${treeKey(t)}@${level}:${index}`
+  for (const m of msgs) {
+    switch (m.t) {
+      case 'commit': facts.push({ key: node({ e: -1 }, 0, 0), value: m.traceRoot }); break
+      case 'nodes':
+        if (!childrenMatch(m.node, m.left, m.right)) return { facts, selfContradiction: `nodes at ${treeKey(m.tree)} ${m.level}:${m.index} do not hash to their parent` }
+        facts.push({ key: node(m.tree, m.level, m.index), value: m.node })
+        facts.push({ key: node(m.tree, m.level + 1, 2 * m.index), value: m.left })
+        facts.push({ key: node(m.tree, m.level + 1, 2 * m.index + 1), value: m.right })
+        break
+      case 'entry': {
+        const depth = depthOfTree({ e: -1 })
+        if (depth !== undefined) facts.push({ key: node({ e: -1 }, depth, m.index), value: m.entry === undefined ? ZERO_HASH : sha256(m.entry) })
+        if (m.entry !== undefined) {
+          // the commitments an entry names are facts too (a later `roots` must agree)
+          const e = decodeEntry(m.entry)
+          if (e === undefined) break
+          e.inputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/in/${k}`, value: hexBytes(x.commitment) }))
+          e.outputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/out/${k}`, value: hexBytes(x.commitment) }))
+        }
+        break
+      }
+      case 'roots': {
+        let combined: Uint8Array
+        try { combined = combineRoots(m.dtype, m.shape, m.rowRoot, m.colRoot) } catch { return { facts, selfContradiction: 'roots with an invalid shape' } }
+        if (!bytesEqual(combined, m.commitment)) return { facts, selfContradiction: `roots of ${treeKey(m.tree)} do not combine to the commitment` }
+        facts.push({ key: `commit:${m.tree.e}/${m.tree.io}/${m.tree.k}`, value: m.commitment })
+        facts.push({ key: node({ ...m.tree, axis: 'row' }, 0, 0), value: m.rowRoot })
+        facts.push({ key: node({ ...m.tree, axis: 'col' }, 0, 0), value: m.colRoot })
+        break
+      }
+      case 'slice': {
+        const depth = depthOfTree(m.tree)
+        if (depth !== undefined) facts.push({ key: node(m.tree, depth, m.index), value: leafHash(m.bytes) })
+        break
+      }
+      default: break
+    }
+  }
+  return { facts }
+}
+
+/** The first position two facts disagree on, if any. */
+export function conflictOf (facts: readonly Fact[]): string | undefined {
+  const seen = new Map<string, Uint8Array>()
+  for (const f of facts) {
+    const prev = seen.get(f.key)
+    if (prev !== undefined && !bytesEqual(prev, f.value)) return `${f.key}: ${toHex(prev).slice(0, 12)} vs ${toHex(f.value).slice(0, 12)}`
+    seen.set(f.key, f.value)
+  }
+  return undefined
+}

@@ -1,0 +1,35 @@
+import { encode } from 'cborg'
+import { merkleRoot, sha256, toHex } from '../commit/merkle.js'
+import { skeletonOf, type SkeletonEntry, type TraceEntry } from '../trace/trace.js'
+
+// The skeleton a dispute checks an op against. It is protocols/trace's
+// skeleton plus the commitment (and inline value) of every constant input:
+// constants (learning rate, 1/batch, ...) are the same at every step, so
+// committing them once on chain (skeleton_root) is what makes a wrong
+// constant provable. Without them a solver could change a constant and stay
+// consistent with everything else it signed.
+
+export type DisputeSkeleton = SkeletonEntry & { inputs: Array<SkeletonEntry['inputs'][number] & { commitment?: string, value?: number[] }> }
+
+export function disputeSkeletonOf (e: TraceEntry): DisputeSkeleton {
+  const s = skeletonOf(e) as DisputeSkeleton
+  s.inputs = s.inputs.map((inp, k) => {
+    const src = e.inputs[k]
+    if (src.ref.kind !== 'const') return inp
+    return src.value !== undefined ? { ...inp, commitment: src.commitment, value: src.value } : { ...inp, commitment: src.commitment }
+  })
+  return s
+}
+
+export function skeletonLeaf (e: TraceEntry): Uint8Array {
+  return sha256(encode(disputeSkeletonOf(e)))
+}
+
+export function skeletonLeaves (entries: readonly TraceEntry[]): Uint8Array[] {
+  return entries.map(skeletonLeaf)
+}
+
+/** What a submitter commits on chain as skeleton_root (hex, no 0x). */
+export function disputeSkeletonRoot (entries: readonly TraceEntry[]): string {
+  return toHex(merkleRoot(skeletonLeaves(entries)))
+}
