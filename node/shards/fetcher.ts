@@ -120,6 +120,19 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   const queue: number[] = cids.map((_, i) => i)
   let remaining = cids.length
   if (remaining === 0) return
+  // End game: once the queue is empty, an idle provider re-requests blocks
+  // still in flight at another one (at most one duplicate each), so a provider
+  // that stalls without closing delays the fetch by its share, not by the
+  // 30 s request timeout. `done` drops the second copy.
+  const done = new Uint8Array(cids.length)
+  const flying = new Uint8Array(cids.length) // how many providers have the block in flight
+  const finished = new AbortController() // every block stored: stop the lingering workers
+  const nextDuplicate = (own: Array<{ index: number }>): number | undefined => {
+    for (let i = 0; i < cids.length; i++) {
+      if (done[i] === 0 && flying[i] === 1 && !own.some(x => x.index === i)) return i
+    }
+    return undefined
+  }
   const active = new Set<Promise<void>>()
   let fatal: Error | undefined
   let wake: () => void = () => {}
@@ -131,6 +144,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     let stream: Stream | undefined
     let nextId = 1
     let failed = false
+    let lingering = false
     let writing: Promise<void> = Promise.resolve()
     // one controller per provider, its deadline pushed back at every block
     // (cheaper than a combined signal per frame, which showed up in profiles)
@@ -138,6 +152,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     const timer = setTimeout(() => ctl.abort(timeoutError()), requestTimeoutMs)
     const onAbort = (): void => ctl.abort(opts.signal?.reason)
     opts.signal?.addEventListener('abort', onAbort, { once: true })
+    finished.signal.addEventListener('abort', onAbort, { once: true })
     const signal = ctl.signal
     try {
       const pid = peerIdFromString(c.peerId)
@@ -159,10 +174,14 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       // at a time, while the loop reads the next frames.
       let backlog = 0
       while (true) {
-        while (inflight.length < pipeline && queue.length > 0) {
-          const index = queue.shift()!
+        while (inflight.length < pipeline) {
+          let index = queue.shift()
+          while (index != null && done[index] === 1) index = queue.shift()
+          index ??= nextDuplicate(inflight)
+          if (index == null) break
           const id = nextId++
           inflight.push({ index, id })
+          flying[index]++
           await lp.write(encodeRequest({ id, cid: cids[index] }), { signal })
         }
         if (inflight.length === 0) break
@@ -180,6 +199,9 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
           throw new Error(`served a block not matching ${cid.toString()} (dropped)`)
         }
         inflight.shift()
+        flying[want.index]--
+        if (done[want.index] === 1) continue // the other copy of an end-game duplicate won
+        done[want.index] = 1
         const bytes = resp.payload
         backlog++
         writing = writing.then(async () => {
@@ -203,8 +225,14 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       await writing
       await stream.close().catch(() => {})
     } catch (err) {
-      failed = true
       const e = toError(err)
+      if (finished.signal.aborted) {
+        // all blocks arrived from others while this provider still had some in flight
+        lingering = true
+        stream?.abort(e)
+        return
+      }
+      failed = true
       const msg = e.name === 'TimeoutError' || e.name === 'AbortError'
         ? (opts.signal?.aborted === true ? 'aborted' : `no answer within ${requestTimeoutMs} ms`)
         : e.message
@@ -215,12 +243,18 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     } finally {
       clearTimeout(timer)
       opts.signal?.removeEventListener('abort', onAbort)
+      finished.signal.removeEventListener('abort', onAbort)
       // let blocks already received finish their check and store (or go back to the queue)
       await writing.catch(() => {})
       // blocks this provider did not deliver go back to the front of the queue
-      for (let i = inflight.length - 1; i >= 0; i--) queue.unshift(inflight[i].index)
+      // (unless another provider still has them in flight, or they arrived)
+      for (let i = inflight.length - 1; i >= 0; i--) {
+        const index = inflight[i].index
+        flying[index]--
+        if (done[index] === 0 && flying[index] === 0) queue.unshift(index)
+      }
       if (!failed) {
-        deps.reward(c.peerId)
+        if (!lingering) deps.reward(c.peerId)
         source.pool.release(c)
       }
       wakeUp()
@@ -236,7 +270,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   while (remaining > 0) {
     if (fatal != null) throw fatal
     if (isAborted(opts.signal)) throw new Error('fetch aborted')
-    while (active.size < maxProviders && queue.length > 0 && source.pool.size > 0) start(source.pool.take()!)
+    while (active.size < maxProviders && source.pool.size > 0 && (queue.length > 0 || nextDuplicate([]) != null)) start(source.pool.take()!)
     if (active.size > 0) idleSince = Date.now()
     if (remaining === 0) break
     const woke = new Promise<void>(resolve => { wake = resolve })
@@ -261,6 +295,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     await Promise.race(waits)
     cancel.abort()
   }
+  finished.abort()
   await Promise.allSettled([...active])
   if (fatal != null) throw fatal
 }

@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/procs.js'
 
 let dir: { path: string, cleanup: () => Promise<void> }
 const peers: Peer[] = []
-let boot: Peer, honest: Peer, corrupt: Peer, fetcher: Peer
+let boot: Peer, honest: Peer, corrupt: Peer, fetcher: Peer, stalled: Peer
 
 async function start (name: string, bootstrap: string[], fault?: string): Promise<Peer> {
   const p = await Peer.start({
@@ -22,7 +22,7 @@ async function start (name: string, bootstrap: string[], fault?: string): Promis
     listen: ['/ip4/127.0.0.1/tcp/0'],
     bootstrap,
     logLevel: 'error',
-    services: [shardsService({ gcIntervalMs: 0, fault: { corrupt: fault === 'corrupt', delayMs: 0 } })]
+    services: [shardsService({ gcIntervalMs: 0, fault: { corrupt: fault === 'corrupt', delayMs: fault === 'stall' ? 20_000 : 0 } })]
   })
   peers.push(p)
   return p
@@ -34,7 +34,7 @@ beforeAll(async () => {
   dir = await tempDir('proofswarm-shards-')
   boot = await start('boot', [])
   const addr = boot.host.getMultiaddrs()[0].toString()
-  ;[honest, corrupt, fetcher] = await Promise.all([start('honest', [addr]), start('corrupt', [addr], 'corrupt'), start('fetcher', [addr])])
+  ;[honest, corrupt, fetcher, stalled] = await Promise.all([start('honest', [addr]), start('corrupt', [addr], 'corrupt'), start('fetcher', [addr]), start('stalled', [addr], 'stall')])
 })
 
 afterAll(async () => {
@@ -111,6 +111,19 @@ describe('shard service (in-process peers)', () => {
     expect(r.alreadyHad).toBe(2)
     expect(r.fetchedBlocks).toBe(2)
     expect(sha(await svc(fetcher).read(a.cid))).toBe(sha(data))
+  })
+
+  it('end game: blocks stuck at a provider that stalls (without closing) are fetched again from another', async () => {
+    const data = randomBytes(8 * MAX_BLOCK_BYTES)
+    const a = await svc(honest).addBytes(data, { name: 'eg' }, { provide: false })
+    await svc(stalled).addBytes(data, { name: 'eg' }, { provide: false })
+    const t0 = Date.now()
+    // the honest peer serves the manifest; then both get blocks and the stalled one never answers
+    const r = await svc(fetcher).fetch(a.cid, { providers: [honest.peerId, stalled.peerId], maxProviders: 2, provide: false })
+    expect(Date.now() - t0).toBeLessThan(10_000)
+    expect(sha(await svc(fetcher).read(a.cid))).toBe(sha(data))
+    expect(r.providers.find(p => p.peerId === honest.peerId)!.blocks).toBe(9) // manifest + 8
+    expect(r.providers.find(p => p.peerId === stalled.peerId)!.blocks).toBe(0)
   })
 
   it('refuses an oversized request with an error frame', async () => {
