@@ -322,13 +322,20 @@ function partyOf (d: DisputeInfo, who: string): PartyName | undefined {
 }
 const clockOf = (d: DisputeInfo, p: PartyName): number => p === 'Challenger' ? d.challengerClock : d.defenderClock
 
+/**
+ * Blocks charged to the party on turn: the block that includes its move is
+ * free (a one-block Fischer increment), so a bisection of ~40 prompt moves
+ * fits a small clock while a silent party still runs out.
+ */
+const charged = (elapsed: number): number => Math.max(0, elapsed - 1)
+
 export function recordMove (ctx: Context, who: string, a: { disputeId: bigint, moveHash: string }): void {
   const d = getDispute(ctx, a.disputeId)
   ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
   const party = partyOf(d, who)
   ctx.ensure(party !== undefined, P, 'NotParty')
   ctx.ensure(d.turn === party, P, 'NotYourTurn')
-  const elapsed = ctx.now - d.lastMoveAt
+  const elapsed = charged(ctx.now - d.lastMoveAt)
   const left = clockOf(d, party)
   ctx.ensure(elapsed <= left, P, 'ClockExpired')
   if (party === 'Challenger') d.challengerClock = left - elapsed
@@ -344,7 +351,7 @@ export function recordMove (ctx: Context, who: string, a: { disputeId: bigint, m
 export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint }): void {
   const d = getDispute(ctx, a.disputeId)
   ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  ctx.ensure(ctx.now - d.lastMoveAt > clockOf(d, d.turn), P, 'ClockNotExpired')
+  ctx.ensure(charged(ctx.now - d.lastMoveAt) > clockOf(d, d.turn), P, 'ClockNotExpired')
   resolve(ctx, a.disputeId, d, d.turn === 'Challenger' ? 'Defender' : 'Challenger', 'Timeout')
 }
 

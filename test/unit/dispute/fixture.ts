@@ -1,0 +1,188 @@
+import { Keyring } from '@polkadot/keyring'
+import type { KeyringPair } from '@polkadot/keyring/types'
+import { u8aToHex } from '@polkadot/util'
+import { sr25519Verify } from '@polkadot/util-crypto'
+import { expect } from 'vitest'
+import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/merkle.js'
+import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
+import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
+import { batchIndices } from '../../../protocols/data/order.js'
+import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, moveHash, skeletonLeaves, verifySigned, type Claim, type Signed } from '../../../protocols/dispute/index.js'
+import { canonicalJson } from '../../../protocols/program/canonical-json.js'
+import type { TaskProgram } from '../../../protocols/program/program.js'
+import * as reference from '../../../protocols/reference/index.js'
+import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
+import { normalizeRows, oneHot, type Dataset } from '../../../node/train/dataset.js'
+import { Trainer } from '../../../node/train/trainer.js'
+import { reexecuteOp, traceStep, type OpValues } from '../../../node/train/tracer.js'
+import { Harness } from '../chain/harness.js'
+
+// A real disputed step: an honest run of a tiny MLP task, the op trace of
+// step `s` (0-based, on-chain numbering) with every op's values, and helpers
+// to derive a consistent cheater (one op output perturbed, everything after it
+// re-executed), to play the off-chain game between two in-process players and
+// to settle it on the pure chain runtime.
+
+export interface Run { program: TaskProgram, programBytes: Uint8Array, step: number, entries: TraceEntry[], values: OpValues[], roots: string[], before: TensorData[], skeleton: Uint8Array[], x: TensorData, y: TensorData, ds: Dataset }
+
+export async function honestRun (program: TaskProgram, ds: Dataset, step: number): Promise<Run> {
+  const t = await Trainer.create(program, ds)
+  const roots: string[] = [toHex(t.stateRoot())]
+  while (t.step < step) { t.runStep(); roots.push(toHex(t.stateRoot())) }
+  const before = t.stateTensors().map(x => ({ ...x, values: x.values.slice() }))
+  const tr = traceStep(t)
+  roots.push(tr.stateRootAfter)
+  while (t.step < program.steps) { t.runStep(); roots.push(toHex(t.stateRoot())) }
+  t.dispose()
+  const all = new Uint32Array(ds.trainSize).map((_, i) => i)
+  const { info: _i, ...bare } = program as TaskProgram & { info?: unknown }
+  return {
+    program, programBytes: new TextEncoder().encode(canonicalJson(bare)), step, entries: tr.entries, values: tr.values, roots, before,
+    skeleton: skeletonLeaves(tr.entries), ds,
+    x: { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) },
+    y: { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: oneHot(ds.trainLabels, ds.classes, all) }
+  }
+}
+
+export interface Side { entries: TraceEntry[], values: OpValues[], roots: string[] }
+
+const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
+
+/** A consistent cheater: output 0 of entry `i` gets element `el` perturbed; every later op is re-executed on it. */
+export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number): Side {
+  const values: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
+  const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+  const o = values[i].outputs[0]
+  const nv = o.values.slice() as Float32Array
+  nv[el % nv.length] = nv[el % nv.length] + 1
+  values[i] = { inputs: values[i].inputs, outputs: [{ ...o, values: nv }, ...values[i].outputs.slice(1)] }
+  entries[i].outputs[0].commitment = commitHex(values[i].outputs[0])
+  if (alsoInput !== undefined) {
+    // the op read a wrong input (e.g. a batch row that is not the dataset's): input and output both carry it
+    values[i] = { inputs: values[i].inputs.map((t, k) => k === alsoInput ? values[i].outputs[0] : t), outputs: values[i].outputs }
+    entries[i].inputs[alsoInput].commitment = entries[i].outputs[0].commitment
+  }
+  const changed = new Set<number>([i])
+  for (let j = i + 1; j < entries.length; j++) {
+    const e = entries[j]
+    let touched = false
+    const ins = e.inputs.map((inp, k) => {
+      if (inp.ref.kind === 'op' && changed.has(inp.ref.index)) { touched = true; return values[inp.ref.index].outputs[inp.ref.output] }
+      return values[j].inputs[k]
+    })
+    if (!touched) continue
+    changed.add(j)
+    ins.forEach((v, k) => { e.inputs[k].commitment = commitHex(v) })
+    if (e.kernel === STATE_PSEUDO_KERNEL) { values[j] = { inputs: ins, outputs: [] }; continue }
+    const outs = reexecuteOp(e, ins)
+    values[j] = { inputs: ins, outputs: outs }
+    outs.forEach((v, k) => { e.outputs[k].commitment = commitHex(v) })
+  }
+  const post = toHex(stateRoot(values[values.length - 1].inputs, run.step + 1))
+  const roots = [...run.roots.slice(0, run.step + 1), post, ...run.roots.slice(run.step + 2).map(() => post)]
+  return { entries, values, roots }
+}
+
+/** A solver that perturbs a weight after the step (no op produced it): its trace is honest, its post-state root is not. */
+export function tamperWeight (run: Run): Side {
+  const after = run.values[run.values.length - 1].inputs.map(t => ({ ...t, values: t.values.slice() }))
+  after[0].values[0] += 1
+  const post = toHex(stateRoot(after, run.step + 1))
+  return { entries: run.entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), post, ...run.roots.slice(run.step + 2).map(() => post)] }
+}
+
+export const honest = (run: Run): Side => ({ entries: run.entries, values: run.values, roots: run.roots })
+
+const kr = new Keyring({ type: 'sr25519' })
+export const pair = (name: string): KeyringPair => kr.addFromUri(`//${name}`)
+const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
+
+export interface Outcome { status: DisputeInfo['status'], moves: number, claim?: Claim, claimBytes: number, events: string[], error?: string, adjudicateMs: number, how: 'claim' | 'timeout' }
+
+export interface PlayOptions { forcedErrorPpm?: number, defenderLies?: boolean, defenderSilentAfter?: number, challengerOpensWrongPre?: boolean, disputedStep?: number }
+
+/** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
+export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm })
+  const STAKE = 10_000n * UNIT
+  const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: STAKE }).error).toBeUndefined()
+  expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: STAKE }).error).toBeUndefined()
+  const ds = run.ds
+  const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
+  const r = h.run('Alice', 'Arbitration', 'submit_task', {
+    programHash: '0x' + toHex(sha256(run.programBytes)), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(merkleRoot(run.skeleton)),
+    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 50, solveTimeout: 20
+  })
+  expect(r.error).toBeUndefined()
+  h.advance(1)
+  if (o.forcedErrorPpm !== undefined && o.disputedStep === undefined) o = { ...o, disputedStep: h.read<TaskInfo>('Arbitration', 'Tasks', 0)!.forcedError ?? undefined }
+  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
+  const step = o.disputedStep ?? run.step
+  expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
+  const bob = pair('Bob'); const dave = pair('Dave')
+  const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
+  const D = new DefenderGame({ disputeId: 0, step, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
+  const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
+  const C = new ChallengerGame({
+    disputeId: 0, step, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
+    stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
+    preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
+    dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) }
+  })
+  const rows = batchIndices(run.program.seed, ds.trainSize, run.program.batchSize, step)
+  C.batchRow = r => rows[r]
+  C.operandRefs = (e, flat) => reference.elementOperands(run.program.runtime, reference.opShapeOf(e), flat)
+  let moves = 0
+  const record = (who: string, s: Signed): void => {
+    const res = h.run(who, 'Arbitration', 'record_move', { disputeId: 0, moveHash: '0x' + toHex(moveHash(s)) })
+    expect(res.error).toBeUndefined()
+    moves++
+  }
+  const finish = (who: string, claim: Claim): Outcome => {
+    const bytes = encodeClaim(claim)
+    const t0 = performance.now()
+    const res = h.run(who, 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(bytes) })
+    const ms = performance.now() - t0
+    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!
+    return { status: d.status, moves, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
+  }
+  const timeout = (): Outcome => {
+    const clock = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
+    h.advance(clock + 1)
+    const res = h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!
+    return { status: d.status, moves, claimBytes: 0, events: res.events, error: res.error, adjudicateMs: 0, how: 'timeout' }
+  }
+  // D moves first: its trace commitment
+  let dMsg = D.commit(); record('Bob', dMsg)
+  for (let round = 0; round < 200; round++) {
+    const next = C.onMessage(verifySigned(dMsg, bob.publicKey, verify), dMsg)
+    if ('claim' in next) return { outcome: finish('Dave', next.claim), h, solver: 'Bob', challengerName: 'Dave' }
+    if ('fail' in next) throw new Error(`challenger failed: ${next.fail}`)
+    record('Dave', next.send)
+    if (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) return { outcome: timeout(), h, solver: 'Bob', challengerName: 'Dave' }
+    const ans = D.respond(verifySigned(next.send, dave.publicKey, verify), next.send)
+    if (ans.claim !== undefined) return { outcome: finish('Bob', ans.claim), h, solver: 'Bob', challengerName: 'Dave' }
+    dMsg = ans.reply!; record('Bob', dMsg)
+  }
+  throw new Error('the game did not end in 200 rounds')
+}
+
+export const nodeOf = (h: Harness, name: string): NodeInfo => h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[name])!
+export const taskOf = (h: Harness): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
+
+/** ⌈log2 n⌉ */
+export const clog2 = (n: number): number => n <= 1 ? 0 : Math.ceil(Math.log2(n))
+
+/** The forced-error step the harness chain assigns to a task of `steps` steps (deterministic block hashes). */
+export async function forcedStepOf (run: Run): Promise<number | null> {
+  const h = await Harness.create({ forcedErrorPpm: 1_000_000 })
+  h.run('Bob', 'Arbitration', 'register_node', { peerId: '0x' + Buffer.from('12D3KooWBob').toString('hex'), roles: 2, stake: 10_000n * UNIT })
+  h.run('Dave', 'Arbitration', 'register_node', { peerId: '0x' + Buffer.from('12D3KooWDave').toString('hex'), roles: 4, stake: 10_000n * UNIT })
+  h.run('Alice', 'Arbitration', 'submit_task', { programHash: '0x' + '01'.repeat(32), datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32), steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 50, solveTimeout: 20 })
+  h.advance(1)
+  return h.read<TaskInfo>('Arbitration', 'Tasks', 0)!.forcedError
+}

@@ -1,0 +1,137 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import { matrixView } from '../../../protocols/commit/tensor.js'
+import { newProgram } from '../../../protocols/program/index.js'
+import { supportsElement } from '../../../protocols/reference/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { clog2, forcedStepOf, honest, honestRun, nodeOf, playOnChain, tamperOp, tamperWeight, type Run } from './fixture.js'
+
+// The fault-injection matrix on the pure chain runtime: for every kernel kind
+// of an MLP SGD step and an Adam step, a consistent cheater (one op output
+// wrong, everything after it recomputed from it) disputed at a random step
+// loses and is slashed; an honest solver wins against a false challenge; a
+// liar and a silent party lose; rounds stay within the bound.
+
+let ds: Dataset
+const runs: Record<string, Run> = {}
+const STEPS = 5
+// a random disputed step per optimizer, reported so a failure can be replayed
+const stepOf = { sgd: Math.floor(Math.random() * STEPS), adam: Math.floor(Math.random() * STEPS) }
+
+beforeAll(async () => {
+  await initBackend('wasm')
+  ds = syntheticDataset(7, 64, 8)
+  for (const opt of ['sgd', 'adam'] as const) {
+    const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: STEPS, optimizer: opt, batchSize: 4, seed: 11, checkpointEvery: 5 })
+    runs[opt] = await honestRun(p, ds, stepOf[opt])
+  }
+}, 120_000)
+
+function bound (run: Run, entry: number): number {
+  const e = run.entries[entry]
+  const out = e.outputs[0] ?? { shape: [1] }
+  const { rows, cols } = matrixView(out.shape)
+  // step level: 0 rounds (every per-step root is committed); + trace + tensor tree + constant
+  return clog2(run.program.steps) + clog2(run.entries.length) + clog2(rows * cols) + 6
+}
+
+for (const opt of ['sgd', 'adam'] as const) {
+  describe(`disputes over an MLP ${opt} step`, () => {
+    it('every kernel kind, tampered: the cheater is slashed, within the rounds bound', async () => {
+      const run = runs[opt]
+      const kinds = new Map<string, number>()
+      run.entries.forEach((e, i) => { if (e.kernel !== STATE_PSEUDO_KERNEL && !kinds.has(e.kernel)) kinds.set(e.kernel, i) })
+      expect(kinds.size).toBeGreaterThanOrEqual(opt === 'sgd' ? 16 : 18)
+      const seen: string[] = []
+      for (const [kernel, i] of kinds) {
+        expect(supportsElement(run.program.runtime, kernel)).toBe(true)
+        const cheat = tamperOp(run, i)
+        const { outcome, h } = await playOnChain(run, cheat, honest(run))
+        expect(outcome.error, `${kernel} at entry ${i} (step ${run.step})`).toBeUndefined()
+        expect(outcome.status, `${kernel} at entry ${i}: ${outcome.claim?.kind}`).toBe('ChallengerWon')
+        expect(outcome.events).toContain('Arbitration.Slashed')
+        expect(nodeOf(h, 'Bob').stake).toBeLessThan(10_000n * 10n ** 12n)
+        expect(outcome.moves, kernel).toBeLessThanOrEqual(2 * bound(run, i))
+        expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
+        seen.push(`${kernel}:${outcome.claim?.kind}`)
+      }
+      // the first tampered op is adjudicated as one element (not caught as a later inconsistency)
+      expect(seen.filter(s => s.endsWith(':element')).length).toBeGreaterThanOrEqual(kinds.size - 2)
+    })
+
+    it('a weight changed after the step (no op produced it) is caught on the @state entry', async () => {
+      const run = runs[opt]
+      const { outcome } = await playOnChain(run, tamperWeight(run), honest(run))
+      expect(outcome.claim?.kind).toBe('state')
+      expect(outcome.status).toBe('ChallengerWon')
+    })
+
+    it('an honest solver challenged falsely: the challenger loses its bond', async () => {
+      const run = runs[opt]
+      // the challenger is the cheater here: its own trace has a wrong op
+      const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul')
+      const { outcome, h } = await playOnChain(run, honest(run), tamperOp(run, i))
+      expect(outcome.status).toBe('DefenderWon')
+      expect(outcome.events).toContain('Arbitration.Slashed')
+      expect(nodeOf(h, 'Bob').stake).toBe(10_000n * 10n ** 12n)
+    })
+  })
+}
+
+describe('dispute faults', () => {
+  it('a defender lying during bisection loses (its signed answers contradict)', async () => {
+    const run = runs.sgd
+    const i = run.entries.findIndex(e => e.kernel === 'Relu')
+    const { outcome } = await playOnChain(run, tamperOp(run, i), honest(run), { defenderLies: true })
+    expect(outcome.claim?.kind).toBe('lie')
+    expect(outcome.status).toBe('ChallengerWon')
+  })
+
+  it('an honest defender that lies during bisection still loses: lying is punished by itself', async () => {
+    const run = runs.sgd
+    const i = run.entries.findIndex(e => e.kernel === 'Sub')
+    const { outcome } = await playOnChain(run, honest(run), tamperOp(run, i), { defenderLies: true })
+    expect(outcome.claim?.kind).toBe('lie')
+    expect(outcome.status).toBe('ChallengerWon')
+  })
+
+  it('a silent defender loses at its deadline', async () => {
+    const run = runs.sgd
+    const i = run.entries.findIndex(e => e.kernel === 'Exp')
+    const { outcome } = await playOnChain(run, tamperOp(run, i), honest(run), { defenderSilentAfter: 4 })
+    expect(outcome.how).toBe('timeout')
+    expect(outcome.status).toBe('ChallengerWon')
+  })
+
+  it('a challenger naming a step whose pre-state it disputes is rejected and loses', async () => {
+    const run = runs.adam
+    const i = run.entries.findIndex(e => e.kernel === 'Sqrt')
+    const { outcome } = await playOnChain(run, honest(run), tamperOp(run, i), { challengerOpensWrongPre: true })
+    expect(outcome.claim?.kind).toBe('badOpen')
+    expect(outcome.status).toBe('DefenderWon')
+  })
+
+  it('a corrupted batch row is caught against dataset_root', async () => {
+    const run = runs.sgd
+    // an Identity of the batch x whose input (and so output) row differs from the dataset
+    const i = run.entries.findIndex(e => e.kernel === 'Identity' && e.inputs[0].ref.kind === 'data')
+    const side = tamperOp(run, i, 5, 0)
+    const { outcome } = await playOnChain(run, side, honest(run))
+    expect(outcome.claim?.kind).toBe('data')
+    expect(outcome.status).toBe('ChallengerWon')
+  })
+
+  it('a forced error (Truebit) caught by the challenger pays the jackpot and does not slash the solver', async () => {
+    const f = await forcedStepOf(runs.sgd)
+    expect(f).not.toBeNull()
+    // the solver corrupts exactly the step the chain told it to
+    const run = await honestRun(runs.sgd.program, ds, f!)
+    const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul')
+    const { outcome, h } = await playOnChain(run, tamperOp(run, i), honest(run), { forcedErrorPpm: 1_000_000 })
+    expect(outcome.status).toBe('ChallengerWon')
+    expect(outcome.events).toContain('Arbitration.JackpotPaid')
+    expect(outcome.events).not.toContain('Arbitration.Slashed')
+    expect(nodeOf(h, 'Bob').stake).toBe(10_000n * 10n ** 12n)
+  })
+})
