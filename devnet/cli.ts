@@ -1,109 +1,297 @@
 #!/usr/bin/env node
 import '../node/polyfill.js'
 import { Command } from 'commander'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { ControlClient } from '../node/control/client.js'
 import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
+import { fashionAvailable, FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
+import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
 
-// `npm run devnet`: a whole swarm on one machine, every peer a separate
-// process with its own data dir and ports on 127.0.0.1.
+// `npm run devnet`: a whole network on one machine — the dev chain, a
+// bootstrap peer and N peers, each a separate process with its own data dir
+// and ports on 127.0.0.1 — then one real training task from submission to
+// settlement, with progress, a dashboard and a final summary.
 
 const DEFAULT_ROLES = ['submitter', 'solver', 'solver', 'verifier', 'verifier', 'whistleblower']
 
+interface Opts {
+  peers: number
+  dir: string
+  keep?: boolean
+  exitAfter?: number
+  exitWhenSettled?: boolean
+  json?: boolean
+  dashboardPort: number
+  task?: string
+  steps: number
+  blockTime: number
+  forcedError: boolean
+  challengeWindow: number
+}
+
 const program = new Command()
   .name('devnet')
-  .description('run a proofswarm devnet on this machine')
-  .option('--peers <n>', 'number of peers besides the bootstrap peer', v => Number(v), 6)
-  .option('--dir <dir>', 'devnet directory (data dirs and logs)', '.devnet')
+  .description('run a proofswarm devnet on this machine: dev chain, bootstrap peer, N peers, one real task with a dispute')
+  .option('--peers <n>', 'number of peers besides the bootstrap peer (roles cycle: submitter, solver, solver, verifier, verifier, whistleblower)', v => Number(v), 6)
+  .option('--dir <dir>', 'devnet directory (data dirs, logs, devnet.json)', '.devnet')
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
-  .option('--exit-after <seconds>', 'stop the devnet after this many seconds (CI smoke runs)', v => Number(v))
-  .option('--json', 'print status as JSON lines')
-  .option('--dashboard-port <port>', 'port of the dashboard on 127.0.0.1 (0 picks a free one)', v => Number(v), 0)
-  .parse()
+  .option('--task <file>', 'task program to submit (from "proofswarm task new"); default: the mlp on Fashion-MNIST')
+  .option('--steps <n>', 'training steps of the default task', v => Number(v), 600)
+  .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
+  .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed', v => Number(v), 120)
+  .option('--no-forced-error', 'do not make the chain order a Truebit forced error (by default the task has one, so a dispute runs)')
+  .option('--exit-when-settled', 'stop everything once the task has settled and the summary is printed')
+  .option('--exit-after <seconds>', 'stop the devnet after this many seconds', v => Number(v))
+  .option('--dashboard-port <port>', 'dashboard port on 127.0.0.1 (0 picks a free one)', v => Number(v), 0)
+  .option('--json', 'print progress as JSON lines')
 
-const o = program.opts<{ peers: number, dir: string, keep?: boolean, exitAfter?: number, json?: boolean, dashboardPort: number }>()
-const dir = resolve(o.dir)
-if (!Number.isInteger(o.peers) || o.peers < 1 || o.peers > 64) {
-  process.stderr.write(`--peers must be an integer in [1, 64], got ${o.peers}\n`)
-  process.exit(2)
-}
-if (!Number.isInteger(o.dashboardPort) || o.dashboardPort < 0 || o.dashboardPort > 65535) {
-  process.stderr.write(`--dashboard-port must be an integer in [0, 65535], got ${o.dashboardPort}\n`)
-  process.exit(2)
-}
-if (o.keep !== true) await rm(dir, { recursive: true, force: true })
-const logDir = join(dir, 'logs')
-await mkdir(logDir, { recursive: true })
+program.command('status')
+  .description('show the running devnet: processes, chain, dashboard, task phase')
+  .option('--dir <dir>', 'devnet directory', '.devnet')
+  .option('--json', 'print JSON')
+  .action(async (c: { dir: string, json?: boolean }) => { await status(resolve(c.dir), c.json === true); process.exit(0) })
 
-const say = (msg: string, data: Record<string, unknown> = {}): void => {
-  if (o.json === true) process.stdout.write(JSON.stringify({ time: new Date().toISOString(), msg, ...data }) + '\n')
-  else process.stdout.write(`[devnet] ${msg}\n`)
-}
+program.command('down')
+  .description('stop a running devnet (every process it started)')
+  .option('--dir <dir>', 'devnet directory', '.devnet')
+  .action(async (c: { dir: string }) => { await down(resolve(c.dir)); process.exit(0) })
 
-const children: ChildHandle[] = []
-let dashboard: Dashboard | undefined
-let stopping = false
-async function shutdown (code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true
-    say('stopping every process…')
-    await dashboard?.close().catch(() => {})
-    await Promise.all(children.map(async c => await stopChild(c)))
-    say(o.keep === true ? `stopped; data kept in ${dir}` : `stopped; data dirs in ${dir} (use --keep to reuse them)`)
+program.action(async (o: Opts) => { await run(o) })
+await program.parseAsync(process.argv)
+
+async function status (dir: string, json: boolean): Promise<void> {
+  const s = readState(dir)
+  if (s == null || !alive(s.pid)) {
+    if (json) process.stdout.write(JSON.stringify({ running: false, dir }) + '\n')
+    else process.stdout.write(`no devnet running in ${dir}\n`)
+    return
   }
-  process.exit(code)
+  const peers = await Promise.all(s.processes.filter(p => p.dataDir != null).map(async p => {
+    try {
+      const st = await (await ControlClient.fromDataDir(p.dataDir!)).get<PeerStatus>('/v1/status')
+      return { name: p.name, up: true, peerId: st.peerId, roles: st.roles, connected: st.connectedPeers.length }
+    } catch { return { name: p.name, up: false } }
+  }))
+  const out = { running: true, dir, pid: s.pid, startedAt: s.startedAt, chain: s.chainUrl, dashboard: s.dashboardUrl, taskId: s.taskId, phase: s.phase, peers }
+  if (json) { process.stdout.write(JSON.stringify(out, null, 2) + '\n'); return }
+  process.stdout.write(`devnet running since ${s.startedAt} (pid ${s.pid})\nchain: ${s.chainUrl ?? '-'}\ndashboard: ${s.dashboardUrl ?? '-'}\ntask: ${s.taskId ?? '-'} ${s.phase ?? ''}\n`)
+  for (const p of peers) process.stdout.write(`  ${p.name.padEnd(24)} ${p.up ? `up, roles ${(p as { roles: string[] }).roles.join(',')}, ${(p as { connected: number }).connected} peers` : 'DOWN'}\n`)
 }
-process.on('SIGINT', () => { void shutdown(0) })
-process.on('SIGTERM', () => { void shutdown(0) })
 
-try {
-  const boot = spawnCli('bootstrap', ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir, 'bootstrap')], logDir)
-  children.push(boot)
-  const ready = await boot.ready
-  const bootAddr: string = ready.multiaddrs[0]
-  say(`bootstrap peer ready: ${bootAddr}`, { bootstrap: bootAddr })
+async function down (dir: string): Promise<void> {
+  const s = readState(dir)
+  if (s == null) { process.stdout.write(`no devnet in ${dir}\n`); return }
+  if (alive(s.pid)) {
+    process.kill(s.pid, 'SIGTERM')
+    const deadline = Date.now() + 20_000
+    while (alive(s.pid) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
+  }
+  // whatever the launcher did not stop (it was killed, say)
+  for (const p of s.processes) if (alive(p.pid)) { try { process.kill(p.pid, 'SIGTERM') } catch {} }
+  removeState(dir)
+  process.stdout.write('devnet stopped\n')
+}
 
-  const peers = Array.from({ length: o.peers }, (_, i) => {
-    const role = DEFAULT_ROLES[i % DEFAULT_ROLES.length]
-    const name = `peer${i + 1}-${role}`
-    const h = spawnCli(name, ['join', '--json', '--bootstrap', bootAddr, '--roles', role, '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir, name)], logDir)
+async function run (o: Opts): Promise<void> {
+  const dir = resolve(o.dir)
+  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
+    if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
+  }
+  const prev = readState(dir)
+  if (prev != null && alive(prev.pid)) { process.stderr.write(`a devnet is already running in ${dir} (pid ${prev.pid}); stop it with "npm run devnet -- down" or use --dir\n`); process.exit(2) }
+  if (o.keep !== true) await rm(dir, { recursive: true, force: true })
+  const logDir = join(dir, 'logs')
+  await mkdir(logDir, { recursive: true })
+  const t0 = Date.now()
+
+  const say = (msg: string, data: Record<string, unknown> = {}): void => {
+    if (o.json === true) process.stdout.write(JSON.stringify({ time: new Date().toISOString(), msg, ...data }, (_k, v) => typeof v === 'bigint' ? v.toString() : v) + '\n')
+    else process.stdout.write(`[devnet +${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`)
+  }
+
+  const children: ChildHandle[] = []
+  const state: DevnetState = { pid: process.pid, startedAt: new Date().toISOString(), dir, processes: [] }
+  const save = (): void => { try { writeState(dir, state) } catch {} }
+  let dashboard: Dashboard | undefined
+  let observer: import('../node/chain/client.js').ChainClient | undefined
+  const cleanups: Array<() => void> = []
+  let stopping = false
+  const shutdown = async (code: number): Promise<never> => {
+    if (!stopping) {
+      stopping = true
+      say('stopping every process…')
+      for (const c of cleanups) c()
+      await observer?.disconnect().catch(() => {})
+      await dashboard?.close().catch(() => {})
+      // peers first, then the bootstrap peer, the chain last
+      await Promise.all(children.filter(c => c.name !== 'chain' && c.name !== 'bootstrap').map(async c => await stopChild(c)))
+      await Promise.all(children.filter(c => c.name === 'bootstrap').map(async c => await stopChild(c)))
+      await Promise.all(children.filter(c => c.name === 'chain').map(async c => await stopChild(c)))
+      removeState(dir)
+      say(o.keep === true ? `stopped; data kept in ${dir}` : `stopped; data dirs and logs in ${dir}`)
+    }
+    process.exit(code)
+  }
+  process.on('SIGINT', () => { void shutdown(0) })
+  process.on('SIGTERM', () => { void shutdown(0) })
+  const track = (h: ChildHandle, extra: Partial<DevnetState['processes'][number]> = {}): ChildHandle => {
     children.push(h)
-    return { name, role, h, dataDir: join(dir, name) }
-  })
-  for (const p of peers) {
-    const r = await p.h.ready
-    say(`${p.name} ready: ${r.peerId}`, { peer: p.name, peerId: r.peerId, role: p.role })
+    state.processes.push({ name: h.name, pid: h.child.pid ?? -1, logFile: h.logFile, ...extra })
+    save()
+    void h.exited.then(code => { if (!stopping) { say(`${h.name} exited unexpectedly (code ${code}); its log: ${h.logFile}`); void shutdown(1) } })
+    return h
   }
 
-  // --- dashboard (devnet/dashboard): pass chainUrl once the devnet runs the chain ---
-  dashboard = await startDashboard({
-    peers: [{ name: 'bootstrap', dataDir: join(dir, 'bootstrap'), role: 'bootstrap' }, ...peers.map(p => ({ name: p.name, dataDir: p.dataDir, role: p.role }))],
-    port: o.dashboardPort
-  })
-  say(`dashboard: ${dashboard.url}`, { dashboard: dashboard.url })
-  // --- end dashboard ---
+  if (o.exitAfter != null) setTimeout(() => { say(`--exit-after ${o.exitAfter} s reached`); void shutdown(0) }, o.exitAfter * 1000).unref()
+  try {
+    // 1. the task program (checked first: a missing dataset is said loudly)
+    let taskFile = o.task != null ? resolve(o.task) : join(dir, 'task.json')
+    if (o.task == null) {
+      const useFashion = fashionAvailable()
+      if (!useFashion) {
+        say('!!! Fashion-MNIST is NOT installed: this devnet trains on a SYNTHETIC dataset instead.')
+        say(`!!! Install the real data with: sudo apt-get install -y dataset-fashion-mnist   (files go to ${FASHION_DIR})`)
+      }
+      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--checkpoint-every', String(Math.max(1, Math.round(o.steps / 10))), '--optimizer', 'adam', '--out', taskFile]
+      const t = spawnCli('task-new', args, logDir)
+      const code = await t.exited
+      if (code !== 0) throw new Error(`could not create the task program; see ${t.logFile}`)
+      say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${o.steps} Adam steps of batch 64 (${taskFile})`)
+    } else {
+      JSON.parse(await readFile(taskFile, 'utf8'))
+      say(`task program: ${taskFile}`)
+    }
 
-  // progress: wait until every peer sees every other one
-  const deadline = Date.now() + 30_000
-  let full = false
-  while (!full && Date.now() < deadline) {
-    const statuses = await Promise.all(peers.map(async p => await (await ControlClient.fromDataDir(p.dataDir)).get<PeerStatus>('/v1/status')))
-    const min = Math.min(...statuses.map(s => s.connectedPeers.length))
-    full = min >= o.peers
-    if (!full) await new Promise(resolve => setTimeout(resolve, 500))
-    else say(`swarm formed: every peer connected to all ${o.peers} others`, { connected: min })
+    // 2. the dev chain
+    const chainArgs = ['chain', '--json', '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime)]
+    if (o.forcedError) chainArgs.push('--forced-error-ppm', '1000000')
+    const chainH = track(spawnCli('chain', chainArgs, logDir), { dataDir: undefined })
+    const chainUrl: string = (await chainH.ready).url
+    state.chainUrl = chainUrl
+    save()
+    say(`dev chain ready: ${chainUrl} (blocks every ${o.blockTime} ms${o.forcedError ? '; Truebit forced errors on: the solver will be told to commit one wrong step' : ''})`)
+
+    // 3. bootstrap peer and peers
+    const boot = track(spawnCli('bootstrap', ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir, 'bootstrap')], logDir), { dataDir: join(dir, 'bootstrap'), role: 'bootstrap' })
+    const bootAddr: string = (await boot.ready).multiaddrs[0]
+    state.bootstrap = bootAddr
+    save()
+    say(`bootstrap peer ready: ${bootAddr}`, { bootstrap: bootAddr })
+
+    const { Keyring } = await import('@polkadot/keyring')
+    const { u8aToHex } = await import('@polkadot/util')
+    const { cryptoWaitReady } = await import('@polkadot/util-crypto')
+    await cryptoWaitReady()
+    const keyring = new Keyring({ type: 'sr25519' })
+    const peers: PeerRef[] = Array.from({ length: o.peers }, (_, i) => {
+      const role = DEFAULT_ROLES[i % DEFAULT_ROLES.length]
+      const name = `peer${i + 1}-${role}`
+      const account = `//Peer${i + 1}`
+      return { name, role, dataDir: join(dir, name), account, accountId: u8aToHex(keyring.addFromUri(account).publicKey) }
+    })
+    if (o.peers > 8) throw new Error('the dev chain funds //Peer1..//Peer8: at most 8 peers with chain accounts')
+    const handles = peers.map(p => track(spawnCli(p.name, ['join', '--json', '--bootstrap', bootAddr, '--roles', p.role, '--chain', chainUrl, '--account', p.account, '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', p.dataDir], logDir), { dataDir: p.dataDir, role: p.role, account: p.account }))
+    for (let i = 0; i < peers.length; i++) {
+      const r = await handles[i].ready
+      say(`${peers[i].name} ready: ${r.peerId as string} (account ${peers[i].account})`, { peer: peers[i].name, peerId: r.peerId, role: peers[i].role })
+    }
+
+    // 4. dashboard
+    dashboard = await startDashboard({
+      peers: [{ name: 'bootstrap', dataDir: join(dir, 'bootstrap'), role: 'bootstrap' }, ...peers.map(p => ({ name: p.name, dataDir: p.dataDir, role: p.role }))],
+      chainUrl,
+      port: o.dashboardPort
+    })
+    state.dashboardUrl = dashboard.url
+    save()
+    say(`dashboard: ${dashboard.url}`, { dashboard: dashboard.url })
+
+    // 5. swarm formed and every peer registered on chain
+    const { ChainClient } = await import('../node/chain/client.js')
+    observer = await ChainClient.connect({ url: chainUrl, signer: '//Alice' })
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      const statuses = await Promise.all(peers.map(async p => await (await ControlClient.fromDataDir(p.dataDir)).get<PeerStatus>('/v1/status')))
+      const registered = await Promise.all(peers.map(async p => await observer!.node(p.accountId)))
+      const min = Math.min(...statuses.map(s => s.connectedPeers.length))
+      if (min >= Math.min(o.peers, 4) && registered.every(r => r != null)) { say(`swarm formed (every peer sees ≥ ${min} others) and all ${o.peers} peers registered on chain with their stake`); break }
+      if (Date.now() > deadline) throw new Error(`the swarm did not form within 60 s (min connections ${min}, registered ${registered.filter(r => r != null).length}/${o.peers}); see ${logDir}`)
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    const balancesBefore = new Map<string, bigint>()
+    for (const p of peers) { const b = await observer.balance(p.accountId); balancesBefore.set(p.accountId, b.free + b.reserved) }
+
+    // 6. submit and follow the task
+    let taskId: number | undefined
+    const watcher = new ScenarioWatcher(observer, peers, () => taskId, say)
+    cleanups.push(await watcher.start())
+    cleanups.push(watchProgress(peers, () => taskId, say))
+    const submitter = peers.find(p => p.role === 'submitter')!
+    say(`submitting the task through ${submitter.name} (program and dataset are published as shards; the submitter computes the commitments)…`)
+    const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
+      program: JSON.parse(await readFile(taskFile, 'utf8')),
+      economics: { challengeWindow: o.challengeWindow, solveTimeout: Math.max(600, o.steps) }
+    })
+    taskId = sub.taskId
+    state.taskId = taskId
+    state.phase = 'submitted'
+    save()
+    await writeFile(join(dir, 'task-id'), String(taskId))
+    const result = await watcher.waitSettled(Math.max(30 * 60_000, o.steps * 2000))
+    state.phase = result.success ? 'settled (success)' : 'settled (failed)'
+    save()
+
+    // 7. summary
+    let accuracy: number | undefined
+    const accDeadline = Date.now() + 120_000
+    while (accuracy == null && Date.now() < accDeadline) {
+      const a = await (await ControlClient.fromDataDir(submitter.dataDir)).get<{ actors: Array<{ id: string, context: { results?: Record<string, { accuracy?: number }>, error?: string } }> }>('/v1/actors')
+      const ctx = a.actors.find(x => x.id.startsWith('submitter'))?.context
+      accuracy = ctx?.results?.[String(taskId)]?.accuracy
+      if (accuracy == null) await new Promise(resolve => setTimeout(resolve, 1000))
+    }
+    const t = watcher.times
+    const span = (a?: number, b?: number): string => a != null && b != null ? `${((b - a) / 1000).toFixed(1)} s` : '-'
+    const payouts: Array<{ name: string, delta: bigint }> = []
+    for (const p of peers) { const b = await observer.balance(p.accountId); payouts.push({ name: p.name, delta: b.free + b.reserved - balancesBefore.get(p.accountId)! }) }
+    const summary = {
+      taskId,
+      success: result.success,
+      testAccuracy: accuracy ?? null,
+      phases: {
+        'submission → solver selected': span(t.submitted, t.solverSelected),
+        'training + publishing → proof committed': span(t.solverSelected, t.proofCommitted),
+        'verification → first verdict': span(t.proofCommitted, t.firstVerdict),
+        dispute: span(t.disputeOpened, t.disputeResolved),
+        'proof committed → settled': span(t.proofCommitted, t.settled),
+        total: span(t.submitted, t.settled)
+      },
+      balances: payouts.map(p => ({ peer: p.name, change: units(p.delta) })),
+      disputes: watcher.disputes
+    }
+    if (o.json === true) say('summary', { summary })
+    else {
+      const lines = [
+        '',
+        '================ devnet summary ================',
+        `task ${taskId}: ${result.success ? 'settled successfully' : 'FAILED (the solver was found cheating)'}`,
+        `test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`,
+        'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
+        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: jackpot, no slash' : `slashed ${d.slashed}`}`)),
+        'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),
+        `dashboard: ${dashboard.url}`,
+        '================================================'
+      ]
+      process.stdout.write(lines.join('\n') + '\n')
+    }
+    await writeFile(join(dir, 'summary.json'), JSON.stringify(summary, null, 2))
+    if (o.exitWhenSettled === true) await shutdown(result.success || watcher.disputes.length > 0 ? 0 : 1)
+    say(`the devnet keeps running; Ctrl-C (or "npm run devnet -- down") stops it. Dashboard: ${dashboard.url}`)
+  } catch (err) {
+    say(`error: ${(err as Error).message}`)
+    await shutdown(1)
   }
-  if (!full) say('warning: the swarm did not fully connect within 30 s; see the logs in ' + logDir)
-  say(`logs: ${logDir}; status of a peer: node dist/node/cli/main.js status --data-dir ${peers[0].dataDir}`)
-  say('training tasks, verification, disputes and the dashboard arrive with the next milestones (see README "Status"); Ctrl-C stops the devnet')
-  if (o.exitAfter != null) setTimeout(() => { void shutdown(0) }, o.exitAfter * 1000)
-  void Promise.race(children.map(async c => await c.exited.then(code => ({ c, code })))).then(({ c, code }) => {
-    if (!stopping) { say(`${c.name} exited unexpectedly (code ${code}); see ${c.logFile}`); void shutdown(1) }
-  })
-} catch (err) {
-  say(`error: ${(err as Error).message}`)
-  await shutdown(1)
 }

@@ -16,6 +16,7 @@ export interface PeerKeeperOptions {
 
 export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOptions): () => void {
   let running = false
+  let lastLookup = 0
   const tick = async (): Promise<void> => {
     if (running) return
     running = true
@@ -23,6 +24,15 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
       const connected = new Set(host.getPeers().map(p => p.toString()))
       if (connected.size >= opts.target) return
       const self = host.peerId.toString()
+      // a DHT lookup of our own id walks the swarm and fills the peer store
+      // (bounded: at most one every 10 s, 5 s each); the routing-table refresh
+      // at join can miss peers when the machine is busy
+      if (connected.size > 0 && Date.now() - lastLookup > 10_000) {
+        lastLookup = Date.now()
+        try {
+          for await (const _ of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) { /* peers land in the peer store */ }
+        } catch { /* timeout or no peers: try again later */ }
+      }
       const candidates = (await host.peerStore.all())
         .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
         .slice(0, Math.min(opts.dialsPerRound, opts.target - connected.size))

@@ -1,0 +1,123 @@
+import { existsSync } from 'node:fs'
+import type { ChainClient, ChainEvent } from '../node/chain/client.js'
+import { ControlClient } from '../node/control/client.js'
+import type { WorkProgress } from '../node/roles/node-ports.js'
+
+// The devnet's scenario: follow one task from submission to settlement on
+// the chain, show progress (training, verification, disputes) and report
+// what happened: accuracy, payouts and slashes, time per phase.
+
+export const FASHION_DIR = '/usr/share/datasets/fashion-mnist'
+
+export function fashionAvailable (dir = FASHION_DIR): boolean {
+  return existsSync(`${dir}/train-images-idx3-ubyte.gz`) || existsSync(`${dir}/train-images-idx3-ubyte`)
+}
+
+export interface PeerRef { name: string, role: string, dataDir: string, account: string, accountId: string }
+
+export interface PhaseTimes { submitted?: number, solverSelected?: number, proofCommitted?: number, firstVerdict?: number, disputeOpened?: number, disputeResolved?: number, settled?: number }
+
+export interface Summary {
+  taskId: number
+  success: boolean
+  accuracy?: number
+  phases: Record<string, number>
+  payouts: Array<{ who: string, delta: string, reason: string }>
+  events: string[]
+  disputes: Array<{ disputeId: number, winner: string, loser: string, how: string, slashed: string, forcedError: boolean }>
+}
+
+const UNIT = 10n ** 12n
+export function units (planck: bigint | string | number): string {
+  const p = BigInt(planck)
+  const sign = p < 0n ? '-' : ''
+  const a = p < 0n ? -p : p
+  return `${sign}${a / UNIT}.${String((a % UNIT) / 10n ** 10n).padStart(2, '0')}`
+}
+
+export class ScenarioWatcher {
+  readonly times: PhaseTimes = {}
+  readonly log: string[] = []
+  readonly disputes: Summary['disputes'] = []
+  private settled?: { success: boolean }
+  private readonly waiters: Array<() => void> = []
+  private readonly names: Map<string, string>
+
+  constructor (private readonly chain: ChainClient, private readonly peers: PeerRef[], private readonly taskId: () => number | undefined, private readonly say: (m: string, d?: Record<string, unknown>) => void) {
+    this.names = new Map(peers.map(p => [p.accountId, p.name]))
+  }
+
+  name (account: unknown): string {
+    return this.names.get(String(account)) ?? String(account).slice(0, 10) + '…'
+  }
+
+  async start (): Promise<() => void> {
+    return await this.chain.onEvents((e) => this.onEvent(e))
+  }
+
+  private onEvent (e: ChainEvent): void {
+    if (e.section !== 'arbitration') return
+    const d = e.data as Record<string, unknown>
+    const id = this.taskId()
+    if (d.taskId != null && id != null && Number(d.taskId) !== id) return
+    const now = Date.now()
+    const line = (m: string): void => { this.log.push(`#${e.blockNumber} ${m}`); this.say(m, { event: e.method, block: e.blockNumber }) }
+    switch (e.method) {
+      case 'TaskSubmitted': this.times.submitted ??= now; line(`task ${String(d.taskId)} submitted on chain, escrow ${units(d.escrow as bigint)}`); break
+      case 'SolverSelected': this.times.solverSelected ??= now; line(`solver selected: ${this.name(d.solver)} (deadline block ${String(d.deadline)})`); break
+      case 'SolverTimedOut': line(`solver ${this.name(d.solver)} missed its deadline: slashed ${units(d.slashed as bigint)}, another solver is selected`); break
+      case 'ProofCommitted': this.times.proofCommitted ??= now; line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
+      case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
+      case 'DisputeOpened': this.times.disputeOpened ??= now; line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
+      case 'MoveRecorded': line(`dispute ${String(d.disputeId)}: move by ${this.name(d.who)}`); break
+      case 'Adjudicated': line(`dispute ${String(d.disputeId)}: the chain re-executed one element: computed bits ${Number(d.computedBits).toString(16)}, challenger ${Number(d.challengerBits).toString(16)}, defender ${Number(d.defenderBits).toString(16)}`); break
+      case 'DisputeResolved':
+        this.times.disputeResolved ??= now
+        this.disputes.push({ disputeId: Number(d.disputeId), winner: this.name(d.winner), loser: this.name(d.loser), how: String(d.how), slashed: units(d.slashed as bigint), forcedError: d.forcedError === true })
+        line(`dispute ${String(d.disputeId)} resolved (${String(d.how)}): ${this.name(d.winner)} wins, ${this.name(d.loser)} loses ${units(d.slashed as bigint)}${d.forcedError === true ? ' (a forced error: no slash for the solver)' : ''}`)
+        break
+      case 'Slashed': line(`slashed ${this.name(d.who)}: ${units(d.amount as bigint)} (${units(d.toWinner as bigint)} to the winner, ${units(d.toTreasury as bigint)} to the treasury)`); break
+      case 'JackpotPaid': line(`jackpot paid to ${this.name(d.who)}: ${units(d.amount as bigint)}`); break
+      case 'TaskSettled':
+        this.times.settled ??= now
+        this.settled = { success: d.success === true }
+        line(`task settled (${d.success === true ? 'success' : 'failed'}): solver paid ${units(d.solverPaid as bigint)}, verifiers paid ${units(d.verifiersPaid as bigint)}, refunded ${units(d.refunded as bigint)}`)
+        for (const w of this.waiters.splice(0)) w()
+        break
+    }
+  }
+
+  async waitSettled (timeoutMs: number): Promise<{ success: boolean }> {
+    if (this.settled != null) return this.settled
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the task did not settle within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs)
+      this.waiters.push(() => { clearTimeout(t); resolve() })
+    })
+    return this.settled!
+  }
+
+  get isSettled (): boolean { return this.settled != null }
+}
+
+/** Prints training and verification progress of the peers every few seconds. */
+export function watchProgress (peers: PeerRef[], taskId: () => number | undefined, say: (m: string, d?: Record<string, unknown>) => void, everyMs = 3000): () => void {
+  const last = new Map<string, string>()
+  const timer = setInterval(() => {
+    const id = taskId()
+    if (id == null) return
+    void Promise.all(peers.filter(p => p.role === 'solver' || p.role === 'verifier' || p.role === 'whistleblower').map(async (p) => {
+      try {
+        const c = await ControlClient.fromDataDir(p.dataDir)
+        const all = await c.get<WorkProgress[]>('/v1/progress')
+        const w = all.find(x => x.taskId === id)
+        if (w == null) return
+        const text = w.phase === 'training'
+          ? `training step ${w.step ?? 0}/${w.steps ?? '?'} (${Math.round(100 * (w.step ?? 0) / Math.max(1, w.steps ?? 1))}%), loss ${w.loss?.toFixed(4) ?? '?'}, ${w.samplesPerSec ?? '?'} samples/s, ETA ${w.etaSec ?? '?'} s`
+          : w.phase === 'verifying' ? `verifying: interval ${(w.step ?? 0) + 1}/${w.steps ?? '?'}, ${w.detail ?? ''}` : `${w.phase}${w.detail != null ? `: ${w.detail}` : ''}`
+        if (last.get(p.name) !== text) { last.set(p.name, text); say(`${p.name}: ${text}`, { peer: p.name, progress: w }) }
+      } catch { /* a peer may be restarting */ }
+    }))
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}
