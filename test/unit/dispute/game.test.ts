@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest'
+import { writeFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { matrixView } from '../../../protocols/commit/tensor.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
@@ -14,6 +15,9 @@ import { clog2, forcedStepOf, honest, honestRun, nodeOf, playOnChain, tamperOp, 
 // liar and a silent party lose; rounds stay within the bound.
 
 let ds: Dataset
+// per-dispute figures (moves, claim bytes, adjudication time), written for test/bench/disputes.bench.mjs
+const figures: Array<Record<string, unknown>> = []
+afterAll(() => { if (process.env.DISPUTE_FIGURES != null) writeFileSync(process.env.DISPUTE_FIGURES, JSON.stringify(figures)) })
 const runs: Record<string, Run> = {}
 const STEPS = 5
 // a random disputed step per optimizer, reported so a failure can be replayed
@@ -55,6 +59,7 @@ for (const opt of ['sgd', 'adam'] as const) {
         expect(outcome.moves, kernel).toBeLessThanOrEqual(2 * bound(run, i))
         expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
         seen.push(`${kernel}:${outcome.claim?.kind}`)
+        figures.push({ opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes, adjudicateMs: outcome.adjudicateMs })
       }
       // the first tampered op is adjudicated as one element (not caught as a later inconsistency)
       expect(seen.filter(s => s.endsWith(':element')).length).toBeGreaterThanOrEqual(kinds.size - 2)
