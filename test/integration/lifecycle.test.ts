@@ -98,7 +98,7 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const task = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null ? t : undefined }, 30_000, 'solver selection')
     firstSolver = task.solver!
     expect(task.phase).toBe('Solving')
-  })
+  }, 180_000)
 
   it('the selected solver is killed mid-task; after its deadline another solver is selected', async () => {
     const victim = [...peers.entries()].find(([, p]) => p.account === accountOf(firstSolver))
@@ -111,7 +111,7 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     peers.delete(name)
     const t = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null && t.solver !== firstSolver ? t : undefined }, 60_000, 'replacement solver')
     expect(t.excluded).toContain(firstSolver)
-  })
+  }, 120_000)
 
   it("switches a running peer's roles mid-run: the whistleblower becomes a verifier", async () => {
     const r = await cli('switcher', 'roles', 'set', 'verifier')
@@ -124,14 +124,14 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const settled = await waitFor(async () => {
       const t = await observer.task(taskId)
       return t?.phase === 'Settled' ? t : undefined
-    }, 150_000, 'settlement', 1000)
+    }, 230_000, 'settlement', 1000)
     expect(settled.verdicts.filter(v => v.accept).length).toBe(2)
     const rows = await cli('submitter', 'tasks')
     const row = rows.find((x: any) => x.taskId === taskId)
     expect(row.gossip.chain.TaskSettled.success).toBe(true)
     expect(BigInt(row.gossip.chain.TaskSettled.solverPaid)).toBeGreaterThan(0n)
     expect(BigInt(row.gossip.chain.TaskSettled.verifiersPaid)).toBeGreaterThan(0n)
-  })
+  }, 240_000)
 
   it('traces show each role\'s transitions in order', async () => {
     const solverName = [...peers.entries()].find(([, p]) => p.account !== '//Peer1' && ['//Peer2', '//Peer3'].includes(p.account))![0]
