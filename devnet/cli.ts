@@ -35,6 +35,8 @@ interface Opts {
 const program = new Command()
   .name('devnet')
   .description('run a proofswarm devnet on this machine: dev chain, bootstrap peer, N peers, one real task with a dispute')
+  // options after "status"/"down" belong to them (both have their own --dir)
+  .enablePositionalOptions()
   .option('--peers <n>', 'number of peers besides the bootstrap peer (roles cycle: submitter, solver, solver, verifier, verifier, whistleblower)', v => Number(v), 6)
   .option('--dir <dir>', 'devnet directory (data dirs, logs, devnet.json)', '.devnet')
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')

@@ -26,7 +26,8 @@ export const whistleblowerMachine = setup({
   on: {
     'chain.verdict': {
       // only accepting verdicts can hide an error; a rejecting one already opened a dispute
-      guard: ({ context, event }) => event.accept && !event.byMe && !context.draining,
+      // one re-check per task, however many verifiers accepted it
+      guard: ({ context, event }) => event.accept && !event.byMe && !context.draining && context.current !== event.taskId && !context.history.some(h => h.taskId === event.taskId),
       actions: assign({ pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId) ? context.pending : [...context.pending, { taskId: event.taskId, verifier: event.verifier }] })
     },
     drain: { actions: assign({ draining: true }) }

@@ -72,3 +72,16 @@ describe('role machines', () => {
     expect(child(a, 'solver').getSnapshot().context.error).toBe('dataset hash mismatch')
   })
 })
+
+describe('whistleblower', () => {
+  it('re-checks a task once however many verifiers accepted it', async () => {
+    const p = ports({ recheckVerdict: async (t) => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
+    a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v1', accept: true, byMe: false })
+    a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v2', accept: true, byMe: false })
+    await waitFor(child(a, 'whistleblower'), s => s.value === 'idle' && s.context.history.length === 1, { timeout: 1000 })
+    a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v3', accept: true, byMe: false })
+    await new Promise(resolve => setTimeout(resolve, 50))
+    expect(p.calls).toEqual(['recheck 5'])
+  })
+})
