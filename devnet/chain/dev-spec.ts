@@ -14,6 +14,8 @@ export const DEV_FUNDS = 1_000_000_000n * UNIT
 export interface DevSpecOptions {
   /** probability of a Truebit forced error per task, parts per million */
   forcedErrorPpm?: number
+  /** each dispute party's chess clock, in blocks (default 20) */
+  disputeClock?: number
   /** more accounts to fund: SURIs like //Bench0 */
   extraAccounts?: string[]
 }
@@ -29,7 +31,7 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
     arbitration: {
       minStake: 1000n * UNIT,
       disputeBond: 100n * UNIT,
-      disputeClock: 20,
+      disputeClock: o.disputeClock ?? 20,
       slashPpm: 500_000,
       winnerSharePpm: 500_000,
       missedDeadlineSlashPpm: 100_000,

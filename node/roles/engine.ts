@@ -13,7 +13,7 @@ const WORKER = join(here, 'engine-worker.js')
 
 export interface EngineRun<T> { result: Promise<T>, kill: () => void }
 
-export function runJson<T> (script: string, args: string[], log: Logger, what: string, opts: { onStderrLine?: (l: string) => void, timeoutMs?: number } = {}): EngineRun<T> {
+export function runJson<T> (script: string, args: string[], log: Logger, what: string, opts: { onStderrLine?: (l: string) => void, timeoutMs?: number, okCodes?: number[] } = {}): EngineRun<T> {
   const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let errTail = ''
@@ -30,7 +30,7 @@ export function runJson<T> (script: string, args: string[], log: Logger, what: s
     child.on('error', reject)
     child.on('exit', (code, signal) => {
       if (timer != null) clearTimeout(timer)
-      if (code !== 0) {
+      if (!(opts.okCodes ?? [0]).includes(code ?? -1)) {
         reject(new Error(`${what} failed (${signal ?? `exit ${code}`}): ${errTail.trim().split('\n').slice(-3).join(' | ')}`))
         return
       }
@@ -69,7 +69,8 @@ export interface ReplaySummary { step: number, fromCheckpoint: number, match: bo
 export function replayInChild (runDir: string, step: number, datasetDir: string | undefined, log: Logger): EngineRun<ReplaySummary> {
   const args = ['replay', '--proof', runDir, '--step', String(step), '--json', '--log-level', 'warn']
   if (datasetDir != null) args.push('--dataset-dir', datasetDir)
-  return runJson<ReplaySummary>(CLI, args, log, `replay of step ${step}`)
+  // exit 2 = the replay disagrees with the proof: a result, not a failure
+  return runJson<ReplaySummary>(CLI, args, log, `replay of step ${step}`, { okCodes: [0, 2] })
 }
 
 export function evaluateInChild (modelDir: string, datasetDir: string | undefined, log: Logger): EngineRun<{ accuracy: number, testSize: number }> {

@@ -9,6 +9,7 @@ import { NodePorts, type EconomicsConfig } from './node-ports.js'
 import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
+import { DisputeService, faultArgs, parseNodeFaults } from '../dispute/index.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -21,6 +22,11 @@ export interface RolesInit {
   stake?: bigint
   economics?: Partial<EconomicsConfig>
   datasetDir?: string
+  // ---- disputes (issue 7) ----
+  /** FAULT INJECTION specs (`join --fault`): tamper-op=<kernel>@<step>, tamper-weight[@step], lie-in-bisection, silent */
+  faults?: string[]
+  /** checkpoint intervals a whistleblower replays (default: all) */
+  recheckIntervals?: number
 }
 
 export function installRoles (init: RolesInit) {
@@ -40,14 +46,27 @@ export function installRoles (init: RolesInit) {
       return await chainPromise
     }
     let nodePorts: NodePorts | undefined
+    // ---- disputes (issue 7): the libp2p protocol is served from the start, so a defender answers even before its actor asks
+    const faults = parseNodeFaults(init.faults ?? [])
+    let disputes: DisputeService | undefined
+    if (init.chainUrl != null && shards != null) {
+      disputes = new DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir })
+      await disputes.start()
+    }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
-      nodePorts = new NodePorts({ peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir })
+      nodePorts = new NodePorts({
+        peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
+        disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
+        trainFaultArgs: (task) => faultArgs(faults, task.forcedError),
+        recheckIntervals: init.recheckIntervals
+      })
       return nodePorts
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!
     peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
+    peer.control.get('/v1/disputes', () => disputes?.finished ?? [])
     peer.control.get('/v1/tasks', async () => {
       const records = await book.all()
       let views: Record<number, unknown> = {}

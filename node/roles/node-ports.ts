@@ -51,6 +51,11 @@ export interface NodePortsInit {
     challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
     defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
   }
+  // ---- disputes (issue 7) ----
+  /** extra training-child arguments for a task: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
+  trainFaultArgs?: (task: TaskView) => string[]
+  /** checkpoint intervals a whistleblower re-checks (default: all of them: catching forced errors is its job) */
+  recheckIntervals?: number
 }
 
 const hex0x = (h: string): string => h.startsWith('0x') ? h : '0x' + h
@@ -225,7 +230,10 @@ export class NodePorts implements RolePorts {
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
     let lastLog = 0
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
-    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir }, this.log, (line) => {
+    // disputes (issue 7): fault injection / forced error for the training child
+    const extra = this.init.trainFaultArgs?.(task) ?? []
+    if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' '), forcedError: task.forcedError }, task.forcedError != null ? 'the chain ordered a forced error: corrupting that step on purpose' : 'FAULT INJECTION in training')
+    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, (line) => {
       const p = parseProgressLine(line)
       if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
       if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }
@@ -314,7 +322,7 @@ export class NodePorts implements RolePorts {
 
   // ---- verifier / whistleblower ----
 
-  async verify (taskId: number): Promise<VerifyResult> {
+  async verify (taskId: number, intervalCount = this.econ.intervalsPerVerifier): Promise<VerifyResult> {
     const chain = await this.chain()
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
@@ -333,7 +341,7 @@ export class NodePorts implements RolePorts {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
-    const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, this.econ.intervalsPerVerifier)
+    const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, intervalCount)
     const checked: number[] = []
     let done = 0
     for (const iv of intervals) {
@@ -378,8 +386,9 @@ export class NodePorts implements RolePorts {
   }
 
   async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
-    // a whistleblower samples its own intervals (its account mixes into the seed)
-    return await this.verify(taskId)
+    // a whistleblower samples its own intervals (its account mixes into the seed);
+    // by default it replays all of them (issue 7): catching forced errors is what it is paid for
+    return await this.verify(taskId, this.init.recheckIntervals ?? Number.MAX_SAFE_INTEGER)
   }
 
   async challenge (taskId: number, against: 'solver' | 'verifier', step: number | undefined): Promise<DisputeResult> {

@@ -12,6 +12,7 @@ import { StateHasher } from './state-hasher.js'
 import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeCheckpoint, writeRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
 import { traceStep, type StepTrace } from './tracer.js'
+import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
 
 export interface Progress { step: number, steps: number, loss: number, samplesPerSec: number, etaSec: number }
 
@@ -33,6 +34,8 @@ export interface TrainOptions {
   log?: BackendLog
   onProgress?: (p: Progress) => void
   progressEveryMs?: number
+  /** FAULT INJECTION (tests, devnet, forced errors): corrupt ops/weights at given steps (node/train/fault.ts) */
+  faults?: TrainFaults
 }
 
 export interface TrainResult {
@@ -72,6 +75,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   mkdirSync(outDir, { recursive: true })
   const trainer = await Trainer.create(program, dataset)
   const hasher = verifiable ? new StateHasher({ worker: o.hashWorker }) : undefined
+  // fault injection: only when asked for (see fault.ts)
+  const injector = hasFaults(o.faults) ? new FaultInjector(o.faults) : undefined
   const roots: Array<Promise<Uint8Array>> = []
   const checkpoints: CheckpointRef[] = []
   let resumedFrom: number | undefined
@@ -118,7 +123,9 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     let loss = NaN
     const every = o.progressEveryMs ?? 500
     while (trainer.step < last) {
+      injector?.before(trainer.step + 1)
       loss = trainer.runStep()
+      injector?.after(trainer)
       const s = trainer.step
       if (hasher !== undefined) {
         const tensors = trainer.stateCopies(hasher.recycled())
@@ -167,6 +174,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }, null, 2) + '\n')
     return result
   } finally {
+    injector?.dispose()
+    if (injector != null && injector.fired.length > 0) log.warn(`FAULT INJECTION: corrupted ${injector.fired.map(f => `${f.kernel}@${f.step}`).join(', ')}`)
     await hasher?.close()
     trainer.dispose()
   }

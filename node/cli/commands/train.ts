@@ -1,11 +1,12 @@
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
+import { parseOpFault } from '../../train/fault.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, progressPrinter, wrapError } from '../../train/cli-util.js'
 import { trainTask } from '../../train/run.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string }
+interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[] }
 
 export function register (program: Command): void {
   program.command('train')
@@ -19,6 +20,9 @@ export function register (program: Command): void {
     .option('--no-evaluate', 'skip the test-set accuracy at the end')
     .option('--json', 'print a JSON summary on stdout')
     .option('--log-level <level>', 'log level', 'info')
+    // FAULT INJECTION (tests, devnet, Truebit forced errors; node/train/fault.ts): hidden on purpose
+    .addOption(new Option('--fault-op <kernel@step>', 'FAULT INJECTION: corrupt the first <kernel> op output at 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
+    .addOption(new Option('--fault-weight <step>', 'FAULT INJECTION: perturb a weight after 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
     .action(async (o: TrainOpts) => {
       try {
         if (!BACKEND_CHOICES.includes(o.backend as BackendChoice)) throw new CliError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}`)
@@ -32,7 +36,8 @@ export function register (program: Command): void {
           until: intOpt(o.until, '--until', 1, 500_000),
           evaluate: o.evaluate,
           log: cliLog('train', o.logLevel),
-          onProgress: progressPrinter()
+          onProgress: progressPrinter(),
+          faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 1, 500_000) as number) }
         })
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,

@@ -1,0 +1,89 @@
+import { writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { leafHash, merkleProof } from '../../protocols/commit/merkle.js'
+import { stateLeaves } from '../../protocols/commit/state.js'
+import { canonicalBytes, commitTensor, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
+import { batchIndices } from '../../protocols/data/order.js'
+import { programHash } from '../../protocols/program/program.js'
+import { initBackend, loadDatasetFor, normalizeRows, oneHot, readCheckpoint, readProgram, readProof, Trainer, traceStep } from '../train/index.js'
+import { FaultInjector, parseOpFault, type TrainFaults } from '../train/fault.js'
+import { encodeTraceFile, type TraceFile } from './trace-file.js'
+
+// Runs in the engine-worker child (loads TensorFlow.js): re-executes 1-based
+// step `step` of a run directory from the nearest checkpoint before it and
+// writes the op trace with all tensor values for the dispute players. A
+// defender passes the same faults its training child had, so its trace is the
+// one its proof was built from.
+
+export interface TraceJob {
+  runDir: string
+  /** 1-based engine step */
+  step: number
+  out: string
+  datasetDir?: string
+  /** challenger: include Merkle proofs of the batch rows (data claims) */
+  datasetProofs?: boolean
+  faultOps?: string[]
+  faultWeights?: number[]
+}
+
+export async function traceForDispute (j: TraceJob): Promise<{ step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }> {
+  const t0 = performance.now()
+  const dir = resolve(j.runDir)
+  const program = readProgram(join(dir, 'task.json'))
+  const phash = programHash(program)
+  const proof = readProof(dir)
+  if (!Number.isInteger(j.step) || j.step < 1 || j.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${j.step}`)
+  const ref = proof.checkpoints.filter(c => c.step <= j.step - 1).pop()
+  if (ref === undefined) throw new Error(`no checkpoint at or before step ${j.step - 1}`)
+  const backend = await initBackend('auto', program.runtime)
+  if (backend.runtime !== program.runtime) throw new Error(`tracing needs the task's runtime ${program.runtime}, not ${backend.runtime}`)
+  const ds = loadDatasetFor(program.dataset, j.datasetDir)
+  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  const faults: TrainFaults = { ops: (j.faultOps ?? []).map(parseOpFault), weights: j.faultWeights ?? [] }
+  const trainer = await Trainer.create(program, ds)
+  const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined
+  let file: TraceFile
+  try {
+    trainer.loadState(ck.tensors, ref.step)
+    while (trainer.step < j.step - 1) {
+      injector?.before(trainer.step + 1)
+      trainer.runStep()
+      injector?.after(trainer)
+    }
+    const before = trainer.stateTensors().map(t => ({ ...t, values: t.values.slice() }))
+    injector?.before(j.step)
+    const tr = traceStep(trainer)
+    injector?.after(trainer)
+    const chainStep = j.step - 1
+    const batchRows = [...batchIndices(program.seed, ds.trainSize, program.batchSize, chainStep)]
+    file = { step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore, stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows }
+    if (j.datasetProofs === true) {
+      const all = new Uint32Array(ds.trainSize).map((_, i) => i)
+      const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) }
+      const y: TensorData = { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: oneHot(ds.trainLabels, ds.classes, all) }
+      const px = rowProver(x); const py = rowProver(y)
+      file.dataset = { xRoot: px.root, yRoot: py.root, rows: [...new Set(batchRows)].map(r => ({ row: r, x: px.prove(r), y: py.prove(r) })) }
+    }
+  } finally {
+    injector?.dispose()
+    trainer.dispose()
+  }
+  const bytes = encodeTraceFile(file)
+  writeFileSync(j.out, bytes)
+  return { step: j.step, entries: file.entries.length, bytes: bytes.length, fromCheckpoint: ref.step, stateRootAfter: file.stateRootAfter, seconds: (performance.now() - t0) / 1000 }
+}
+
+/** Row proofs of one big tensor with its trees built once (proveSlice rebuilds them per call). */
+function rowProver (t: TensorData): { root: Uint8Array, prove: (row: number) => SliceProof } {
+  const c = commitTensor(t)
+  const bytes = canonicalBytes(t)
+  const cols = t.shape[t.shape.length - 1]
+  const rows = t.shape.slice(0, -1).reduce((a, b) => a * b, 1)
+  const rb = cols * 4
+  const leaves = Array.from({ length: rows }, (_, r) => leafHash(bytes.subarray(r * rb, (r + 1) * rb)))
+  return {
+    root: c.root,
+    prove: (row) => ({ dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: bytes.slice(row * rb, (row + 1) * rb), siblings: merkleProof(leaves, row), otherRoot: c.colRoot })
+  }
+}
