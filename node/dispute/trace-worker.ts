@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { leafHash, merkleProof } from '../../protocols/commit/merkle.js'
+import { leafHash } from '../../protocols/commit/merkle.js'
+import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
 import { canonicalBytes, commitTensor, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
@@ -81,9 +82,10 @@ function rowProver (t: TensorData): { root: Uint8Array, prove: (row: number) => 
   const cols = t.shape[t.shape.length - 1]
   const rows = t.shape.slice(0, -1).reduce((a, b) => a * b, 1)
   const rb = cols * 4
-  const leaves = Array.from({ length: rows }, (_, r) => leafHash(bytes.subarray(r * rb, (r + 1) * rb)))
+  const levels = treeLevels(Array.from({ length: rows }, (_, r) => leafHash(bytes.subarray(r * rb, (r + 1) * rb))))
+  const none = new Map<string, Uint8Array>()
   return {
     root: c.root,
-    prove: (row) => ({ dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: bytes.slice(row * rb, (row + 1) * rb), siblings: merkleProof(leaves, row), otherRoot: c.colRoot })
+    prove: (row) => ({ dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: bytes.slice(row * rb, (row + 1) * rb), siblings: pathWith(levels, none, row), otherRoot: c.colRoot })
   }
 }
