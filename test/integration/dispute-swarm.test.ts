@@ -9,8 +9,9 @@ import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitF
 // commits a self-consistent but wrong proof; a verifier replaying every
 // interval rejects it, opens a dispute, bisects with the solver over
 // /proofswarm/dispute/1.0.0 down to one MatMul element and wins on chain
-// (solver slashed, task Failed). The same solver restarted with
-// `--fault silent` never answers and loses by timeout.
+// (solver slashed, task Failed). The same solver restarted with other faults:
+// lying in bisection (a `lie` claim), a weight perturbed after the step (a
+// `state` claim), silent (it never answers and loses by timeout).
 
 const BLOCK_MS = 300
 const TAMPERED_STEP = 8 // 1-based engine step; on chain: step 7
@@ -31,7 +32,7 @@ async function startPeer (name: string, roles: string, account: string, extra: s
 }
 
 async function submit (): Promise<number> {
-  const sub = await runCli(['submit', '--task', join(dir.path, 'task.json'), '--verifiers', '1', '--challenge-window', '90', '--solve-timeout', '100', '--json', '--data-dir', peers.get('submitter')!.dataDir], 120_000)
+  const sub = await runCli(['submit', '--task', join(dir.path, 'task.json'), '--verifiers', '1', '--challenge-window', '60', '--solve-timeout', '100', '--json', '--data-dir', peers.get('submitter')!.dataDir], 120_000)
   expect(sub.code, sub.stderr).toBe(0)
   return JSON.parse(sub.stdout).taskId
 }
@@ -42,6 +43,13 @@ async function waitOr<T> (fn: () => Promise<T | undefined | false>, ms: number, 
     const tails = [...peers.entries()].map(([n, p]) => `--- ${n}\n${p.proc.stderr().split('\n').filter(l => !/"level":(10|20)/.test(l)).slice(-25).map(l => l.slice(0, 400)).join('\n')}`).join('\n')
     throw new Error(`${(err as Error).message}\nchain events: ${events.filter(e => e.section === 'arbitration').map(e => e.method).join(', ')}\n${tails}`)
   }
+}
+
+async function restartSolver (faults: string[]): Promise<void> {
+  const s = peers.get('solver')!
+  await stopProc(s.proc)
+  peers.delete('solver')
+  await startPeer('solver', 'solver', '//Peer2', faults)
 }
 
 const ev = (method: string, pred: (d: Record<string, unknown>) => boolean = () => true): ChainEvent | undefined =>
@@ -110,11 +118,29 @@ describe('disputes between real peers on the dev chain', () => {
     process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'tamper-op', moves, wallMs: wall, blocks, blockMs: BLOCK_MS, totalMs: Date.now() - t0 })}\n`)
   }, 200_000)
 
+  // the same solver (account, peer id, data dir) restarted with other faults; each scenario slashes
+  // half its stake, which stays over the minimum for the next one
+  for (const [name, faults, kind] of [
+    ['a solver lying in bisection loses on a lie claim', ['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'lie-in-bisection'], 'lie'],
+    ['a weight perturbed after a step (honest trace, wrong root) loses on a state claim', ['--fault', `tamper-weight@${TAMPERED_STEP}`], 'state']
+  ] as const) {
+    it(name, async () => {
+      await restartSolver([...faults])
+      const taskId = await submit()
+      const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
+      expect(opened.data.disputedStep).toBe(TAMPERED_STEP - 1)
+      const resolved = await waitOr(async () => ev('DisputeResolved', d => d.disputeId === opened.data.disputeId), 90_000, 'dispute resolved')
+      expect(resolved.data.winner).toBe(accountIds.get('//Peer4'))
+      expect(resolved.data.how).toBe('Adjudicated')
+      const adj = ev('Adjudicated', d => d.disputeId === opened.data.disputeId)!
+      expect(Buffer.from(String(adj.data.kind).slice(2), 'hex').toString()).toBe(kind)
+      const settled = await waitFor(async () => { const t = await observer.task(taskId); return t?.phase === 'Failed' || t?.phase === 'Settled' ? t : undefined }, 60_000, 'settlement', 500)
+      expect(settled.phase).toBe('Failed')
+    }, 200_000)
+  }
+
   it('a silent solver loses by timeout', async () => {
-    const s = peers.get('solver')!
-    await stopProc(s.proc)
-    peers.delete('solver')
-    await startPeer('solver', 'solver', '//Peer2', ['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'silent'])
+    await restartSolver(['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'silent'])
     const taskId = await submit()
     const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
     const tOpen = Date.now()
