@@ -26,7 +26,7 @@ export const verifierMachine = setup({
   initial: 'idle',
   on: {
     'chain.proofCommitted': {
-      guard: ({ context, event }) => !event.byMe && !context.draining,
+      guard: ({ context, event }) => !event.byMe && !context.draining && !context.history.some(h => h.taskId === event.taskId),
       actions: assign({ queue: ({ context, event }) => enqueueTask(context, event.taskId) })
     },
     drain: { actions: assign({ draining: true }) }

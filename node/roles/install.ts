@@ -115,13 +115,33 @@ export function installRoles (init: RolesInit) {
             if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })
           })
           peer.onStop(unsub)
+          // work in flight on chain that this peer's actors should pick up:
+          // after a restart (a solver resumes from its last checkpoint) and
+          // when a role is added at run time (a new verifier joins open tasks)
+          const catchUp = async (): Promise<void> => {
+            const me = c.accountId
+            const best = await c.bestNumber()
+            for (const id of await c.openTasks()) {
+              const t = await c.task(id)
+              if (t == null) continue
+              const taskId = Number(id)
+              if (t.phase === 'Solving' && t.solver === me) svc.send({ type: 'chain.solverSelected', taskId, forMe: true })
+              if (t.phase === 'Verifying' && t.challengeEnd > best && t.solver !== me) {
+                if (!t.verdicts.some(v => v.verifier === me)) svc.send({ type: 'chain.proofCommitted', taskId, byMe: false })
+                for (const v of t.verdicts) if (v.accept && v.verifier !== me) svc.send({ type: 'chain.verdict', taskId, verifier: v.verifier, accept: true, byMe: false })
+              }
+            }
+          }
+          await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
           // roles changed at run time are mirrored on chain
           let last = JSON.stringify(peer.roles)
           svc.actor.subscribe((snap) => {
             const roles = snap.context.roles as RoleName[]
             if (JSON.stringify(roles) === last) return
             last = JSON.stringify(roles)
-            void ensureRegistered(c, peer.peerId, roles, peer.log, init.stake).catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
+            void ensureRegistered(c, peer.peerId, roles, peer.log, init.stake)
+              .then(async () => { await catchUp() })
+              .catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
           })
         } catch (err) {
           peer.log.error(`chain unavailable: ${(err as Error).message}`)

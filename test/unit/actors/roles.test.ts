@@ -30,14 +30,40 @@ describe('role machines', () => {
     const p = ports()
     const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
     a.send({ type: 'chain.solverSelected', taskId: 3, forMe: false })
-    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    expect(child(a, 'solver').getSnapshot().matches({ active: { work: 'idle' } })).toBe(true)
     a.send({ type: 'chain.solverSelected', taskId: 3, forMe: true })
-    await waitFor(child(a, 'solver'), s => s.value === 'awaitingVerdicts', { timeout: 1000 })
+    await waitFor(child(a, 'solver'), s => s.context.committed.includes(3), { timeout: 1000 })
     a.send({ type: 'chain.disputeOpened', taskId: 3, disputeId: 5, againstMe: true, byMe: false })
-    await waitFor(child(a, 'solver'), s => s.value === 'awaitingVerdicts' && p.calls.includes('defend 3 5'), { timeout: 1000 })
+    await waitFor(child(a, 'solver'), s => s.matches({ active: { disputes: 'idle' } }) && p.calls.includes('defend 3 5'), { timeout: 1000 })
     a.send({ type: 'chain.taskSettled', taskId: 3 })
-    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    expect(child(a, 'solver').getSnapshot().context.committed).toEqual([])
     expect(p.calls).toEqual(['train 3', 'commit 3', 'defend 3 5'])
+  })
+
+  it('solver: trains the next task while an earlier one awaits verdicts, and defends while training', async () => {
+    let release!: () => void
+    const gate = new Promise<void>(resolve => { release = resolve })
+    const p = ports({
+      train: async (t) => { p.calls.push(`train ${t}`); if (t === 2) await gate; return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } }
+    })
+    const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
+    a.send({ type: 'chain.solverSelected', taskId: 1, forMe: true })
+    await waitFor(child(a, 'solver'), s => s.context.committed.includes(1), { timeout: 1000 })
+    a.send({ type: 'chain.solverSelected', taskId: 2, forMe: true })
+    await waitFor(child(a, 'solver'), s => s.matches({ active: { work: 'training' } }), { timeout: 1000 })
+    a.send({ type: 'chain.disputeOpened', taskId: 1, disputeId: 9, againstMe: true, byMe: false })
+    await waitFor(child(a, 'solver'), () => p.calls.includes('defend 1 9'), { timeout: 1000 })
+    expect(child(a, 'solver').getSnapshot().matches({ active: { work: 'training' } })).toBe(true)
+    // removed while training: it finishes task 2 and waits for both settlements before retiring
+    const solver = child(a, 'solver')
+    a.send({ type: 'roles.remove', roles: ['solver'] })
+    release()
+    await waitFor(solver, (s: any) => s.context.committed.includes(2), { timeout: 1000 })
+    a.send({ type: 'chain.taskSettled', taskId: 1 })
+    expect(a.getSnapshot().context.retiring).toHaveLength(1)
+    a.send({ type: 'chain.taskSettled', taskId: 2 })
+    expect(a.getSnapshot().context.retiring).toHaveLength(0)
+    expect(p.calls).toEqual(['train 1', 'commit 1', 'train 2', 'defend 1 9', 'commit 2'])
   })
 
   it('verifier: accepts a good proof; rejects a bad one and challenges the solver at the first bad step', async () => {
@@ -68,7 +94,7 @@ describe('role machines', () => {
     expect(child(a, 'submitter').getSnapshot().context.results[7].accuracy).toBe(0.85)
     a.send({ type: 'chain.solverSelected', taskId: 7, forMe: true })
     await waitFor(child(a, 'solver'), s => s.context.error != null, { timeout: 1000 })
-    expect(child(a, 'solver').getSnapshot().value).toBe('idle')
+    expect(child(a, 'solver').getSnapshot().matches({ active: { work: 'idle' } })).toBe(true)
     expect(child(a, 'solver').getSnapshot().context.error).toBe('dataset hash mismatch')
   })
 })
