@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { hexToU8a } from '@polkadot/util'
@@ -109,7 +108,7 @@ export class DisputeService {
     const runDir = join(this.dataDir, 'tasks', String(d.taskId), 'run')
     if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${d.taskId} in ${runDir}`)
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if (hex0x(hexToU8a('0x' + proof.proofRoot.replace(/^0x/, ''))) !== task.proofRoot) throw new Error(`the local proof of task ${d.taskId} is not the committed one`)
+    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${d.taskId} is not the committed one`)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     // the same faults as the training child had, so the trace is the one the proof was built from
     const trace = await this.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.o.faults, task.forcedError))
@@ -174,8 +173,7 @@ export class DisputeService {
       this.session(disputeId).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'could not prepare the defence'))
     }
     const r = await this.followToEnd(disputeId, 'defender')
-    const s = this.sessions.get(disputeId)
-    const moves = (await s?.catch(() => undefined))?.game != null ? (await (await this.o.chain()).dispute(disputeId))?.moves ?? 0 : 0
+    const moves = (await (await this.o.chain()).dispute(disputeId))?.moves ?? 0
     this.finished.push({ disputeId, role: 'defender', ms: Date.now() - t0, moves, winner: r.winner, reason: r.reason ?? '' })
     this.log.info({ taskId, disputeId, winner: r.winner, reason: r.reason }, 'dispute over (defender)')
     return r
@@ -256,7 +254,6 @@ export class DisputeService {
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
     const game = makeChallenger({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program })
     const defenderKey = hexToU8a(task.solver)
-    let result: DisputeResult | undefined
     let moves = 0
     try {
       let incoming = await this.ask(chain, disputeId, defenderPeer, { d: disputeId, hello: true })
@@ -279,7 +276,7 @@ export class DisputeService {
     } catch (err) {
       this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
-    result = await this.followToEnd(disputeId, 'challenger')
+    const result = await this.followToEnd(disputeId, 'challenger')
     this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '' })
     this.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result
