@@ -27,6 +27,12 @@ export interface Summary {
   disputes: Array<{ disputeId: number, winner: string, loser: string, how: string, slashed: string, forcedError: boolean }>
 }
 
+/** Vec<u8> event fields arrive as 0x-hex */
+function utf8 (v: unknown): string {
+  const s = String(v)
+  return /^0x[0-9a-f]*$/i.test(s) ? Buffer.from(s.slice(2), 'hex').toString('utf8') : s
+}
+
 const UNIT = 10n ** 12n
 export function units (planck: bigint | string | number): string {
   const p = BigInt(planck)
@@ -70,7 +76,7 @@ export class ScenarioWatcher {
       case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
       case 'DisputeOpened': this.times.disputeOpened ??= now; line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
       case 'MoveRecorded': line(`dispute ${String(d.disputeId)}: move by ${this.name(d.who)}`); break
-      case 'Adjudicated': line(`dispute ${String(d.disputeId)}: the chain re-executed one element: computed bits ${Number(d.computedBits).toString(16)}, challenger ${Number(d.challengerBits).toString(16)}, defender ${Number(d.defenderBits).toString(16)}`); break
+      case 'Adjudicated': line(`dispute ${String(d.disputeId)} adjudicated on chain (${utf8(d.kind)} claim): ${utf8(d.reason)}`); break
       case 'DisputeResolved':
         this.times.disputeResolved ??= now
         this.disputes.push({ disputeId: Number(d.disputeId), winner: this.name(d.winner), loser: this.name(d.loser), how: String(d.how), slashed: units(d.slashed as bigint), forcedError: d.forcedError === true })
