@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
+import { tempDir } from '../helpers/procs.js'
+
+// The README's main command, end to end: `node dist/devnet/cli.js` (what `npm
+// run devnet` runs after building) with a short task on Fashion-MNIST and a
+// Truebit forced error: chain, bootstrap, 6 peers, dashboard; the task runs
+// to settlement through a dispute, and the dashboard shows it in Chromium.
+
+let dir: { path: string, cleanup: () => Promise<void> }
+let devnet: ChildProcess
+let out = ''
+const lines: any[] = []
+let dash: DashboardPage | undefined
+
+function waitLine (pred: (l: any) => boolean, timeoutMs: number, what: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => { const l = lines.find(pred); if (l != null) { clearInterval(t); clearTimeout(to); resolve(l) } return l != null }
+    const t = setInterval(check, 200)
+    const to = setTimeout(() => { clearInterval(t); reject(new Error(`timed out waiting for ${what}; devnet output:\n${out.slice(-4000)}`)) }, timeoutMs)
+    check()
+  })
+}
+
+beforeAll(async () => {
+  dir = await tempDir('proofswarm-devnet-')
+  devnet = spawn(process.execPath, [resolve('dist/devnet/cli.js'), '--dir', join(dir.path, 'devnet'), '--json', '--steps', '120', '--block-time', '400', '--challenge-window', '100'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let partial = ''
+  devnet.stdout!.on('data', (d: Buffer) => {
+    out += d.toString()
+    partial += d.toString()
+    const parts = partial.split('\n')
+    partial = parts.pop() ?? ''
+    for (const p of parts) { try { lines.push(JSON.parse(p)) } catch { /* not a JSON line */ } }
+  })
+  devnet.stderr!.on('data', (d: Buffer) => { out += d.toString() })
+}, 30_000)
+
+afterAll(async () => {
+  await dash?.close()
+  if (devnet != null && devnet.exitCode == null) {
+    devnet.kill('SIGTERM')
+    await new Promise(resolve => { const t = setTimeout(() => { devnet.kill('SIGKILL'); resolve(null) }, 20_000); devnet.once('exit', () => { clearTimeout(t); resolve(null) }) })
+  }
+  await dir?.cleanup()
+})
+
+function alive (pid: number): boolean { try { process.kill(pid, 0); return true } catch { return false } }
+
+async function runNode (args: string[]): Promise<{ code: number | null, stdout: string }> {
+  const c = spawn(process.execPath, [resolve('dist/devnet/cli.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let stdout = ''
+  c.stdout!.on('data', (d: Buffer) => { stdout += d.toString() })
+  const code = await new Promise<number | null>(resolve => c.on('exit', resolve))
+  return { code, stdout }
+}
+
+describe('npm run devnet', () => {
+  it('starts the chain, the bootstrap peer, 6 peers and the dashboard', async () => {
+    const d = await waitLine(l => typeof l.dashboard === 'string', 90_000, 'the dashboard URL')
+    expect(lines.some(l => /dev chain ready: ws:\/\/127\.0\.0\.1:\d+/.test(l.msg))).toBe(true)
+    expect(lines.filter(l => typeof l.peerId === 'string' && typeof l.peer === 'string')).toHaveLength(6)
+    dash = await openDashboard(d.dashboard, dir.path)
+    for (const [peer, role] of [['peer1-submitter', 'submitter'], ['peer2-solver', 'solver'], ['peer4-verifier', 'verifier'], ['peer6-whistleblower', 'whistleblower']]) {
+      await dash.page.waitForSelector(sel.peerRole(peer, role), { timeout: 30_000 })
+    }
+  }, 120_000)
+
+  it('records its processes for status/down', () => {
+    const state = JSON.parse(readFileSync(join(dir.path, 'devnet', 'devnet.json'), 'utf8'))
+    expect(state.processes.map((p: any) => p.name)).toEqual(expect.arrayContaining(['chain', 'bootstrap', 'peer1-submitter', 'peer6-whistleblower']))
+    writeFileSync(join(dir.path, 'pids.json'), JSON.stringify(state.processes.map((p: any) => p.pid)))
+  })
+
+  it('runs the task through a dispute to settlement, with progress, and prints a summary', async () => {
+    await waitLine(l => /training step \d+\/120/.test(l.msg ?? ''), 120_000, 'training progress')
+    await waitLine(l => l.event === 'ProofCommitted', 180_000, 'the proof commitment')
+    const resolved = await waitLine(l => l.event === 'DisputeResolved', 300_000, 'a dispute resolved on chain')
+    expect(resolved.msg).toMatch(/dispute \d+ resolved/)
+    const s = (await waitLine(l => l.msg === 'summary', 300_000, 'the summary')).summary
+    expect(s.disputes.length).toBeGreaterThanOrEqual(1)
+    expect(typeof s.phases.total).toBe('string')
+    expect(s.balances).toHaveLength(6)
+    expect(existsSync(join(dir.path, 'devnet', 'summary.json'))).toBe(true)
+    expect(JSON.parse(readFileSync(join(dir.path, 'devnet', 'summary.json'), 'utf8')).taskId).toBe(s.taskId)
+  }, 600_000)
+
+  it('the dashboard shows the task settled and the dispute verdict; screenshot written', async () => {
+    const taskId = lines.find(l => l.msg === 'summary').summary.taskId
+    await waitTaskPhase(dash!.page, taskId, lines.find(l => l.msg === 'summary').summary.success === true ? 'Settled' : 'Failed', 30_000)
+    const verdict = await waitDisputeVerdict(dash!.page, undefined, 30_000)
+    expect(verdict).toMatch(/ChallengerWon|DefenderWon/)
+    await dash!.page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
+  }, 90_000)
+
+  it('devnet status reports it; devnet down stops every process cleanly', async () => {
+    const st = await runNode(['status', '--json', '--dir', join(dir.path, 'devnet')])
+    const status = JSON.parse(st.stdout)
+    expect(status.running).toBe(true)
+    expect(status.peers.filter((p: any) => p.up)).toHaveLength(7)
+    const exited = new Promise<number | null>(resolve => { if (devnet.exitCode != null) resolve(devnet.exitCode); else devnet.once('exit', c => resolve(c)) })
+    const down = await runNode(['down', '--dir', join(dir.path, 'devnet')])
+    expect(down.code).toBe(0)
+    expect(await exited).toBe(0)
+    expect(existsSync(join(dir.path, 'devnet', 'devnet.json'))).toBe(false)
+    const pids = JSON.parse(readFileSync(join(dir.path, 'pids.json'), 'utf8')) as number[]
+    for (const pid of pids) expect(alive(pid), `process ${pid} still running`).toBe(false)
+  }, 60_000)
+})
