@@ -8,14 +8,8 @@ import { matrixView, sizeOf, valuesFromBytes, verifySlice, type DType, type Slic
 // the reference semantics (protocols/reference, injected so the runtime stays
 // testable without it) and compared bitwise with both claims.
 
-export interface OpShape {
-  kernel: string
-  attrs: Record<string, unknown>
-  inputs: Array<{ shape: number[], dtype: DType }>
-  output: { shape: number[], dtype: DType }
-  outputIndex?: number
-}
-export interface OperandRef { input: number, axis: 'row' | 'col', index: number }
+import type { OpShape, OperandRef } from '../../../protocols/reference/types.js'
+export type { OpShape, OperandRef }
 
 /** The API of protocols/reference/index.ts. */
 export interface ReferenceSemantics {
