@@ -1,3 +1,4 @@
+import { lpStream } from '@libp2p/utils'
 import type { Level } from 'level'
 import { decodeMessage, encodeTopicMessage, PROTOCOL_TOPICS, type MessageOf, type ProtocolTopic } from '../../protocols/messages/index.js'
 import type { Peer } from '../peer.js'
@@ -21,6 +22,11 @@ export interface TaskRecord {
 
 type Waiter = { taskId: number, pred: (r: TaskRecord) => boolean, resolve: (r: TaskRecord) => void }
 
+// A peer that missed an announcement (it was down, or joined later) asks its
+// neighbours for the task's record. Answers are re-validated like gossip.
+export const TASKBOOK_PROTOCOL = '/proofswarm/taskbook/1.0.0'
+const MAX_RECORD_BYTES = 256 * 1024
+
 export class TaskBook {
   private readonly db: Level<string, Uint8Array>
   private readonly waiters = new Set<Waiter>()
@@ -28,6 +34,17 @@ export class TaskBook {
 
   constructor (private readonly peer: Peer) {
     this.db = sublevel(peer.db, 'taskbook')
+    void peer.host.handle(TASKBOOK_PROTOCOL, (stream) => {
+      void (async () => {
+        const lp = lpStream(stream, { maxDataLength: 64 })
+        const req = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())) as { taskId?: unknown }
+        const id = Number(req.taskId)
+        const rec = Number.isSafeInteger(id) && id >= 0 ? await this.get(id) : undefined
+        const out = new TextEncoder().encode(JSON.stringify(rec?.task != null ? { task: rec.task, proof: rec.proof ?? null } : {}))
+        await lp.write(out.length <= MAX_RECORD_BYTES ? out : new TextEncoder().encode('{}'))
+        await stream.close()
+      })().catch((err: unknown) => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
+    }, { maxInboundStreams: 8, maxOutboundStreams: 8 }).catch(err => peer.log.warn({ err }, 'cannot serve the task book'))
     for (const topic of PROTOCOL_TOPICS) {
       peer.gossip.register(topic, {
         decode: (data) => decodeMessage(topic, data),
@@ -89,14 +106,50 @@ export class TaskBook {
     await this.peer.gossip.publish(topic, bytes)
   }
 
+  /** Asks up to 8 connected peers for a task's announcements; valid answers are recorded. */
+  async pull (taskId: number): Promise<void> {
+    const peers = this.peer.host.getPeers().slice(0, 8)
+    await Promise.allSettled(peers.map(async (pid) => {
+      const stream = await this.peer.host.dialProtocol(pid, TASKBOOK_PROTOCOL, { signal: AbortSignal.timeout(5000) })
+      try {
+        const lp = lpStream(stream, { maxDataLength: MAX_RECORD_BYTES })
+        await lp.write(new TextEncoder().encode(JSON.stringify({ taskId })))
+        const res = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(5000) })).subarray())) as { task?: unknown, proof?: unknown }
+        await stream.close().catch(() => {})
+        // the same checks as gossip: re-encode through the schema
+        if (res.task != null) {
+          const t = decodeMessage('tasks', encodeTopicMessage('tasks', strip(res.task)))
+          if (t.taskId === taskId) await this.record('tasks', t)
+        }
+        if (res.proof != null) {
+          const p = decodeMessage('proofs', encodeTopicMessage('proofs', strip(res.proof)))
+          if (p.taskId === taskId) await this.record('proofs', p)
+        }
+      } catch (err) {
+        stream.abort(err instanceof Error ? err : new Error(String(err)))
+        throw err
+      }
+    }))
+  }
+
   /** Resolves when the record satisfies `pred`, or rejects after `timeoutMs`. */
   async waitFor (taskId: number, pred: (r: TaskRecord) => boolean, timeoutMs: number, what: string): Promise<TaskRecord> {
     const now = await this.get(taskId)
     if (now != null && pred(now)) return now
+    // not heard over gossip (yet): ask the neighbours once
+    await this.pull(taskId).catch(() => {})
+    const pulled = await this.get(taskId)
+    if (pulled != null && pred(pulled)) return pulled
     return await new Promise<TaskRecord>((resolve, reject) => {
       const w: Waiter = { taskId, pred, resolve: (r) => { clearTimeout(t); resolve(r) } }
       const t = setTimeout(() => { this.waiters.delete(w); reject(new Error(`no ${what} for task ${taskId} heard over gossip within ${timeoutMs} ms`)) }, timeoutMs)
       this.waiters.add(w)
     })
   }
+}
+
+function strip (m: unknown): never {
+  const { v: _v, type: _t, ...rest } = m as Record<string, unknown>
+  for (const k of Object.keys(rest)) if (rest[k] == null) delete rest[k]
+  return rest as never
 }
