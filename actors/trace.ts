@@ -17,12 +17,18 @@ export interface TraceEntry {
   detail?: Record<string, unknown>
 }
 
+/** A state value as comma-separated full leaf paths: "active.work.idle,active.disputes.idle". */
 export function stateString (value: unknown): string {
-  if (typeof value === 'string') return value
-  if (value == null || typeof value !== 'object') return String(value)
-  return Object.entries(value as Record<string, unknown>)
-    .map(([k, v]) => (v == null || (typeof v === 'object' && Object.keys(v as object).length === 0)) ? k : `${k}.${stateString(v)}`)
-    .join(',')
+  const out: string[] = []
+  const join = (prefix: string, k: string): string => prefix === '' ? k : `${prefix}.${k}`
+  const walk = (v: unknown, prefix: string): void => {
+    if (v == null || typeof v !== 'object') { out.push(join(prefix, String(v))); return }
+    const entries = Object.entries(v as Record<string, unknown>)
+    if (entries.length === 0) { if (prefix !== '') out.push(prefix); return }
+    for (const [k, x] of entries) walk(x, join(prefix, k))
+  }
+  walk(value, '')
+  return out.join(',')
 }
 
 /** Role of an actor from its id: `<role>` or `<role>#<n>`; the root is the supervisor. */

@@ -1,3 +1,4 @@
+import { stateString } from '../../actors/trace.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { ChainWatch, type AccountRef, type ChainView } from './chain-watch.js'
 import { PeerWatch, type DashboardPeer, type PeerView } from './peer-watch.js'
@@ -256,14 +257,8 @@ function isDisputeEntry (e: TraceEntry): boolean {
   return e.event.startsWith('dispute.') || e.event.startsWith('chain.dispute') || e.detail?.disputeId != null
 }
 
-export function stateText (v: unknown): string {
-  if (typeof v === 'string') return v
-  if (v == null || typeof v !== 'object') return String(v)
-  return Object.entries(v as Record<string, unknown>).map(([k, x]) => {
-    const inner = stateText(x)
-    return inner === '' || inner === '[object Object]' || (typeof x === 'object' && x != null && Object.keys(x).length === 0) ? k : `${k}.${inner}`
-  }).join(',')
-}
+// the same text the trace recorder writes (full leaf paths, comma-separated)
+export const stateText = stateString
 
 function roleOfId (id: string): string { return id.split('#')[0] }
 

@@ -70,8 +70,10 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(state.peers.map(p => p.name)).toEqual(['bootstrap', 'peer1', 'peer2'])
     const machines = await (await fetch(dash.url + 'api/machines')).json() as Record<string, { initial: string, states: Array<{ path: string }> }>
     expect(Object.keys(machines).sort()).toEqual(['solver', 'submitter', 'supervisor', 'verifier', 'whistleblower'])
-    expect(machines.solver.initial).toBe('idle')
-    expect(machines.solver.states.map(s => s.path)).toContain('training')
+    // the solver runs two regions side by side: work (training) and disputes
+    expect(machines.solver.initial).toBe('active')
+    expect(machines.solver.states.map(s => s.path)).toEqual(expect.arrayContaining(['active.work.training', 'active.disputes.defending']))
+    expect(machines.verifier.initial).toBe('idle')
     expect((await fetch(dash.url + 'nope')).status).toBe(404)
     expect((await fetch(dash.url + 'api/traces?limit=lots')).status).toBe(400)
     expect((await fetch(dash.url + 'api/state', { method: 'POST', body: '{}' })).status).toBe(405)
@@ -102,14 +104,14 @@ describe('devnet dashboard in headless Chromium', () => {
       const card = page.locator(actorCard(peer, role))
       await card.waitFor()
       const current = card.locator('svg.chart g.state.current')
-      expect(await current.count()).toBe(1)
-      expect(await current.getAttribute('data-state')).toBe(role === 'supervisor' ? 'running' : 'idle')
+      const want = role === 'supervisor' ? ['running'] : role === 'solver' ? ['active', 'active.work', 'active.work.idle', 'active.disputes', 'active.disputes.idle'] : ['idle']
+      expect((await current.evaluateAll(gs => gs.map(g => g.getAttribute('data-state')))).sort()).toEqual([...want].sort())
       // the chart is the machine's: all its states are boxes, transitions are edges
       expect(await card.locator('svg.chart g.state').count()).toBeGreaterThanOrEqual(role === 'supervisor' ? 2 : 4)
     }
     const solverStates = await page.locator(`${actorCard('peer1', 'solver')} svg g.state`).evaluateAll(gs => gs.map(g => g.getAttribute('data-state')))
-    expect(solverStates).toEqual(expect.arrayContaining(['idle', 'training', 'committing', 'awaitingVerdicts', 'defending', 'retired']))
-    expect(await page.locator(`${actorCard('peer1', 'solver')} svg g.edge`).count()).toBeGreaterThanOrEqual(8)
+    expect(solverStates).toEqual(expect.arrayContaining(['active.work.idle', 'active.work.training', 'active.work.committing', 'active.disputes.defending', 'retired']))
+    expect(await page.locator(`${actorCard('peer1', 'solver')} svg g.edge`).count()).toBeGreaterThanOrEqual(7)
     // the bootstrap peer runs a supervisor without roles
     expect(await page.textContent(`${actorCard('bootstrap', 'supervisor')} .ctx`)).toContain('roles: (none)')
     expect(await page.locator('.actor[data-peer="bootstrap"]').count()).toBe(1)
@@ -177,6 +179,8 @@ describe('devnet dashboard in headless Chromium', () => {
     await advance((await alice.params()).disputeClock + 1)
     await dave.claimTimeout(did)
     await page.waitForSelector(sel.disputeStatus(did, 'DefenderWon'))
+    // the status comes from the dispute's storage; who won and how from the DisputeResolved event, which may land a poll later
+    await page.waitForSelector(`${sel.disputeVerdict(did)}:has-text("winner Bob")`)
     const verdict = await waitDisputeVerdict(page, did)
     expect(verdict).toContain('DefenderWon')
     expect(verdict).toContain('winner Bob')

@@ -42,10 +42,18 @@ function units (v) {
     return `${whole.toLocaleString('en-US')}.${frac}`
   } catch { return String(v) }
 }
+// a state value as comma-separated full leaf paths (as actors/trace.ts stateString)
 function stateText (v) {
-  if (typeof v === 'string') return v
-  if (v == null || typeof v !== 'object') return String(v)
-  return Object.entries(v).map(([k, x]) => (x == null || (typeof x === 'object' && Object.keys(x).length === 0)) ? k : `${k}.${stateText(x)}`).join(',')
+  const out = []
+  const join = (p, k) => p === '' ? k : `${p}.${k}`
+  const walk = (x, p) => {
+    if (x == null || typeof x !== 'object') { out.push(join(p, String(x))); return }
+    const e = Object.entries(x)
+    if (e.length === 0) { if (p !== '') out.push(p); return }
+    for (const [k, y] of e) walk(y, join(p, k))
+  }
+  walk(v, '')
+  return out.join(',')
 }
 const roleOf = (actorId) => actorId === 'supervisor' ? 'supervisor' : actorId.split('#')[0]
 const time = (t) => new Date(t).toLocaleTimeString('en-GB', { hour12: false }) + '.' + String(t % 1000).padStart(3, '0')
