@@ -71,7 +71,7 @@ describe('roles and traces on a running peer', () => {
     expect(sup[0].detail.roles).toEqual(['verifier', 'whistleblower'])
     const solver = all.filter(e => e.role === 'solver')
     // an idle solver asked to drain retires at once
-    expect(solver.map(e => `${e.kind}:${e.event}:${e.from ?? ''}->${e.to ?? ''}`)).toEqual(['spawned:spawn:->', 'transition:xstate.init:->idle', 'stopped:drain:idle->retired'])
+    expect(solver.map(e => `${e.kind}:${e.event}:${e.from ?? ''}->${e.to ?? ''}`)).toEqual(['spawned:spawn:->', 'transition:xstate.init:->active.work.idle,active.disputes.idle', 'stopped:drain:active.work.idle,active.disputes.idle->retired'])
     for (let i = 1; i < all.length; i++) expect(all[i].time).toBeGreaterThanOrEqual(all[i - 1].time)
     const onlyVerifier = await cli('trace', '--role', 'verifier')
     expect(onlyVerifier.length).toBeGreaterThan(0)
