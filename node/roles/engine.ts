@@ -73,6 +73,13 @@ export function replayInChild (runDir: string, step: number, datasetDir: string 
   return runJson<ReplaySummary>(CLI, args, log, `replay of step ${step}`, { okCodes: [0, 2] })
 }
 
+/** Replays several steps (each from its nearest checkpoint) in one child; stops at the first mismatch. */
+export function replayStepsInChild (runDir: string, steps: number[], datasetDir: string | undefined, log: Logger): EngineRun<{ results: ReplaySummary[] }> {
+  const args = ['replay', '--proof', runDir, '--steps', steps.join(','), '--json', '--log-level', 'warn']
+  if (datasetDir != null) args.push('--dataset-dir', datasetDir)
+  return runJson<{ results: ReplaySummary[] }>(CLI, args, log, `replay of steps ${steps.join(',')}`, { okCodes: [0, 2] })
+}
+
 export function evaluateInChild (modelDir: string, datasetDir: string | undefined, log: Logger): EngineRun<{ accuracy: number, testSize: number }> {
   const args = ['evaluate', '--model', modelDir, '--json', '--log-level', 'warn']
   if (datasetDir != null) args.push('--dataset-dir', datasetDir)

@@ -9,7 +9,7 @@ import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } 
 import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
-import { commitmentsInChild, evaluateInChild, replayInChild, trainInChild } from './engine.js'
+import { commitmentsInChild, evaluateInChild, replayStepsInChild, trainInChild } from './engine.js'
 import type { TaskBook } from './task-book.js'
 
 // The peer-side implementation of what role actors ask for: chain extrinsics
@@ -342,26 +342,32 @@ export class NodePorts implements RolePorts {
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, intervalCount)
-    const checked: number[] = []
-    let done = 0
+    // fetch every checkpoint the sample needs, then replay all intervals in one engine run
+    const starts: number[] = []
     for (const iv of intervals) {
-      this.progress.set(taskId, { taskId, phase: 'verifying', step: done, steps: intervals.length, detail: `replaying steps ${iv.fromStep + 1}–${iv.toStep}`, updatedAt: Date.now() })
-      done++
       const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
       if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
+      starts.push(ck.step)
       const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
       mkdirSync(dir, { recursive: true })
+      this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetching checkpoint ${ck.step}`, updatedAt: Date.now() })
       await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
       await this.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'))
-      const r = await replayInChild(runDir, iv.toStep, datasetDir, this.log).result
-      for (let s = ck.step + 1; s <= iv.toStep; s++) checked.push(s)
+    }
+    this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${intervals.length} interval(s): steps ${intervals.map(iv => `${iv.fromStep + 1}–${iv.toStep}`).join(', ')}`, updatedAt: Date.now() })
+    const { results } = await replayStepsInChild(runDir, intervals.map(iv => iv.toStep), datasetDir, this.log).result
+    const checked: number[] = []
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]
+      for (let s = starts[i] + 1; s <= intervals[i].toStep; s++) checked.push(s)
       if (!r.match || r.firstMismatch != null) {
-        const bad = r.firstMismatch ?? iv.toStep
+        const bad = r.firstMismatch ?? intervals[i].toStep
         this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
         return { accept: false, checkedSteps: checked.filter(s => s <= bad), firstBadStep: bad }
       }
     }
+    if (results.length !== intervals.length) throw new Error(`the replay stopped after ${results.length} of ${intervals.length} intervals`)
     this.log.info({ taskId, intervals: intervals.map(i => i.index) }, 'every sampled interval replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }

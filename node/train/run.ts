@@ -232,7 +232,7 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
   return { accuracy, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
 }
 
-export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog, /** reuse a loaded dataset across replays (must match the program) */ dataset?: Dataset }
 export interface ReplayResult {
   step: number
   fromCheckpoint: number
@@ -242,6 +242,8 @@ export interface ReplayResult {
   /** first replayed step whose root differs (if any) */
   firstMismatch?: number
   seconds: number
+  /** the dataset used (for reuse by the next replay in the same process; not serialised) */
+  dataset?: Dataset
 }
 
 /** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
@@ -257,7 +259,7 @@ export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
   if (backend.runtime !== program.runtime) throw new Error(`replay needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
-  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  const ds = o.dataset != null && o.dataset.sha256 === program.dataset.sha256 ? o.dataset : loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
   const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
   if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new Error(`checkpoint ${ref.step} state root disagrees with the proof`)
   const trainer = await Trainer.create(program, ds)
@@ -272,7 +274,7 @@ export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
       if (firstMismatch === undefined && !bytesEqual(fromHex(actual), fromHex(proof.stateRoots[trainer.step]))) firstMismatch = trainer.step
     }
     const expected = proof.stateRoots[o.step]
-    return { step: o.step, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000 }
+    return { step: o.step, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000, dataset: ds }
   } finally {
     trainer.dispose()
   }
