@@ -30,6 +30,7 @@ interface Opts {
   blockTime: number
   forcedError: boolean
   challengeWindow: number
+  disputeClock: number
 }
 
 const program = new Command()
@@ -44,6 +45,7 @@ const program = new Command()
   .option('--steps <n>', 'training steps of the default task (1000 ≈ 1 epoch of Fashion-MNIST at batch 64)', v => Number(v), 1000)
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
   .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed', v => Number(v), 120)
+  .option('--dispute-clock <blocks>', 'each party\'s chess clock in a dispute (blocks); generous on a busy machine', v => Number(v), 60)
   .option('--no-forced-error', 'do not make the chain order a Truebit forced error (by default the task has one, so a dispute runs)')
   .option('--exit-when-settled', 'stop everything once the task has settled and the summary is printed')
   .option('--exit-after <seconds>', 'stop the devnet after this many seconds', v => Number(v))
@@ -99,7 +101,7 @@ async function down (dir: string): Promise<void> {
 
 async function run (o: Opts): Promise<void> {
   const dir = resolve(o.dir)
-  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
+  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
     if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
   }
   const prev = readState(dir)
@@ -168,7 +170,7 @@ async function run (o: Opts): Promise<void> {
     }
 
     // 2. the dev chain
-    const chainArgs = ['chain', '--json', '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime)]
+    const chainArgs = ['chain', '--json', '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime), '--dispute-clock', String(o.disputeClock)]
     if (o.forcedError) chainArgs.push('--forced-error-ppm', '1000000')
     const chainH = track(spawnCli('chain', chainArgs, logDir), { dataDir: undefined })
     const chainUrl: string = (await chainH.ready).url
