@@ -9,7 +9,7 @@ import { NodePorts, type EconomicsConfig } from './node-ports.js'
 import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
-import { DisputeService, faultArgs, parseNodeFaults } from '../dispute/index.js'
+import type { DisputeService } from '../dispute/index.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -47,18 +47,22 @@ export function installRoles (init: RolesInit) {
     }
     let nodePorts: NodePorts | undefined
     // ---- disputes (issue 7): the libp2p protocol is served from the start, so a defender answers even before its actor asks
-    const faults = parseNodeFaults(init.faults ?? [])
+    // (loaded only with a chain: it pulls in polkadot's crypto, ~40 MB a peer without a chain does not need)
     let disputes: DisputeService | undefined
+    let trainFaultArgs: ((task: { forcedError: number | null }) => string[]) | undefined
     if (init.chainUrl != null && shards != null) {
-      disputes = new DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir })
+      const d = await import('../dispute/index.js')
+      const faults = d.parseNodeFaults(init.faults ?? [])
+      disputes = new d.DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir })
       await disputes.start()
+      trainFaultArgs = (task) => d.faultArgs(faults, task.forcedError)
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
       nodePorts = new NodePorts({
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
         disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
-        trainFaultArgs: (task) => faultArgs(faults, task.forcedError),
+        trainFaultArgs,
         recheckIntervals: init.recheckIntervals
       })
       return nodePorts

@@ -111,7 +111,7 @@ try {
   const f = x => Number.isFinite(x) ? x.toFixed(0) : 'n/a'
   writeSection('Swarm', `
 Machine: ${machine()}. ${N} peers + 1 bootstrap peer, each a separate process started with the CLI
-(\`proofswarm join\`), all at once, on 127.0.0.1. "Full mesh" = the peer's gossipsub mesh on a topic
+(\`proofswarm join\`) ${STAGGER_MS} ms after the previous one, on 127.0.0.1; times are from each process's own start. "Full mesh" = the peer's gossipsub mesh on a topic
 has at least D_lo = ${MESH_MIN} peers. Gossip latency: ${ROUNDS} messages from different peers, publish (control
 API) → delivery at each of the ${N - 1} other peers, same clock.
 
