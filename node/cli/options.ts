@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander'
-import { resolveDataDir } from '../config.js'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { DEFAULT_CHAIN_URL, resolveDataDir } from '../config.js'
 import { CliError } from './errors.js'
 
 export function collect (value: string, previous: string[] = []): string[] {
@@ -36,18 +37,31 @@ export function parseIntOption (name: string, min = 0, max = Number.MAX_SAFE_INT
 
 export function addChainOptions (cmd: Command): Command {
   return cmd
-    .option('--chain <ws-url>', 'chain JSON-RPC endpoint (the devnet chain: ws://127.0.0.1:9944); without it the peer joins the swarm but takes no tasks')
-    .option('--account <suri>', 'chain account: a secret URI (//Peer1 on the devnet) or a mnemonic')
+    .option('--chain <ws-url>', 'chain JSON-RPC endpoint (default with --account: ws://127.0.0.1:9944, the dev chain)')
+    .option('--account <suri|keyfile>', 'chain account: a secret URI (//Peer1 on the devnet), a mnemonic, or a file holding one (mode 0600); without it the peer joins the swarm but takes no tasks')
     .option('--stake <units>', 'stake to reserve when registering, in whole units (default: the chain minimum)')
     .option('--dataset-dir <dir>', 'local IDX dataset directory (default /usr/share/datasets/fashion-mnist)')
 }
 
 export function chainInit (o: { chain?: string, account?: string, stake?: string, datasetDir?: string }): { chainUrl?: string, account?: string, stake?: bigint, datasetDir?: string } {
-  if ((o.chain == null) !== (o.account == null)) throw new CliError('--chain and --account go together', 2)
+  if (o.chain != null && o.account == null) throw new CliError('--chain needs --account (the chain account that signs for this peer)', 2)
+  const account = o.account != null ? readAccount(o.account) : undefined
+  const chain = account != null ? (o.chain ?? DEFAULT_CHAIN_URL) : undefined
   let stake: bigint | undefined
   if (o.stake != null) {
     if (!/^\d+$/.test(o.stake)) throw new CliError(`--stake must be a whole number of units, got "${o.stake}"`, 2)
     stake = BigInt(o.stake) * 10n ** 12n
   }
-  return { chainUrl: o.chain, account: o.account, stake, datasetDir: o.datasetDir }
+  return { chainUrl: chain, account, stake, datasetDir: o.datasetDir }
+}
+
+/** A SURI/mnemonic given inline, or read from a key file (which should not be readable by others). */
+export function readAccount (v: string): string {
+  if (v.startsWith('//') || v.includes(' ') || !existsSync(v)) return v
+  const st = statSync(v)
+  if (!st.isFile()) throw new CliError(`--account ${v} is not a file`, 2)
+  if ((st.mode & 0o077) !== 0) process.stderr.write(`warning: the key file ${v} is readable by other users (chmod 600 it)\n`)
+  const secret = readFileSync(v, 'utf8').trim()
+  if (secret === '') throw new CliError(`the key file ${v} is empty`, 2)
+  return secret
 }
