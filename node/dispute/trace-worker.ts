@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import { leafHash } from '../../protocols/commit/merkle.js'
 import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
 import { canonicalBytes, commitTensor, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
-import { programHash } from '../../protocols/program/program.js'
-import { initBackend, loadDatasetFor, normalizeRows, oneHot, readCheckpoint, readProgram, readProof, Trainer, traceStep } from '../train/index.js'
+import { normalizeRows, oneHot, Trainer, traceStep } from '../train/index.js'
+import { openRunAt } from '../train/run.js'
 import { FaultInjector, parseOpFault, type TrainFaults } from '../train/fault.js'
 import { encodeTraceFile, type TraceFile } from './trace-file.js'
 
@@ -30,17 +29,7 @@ export interface TraceJob {
 
 export async function traceForDispute (j: TraceJob): Promise<{ step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }> {
   const t0 = performance.now()
-  const dir = resolve(j.runDir)
-  const program = readProgram(join(dir, 'task.json'))
-  const phash = programHash(program)
-  const proof = readProof(dir)
-  if (!Number.isInteger(j.step) || j.step < 1 || j.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${j.step}`)
-  const ref = proof.checkpoints.filter(c => c.step <= j.step - 1).pop()
-  if (ref === undefined) throw new Error(`no checkpoint at or before step ${j.step - 1}`)
-  const backend = await initBackend('auto', program.runtime)
-  if (backend.runtime !== program.runtime) throw new Error(`tracing needs the task's runtime ${program.runtime}, not ${backend.runtime}`)
-  const ds = loadDatasetFor(program.dataset, j.datasetDir)
-  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  const { program, proof, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute tracing')
   const faults: TrainFaults = { ops: (j.faultOps ?? []).map(parseOpFault), weights: j.faultWeights ?? [] }
   const trainer = await Trainer.create(program, ds)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined

@@ -246,21 +246,40 @@ export interface ReplayResult {
   dataset?: Dataset
 }
 
-/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
-export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
+export interface RunAtOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog, dataset?: Dataset }
+
+/** A run directory opened at step `step` (1-based): its program, proof, dataset and the nearest checkpoint before the step. */
+export interface RunAt {
+  dir: string
+  program: TaskProgram
+  phash: string
+  proof: ProofOfLearning
+  ref: CheckpointRef
+  ds: Dataset
+  ck: ReturnType<typeof readCheckpoint>
+}
+
+/** What replay, tracing and dispute tracing share: open the run, check the step and the runtime, load the checkpoint. */
+export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> {
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
   const phash = programHash(program)
   const proof: ProofOfLearning = readProof(dir)
-  if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
   if (!Number.isInteger(o.step) || o.step < 1 || o.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${o.step}`)
   const ref = proof.checkpoints.filter(c => c.step <= o.step - 1).pop()
   if (ref === undefined) throw new Error(`no checkpoint at or before step ${o.step - 1}`)
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
-  if (backend.runtime !== program.runtime) throw new Error(`replay needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
+  if (backend.runtime !== program.runtime) throw new Error(`${what} needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
   const ds = o.dataset != null && o.dataset.sha256 === program.dataset.sha256 ? o.dataset : loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
   const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  return { dir, program, phash, proof, ref, ds, ck }
+}
+
+/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
+export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
+  const { program, phash, proof, ref, ds, ck } = await openRunAt(o, 'replay')
+  if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
   if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new Error(`checkpoint ${ref.step} state root disagrees with the proof`)
   const trainer = await Trainer.create(program, ds)
   const t0 = performance.now()
@@ -285,18 +304,7 @@ export interface TraceOptions { proofDir: string, step: number, datasetDir?: str
 
 /** Op trace of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
 export async function traceRunStep (o: TraceOptions): Promise<StepTrace> {
-  const dir = resolve(o.proofDir)
-  const program = readProgram(join(dir, 'task.json'))
-  const phash = programHash(program)
-  const proof = readProof(dir)
-  if (!Number.isInteger(o.step) || o.step < 1 || o.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${o.step}`)
-  const ref = proof.checkpoints.filter(c => c.step <= o.step - 1).pop()
-  if (ref === undefined) throw new Error(`no checkpoint at or before step ${o.step - 1}`)
-  const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
-  const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
-  if (backend.runtime !== program.runtime) throw new Error(`tracing needs the task's runtime ${program.runtime}, not ${backend.runtime}`)
-  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
-  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
+  const { program, ref, ds, ck } = await openRunAt(o, 'tracing')
   const trainer = await Trainer.create(program, ds)
   try {
     trainer.loadState(ck.tensors, ref.step)
