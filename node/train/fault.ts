@@ -45,7 +45,9 @@ export class FaultInjector {
           const b = args.backend as unknown as BackendLike
           const v = (b.readSync(o.dataId) as Float32Array).slice()
           if (v.length === 0) return out
-          v[0] = v[0] + 1
+          // positive and different: a +1 on a pre-activation that a ReLU then
+          // zeroes would leave the state untouched and the fault invisible
+          v[0] = Math.abs(v[0]) + 1
           const t: tf.TensorInfo = { dataId: b.write(v, [...o.shape], o.dtype), shape: o.shape, dtype: o.dtype }
           return Array.isArray(out) ? [t, ...outs.slice(1)] : t
         }
