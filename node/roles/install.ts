@@ -35,7 +35,7 @@ export function installRoles (init: RolesInit) {
     const shards = findShardService(peer)
     let chainPromise: Promise<ChainClient> | undefined
     const chain = async (): Promise<ChainClient> => {
-      if (init.chainUrl == null || init.account == null) throw new Error('this peer has no chain: start it with --chain <ws-url> --account <suri>')
+      if (init.chainUrl == null || init.account == null) throw new Error('this peer has no chain account: start it with --account <suri|keyfile> (and --chain <ws-url> unless the dev chain runs on ws://127.0.0.1:9944)')
       chainPromise ??= (async () => {
         const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log })
         peer.onStop(async () => { await c.disconnect().catch(() => {}) })

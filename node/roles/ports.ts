@@ -13,7 +13,7 @@ export class MissingServiceError extends Error {
   }
 }
 
-const NO_CHAIN = 'start the peer with --chain <ws-url> (the devnet chain: proofswarm chain) and an --account'
+const NO_CHAIN = 'start the peer with --account <suri|keyfile> (and --chain <ws-url> unless the dev chain runs on ws://127.0.0.1:9944)'
 
 export function unavailablePorts (peer: Peer): RolePorts {
   const fail = (what: string) => async (): Promise<never> => { throw new MissingServiceError(what, NO_CHAIN) }
