@@ -2,7 +2,7 @@
 // Swarm benchmark (issue 2): N peers on one machine, each a separate process
 // started through the CLI. Measures process start → first connection and →
 // gossip mesh, gossip publish → delivery latency, and RSS per idle peer.
-//   node test/bench/swarm.bench.mjs [peers=20]
+//   node test/bench/swarm.bench.mjs [peers=20] [stagger-ms=300]
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +15,7 @@ const CLI = join(root, 'dist/node/cli/main.js')
 const N = Number(process.argv[2] ?? 20)
 // peers join one after another (as in a real swarm), not all in the same instant:
 // 21 processes loading libp2p at once on 2 cores would measure CPU queueing
-const STAGGER_MS = Number(process.argv[3] ?? 300)
+const STAGGER_MS = Number(process.argv[3] ?? 1000)
 const MESH_MIN = 4 // gossipsub D_lo (the peer records when its mesh reaches it)
 const dir = mkdtempSync(join(tmpdir(), 'ps-swarm-bench-'))
 const procs = []
