@@ -50,8 +50,8 @@ afterAll(async () => {
 
 function alive (pid: number): boolean { try { process.kill(pid, 0); return true } catch { return false } }
 
-async function runNode (args: string[]): Promise<{ code: number | null, stdout: string }> {
-  const c = spawn(process.execPath, [resolve('dist/devnet/cli.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+async function runNode (args: string[], script = 'dist/devnet/cli.js'): Promise<{ code: number | null, stdout: string }> {
+  const c = spawn(process.execPath, [resolve(script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   let stdout = ''
   c.stdout!.on('data', (d: Buffer) => { stdout += d.toString() })
   const code = await new Promise<number | null>(resolve => c.on('exit', resolve))
@@ -97,7 +97,8 @@ describe('npm run devnet', () => {
   }, 90_000)
 
   it('devnet status reports it; devnet down stops every process cleanly', async () => {
-    const st = await runNode(['status', '--json', '--dir', join(dir.path, 'devnet')])
+    // through the installed CLI: proofswarm devnet status
+    const st = await runNode(['devnet', 'status', '--json', '--dir', join(dir.path, 'devnet')], 'dist/node/cli/main.js')
     const status = JSON.parse(st.stdout)
     expect(status.running).toBe(true)
     expect(status.peers.filter((p: any) => p.up)).toHaveLength(7)

@@ -22,4 +22,5 @@ export const commandModules: Record<string, () => Promise<{ register: Register }
   shards: async () => await import('./shards.js'),
   submit: async () => await import('./submit.js'),
   tasks: async () => await import('./tasks.js'),
+  devnet: async () => await import('./devnet.js'),
 }
