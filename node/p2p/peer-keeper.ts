@@ -25,13 +25,14 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
       if (connected.size >= opts.target) return
       const self = host.peerId.toString()
       // a DHT lookup of our own id walks the swarm and fills the peer store
-      // (bounded: at most one every 10 s, 5 s each); the routing-table refresh
-      // at join can miss peers when the machine is busy
+      // (bounded: at most one every 10 s, 5 s each; not awaited, so known
+      // peers are dialled at once); the routing-table refresh at join can
+      // miss peers when the machine is busy
       if (connected.size > 0 && Date.now() - lastLookup > 10_000) {
         lastLookup = Date.now()
-        try {
+        void (async () => {
           for await (const _ of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) { /* peers land in the peer store */ }
-        } catch { /* timeout or no peers: try again later */ }
+        })().catch(() => { /* timeout or no peers: try again later */ })
       }
       const candidates = (await host.peerStore.all())
         .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
