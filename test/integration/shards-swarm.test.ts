@@ -143,7 +143,8 @@ describe('shards across 6 peer processes', () => {
     const r = firstJson(second.stdout())
     expect(r.alreadyHad).toBeGreaterThanOrEqual(4)
     expect(r.fetchedBlocks).toBe(24 - r.alreadyHad)
-    expect(r.providers.find((p: any) => p.peerId === peers[0].id).error).toBeTruthy()
+    // the killed provider is recorded with the error that ended its transfer
+    expect(r.providers.find((p: any) => p.peerId === peers[0].id).error).toMatch(/\S/)
     expect(r.providers.find((p: any) => p.peerId === peers[1].id).blocks).toBeGreaterThan(0)
     expect(sha(await readFile(out))).toBe(sha(data))
     await restart(0)
