@@ -32,19 +32,9 @@ export interface Params {
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }
 export interface Verdict { verifier: string, accept: boolean, checkedSteps: number[], void: boolean }
 export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed'
-export interface TaskInfo {
+// the submitted parameters, then what the chain tracks (the SCALE layout is spec.ts's)
+export interface TaskInfo extends SubmitTaskArgs {
   submitter: string
-  programHash: string
-  datasetRoot: string
-  skeletonRoot: string
-  steps: number
-  checkpointEvery: number
-  escrow: bigint
-  solverReward: bigint
-  verifierReward: bigint
-  verifierCount: number
-  challengeWindow: number
-  solveTimeout: number
   phase: TaskPhase
   solver: string | null
   deadline: number
