@@ -26,7 +26,7 @@ export interface RolesInit {
   /** FAULT INJECTION specs (`join --fault`): tamper-op=<kernel>@<step>, tamper-weight[@step], lie-in-bisection, silent */
   faults?: string[]
   /** checkpoint intervals a whistleblower replays (default: all) */
-  recheckIntervals?: number
+  recheckSteps?: number
 }
 
 export function installRoles (init: RolesInit) {
@@ -63,7 +63,7 @@ export function installRoles (init: RolesInit) {
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
         disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
         trainFaultArgs,
-        recheckIntervals: init.recheckIntervals
+        recheckSteps: init.recheckSteps
       })
       return nodePorts
     }

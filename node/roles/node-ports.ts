@@ -4,7 +4,7 @@ import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, Ver
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
-import { sampleIntervals } from '../../protocols/verification/sample.js'
+import { replaysFor, sampleSteps, samplesPerVerifier } from '../../protocols/verification/sample.js'
 import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
@@ -25,8 +25,8 @@ export interface EconomicsConfig {
   challengeWindow: number
   /** blocks the selected solver has to commit */
   solveTimeout: number
-  /** checkpoint intervals each verifier replays */
-  intervalsPerVerifier: number
+  /** steps each verifier samples; absent: its share of what catches ≥ 10% faked steps with 99% probability (protocols/verification/sample.ts) */
+  stepsPerVerifier?: number
 }
 
 export const DEFAULT_ECONOMICS: EconomicsConfig = {
@@ -34,8 +34,7 @@ export const DEFAULT_ECONOMICS: EconomicsConfig = {
   verifierReward: 10n * 10n ** 12n,
   verifierCount: 2,
   challengeWindow: 90,
-  solveTimeout: 900,
-  intervalsPerVerifier: 3
+  solveTimeout: 900
 }
 
 export interface NodePortsInit {
@@ -54,8 +53,8 @@ export interface NodePortsInit {
   // ---- disputes (issue 7) ----
   /** extra training-child arguments for a task: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
   trainFaultArgs?: (task: TaskView) => string[]
-  /** checkpoint intervals a whistleblower re-checks (default: all of them: catching forced errors is its job) */
-  recheckIntervals?: number
+  /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */
+  recheckSteps?: number
 }
 
 const hex0x = (h: string): string => h.startsWith('0x') ? h : '0x' + h
@@ -322,7 +321,7 @@ export class NodePorts implements RolePorts {
 
   // ---- verifier / whistleblower ----
 
-  async verify (taskId: number, intervalCount = this.econ.intervalsPerVerifier): Promise<VerifyResult> {
+  async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
     const chain = await this.chain()
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
@@ -341,8 +340,11 @@ export class NodePorts implements RolePorts {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
-    const intervals = sampleIntervals(seed, chain.accountId, proof.steps, program.checkpointEvery, intervalCount)
-    // fetch every checkpoint the sample needs, then replay all intervals in one engine run
+    const count = sampleCount ?? this.econ.stepsPerVerifier ?? samplesPerVerifier(task.verifierCount)
+    const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
+    const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
+    this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
+    // fetch every checkpoint the sample needs, then replay all of them in one engine run
     const starts: number[] = []
     for (const iv of intervals) {
       const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
@@ -368,7 +370,7 @@ export class NodePorts implements RolePorts {
       }
     }
     if (results.length !== intervals.length) throw new Error(`the replay stopped after ${results.length} of ${intervals.length} intervals`)
-    this.log.info({ taskId, intervals: intervals.map(i => i.index) }, 'every sampled interval replays bit for bit')
+    this.log.info({ taskId, sampledSteps: sampled.length, replayedSteps: checked.length }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
   }
@@ -392,9 +394,9 @@ export class NodePorts implements RolePorts {
   }
 
   async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
-    // a whistleblower samples its own intervals (its account mixes into the seed);
+    // a whistleblower samples its own steps (its account mixes into the seed);
     // by default it replays all of them (issue 7): catching forced errors is what it is paid for
-    return await this.verify(taskId, this.init.recheckIntervals ?? Number.MAX_SAFE_INTEGER)
+    return await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER)
   }
 
   async challenge (taskId: number, against: 'solver' | 'verifier', step: number | undefined): Promise<DisputeResult> {

@@ -1,17 +1,24 @@
 import { sha256, fromHex } from '../commit/merkle.js'
 
-// Which parts of a proof a verifier re-executes. The seed is the hash of a
+// Which steps of a proof a verifier re-executes. The seed is the hash of a
 // block produced after the proof was committed, so the solver cannot know it
 // when it commits; mixing in the verifier's account gives every verifier a
 // different sample, so together they cover more of the run.
 //
-// A verifier replays whole checkpoint intervals: from checkpoint c it re-runs
-// steps c+1..c+k and compares every state root on the way, so one interval
-// checks k steps. If a solver fakes a fraction f of its steps at random, one
-// interval misses all of them with probability (1-f)^k, and n intervals with
-// (1-f)^(k·n) — see intervalsForDetection.
+// A verifier draws n distinct steps uniformly and, for each sampled step s,
+// replays from the checkpoint before s up to s, comparing every state root on
+// the way (samples in one checkpoint interval share one replay, up to the
+// latest of them). Each sampled step is itself checked, so a solver whose
+// faked steps are ANY set of at least a fraction f of the run escapes with
+// probability ≤ (1-f)^n, whatever their placement. Sampling whole intervals
+// would be cheaper per step only against faked steps spread at random; a
+// solver that fakes whole intervals escapes each sampled interval with
+// probability 1-f, so a sound sample must count steps, not interval lengths.
 
 export interface Interval { index: number, fromStep: number, toStep: number }
+
+/** What a verifier usually wants to catch: ≥ 10% faked steps, with ≥ 99% probability (issue 7's goal). */
+export const DETECTION_GOAL = { fakedShare: 0.1, confidence: 0.99 } as const
 
 export function intervalCount (steps: number, checkpointEvery: number): number {
   return Math.ceil(steps / checkpointEvery)
@@ -26,28 +33,67 @@ function u32 (b: Uint8Array): number {
   return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0
 }
 
-/** `count` distinct intervals chosen uniformly from the seed (hex) and the verifier's account (hex). */
-export function sampleIntervals (seedHex: string, accountHex: string, steps: number, checkpointEvery: number, count: number): Interval[] {
-  const n = intervalCount(steps, checkpointEvery)
-  const want = Math.min(count, n)
+/** `count` distinct 1-based steps in [1, steps], uniform from the seed (hex) and the verifier's account (hex), ascending. */
+export function sampleSteps (seedHex: string, accountHex: string, steps: number, count: number): number[] {
+  if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, got ${steps}`)
+  const want = Math.min(Math.max(0, Math.floor(count)), steps)
+  if (want === steps) return Array.from({ length: steps }, (_, i) => i + 1)
   const seed = fromHex(seedHex)
   const acct = fromHex(accountHex)
   const chosen = new Set<number>()
   const ctr = new Uint8Array(4)
-  for (let i = 0; chosen.size < want && i < 64 * n + 64; i++) {
+  const limit = Math.floor(2 ** 32 / steps) * steps
+  // bounded: each draw is accepted with probability > 1/2 and new with probability ≥ 1 - want/steps
+  for (let i = 0; chosen.size < want && i < 64 * steps + 1024; i++) {
     new DataView(ctr.buffer).setUint32(0, i)
     // rejection sampling keeps the choice exactly uniform
     const r = u32(sha256(seed, acct, ctr))
-    const limit = Math.floor(2 ** 32 / n) * n
     if (r >= limit) continue
-    chosen.add(r % n)
+    chosen.add(r % steps + 1)
   }
-  return [...chosen].sort((a, b) => a - b).map(i => intervalAt(i, steps, checkpointEvery))
+  return [...chosen].sort((a, b) => a - b)
 }
 
-/** Intervals needed so that faking a fraction f of steps goes unnoticed with probability ≤ miss. */
-export function intervalsForDetection (fakedFraction: number, checkpointEvery: number, miss: number): number {
-  if (fakedFraction <= 0) return Infinity
-  const perInterval = Math.pow(1 - fakedFraction, checkpointEvery)
-  return Math.max(1, Math.ceil(Math.log(miss) / Math.log(perInterval)))
+/** The replays covering sampled steps: per checkpoint interval, from its checkpoint up to the latest sampled step in it. */
+export function replaysFor (sampled: number[], steps: number, checkpointEvery: number): Interval[] {
+  const byInterval = new Map<number, number>()
+  for (const s of sampled) {
+    if (!Number.isInteger(s) || s < 1 || s > steps) throw new Error(`sampled step ${s} is outside 1..${steps}`)
+    const index = Math.floor((s - 1) / checkpointEvery)
+    byInterval.set(index, Math.max(byInterval.get(index) ?? 0, s))
+  }
+  return [...byInterval.entries()].sort((a, b) => a[0] - b[0]).map(([index, toStep]) => ({ index, fromStep: index * checkpointEvery, toStep }))
+}
+
+/** Sampled steps (all verifiers together) so that faking a fraction f of the steps goes unnoticed with probability ≤ miss. */
+export function samplesForDetection (fakedFraction: number, miss: number): number {
+  if (!(fakedFraction > 0)) return Infinity
+  if (fakedFraction >= 1) return 1
+  if (!(miss > 0 && miss < 1)) throw new Error(`miss probability must be in (0, 1), got ${miss}`)
+  return Math.max(1, Math.ceil(Math.log(miss) / Math.log(1 - fakedFraction)))
+}
+
+/** One verifier's share of the sample when `verifiers` sample independently (their misses multiply). */
+export function samplesPerVerifier (verifiers: number, goal: { fakedShare: number, confidence: number } = DETECTION_GOAL): number {
+  return Math.ceil(samplesForDetection(goal.fakedShare, 1 - goal.confidence) / Math.max(1, verifiers))
+}
+
+/** Probability that a sample of n distinct steps out of `steps` misses every one of `faked` faked steps (exact, hypergeometric). */
+export function missProbability (steps: number, faked: number, n: number): number {
+  if (faked <= 0) return 1
+  if (n + faked > steps) return 0
+  let p = 1
+  for (let i = 0; i < n; i++) p *= (steps - faked - i) / (steps - i)
+  return p
+}
+
+/**
+ * A checkpoint spacing that keeps verification cheap. A verifier replays from
+ * the checkpoint before each sampled step, ≈ (k + 1) / 2 steps per sample, and
+ * DETECTION_GOAL needs 44 samples in all: k = steps / 100 keeps that near 22% of
+ * training at any length, and k ≤ 10 below 1000 steps keeps short tasks cheap to
+ * verify without publishing hundreds of checkpoints.
+ */
+export function recommendedCheckpointEvery (steps: number): number {
+  return Math.max(1, Math.ceil(steps / 100), Math.min(10, Math.ceil(steps / 40)))
 }

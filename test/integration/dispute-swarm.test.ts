@@ -71,7 +71,7 @@ beforeAll(async () => {
     startPeer('submitter', 'submitter', '//Peer1'),
     // stake well over the minimum so the solver is still eligible after one slash
     startPeer('solver', 'solver', '//Peer2', ['--stake', '10000', '--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`]),
-    startPeer('verifier', 'verifier', '//Peer4', ['--verify-intervals', 'all'])
+    startPeer('verifier', 'verifier', '//Peer4', ['--verify-steps', 'all'])
   ])
   await waitFor(async () => {
     for (const p of peers.values()) if (await observer.peerOwner(p.peerId) == null) return false

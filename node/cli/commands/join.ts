@@ -4,17 +4,17 @@ import { CliError } from '../errors.js'
 import { parseNodeFaults } from '../../dispute/faults.js'
 import { addChainOptions, chainInit, addDataDir, addJson, addLogLevel, collect, dataDirOf, parseIntOption } from '../options.js'
 
-function intervalsOpt (v: string | undefined, name: string): number | undefined {
+function stepsOpt (v: string | undefined, name: string): number | undefined {
   if (v == null) return undefined
   if (v === 'all') return Number.MAX_SAFE_INTEGER
   if (!/^\d+$/.test(v) || Number(v) < 1) throw new CliError(`${name} must be a positive integer or "all", got "${v}"`, 2)
   return Number(v)
 }
 
-function disputeInit (o: { fault?: string[], verifyIntervals?: string, recheckIntervals?: string }): { faults?: string[], recheckIntervals?: number, economics?: { intervalsPerVerifier: number } } {
+function disputeInit (o: { fault?: string[], verifySteps?: string, recheckSteps?: string }): { faults?: string[], recheckSteps?: number, economics?: { stepsPerVerifier: number } } {
   try { parseNodeFaults(o.fault ?? []) } catch (err) { throw new CliError((err as Error).message, 2) }
-  const v = intervalsOpt(o.verifyIntervals, '--verify-intervals')
-  return { faults: o.fault, recheckIntervals: intervalsOpt(o.recheckIntervals, '--recheck-intervals'), ...(v != null ? { economics: { intervalsPerVerifier: v } } : {}) }
+  const v = stepsOpt(o.verifySteps, '--verify-steps')
+  return { faults: o.fault, recheckSteps: stepsOpt(o.recheckSteps, '--recheck-steps'), ...(v != null ? { economics: { stepsPerVerifier: v } } : {}) }
 }
 
 export function register (program: Command): void {
@@ -28,11 +28,11 @@ export function register (program: Command): void {
     .option('--bootstrap-retries <n>', 'dial attempts (exponential backoff) before giving up', parseIntOption('--bootstrap-retries', 1, 100), 5)
   // ---- disputes (issue 7) ----
   cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent', collect)
-    .option('--verify-intervals <n|all>', 'checkpoint intervals a verifier replays (default 3)')
-    .option('--recheck-intervals <n|all>', 'checkpoint intervals a whistleblower replays (default all)')
+    .option('--verify-steps <n|all>', 'steps a verifier samples and replays (default: its share of the task\'s verifiers of a sample that catches a solver faking ≥ 10% of its steps with 99% probability)')
+    .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
   addChainOptions(cmd)
   addDataDir(cmd, 'peer'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifyIntervals?: string, recheckIntervals?: string }) => {
+  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string }) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command

@@ -6,7 +6,7 @@ import { trainTask } from '../../train/run.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[] }
+interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], plain?: boolean }
 
 export function register (program: Command): void {
   program.command('train')
@@ -18,6 +18,7 @@ export function register (program: Command): void {
     .option('--resume', 'continue from the latest checkpoint in --out')
     .option('--until <step>', 'stop after this many steps (continue later with --resume)')
     .option('--no-evaluate', 'skip the test-set accuracy at the end')
+    .option('--plain', 'plain training: no state roots, checkpoints or proof (fast local training; the baseline verifiable runs are measured against)')
     .option('--json', 'print a JSON summary on stdout')
     .option('--log-level <level>', 'log level', 'info')
     // FAULT INJECTION (tests, devnet, Truebit forced errors; node/train/fault.ts): hidden on purpose
@@ -35,6 +36,7 @@ export function register (program: Command): void {
           resume: o.resume === true,
           until: intOpt(o.until, '--until', 1, 500_000),
           evaluate: o.evaluate,
+          ...(o.plain === true ? { verifiable: false } : {}),
           log: cliLog('train', o.logLevel),
           onProgress: progressPrinter(),
           faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 1, 500_000) as number) }

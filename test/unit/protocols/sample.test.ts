@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { intervalAt, intervalCount, intervalsForDetection, sampleIntervals } from '../../../protocols/verification/sample.js'
+import { intervalAt, intervalCount, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps, samplesForDetection, samplesPerVerifier } from '../../../protocols/verification/sample.js'
 
 const seed = '0x' + '11'.repeat(32)
 const alice = '0x' + 'aa'.repeat(32)
 const bob = '0x' + 'bb'.repeat(32)
+const acct = (v: number): string => '0x' + v.toString(16).padStart(64, '0')
 
 describe('verification sampling', () => {
   it('covers the run with intervals ending at the last step', () => {
@@ -11,27 +12,65 @@ describe('verification sampling', () => {
     expect(intervalAt(9, 95, 10)).toEqual({ index: 9, fromStep: 90, toStep: 95 })
   })
 
-  it('is deterministic per (seed, verifier), distinct, in range, and differs between verifiers', () => {
-    const a = sampleIntervals(seed, alice, 1000, 10, 5)
-    expect(sampleIntervals(seed, alice, 1000, 10, 5)).toEqual(a)
-    expect(new Set(a.map(i => i.index)).size).toBe(5)
-    expect(a.every(i => i.index >= 0 && i.index < 100)).toBe(true)
-    expect(sampleIntervals(seed, bob, 1000, 10, 5)).not.toEqual(a)
-    expect(sampleIntervals(seed, alice, 30, 10, 10).map(i => i.index)).toEqual([0, 1, 2])
+  it('draws distinct steps in range, deterministic per (seed, verifier), different between verifiers', () => {
+    const a = sampleSteps(seed, alice, 1000, 22)
+    expect(sampleSteps(seed, alice, 1000, 22)).toEqual(a)
+    expect(new Set(a).size).toBe(22)
+    expect(a.every(s => Number.isInteger(s) && s >= 1 && s <= 1000)).toBe(true)
+    expect([...a].sort((x, y) => x - y)).toEqual(a)
+    expect(sampleSteps(seed, bob, 1000, 22)).not.toEqual(a)
+    expect(sampleSteps(seed, alice, 30, 100)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
+    expect(() => sampleSteps(seed, alice, 0, 3)).toThrow(/positive/)
   })
 
-  it('is roughly uniform', () => {
-    const counts = new Array(10).fill(0)
-    for (let v = 0; v < 2000; v++) {
-      const acct = '0x' + v.toString(16).padStart(64, '0')
-      counts[sampleIntervals(seed, acct, 100, 10, 1)[0].index]++
-    }
+  it('is roughly uniform over steps', () => {
+    const counts = new Array(20).fill(0)
+    for (let v = 0; v < 4000; v++) counts[sampleSteps(seed, acct(v), 20, 1)[0] - 1]++
     for (const c of counts) expect(c).toBeGreaterThan(140)
   })
 
-  it('sizes the sample for a detection goal', () => {
-    // faking 10% of steps, intervals of 10 steps: 0.9^10 = 0.349 per interval → 5 intervals for 99%
-    expect(intervalsForDetection(0.1, 10, 0.01)).toBe(5)
-    expect(intervalsForDetection(0, 10, 0.01)).toBe(Infinity)
+  it('replays each interval from its checkpoint up to its latest sampled step', () => {
+    expect(replaysFor([3, 7, 12, 30, 31], 35, 10)).toEqual([
+      { index: 0, fromStep: 0, toStep: 7 },
+      { index: 1, fromStep: 10, toStep: 12 },
+      { index: 2, fromStep: 20, toStep: 30 },
+      { index: 3, fromStep: 30, toStep: 31 }
+    ])
+    expect(() => replaysFor([36], 35, 10)).toThrow(/outside/)
+  })
+
+  it('sizes the sample for a detection goal, independent of where faked steps sit', () => {
+    // 0.9^44 = 0.0097: 44 sampled steps catch ≥ 10% faked steps with ≥ 99%
+    expect(samplesForDetection(0.1, 0.01)).toBe(44)
+    expect(samplesForDetection(0, 0.01)).toBe(Infinity)
+    expect(samplesPerVerifier(2)).toBe(22)
+    expect(samplesPerVerifier(3)).toBe(15)
+    expect(missProbability(1000, 100, 44)).toBeLessThanOrEqual(0.01)
+    expect(missProbability(1000, 100, 40)).toBeGreaterThan(0.01)
+  })
+
+  it('catches a solver faking one contiguous block of 10% with the promised probability (two verifiers of 22)', () => {
+    // the worst placement for interval sampling: one block of 100 faked steps in 1000
+    let caught = 0
+    const trials = 1500
+    for (let t = 0; t < trials; t++) {
+      const s = '0x' + t.toString(16).padStart(64, '0')
+      const start = 1 + (t * 389) % 900
+      const faked = (x: number): boolean => x >= start && x < start + 100
+      // a verifier replaying from the checkpoint up to a sampled step checks at least that step
+      const hit = [alice, bob].some(a => sampleSteps(s, a, 1000, samplesPerVerifier(2)).some(faked))
+      if (hit) caught++
+    }
+    // expected ≥ 99.1%; 1500 deterministic trials leave a wide margin above 98%
+    expect(caught / trials).toBeGreaterThan(0.98)
+  })
+
+  it('recommends checkpoints that keep the replayed share near 22%', () => {
+    expect(recommendedCheckpointEvery(1000)).toBe(10)
+    expect(recommendedCheckpointEvery(120)).toBe(3)
+    expect(recommendedCheckpointEvery(5000)).toBe(50)
+    expect(recommendedCheckpointEvery(1)).toBe(1)
+    // expected replayed steps for 44 samples ≈ 44 (k + 1) / 2: ≤ 25% of a 1000-step run
+    expect(44 * (recommendedCheckpointEvery(1000) + 1) / 2 / 1000).toBeLessThan(0.25)
   })
 })
