@@ -72,27 +72,27 @@ export interface DisputeInfo {
 }
 
 // ---- storage helpers ----
-const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
+export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
 const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
 const putNode = (ctx: Context, who: string, n: NodeInfo): void => ctx.store.put(P, 'Nodes', who, n)
-function getTask (ctx: Context, id: bigint): TaskInfo {
+export function getTask (ctx: Context, id: bigint): TaskInfo {
   const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
   if (t === undefined) ctx.fail(P, 'TaskNotFound')
   return t
 }
-const putTask = (ctx: Context, id: bigint, t: TaskInfo): void => ctx.store.put(P, 'Tasks', id, t)
+export const putTask = (ctx: Context, id: bigint, t: TaskInfo): void => ctx.store.put(P, 'Tasks', id, t)
 function getDispute (ctx: Context, id: bigint): DisputeInfo {
   const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)
   if (d === undefined) ctx.fail(P, 'DisputeNotFound')
   return d
 }
 const putDispute = (ctx: Context, id: bigint, d: DisputeInfo): void => ctx.store.put(P, 'Disputes', id, d)
-function requireNode (ctx: Context, who: string): NodeInfo {
+export function requireNode (ctx: Context, who: string): NodeInfo {
   const n = getNode(ctx, who)
   if (n === undefined) ctx.fail(P, 'NotRegistered')
   return n
 }
-function adjustActive (ctx: Context, who: string | null, delta: number): void {
+export function adjustActive (ctx: Context, who: string | null, delta: number): void {
   if (who === null) return
   const n = getNode(ctx, who)
   if (n === undefined) return
@@ -391,7 +391,7 @@ export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, c
 }
 
 /** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */
-function slashStake (ctx: Context, loser: string, winner: string, amount: bigint): bigint {
+export function slashStake (ctx: Context, loser: string, winner: string, amount: bigint): bigint {
   const p = params(ctx)
   const n = getNode(ctx, loser)
   const take = n === undefined ? 0n : (amount < n.stake ? amount : n.stake)

@@ -5,6 +5,7 @@ import { isReady as wasmReady, sr25519Verify as wasmSr25519Verify } from '@polka
 import { blake2AsU8a, ed25519Verify, secp256k1Verify, sr25519Verify } from '@polkadot/util-crypto'
 import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
+import { AVAILABILITY_HANDLERS } from './availability.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
 import { toPlain, variant, type Plain } from './codec.js'
 import { Context, DispatchFail, type BlockEnv, type EventOut } from './context.js'
@@ -88,7 +89,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.open_dispute': (ctx, who, a) => { arb.openDispute(ctx, who, a as never) },
   'Arbitration.record_move': (ctx, who, a) => arb.recordMove(ctx, who, a as never),
   'Arbitration.claim_timeout': (ctx, who, a) => arb.claimTimeout(ctx, who, a as never),
-  'Arbitration.adjudicate': (ctx, who, a) => arb.adjudicate(ctx, who, a as never)
+  'Arbitration.adjudicate': (ctx, who, a) => arb.adjudicate(ctx, who, a as never),
+  ...AVAILABILITY_HANDLERS
 }
 
 const camel = (s: string): string => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())

@@ -1,4 +1,5 @@
 import type { Fields, NamedTypes } from './types.js'
+import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
@@ -153,7 +154,8 @@ export const NAMED_TYPES: NamedTypes = {
       ['runtime', 'str'], ['op', 'OpShape'], ['flat_index', 'u32'], ['input_roots', 'Vec<H256>'], ['operands', 'Vec<SliceProof>'],
       ['challenger_output_root', 'H256'], ['challenger_row', 'SliceProof'], ['defender_output_root', 'H256'], ['defender_row', 'SliceProof']
     ]
-  }
+  },
+  ...AVAILABILITY_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -221,7 +223,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'Tasks', key: 'u64', hasher: 'Twox64Concat', type: 'TaskInfo', modifier: 'Optional', docs: 'Tasks by id.' },
       { name: 'OpenTasks', type: 'Vec<u64>', modifier: 'Default', docs: 'Tasks not yet settled (scanned in on_initialize for selection, timeouts and settlement).' },
       { name: 'NextDisputeId', type: 'u64', modifier: 'Default', docs: 'Id of the next dispute.' },
-      { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' }
+      { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' },
+      ...AVAILABILITY_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake.' },
@@ -240,7 +243,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
       { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
-      { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' }
+      { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
+      ...AVAILABILITY_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -260,7 +264,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
       { name: 'JackpotPaid', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'A forced error was found.' },
-      { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' }
+      { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
+      ...AVAILABILITY_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -294,7 +299,8 @@ export const PALLETS: PalletSpec[] = [
       err('InvalidProof', 'A Merkle proof in the claim does not verify.'),
       err('UnsupportedKernel', 'The reference semantics do not support this kernel/runtime.'),
       err('ElementsAgree', 'Both parties claim the same element value: nothing to adjudicate there.'),
-      err('Overflow', 'Arithmetic overflow.')
+      err('Overflow', 'Arithmetic overflow.'),
+      ...AVAILABILITY_ERRORS
     ],
     constants: []
   }

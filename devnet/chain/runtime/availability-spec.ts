@@ -1,0 +1,50 @@
+import type { CallSpec, ErrorSpec, EventSpec, StorageSpec } from './spec.js'
+import type { NamedTypes } from './types.js'
+
+// The data-availability challenge's part of the Arbitration pallet interface
+// (devnet/chain/runtime/availability.ts implements it; spec.ts splices these
+// lists into the pallet). Kept apart so spec.ts only needs one line per list.
+// Call indices start at 20 to leave room for other Arbitration calls.
+
+export const AVAILABILITY_TYPES: NamedTypes = {
+  AvailabilityStatus: { path: ['pallet_arbitration', 'types', 'AvailabilityStatus'], variants: [{ name: 'Open' }, { name: 'Answered' }, { name: 'TimedOut' }] },
+  AvailabilityChallenge: {
+    path: ['pallet_arbitration', 'types', 'AvailabilityChallenge'],
+    fields: [
+      ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'],
+      ['opened_at', 'u32'], ['deadline', 'u32'], ['samples', 'u32'], ['status', 'AvailabilityStatus'], ['response_hash', 'H256']
+    ]
+  }
+}
+
+export const AVAILABILITY_STORAGE: StorageSpec[] = [
+  { name: 'NextAvailabilityId', type: 'u64', modifier: 'Default', docs: 'Id of the next data-availability challenge.' },
+  { name: 'AvailabilityChallenges', key: 'u64', hasher: 'Twox64Concat', type: 'AvailabilityChallenge', modifier: 'Optional', docs: 'Data-availability challenges by id.' },
+  { name: 'OpenAvailability', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<(u32, u64)>', modifier: 'Default', docs: 'Per task: (checkpoint step, challenge id) of every open availability challenge.' }
+]
+
+export const AVAILABILITY_CALLS: CallSpec[] = [
+  { name: 'challenge_availability', index: 20, args: [['task_id', 'u64'], ['checkpoint_step', 'u32']], docs: 'A node that cannot obtain a valid checkpoint at checkpoint_step challenges the solver to post sampled rows of that state (a deposit = dispute_bond is reserved). Sample positions come from the hash of the block including this call.' },
+  { name: 'respond_availability', index: 21, args: [['challenge_id', 'u64'], ['response', 'Vec<u8>']], docs: 'The solver posts the sampled rows with Merkle proofs against leaf checkpoint_step of its proof_root (CBOR, protocols/availability, at most 64 KiB), from the block after the challenge until its deadline.' },
+  { name: 'availability_timeout', index: 22, args: [['challenge_id', 'u64']], docs: 'Anyone, after the deadline of an unanswered challenge: the solver is slashed and the task fails.' }
+]
+
+export const AVAILABILITY_EVENTS: EventSpec[] = [
+  { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Sample seed: protocols/availability availabilitySeed(hash of this block, challenge_id).' },
+  { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The sampled rows with their proofs, for anyone; the deposit went to the solver.' },
+  { name: 'AvailabilityTimedOut', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: 'The solver did not answer in time: slashed, the task fails.' }
+]
+
+const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
+export const AVAILABILITY_ERRORS: ErrorSpec[] = [
+  err('NotCheckpointStep', 'The step is not a checkpoint step of the task (a multiple of checkpoint_every, or the last step).'),
+  err('AvailabilityAlreadyOpen', 'An availability challenge of this checkpoint is already open.'),
+  err('AvailabilityNotFound', 'No availability challenge with this id.'),
+  err('AvailabilityClosed', 'The availability challenge was already answered or timed out.'),
+  err('SamplesNotReady', 'The sample positions come from the hash of the block that included the challenge: answer from the next block on.'),
+  err('ResponseTooLate', 'The availability challenge\'s deadline has passed.'),
+  err('ResponseTooLarge', 'The availability response exceeds 64 KiB.'),
+  err('InvalidAvailabilityResponse', 'The availability response is malformed or samples other positions than the chain drew.'),
+  err('AvailabilityProofInvalid', 'A Merkle proof in the availability response does not verify against the committed proof_root.'),
+  err('DeadlineNotReached', 'The availability challenge can still be answered.')
+]

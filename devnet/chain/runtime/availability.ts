@@ -1,0 +1,154 @@
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { sha256 } from '../../../protocols/commit/merkle.js'
+import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
+import { adjustActive, getTask, params, putTask, requireNode, slashStake } from './arbitration.js'
+import { repatriateReserved, reserve, unreserve } from './balances.js'
+import type { Plain } from './codec.js'
+import type { Context } from './context.js'
+import { ppmOf } from './randomness.js'
+
+// Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
+// part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
+// of a committed run challenges the solver with a deposit; the hash of the
+// block that includes the challenge seeds SAMPLE_COUNT (tensor, row) positions
+// of the state at that step; the solver must post those rows with Merkle
+// proofs against its committed proof_root within dispute_clock blocks.
+// Answered: the deposit goes to the solver and the rows are in an event for
+// anyone. Unanswered: anyone calls availability_timeout, the solver is slashed
+// like a lost dispute and the task fails at settlement. An open challenge
+// counts in task.open_disputes, so the task does not settle under it.
+
+const P = 'Arbitration'
+const ZERO_HASH = '0x' + '00'.repeat(32)
+
+export type AvailabilityStatus = 'Open' | 'Answered' | 'TimedOut'
+export interface AvailabilityChallenge {
+  taskId: bigint
+  challenger: string
+  solver: string
+  checkpointStep: number
+  deposit: bigint
+  openedAt: number
+  deadline: number
+  samples: number
+  status: AvailabilityStatus
+  responseHash: string
+}
+
+function getChallenge (ctx: Context, id: bigint): AvailabilityChallenge {
+  const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
+  if (c === undefined) ctx.fail(P, 'AvailabilityNotFound')
+  return c
+}
+const putChallenge = (ctx: Context, id: bigint, c: AvailabilityChallenge): void => ctx.store.put(P, 'AvailabilityChallenges', id, c)
+const openOf = (ctx: Context, taskId: bigint): Array<[number, bigint]> => ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', taskId)
+function closeOpen (ctx: Context, taskId: bigint, id: bigint): void {
+  const rest = openOf(ctx, taskId).filter(([, x]) => x !== id)
+  if (rest.length === 0) ctx.store.remove(P, 'OpenAvailability', taskId)
+  else ctx.store.put(P, 'OpenAvailability', taskId, rest)
+}
+
+/** Checkpoints are taken every checkpoint_every steps and at the last step (node/train/run.ts). */
+export function isCheckpointStep (step: number, checkpointEvery: number, stepCount: number): boolean {
+  return step >= 0 && step <= stepCount && (step % checkpointEvery === 0 || step === stepCount)
+}
+
+export function challengeAvailability (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
+  requireNode(ctx, who)
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
+  ctx.ensure(isCheckpointStep(a.checkpointStep, t.checkpointEvery, t.stepCount), P, 'NotCheckpointStep')
+  const open = openOf(ctx, a.taskId)
+  ctx.ensure(!open.some(([s]) => s === a.checkpointStep), P, 'AvailabilityAlreadyOpen')
+  const p = params(ctx)
+  reserve(ctx, who, p.disputeBond)
+  const id = ctx.store.read<bigint>(P, 'NextAvailabilityId')
+  ctx.store.put(P, 'NextAvailabilityId', undefined, id + 1n)
+  // samples are drawn from this block's hash, readable from the next block on;
+  // the solver gets dispute_clock blocks after that
+  const c: AvailabilityChallenge = {
+    taskId: a.taskId,
+    challenger: who,
+    solver: t.solver!,
+    checkpointStep: a.checkpointStep,
+    deposit: p.disputeBond,
+    openedAt: ctx.now,
+    deadline: ctx.now + 1 + p.disputeClock,
+    samples: SAMPLE_COUNT,
+    status: 'Open',
+    responseHash: ZERO_HASH
+  }
+  putChallenge(ctx, id, c)
+  ctx.store.put(P, 'OpenAvailability', a.taskId, [...open, [a.checkpointStep, id]])
+  t.openDisputes += 1
+  putTask(ctx, a.taskId, t)
+  adjustActive(ctx, who, 1)
+  adjustActive(ctx, c.solver, 1)
+  ctx.emit(P, 'AvailabilityChallenged', { challengeId: id, taskId: a.taskId, challenger: who, solver: c.solver, checkpointStep: a.checkpointStep, deposit: c.deposit, deadline: c.deadline })
+  return id
+}
+
+/** The sample seed of a challenge, once the block that included it is known (null before). */
+export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChallenge): Uint8Array | null {
+  if (ctx.now <= c.openedAt) return null
+  const h = ctx.store.read<string>('System', 'BlockHash', c.openedAt)
+  return availabilitySeed(hexToU8a(h), id)
+}
+
+function finish (ctx: Context, id: bigint, c: AvailabilityChallenge): void {
+  putChallenge(ctx, id, c)
+  closeOpen(ctx, c.taskId, id)
+  const t = getTask(ctx, c.taskId)
+  t.openDisputes = Math.max(0, t.openDisputes - 1)
+  if (c.status === 'TimedOut') t.solverFailed = true
+  putTask(ctx, c.taskId, t)
+  adjustActive(ctx, c.challenger, -1)
+  adjustActive(ctx, c.solver, -1)
+}
+
+export function respondAvailability (ctx: Context, who: string, a: { challengeId: bigint, response: string }): void {
+  const c = getChallenge(ctx, a.challengeId)
+  ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
+  ctx.ensure(who === c.solver, P, 'NotSelectedSolver')
+  const seed = challengeSeed(ctx, a.challengeId, c)
+  if (seed === null) ctx.fail(P, 'SamplesNotReady')
+  ctx.ensure(ctx.now <= c.deadline, P, 'ResponseTooLate')
+  const bytes = hexToU8a(a.response)
+  ctx.ensure(bytes.length <= MAX_RESPONSE_BYTES, P, 'ResponseTooLarge')
+  const t = getTask(ctx, c.taskId)
+  try {
+    checkAvailabilityResponse({ proofRoot: hexToU8a(t.proofRoot), step: c.checkpointStep, stepCount: t.stepCount, seed, count: c.samples }, bytes)
+  } catch (e) {
+    if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
+    ctx.fail(P, 'InvalidAvailabilityResponse')
+  }
+  // anti-griefing: a needless challenge costs the challenger its deposit, paid to the solver
+  repatriateReserved(ctx, c.challenger, c.solver, c.deposit)
+  c.status = 'Answered'
+  c.responseHash = u8aToHex(sha256(bytes))
+  finish(ctx, a.challengeId, c)
+  ctx.emit(P, 'AvailabilityAnswered', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, response: a.response })
+}
+
+export function availabilityTimeout (ctx: Context, _who: string, a: { challengeId: bigint }): void {
+  const c = getChallenge(ctx, a.challengeId)
+  ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
+  ctx.ensure(ctx.now > c.deadline, P, 'DeadlineNotReached')
+  unreserve(ctx, c.challenger, c.deposit)
+  // slashed like a lost dispute: slash_ppm of the stake, winner_share_ppm of it to the challenger
+  const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', c.solver)
+  const slashed = slashStake(ctx, c.solver, c.challenger, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+  c.status = 'TimedOut'
+  finish(ctx, a.challengeId, c)
+  ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
+}
+
+type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
+/** Dispatch table entries for executive.ts. */
+export const AVAILABILITY_HANDLERS: Record<string, Handler> = {
+  'Arbitration.challenge_availability': (ctx, who, a) => { challengeAvailability(ctx, who, a as never) },
+  'Arbitration.respond_availability': (ctx, who, a) => respondAvailability(ctx, who, a as never),
+  'Arbitration.availability_timeout': (ctx, who, a) => availabilityTimeout(ctx, who, a as never)
+}

@@ -1,0 +1,180 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import type { AvailabilityChallenge } from '../../../devnet/chain/runtime/availability.js'
+import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import { merkleRoot, sha256, stateRoot, type TensorData } from '../../../protocols/commit/index.js'
+import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
+import { Harness } from './harness.js'
+
+// The data-availability challenge on the pure runtime: a solver answers
+// sampled rows of a checkpoint against its proof_root in time (deposit to
+// the solver), too late, with a wrong proof, too big, or not at all (slashed,
+// task Failed).
+
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+const STAKE = 2000n * UNIT
+const STEP = 5 // a checkpoint step (checkpoint_every 5)
+
+function tensor (shape: number[], seed: number): TensorData {
+  const n = shape.reduce((a, b) => a * b, 1)
+  return { shape, dtype: 'float32', values: Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 1000 + i)) }
+}
+// an MLP-like state: two weights and two biases
+const STATE = [tensor([12, 6], 1), tensor([6], 2), tensor([6, 3], 3), tensor([3], 4)]
+const ROOTS = Array.from({ length: 11 }, (_, s) => s === STEP ? stateRoot(STATE, STEP) : sha256(Uint8Array.of(s)))
+const PROOF_ROOT = u8aToHex(merkleRoot(ROOTS))
+
+let h: Harness
+let solver: string
+const getTask = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as TaskInfo
+const challenge = (id = 0): AvailabilityChallenge => h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id) as AvailabilityChallenge
+const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo).stake
+const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
+/** the seed of a challenge opened in the last block: that block's hash, which the harness hands to the next block */
+const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.parentHash), id)
+const respond = (bytes: Uint8Array, from = solver, id = 0): string | undefined => h.run(from, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error
+const answer = (seed: Uint8Array, state = STATE): Uint8Array => encodeAvailabilityResponse(buildAvailabilityResponse(state, STEP, ROOTS, seed))
+
+beforeEach(async () => {
+  h = await Harness.create()
+  for (const [n, roles] of [['Bob', 2], ['Charlie', 2], ['Dave', 4 | 8], ['Eve', 4 | 8]] as const) {
+    expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
+  }
+  expect(h.run('Alice', 'Arbitration', 'submit_task', {
+    programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
+    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20
+  }).error).toBeUndefined()
+  h.advance(1)
+  solver = who(getTask().solver)
+  expect(h.run(solver, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: PROOF_ROOT, finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+})
+
+describe('availability challenge: rules', () => {
+  it('opening: a checkpoint step, once at a time, not by the solver, within the window, with a deposit', () => {
+    const bond = (h.read<{ disputeBond: bigint }>('Arbitration', 'Params') as { disputeBond: bigint }).disputeBond
+    const reserved = h.reserved('Dave')
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 3 }).error).toBe('Arbitration.NotCheckpointStep')
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 11 }).error).toBe('Arbitration.NotCheckpointStep')
+    expect(h.run(solver, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.SolverCannotVerify')
+    expect(h.run('Ferdie', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.NotRegistered')
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 7, checkpointStep: STEP }).error).toBe('Arbitration.TaskNotFound')
+    const r = h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.AvailabilityChallenged')
+    expect(h.reserved('Dave')).toBe(reserved + bond)
+    expect(challenge().status).toBe('Open')
+    expect(challenge().samples).toBe(SAMPLE_COUNT)
+    expect(getTask().openDisputes).toBe(1)
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.AvailabilityAlreadyOpen')
+    // another checkpoint (the last step is one too) can be challenged at the same time
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 10 }).error).toBeUndefined()
+    expect(getTask().openDisputes).toBe(2)
+    h.advance(12)
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBe('Arbitration.ChallengeWindowClosed')
+  })
+
+  it('a valid answer in time: the challenge fails, the deposit goes to the solver, the task settles', () => {
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    const seed = seedNow()
+    const bytes = answer(seed)
+    expect(bytes.length).toBeLessThan(MAX_RESPONSE_BYTES)
+    const daveReserved = h.reserved('Dave')
+    const solverFree = h.free(solver)
+    // only the solver answers
+    expect(respond(bytes, 'Eve')).toBe('Arbitration.NotSelectedSolver')
+    const r = h.run(solver, 'Arbitration', 'respond_availability', { challengeId: 0, response: u8aToHex(bytes) })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.AvailabilityAnswered')
+    const bond = challenge().deposit
+    expect(h.free(solver)).toBe(solverFree + bond)
+    expect(h.reserved('Dave')).toBe(daveReserved - bond)
+    expect(challenge().status).toBe('Answered')
+    expect(challenge().responseHash).toBe(u8aToHex(sha256(bytes)))
+    expect(getTask().openDisputes).toBe(0)
+    expect(stake(solver)).toBe(STAKE)
+    expect(respond(bytes)).toBe('Arbitration.AvailabilityClosed')
+    expect(h.run('Dave', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
+    h.advance(12)
+    expect(getTask().phase).toBe('Settled')
+  })
+
+  it('no answer in the block that opened it (samples not drawn yet), none after the deadline', () => {
+    const { results } = h.block([
+      ['Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }],
+      [solver, 'Arbitration', 'respond_availability', { challengeId: 0, response: '0x00' }]
+    ])
+    expect(results[0].error).toBeUndefined()
+    expect(results[1].error).toBe('Arbitration.SamplesNotReady')
+    const bytes = answer(seedNow())
+    const c = challenge()
+    expect(c.deadline).toBeGreaterThan(c.openedAt + 1)
+    h.advance(c.deadline - h.number) // the next block is past the deadline
+    expect(respond(bytes)).toBe('Arbitration.ResponseTooLate')
+  })
+
+  it('wrong proofs, wrong positions, garbage and oversized answers are refused', () => {
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    const seed = seedNow()
+    const good = buildAvailabilityResponse(STATE, STEP, ROOTS, seed)
+    // one flipped byte in a sampled row
+    const flipped: AvailabilityResponse = structuredClone(good)
+    flipped.samples[0].row.bytes[0] ^= 1
+    expect(respond(encodeAvailabilityResponse(flipped))).toBe('Arbitration.AvailabilityProofInvalid')
+    // rows of another seed (answers prepared before the challenge)
+    expect(respond(answer(sha256(Uint8Array.of(42))))).toBe('Arbitration.InvalidAvailabilityResponse')
+    // a state root that is not leaf STEP of proof_root
+    const otherLeaf: AvailabilityResponse = { ...structuredClone(good), statePath: good.statePath.map(p => p.slice()).reverse() }
+    expect(respond(encodeAvailabilityResponse(otherLeaf))).toBe('Arbitration.AvailabilityProofInvalid')
+    // claiming fewer state tensors (to be sampled from a smaller set)
+    const fewer: AvailabilityResponse = { ...structuredClone(good), tensors: 2 }
+    expect(respond(encodeAvailabilityResponse(fewer))).toBe('Arbitration.AvailabilityProofInvalid')
+    expect(respond(Uint8Array.of(1, 2, 3))).toBe('Arbitration.InvalidAvailabilityResponse')
+    expect(respond(new Uint8Array(MAX_RESPONSE_BYTES + 1))).toBe('Arbitration.ResponseTooLarge')
+    // a solver whose bytes differ from the committed state cannot even build an answer
+    const bad = STATE.map(t => ({ ...t, values: Float32Array.from(t.values) }))
+    ;(bad[2].values as Float32Array)[0] += 1
+    expect(() => buildAvailabilityResponse(bad, STEP, ROOTS, seed)).toThrow(/does not hash to the committed state root/)
+    expect(challenge().status).toBe('Open')
+    expect(respond(encodeAvailabilityResponse(good))).toBeUndefined()
+  })
+
+  it('no valid answer by the deadline: anyone times it out, the solver is slashed, the task fails', () => {
+    const daveFree = h.free('Dave')
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    const c = challenge()
+    expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.DeadlineNotReached')
+    expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 9 }).error).toBe('Arbitration.AvailabilityNotFound')
+    h.advance(c.deadline - h.number)
+    // the challenge window is long over, but the open challenge holds settlement
+    expect(getTask().phase).toBe('Verifying')
+    const r = h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.AvailabilityTimedOut')
+    expect(r.events).toContain('Arbitration.Slashed')
+    expect(challenge().status).toBe('TimedOut')
+    expect(stake(solver)).toBe(STAKE / 2n) // slash_ppm 50 %
+    // the challenger gets its deposit back and winner_share_ppm of the slash
+    expect(h.free('Dave')).toBe(daveFree + STAKE / 4n)
+    expect(getTask().solverFailed).toBe(true)
+    h.advance(1)
+    expect(getTask().phase).toBe('Failed')
+  })
+})
+
+describe('availability response (pure)', () => {
+  it('an MLP-sized answer fits well under 64 KiB and names only drawn positions', () => {
+    // 784-128-10 MLP with Adam slots: 12 tensors, rows up to 128 floats
+    const big = [[784, 128], [128], [128, 10], [10]].flatMap((s, i) => [tensor(s, 10 + i), tensor(s, 20 + i), tensor(s, 30 + i)])
+    const roots = [sha256(Uint8Array.of(1)), stateRoot(big, 1)]
+    const seed = sha256(Uint8Array.of(7))
+    const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(big, 1, roots, seed))
+    expect(bytes.length).toBeLessThan(16 * 1024)
+    const r = checkAvailabilityResponse({ proofRoot: merkleRoot(roots), step: 1, stepCount: 1, seed }, bytes)
+    expect(r.tensors).toBe(12)
+    expect(new Set(r.samples.map(s => `${s.tensor}/${s.row.index}`)).size).toBeGreaterThan(1)
+    expect(() => checkAvailabilityResponse({ proofRoot: merkleRoot(roots), step: 1, stepCount: 1, seed: sha256(seed) }, bytes)).toThrow(AvailabilityRejected)
+    process.stdout.write(`AVAILABILITY-FIGURES ${JSON.stringify({ tensors: 12, samples: SAMPLE_COUNT, responseBytes: bytes.length })}\n`)
+  })
+})
