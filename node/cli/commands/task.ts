@@ -7,6 +7,7 @@ import { ZOO } from '../../../protocols/program/zoo.js'
 import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
 import { intOpt, numOpt, wrapError } from '../../train/cli-util.js'
 import { CliError } from '../errors.js'
+import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
 interface NewOpts { rowsRoot: boolean, model: string, dataset: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
 
@@ -19,7 +20,7 @@ export function register (program: Command): void {
     .requiredOption('--steps <n>', 'number of training steps')
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
-    .option('--checkpoint-every <k>', 'checkpoint interval in steps', '100')
+    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: max(steps/100, min(10, steps/40)), which keeps verification near 22% of training; docs/protocol.md §5)')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
@@ -38,7 +39,7 @@ export function register (program: Command): void {
           steps: intOpt(o.steps, '--steps', 1, 500_000) as number,
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
-          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000),
+          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000) ?? recommendedCheckpointEvery(intOpt(o.steps, '--steps', 1, 500_000) as number),
           optimizer: o.optimizer,
           learningRate: numOpt(o.lr, '--lr'),
           runtime: o.runtime
