@@ -33,6 +33,8 @@ export interface VerifyResult {
   accept: boolean
   checkedSteps: number[]
   firstBadStep?: number
+  /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability) */
+  unavailable?: { step: number, reason: string }
 }
 
 export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string }
@@ -51,6 +53,8 @@ export interface RolePorts {
   // disputes: challenger opens and plays; defender plays the same game
   challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
   defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
+  /** data-availability challenge of the solver's checkpoint at `step` (docs/disputes.md); absent → not supported by this peer */
+  challengeAvailability?: (taskId: number, step: number) => Promise<DisputeResult>
   // whistleblower
   recheckVerdict: (taskId: number, verifier: string) => Promise<VerifyResult>
 }

@@ -4,7 +4,9 @@ import { enqueueTask, errorMessage, initialContext, record, type RoleContext } f
 
 // Verifier: a proof is committed on chain → re-executes the steps picked by
 // chain randomness from checkpoints fetched over the DHT → posts its verdict
-// → on a mismatch, challenges the solver and plays the dispute game.
+// → on a mismatch, challenges the solver and plays the dispute game; when a
+// checkpoint it needs is missing or not the committed state, it opens a
+// data-availability challenge instead.
 
 interface VerifierContext extends RoleContext { verdict?: VerifyResult }
 
@@ -13,7 +15,15 @@ export const verifierMachine = setup({
   actors: {
     verify: fromPromise<VerifyResult, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.verify(input.ctx.current!)),
     vote: fromPromise<void, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.submitVerdict(input.ctx.current!, input.ctx.verdict!)),
-    challenge: fromPromise<DisputeResult, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.challenge(input.ctx.current!, 'solver', input.ctx.verdict?.firstBadStep))
+    challenge: fromPromise<DisputeResult, { ctx: VerifierContext }>(async ({ input }) => {
+      const { ports, current, verdict } = input.ctx
+      // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
+      if (verdict?.unavailable != null) {
+        if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
+        return await ports.challengeAvailability(current!, verdict.unavailable.step)
+      }
+      return await ports.challenge(current!, 'solver', verdict?.firstBadStep)
+    })
   },
   guards: {
     hasQueued: ({ context }) => context.queue.length > 0,

@@ -6,7 +6,7 @@ import type { Codec, ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
-import type { ArbitrationParams, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
+import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
 
 export * from './types.js'
 export { claimToScale, canonicalJson, type ClaimInput } from './claim.js'
@@ -207,6 +207,29 @@ export class ChainClient {
     const o = await this.send(this.api.tx.arbitration.adjudicate(disputeId, u8aToHex(claim)))
     return { winner: this.field(o, 'DisputeResolved', 'winner') as string, loser: this.field(o, 'DisputeResolved', 'loser') as string, forcedError: this.field(o, 'DisputeResolved', 'forcedError') as boolean, outcome: o }
   }
+
+  // ---- data-availability challenges (docs/disputes.md, "Withheld checkpoints") ----
+  async availabilityChallenge (id: bigint | number): Promise<AvailabilityView | null> {
+    return toPlain(await this.api.query.arbitration.availabilityChallenges(id)) as unknown as AvailabilityView | null
+  }
+
+  /** (checkpoint step, challenge id) of every open availability challenge of a task. */
+  async openAvailability (taskId: bigint | number): Promise<Array<[number, number]>> {
+    return (toPlain(await this.api.query.arbitration.openAvailability(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])
+  }
+
+  /** Challenges the solver of `taskId` to post sampled rows of its checkpoint at `checkpointStep`; resolves with the challenge id. */
+  async challengeAvailability (taskId: bigint | number, checkpointStep: number): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.challengeAvailability(taskId, checkpointStep))
+    return this.field(o, 'AvailabilityChallenged', 'challengeId') as bigint
+  }
+
+  /** The solver's answer: protocols/availability encodeAvailabilityResponse bytes (≤ 64 KiB). */
+  async respondAvailability (challengeId: bigint | number, response: Uint8Array): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.respondAvailability(challengeId, u8aToHex(response)))
+  }
+
+  async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
 
   /** The hash of block n (verification randomness of a proof committed at n-1), or null if not yet produced. */
   async randomness (blockNumber: number): Promise<string | null> {

@@ -77,3 +77,19 @@ export interface DisputeView {
   status: 'Open' | 'ChallengerWon' | 'DefenderWon'
   openedAt: number
 }
+
+/** A data-availability challenge (docs/disputes.md, "Withheld checkpoints"). */
+export interface AvailabilityView {
+  taskId: bigint
+  challenger: string
+  solver: string
+  checkpointStep: number
+  deposit: bigint
+  /** block that included the challenge: its hash seeds the sampled rows */
+  openedAt: number
+  /** last block in which the solver may answer */
+  deadline: number
+  samples: number
+  status: 'Open' | 'Answered' | 'TimedOut'
+  responseHash: string
+}

@@ -8,11 +8,15 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //   lie-in-bisection           the defender answers a bisection query with
 //                              children that do not hash to their parent
 //   silent                     the defender never answers dispute requests
+//   bad-checkpoint             the solver flips one byte of every checkpoint's data
+//                              before publishing it and keeps no true copy, so
+//                              verifiers find the mismatch and it cannot answer
+//                              a data-availability challenge (node/availability)
 // Truebit forced errors are not a fault: an honest solver told so by the chain
 // (task.forcedError = i, on-chain step i = engine step i+1) corrupts that step
 // the same way as tamper-op, on FORCED_ERROR_KERNEL.
 
-export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean }
+export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean }
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
 
@@ -28,13 +32,14 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     else if (/^tamper-weight@\d+$/.test(s) && Number(s.slice(14)) >= 1) f.weights.push(Number(s.slice(14)))
     else if (s === 'lie-in-bisection') f.lie = true
     else if (s === 'silent') f.silent = true
-    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent)`)
+    else if (s === 'bad-checkpoint') f.badCheckpoint = true
+    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint)`)
   }
   return f
 }
 
 export function anyFault (f: NodeFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent
+  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true
 }
 
 /** Arguments for the training/trace child: the node's faults plus the chain's forced error (on-chain step, 0-based). */

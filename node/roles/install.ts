@@ -10,6 +10,7 @@ import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
 import type { DisputeService } from '../dispute/index.js'
+import type { AvailabilityResponder } from '../availability/responder.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -49,12 +50,18 @@ export function installRoles (init: RolesInit) {
     // ---- disputes (issue 7): the libp2p protocol is served from the start, so a defender answers even before its actor asks
     // (loaded only with a chain: it pulls in polkadot's crypto, ~40 MB a peer without a chain does not need)
     let disputes: DisputeService | undefined
+    // data-availability challenges (docs/disputes.md): the solver side answers from its run directory
+    let availability: AvailabilityResponder | undefined
+    let badCheckpoints = false
     let trainFaultArgs: ((task: { forcedError: number | null }) => string[]) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])
       disputes = new d.DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir })
       await disputes.start()
+      badCheckpoints = faults.badCheckpoint === true
+      const { AvailabilityResponder } = await import('../availability/responder.js')
+      availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
       trainFaultArgs = (task) => d.faultArgs(faults, task.forcedError)
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
@@ -63,6 +70,7 @@ export function installRoles (init: RolesInit) {
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
         disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
         trainFaultArgs,
+        badCheckpoints,
         recheckSteps: init.recheckSteps
       })
       return nodePorts
@@ -71,6 +79,7 @@ export function installRoles (init: RolesInit) {
     const svc = getRolesService(peer)!
     peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
     peer.control.get('/v1/disputes', () => disputes?.finished ?? [])
+    peer.control.get('/v1/availability', () => availability?.handled ?? [])
     peer.control.get('/v1/tasks', async () => {
       const records = await book.all()
       let views: Record<number, unknown> = {}
@@ -114,6 +123,7 @@ export function installRoles (init: RolesInit) {
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
           const unsub = await c.onEvents((e) => {
             const ev = toDomainEvent(e, c.accountId)
+            availability?.onChainEvent(e, c.accountId)
             if (ev != null) svc.send(ev)
             const taskId = (e.data as { taskId?: unknown }).taskId
             if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })

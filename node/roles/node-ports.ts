@@ -9,6 +9,9 @@ import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } 
 import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
+import { checkpointProblem } from '../../protocols/availability/checkpoint-check.js'
+import { runAvailabilityChallenge } from '../availability/challenger.js'
+import { corruptCheckpoints } from '../availability/fault.js'
 import { commitmentsInChild, evaluateInChild, replayStepsInChild, trainInChild } from './engine.js'
 import type { TaskBook } from './task-book.js'
 
@@ -53,6 +56,8 @@ export interface NodePortsInit {
   // ---- disputes (issue 7) ----
   /** extra training-child arguments for a task: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
   trainFaultArgs?: (task: TaskView) => string[]
+  /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */
+  badCheckpoints?: boolean
   /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */
   recheckSteps?: number
 }
@@ -253,6 +258,10 @@ export class NodePorts implements RolePorts {
     const add = async (file: string, name: string, kind: 'checkpoint' | 'model' | 'file'): Promise<string> =>
       (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}` })).cid
     const checkpoints: RunIndex['checkpoints'] = []
+    if (this.init.badCheckpoints === true) {
+      const files = corruptCheckpoints(runDir, proof.checkpoints.map(c => c.step))
+      this.log.warn({ taskId, files: files.length }, 'FAULT bad-checkpoint: flipped a byte in every checkpoint before publishing it')
+    }
     for (const c of proof.checkpoints) {
       const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
@@ -353,9 +362,13 @@ export class NodePorts implements RolePorts {
       const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
       mkdirSync(dir, { recursive: true })
       this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetching checkpoint ${ck.step}`, updatedAt: Date.now() })
-      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-      await this.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'))
+      // a checkpoint nobody serves, or one that is not the committed state, makes the interval unreplayable: a data-availability challenge
+      const problem = await this.fetchCheckpoint(ck, dir, proof.stateRoots[ck.step], task.programHash)
+      if (problem != null) {
+        this.log.warn({ taskId, step: ck.step, reason: problem }, 'cannot replay from the published checkpoint')
+        this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${ck.step} unavailable: ${problem}`, updatedAt: Date.now() })
+        return { accept: false, checkedSteps: [], unavailable: { step: ck.step, reason: problem } }
+      }
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${intervals.length} interval(s): steps ${intervals.map(iv => `${iv.fromStep + 1}–${iv.toStep}`).join(', ')}`, updatedAt: Date.now() })
     const { results } = await replayStepsInChild(runDir, intervals.map(iv => iv.toStep), datasetDir, this.log).result
@@ -373,6 +386,25 @@ export class NodePorts implements RolePorts {
     this.log.info({ taskId, sampledSteps: sampled.length, replayedSteps: checked.length }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
+  }
+
+  /** Fetches a checkpoint (manifest + data) into `dir`; returns why it cannot be replayed from, or undefined when it is the committed state. */
+  private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, stateRoot: string, programHash: string): Promise<string | undefined> {
+    try {
+      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
+      const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
+      await this.shards.fetchToFile(ck.data, file)
+      return checkpointProblem(manifest, new Uint8Array(readFileSync(file)), ck.step, stateRoot, programHash)
+    } catch (err) {
+      return `not obtainable: ${(err as Error).message}`
+    }
+  }
+
+  /** Data-availability challenge of the solver's checkpoint at `step`; resolves when the chain has ruled. */
+  async challengeAvailability (taskId: number, step: number): Promise<DisputeResult> {
+    const r = await runAvailabilityChallenge(await this.chain(), taskId, step, this.log)
+    return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}` }
   }
 
   private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {

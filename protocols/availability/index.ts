@@ -1,1 +1,2 @@
 export * from './response.js'
+export * from './checkpoint-check.js'

@@ -1,0 +1,47 @@
+import type { ChainClient } from '../chain/client.js'
+import type { Logger } from '../log.js'
+
+// The challenger's side of a data-availability challenge: a verifier that
+// could not obtain a valid checkpoint opens the challenge on chain (a deposit
+// is reserved), then watches it: answered by the solver → the challenge failed
+// (the deposit went to the solver); still open after its deadline → it calls
+// availability_timeout itself (anyone may), the solver is slashed and the
+// task fails.
+
+export interface AvailabilityOutcome { challengeId: number, winner: 'challenger' | 'defender', reason: string }
+
+const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
+const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
+
+export async function runAvailabilityChallenge (chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number } = {}): Promise<AvailabilityOutcome> {
+  let id: number
+  try {
+    id = Number(await chain.challengeAvailability(taskId, step))
+    log.warn({ taskId, step, challengeId: id }, 'checkpoint unavailable or invalid: data-availability challenge opened on chain')
+  } catch (err) {
+    // another verifier already challenged this checkpoint: follow its challenge instead
+    if (errName(err) !== 'arbitration.AvailabilityAlreadyOpen') throw err
+    const open = (await chain.openAvailability(taskId)).find(([s]) => s === step)
+    if (open == null) throw err
+    id = open[1]
+    log.info({ taskId, step, challengeId: id }, 'this checkpoint is already challenged: following that challenge')
+  }
+  const until = Date.now() + (opts.maxMs ?? 30 * 60_000)
+  while (Date.now() < until) {
+    const c = await chain.availabilityChallenge(id)
+    if (c == null) throw new Error(`availability challenge ${id} vanished from the chain`)
+    if (c.status === 'Answered') return { challengeId: id, winner: 'defender', reason: 'the solver posted the sampled rows in time' }
+    if (c.status === 'TimedOut') return { challengeId: id, winner: 'challenger', reason: 'the solver did not answer by the deadline' }
+    // the next block is past the deadline: time the challenge out
+    if (await chain.bestNumber() >= c.deadline) {
+      try {
+        await chain.availabilityTimeout(id)
+        log.warn({ taskId, challengeId: id }, 'the solver did not answer the availability challenge: timed out on chain')
+      } catch (err) {
+        if (!['arbitration.AvailabilityClosed', 'arbitration.DeadlineNotReached'].includes(errName(err))) log.warn({ err: (err as Error).message, challengeId: id }, 'availability_timeout failed; retrying')
+      }
+    }
+    await sleep(opts.pollMs ?? 500)
+  }
+  throw new Error(`availability challenge ${id} did not end within ${Math.round((opts.maxMs ?? 1_800_000) / 1000)} s`)
+}

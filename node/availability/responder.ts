@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { hexToU8a } from '@polkadot/util'
+import { fromHex } from '../../protocols/commit/merkle.js'
+import { availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, committedCheckpointTensors, encodeAvailabilityResponse, MAX_RESPONSE_BYTES } from '../../protocols/availability/index.js'
+import { validateProof } from '../../protocols/pol/proof.js'
+import type { ChainClient, ChainEvent } from '../chain/client.js'
+import type { Logger } from '../log.js'
+import { checkpointDir, readJson } from '../train/store.js'
+
+// The solver's side of a data-availability challenge: when the chain reports
+// a challenge against this node, it reads the challenged checkpoint from its
+// own run directory (dataDir/tasks/<task>/run), checks it is the committed
+// state, draws the sample positions from the hash of the block that included
+// the challenge, and posts the rows with their Merkle proofs before the
+// deadline. A node whose local checkpoint does not match its proof cannot
+// answer, says so in its log, and will be slashed at the deadline.
+
+export interface AvailabilityResponderInit {
+  dataDir: string
+  chain: () => Promise<ChainClient>
+  log: Logger
+}
+
+export interface AnsweredChallenge { challengeId: number, taskId: number, step: number, answered: boolean, bytes?: number, ms: number, reason?: string }
+
+const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
+const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
+
+/** The response bytes for a challenge, from the local run directory; throws with the reason when it cannot be built. */
+export function responseFromRun (runDir: string, step: number, committedProofRoot: string, seed: Uint8Array, samples: number): Uint8Array {
+  if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run in ${runDir}`)
+  const proof = validateProof(readJson(join(runDir, 'proof.json'), 'proof'))
+  const root = committedProofRoot.replace(/^0x/, '')
+  if (proof.proofRoot !== root) throw new Error('the local proof is not the committed one')
+  if (step > proof.steps) throw new Error(`step ${step} is beyond the run's ${proof.steps} steps`)
+  const dir = checkpointDir(runDir, step)
+  const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
+  const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
+  if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
+  const tensors = committedCheckpointTensors(manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step])
+  const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples))
+  if (bytes.length > MAX_RESPONSE_BYTES) throw new Error(`the response is ${bytes.length} bytes, over the chain's ${MAX_RESPONSE_BYTES}`)
+  // dry run of the chain's rule: never send what the chain would refuse
+  checkAvailabilityResponse({ proofRoot: fromHex(root), step, stepCount: proof.steps, seed, count: samples }, bytes)
+  return bytes
+}
+
+export class AvailabilityResponder {
+  /** outcomes, for status and tests */
+  readonly handled: AnsweredChallenge[] = []
+  private readonly inFlight = new Set<number>()
+
+  constructor (private readonly o: AvailabilityResponderInit) {}
+
+  /** Feed every chain event here; challenges against `me` are answered in the background. */
+  onChainEvent (e: ChainEvent, me: string): void {
+    if (e.section !== 'arbitration' || e.method !== 'AvailabilityChallenged' || e.data.solver !== me) return
+    const id = Number(e.data.challengeId)
+    if (this.inFlight.has(id)) return
+    this.inFlight.add(id)
+    void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the availability challenge failed')).finally(() => this.inFlight.delete(id))
+  }
+
+  async answer (id: number): Promise<void> {
+    const t0 = Date.now()
+    const chain = await this.o.chain()
+    const c = await chain.availabilityChallenge(id)
+    if (c == null || c.status !== 'Open' || c.solver !== chain.accountId) return
+    const taskId = Number(c.taskId)
+    const task = await chain.task(taskId)
+    if (task == null) return
+    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void => { this.handled.push({ challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra }); if (this.handled.length > 100) this.handled.shift() }
+    // the seed is the hash of the block that included the challenge
+    let hash: string | null = null
+    while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(c.openedAt); if (hash == null) await sleep(300) }
+    if (hash == null) throw new Error(`block ${c.openedAt} is not known`)
+    const seed = availabilitySeed(hexToU8a(hash), id)
+    let bytes: Uint8Array
+    try {
+      bytes = responseFromRun(join(this.o.dataDir, 'tasks', String(taskId), 'run'), c.checkpointStep, task.proofRoot, seed, c.samples)
+    } catch (err) {
+      this.o.log.error({ taskId, challengeId: id, step: c.checkpointStep, reason: (err as Error).message }, 'cannot answer the data-availability challenge: no valid local checkpoint (this node will be slashed at the deadline)')
+      done(false, { reason: (err as Error).message })
+      return
+    }
+    // the answer must land after the challenge's block and by its deadline
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        await chain.respondAvailability(id, bytes)
+        this.o.log.info({ taskId, challengeId: id, step: c.checkpointStep, bytes: bytes.length, ms: Date.now() - t0 }, 'answered the data-availability challenge with sampled rows')
+        done(true, { bytes: bytes.length })
+        return
+      } catch (err) {
+        const name = errName(err)
+        if (name === 'arbitration.SamplesNotReady') { await sleep(300); continue }
+        if (name === 'arbitration.AvailabilityClosed') return
+        if (name === 'arbitration.ResponseTooLate') { done(false, { reason: 'too late' }); throw err }
+        if (name !== '' ) { done(false, { reason: name }); throw err }
+        await sleep(500) // transport trouble: retry
+      }
+    }
+  }
+}
