@@ -4,7 +4,7 @@ import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../../train/cli-util.js'
 import { replayStep, traceRunStep } from '../../train/run.js'
-import type { Dataset } from '../../train/dataset.js'
+import { replaySteps } from '../../train/replay-many.js'
 import { reexecuteOp, sameBits } from '../../train/tracer.js'
 
 interface ReplayOpts { proof: string, step?: string, steps?: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string, trace?: boolean, traceOut?: string }
@@ -14,7 +14,7 @@ export function register (program: Command): void {
     .description('re-execute one training step from the nearest checkpoint and compare its state root with the proof')
     .requiredOption('--proof <dir>', 'run directory written by `proofswarm train`')
     .option('--step <n>', 'step to re-execute (1 = the first step)')
-    .option('--steps <list>', 'several steps (comma-separated), each from its nearest checkpoint, in one process; stops at the first mismatch')
+    .option('--steps <list>', 'several steps (comma-separated), each from its nearest checkpoint, in one engine; stops at the first mismatch')
     .option('--trace', 'also record the op trace of the step and re-execute every op in isolation')
     .option('--trace-out <file>', 'with --trace: write the trace entries (JSON) to this file')
     .option('--backend <b>', `${BACKEND_CHOICES.join(' | ')}`, 'auto')
@@ -27,15 +27,7 @@ export function register (program: Command): void {
         if (o.steps != null) {
           // one engine start for many intervals: a verifier's whole sample
           const steps = o.steps.split(',').map(x => intOpt(x.trim(), '--steps', 1, 500_000) as number)
-          const results = []
-          let dataset: Dataset | undefined
-          for (const s of steps) {
-            const r = await replayStep({ proofDir: o.proof, step: s, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log, dataset })
-            dataset ??= r.dataset
-            const { dataset: _d, ...plain } = r
-            results.push(plain)
-            if (!r.match || r.firstMismatch != null) break
-          }
+          const results = await replaySteps({ proofDir: o.proof, steps, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
           if (o.json === true) process.stdout.write(JSON.stringify({ results }) + '\n')
           else for (const r of results) process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n`)
           if (results.some(r => !r.match || r.firstMismatch != null)) process.exitCode = 2
