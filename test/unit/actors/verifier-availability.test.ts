@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest'
+import { createActor, waitFor } from 'xstate'
+import { nodeSupervisor, type RolePorts } from '../../../actors/index.js'
+
+// The verifier's data-availability path: a checkpoint it could not get (or
+// that is not the committed state) → it votes reject and opens an availability
+// challenge of that checkpoint, not a bisection dispute.
+
+function ports (verify: RolePorts['verify'], withAvailability = true): RolePorts & { calls: string[] } {
+  const calls: string[] = []
+  const p: RolePorts = {
+    peerId: 'me',
+    submitTask: async () => { throw new Error('unused') },
+    collectResult: async () => ({}),
+    train: async () => { throw new Error('unused') },
+    commitProof: async () => {},
+    verify,
+    submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
+    challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
+    defend: async () => { throw new Error('unused') },
+    recheckVerdict: async () => ({ accept: true, checkedSteps: [] }),
+    ...(withAvailability ? { challengeAvailability: async (t: number, step: number) => { calls.push(`availability ${t} ${step}`); return { disputeId: 4, winner: 'challenger' as const } } } : {})
+  }
+  return Object.assign(p, { calls })
+}
+
+const child = (a: any, role: string): any => a.getSnapshot().children[a.getSnapshot().context.active[role]]
+
+describe('verifier: unavailable checkpoints', () => {
+  it('votes reject and challenges the checkpoint\'s availability; a wrong step still goes to a dispute', async () => {
+    const p = ports(async (t) => t === 1
+      ? { accept: false, checkedSteps: [], unavailable: { step: 5, reason: 'checkpoint data hash mismatch' } }
+      : { accept: false, checkedSteps: [1, 2], firstBadStep: 2 })
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.proofCommitted', taskId: 1, byMe: false })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('dispute 4: challenger won')
+    a.send({ type: 'chain.proofCommitted', taskId: 2, byMe: false })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 2, { timeout: 1000 })
+    expect(p.calls).toEqual(['verdict 1 false', 'availability 1 5', 'verdict 2 false', 'challenge 2 solver 2'])
+  })
+
+  it('a peer without availability challenges records a failed dispute instead of crashing', async () => {
+    const p = ports(async () => ({ accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'not obtainable' } }), false)
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.proofCommitted', taskId: 3, byMe: false })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('dispute failed')
+    expect(child(a, 'verifier').getSnapshot().context.error).toMatch(/cannot open data-availability challenges/)
+  })
+})
