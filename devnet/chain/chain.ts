@@ -2,9 +2,11 @@ import { EventEmitter } from 'node:events'
 import { compactToU8a, hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a } from '@polkadot/util-crypto'
 import type { Logger } from '../../node/log.js'
-import { Runtime, TxInvalid, type GenesisConfig, type ValidTx } from './runtime/executive.js'
+import { Runtime, TxInvalid, badSignature, type DecodedTx, type GenesisConfig, type ValidTx, type ValidationEnv } from './runtime/executive.js'
 import type { ReferenceSemantics } from './runtime/adjudication.js'
 import { ChainStore, pad, type StoredBlock, type StoredHeader } from './store.js'
+import type { SignatureJob } from './runtime/signature.js'
+import { VerifyPool, defaultVerifyWorkers } from './verify-pool.js'
 
 // The dev chain host: a single authority that owns the pool, builds blocks
 // with the pure runtime on a timer (or right after each submission in
@@ -22,14 +24,37 @@ export interface ChainOptions {
   finalizeDelay?: number
   maxBlockExtrinsics?: number
   maxPool?: number
+  /** signature-verification worker threads (0 = verify on the main thread); default defaultVerifyWorkers() */
+  verifyWorkers?: number
+  /** replaces the worker pool (tests: verdicts that complete out of order) */
+  verifier?: AsyncVerifier
   log?: Logger
+}
+
+/** What the chain needs from a signature verifier (VerifyPool implements it). */
+export interface AsyncVerifier {
+  readonly size: number
+  verify: (job: SignatureJob) => Promise<boolean>
+  close: () => Promise<void>
 }
 
 export type TxStatus = 'ready' | 'future' | { inBlock: string } | { finalized: string } | 'dropped' | 'invalid'
 
 interface PoolEntry { tx: ValidTx, seq: number }
 
+/** A submission whose signature is being verified; admitted strictly in arrival order. */
+interface Admission {
+  decoded: DecodedTx
+  verdict: boolean | undefined
+  resolve: (tx: ValidTx) => void
+  reject: (e: unknown) => void
+}
+
+type StoreOp = { type: 'put', key: string, value: string } | { type: 'del', key: string }
+
 const ZERO = '0x' + '00'.repeat(32)
+const poolFull = (): TxInvalid => new TxInvalid(1016, 'Immediately Dropped', 'The transaction pool is full')
+const tooLowPriority = (): TxInvalid => new TxInvalid(1014, 'Priority is too low: (0 vs 0)', 'The transaction has too low priority to replace another transaction already in the pool.')
 
 export class DevChain extends EventEmitter {
   readonly runtime: Runtime
@@ -49,13 +74,22 @@ export class DevChain extends EventEmitter {
   private finalizeTimer: NodeJS.Timeout | undefined
   private closed = false
   private stateRoot = ZERO
+  private readonly verifier: AsyncVerifier
+  private readonly admissions: Admission[] = []
+  private poolOps: StoreOp[] = []
+  /** extrinsic hashes of blocks not finalized yet (for the finalized notifications) */
+  private readonly blockTxHashes = new Map<string, string[]>()
 
   constructor (readonly opts: ChainOptions) {
     super()
     this.setMaxListeners(0)
     this.runtime = new Runtime(opts.genesis, opts.reference)
     this.store = new ChainStore(opts.dataDir)
+    this.verifier = opts.verifier ?? new VerifyPool(opts.verifyWorkers ?? defaultVerifyWorkers(), opts.log)
   }
+
+  /** Number of signature-verification worker threads in use. */
+  get verifyWorkers (): number { return this.verifier.size }
 
   get head (): StoredBlock { return this.blocks.get(this.hashes[this.hashes.length - 1]) as StoredBlock }
   get headNumber (): number { return this.hashes.length - 1 }
@@ -119,26 +153,64 @@ export class DevChain extends EventEmitter {
 
   // ---- pool ----
 
-  /** Validates and inserts synchronously, so nonce queries right after see it. */
-  submit (bytes: Uint8Array): ValidTx {
+  /**
+   * Validates and inserts into the pool. Decoding and the stateless checks run
+   * at once; the signature is verified by the verify pool; then the stateful
+   * checks and the pool insertion run together, synchronously, in arrival
+   * order (a reorder queue: a verdict that comes back early waits for those
+   * before it). So when the promise resolves the transaction is in the pool,
+   * and nonce queries answered after that see it, exactly as with inline
+   * verification.
+   */
+  async submit (bytes: Uint8Array): Promise<ValidTx> {
     if (this.closed) throw new TxInvalid(1010, 'Invalid Transaction', 'chain is shutting down')
-    const tx = this.admit(bytes)
-    this.store.enqueue([{ type: 'put', key: `p!${tx.hash}`, value: u8aToHex(bytes) }])
+    if (this.pool.size + this.admissions.length >= (this.opts.maxPool ?? 50_000)) throw poolFull()
+    const decoded = this.runtime.decode(bytes, this.validationEnv())
+    if (this.pool.has(decoded.hash)) throw tooLowPriority()
+    const tx = await new Promise<ValidTx>((resolve, reject) => {
+      const a: Admission = { decoded, verdict: undefined, resolve, reject }
+      this.admissions.push(a)
+      this.verifier.verify(decoded.signature).then(ok => { a.verdict = ok; this.drainAdmissions() }, () => { a.verdict = false; this.drainAdmissions() })
+    })
+    this.poolOps.push({ type: 'put', key: `p!${tx.hash}`, value: u8aToHex(bytes) })
+    if (this.poolOps.length === 1) setImmediate(() => this.flushPoolOps())
     if (this.opts.instantSeal === true) this.scheduleSeal()
     return tx
   }
 
-  private admit (bytes: Uint8Array): ValidTx {
-    if (this.pool.size >= (this.opts.maxPool ?? 50_000)) throw new TxInvalid(1016, 'Immediately Dropped', 'The transaction pool is full')
-    const tx = this.runtime.validate(this.stateReader(), bytes, {
-      number: this.headNumber + 1,
-      genesisHash: this.genesisHash,
-      blockHash: (n: number) => this.hashes[n]
-    })
-    const sn = `${tx.sender}:${tx.nonce}`
-    if (this.pool.has(tx.hash) || this.poolBySenderNonce.has(sn)) {
-      throw new TxInvalid(1014, 'Priority is too low: (0 vs 0)', 'The transaction has too low priority to replace another transaction already in the pool.')
+  /** Pool writes of one tick go to LevelDB as one batch. */
+  private flushPoolOps (): void {
+    const ops = this.poolOps
+    this.poolOps = []
+    if (ops.length > 0) this.store.enqueue(ops)
+  }
+
+  private drainAdmissions (): void {
+    while (this.admissions.length > 0 && this.admissions[0].verdict !== undefined) {
+      const a = this.admissions.shift() as Admission
+      if (this.closed) { a.reject(new TxInvalid(1010, 'Invalid Transaction', 'chain is shutting down')); continue }
+      try {
+        if (a.verdict !== true) throw badSignature()
+        a.resolve(this.insert(this.runtime.check(this.stateReader(), a.decoded, this.validationEnv())))
+      } catch (e) {
+        a.reject(e)
+      }
     }
+  }
+
+  private validationEnv (): ValidationEnv {
+    return { number: this.headNumber + 1, genesisHash: this.genesisHash, blockHash: (n: number) => this.hashes[n] }
+  }
+
+  /** Synchronous admission with inline verification (pool reload after a restart). */
+  private admit (bytes: Uint8Array): ValidTx {
+    if (this.pool.size >= (this.opts.maxPool ?? 50_000)) throw poolFull()
+    return this.insert(this.runtime.validate(this.stateReader(), bytes, this.validationEnv()))
+  }
+
+  private insert (tx: ValidTx): ValidTx {
+    const sn = `${tx.sender}:${tx.nonce}`
+    if (this.pool.has(tx.hash) || this.poolBySenderNonce.has(sn)) throw tooLowPriority()
     this.pool.set(tx.hash, { tx, seq: this.seq++ })
     this.poolBySenderNonce.set(sn, tx.hash)
     return tx
@@ -196,24 +268,12 @@ export class DevChain extends EventEmitter {
     const builder = this.runtime.initializeBlock(this.stateReader(), { number, parentHash: parent.hash })
     const included: ValidTx[] = []
     const max = this.opts.maxBlockExtrinsics ?? 8000
-    const entries = [...this.pool.values()].sort((a, b) => a.seq - b.seq)
     const dropped: string[] = []
-    // a sender's transactions may arrive out of nonce order: retry futures until no progress
-    let progress = true
-    let remaining = entries
-    while (progress && included.length < max) {
-      progress = false
-      const next: PoolEntry[] = []
-      for (const e of remaining) {
-        if (included.length >= max) { next.push(e); continue }
-        const r = builder.apply(e.tx)
-        if (r.included) {
-          included.push(e.tx)
-          progress = true
-        } else if (r.reason === 'future') next.push(e)
-        else dropped.push(e.tx.hash)
-      }
-      remaining = next
+    for (const e of this.readyOrder(dropped)) {
+      if (included.length >= max) break
+      const r = builder.apply(e.tx)
+      if (r.included) included.push(e.tx)
+      else if (r.reason !== 'future') dropped.push(e.tx.hash)
     }
     const events = builder.finalize()
     const changes = builder.state.changes
@@ -248,6 +308,7 @@ export class DevChain extends EventEmitter {
     }
     this.blocks.set(hash, block)
     this.hashes.push(hash)
+    this.blockTxHashes.set(hash, included.map(t => t.hash))
     for (const t of included) this.drop(t.hash)
     for (const h of dropped) this.drop(h)
     const prevFinal = this.finalizedNumber
@@ -263,7 +324,9 @@ export class DevChain extends EventEmitter {
     for (let n = prevFinal + 1; n <= this.finalizedNumber; n++) {
       const fb = this.blocks.get(this.hashes[n]) as StoredBlock
       this.emit('finalized', fb)
-      for (const x of fb.extrinsics) this.emit(`tx:${u8aToHex(blake2AsU8a(hexToU8a(x)))}`, { finalized: fb.hash })
+      const txs = this.blockTxHashes.get(fb.hash) ?? fb.extrinsics.map(x => u8aToHex(blake2AsU8a(hexToU8a(x))))
+      this.blockTxHashes.delete(fb.hash)
+      for (const h of txs) this.emit(`tx:${h}`, { finalized: fb.hash })
     }
     if (this.opts.instantSeal === true) {
       // finalize this block by sealing an empty one a little later (never in the same tick as inBlock)
@@ -276,6 +339,36 @@ export class DevChain extends EventEmitter {
     return block
   }
 
+  /**
+   * The pool's includable transactions in inclusion order: per sender, the run
+   * of consecutive nonces from the account nonce (later ones wait for the gap
+   * to fill: the future queue); across senders by arrival, a transaction never
+   * before its predecessors. Stale ones go to `dropped`.
+   */
+  private readyOrder (dropped: string[]): PoolEntry[] {
+    const bySender = new Map<string, PoolEntry[]>()
+    for (const e of this.pool.values()) {
+      const l = bySender.get(e.tx.sender)
+      if (l === undefined) bySender.set(e.tx.sender, [e])
+      else l.push(e)
+    }
+    const ready: Array<{ e: PoolEntry, key: number }> = []
+    for (const [sender, list] of bySender) {
+      list.sort((a, b) => a.tx.nonce - b.tx.nonce)
+      let expect = this.accountNonce(sender)
+      let key = -1
+      for (const e of list) {
+        if (e.tx.nonce < expect) { dropped.push(e.tx.hash); continue }
+        if (e.tx.nonce > expect) break
+        key = Math.max(key, e.seq)
+        ready.push({ e, key })
+        expect++
+      }
+    }
+    // equal keys only within one sender (key = a seq of that sender): nonce order
+    return ready.sort((a, b) => a.key - b.key || a.e.tx.nonce - b.e.tx.nonce).map(x => x.e)
+  }
+
   keys (): string[] {
     if (this.sortedKeys === undefined) this.sortedKeys = [...this.state.keys()].sort()
     return this.sortedKeys
@@ -286,6 +379,9 @@ export class DevChain extends EventEmitter {
     this.closed = true
     if (this.timer !== undefined) clearInterval(this.timer)
     if (this.finalizeTimer !== undefined) clearTimeout(this.finalizeTimer)
+    this.drainAdmissions()
+    this.flushPoolOps()
+    await this.verifier.close()
     await this.store.close()
   }
 }

@@ -16,6 +16,8 @@ export interface StartChainOptions extends DevSpecOptions {
   blockTime?: number
   instantSeal?: boolean
   reference?: ReferenceSemantics
+  /** signature-verification worker threads; default PROOFSWARM_CHAIN_VERIFY_WORKERS or one per core (max 4) */
+  verifyWorkers?: number
   log?: Logger
 }
 
@@ -41,7 +43,7 @@ export async function startChain (o: StartChainOptions): Promise<RunningChain> {
   await mkdir(o.dataDir, { recursive: true })
   const genesis = await devGenesis(o)
   const reference = o.reference ?? await loadReference(o.log)
-  const chain = new DevChain({ dataDir: o.dataDir, genesis, reference, blockTime: o.blockTime, instantSeal: o.instantSeal, log: o.log })
+  const chain = new DevChain({ dataDir: o.dataDir, genesis, reference, blockTime: o.blockTime, instantSeal: o.instantSeal, verifyWorkers: o.verifyWorkers, log: o.log })
   await chain.start()
   const server = new RpcServer(chain, { host: o.host, port: o.port, log: o.log })
   let url: string

@@ -264,9 +264,11 @@ export class RpcServer {
       state_unsubscribeStorage: (p, conn) => this.unsubscribe(conn, p),
       state_subscribeRuntimeVersion: (_p, conn) => this.subscribe(conn, 'state_runtimeVersion', emit => { emit(version()); return () => {} }),
       state_unsubscribeRuntimeVersion: (p, conn) => this.unsubscribe(conn, p),
-      author_submitExtrinsic: (p) => c.submit(this.submitBytes(p)).hash,
-      author_submitAndWatchExtrinsic: (p, conn) => {
-        const tx = c.submit(this.submitBytes(p))
+      author_submitExtrinsic: async (p) => (await c.submit(this.submitBytes(p))).hash,
+      author_submitAndWatchExtrinsic: async (p, conn) => {
+        // submit resolves once the transaction is in the pool; nothing runs between
+        // that and the listener below, so no inBlock notification can be missed
+        const tx = await c.submit(this.submitBytes(p))
         return this.subscribe(conn, 'author_extrinsicUpdate', emit => {
           emit('ready')
           const ev = `tx:${tx.hash}`

@@ -1,8 +1,7 @@
 import type { GenericExtrinsic } from '@polkadot/types'
 import type { Codec } from '@polkadot/types/types'
 import { compactToU8a, hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
-import { isReady as wasmReady, sr25519Verify as wasmSr25519Verify } from '@polkadot/wasm-crypto'
-import { blake2AsU8a, ed25519Verify, secp256k1Verify, sr25519Verify } from '@polkadot/util-crypto'
+import { blake2AsU8a } from '@polkadot/util-crypto'
 import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
@@ -11,6 +10,8 @@ import { toPlain, variant, type Plain } from './codec.js'
 import { Context, DispatchFail, type BlockEnv, type EventOut } from './context.js'
 import { buildRuntimeTypes, type RuntimeConstants, type RuntimeTypes } from './metadata.js'
 import { Overlay, Storage, type StateReader } from './state.js'
+import { readCompact, u128Bytes, u32Bytes } from './fast-codec.js'
+import { verifySignature, type SignatureJob, type SignatureKind, type Verifier } from './signature.js'
 
 // The executive: genesis state, transaction validity (signature, nonce, era)
 // and block execution (on_initialize, apply each extrinsic in its own storage
@@ -35,6 +36,9 @@ export const RUNTIME_VERSION = {
   stateVersion: 1
 }
 
+const ancient = (): TxInvalid => new TxInvalid(1010, 'Invalid Transaction', 'Transaction has an ancient birth block')
+export const badSignature = (): TxInvalid => new TxInvalid(1010, 'Invalid Transaction', 'Transaction has a bad signature')
+
 /** A transaction rejected before inclusion; code is the Substrate JSON-RPC error code. */
 export class TxInvalid extends Error {
   constructor (readonly code: number, message: string, readonly data?: string) {
@@ -43,12 +47,25 @@ export class TxInvalid extends Error {
   }
 }
 
+/** A call with its arguments already converted to plain values (decoded once, at validation). */
+export interface PlainCall { pallet: string, name: string, args: Record<string, Plain> }
+
 export interface ValidTx {
   hash: string
   sender: string
   nonce: number
   bytes: Uint8Array
-  ext: GenericExtrinsic
+  call: PlainCall
+}
+
+/**
+ * A well-formed signed extrinsic whose signature is not checked yet: the host
+ * verifies `signature` (inline or in a worker) and then calls `check`.
+ */
+export interface DecodedTx extends ValidTx {
+  signature: SignatureJob
+  /** mortal era: the transaction is invalid in blocks after this number */
+  death?: number
 }
 
 export interface ValidationEnv {
@@ -93,6 +110,25 @@ const HANDLERS: Record<string, Handler> = {
   ...AVAILABILITY_HANDLERS
 }
 
+type FieldEncoder = (v: unknown) => Uint8Array
+const HEX32 = /^0x[0-9a-fA-F]{64}$/
+
+/** Encoders for event field types that occur on every transfer; undefined (anything unusual) → createType. */
+const FAST_FIELDS: Record<string, (v: unknown) => Uint8Array | undefined> = {
+  AccountId: (v) => typeof v === 'string' && HEX32.test(v) ? hexToU8a(v) : undefined,
+  u128: (v) => typeof v === 'bigint' && v >= 0n && v < (1n << 128n) ? u128Bytes(v) : undefined,
+  u32: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff ? u32Bytes(v) : undefined
+}
+
+/** frame_system::Phase: ApplyExtrinsic(u32) = 0, Finalization = 1, Initialization = 2. */
+function encodePhase (p: Plain): Uint8Array | undefined {
+  if (p === 'Finalization') return Uint8Array.of(1)
+  if (p === 'Initialization') return Uint8Array.of(2)
+  const [k, v] = variant(p)
+  if (k === 'ApplyExtrinsic' && typeof v === 'number') return u8aConcat(Uint8Array.of(0), u32Bytes(v))
+  return undefined
+}
+
 const camel = (s: string): string => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 
 export class BlockBuilder {
@@ -110,7 +146,7 @@ export class BlockBuilder {
     if (tx.nonce < acc.nonce) return { included: false, reason: 'stale' }
     acc.nonce += 1
     putAccount(ctx, tx.sender, acc)
-    const error = this.applyCall(tx.sender, tx.ext.method as unknown as CallCodec)
+    const error = this.applyCall(tx.sender, tx.call)
     return { included: true, success: error === undefined }
   }
 
@@ -119,7 +155,7 @@ export class BlockBuilder {
    * ExtrinsicSuccess/ExtrinsicFailed; returns the DispatchError if it failed.
    * (apply() checks and bumps the nonce first; tests call this directly.)
    */
-  applyCall (sender: string, call: CallCodec): Plain | undefined {
+  applyCall (sender: string, call: CallCodec | PlainCall): Plain | undefined {
     const ctx = this.ctx
     ctx.phase = { ApplyExtrinsic: this.index }
     this.index += 1
@@ -132,8 +168,8 @@ export class BlockBuilder {
       this.runtime.dispatch(ctx, sender, call)
       layer.commit()
     } catch (e) {
-      if (!(e instanceof DispatchFail)) throw e
-      error = e.error
+      // a runtime bug must not halt block production: the call fails as Other
+      error = e instanceof DispatchFail ? e.error : 'Other'
       ctx.events.length = mark
     } finally {
       ctx.store = outer
@@ -160,36 +196,58 @@ export class Runtime {
 
   constructor (readonly genesis: GenesisConfig, readonly reference?: ReferenceSemantics) {
     this.types = buildRuntimeTypes(genesis.constants)
+    for (const p of this.types.pallets) {
+      this.palletIndex.set(p.name, p.index)
+      for (const c of p.calls) this.callNames.set(p.index * 256 + c.index, { pallet: p.name, name: c.name, args: c.args.map(([n]) => camel(n as string)) })
+    }
   }
 
-  private eventCodecs: Map<string, { prefix: Uint8Array, fields: Array<[string, string]> }> | undefined
+  private eventCodecs: Map<string, { prefix: Uint8Array, fields: Array<[string, FieldEncoder]> }> | undefined
 
   /**
    * EventRecord = Phase ++ pallet index ++ event index ++ fields ++ topics. Encoded
    * by hand: polkadot.js's registry maps RuntimeEvent to its GenericEvent, which
-   * cannot be built from a nested object.
+   * cannot be built from a nested object. Hot field types (accounts, balances)
+   * have hand-written encoders; the rest go through createType, memoised by value.
    */
   encodeEventRecord (e: EventOut): Uint8Array {
     if (this.eventCodecs === undefined) {
-      this.eventCodecs = new Map()
+      const codecs = new Map<string, { prefix: Uint8Array, fields: Array<[string, FieldEncoder]> }>()
       for (const p of this.types.pallets) {
         p.events.forEach((ev, i) => {
-          this.eventCodecs?.set(`${p.name}.${ev.name}`, { prefix: Uint8Array.of(p.index, i), fields: ev.fields.map(([n, t]) => [camel(n as string), this.types.lookupName(t)]) })
+          codecs.set(`${p.name}.${ev.name}`, { prefix: Uint8Array.of(p.index, i), fields: ev.fields.map(([n, t]) => [camel(n as string), this.fieldEncoder(t)]) })
         })
       }
+      this.eventCodecs = codecs
     }
-    const reg = this.types.registry
     const [pallet, inner] = variant(e.event)
     const [name, fields] = variant(inner)
     const codec = this.eventCodecs.get(`${pallet}.${name}`)
     if (codec === undefined) throw new Error(`unknown event ${pallet}.${name}`)
     const f = fields as Record<string, unknown>
     return u8aConcat(
-      reg.createType(this.types.lookupName('Phase'), e.phase).toU8a(),
+      encodePhase(e.phase) ?? this.types.registry.createType(this.types.lookupName('Phase'), e.phase).toU8a(),
       codec.prefix,
-      ...codec.fields.map(([n, t]) => reg.createType(t, f[n]).toU8a()),
+      ...codec.fields.map(([n, enc]) => enc(f[n])),
       Uint8Array.of(0)
     )
+  }
+
+  private fieldEncoder (expr: string): FieldEncoder {
+    const fast = FAST_FIELDS[expr]
+    const reg = this.types.registry
+    const type = this.types.lookupName(expr)
+    const memo = new Map<string, Uint8Array>()
+    return (v: unknown) => {
+      const quick = fast?.(v)
+      if (quick !== undefined) return quick
+      const k = JSON.stringify(v, (_k, x: unknown) => typeof x === 'bigint' ? `${x}n` : x)
+      const hit = memo.get(k)
+      if (hit !== undefined) return hit
+      const out = reg.createType(type, v).toU8a()
+      if (memo.size < 256) memo.set(k, out)
+      return out
+    }
   }
 
   genesisState (): Overlay {
@@ -207,9 +265,37 @@ export class Runtime {
     return state
   }
 
-  /** Pool admission checks: decoding, signature, era, nonce (not yet stale), account exists. */
-  validate (state: StateReader, bytes: Uint8Array, env: ValidationEnv): ValidTx {
+  /** Pool admission checks: decoding, era, signature, nonce (not yet stale), account exists. */
+  validate (state: StateReader, bytes: Uint8Array, env: ValidationEnv, verify: Verifier = verifySignature): ValidTx {
+    const d = this.decode(bytes, env)
+    if (!verify(d.signature)) throw badSignature()
+    return this.check(state, d, env)
+  }
+
+  /**
+   * The stateless half of validate: size, format, signer, era, and the payload
+   * whose signature must be verified. Transfers (the hot path) are parsed by
+   * hand; anything else, or anything unusual, goes through polkadot.js's codec,
+   * which also produces the exact error messages.
+   */
+  decode (bytes: Uint8Array, env: ValidationEnv): DecodedTx {
     if (bytes.length > MAX_EXTRINSIC_BYTES) throw new TxInvalid(1010, 'Invalid Transaction', `Transaction is too large: ${bytes.length} > ${MAX_EXTRINSIC_BYTES} bytes`)
+    return this.decodeFast(bytes, env) ?? this.decodeSlow(bytes, env)
+  }
+
+  /** The stateful half of validate, run after the signature is known to be good. */
+  check (state: StateReader, d: DecodedTx, env: ValidationEnv): ValidTx {
+    if (d.death !== undefined && env.number > d.death) throw ancient()
+    const acc = new Storage(this.types, new Overlay(state)).read<AccountInfo>('System', 'Account', d.sender)
+    const nonce = d.nonce
+    if (acc.providers === 0) throw new TxInvalid(1010, 'Invalid Transaction', 'Inability to pay some fees (e.g. account balance too low)')
+    if (nonce < acc.nonce) throw new TxInvalid(1014, 'Priority is too low', `Transaction is outdated: nonce ${nonce} < account nonce ${acc.nonce}`)
+    if (nonce > acc.nonce + MAX_FUTURE_NONCES) throw new TxInvalid(1010, 'Invalid Transaction', `Nonce ${nonce} is too far in the future`)
+    return { hash: d.hash, sender: d.sender, nonce, bytes: d.bytes, call: d.call }
+  }
+
+  /** polkadot.js codec path (also the reference the fast path is tested against). */
+  decodeSlow (bytes: Uint8Array, env: ValidationEnv): DecodedTx {
     let ext: GenericExtrinsic
     try {
       ext = this.types.registry.createType('Extrinsic', bytes)
@@ -224,11 +310,12 @@ export class Runtime {
     // mortality: birth block must be known and the era must not be over
     const era = ext.era
     let blockHash = env.genesisHash
+    let death: number | undefined
     if (era.isMortalEra) {
       const birth = era.asMortalEra.birth(env.number - 1)
-      const death = era.asMortalEra.death(env.number - 1)
+      death = era.asMortalEra.death(env.number - 1)
       const h = env.blockHash(birth)
-      if (h === undefined || env.number > death) throw new TxInvalid(1010, 'Invalid Transaction', 'Transaction has an ancient birth block')
+      if (h === undefined || env.number > death) throw ancient()
       blockHash = h
     }
     const payload = this.types.registry.createType('ExtrinsicPayload', {
@@ -242,36 +329,113 @@ export class Runtime {
       blockHash
     }, { version: ext.version & 0x7f })
     const msg = payload.toU8a({ method: true })
-    const data = msg.length > 256 ? blake2AsU8a(msg) : msg
     const multi = (ext as unknown as { inner: { signature: { multiSignature: { type: string, value: Codec } } } }).inner.signature.multiSignature
-    const sig = multi.value.toU8a(true)
-    const pub = hexToU8a(sender)
-    let ok = false
-    try {
-      // the wasm verifier is ~50x faster than util-crypto 14's pure-JS one
-      if (multi.type === 'Sr25519') ok = wasmReady() ? wasmSr25519Verify(sig, data, pub) : sr25519Verify(data, sig, pub)
-      else if (multi.type === 'Ed25519') ok = ed25519Verify(data, sig, pub)
-      else if (multi.type === 'Ecdsa') ok = secp256k1Verify(data, sig, pub, 'blake2')
-    } catch { ok = false }
-    if (!ok) throw new TxInvalid(1010, 'Invalid Transaction', 'Transaction has a bad signature')
-    const acc = new Storage(this.types, new Overlay(state)).read<AccountInfo>('System', 'Account', sender)
-    const nonce = ext.nonce.toNumber()
-    if (acc.providers === 0) throw new TxInvalid(1010, 'Invalid Transaction', 'Inability to pay some fees (e.g. account balance too low)')
-    if (nonce < acc.nonce) throw new TxInvalid(1014, 'Priority is too low', `Transaction is outdated: nonce ${nonce} < account nonce ${acc.nonce}`)
-    if (nonce > acc.nonce + MAX_FUTURE_NONCES) throw new TxInvalid(1010, 'Invalid Transaction', `Nonce ${nonce} is too far in the future`)
-    return { hash: u8aToHex(blake2AsU8a(bytes)), sender, nonce, bytes, ext }
+    return {
+      hash: u8aToHex(blake2AsU8a(bytes)),
+      sender,
+      nonce: ext.nonce.toNumber(),
+      bytes,
+      call: this.plainCall(ext.method as unknown as CallCodec),
+      signature: { kind: multi.type as SignatureKind, signature: multi.value.toU8a(true), message: msg.length > 256 ? blake2AsU8a(msg) : msg, publicKey: hexToU8a(sender) },
+      death
+    }
   }
 
-  dispatch (ctx: Context, who: string, call: CallCodec): void {
+  /**
+   * Signed v4 extrinsic = compact length ++ 0x84 ++ MultiAddress::Id ++
+   * MultiSignature ++ extra (era, compact nonce, compact tip) ++ call; the
+   * signed payload is call ++ extra ++ (specVersion, txVersion, genesis hash,
+   * era birth hash). Returns undefined for anything it does not handle.
+   */
+  decodeFast (bytes: Uint8Array, env: ValidationEnv): DecodedTx | undefined {
+    const len = readCompact(bytes, 0)
+    if (len === undefined || len.value !== BigInt(bytes.length - len.length)) return undefined
+    let o = len.length
+    if (bytes[o] !== 0x84 || bytes[o + 1] !== 0x00 || o + 35 > bytes.length) return undefined
+    const publicKey = bytes.slice(o + 2, o + 34)
+    o += 34
+    const kind: SignatureKind | undefined = bytes[o] === 0 ? 'Ed25519' : bytes[o] === 1 ? 'Sr25519' : bytes[o] === 2 ? 'Ecdsa' : undefined
+    const sigLen = kind === 'Ecdsa' ? 65 : 64
+    if (kind === undefined || o + 1 + sigLen > bytes.length) return undefined
+    const signature = bytes.slice(o + 1, o + 1 + sigLen)
+    o += 1 + sigLen
+    const extraStart = o
+    let blockHash = env.genesisHash
+    let death: number | undefined
+    if (bytes[o] === 0) o += 1
+    else {
+      if (o + 2 > bytes.length) return undefined
+      const encoded = bytes[o] + (bytes[o + 1] << 8)
+      const period = 2 << (encoded % 16)
+      const phase = (encoded >> 4) * Math.max(period >> 12, 1)
+      if (period < 4 || phase >= period) return undefined
+      const current = env.number - 1
+      const birth = Math.trunc((Math.max(current, phase) - phase) / period) * period + phase
+      death = birth + period
+      const h = env.blockHash(birth)
+      if (h === undefined || env.number > death) throw ancient()
+      blockHash = h
+      o += 2
+    }
+    const nonce = readCompact(bytes, o)
+    if (nonce === undefined || nonce.value > 0xffffffffn) return undefined
+    o += nonce.length
+    const tip = readCompact(bytes, o)
+    if (tip === undefined || tip.length > 17) return undefined
+    o += tip.length
+    const callStart = o
+    const call = this.decodeCallFast(bytes, callStart)
+    if (call === undefined) return undefined
+    const msg = u8aConcat(bytes.subarray(callStart), bytes.subarray(extraStart, callStart), u32Bytes(this.version.specVersion), u32Bytes(this.version.transactionVersion), hexToU8a(env.genesisHash), hexToU8a(blockHash))
+    const sender = u8aToHex(publicKey)
+    return {
+      hash: u8aToHex(blake2AsU8a(bytes)),
+      sender,
+      nonce: Number(nonce.value),
+      bytes,
+      call,
+      signature: { kind, signature, message: msg.length > 256 ? blake2AsU8a(msg) : msg, publicKey },
+      death
+    }
+  }
+
+  /** Balances transfers by hand; other calls through the registry. Must consume the rest of the bytes. */
+  private decodeCallFast (bytes: Uint8Array, at: number): PlainCall | undefined {
+    const balances = this.palletIndex.get('Balances')
+    const ci = bytes[at + 1]
+    if (bytes[at] === balances && (ci === 0 || ci === 3) && bytes[at + 2] === 0x00 && at + 35 <= bytes.length) {
+      const value = readCompact(bytes, at + 35)
+      if (value === undefined || value.length > 17 || at + 35 + value.length !== bytes.length) return undefined
+      return { pallet: 'Balances', name: ci === 0 ? 'transfer_allow_death' : 'transfer_keep_alive', args: { dest: { Id: u8aToHex(bytes.subarray(at + 3, at + 35)) }, value: value.value } }
+    }
+    try {
+      const call = this.types.registry.createType('Call', bytes.subarray(at)) as unknown as CallCodec
+      if (call.encodedLength !== bytes.length - at) return undefined
+      return this.plainCall(call)
+    } catch {
+      return undefined
+    }
+  }
+
+  private readonly palletIndex = new Map<string, number>()
+  private readonly callNames = new Map<number, { pallet: string, name: string, args: string[] }>()
+
+  /** The call as pallet/name and plain camelCase arguments. */
+  plainCall (call: CallCodec): PlainCall {
     const [pi, ci] = call.callIndex
-    const pallet = this.types.pallets.find(p => p.index === pi)
-    const spec = pallet?.calls.find(c => c.index === ci)
-    if (pallet === undefined || spec === undefined) throw new DispatchFail('CannotLookup', 'unknown call')
-    const handler = HANDLERS[`${pallet.name}.${spec.name}`]
-    if (handler === undefined) throw new DispatchFail('CannotLookup', 'call not implemented')
+    const spec = this.callNames.get(pi * 256 + ci)
+    if (spec === undefined) return { pallet: '?', name: `${pi}.${ci}`, args: {} }
     const args: Record<string, Plain> = {}
-    spec.args.forEach(([name], i) => { args[camel(name as string)] = toPlain(call.args[i]) })
-    handler(ctx, who, args)
+    spec.args.forEach((name, i) => { args[name] = toPlain(call.args[i]) })
+    return { pallet: spec.pallet, name: spec.name, args }
+  }
+
+  dispatch (ctx: Context, who: string, call: CallCodec | PlainCall): void {
+    const c = 'callIndex' in call ? this.plainCall(call) : call
+    if (c.pallet === '?') throw new DispatchFail('CannotLookup', 'unknown call')
+    const handler = HANDLERS[`${c.pallet}.${c.name}`]
+    if (handler === undefined) throw new DispatchFail('CannotLookup', 'call not implemented')
+    handler(ctx, who, c.args)
   }
 
   /** Starts a block: System bookkeeping then every pallet's on_initialize. */

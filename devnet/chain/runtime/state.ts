@@ -2,6 +2,8 @@ import { u8aConcat, u8aToHex } from '@polkadot/util'
 import { hashKey, type RuntimeTypes } from './metadata.js'
 import type { Plain } from './codec.js'
 import { toPlain } from './codec.js'
+import type { AccountInfo } from './balances.js'
+import { decodeAccountInfo, emptyAccountInfo, encodeAccountInfo } from './fast-codec.js'
 
 // Key/value state with nested write overlays. A dispatch runs in a child
 // overlay that is committed on success and dropped on failure, like
@@ -34,16 +36,40 @@ export class Overlay implements StateReader {
   }
 }
 
+// Storage keys are pure functions of (item, key): memoised per runtime, since
+// encoding + hashing a key through createType costs more than the transfer
+// itself. Only string/number keys are cached; the map is bounded.
+const KEY_CACHE = new WeakMap<RuntimeTypes, Map<string, string>>()
+const KEY_CACHE_MAX = 100_000
+
+function isAccountInfo (pallet: string, item: string): boolean { return pallet === 'System' && item === 'Account' }
+
 /** Typed access to the storage items declared in the spec. */
 export class Storage {
   constructor (readonly types: RuntimeTypes, readonly state: Overlay) {}
 
   key (pallet: string, item: string, key?: Plain): string {
+    const cacheable = typeof key === 'string' || typeof key === 'number' || key === undefined
+    let cache = KEY_CACHE.get(this.types)
+    if (cache === undefined) { cache = new Map(); KEY_CACHE.set(this.types, cache) }
+    const ck = cacheable ? `${pallet}.${item}\u0000${typeof key}\u0000${String(key)}` : ''
+    if (cacheable) {
+      const hit = cache.get(ck)
+      if (hit !== undefined) return hit
+    }
     const info = this.types.storage(pallet, item)
-    if (info.keyType === undefined) return u8aToHex(info.prefix)
-    if (key === undefined) throw new Error(`${pallet}.${item} needs a key`)
-    const enc = this.types.registry.createType(info.keyType, key).toU8a()
-    return u8aToHex(u8aConcat(info.prefix, hashKey(info.spec.hasher ?? 'Blake2_128Concat', enc)))
+    let out: string
+    if (info.keyType === undefined) out = u8aToHex(info.prefix)
+    else {
+      if (key === undefined) throw new Error(`${pallet}.${item} needs a key`)
+      const enc = this.types.registry.createType(info.keyType, key).toU8a()
+      out = u8aToHex(u8aConcat(info.prefix, hashKey(info.spec.hasher ?? 'Blake2_128Concat', enc)))
+    }
+    if (cacheable) {
+      if (cache.size >= KEY_CACHE_MAX) cache.clear()
+      cache.set(ck, out)
+    }
+    return out
   }
 
   /** Optional items: undefined when absent; Default items: the zero value. */
@@ -51,8 +77,13 @@ export class Storage {
     const info = this.types.storage(pallet, item)
     const raw = this.state.get(this.key(pallet, item, key))
     if (raw === undefined) {
+      if (isAccountInfo(pallet, item)) return emptyAccountInfo() as T
       if (info.spec.modifier === 'Optional') return undefined
       return toPlain(this.types.registry.createType(info.valueType)) as T
+    }
+    if (isAccountInfo(pallet, item)) {
+      const fast = decodeAccountInfo(raw)
+      if (fast !== undefined) return fast as T
     }
     return toPlain(this.types.registry.createType(info.valueType, raw)) as T
   }
@@ -65,6 +96,10 @@ export class Storage {
   }
 
   put (pallet: string, item: string, key: Plain | undefined, value: unknown): void {
+    if (isAccountInfo(pallet, item)) {
+      this.state.set(this.key(pallet, item, key), encodeAccountInfo(value as AccountInfo))
+      return
+    }
     const info = this.types.storage(pallet, item)
     this.state.set(this.key(pallet, item, key), this.types.registry.createType(info.valueType, value).toU8a())
   }
