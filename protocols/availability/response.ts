@@ -1,51 +1,51 @@
 import { decode, encode } from 'cborg'
 import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
-import { stateLeaves, stepLeaf } from '../commit/state.js'
-import { matrixView, proveSlice, verifySlice, type DType, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { stepLeaf } from '../commit/state.js'
+import { combineRoots, commitTensor, matrixView, proveSlice, verifySlice, type DType, type SliceProof, type TensorData } from '../commit/tensor.js'
 
 // Data-availability challenge (docs/disputes.md, "Withheld checkpoints").
 //
 // A verifier that cannot obtain a valid checkpoint at step s challenges the
 // solver on chain. The chain then draws, from the hash of the block that
 // included the challenge (unknown to the solver when it committed and when it
-// published its checkpoints), SAMPLE_COUNT positions (tensor t, row r) of the
-// state at step s. The solver answers with those rows and Merkle paths:
-//   row r  → tensor commitment t   (protocols/commit verifySlice)
-//   tensor commitment t → state root at step s   (leaf t of the state tree)
-//   state root → proof_root   (leaf s of the committed per-step roots)
-// plus the state tree's step leaf at index N, which fixes the number N of state
-// tensors (a different N would need a hash collision), so the solver cannot
-// shrink the set it is sampled from. Shapes are bound by each tensor
-// commitment, so rows are drawn from the real row count.
+// published its checkpoints), SAMPLE_COUNT rows of the state at step s,
+// uniformly over all rows of all state tensors. The solver answers with
+//   - the header of every state tensor (dtype, shape, row root, column root):
+//     the chain recomputes each tensor commitment and from them the state root
+//     (protocols/commit stateRoot: tensor commitments + the step leaf), which
+//     must be leaf s of the committed proof_root (path included). So the set
+//     of tensors and their shapes are bound to the commitment and the solver
+//     cannot shrink what it is sampled from;
+//   - each sampled row's bytes with its path to that tensor's row root.
+// A few KiB for an MLP, at most MAX_RESPONSE_BYTES.
 //
 // Pure: no I/O. The chain runtime and the solver's node share this code.
 
 export const AVAILABILITY_VERSION = 1
-/** Rows sampled per challenge. */
-export const SAMPLE_COUNT = 8
+/** Rows sampled per challenge: a solver missing a fraction f of the rows answers all with probability (1 − f)^16. */
+export const SAMPLE_COUNT = 16
 /** The chain refuses a bigger response (the whole answer goes on chain). */
 export const MAX_RESPONSE_BYTES = 64 * 1024
 const MAX_DEPTH = 48
-const MAX_TENSORS = 1 << 20
+const MAX_TENSORS = 4096
 
-export interface SampleProof {
+export interface TensorHeader { dtype: DType, shape: number[], rowRoot: Uint8Array, colRoot: Uint8Array }
+export interface SampledRow {
   tensor: number
-  /** commitment root of state tensor `tensor` */
-  root: Uint8Array
-  /** its path to the state root (leaf `tensor`) */
-  path: Uint8Array[]
-  row: { dtype: DType, shape: number[], index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
+  index: number
+  /** canonical little-endian bytes of the row */
+  bytes: Uint8Array
+  /** path to the tensor's row root */
+  siblings: Uint8Array[]
 }
 
 export interface AvailabilityResponse {
   v: 1
-  stateRoot: Uint8Array
-  /** stateRoot's path to proof_root (leaf = checkpoint step) */
+  /** every state tensor in state order */
+  tensors: TensorHeader[]
+  /** path of the recomputed state root to proof_root (leaf = checkpoint step) */
   statePath: Uint8Array[]
-  /** number of state tensors N; the step leaf is leaf N of the state tree */
-  tensors: number
-  stepPath: Uint8Array[]
-  samples: SampleProof[]
+  samples: SampledRow[]
 }
 
 export type AvailabilityError = 'ResponseTooLarge' | 'InvalidAvailabilityResponse' | 'AvailabilityProofInvalid'
@@ -67,20 +67,6 @@ export function availabilitySeed (blockHash: Uint8Array, challengeId: number | b
   return sha256(te.encode('proofswarm/availability/v1'), blockHash, u64le(challengeId))
 }
 
-function u64At (h: Uint8Array, off: number): bigint {
-  return new DataView(h.buffer, h.byteOffset + off, 8).getBigUint64(0, true)
-}
-
-/** Tensor of sample k (uniform up to a 2^-64 bias). */
-export function sampleTensor (seed: Uint8Array, k: number, tensors: number): number {
-  return Number(u64At(sha256(seed, u64le(k)), 0) % BigInt(tensors))
-}
-
-/** Row of sample k within a tensor of `rows` rows. */
-export function sampleRow (seed: Uint8Array, k: number, rows: number): number {
-  return Number(u64At(sha256(seed, u64le(k)), 8) % BigInt(rows))
-}
-
 /** Depth of the zero-padded Merkle tree over n leaves. */
 export function depthFor (n: number): number {
   return n <= 1 ? 0 : Math.ceil(Math.log2(n))
@@ -90,23 +76,43 @@ export function depthFor (n: number): number {
 export function rowsOf (shape: readonly number[]): number { return matrixView(shape).rows }
 
 /**
+ * Sample k: a row drawn uniformly over all rows of all tensors (up to a
+ * 2^-64 bias), as (tensor, row).
+ */
+export function samplePosition (seed: Uint8Array, k: number, rowCounts: readonly number[]): { tensor: number, row: number } {
+  const total = rowCounts.reduce((a, b) => a + b, 0)
+  if (total <= 0) throw new RangeError('a state with no rows cannot be sampled')
+  const h = sha256(seed, u64le(k))
+  let g = Number(new DataView(h.buffer, h.byteOffset, 8).getBigUint64(0, true) % BigInt(total))
+  for (let t = 0; t < rowCounts.length; t++) {
+    if (g < rowCounts[t]) return { tensor: t, row: g }
+    g -= rowCounts[t]
+  }
+  throw new Error('unreachable')
+}
+
+/**
  * The solver's answer from its local state at `step`; throws if the state does
  * not hash to the committed root (a solver without the true bytes cannot answer).
  */
 export function buildAvailabilityResponse (tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seed: Uint8Array, count = SAMPLE_COUNT): AvailabilityResponse {
-  const leaves = stateLeaves(tensors, step)
-  const root = merkleRoot(leaves)
   if (step < 0 || step >= stateRoots.length) throw new RangeError(`step ${step} outside the proof's ${stateRoots.length} state roots`)
+  const commits = tensors.map(t => commitTensor(t))
+  const root = merkleRoot([...commits.map(c => c.root), stepLeaf(step)])
   if (!bytesEqual(root, stateRoots[step])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
-  const n = tensors.length
-  const samples: SampleProof[] = []
+  const rowCounts = tensors.map(t => rowsOf(t.shape))
+  const samples: SampledRow[] = []
   for (let k = 0; k < count; k++) {
-    const t = sampleTensor(seed, k, n)
-    const r = sampleRow(seed, k, rowsOf(tensors[t].shape))
-    const p = proveSlice(tensors[t], 'row', r)
-    samples.push({ tensor: t, root: leaves[t], path: merkleProof(leaves, t), row: { dtype: p.dtype, shape: p.shape, index: p.index, bytes: p.bytes, siblings: p.siblings, otherRoot: p.otherRoot } })
+    const { tensor, row } = samplePosition(seed, k, rowCounts)
+    const p = proveSlice(tensors[tensor], 'row', row)
+    samples.push({ tensor, index: row, bytes: p.bytes, siblings: p.siblings })
   }
-  return { v: 1, stateRoot: root, statePath: merkleProof(stateRoots, step), tensors: n, stepPath: merkleProof(leaves, n), samples }
+  return {
+    v: 1,
+    tensors: tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot })),
+    statePath: merkleProof(stateRoots, step),
+    samples
+  }
 }
 
 export function encodeAvailabilityResponse (r: AvailabilityResponse): Uint8Array { return encode(r) }
@@ -117,12 +123,19 @@ function hashes (v: unknown, what: string): Uint8Array[] {
   if (!Array.isArray(v) || v.length > MAX_DEPTH || !v.every(is32)) reject('InvalidAvailabilityResponse', `${what} must be a list of 32-byte hashes`)
   return v
 }
-function int (v: unknown, what: string, max = 0x7fffffff): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) reject('InvalidAvailabilityResponse', `${what} must be an integer in [0, ${max}]`)
+function int (v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0x7fffffff) reject('InvalidAvailabilityResponse', `${what} must be a non-negative integer`)
   return v
 }
 function onPath (root: Uint8Array, leaf: Uint8Array, index: number, path: Uint8Array[], depth: number): boolean {
   return path.length === depth && index < 2 ** depth && bytesEqual(rootFromProof(leaf, index, path), root)
+}
+function header (h: unknown, i: number): TensorHeader {
+  const x = h as TensorHeader
+  if (typeof x !== 'object' || x === null || !['float32', 'int32', 'bool'].includes(x.dtype) || !is32(x.rowRoot) || !is32(x.colRoot)) reject('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
+  if (!Array.isArray(x.shape) || x.shape.length > 8 || !x.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `tensor ${i}: bad shape`)
+  if (x.shape.reduce((a, b) => a * b, 1) > 2 ** 40) reject('InvalidAvailabilityResponse', `tensor ${i}: too large`)
+  return x
 }
 
 export function decodeAvailabilityResponse (bytes: Uint8Array): AvailabilityResponse {
@@ -146,32 +159,26 @@ export interface AvailabilityContext {
 /**
  * Checks a response (CBOR bytes) against the committed proof root and the
  * challenge's seed; throws AvailabilityRejected, returns the decoded response.
+ * Cost: one tensor commitment hash per state tensor, the state tree, one path
+ * to proof_root and one row path per sample.
  */
 export function checkAvailabilityResponse (ctx: AvailabilityContext, bytes: Uint8Array): AvailabilityResponse {
   const r = decodeAvailabilityResponse(bytes)
   const count = ctx.count ?? SAMPLE_COUNT
-  if (!is32(r.stateRoot)) reject('InvalidAvailabilityResponse', 'stateRoot must be 32 bytes')
-  const statePath = hashes(r.statePath, 'statePath')
-  const stepPath = hashes(r.stepPath, 'stepPath')
-  const n = int(r.tensors, 'tensors', MAX_TENSORS)
-  if (n < 1) reject('InvalidAvailabilityResponse', 'a state has at least one tensor')
-  if (!onPath(ctx.proofRoot, r.stateRoot, ctx.step, statePath, depthFor(ctx.stepCount + 1))) reject('AvailabilityProofInvalid', `state root is not leaf ${ctx.step} of proof_root`)
-  const depth = depthFor(n + 1)
-  if (!onPath(r.stateRoot, stepLeaf(ctx.step), n, stepPath, depth)) reject('AvailabilityProofInvalid', `the step leaf is not leaf ${n} of the state root`)
+  if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
+  const headers = r.tensors.map(header)
+  const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
+  const stateRoot = merkleRoot([...roots, stepLeaf(ctx.step)])
+  if (!onPath(ctx.proofRoot, stateRoot, ctx.step, hashes(r.statePath, 'statePath'), depthFor(ctx.stepCount + 1))) reject('AvailabilityProofInvalid', `the tensors do not make the state root at leaf ${ctx.step} of proof_root`)
   if (!Array.isArray(r.samples) || r.samples.length !== count) reject('InvalidAvailabilityResponse', `expected ${count} samples`)
+  const rowCounts = headers.map(h => rowsOf(h.shape))
   r.samples.forEach((s, k) => {
-    if (typeof s !== 'object' || s === null || !is32(s.root)) reject('InvalidAvailabilityResponse', `sample ${k} is malformed`)
-    const t = int(s.tensor, `sample ${k} tensor`)
-    if (t !== sampleTensor(ctx.seed, k, n)) reject('InvalidAvailabilityResponse', `sample ${k} must be of tensor ${sampleTensor(ctx.seed, k, n)}`)
-    if (!onPath(r.stateRoot, s.root, t, hashes(s.path, `sample ${k} path`), depth)) reject('AvailabilityProofInvalid', `sample ${k}: tensor ${t} is not in the state root`)
-    const row = s.row
-    if (typeof row !== 'object' || row === null || !['float32', 'int32', 'bool'].includes(row.dtype) || !(row.bytes instanceof Uint8Array) || !is32(row.otherRoot)) reject('InvalidAvailabilityResponse', `sample ${k}: malformed row`)
-    if (!Array.isArray(row.shape) || row.shape.length > 8 || !row.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `sample ${k}: bad shape`)
-    const rows = rowsOf(row.shape)
-    const want = sampleRow(ctx.seed, k, rows)
-    if (int(row.index, `sample ${k} row`) !== want) reject('InvalidAvailabilityResponse', `sample ${k} must be row ${want} of tensor ${t}`)
-    const proof: SliceProof = { dtype: row.dtype, shape: row.shape, axis: 'row', index: row.index, bytes: row.bytes, siblings: hashes(row.siblings, `sample ${k} row siblings`), otherRoot: row.otherRoot }
-    if (!verifySlice(s.root, proof)) reject('AvailabilityProofInvalid', `sample ${k}: row ${want} does not verify against tensor ${t}'s commitment`)
+    if (typeof s !== 'object' || s === null || !(s.bytes instanceof Uint8Array)) reject('InvalidAvailabilityResponse', `sample ${k} is malformed`)
+    const want = samplePosition(ctx.seed, k, rowCounts)
+    if (int(s.tensor, `sample ${k} tensor`) !== want.tensor || int(s.index, `sample ${k} row`) !== want.row) reject('InvalidAvailabilityResponse', `sample ${k} must be row ${want.row} of tensor ${want.tensor}`)
+    const h = headers[want.tensor]
+    const proof: SliceProof = { dtype: h.dtype, shape: h.shape, axis: 'row', index: want.row, bytes: s.bytes, siblings: hashes(s.siblings, `sample ${k} siblings`), otherRoot: h.colRoot }
+    if (!verifySlice(roots[want.tensor], proof)) reject('AvailabilityProofInvalid', `sample ${k}: row ${want.row} does not verify against tensor ${want.tensor}'s commitment`)
   })
   return r
 }

@@ -4,7 +4,7 @@ import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import type { AvailabilityChallenge } from '../../../devnet/chain/runtime/availability.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../../protocols/commit/index.js'
-import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
+import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, samplePosition, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
 import { Harness } from './harness.js'
 
 // The data-availability challenge on the pure runtime: a solver answers
@@ -120,15 +120,15 @@ describe('availability challenge: rules', () => {
     const good = buildAvailabilityResponse(STATE, STEP, ROOTS, seed)
     // one flipped byte in a sampled row
     const flipped: AvailabilityResponse = structuredClone(good)
-    flipped.samples[0].row.bytes[0] ^= 1
+    flipped.samples[0].bytes[0] ^= 1
     expect(respond(encodeAvailabilityResponse(flipped))).toBe('Arbitration.AvailabilityProofInvalid')
     // rows of another seed (answers prepared before the challenge)
     expect(respond(answer(sha256(Uint8Array.of(42))))).toBe('Arbitration.InvalidAvailabilityResponse')
     // a state root that is not leaf STEP of proof_root
     const otherLeaf: AvailabilityResponse = { ...structuredClone(good), statePath: good.statePath.map(p => p.slice()).reverse() }
     expect(respond(encodeAvailabilityResponse(otherLeaf))).toBe('Arbitration.AvailabilityProofInvalid')
-    // claiming fewer state tensors (to be sampled from a smaller set)
-    const fewer: AvailabilityResponse = { ...structuredClone(good), tensors: 2 }
+    // claiming fewer state tensors (to be sampled from a smaller set): the state root no longer matches
+    const fewer: AvailabilityResponse = { ...structuredClone(good), tensors: good.tensors.slice(0, 2) }
     expect(respond(encodeAvailabilityResponse(fewer))).toBe('Arbitration.AvailabilityProofInvalid')
     expect(respond(Uint8Array.of(1, 2, 3))).toBe('Arbitration.InvalidAvailabilityResponse')
     expect(respond(new Uint8Array(MAX_RESPONSE_BYTES + 1))).toBe('Arbitration.ResponseTooLarge')
@@ -172,9 +172,23 @@ describe('availability response (pure)', () => {
     const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(big, 1, roots, seed))
     expect(bytes.length).toBeLessThan(16 * 1024)
     const r = checkAvailabilityResponse({ proofRoot: merkleRoot(roots), step: 1, stepCount: 1, seed }, bytes)
-    expect(r.tensors).toBe(12)
-    expect(new Set(r.samples.map(s => `${s.tensor}/${s.row.index}`)).size).toBeGreaterThan(1)
+    expect(r.tensors).toHaveLength(12)
+    expect(new Set(r.samples.map(s => `${s.tensor}/${s.index}`)).size).toBeGreaterThan(1)
     expect(() => checkAvailabilityResponse({ proofRoot: merkleRoot(roots), step: 1, stepCount: 1, seed: sha256(seed) }, bytes)).toThrow(AvailabilityRejected)
     process.stdout.write(`AVAILABILITY-FIGURES ${JSON.stringify({ tensors: 12, samples: SAMPLE_COUNT, responseBytes: bytes.length })}\n`)
+  })
+
+  it('samples rows uniformly over all rows of all tensors', () => {
+    const rows = [784, 1, 128, 1]
+    const hits = [0, 0, 0, 0]
+    for (let i = 0; i < 2000; i++) hits[samplePosition(sha256(Uint8Array.of(i & 255, i >> 8)), 0, rows).tensor]++
+    expect(hits[0] / 2000).toBeGreaterThan(0.8) // 784 / 914 = 0.86
+    expect(hits[0] / 2000).toBeLessThan(0.92)
+    expect(hits[2] / 2000).toBeGreaterThan(0.09) // 128 / 914 = 0.14
+    expect(hits[2] / 2000).toBeLessThan(0.19)
+    for (let k = 0; k < 50; k++) {
+      const p = samplePosition(sha256(Uint8Array.of(k)), k, rows)
+      expect(p.row).toBeLessThan(rows[p.tensor])
+    }
   })
 })
