@@ -9,7 +9,7 @@ import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } fr
 import { loadDatasetFor, type Dataset } from './dataset.js'
 import { fastStateRoot } from './fast-commit.js'
 import { StateHasher } from './state-hasher.js'
-import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeCheckpoint, writeRoots } from './store.js'
+import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
 import { traceStep, type StepTrace } from './tracer.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
@@ -79,6 +79,23 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const injector = hasFaults(o.faults) ? new FaultInjector(o.faults) : undefined
   const roots: Array<Promise<Uint8Array>> = []
   const checkpoints: CheckpointRef[] = []
+  const pendingCheckpoints: Array<Promise<CheckpointRef>> = []
+  const names = trainer.stateNames()
+  // hands state `s` to the hasher: its root, and at checkpoint steps the
+  // checkpoint (written by the hashing thread, then state-roots.bin here)
+  const submitState = async (h: StateHasher, s: number): Promise<void> => {
+    const isCheckpoint = s === 0 || s % program.checkpointEvery === 0 || s === program.steps
+    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.recycled()), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
+    roots.push(quiet(result.then(r => r.root)))
+    if (isCheckpoint) {
+      const upTo = roots.slice()
+      pendingCheckpoints.push(quiet(result.then(async r => {
+        // results arrive in order: every earlier root is known by now
+        writeRoots(outDir, await Promise.all(upTo))
+        return { step: s, manifestHash: r.manifestHash as string }
+      })))
+    }
+  }
   let resumedFrom: number | undefined
   try {
     const taskFile = join(outDir, 'task.json')
@@ -107,11 +124,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
         }
         resumedFrom = c
         log.info(`resuming from checkpoint at step ${c}`)
-      } else {
-        const t0 = trainer.stateTensors()
-        roots.push(Promise.resolve(fastStateRoot(t0, 0)))
-        const ck = writeCheckpoint(outDir, phash, 0, trainer.stateNames(), t0)
-        checkpoints.push({ step: 0, manifestHash: ck.manifestHash })
+      } else if (hasher !== undefined) {
+        await submitState(hasher, 0)
       }
     } else if (o.resume === true) {
       throw new Error('--resume needs a verifiable run (checkpoints)')
@@ -127,21 +141,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       loss = trainer.runStep()
       injector?.after(trainer)
       const s = trainer.step
-      if (hasher !== undefined) {
-        const tensors = trainer.stateCopies(hasher.recycled())
-        const p = hasher.submit(tensors, s)
-        p.catch(() => {})
-        roots.push(p)
-        // yield to the event loop now and then so worker replies are delivered
-        if (s - 4 >= 0 && s % 4 === 0) await roots[s - 4]
-        if (s % program.checkpointEvery === 0 || s === program.steps) {
-          const ck = writeCheckpoint(outDir, phash, s, trainer.stateNames(), trainer.stateTensors())
-          const all = await Promise.all(roots)
-          if (toHex(all[s]) !== ck.manifest.stateRoot) throw new Error(`internal error: fast state root of step ${s} differs from the checkpoint's`)
-          writeRoots(outDir, all)
-          checkpoints.push({ step: s, manifestHash: ck.manifestHash })
-        }
-      }
+      if (hasher !== undefined) await submitState(hasher, s)
       const now = performance.now()
       if (o.onProgress !== undefined && (now - lastReport >= every || trainer.step === last)) {
         lastReport = now
@@ -156,6 +156,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       samplesPerSec: (trainer.step - startStep) * program.batchSize / Math.max(seconds, 1e-9), proofWritten: false, checkpoints, resumedFrom
     }
     if (hasher !== undefined) {
+      checkpoints.push(...await Promise.all(pendingCheckpoints))
       const all = (await Promise.all(roots)).map(toHex)
       result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs() }
       result.finalStateRoot = all[all.length - 1]
@@ -179,6 +180,12 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     await hasher?.close()
     trainer.dispose()
   }
+}
+
+/** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
+function quiet<T> (p: Promise<T>): Promise<T> {
+  p.catch(() => {})
+  return p
 }
 
 function stripInfo (p: TaskProgram & { info?: unknown }): TaskProgram {

@@ -1,16 +1,19 @@
-import { parentPort } from 'node:worker_threads'
-import type { TensorData } from '../../protocols/commit/tensor.js'
-import { fastStateRoot } from './fast-commit.js'
+import { workerData, type MessagePort } from 'node:worker_threads'
+import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 
-// Worker side of StateHasher: computes state roots off the training thread.
-parentPort?.on('message', (m: { id: number, step: number, tensors: TensorData[] }) => {
+// Worker side of StateHasher: state roots and checkpoint writes off the
+// training thread. Replies go through the dedicated port the trainer polls.
+const port = (workerData as { port: MessagePort }).port
+port.on('message', (m: HashJob) => {
+  // hand the buffers back: recycled by the training loop instead of piling up
+  // as external memory in this small-heap worker
+  const buffers = m.tensors.map(t => t.values.buffer as ArrayBuffer)
+  let reply: HashResult
   try {
-    const root = fastStateRoot(m.tensors, m.step)
-    // hand the buffers back: freed by the main thread's GC instead of piling up
-    // as external memory in this small-heap worker
-    const buffers = m.tensors.map(t => t.values.buffer as ArrayBuffer)
-    parentPort?.postMessage({ id: m.id, root, buffers }, buffers)
+    const r = runHashJob(m)
+    reply = { id: m.id, root: new Uint8Array(r.root), manifestHash: r.manifestHash, buffers }
   } catch (e) {
-    parentPort?.postMessage({ id: m.id, error: (e as Error).message })
+    reply = { id: m.id, error: (e as Error).message, buffers }
   }
+  port.postMessage(reply, buffers)
 })

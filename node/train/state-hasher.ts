@@ -1,61 +1,101 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { fastStateRoot } from './fast-commit.js'
+import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 
-// Computes per-step state roots. With a worker thread (compiled JS only), the
-// hashing of step s overlaps the training of step s+1, which keeps the
-// verifiable mode's overhead small on a multi-core machine; roots still come
-// back strictly in submission order. Without it, hashing is inline.
+// Computes per-step state roots (and writes checkpoints) off the training
+// thread. The training loop only copies the state out of the backend into a
+// recycled buffer and transfers it (no copy) to a worker thread; it blocks only
+// when more than `depth` states are queued, so step s+1 trains while the worker
+// hashes state s. Replies are polled synchronously (receiveMessageOnPort)
+// every step, so buffers are recycled without the loop yielding to the event
+// loop. Roots come back strictly in submission order. Without a worker
+// (tsx/vitest run the .ts sources, or hashWorker: false), jobs run inline.
+
+export interface SubmitResult { root: Uint8Array, manifestHash?: string }
+
+interface Pending { resolve: (r: SubmitResult) => void, reject: (e: Error) => void }
 
 export class StateHasher {
   private worker?: Worker
+  private port?: MessagePort
   private nextId = 0
-  private readonly pending = new Map<number, { resolve: (r: Uint8Array) => void, reject: (e: Error) => void }>()
-  private readonly inflight: Array<Promise<Uint8Array>> = []
+  private readonly pending = new Map<number, Pending>()
+  /** every submitted job's result, until the job is done */
+  private readonly queue = new Map<number, Promise<SubmitResult>>()
+  private readonly pool: Float32Array[][] = []
+  private failure?: Error
   readonly mode: 'worker' | 'inline'
+  readonly depth: number
 
-  constructor (opts: { worker?: boolean, maxInflight?: number } = {}) {
+  constructor (opts: { worker?: boolean, depth?: number } = {}) {
     const file = fileURLToPath(new URL('./state-hasher-worker.js', import.meta.url))
     const useWorker = opts.worker !== false && existsSync(file) && import.meta.url.endsWith('.js')
-    this.maxInflight = opts.maxInflight ?? 3
+    this.depth = Math.max(1, opts.depth ?? 4)
     if (useWorker) {
-      // hashing needs little heap; small limits keep the worker's RSS down
-      this.worker = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } })
-      this.worker.on('message', (m: { id: number, root?: Uint8Array, error?: string, buffers?: ArrayBuffer[] }) => {
-        if (m.buffers !== undefined && this.pool.length < this.maxInflight) this.pool.push(m.buffers.map(x => new Float32Array(x)))
-        const p = this.pending.get(m.id)
-        if (p === undefined) return
-        this.pending.delete(m.id)
-        if (m.error !== undefined || m.root === undefined) p.reject(new Error(`state hashing failed: ${m.error ?? 'no root'}`))
-        else p.resolve(new Uint8Array(m.root))
-      })
-      this.worker.on('error', e => { for (const p of this.pending.values()) p.reject(e); this.pending.clear() })
+      const { port1, port2 } = new MessageChannel()
+      // hashing needs little heap (state buffers are transferred, not copied);
+      // small limits keep the worker's RSS down
+      this.worker = new Worker(file, { workerData: { port: port1 }, transferList: [port1], resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 2 } })
+      this.port = port2
+      port2.on('message', (m: HashResult) => this.handle(m))
+      const fail = (e: Error): void => {
+        this.failure ??= e
+        for (const p of this.pending.values()) p.reject(e)
+        this.pending.clear()
+        this.queue.clear()
+      }
+      this.worker.on('error', fail)
+      this.worker.on('exit', code => { if (this.worker !== undefined) fail(new Error(`state hashing worker exited (code ${code})`)) })
     }
     this.mode = useWorker ? 'worker' : 'inline'
   }
 
-  private readonly maxInflight: number
-  private readonly pool: Float32Array[][] = []
+  private handle (m: HashResult): void {
+    if (m.buffers !== undefined && this.pool.length < this.depth + 1) this.pool.push(m.buffers.map(x => new Float32Array(x)))
+    this.queue.delete(m.id)
+    const p = this.pending.get(m.id)
+    if (p === undefined) return
+    this.pending.delete(m.id)
+    if (m.error !== undefined || m.root === undefined) p.reject(new Error(`state hashing failed: ${m.error ?? 'no root'}`))
+    else p.resolve({ root: new Uint8Array(m.root), manifestHash: m.manifestHash })
+  }
+
+  /** Delivers replies already sent by the worker, without yielding. */
+  private drain (): void {
+    if (this.port === undefined) return
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.handle(m.message as HashResult)
+  }
 
   /** A set of state buffers handed back by the worker, to refill instead of allocating. */
   recycled (): Float32Array[] | undefined {
+    this.drain()
     return this.pool.pop()
   }
 
-  /** Queues the root of `tensors` at `step`; the tensors' buffers are transferred (do not reuse them). */
-  async submit (tensors: TensorData[], step: number): Promise<Uint8Array> {
-    if (this.worker === undefined) return fastStateRoot(tensors, step)
-    // bounded queue: wait for the oldest root when too many are in flight
-    while (this.inflight.length >= this.maxInflight) await this.inflight.shift()
+  /**
+   * Queues the root of `tensors` at `step` (and, with `checkpoint`, writing the
+   * checkpoint); the tensors' buffers are transferred (do not reuse them).
+   * Returns at once unless more than `depth` jobs are queued.
+   */
+  async submit (job: Omit<HashJob, 'id'>): Promise<{ result: Promise<SubmitResult> }> {
+    if (this.failure !== undefined) throw this.failure
+    if (this.worker === undefined) return { result: Promise.resolve(runHashJob({ ...job, id: 0 })) }
+    this.drain()
+    while (this.queue.size >= this.depth) {
+      // backpressure: wait for the oldest queued job (ids are done in order)
+      await this.queue.values().next().value?.catch(() => {})
+      this.drain()
+      if (this.failure !== undefined) throw this.failure
+    }
     const id = this.nextId++
-    const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }))
-    this.inflight.push(p)
+    const p = new Promise<SubmitResult>((resolve, reject) => this.pending.set(id, { resolve, reject }))
     p.catch(() => {})
-    const transfer = tensors.map(t => t.values.buffer as ArrayBuffer)
-    this.worker.postMessage({ id, step, tensors }, transfer)
-    return await p
+    this.queue.set(id, p)
+    const transfer = job.tensors.map(t => t.values.buffer as ArrayBuffer)
+    this.port?.postMessage({ ...job, id } satisfies HashJob, transfer)
+    return { result: p }
   }
 
   /** Milliseconds the worker thread spent busy (event-loop active time), if there is one. */
@@ -64,8 +104,12 @@ export class StateHasher {
   }
 
   async close (): Promise<void> {
-    await Promise.allSettled(this.inflight)
-    await this.worker?.terminate()
+    await Promise.allSettled([...this.queue.values()])
+    const w = this.worker
     this.worker = undefined
+    this.port?.close()
+    await w?.terminate()
   }
 }
+
+export type { TensorData }
