@@ -45,6 +45,9 @@ export class ScenarioWatcher {
   readonly times: PhaseTimes = {}
   readonly log: string[] = []
   readonly disputes: Summary['disputes'] = []
+  /** the Truebit forced step, once the solver revealed it (it is private until then) */
+  forcedStep?: number
+  private readonly disputedStep = new Map<number, number>()
   private settled?: { success: boolean }
   private readonly waiters: Array<() => void> = []
   private readonly names: Map<string, string>
@@ -74,7 +77,7 @@ export class ScenarioWatcher {
       case 'SolverTimedOut': line(`solver ${this.name(d.solver)} missed its deadline: slashed ${units(d.slashed as bigint)}, another solver is selected`); break
       case 'ProofCommitted': this.times.proofCommitted ??= now; line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
       case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
-      case 'DisputeOpened': this.times.disputeOpened ??= now; line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
+      case 'DisputeOpened': this.times.disputeOpened ??= now; this.disputedStep.set(Number(d.disputeId), Number(d.disputedStep)); line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
       case 'MoveRecorded': line(`dispute ${String(d.disputeId)}: move by ${this.name(d.who)}`); break
       case 'Adjudicated': line(`dispute ${String(d.disputeId)} adjudicated on chain (${utf8(d.kind)} claim): ${utf8(d.reason)}`); break
       case 'DisputeResolved':
@@ -83,7 +86,15 @@ export class ScenarioWatcher {
         line(`dispute ${String(d.disputeId)} resolved (${String(d.how)}): ${this.name(d.winner)} wins, ${this.name(d.loser)} loses ${units(d.slashed as bigint)}${d.forcedError === true ? ' (a forced error: no slash for the solver)' : ''}`)
         break
       case 'Slashed': line(`slashed ${this.name(d.who)}: ${units(d.amount as bigint)} (${units(d.toWinner as bigint)} to the winner, ${units(d.toTreasury as bigint)} to the treasury)`); break
-      case 'JackpotPaid': line(`jackpot paid to ${this.name(d.who)}: ${units(d.amount as bigint)}`); break
+      case 'JackpotPaid': line(`jackpot paid to ${this.name(d.who)} (dispute ${String(d.disputeId)}): ${units(d.amount as bigint)}`); break
+      // the forced step is private to the solver until it proves it after a ruling
+      case 'ForcedErrorRevealed':
+        this.forcedStep = Number(d.step)
+        for (const x of this.disputes) if (this.disputedStep.get(x.disputeId) === this.forcedStep && x.how === 'Adjudicated') x.forcedError = true
+        line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was its Truebit forced error (no slash; one jackpot at settlement)`)
+        break
+      case 'SolverPenalized': line(`no forced-error reveal for dispute ${String(d.disputeId)}: the solver is slashed ${units(d.slashed as bigint)}`); break
+      case 'VerdictSlashed': line(`verifier ${this.name(d.verifier)} accepted step ${String(d.step)}, ruled wrong: slashed ${units(d.slashed as bigint)}`); break
       case 'TaskSettled':
         this.times.settled ??= now
         this.settled = { success: d.success === true }

@@ -231,6 +231,12 @@ export class ChainClient {
 
   async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
 
+  /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes). */
+  async revealForcedError (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array): Promise<{ step: number, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof)))
+    return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
+  }
+
   /** The hash of block n (verification randomness of a proof committed at n-1), or null if not yet produced. */
   async randomness (blockNumber: number): Promise<string | null> {
     const h = await this.api.rpc.chain.getBlockHash(blockNumber)

@@ -53,12 +53,22 @@ export interface TaskView extends TaskParams {
   committedAt: number
   challengeEnd: number
   selectionSeed: string
-  /** Truebit forced error: the step the solver must corrupt, or null */
-  forcedError: number | null
+  /** the Truebit forced-error step the solver proved with its VRF after a ruling (the draw itself is private: node/dispute/forced-error.ts) */
+  revealedForcedError: number | null
+  /** SolverProof disputes adjudicated for their challenger; the solver's penalty waits for a reveal until revealDeadline */
+  rulings: ProofRulingView[]
   solverFailed: boolean
   verdicts: Array<{ verifier: string, accept: boolean, checkedSteps: number[], void: boolean }>
   openDisputes: number
   createdAt: number
+}
+
+export interface ProofRulingView {
+  disputeId: bigint
+  challenger: string
+  step: number
+  revealDeadline: number
+  outcome: 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
 }
 
 export interface DisputeView {

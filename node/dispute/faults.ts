@@ -12,9 +12,9 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              before publishing it and keeps no true copy, so
 //                              verifiers find the mismatch and it cannot answer
 //                              a data-availability challenge (node/availability)
-// Truebit forced errors are not a fault: an honest solver told so by the chain
-// (task.forcedError = i, on-chain step i = engine step i+1) corrupts that step
-// the same way as tamper-op, on FORCED_ERROR_KERNEL.
+// Truebit forced errors are not a fault: an honest solver whose private VRF
+// draw names on-chain step i (engine step i+1; node/dispute/forced-error.ts)
+// corrupts that step the same way as tamper-op, on FORCED_ERROR_KERNEL.
 
 export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean }
 
@@ -42,7 +42,7 @@ export function anyFault (f: NodeFaults): boolean {
   return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true
 }
 
-/** Arguments for the training/trace child: the node's faults plus the chain's forced error (on-chain step, 0-based). */
+/** Arguments for the training/trace child: the node's faults plus its forced error (on-chain step, 0-based). */
 export function faultArgs (f: NodeFaults, forcedError: number | null | undefined): string[] {
   const ops = [...f.ops]
   if (forcedError != null) ops.push({ kernel: FORCED_ERROR_KERNEL, step: forcedError + 1 })

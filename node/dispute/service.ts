@@ -17,6 +17,7 @@ import { runJson } from '../roles/engine.js'
 import { runIndexCidOf } from '../roles/node-ports.js'
 import type { ShardService } from '../shards/index.js'
 import { faultArgs, type NodeFaults } from './faults.js'
+import { forcedErrorDraw } from './forced-error.js'
 import { makeChallenger, makeDefender } from './players.js'
 import { readTraceFile, type TraceFile } from './trace-file.js'
 import { SILENT, request, serve, type DisputeRequest, type DisputeResponse } from './transport.js'
@@ -110,8 +111,9 @@ export class DisputeService {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${d.taskId} is not the committed one`)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    // the same faults as the training child had, so the trace is the one the proof was built from
-    const trace = await this.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.o.faults, task.forcedError))
+    // the same faults as the training child had (and its private forced error), so the trace is the one the proof was built from
+    const forced = await forcedErrorDraw(chain, d.taskId, task)
+    const trace = await this.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.o.faults, forced?.step))
     const game = makeDefender({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.o.faults.lie })
     return { disputeId, challenger: hexToU8a(d.challenger), game, queue: Promise.resolve() }
   }
@@ -173,10 +175,42 @@ export class DisputeService {
       this.session(disputeId).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'could not prepare the defence'))
     }
     const r = await this.followToEnd(disputeId, 'defender')
+    await this.revealIfForced(taskId, disputeId, r)
     const moves = (await (await this.o.chain()).dispute(disputeId))?.moves ?? 0
     this.finished.push({ disputeId, role: 'defender', ms: Date.now() - t0, moves, winner: r.winner, reason: r.reason ?? '' })
     this.log.info({ taskId, disputeId, winner: r.winner, reason: r.reason }, 'dispute over (defender)')
     return r
+  }
+
+  /**
+   * After a ruling against this solver: if the step was its Truebit forced
+   * error, reveal its VRF so it is not slashed (and the challenger gets the
+   * jackpot). The challenger has won either way; without a reveal within the
+   * pallet's RevealWindow the solver is penalized like for any lost dispute.
+   */
+  private async revealIfForced (taskId: number, disputeId: number, r: DisputeResult): Promise<void> {
+    if (r.winner !== 'challenger') return
+    const chain = await this.o.chain()
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const task = await chain.task(taskId)
+      const ruling = task?.rulings.find(x => Number(x.disputeId) === disputeId)
+      // no ruling: lost on time (no excuse); not awaiting: revealed already or too late
+      if (task == null || ruling == null || ruling.outcome !== 'AwaitingReveal') return
+      const draw = await forcedErrorDraw(chain, taskId, task)
+      if (draw?.step == null || draw.step !== ruling.step) {
+        this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
+        return
+      }
+      try {
+        await chain.revealForcedError(taskId, draw.output, draw.proof)
+        this.endings.set(disputeId, `${this.endings.get(disputeId) ?? 'ruled for the challenger'}; forced error revealed (step ${draw.step})`)
+        this.log.info({ taskId, disputeId, step: draw.step }, 'the ruled step was our forced error: VRF revealed on chain, no slash')
+        return
+      } catch (err) {
+        this.log.warn({ taskId, disputeId, err: (err as Error).message }, 'forced-error reveal failed; retrying')
+        await sleep(1000)
+      }
+    }
   }
 
   /** Polls the chain until the dispute is resolved; beats a counterparty whose clock ran out. */
@@ -239,7 +273,7 @@ export class DisputeService {
     const task = await chain.task(taskId)
     if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
     if (task.solver == null) throw new Error(`task ${taskId} has no solver`)
-    if (against === 'verifier') this.log.info({ taskId, step }, 'a verdict accepted a wrong step: challenging the solver\'s proof (VerifierVerdict disputes are not adjudicable yet)')
+    if (against === 'verifier') this.log.info({ taskId, step }, 'a verdict accepted a wrong step: challenging the solver\'s proof (a verdict is disputed through the proof it judged; verifiers that accepted the step are slashed with the solver)')
     const runDir = join(this.dataDir, 'verify', String(taskId))
     const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })

@@ -1,5 +1,5 @@
 import type { RoleName } from '../../actors/supervisor.js'
-import type { ChainClient } from '../chain/client.js'
+import type { ChainClient, TaskView } from '../chain/client.js'
 import { validateProgram } from '../../protocols/program/program.js'
 import { HttpError } from '../control/server.js'
 import type { Peer } from '../peer.js'
@@ -53,7 +53,7 @@ export function installRoles (init: RolesInit) {
     // data-availability challenges (docs/disputes.md): the solver side answers from its run directory
     let availability: AvailabilityResponder | undefined
     let badCheckpoints = false
-    let trainFaultArgs: ((task: { forcedError: number | null }) => string[]) | undefined
+    let trainFaultArgs: ((taskId: number, task: TaskView) => Promise<string[]>) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])
@@ -62,7 +62,12 @@ export function installRoles (init: RolesInit) {
       badCheckpoints = faults.badCheckpoint === true
       const { AvailabilityResponder } = await import('../availability/responder.js')
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
-      trainFaultArgs = (task) => d.faultArgs(faults, task.forcedError)
+      trainFaultArgs = async (taskId, task) => {
+        // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
+        const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
+        if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: corrupting it on purpose')
+        return d.faultArgs(faults, forced)
+      }
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)

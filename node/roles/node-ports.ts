@@ -55,7 +55,7 @@ export interface NodePortsInit {
   }
   // ---- disputes (issue 7) ----
   /** extra training-child arguments for a task: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
-  trainFaultArgs?: (task: TaskView) => string[]
+  trainFaultArgs?: (taskId: number, task: TaskView) => Promise<string[]>
   /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */
   badCheckpoints?: boolean
   /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */
@@ -235,8 +235,8 @@ export class NodePorts implements RolePorts {
     let lastLog = 0
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
     // disputes (issue 7): fault injection / forced error for the training child
-    const extra = this.init.trainFaultArgs?.(task) ?? []
-    if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' '), forcedError: task.forcedError }, task.forcedError != null ? 'the chain ordered a forced error: corrupting that step on purpose' : 'FAULT INJECTION in training')
+    const extra = (await this.init.trainFaultArgs?.(taskId, task)) ?? []
+    if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' ') }, 'fault arguments for training (a forced error and/or FAULT INJECTION)')
     const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, (line) => {
       const p = parseProgressLine(line)
       if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })

@@ -1,11 +1,13 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
-import { sr25519Verify } from '@polkadot/util-crypto'
+import { sr25519Verify, sr25519VrfVerify } from '@polkadot/util-crypto'
+import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm-crypto'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
+import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { TREASURY, payFromTreasury, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { forcedErrorStep, pickWeighted, ppmOf, selectionSeed } from './randomness.js'
-import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER } from './spec.js'
+import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
+import { REVEAL_WINDOW, ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
 // proof commitment, verdicts, disputes with chess clocks, single-element
@@ -46,12 +48,17 @@ export interface TaskInfo extends SubmitTaskArgs {
   committedAt: number
   challengeEnd: number
   selectionSeed: string
-  forcedError: number | null
+  /** the forced-error step the solver proved with its VRF (reveal_forced_error), else null */
+  revealedForcedError: number | null
+  rulings: ProofRuling[]
   solverFailed: boolean
   verdicts: Verdict[]
   openDisputes: number
   createdAt: number
 }
+export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
+/** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
+export interface ProofRuling { disputeId: bigint, challenger: string, step: number, revealDeadline: number, outcome: RulingOutcome }
 export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
 export type PartyName = 'Challenger' | 'Defender'
 export interface DisputeInfo {
@@ -182,7 +189,8 @@ export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigin
     committedAt: 0,
     challengeEnd: 0,
     selectionSeed: ZERO_HASH,
-    forcedError: null,
+    revealedForcedError: null,
+    rulings: [],
     solverFailed: false,
     verdicts: [],
     openDisputes: 0,
@@ -213,8 +221,8 @@ function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: bool
   t.phase = 'Solving'
   t.solver = solver
   t.deadline = ctx.now + t.solveTimeout
+  // the seed also fixes the solver's private forced-error draw (a VRF of its key over task id ‖ seed)
   t.selectionSeed = seed
-  t.forcedError = forcedErrorStep(seed, t.steps, p.forcedErrorPpm)
   putTask(ctx, id, t)
   adjustActive(ctx, solver, 1)
   ctx.emit(P, 'SolverSelected', { taskId: id, solver, deadline: t.deadline })
@@ -275,8 +283,10 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(a.disputedStep < t.stepCount, P, 'InvalidStep')
   ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
-  if (a.kind === 'SolverProof') ctx.ensure(a.defender === t.solver, P, 'InvalidDefender')
-  else ctx.ensure(t.verdicts.some(v => v.verifier === a.defender && !v.void), P, 'InvalidDefender')
+  // a verdict is wrong iff the proof is wrong at a step it checked, which a SolverProof
+  // game decides; accepting verifiers are slashed by its ruling (docs/disputes.md)
+  ctx.ensure(a.kind === 'SolverProof', P, 'DisputeTheProof')
+  ctx.ensure(a.defender === t.solver, P, 'InvalidDefender')
   ctx.ensure(a.defender !== who, P, 'InvalidDefender')
   const p = params(ctx)
   reserve(ctx, who, p.disputeBond)
@@ -413,17 +423,17 @@ function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyNa
   let slashed = 0n
   let forced = false
   if (winnerParty === 'Challenger') {
+    // the challenger has won whatever the solver does next: its bond comes back now
     unreserve(ctx, d.challenger, d.bond)
-    forced = d.kind === 'SolverProof' && t.forcedError === d.disputedStep && how === 'Adjudicated'
-    if (forced) {
-      // Truebit: a found forced error pays the jackpot; the solver is not slashed
-      const paid = payFromTreasury(ctx, d.challenger, p.jackpot)
-      ctx.emit(P, 'JackpotPaid', { who: d.challenger, amount: paid })
+    if (how === 'Adjudicated') {
+      // Truebit: only the solver knows whether this step was its forced error; it has
+      // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
+      // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
+      forced = t.revealedForcedError === d.disputedStep
+      t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
     } else {
-      const n = getNode(ctx, d.defender)
-      slashed = slashStake(ctx, d.defender, d.challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
-      if (d.kind === 'SolverProof') t.solverFailed = true
-      else t.verdicts = t.verdicts.map(v => v.verifier === d.defender ? { ...v, void: true } : v)
+      // a solver that let its clock run out has no forced-error excuse
+      slashed = penalizeSolver(ctx, d.taskId, t, d.challenger, d.disputedStep)
     }
   } else {
     // the challenger loses its bond: a share to the defender, the rest to the treasury
@@ -442,6 +452,83 @@ function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyNa
   ctx.emit(P, 'DisputeResolved', { disputeId: id, winner, loser, how, slashed, forcedError: forced })
 }
 
+/**
+ * The proof is wrong at `step` and the solver has no forced-error excuse: its
+ * stake is slashed (a share to the challenger), the task fails, and every
+ * verifier that accepted the proof after checking that very step is slashed
+ * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
+ * was wrong exactly when the solver's transition at a step it checked is.
+ */
+function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
+  const p = params(ctx)
+  const solver = t.solver
+  const n = solver === null ? undefined : getNode(ctx, solver)
+  const slashed = solver === null ? 0n : slashStake(ctx, solver, challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
+  t.solverFailed = true
+  for (const v of t.verdicts) {
+    if (!v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(step)) continue
+    const vn = getNode(ctx, v.verifier)
+    const taken = slashStake(ctx, v.verifier, challenger, ppmOf(vn?.stake ?? 0n, VERIFIER_SLASH_PPM))
+    v.void = true
+    ctx.emit(P, 'VerdictSlashed', { taskId, verifier: v.verifier, step, slashed: taken })
+  }
+  return slashed
+}
+
+/** schnorrkel VRF verification: the wasm verifier when loaded (~1 ms), the JS one otherwise (~35 ms). */
+function vrfVerify (message: Uint8Array, outputAndProof: Uint8Array, publicKey: Uint8Array, context: Uint8Array): boolean {
+  try {
+    return wasmReady() ? wasmVrfVerify(publicKey, context, message, new Uint8Array(), outputAndProof) : sr25519VrfVerify(message, outputAndProof, publicKey, context)
+  } catch { return false }
+}
+
+/**
+ * The solver proves that a step ruled against it was its Truebit forced error
+ * (protocols/dispute/forced-error.ts): the VRF must be the solver's over this
+ * task's transcript and its draw must name a step with a ruling still
+ * awaiting a reveal. Those rulings then cost the solver nothing; the jackpot
+ * is paid once, at settlement.
+ */
+export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string }): void {
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(t.revealedForcedError === null, P, 'AlreadyRevealed')
+  const r = checkForcedErrorReveal({
+    publicKey: hexToU8a(who),
+    taskId: a.taskId,
+    selectionSeed: hexToU8a(t.selectionSeed),
+    steps: t.steps,
+    ppm: params(ctx).forcedErrorPpm,
+    output: hexToU8a(a.vrfOutput),
+    proof: hexToU8a(a.vrfProof)
+  }, vrfVerify)
+  if (!r.ok) ctx.fail(P, r.reason)
+  if (r.step === null) ctx.fail(P, 'NoForcedError')
+  const step = r.step
+  const at = t.rulings.filter(x => x.step === step)
+  ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
+  const waiting = at.filter(x => x.outcome === 'AwaitingReveal')
+  ctx.ensure(waiting.length > 0, P, 'RevealTooLate')
+  for (const x of waiting) x.outcome = 'ForcedError'
+  t.revealedForcedError = step
+  putTask(ctx, a.taskId, t)
+  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step })
+}
+
+/** Rulings whose reveal deadline passed without a reveal: the solver is penalized for each. */
+function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
+  let changed = false
+  for (const r of t.rulings) {
+    if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
+    r.outcome = 'SolverPenalized'
+    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step)
+    ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
+    changed = true
+  }
+  return changed
+}
+
 // ---- block hooks ----
 function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const success = !t.solverFailed
@@ -451,9 +538,18 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
     repatriateReserved(ctx, t.submitter, t.solver, t.solverReward)
     solverPaid = t.solverReward
   }
-  // verifiers are paid for a verdict that stood: accept on success, reject on failure
+  // one jackpot per forced error, to the first-opened dispute adjudicated at that step
+  // (opening order is the challengers' own doing; adjudication order is the solver's pace)
+  const jackpotRuling = t.rulings.filter(r => r.outcome === 'ForcedError').sort((a, b) => a.disputeId < b.disputeId ? -1 : 1)[0]
+  if (jackpotRuling !== undefined) {
+    const paid = payFromTreasury(ctx, jackpotRuling.challenger, params(ctx).jackpot)
+    ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: jackpotRuling.disputeId, who: jackpotRuling.challenger, amount: paid })
+  }
+  // verifiers are paid for a verdict that stood: accept iff the proof held (a revealed
+  // forced error is a wrong step too, so rejecting it was right)
+  const proofHeld = success && t.revealedForcedError === null
   for (const v of t.verdicts) {
-    if (!v.void && v.accept === success) {
+    if (!v.void && v.accept === proofHeld) {
       repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
       verifiersPaid += t.verifierReward
     }
@@ -486,8 +582,9 @@ export function onInitialize (ctx: Context): void {
       t.phase = 'Unassigned'
       ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
       trySelect(ctx, id, t, true)
-    } else if (t.phase === 'Verifying' && ctx.now > t.challengeEnd && t.openDisputes === 0) {
-      settle(ctx, id, t)
+    } else if (t.phase === 'Verifying') {
+      if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
+      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal')) settle(ctx, id, t)
     }
     const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
     if (after !== undefined && after.phase !== 'Settled' && after.phase !== 'Failed') still.push(id)

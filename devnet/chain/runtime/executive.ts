@@ -107,6 +107,7 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.record_move': (ctx, who, a) => arb.recordMove(ctx, who, a as never),
   'Arbitration.claim_timeout': (ctx, who, a) => arb.claimTimeout(ctx, who, a as never),
   'Arbitration.adjudicate': (ctx, who, a) => arb.adjudicate(ctx, who, a as never),
+  'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS
 }
 

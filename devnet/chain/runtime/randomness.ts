@@ -1,8 +1,9 @@
 import { hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a } from '@polkadot/util-crypto'
 
-// Chain randomness, pure and public so any peer can recompute it: the solver
-// learns its forced-error step, verifiers derive their sampled steps.
+// Chain randomness, pure and public so any peer can recompute it: solver
+// selection (whose seed also fixes the solver's private forced-error draw,
+// protocols/dispute/forced-error.ts), verifiers' sampled steps.
 
 function u64le (n: bigint | number): Uint8Array {
   const b = new Uint8Array(8)
@@ -33,19 +34,6 @@ export function pickWeighted (seed: string, candidates: Array<{ account: string,
     r -= x.stake
   }
   return c[c.length - 1].account
-}
-
-/**
- * Truebit forced error: with probability ppm/1e6 the solver must corrupt one
- * step (the returned index, in [0, steps)) and is not slashed when caught.
- * `seed` is the selection seed of the attempt that picked the solver.
- */
-export function forcedErrorStep (seed: string, steps: number, ppm: number): number | null {
-  if (steps <= 0 || ppm <= 0) return null
-  const h = blake2AsU8a(u8aConcat(new TextEncoder().encode('forced'), hexToU8a(seed)))
-  const dv = new DataView(h.buffer, h.byteOffset)
-  if (dv.getUint32(0, true) % 1_000_000 >= ppm) return null
-  return dv.getUint32(4, true) % steps
 }
 
 /** ppm share of an amount, rounded down. */

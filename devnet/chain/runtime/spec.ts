@@ -23,7 +23,7 @@ export interface StorageSpec {
 export interface CallSpec { name: string, index: number, args: Fields, docs: string }
 export interface EventSpec { name: string, fields: Fields, docs: string }
 export interface ErrorSpec { name: string, docs: string }
-export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string }
+export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string, /** the value of a pallet constant (Config `Get<_>`); System/Balances take theirs from genesis */ value?: number | bigint }
 
 export interface PalletSpec {
   name: string
@@ -43,6 +43,12 @@ export const ROLE_SOLVER = 2
 export const ROLE_VERIFIER = 4
 export const ROLE_WHISTLEBLOWER = 8
 export const ROLE_ALL = 15
+
+// Arbitration pallet constants (metadata constants, like a Rust pallet's Config `Get<_>` items).
+/** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error */
+export const REVEAL_WINDOW = 30
+/** share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked */
+export const VERIFIER_SLASH_PPM = 200_000
 
 const SLICE_PROOF: Fields = [['dtype', 'TensorDType'], ['shape', 'Vec<u32>'], ['axis', 'SliceAxis'], ['index', 'u32'], ['bytes', 'Vec<u8>'], ['siblings', 'Vec<H256>'], ['other_root', 'H256']]
 
@@ -116,9 +122,19 @@ export const NAMED_TYPES: NamedTypes = {
       ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32'],
       ['phase', 'TaskPhase'], ['solver', 'Option<AccountId>'], ['deadline', 'u32'], ['excluded', 'Vec<AccountId>'],
       ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>'],
-      ['committed_at', 'u32'], ['challenge_end', 'u32'], ['selection_seed', 'H256'], ['forced_error', 'Option<u32>'], ['solver_failed', 'bool'],
+      ['committed_at', 'u32'], ['challenge_end', 'u32'], ['selection_seed', 'H256'], ['revealed_forced_error', 'Option<u32>'], ['rulings', 'Vec<ProofRuling>'], ['solver_failed', 'bool'],
       ['verdicts', 'Vec<Verdict>'], ['open_disputes', 'u32'], ['created_at', 'u32']
     ]
+  },
+  RulingOutcome: {
+    path: ['pallet_arbitration', 'types', 'RulingOutcome'],
+    variants: [{ name: 'AwaitingReveal' }, { name: 'ForcedError' }, { name: 'SolverPenalized' }],
+    docs: ['AwaitingReveal: the solver may still reveal a forced error at this step; ForcedError: it did (no slash, jackpot); SolverPenalized: it did not in time (slashed)']
+  },
+  ProofRuling: {
+    path: ['pallet_arbitration', 'types', 'ProofRuling'],
+    fields: [['dispute_id', 'u64'], ['challenger', 'AccountId'], ['step', 'u32'], ['reveal_deadline', 'u32'], ['outcome', 'RulingOutcome']],
+    docs: ['A SolverProof dispute adjudicated for its challenger: the solver\'s penalty waits for a forced-error reveal until reveal_deadline']
   },
   DisputeKind: { path: ['pallet_arbitration', 'types', 'DisputeKind'], variants: [{ name: 'SolverProof' }, { name: 'VerifierVerdict' }] },
   Party: { path: ['pallet_arbitration', 'types', 'Party'], variants: [{ name: 'Challenger' }, { name: 'Defender' }] },
@@ -244,6 +260,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
+      { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts). Valid and naming a step with a ruling awaiting reveal: no slash for those rulings, a jackpot at settlement. Only before the ruling\'s reveal_deadline.' },
       ...AVAILABILITY_CALLS
     ],
     events: [
@@ -263,7 +280,10 @@ export const PALLETS: PalletSpec[] = [
       { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['kind', 'Vec<u8>'], ['reason', 'Vec<u8>']], docs: 'The claim kind (UTF-8) and the ruling\'s reason (UTF-8).' },
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
-      { name: 'JackpotPaid', fields: [['who', 'AccountId'], ['amount', 'u128']], docs: 'A forced error was found.' },
+      { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement, once per task: the challenger of the first-opened dispute adjudicated at the revealed forced step.' },
+      { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32']], docs: 'The solver proved that `step` was its forced error: no slash for rulings at that step.' },
+      { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
+      { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
       ...AVAILABILITY_EVENTS
     ],
@@ -300,8 +320,17 @@ export const PALLETS: PalletSpec[] = [
       err('UnsupportedKernel', 'The reference semantics do not support this kernel/runtime.'),
       err('ElementsAgree', 'Both parties claim the same element value: nothing to adjudicate there.'),
       err('Overflow', 'Arithmetic overflow.'),
+      err('InvalidVrfProof', 'The forced-error VRF proof is not the solver\'s over this task\'s transcript (task id, selection seed).'),
+      err('NoForcedError', 'The revealed VRF output orders no forced error for this task.'),
+      err('NoRulingAtForcedStep', 'No SolverProof ruling at the revealed forced step awaits a reveal.'),
+      err('RevealTooLate', 'The reveal deadline of the ruling at the forced step has passed: the solver was already penalized.'),
+      err('AlreadyRevealed', 'The forced error of this task was already revealed.'),
+      err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (verifiers who accepted that step are slashed when it is ruled wrong).'),
       ...AVAILABILITY_ERRORS
     ],
-    constants: []
+    constants: [
+      { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
+      { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' }
+    ]
   }
 ]

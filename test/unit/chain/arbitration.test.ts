@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
-import { forcedErrorStep, pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
+import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
 import { Harness } from './harness.js'
 import { testReference } from './matmul-ref.js'
 
@@ -178,7 +178,8 @@ describe('Arbitration: disputes', () => {
     expect(open('Alice')).toBe('Arbitration.NotRegistered')
     expect(open(s)).toBe('Arbitration.SolverCannotVerify')
     expect(open('Dave', { defender: h.accounts.Eve })).toBe('Arbitration.InvalidDefender')
-    expect(open('Dave', { kind: 'VerifierVerdict', defender: h.accounts.Eve })).toBe('Arbitration.InvalidDefender')
+    // a verdict is disputed through the proof it judged (docs/disputes.md)
+    expect(open('Dave', { kind: 'VerifierVerdict', defender: h.accounts.Eve })).toBe('Arbitration.DisputeTheProof')
     expect(open('Dave', { disputedStep: 10 })).toBe('Arbitration.InvalidStep')
     const bond = 100n * UNIT
     const daveReserved = h.reserved('Dave')
@@ -208,6 +209,29 @@ describe('Arbitration: disputes', () => {
     expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.DisputeClosed')
     expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 5 }).error).toBe('Arbitration.DisputeNotFound')
     expect(h.advance(40)).toContain('Arbitration.TaskSettled')
+  })
+})
+
+describe('Arbitration: a silent solver', () => {
+  it('loses its dispute at its clock and is penalized at once (no forced-error reveal), with the verifiers that accepted that step', () => {
+    const s = committed({ challengeWindow: 60 })
+    // Eve accepted after checking step 3; Ferdie accepted without checking it
+    expect(register('Ferdie', 4)).toBeUndefined()
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [2, 3] }).error).toBeUndefined()
+    expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [5, 6] }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3 }).error).toBeUndefined()
+    h.advance(22)
+    const r = h.run('Dave', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.VerdictSlashed')
+    expect(r.events).not.toContain('Arbitration.SolverPenalized') // not deferred: there is nothing to reveal after a timeout
+    expect(node(s).stake).toBe(STAKE / 2n)
+    expect(node('Eve').stake).toBe(STAKE - STAKE / 5n)
+    expect(node('Ferdie').stake).toBe(STAKE)
+    expect(getTask(0).rulings).toEqual([])
+    expect(getTask(0).verdicts.find(v => v.verifier === h.accounts.Eve)?.void).toBe(true)
+    expect(h.advance(60)).toContain('Arbitration.TaskSettled')
+    expect(getTask(0).phase).toBe('Failed')
   })
 })
 

@@ -23,9 +23,9 @@ export class Harness {
     for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
   }
 
-  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number } = {}): Promise<Harness> {
+  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number } = {}): Promise<Harness> {
     await cryptoWaitReady()
-    const h = new Harness(new Runtime(await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm }), opts.reference))
+    const h = new Harness(new Runtime(await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock }), opts.reference))
     const kr = new Keyring({ type: 'sr25519' })
     for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
     return h

@@ -10,6 +10,7 @@ import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
 import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, moveHash, skeletonLeaves, verifySigned, type Claim, type Signed } from '../../../protocols/dispute/index.js'
+import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
@@ -103,31 +104,45 @@ export interface Outcome { status: DisputeInfo['status'], moves: number, claim?:
 
 export interface PlayOptions { forcedErrorPpm?: number, defenderLies?: boolean, defenderSilentAfter?: number, challengerOpensWrongPre?: boolean, disputedStep?: number }
 
-/** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
-export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
-  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm })
-  const STAKE = 10_000n * UNIT
-  const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
-  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: STAKE }).error).toBeUndefined()
-  expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: STAKE }).error).toBeUndefined()
-  const ds = run.ds
+const STAKE = 10_000n * UNIT
+const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+
+/** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number } = {}): Promise<Harness> {
+  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock })
+  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peerHex('Bob'), roles: 2, stake: STAKE }).error).toBeUndefined()
+  for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', { peerId: peerHex(v), roles: 4 | 8, stake: STAKE }).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: '0x' + toHex(sha256(run.programBytes)), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(merkleRoot(run.skeleton)),
-    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 50, solveTimeout: 20
+    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
   })
   expect(r.error).toBeUndefined()
   h.advance(1)
-  if (o.forcedErrorPpm !== undefined && o.disputedStep === undefined) o = { ...o, disputedStep: h.read<TaskInfo>('Arbitration', 'Tasks', 0)!.forcedError ?? undefined }
+  expect(taskOf(h).solver).toBe(h.accounts.Bob)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
+  return h
+}
+
+/** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
+export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+  const h = await taskOnChain(run, defender, o)
   const step = o.disputedStep ?? run.step
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
-  const bob = pair('Bob'); const dave = pair('Dave')
+  return { outcome: playDispute(h, run, defender, challenger, { ...o, disputeId: 0, challengerName: 'Dave', disputedStep: step }), h, solver: 'Bob', challengerName: 'Dave' }
+}
+
+/** Plays the already opened dispute `disputeId` (Bob defends, challengerName challenges) to its end. */
+export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+  const ds = run.ds
+  const disputeId = o.disputeId
+  const step = o.disputedStep
+  const bob = pair('Bob'); const dave = pair(o.challengerName)
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
-  const D = new DefenderGame({ disputeId: 0, step, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
+  const D = new DefenderGame({ disputeId, step, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
   const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
   const C = new ChallengerGame({
-    disputeId: 0, step, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
+    disputeId, step, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
     preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
     dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) }
@@ -137,35 +152,35 @@ export async function playOnChain (run: Run, defender: Side, challenger: Side, o
   C.operandRefs = (e, flat) => reference.elementOperands(run.program.runtime, reference.opShapeOf(e), flat)
   let moves = 0
   const record = (who: string, s: Signed): void => {
-    const res = h.run(who, 'Arbitration', 'record_move', { disputeId: 0, moveHash: '0x' + toHex(moveHash(s)) })
+    const res = h.run(who, 'Arbitration', 'record_move', { disputeId, moveHash: '0x' + toHex(moveHash(s)) })
     expect(res.error).toBeUndefined()
     moves++
   }
   const finish = (who: string, claim: Claim): Outcome => {
     const bytes = encodeClaim(claim)
     const t0 = performance.now()
-    const res = h.run(who, 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(bytes) })
+    const res = h.run(who, 'Arbitration', 'adjudicate', { disputeId, claim: u8aToHex(bytes) })
     const ms = performance.now() - t0
-    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!
+    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
     return { status: d.status, moves, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
   }
   const timeout = (): Outcome => {
     const clock = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
     h.advance(clock + 1)
-    const res = h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 })
-    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!
+    const res = h.run('Alice', 'Arbitration', 'claim_timeout', { disputeId })
+    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
     return { status: d.status, moves, claimBytes: 0, events: res.events, error: res.error, adjudicateMs: 0, how: 'timeout' }
   }
   // D moves first: its trace commitment
   let dMsg = D.commit(); record('Bob', dMsg)
   for (let round = 0; round < 200; round++) {
     const next = C.onMessage(verifySigned(dMsg, bob.publicKey, verify), dMsg)
-    if ('claim' in next) return { outcome: finish('Dave', next.claim), h, solver: 'Bob', challengerName: 'Dave' }
+    if ('claim' in next) return finish(o.challengerName, next.claim)
     if ('fail' in next) throw new Error(`challenger failed: ${next.fail}`)
-    record('Dave', next.send)
-    if (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) return { outcome: timeout(), h, solver: 'Bob', challengerName: 'Dave' }
+    record(o.challengerName, next.send)
+    if (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) return timeout()
     const ans = D.respond(verifySigned(next.send, dave.publicKey, verify), next.send)
-    if (ans.claim !== undefined) return { outcome: finish('Bob', ans.claim), h, solver: 'Bob', challengerName: 'Dave' }
+    if (ans.claim !== undefined) return finish('Bob', ans.claim)
     dMsg = ans.reply!; record('Bob', dMsg)
   }
   throw new Error('the game did not end in 200 rounds')
@@ -177,12 +192,16 @@ export const taskOf = (h: Harness): TaskInfo => h.read<TaskInfo>('Arbitration', 
 /** ⌈log2 n⌉ */
 export const clog2 = (n: number): number => n <= 1 ? 0 : Math.ceil(Math.log2(n))
 
-/** The forced-error step the harness chain assigns to a task of `steps` steps (deterministic block hashes). */
-export async function forcedStepOf (run: Run): Promise<number | null> {
-  const h = await Harness.create({ forcedErrorPpm: 1_000_000 })
-  h.run('Bob', 'Arbitration', 'register_node', { peerId: '0x' + Buffer.from('12D3KooWBob').toString('hex'), roles: 2, stake: 10_000n * UNIT })
-  h.run('Dave', 'Arbitration', 'register_node', { peerId: '0x' + Buffer.from('12D3KooWDave').toString('hex'), roles: 4, stake: 10_000n * UNIT })
-  h.run('Alice', 'Arbitration', 'submit_task', { programHash: '0x' + '01'.repeat(32), datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32), steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 50, solveTimeout: 20 })
-  h.advance(1)
-  return h.read<TaskInfo>('Arbitration', 'Tasks', 0)!.forcedError
+/** Bob's private forced-error draw for the harness chain's task 0 (deterministic block hashes and a deterministic VRF output): step, VRF output and proof. */
+export async function forcedDrawOf (run: Run, signer = 'Bob'): Promise<{ step: number | null, output: string, proof: string }> {
+  const h = await taskOnChain(run, honest(run), { forcedErrorPpm: 1_000_000 })
+  return drawOn(h, signer)
+}
+
+/** `signer`'s VRF over task 0's transcript on `h` (the draw is only Bob's when signer is Bob). */
+export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, output: string, proof: string } {
+  const t = taskOf(h)
+  const vrf = pair(signer).vrfSign(forcedErrorTranscript(0, fromHex(t.selectionSeed.slice(2))), FORCED_ERROR_VRF_CONTEXT)
+  const ppm = h.read<{ forcedErrorPpm: number }>('Arbitration', 'Params')!.forcedErrorPpm
+  return { step: forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm), output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
 }

@@ -1,0 +1,31 @@
+import { hexToU8a } from '@polkadot/util'
+import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../protocols/dispute/forced-error.js'
+import type { ChainClient, TaskView } from '../chain/client.js'
+
+// The solver's private Truebit draw (protocols/dispute/forced-error.ts): its
+// sr25519 VRF over task id ‖ selection seed. Only this node can compute it,
+// so the chain (and every verifier) learns the forced step only if the solver
+// reveals it, after a dispute at that step was ruled against it.
+
+export interface ForcedDraw {
+  /** on-chain step (transition i → i+1) the solver must corrupt, or null */
+  step: number | null
+  output: Uint8Array
+  proof: Uint8Array
+}
+
+const cache = new Map<string, ForcedDraw>()
+
+/** This node's draw for a task it solves; null when it is not the task's solver. */
+export async function forcedErrorDraw (chain: ChainClient, taskId: number | bigint, task: TaskView): Promise<ForcedDraw | null> {
+  if (task.solver !== chain.accountId) return null
+  const key = `${chain.accountId}:${String(taskId)}:${task.selectionSeed}`
+  const known = cache.get(key)
+  if (known != null) return known
+  const { forcedErrorPpm } = await chain.params()
+  const vrf = chain.pair.vrfSign(forcedErrorTranscript(BigInt(taskId), hexToU8a(task.selectionSeed)), FORCED_ERROR_VRF_CONTEXT)
+  const output = vrf.slice(0, 32)
+  const draw = { step: forcedErrorFromOutput(output, task.steps, forcedErrorPpm), output, proof: vrf.slice(32) }
+  cache.set(key, draw)
+  return draw
+}

@@ -1,0 +1,196 @@
+import { u8aToHex } from '@polkadot/util'
+import { sr25519VrfVerify } from '@polkadot/util-crypto'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
+import { REVEAL_WINDOW, VERIFIER_SLASH_PPM } from '../../../devnet/chain/runtime/spec.js'
+import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { newProgram } from '../../../protocols/program/index.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import type { Harness } from '../chain/harness.js'
+import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
+
+// Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
+// over task id ‖ selection seed) and revealed by the solver after a dispute at
+// that step is ruled against it; one jackpot per forced error; verifiers that
+// accepted a step ruled wrong lose stake.
+
+const STAKE = 10_000n * UNIT
+const JACKPOT = 200n * UNIT
+let ds: Dataset
+let base: Run
+/** a run whose disputed step is Bob's forced step on the harness chain, and the draw */
+let forced: { run: Run, step: number, output: string, proof: string }
+
+beforeAll(async () => {
+  await initBackend('wasm')
+  ds = syntheticDataset(7, 64, 8)
+  const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
+  base = await honestRun(p, ds, 2)
+  const d = await forcedDrawOf(base)
+  expect(d.step).not.toBeNull()
+  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
+}, 120_000)
+
+/** the solver's corrupted proof: the first BatchMatMul of the step + 1, everything after it consistent */
+const cheat = (run: Run) => tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
+const reveal = (h: Harness, who: string, output: string, proof: string): string | undefined => h.run(who, 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: output, vrfProof: proof }).error
+const open = (h: Harness, who: string, step: number): string | undefined => h.run(who, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error
+const verdict = (h: Harness, who: string, accept: boolean, checkedSteps: number[]): string | undefined => h.run(who, 'Arbitration', 'submit_verdict', { taskId: 0, accept, checkedSteps }).error
+/** advances until the task leaves Verifying; returns the on_initialize events on the way */
+function settle (h: Harness): string[] {
+  const ev: string[] = []
+  for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  expect(taskOf(h).phase).not.toBe('Verifying')
+  return ev
+}
+
+describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
+  it('is the solver\'s VRF: deterministic output, verifiable, bound to the key and to the task', () => {
+    const seed = new Uint8Array(32).fill(7)
+    const bob = pair('Bob')
+    const a = bob.vrfSign(forcedErrorTranscript(3, seed), FORCED_ERROR_VRF_CONTEXT)
+    const b = bob.vrfSign(forcedErrorTranscript(3, seed), FORCED_ERROR_VRF_CONTEXT)
+    expect(u8aToHex(a.slice(0, 32))).toBe(u8aToHex(b.slice(0, 32))) // one output per key and transcript
+    const verify = (m: Uint8Array, op: Uint8Array, pub: Uint8Array, c: Uint8Array): boolean => sr25519VrfVerify(m, op, pub, c)
+    const check = (taskId: number, pub: Uint8Array, out = a.slice(0, 32)) => checkForcedErrorReveal({ publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, output: out, proof: a.slice(32) }, verify)
+    const ok = check(3, bob.publicKey)
+    expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000) })
+    expect(check(4, bob.publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another task
+    expect(check(3, pair('Charlie').publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another key
+    const other = a.slice(0, 32); other[5] ^= 1
+    expect(check(3, bob.publicKey, other).ok).toBe(false) // another output
+    // probability and range
+    let hits = 0
+    for (let i = 0; i < 2000; i++) {
+      const out = new Uint8Array(32); new DataView(out.buffer).setUint32(0, i * 2654435761 >>> 0); out[31] = i & 0xff
+      const s = forcedErrorFromOutput(out, 7, 250_000)
+      if (s !== null) { hits++; expect(s).toBeGreaterThanOrEqual(0); expect(s).toBeLessThan(7) }
+    }
+    expect(hits).toBeGreaterThan(400)
+    expect(hits).toBeLessThan(600)
+    expect(forcedErrorFromOutput(a.slice(0, 32), 100, 0)).toBeNull()
+  })
+})
+
+describe('forced errors on chain', () => {
+  it('the task does not show the forced step; after the ruling the solver reveals its VRF: no slash, one jackpot at settlement', async () => {
+    const { run, step } = forced
+    const side = cheat(run)
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000 })
+    const t0 = taskOf(h) as unknown as Record<string, unknown>
+    expect(t0.revealedForcedError).toBeNull()
+    expect('forcedError' in t0).toBe(false)
+    expect(drawOn(h)).toEqual({ step, output: forced.output, proof: expect.any(String) })
+    // Dave rejects (and disputes), Eve accepted after checking that very step
+    expect(verdict(h, 'Dave', false, [step])).toBeUndefined()
+    expect(verdict(h, 'Eve', true, [step])).toBeUndefined()
+    // nothing to reveal before a ruling at that step
+    expect(reveal(h, 'Bob', forced.output, forced.proof)).toBe('Arbitration.NoRulingAtForcedStep')
+    expect(open(h, 'Dave', step)).toBeUndefined()
+    const o = playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step })
+    expect(o.error).toBeUndefined()
+    expect(o.status).toBe('ChallengerWon')
+    expect(o.events).not.toContain('Arbitration.Slashed')
+    expect(o.events).not.toContain('Arbitration.JackpotPaid')
+    expect(h.reserved('Dave')).toBe(STAKE) // the bond is back at once, whatever the solver does
+    expect(taskOf(h).rulings.map(r => r.outcome)).toEqual(['AwaitingReveal'])
+    // forged reveals are refused with a clear module error
+    const charlie = drawOn(h, 'Charlie')
+    expect(reveal(h, 'Bob', charlie.output, charlie.proof)).toBe('Arbitration.InvalidVrfProof')
+    const bad = forced.proof.slice(0, 10) + (forced.proof[10] === '0' ? '1' : '0') + forced.proof.slice(11)
+    expect(reveal(h, 'Bob', forced.output, bad)).toBe('Arbitration.InvalidVrfProof')
+    expect(reveal(h, 'Dave', forced.output, forced.proof)).toBe('Arbitration.NotSelectedSolver')
+    // the real one
+    const fresh = drawOn(h) // a new (randomized) proof of the same output verifies too
+    const r = h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: fresh.output, vrfProof: fresh.proof })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.ForcedErrorRevealed')
+    expect(taskOf(h).revealedForcedError).toBe(step)
+    expect(taskOf(h).rulings.map(x => x.outcome)).toEqual(['ForcedError'])
+    expect(reveal(h, 'Bob', fresh.output, fresh.proof)).toBe('Arbitration.AlreadyRevealed')
+    const [daveFree, bobFree, treasury] = [h.free('Dave'), h.free('Bob'), h.free(TREASURY)]
+    const ev = settle(h)
+    expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
+    expect(ev).not.toContain('Arbitration.SolverPenalized')
+    expect(ev).not.toContain('Arbitration.VerdictSlashed')
+    expect(taskOf(h).phase).toBe('Settled')
+    expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
+    expect(nodeOf(h, 'Eve').stake).toBe(STAKE)
+    expect(h.free('Bob') - bobFree).toBe(600n * UNIT)
+    expect(treasury - h.free(TREASURY)).toBe(JACKPOT)
+    // the jackpot, and the reward of the verdict that rejected a wrong step
+    expect(h.free('Dave') - daveFree).toBe(JACKPOT + 100n * UNIT)
+  })
+
+  it('two challengers of one forced error: one jackpot, to the first-opened dispute; the other\'s bond is refunded', async () => {
+    const { run, step } = forced
+    const side = cheat(run)
+    // clocks long enough for one game to wait while the other is played
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, disputeClock: 400, challengeWindow: 200 })
+    expect(open(h, 'Dave', step)).toBeUndefined() // dispute 0
+    expect(open(h, 'Eve', step)).toBeUndefined() // dispute 1
+    expect(h.reserved('Eve')).toBe(STAKE + 100n * UNIT)
+    // Eve's game ends first: adjudication order is the solver's pace, it does not decide the jackpot
+    expect(playDispute(h, run, side, honest(run), { disputeId: 1, challengerName: 'Eve', disputedStep: step }).status).toBe('ChallengerWon')
+    expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
+    expect(reveal(h, 'Bob', forced.output, forced.proof)).toBeUndefined()
+    const [dave, eve, treasury] = [h.free('Dave'), h.free('Eve'), h.free(TREASURY)]
+    const ev = settle(h)
+    expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
+    expect(h.free('Dave') - dave).toBe(JACKPOT)
+    expect(h.free('Eve')).toBe(eve)
+    expect(h.reserved('Eve')).toBe(STAKE)
+    expect(treasury - h.free(TREASURY)).toBe(JACKPOT)
+    expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
+  })
+
+  it('a forced error not revealed in time costs the solver like any lost dispute; a late reveal is refused', async () => {
+    const { run, step } = forced
+    const side = cheat(run)
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, challengeWindow: 200 })
+    expect(open(h, 'Dave', step)).toBeUndefined()
+    expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
+    expect(h.advance(REVEAL_WINDOW)).not.toContain('Arbitration.SolverPenalized') // the deadline block still allows a reveal
+    const ev = h.advance(1)
+    expect(ev).toContain('Arbitration.SolverPenalized')
+    expect(nodeOf(h, 'Bob').stake).toBe(STAKE / 2n)
+    expect(reveal(h, 'Bob', forced.output, forced.proof)).toBe('Arbitration.RevealTooLate')
+    expect(settle(h)).not.toContain('Arbitration.JackpotPaid')
+    expect(taskOf(h).phase).toBe('Failed')
+  })
+})
+
+describe('wrong verdicts cost', () => {
+  it('a proof ruled wrong (no forced error): the solver is slashed after the reveal window, verifiers that accepted that step too', async () => {
+    const run = base
+    const side = cheat(run)
+    const h = await taskOnChain(run, side) // forced errors off: the solver has nothing to reveal
+    expect(verdict(h, 'Eve', true, [0, 1, run.step, 4])).toBeUndefined() // checked the bad step and accepted it
+    expect(verdict(h, 'Ferdie', true, [0, 1, 2, 3, 4].filter(s => s !== run.step))).toBeUndefined() // did not check it
+    expect(open(h, 'Dave', run.step)).toBeUndefined()
+    const o = playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: run.step })
+    expect(o.status).toBe('ChallengerWon')
+    expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
+    const mine = drawOn(h)
+    expect(mine.step).toBeNull()
+    expect(reveal(h, 'Bob', mine.output, mine.proof)).toBe('Arbitration.NoForcedError')
+    const dave = h.free('Dave')
+    const ev = h.advance(REVEAL_WINDOW + 1)
+    expect(ev).toContain('Arbitration.SolverPenalized')
+    expect(ev.filter(e => e === 'Arbitration.VerdictSlashed')).toHaveLength(1)
+    expect(nodeOf(h, 'Bob').stake).toBe(STAKE / 2n)
+    const eveSlash = STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n
+    expect(nodeOf(h, 'Eve').stake).toBe(STAKE - eveSlash)
+    expect(nodeOf(h, 'Ferdie').stake).toBe(STAKE)
+    // the challenger gets the winner's share of both slashes (winner_share_ppm = 50 %)
+    expect(h.free('Dave') - dave).toBe(STAKE / 4n + eveSlash / 2n)
+    const [eve, ferdie] = [h.free('Eve'), h.free('Ferdie')]
+    settle(h)
+    expect(taskOf(h).phase).toBe('Failed')
+    // neither accepting verdict stood: no reward
+    expect(h.free('Eve')).toBe(eve)
+    expect(h.free('Ferdie')).toBe(ferdie)
+  })
+})
