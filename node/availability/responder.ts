@@ -62,6 +62,20 @@ export class AvailabilityResponder {
     void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the availability challenge failed')).finally(() => this.inFlight.delete(id))
   }
 
+  /** Answers open challenges against this node found on chain (after a restart the events were missed). */
+  async catchUp (): Promise<void> {
+    const chain = await this.o.chain()
+    for (const taskId of await chain.openTasks()) {
+      const t = await chain.task(taskId)
+      if (t == null || t.solver !== chain.accountId || t.phase !== 'Verifying' || t.openDisputes === 0) continue
+      for (const [, id] of await chain.openAvailability(taskId)) {
+        if (this.inFlight.has(id)) continue
+        this.inFlight.add(id)
+        void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the availability challenge failed')).finally(() => this.inFlight.delete(id))
+      }
+    }
+  }
+
   async answer (id: number): Promise<void> {
     const t0 = Date.now()
     const chain = await this.o.chain()

@@ -152,6 +152,7 @@ export function installRoles (init: RolesInit) {
             }
           }
           await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
+          void availability?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with availability challenges failed'))
           // roles changed at run time are mirrored on chain
           let last = JSON.stringify(peer.roles)
           svc.actor.subscribe((snap) => {
