@@ -24,7 +24,7 @@ const dataset = existsSync(join(FASHION, 'train-images-idx3-ubyte.gz')) || exist
 
 function cli (args) {
   const t = performance.now()
-  const r = spawnSync(process.execPath, [CLI, ...args, '--log-level', 'warn'], { encoding: 'utf8', maxBuffer: 64 << 20 })
+  const r = spawnSync(process.execPath, [CLI, ...args, ...(args[0] === 'task' ? [] : ['--log-level', 'warn'])], { encoding: 'utf8', maxBuffer: 64 << 20 })
   const wall = (performance.now() - t) / 1000
   if (r.status !== 0 && r.status !== 2) throw new Error(`proofswarm ${args.join(' ')} failed (${r.status}):\n${r.stderr.slice(-3000)}`)
   const line = r.stdout.trim().split('\n').filter(l => l.startsWith('{')).pop()
