@@ -272,6 +272,8 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
+  // the verifier's stake answers for its verdict until settlement: it cannot unregister before
+  adjustActive(ctx, who, 1)
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
 }
 
@@ -557,6 +559,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const refunded = t.escrow - solverPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
   adjustActive(ctx, t.solver, -1)
+  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })

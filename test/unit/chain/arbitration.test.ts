@@ -230,7 +230,11 @@ describe('Arbitration: a silent solver', () => {
     expect(node('Ferdie').stake).toBe(STAKE)
     expect(getTask(0).rulings).toEqual([])
     expect(getTask(0).verdicts.find(v => v.verifier === h.accounts.Eve)?.void).toBe(true)
+    // a verifier's stake answers for its verdict until settlement
+    expect(h.run('Ferdie', 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
     expect(h.advance(60)).toContain('Arbitration.TaskSettled')
+    expect(node('Ferdie').activeTasks).toBe(0)
+    expect(h.run('Ferdie', 'Arbitration', 'unregister').error).toBeUndefined()
     expect(getTask(0).phase).toBe('Failed')
   })
 })
