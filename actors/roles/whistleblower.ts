@@ -12,7 +12,15 @@ export const whistleblowerMachine = setup({
   types: {} as { context: WbContext, events: DomainEvent | { type: 'drain' }, input: unknown },
   actors: {
     recheck: fromPromise<VerifyResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.recheckVerdict(input.ctx.target!.taskId, input.ctx.target!.verifier)),
-    challenge: fromPromise<DisputeResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.challenge(input.ctx.target!.taskId, 'verifier', input.ctx.check?.firstBadStep))
+    challenge: fromPromise<DisputeResult, { ctx: WbContext }>(async ({ input }) => {
+      const { ports, target, check } = input.ctx
+      // a checkpoint it could not get or that is not the committed state: a data-availability challenge
+      if (check?.unavailable != null) {
+        if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
+        return await ports.challengeAvailability(target!.taskId, check.unavailable.step)
+      }
+      return await ports.challenge(target!.taskId, 'verifier', check?.firstBadStep)
+    })
   },
   guards: {
     hasPending: ({ context }) => context.pending.length > 0,

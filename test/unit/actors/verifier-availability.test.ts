@@ -48,4 +48,13 @@ describe('verifier: unavailable checkpoints', () => {
     expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('dispute failed')
     expect(child(a, 'verifier').getSnapshot().context.error).toMatch(/cannot open data-availability challenges/)
   })
+
+  it('a whistleblower that cannot get a checkpoint behind an accepting verdict challenges its availability', async () => {
+    const p = ports(async () => ({ accept: true, checkedSteps: [] }))
+    p.recheckVerdict = async () => ({ accept: false, checkedSteps: [], unavailable: { step: 10, reason: 'not obtainable' } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
+    a.send({ type: 'chain.verdict', taskId: 6, verifier: 'v', accept: true, byMe: false })
+    await waitFor(child(a, 'whistleblower'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(p.calls).toEqual(['availability 6 10'])
+  })
 })
