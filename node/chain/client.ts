@@ -9,7 +9,6 @@ import { toPlain, type Plain } from './plain.js'
 import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
 
 export * from './types.js'
-export { claimToScale, canonicalJson, type ClaimInput } from './claim.js'
 
 // The node's typed chain client. It speaks only to the Arbitration pallet
 // interface through an unmodified ApiPromise, so it works the same against
