@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 // Binary Merkle tree over leaf hashes, padded to a power of two with the zero
 // hash, so a proof is just the sibling list and the index fixes the direction.
@@ -9,10 +9,19 @@ export const ZERO_HASH = new Uint8Array(HASH_BYTES)
 const LEAF_PREFIX = Uint8Array.of(0)
 const NODE_PREFIX = Uint8Array.of(1)
 
+// one reused buffer to concatenate the parts: a one-shot crypto.hash over it
+// costs about half of createHash().update()…digest() (per-call overhead
+// dominates for the many small inputs of a Merkle tree)
+let scratch = new Uint8Array(1 << 12)
+
 export function sha256 (...parts: Uint8Array[]): Uint8Array {
-  const h = createHash('sha256')
-  for (const p of parts) h.update(p)
-  return new Uint8Array(h.digest())
+  if (parts.length === 1) return new Uint8Array(hash('sha256', parts[0], 'buffer'))
+  let n = 0
+  for (const p of parts) n += p.length
+  if (scratch.length < n) scratch = new Uint8Array(Math.max(n, scratch.length * 2))
+  let o = 0
+  for (const p of parts) { scratch.set(p, o); o += p.length }
+  return new Uint8Array(hash('sha256', scratch.subarray(0, n), 'buffer'))
 }
 
 export function leafHash (bytes: Uint8Array): Uint8Array {

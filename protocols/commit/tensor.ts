@@ -84,6 +84,13 @@ function rowLeaves (bytes: Uint8Array, rows: number, cols: number, eb: number): 
 
 function columnBytes (bytes: Uint8Array, rows: number, cols: number, eb: number, c: number): Uint8Array {
   const out = new Uint8Array(rows * eb)
+  if (eb === 4 && bytes.byteOffset % 4 === 0) {
+    // 32-bit gather: a byte copy per element is several times slower
+    const src = new Uint32Array(bytes.buffer, bytes.byteOffset, rows * cols)
+    const dst = new Uint32Array(out.buffer)
+    for (let r = 0, k = c; r < rows; r++, k += cols) dst[r] = src[k]
+    return out
+  }
   for (let r = 0; r < rows; r++) {
     const src = (r * cols + c) * eb
     for (let k = 0; k < eb; k++) out[r * eb + k] = bytes[src + k]
