@@ -131,7 +131,7 @@ export class Peer {
         const mesh = (host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).length
         if (mesh >= MESH_D_LO) peer.milestones.meshMs[topic] = sinceStart()
       })
-      const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 4 })
+      const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8 })
       peer.onStop(stopKeeper)
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)

@@ -6,50 +6,102 @@ import type { Host } from './host.js'
 // the bootstrap peer and a handful of others, and its gossip mesh stays thin.
 // The keeper dials known but unconnected peers until `target` connections
 // are open (Lodestar's peer manager does the same for its mesh).
+//
+// It acts on events, not only on its timer: the first identified connection
+// (the bootstrap peer) starts a DHT lookup of our own id at once, and peers
+// that lookup discovers are dialled within a few milliseconds. Waiting for
+// the next 1 s tick cost a joining peer 0.5–1 s before its mesh could form.
+// While idle it stays cheap: the peer store (every record decoded) is only
+// scanned when something changed, and a lookup that finds nobody new is
+// repeated less and less often (a small swarm stays below target forever).
 
 export interface PeerKeeperOptions {
   target: number
+  /** fallback timer; rounds also run on discovery and identify events */
   intervalMs: number
   /** at most this many dials per round */
   dialsPerRound: number
+  /** DHT lookups of our own id: first gap, doubled after each that finds no new peer, up to the max */
+  lookupMinIntervalMs?: number
+  lookupMaxIntervalMs?: number
 }
 
 export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOptions): () => void {
-  let running = false
+  const lookupMin = opts.lookupMinIntervalMs ?? 10_000
+  const lookupMax = opts.lookupMaxIntervalMs ?? 300_000
+  let lookupGap = 0 // the first lookup runs as soon as a peer is connected
   let lastLookup = 0
-  const tick = async (): Promise<void> => {
-    if (running) return
+  let lookingUp = false
+  let discovered = 0 // peers discovered since the last lookup started
+  let running = false
+  let again = false
+  // the peer store may hold peers we have not tried: set by discovery and
+  // lost connections, and every 10th timer round (retries of failed dials)
+  let dirty = true
+  let ticks = 0
+  let stopped = false
+  let soon: NodeJS.Timeout | undefined
+
+  const lookup = (): void => {
+    lookingUp = true
+    lastLookup = Date.now()
+    discovered = 0
+    void (async () => {
+      // walks the swarm; the peers found land in the peer store (peer:discovery)
+      for await (const _ of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) { /* */ }
+    })().catch(() => { /* timeout or no peers: try again later */ }).finally(() => {
+      lookingUp = false
+      lookupGap = discovered > 0 ? lookupMin : Math.min(Math.max(lookupGap * 2, lookupMin), lookupMax)
+    })
+  }
+
+  const round = async (): Promise<void> => {
+    if (running) { again = true; return }
     running = true
     try {
-      const connected = new Set(host.getPeers().map(p => p.toString()))
-      if (connected.size >= opts.target) return
-      const self = host.peerId.toString()
-      // a DHT lookup of our own id walks the swarm and fills the peer store
-      // (bounded: at most one every 10 s, 5 s each; not awaited, so known
-      // peers are dialled at once); the routing-table refresh at join can
-      // miss peers when the machine is busy
-      if (connected.size > 0 && Date.now() - lastLookup > 10_000) {
-        lastLookup = Date.now()
-        void (async () => {
-          for await (const _ of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) { /* peers land in the peer store */ }
-        })().catch(() => { /* timeout or no peers: try again later */ })
-      }
-      const candidates = (await host.peerStore.all())
-        .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
-        .slice(0, Math.min(opts.dialsPerRound, opts.target - connected.size))
-      await Promise.allSettled(candidates.map(async p => {
-        await host.dial(p.id, { signal: AbortSignal.timeout(5000) })
-      }))
+      do {
+        again = false
+        const connected = new Set(host.getPeers().map(p => p.toString()))
+        if (connected.size >= opts.target || stopped) return
+        if (connected.size > 0 && !lookingUp && Date.now() - lastLookup >= lookupGap) lookup()
+        if (!dirty) return
+        dirty = false
+        const self = host.peerId.toString()
+        const candidates = (await host.peerStore.all())
+          .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
+          .slice(0, Math.min(opts.dialsPerRound, opts.target - connected.size))
+        await Promise.allSettled(candidates.map(async p => {
+          await host.dial(p.id, { signal: AbortSignal.timeout(5000) })
+        }))
+      } while (again && !stopped)
     } catch (err) {
       log.debug({ err }, 'peer keeper round failed')
     } finally {
       running = false
     }
   }
-  const timer = setInterval(() => { void tick() }, opts.intervalMs)
+  // coalesce bursts (a lookup discovers many peers within milliseconds)
+  const schedule = (): void => {
+    if (soon != null || stopped) return
+    soon = setTimeout(() => { soon = undefined; void round() }, 20)
+    soon.unref()
+  }
+  const onDiscovery = (): void => { discovered++; dirty = true; schedule() }
+  const onClose = (): void => { dirty = true; schedule() }
+  host.addEventListener('peer:discovery', onDiscovery)
+  host.addEventListener('peer:identify', schedule)
+  host.addEventListener('peer:disconnect', onClose)
+  const timer = setInterval(() => {
+    if (++ticks % 10 === 0) dirty = true
+    void round()
+  }, opts.intervalMs)
   timer.unref()
-  // one round soon after start, when identify/DHT have filled the peer store
-  const first = setTimeout(() => { void tick() }, Math.min(500, opts.intervalMs))
-  first.unref()
-  return () => { clearInterval(timer); clearTimeout(first) }
+  return () => {
+    stopped = true
+    clearInterval(timer)
+    clearTimeout(soon)
+    host.removeEventListener('peer:discovery', onDiscovery)
+    host.removeEventListener('peer:identify', schedule)
+    host.removeEventListener('peer:disconnect', onClose)
+  }
 }
