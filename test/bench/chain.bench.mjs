@@ -304,15 +304,22 @@ async function adjudicationBench () {
   block([[dave, 'Arbitration', 'open_dispute', { taskId: 0, defender: u8aToHex(bob.publicKey), kind: 'SolverProof', disputedStep: step }]])
   const adjCall = call('Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(bytes) })
   const dave32 = u8aToHex(dave.publicKey)
+  // each run applies the call to the same pre-state in a fresh block; only the call is timed
+  let spent = 0
   const once = () => {
     const b = rt.initializeBlock(reader, { number: number + 1, parentHash: '0x' + '77'.repeat(32) })
     const mark = b.ctx.events.length
+    const t = performance.now()
     const err = b.applyCall(dave32, adjCall)
+    spent += performance.now() - t
     return { err, events: b.ctx.events.slice(mark).map(e => Object.keys(Object.values(e.event)[0])[0]) }
   }
   const res = once()
   if (res.err !== undefined || !res.events.includes('Adjudicated')) throw new Error(`adjudicate failed: ${JSON.stringify(res)}`)
-  const extrinsicMs = timeIt(100, once)
+  for (let i = 0; i < 20; i++) once()
+  spent = 0
+  for (let i = 0; i < 100; i++) once()
+  const extrinsicMs = spent / 100
   return { kernel: op.kernel, K, judgeMs, judgeWasmMs, elementOnlyMs, extrinsicMs, claimBytes: bytes.length, wholeOpMs, wholeOpInputBytes: (M * K + K * N + M * N) * 4, ruling: ruling.reason }
 }
 
@@ -357,7 +364,7 @@ defender's output row and the two operand slices with Merkle proofs (${adj.claim
 
 | measure | result | goal |
 |---|---|---|
-| \`judgeClaim\` (decode, defender signature, 4 Merkle proofs, program hash, one element by protocols/reference, ruling) | ${f2(adj.judgeMs)} ms (with the wasm sr25519 verifier: ${f2(adj.judgeWasmMs)} ms) | < 5 ms |
+| \`judgeClaim\` (CBOR decode, the defender's sr25519 signature, 4 Merkle proofs, program hash, one element by protocols/reference, ruling) | **${f2(adj.judgeWasmMs)} ms** (with util-crypto's pure-JS sr25519, as before this round: ${f2(adj.judgeMs)} ms) | < 5 ms |
 | the \`Arbitration.adjudicate\` extrinsic on the runtime (SCALE decode of the call, judgeClaim, slashing, events) | ${f2(adj.extrinsicMs)} ms | |
 | of which the element itself (one K = 784 dot product by protocols/reference) | ${f2(adj.elementOnlyMs)} ms | |
 | whole op instead (commit A, B, C + recompute all 8192 elements), ${(adj.wholeOpInputBytes / 1024).toFixed(0)} KiB of operands | ${f0(adj.wholeOpMs)} ms | |
@@ -371,8 +378,8 @@ Now transfers are parsed by hand (decoded once; the plain call is reused in appl
 in runs (gaps wait in the future queue), AccountInfo/event fields have byte-exact hand codecs (tested against
 the registry), storage keys are memoised, and sr25519 runs in a worker-thread pool (one per core) with admission
 kept in arrival order. With verification inline, sr25519 is ~55 % of the chain's CPU; with workers the main thread
-idles ~40 % and the workers are the limit on 2 shared cores. The runtime's adjudication verifies the defender's
-signature with util-crypto's pure-JS sr25519 (~4 ms); the wasm verifier the pool uses would save most of that.
+idles ~40 % and the workers are the limit on 2 shared cores. Adjudication now verifies the defender's signature
+with the same wasm sr25519 as the pool (util-crypto's pure-JS one cost ~4 ms of each adjudicate).
 `
 }
 process.exit(0)

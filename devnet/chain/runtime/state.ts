@@ -42,6 +42,8 @@ export class Overlay implements StateReader {
 const KEY_CACHE = new WeakMap<RuntimeTypes, Map<string, string>>()
 const KEY_CACHE_MAX = 100_000
 
+const DECODED = new WeakMap<Uint8Array, { type: string, value: Plain }>()
+
 function isAccountInfo (pallet: string, item: string): boolean { return pallet === 'System' && item === 'Account' }
 
 /** Typed access to the storage items declared in the spec. */
@@ -85,7 +87,13 @@ export class Storage {
       const fast = decodeAccountInfo(raw)
       if (fast !== undefined) return fast as T
     }
-    return toPlain(this.types.registry.createType(info.valueType, raw)) as T
+    // stored values are never mutated in place (every write stores new bytes), so
+    // a decoded value can be remembered per bytes object; callers get a copy
+    const memo = DECODED.get(raw)
+    if (memo !== undefined && memo.type === info.valueType) return structuredClone(memo.value) as T
+    const value = toPlain(this.types.registry.createType(info.valueType, raw))
+    DECODED.set(raw, { type: info.valueType, value })
+    return structuredClone(value) as T
   }
 
   /** Like get but the item must exist (Default items always do). */
