@@ -336,7 +336,7 @@ export class Runtime {
       sender,
       nonce: ext.nonce.toNumber(),
       bytes,
-      call: this.plainCall(ext.method as unknown as CallCodec),
+      call: this.plainCallChecked(ext.method as unknown as CallCodec),
       signature: { kind: multi.type as SignatureKind, signature: multi.value.toU8a(true), message: msg.length > 256 ? blake2AsU8a(msg) : msg, publicKey: hexToU8a(sender) },
       death
     }
@@ -420,6 +420,10 @@ export class Runtime {
 
   private readonly palletIndex = new Map<string, number>()
   private readonly callNames = new Map<number, { pallet: string, name: string, args: string[] }>()
+
+  private plainCallChecked (call: CallCodec): PlainCall {
+    try { return this.plainCall(call) } catch (e) { throw new TxInvalid(1001, 'Extrinsic has invalid format', `call: ${(e as Error).message}`) }
+  }
 
   /** The call as pallet/name and plain camelCase arguments. */
   plainCall (call: CallCodec): PlainCall {

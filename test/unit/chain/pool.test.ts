@@ -106,4 +106,27 @@ describe('dev chain pool with asynchronous verification', () => {
     await expect(c.submit(Uint8Array.of(1, 2, 3))).rejects.toMatchObject({ code: 1001 })
     expect(c.produce()?.extrinsics).toHaveLength(0)
   })
+
+  it('refuses mangled transactions with a transaction error and keeps producing blocks', async () => {
+    const c = await newChain()
+    const good = transfer(c, 'Charlie', 0)
+    let seed = 12345
+    const rnd = (n: number): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed % n }
+    const mangled: Uint8Array[] = []
+    for (let i = 0; i < 150; i++) {
+      const b = good.slice()
+      const kind = i % 3
+      if (kind === 0) b[rnd(b.length)] ^= 1 << rnd(8)
+      if (kind === 1) mangled.push(b.subarray(0, rnd(b.length)))
+      else if (kind === 2) mangled.push(Uint8Array.from([...b, ...Array.from({ length: 1 + rnd(40) }, () => rnd(256))]))
+      else mangled.push(b)
+    }
+    const settled = await Promise.allSettled(mangled.map(async b => await c.submit(b)))
+    for (const s of settled) {
+      if (s.status === 'rejected') expect([1001, 1010, 1014]).toContain((s.reason as { code?: number }).code)
+    }
+    await c.submit(good).catch(() => {})
+    expect(c.produce()?.extrinsics.length).toBeLessThanOrEqual(1)
+    expect(c.nextNonce(pub('Charlie'))).toBe(1)
+  })
 })
