@@ -8,7 +8,7 @@
 // (all threads) is reported too, as it depends less on the load. Results go
 // to the "Training" section of docs/benchmarks.md (report.mjs writeSection).
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +16,17 @@ import { machine, writeSection } from './report.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const dist = p => join(root, 'dist', p)
+
+// CPU time of the calling thread (Linux /proc, clock ticks of 10 ms): the
+// training thread's own cost, which is the wall-clock overhead when the
+// hashing thread has a core to itself
+function threadCpuMs () {
+  try {
+    const f = readFileSync('/proc/thread-self/stat', 'utf8')
+    const v = f.slice(f.lastIndexOf(')') + 2).split(' ')
+    return (Number(v[11]) + Number(v[12])) * 10
+  } catch { return NaN }
+}
 
 async function child (cfg) {
   await import(dist('node/polyfill.js'))
@@ -43,9 +54,10 @@ async function child (cfg) {
   const out = mkdtempSync(join(tmpdir(), 'ps-bench-'))
   try {
     const c0 = process.cpuUsage()
+    const m0 = threadCpuMs()
     const r = await trainTask({ program, outDir: out, dataset: ds, backend: cfg.backend, verifiable: cfg.mode !== 'plain', hashWorker: cfg.mode !== 'inline', evaluate: false })
     const cpu = process.cpuUsage(c0)
-    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, mainCpuMsPerStep: (threadCpuMs() - m0) / cfg.steps, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
   } finally { rmSync(out, { recursive: true, force: true }) }
 }
 
@@ -86,7 +98,7 @@ for (const p of pairs) {
     const got = {}
     for (const m of order) got[m] = run({ ...base, mode: m === 'plain' ? 'plain' : (p.verifiableMode ?? 'verifiable') })
     plain.push(got.plain); ver.push(got.v)
-    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${Math.round(got.v.samplesPerSec)} (CPU ${got.v.cpuMsPerStep.toFixed(1)}, ${Math.round(got.v.maxRssMiB)} MiB)  load ${loadavg()[0].toFixed(1)}`)
+    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, training thread ${got.plain.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${Math.round(got.v.samplesPerSec)} (CPU ${got.v.cpuMsPerStep.toFixed(1)}, training thread ${got.v.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.v.maxRssMiB)} MiB)  load ${loadavg()[0].toFixed(1)}`)
   }
   const wall = plain.map((x, i) => ver[i].seconds / x.seconds)
   const cpu = plain.map((x, i) => ver[i].cpuMsPerStep / x.cpuMsPerStep)
@@ -95,33 +107,37 @@ for (const p of pairs) {
     plainSps: median(plain.map(x => x.samplesPerSec)), verSps: median(ver.map(x => x.samplesPerSec)),
     wallRatio: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
     plainCpu: median(plain.map(x => x.cpuMsPerStep)), verCpu: median(ver.map(x => x.cpuMsPerStep)), cpuRatio: median(cpu),
+    plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)),
     plainRss: Math.max(...plain.map(x => x.maxRssMiB)), verRss: Math.max(...ver.map(x => x.maxRssMiB))
   })
 }
 const trace = run({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace' })
 const loadAfter = loadavg()
-for (const r of rows) console.log(`${r.name.padEnd(30)} time ${pctOver(r.wallRatio)} (pairs ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU/step ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} ms (${pctOver(r.cpuRatio)}), peak RSS ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB`)
+for (const r of rows) console.log(`${r.name.padEnd(30)} time ${pctOver(r.wallRatio)} (pairs ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU/step ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} ms (${pctOver(r.cpuRatio)}), training thread ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} ms (${pctOver(r.mainRatio)}), peak RSS ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB`)
 console.log(`op trace: plain step ${trace.plainStepMs.toFixed(1)} ms, state root ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)}), traced step ${trace.tracedStepMs.toFixed(0)} ms (${trace.kernels} kernels)`)
 console.log(JSON.stringify({ loadBefore, loadAfter, rows, trace }))
 
 if (write) {
   const la = xs => xs.map(x => x.toFixed(1)).join(' ')
-  const table = rows.map(r => `| ${r.name} (${r.steps} steps, ${r.reps} pairs) | ${Math.round(r.plainSps)} / ${Math.round(r.verSps)} | **${pctOver(r.wallRatio)}** (${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}) | ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} (${pctOver(r.cpuRatio)}) | ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB |`).join('\n')
+  const table = rows.map(r => `| ${r.name} (${r.steps} steps, ${r.reps} pairs) | ${Math.round(r.plainSps)} / ${Math.round(r.verSps)} | **${pctOver(r.wallRatio)}** (${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}) | ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} (${pctOver(r.cpuRatio)}) | ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} (${pctOver(r.mainRatio)}) | ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB |`).join('\n')
   const b64 = rows[0]
   writeSection('Training', `
 Latest run: ${new Date().toISOString().slice(0, 10)}, \`npm run bench -- train\` (${machine()}; load average ${la(loadBefore)} before, ${la(loadAfter)} after — the 2 cores are shared with other engineers' jobs).
 Fashion-MNIST, Adam, checkpoints every 100 steps. Each run is its own process; plain and verifiable runs of the same
 configuration alternate (ABBA), and the overhead is the median over pairs of the verifiable/plain wall-time ratio
 (range in brackets). "verifiable" = state root after every step + checkpoints + proof, hashed in the worker thread
-(unless "inline"). CPU ms/step counts all threads of the process.
+(unless "inline"). CPU ms/step: all threads of the process, and the training thread alone (/proc/thread-self,
+10 ms ticks) — the latter is what verifiable training costs in wall time when the hashing thread has a core.
 
-| configuration | samples/s plain / verifiable (median) | time overhead (median, range) | CPU ms/step plain → verifiable | peak RSS plain / verifiable |
-|---|---|---|---|---|
+| configuration | samples/s plain / verifiable (median) | time overhead (median, range) | CPU ms/step, all threads | CPU ms/step, training thread | peak RSS plain / verifiable |
+|---|---|---|---|---|---|
 ${table}
 
 | measure | result | goal | result / goal |
 |---|---|---|---|
-| verifiable vs plain, wasm mlp b64 | ${pctOver(b64.wallRatio)} time (pairs ${pctOver(b64.wallMin)} … ${pctOver(b64.wallMax)}), ${pctOver(b64.cpuRatio)} CPU | ≤ +10% | ${((b64.wallRatio - 1) / 0.10).toFixed(1)} |
+| verifiable vs plain, wasm mlp b64: wall time on this loaded machine | ${pctOver(b64.wallRatio)} (pairs ${pctOver(b64.wallMin)} … ${pctOver(b64.wallMax)}) | ≤ +10% | ${((b64.wallRatio - 1) / 0.10).toFixed(1)} |
+| … training-thread CPU (= wall time when the hashing thread has a free core) | ${pctOver(b64.mainRatio)} | ≤ +10% | ${((b64.mainRatio - 1) / 0.10).toFixed(1)} |
+| … CPU of all threads (= wall time on one core) | ${pctOver(b64.cpuRatio)} | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |
 | peak RSS, mlp b64 verifiable | ${Math.round(b64.verRss)} MiB (plain ${Math.round(b64.plainRss)}) | ≤ 250 MiB | ${(b64.verRss / 250).toFixed(2)} |
 | state root of the Adam mlp state (3 × 101,770 floats + 2 scalars) | ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)} ms) vs a plain b64 step ${trace.plainStepMs.toFixed(1)} ms | | |
 | op-trace recording of one Adam step vs a plain step | ${trace.tracedStepMs.toFixed(0)} ms vs ${trace.plainStepMs.toFixed(1)} ms (${trace.kernels} kernels) | | |
