@@ -38,9 +38,9 @@ export class ChainSwarm {
   }
 
   /** `proofswarm join` with roles and a chain account; resolves once the peer reports ready. */
-  async startPeer (name: string, roles: string, account: string, extra: string[] = []): Promise<SwarmPeer> {
+  async startPeer (name: string, roles: string, account: string, extra: string[] = [], env: Record<string, string> = {}): Promise<SwarmPeer> {
     const dataDir = join(this.dir.path, name)
-    const proc = startCli(['join', '--json', '--bootstrap', this.bootAddr, '--roles', roles, '--chain', this.chain.url, '--account', account, '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0', ...extra])
+    const proc = startCli(['join', '--json', '--bootstrap', this.bootAddr, '--roles', roles, '--chain', this.chain.url, '--account', account, '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0', ...extra], env)
     await waitForOutput(proc, hasJson, 30_000, `${name} ready`)
     const p = { proc, dataDir, account, peerId: firstJson(proc.stdout()).peerId }
     this.peers.set(name, p)

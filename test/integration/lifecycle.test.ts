@@ -2,28 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
-import { ChainClient } from '../../node/chain/client.js'
-import { startChainProcess, type ChainProcess } from './chain-process.js'
-import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
+import type { ChainClient } from '../../node/chain/client.js'
+import { ChainSwarm } from '../helpers/chain-swarm.js'
+import { runCli, stopProc, waitFor } from '../helpers/procs.js'
 
 // The task lifecycle over a real swarm and the real dev chain: 5 peers
 // (separate processes) + bootstrap + chain on 127.0.0.1. A solver is killed
 // mid-task and replaced after its deadline; a peer's roles are switched
 // mid-run; a peer sends malformed gossip and is penalised; the task settles.
 
-let dir: { path: string, cleanup: () => Promise<void> }
-let chain: ChainProcess
-let boot: Proc
-let bootAddr: string
+let sw: ChainSwarm
+let dir: ChainSwarm['dir']
 let observer: ChainClient
-const peers = new Map<string, { proc: Proc, dataDir: string, account: string, peerId: string }>()
-
-async function startPeer (name: string, roles: string, account: string, env: Record<string, string> = {}): Promise<void> {
-  const dataDir = join(dir.path, name)
-  const proc = startCli(['join', '--json', '--bootstrap', bootAddr, '--roles', roles, '--chain', chain.url, '--account', account, '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0'], env)
-  await waitForOutput(proc, hasJson, 30_000, `${name} ready`)
-  peers.set(name, { proc, dataDir, account, peerId: firstJson(proc.stdout()).peerId })
-}
+let peers: ChainSwarm['peers']
 
 async function cli (name: string, ...args: string[]): Promise<any> {
   const r = await runCli([...args, '--json', '--data-dir', peers.get(name)!.dataDir], 60_000)
@@ -33,36 +24,19 @@ async function cli (name: string, ...args: string[]): Promise<any> {
 }
 
 beforeAll(async () => {
-  dir = await tempDir('proofswarm-lifecycle-')
-  chain = await startChainProcess(join(dir.path, 'chain'), ['--block-time', '400'])
-  observer = await ChainClient.connect({ url: chain.url, signer: '//Alice' })
-  boot = startCli(['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir.path, 'boot')])
-  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
-  bootAddr = firstJson(boot.stdout()).multiaddrs[0]
+  sw = await ChainSwarm.start('proofswarm-lifecycle-', ['--block-time', '400'], [])
+  ;({ dir, observer, peers } = sw)
   await Promise.all([
-    startPeer('submitter', 'submitter', '//Peer1'),
-    startPeer('solverA', 'solver', '//Peer2'),
-    startPeer('solverB', 'solver', '//Peer3'),
-    startPeer('verifier', 'verifier', '//Peer4'),
-    startPeer('switcher', 'whistleblower', '//Peer5', { PROOFSWARM_DEBUG_ROUTES: '1' })
+    sw.startPeer('submitter', 'submitter', '//Peer1'),
+    sw.startPeer('solverA', 'solver', '//Peer2'),
+    sw.startPeer('solverB', 'solver', '//Peer3'),
+    sw.startPeer('verifier', 'verifier', '//Peer4'),
+    sw.startPeer('switcher', 'whistleblower', '//Peer5', [], { PROOFSWARM_DEBUG_ROUTES: '1' })
   ])
-  // every peer registered on chain
-  await waitFor(async () => {
-    for (const p of peers.values()) {
-      if (await observer.peerOwner(p.peerId) == null) return false
-    }
-    return true
-  }, 30_000, 'on-chain registrations')
+  await sw.waitRegistered()
 }, 120_000)
 
-afterAll(async () => {
-  await Promise.all([...peers.values()].map(async p => await stopProc(p.proc)))
-  if (boot != null) await stopProc(boot)
-  await observer?.disconnect().catch(() => {})
-  await chain?.stop()
-  killAll()
-  await dir?.cleanup()
-})
+afterAll(async () => { await sw?.stop() })
 
 describe('task lifecycle on a swarm with the dev chain', () => {
   let taskId: number
