@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
+import { readCheckpoint } from '../../../node/train/store.js'
+
+// The worker thread only exists in compiled JS: the hasher from dist/ (npm test builds first).
+const { StateHasher } = await import('../../../dist/node/train/state-hasher.js' as string) as typeof import('../../../node/train/state-hasher.js')
+
+const dir = mkdtempSync(join(tmpdir(), 'ps-hasher-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function state (seed: number): TensorData[] {
+  const t = (shape: number[], k: number): TensorData => ({ shape, dtype: 'float32', values: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(seed * 7 + k * 13 + i)) })
+  return [t([30, 8], 0), t([8], 1), t([8, 3], 2), t([], 3)]
+}
+const copy = (ts: TensorData[]): TensorData[] => ts.map(t => ({ ...t, shape: [...t.shape], values: t.values.slice() }))
+
+describe('state hasher (worker thread)', () => {
+  it('gives protocols/commit roots in order with a bounded queue, recycles buffers, writes checkpoints', async () => {
+    const h = new StateHasher({ depth: 2 })
+    expect(h.mode).toBe('worker')
+    const results: Array<Promise<{ root: Uint8Array, manifestHash?: string }>> = []
+    const expected: string[] = []
+    for (let s = 0; s < 12; s++) {
+      const ts = state(s)
+      expected.push(toHex(stateRoot(ts, s)))
+      const checkpoint = s % 5 === 0 ? { runDir: dir, programHash: 'ab'.repeat(32), names: ['w', 'b', 'w2', 'c'] } : undefined
+      const { result } = await h.submit({ step: s, tensors: copy(ts), checkpoint })
+      results.push(result)
+    }
+    const got = await Promise.all(results)
+    expect(got.map(r => toHex(r.root))).toEqual(expected)
+    // checkpoints at 0, 5, 10: written by the worker, readable and consistent
+    for (const s of [0, 5, 10]) {
+      expect(got[s].manifestHash).toMatch(/^[0-9a-f]{64}$/)
+      const ck = readCheckpoint(dir, s, { manifestHash: got[s].manifestHash })
+      expect(ck.manifest.stateRoot).toBe(expected[s])
+    }
+    expect(got[3].manifestHash).toBeUndefined()
+    // buffers handed back by the worker are offered for reuse
+    const again = h.recycled()
+    expect(again?.map(b => b.length)).toEqual([240, 8, 24, 1])
+    await h.close()
+  })
+
+  it('a failing checkpoint rejects its own job with a clear error; later jobs still work', async () => {
+    const h = new StateHasher({ depth: 2 })
+    const blocker = join(dir, 'not-a-dir')
+    writeFileSync(blocker, 'x')
+    const bad = await h.submit({ step: 1, tensors: copy(state(1)), checkpoint: { runDir: blocker, programHash: 'cd'.repeat(32), names: ['w', 'b', 'w2', 'c'] } })
+    await expect(bad.result).rejects.toThrow(/state hashing failed: .*not-a-dir/)
+    const ok = await h.submit({ step: 2, tensors: copy(state(2)) })
+    expect(toHex((await ok.result).root)).toBe(toHex(stateRoot(state(2), 2)))
+    await h.close()
+    expect(existsSync(join(blocker, 'checkpoints'))).toBe(false)
+  })
+})
