@@ -16,7 +16,7 @@ export interface StartChainOptions extends DevSpecOptions {
   blockTime?: number
   instantSeal?: boolean
   reference?: ReferenceSemantics
-  /** signature-verification worker threads; default PROOFSWARM_CHAIN_VERIFY_WORKERS or one per core (max 4) */
+  /** signature-verification worker threads; default PROOFSWARM_CHAIN_VERIFY_WORKERS or cores − 1 (1..4) */
   verifyWorkers?: number
   log?: Logger
 }

@@ -16,14 +16,14 @@ import { verifySignature, type SignatureJob } from './runtime/signature.js'
 interface Pending { job: SignatureJob, resolve: (ok: boolean) => void }
 interface Slot { worker: Worker, ready: Promise<void>, inflight: number, batches: Map<number, Pending[]> }
 
-/** Number of verify workers: PROOFSWARM_CHAIN_VERIFY_WORKERS, else one per core up to 4. */
+/** Number of verify workers: PROOFSWARM_CHAIN_VERIFY_WORKERS, else one per core but one (for the main thread), 1..4. */
 export function defaultVerifyWorkers (): number {
   const env = process.env.PROOFSWARM_CHAIN_VERIFY_WORKERS
   if (env !== undefined && env !== '') {
     const n = Number(env)
     if (Number.isInteger(n) && n >= 0 && n <= 64) return n
   }
-  return Math.max(1, Math.min(4, cpus().length))
+  return Math.max(1, Math.min(4, cpus().length - 1))
 }
 
 export class VerifyPool {
