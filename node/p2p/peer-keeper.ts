@@ -8,8 +8,9 @@ import type { Host } from './host.js'
 // are open (Lodestar's peer manager does the same for its mesh).
 //
 // It acts on events, not only on its timer: the first identified connection
-// (the bootstrap peer) starts a DHT lookup of our own id at once, and peers
-// that lookup discovers are dialled within a few milliseconds. Waiting for
+// (the bootstrap peer) starts a DHT lookup of our own id at once (retried
+// every 250 ms while no peer answers: the routing table fills a moment after
+// identify), and peers that lookup discovers are dialled within ~20 ms. Waiting for
 // the next 1 s tick cost a joining peer 0.5–1 s before its mesh could form.
 // While idle it stays cheap: the peer store (every record decoded) is only
 // scanned when something changed, and a lookup that finds nobody new is
@@ -33,6 +34,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
   let lastLookup = 0
   let lookingUp = false
   let discovered = 0 // peers discovered since the last lookup started
+  let unanswered = 0 // lookups in a row that no peer answered
   let running = false
   let again = false
   // the peer store may hold peers we have not tried: set by discovery and
@@ -46,12 +48,24 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
     lookingUp = true
     lastLookup = Date.now()
     discovered = 0
+    let answered = 0
     void (async () => {
       // walks the swarm; the peers found land in the peer store (peer:discovery)
-      for await (const _ of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) { /* */ }
+      for await (const e of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) {
+        if (e.name === 'PEER_RESPONSE') answered++
+      }
     })().catch(() => { /* timeout or no peers: try again later */ }).finally(() => {
       lookingUp = false
-      lookupGap = discovered > 0 ? lookupMin : Math.min(Math.max(lookupGap * 2, lookupMin), lookupMax)
+      // nobody answered: the DHT had no peer to ask yet (identify just
+      // finished, the routing table fills a moment later), so retry soon
+      // (a few times: a peer whose connections do not speak our DHT backs off)
+      unanswered = answered === 0 ? unanswered + 1 : 0
+      if (unanswered > 0 && unanswered <= 8) {
+        lookupGap = 250
+        schedule(250)
+      } else {
+        lookupGap = discovered > 0 ? lookupMin : Math.min(Math.max(lookupGap * 2, lookupMin), lookupMax)
+      }
     })
   }
 
@@ -81,15 +95,16 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
     }
   }
   // coalesce bursts (a lookup discovers many peers within milliseconds)
-  const schedule = (): void => {
+  function schedule (delayMs = 20): void {
     if (soon != null || stopped) return
-    soon = setTimeout(() => { soon = undefined; void round() }, 20)
+    soon = setTimeout(() => { soon = undefined; void round() }, delayMs)
     soon.unref()
   }
   const onDiscovery = (): void => { discovered++; dirty = true; schedule() }
   const onClose = (): void => { dirty = true; schedule() }
   host.addEventListener('peer:discovery', onDiscovery)
-  host.addEventListener('peer:identify', schedule)
+  const onIdentify = (): void => { schedule() }
+  host.addEventListener('peer:identify', onIdentify)
   host.addEventListener('peer:disconnect', onClose)
   const timer = setInterval(() => {
     if (++ticks % 10 === 0) dirty = true
@@ -101,7 +116,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
     clearInterval(timer)
     clearTimeout(soon)
     host.removeEventListener('peer:discovery', onDiscovery)
-    host.removeEventListener('peer:identify', schedule)
+    host.removeEventListener('peer:identify', onIdentify)
     host.removeEventListener('peer:disconnect', onClose)
   }
 }
