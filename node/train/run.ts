@@ -54,7 +54,7 @@ export interface TrainResult {
   accuracy?: number
   checkpoints: CheckpointRef[]
   /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
-  hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number }
+  hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number, /** states the training thread hashed itself (worker behind) */ inlineJobs?: number }
 }
 
 const silent: BackendLog = { info: () => {}, warn: () => {} }
@@ -158,7 +158,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     if (hasher !== undefined) {
       checkpoints.push(...await Promise.all(pendingCheckpoints))
       const all = (await Promise.all(roots)).map(toHex)
-      result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs() }
+      result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs(), inlineJobs: hasher.inlineJobs }
       result.finalStateRoot = all[all.length - 1]
       if (result.completed) {
         const proof = buildProof(phash, program.runtime, all, checkpoints)

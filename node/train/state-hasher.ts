@@ -6,11 +6,11 @@ import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 
 // Computes per-step state roots (and writes checkpoints) off the training
 // thread. The training loop only copies the state out of the backend into a
-// recycled buffer and transfers it (no copy) to a worker thread; it blocks only
-// when more than `depth` states are queued, so step s+1 trains while the worker
-// hashes state s. Replies are polled synchronously (receiveMessageOnPort)
+// recycled buffer and transfers it (no copy) to a worker thread, so step s+1
+// trains while the worker hashes state s. Replies are polled synchronously (receiveMessageOnPort)
 // every step, so buffers are recycled without the loop yielding to the event
-// loop. Roots come back strictly in submission order. Without a worker
+// loop. When the worker is `depth` states behind, the training thread hashes
+// the next state itself rather than wait. Results keep submission order. Without a worker
 // (tsx/vitest run the .ts sources, or hashWorker: false), jobs run inline.
 
 export interface SubmitResult { root: Uint8Array, manifestHash?: string }
@@ -26,6 +26,8 @@ export class StateHasher {
   private readonly queue = new Map<number, Promise<SubmitResult>>()
   private readonly pool: Float32Array[][] = []
   private failure?: Error
+  /** jobs the training thread hashed itself because the worker was `depth` jobs behind */
+  inlineJobs = 0
   readonly mode: 'worker' | 'inline'
   readonly depth: number
 
@@ -53,7 +55,8 @@ export class StateHasher {
   }
 
   private handle (m: HashResult): void {
-    if (m.buffers !== undefined && this.pool.length < this.depth + 1) this.pool.push(m.buffers.map(x => new Float32Array(x)))
+    // two spare sets suffice: the loop takes one per step and the worker returns one per job
+    if (m.buffers !== undefined && this.pool.length < 2) this.pool.push(m.buffers.map(x => new Float32Array(x)))
     this.queue.delete(m.id)
     const p = this.pending.get(m.id)
     if (p === undefined) return
@@ -77,17 +80,22 @@ export class StateHasher {
   /**
    * Queues the root of `tensors` at `step` (and, with `checkpoint`, writing the
    * checkpoint); the tensors' buffers are transferred (do not reuse them).
-   * Returns at once unless more than `depth` jobs are queued.
+   * Never waits: when `depth` jobs are queued the job runs here, inline.
    */
   async submit (job: Omit<HashJob, 'id'>): Promise<{ result: Promise<SubmitResult> }> {
     if (this.failure !== undefined) throw this.failure
     if (this.worker === undefined) return { result: Promise.resolve(runHashJob({ ...job, id: 0 })) }
     this.drain()
-    while (this.queue.size >= this.depth) {
-      // backpressure: wait for the oldest queued job (ids are done in order)
-      await this.queue.values().next().value?.catch(() => {})
-      this.drain()
-      if (this.failure !== undefined) throw this.failure
+    if (this.queue.size >= this.depth) {
+      // The worker is behind: hash this state here instead of waiting. On a
+      // loaded machine (autogroup scheduling shares one CPU budget among the
+      // process's threads) a thread that waits for another gains nothing, so
+      // the training thread does the work itself and the worker helps with
+      // what CPU it gets; with a free core the queue never fills.
+      this.inlineJobs++
+      const r = runHashJob({ ...job, id: -1 })
+      if (this.pool.length < 2 && job.tensors.every(t => t.values instanceof Float32Array)) this.pool.push(job.tensors.map(t => t.values as Float32Array))
+      return { result: Promise.resolve(r) }
     }
     const id = this.nextId++
     const p = new Promise<SubmitResult>((resolve, reject) => this.pending.set(id, { resolve, reject }))
