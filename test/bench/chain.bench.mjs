@@ -340,7 +340,13 @@ function report (adj, tr) {
   const load = (l) => l.map(x => x.toFixed(1)).join(' / ')
   const head = tr.runs.find(r => r.variant === tr.variants[0].name)
   const rows = tr.runs.map(r => `| ${r.variant} | ${r.txs} | ${r.timedOut ? `≥ ${f0(r.sustainedPerSec)} (${r.included}/${r.txs} in ${LIMIT_S} s)` : `**${f0(r.sustainedPerSec)}**`} | ${f0(r.admitPerSec)} | ${r.perBlock.length <= 8 ? r.perBlock.join(', ') : `${r.perBlock.length} blocks, max ${Math.max(...r.perBlock)}`} | ${r.chainCpuS.toFixed(1)} | ${r.clientCpuS.toFixed(2)} |`)
+  const span = (rs) => rs.length === 0 ? 'n/a' : `${f0(Math.min(...rs.map(r => r.sustainedPerSec)))}–${f0(Math.max(...rs.map(r => r.sustainedPerSec)))}/s`
+  const isOld = (r) => r.variant.startsWith('old path')
+  const fresh = tr.runs.filter(r => !isOld(r))
+  const met = fresh.every(r => !r.timedOut && r.sustainedPerSec >= 500)
   return `
+**Result: sustained transfers ${span(fresh)} over ${fresh.length} runs of this chain (goal ≥ 500/s: ${met ? 'met in every run' : '**not met in every run**'})${tr.runs.some(isOld) ? `; the old path in the same run: ${span(tr.runs.filter(isOld))}` : ''}. One element adjudication (judgeClaim, K = ${adj.K}): ${f2(adj.judgeWasmMs)} ms (goal < 5 ms: ${adj.judgeWasmMs < 5 ? 'met' : '**not met**'}).**
+
 Machine: ${machine()}. Run: \`npm run bench -- chain\` (test/bench/chain.bench.mjs; \`--baseline <checkout>@<label>\`
 adds the chain of an older build to the same run). Load average (1/5/15 min) ${load(tr.load0)} before the transfer runs and
 ${load(tr.load1)} after: the 2 cores were shared with other engineers' jobs, so compare the rows of one run with each other.
