@@ -35,6 +35,14 @@ function client (dataDir) {
   }
 }
 
+// CPU time (user + system) of a process in ms: unlike wall-clock figures, it barely depends on
+// what else the shared machine runs
+function cpuMs (pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10 // utime + stime, in ticks of 10 ms
+}
+const sumCpu = (ps) => ps.reduce((a, p) => a + cpuMs(p.child.pid), 0)
+
 function rssMiB (pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Number(m[1]) / 1024 : NaN
@@ -88,6 +96,8 @@ async function runSwarm (cli) {
     // gossip latency: the publisher's send time travels in the message; receivers stamp receivedAt (same clock)
     const lat = []
     const sent = new Map()
+    const cpu0 = sumCpu(peers)
+    const gossipT0 = performance.now()
     for (let r = 0; r < ROUNDS; r++) {
       const from = peers[(r * 7) % N]
       const nonce = `t${r}`
@@ -97,6 +107,8 @@ async function runSwarm (cli) {
       await sleep(100)
     }
     await sleep(1500)
+    const cpuGossip = sumCpu(peers) - cpu0
+    const gossipSeconds = (performance.now() - gossipT0) / 1000
     let delivered = 0
     for (const p of peers) {
       const msgs = await p.api('GET', '/v1/gossip/messages?topic=announce')
@@ -106,6 +118,9 @@ async function runSwarm (cli) {
       }
     }
     await sleep(2000)
+    const cpuIdle0 = sumCpu(peers)
+    await sleep(5000)
+    const idleCpuMsPerS = (sumCpu(peers) - cpuIdle0) / 5 / N
     const rss = peers.map(p => rssMiB(p.child.pid))
     const bootRss = rssMiB(boot.child.pid)
     const res = {
@@ -118,6 +133,8 @@ async function runSwarm (cli) {
       // first MESH_MIN - 1 peers cannot have D_lo mesh peers before enough others have started
       fullMeshJoiningMs: { p50: pct(meshAt.slice(MESH_MIN - 1), 50), max: Math.max(...meshAt.slice(MESH_MIN - 1)) },
       gossipLatencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), delivered, expected: ROUNDS * (N - 1) },
+      // CPU of all peers while gossiping, less what they use idle, per message and peer
+      cpu: { gossipMsPerMsgPerPeer: (cpuGossip - idleCpuMsPerS * N * gossipSeconds) / ROUNDS / N, idleMsPerSPerPeer: idleCpuMsPerS },
       rssMiB: { mean: rss.reduce((a, b) => a + b, 0) / N, max: Math.max(...rss), bootstrap: bootRss }
     }
     if (process.env.SWARM_BENCH_DETAIL === '1') console.error(JSON.stringify({ readyAt, firstConn, meshAt, rss, lat: [...lat].sort((a, b) => a - b) }))
@@ -147,7 +164,7 @@ const row = (r) => `${f(r.readyMs.p50)} / ${f(r.readyMs.max)} ms | ${f(r.firstCo
   `${f(r.fullMeshMs.p50)} / ${f(r.fullMeshMs.max)} ms${r.fullMeshMs.missing ? ` (${r.fullMeshMs.missing} never)` : ''} | ` +
   `${f(r.fullMeshJoiningMs.p50)} / ${f(r.fullMeshJoiningMs.max)} ms | ` +
   `${f(r.gossipLatencyMs.p50)} / ${f(r.gossipLatencyMs.p95)} ms (${r.gossipLatencyMs.delivered}/${r.gossipLatencyMs.expected}) | ` +
-  `${f(r.rssMiB.mean)} / ${f(r.rssMiB.max)} MiB | ${r.load[0]} → ${r.load[1]}`
+  `${f(r.rssMiB.mean)} / ${f(r.rssMiB.max)} MiB | ${r.cpu.idleMsPerSPerPeer.toFixed(1)} ms/s | ${r.cpu.gossipMsPerMsgPerPeer.toFixed(1)} ms | ${r.load[0]} → ${r.load[1]}`
 const last = runs.current.at(-1)
 const table = (BASELINE
   ? [...runs.baseline.map((r, i) => `| baseline, run ${i + 1} | ${row(r)} |`), ...runs.current.map((r, i) => `| current, run ${i + 1} | ${row(r)} |`)]
@@ -170,9 +187,14 @@ API) → delivery at each of the ${N - 1} other peers, same clock. RSS per idle 
 
 All runs of this invocation${BASELINE ? ' (baseline = the build before the swarm tuning, run alternately with the current one)' : ''}; load = 1-min load average at the start → end of each swarm:
 
-| build | ready p50 / max | first connection p50 / max | full mesh p50 / max | … joining ≥ D_lo others p50 / max | gossip p50 / p95 (delivered) | RSS mean / max | load |
-|---|---|---|---|---|---|---|---|
+| build | ready p50 / max | first connection p50 / max | full mesh p50 / max | … joining ≥ D_lo others p50 / max | gossip p50 / p95 (delivered) | RSS mean / max | idle CPU per peer | CPU per message per peer | load |
+|---|---|---|---|---|---|---|---|---|---|
 ${table}
+
+CPU figures are CPU time (user + system) of the peer processes, so they depend little on the load: idle CPU
+over 5 s after the gossip test; CPU per message = CPU of all peers during the gossip test, less their idle CPU,
+per message and peer (receiving, verifying and forwarding it; on one machine, delivery latency is mostly
+queueing for this CPU).
 
 The first ${MESH_MIN - 1} peers cannot reach D_lo = ${MESH_MIN} mesh peers before ${MESH_MIN} other peers run: with
 ${STAGGER_MS} ms between starts, the first peer's figure includes ~${((MESH_MIN - 1) * STAGGER_MS / 1000).toFixed(0)} s of waiting for peers 2–${MESH_MIN} to start,
