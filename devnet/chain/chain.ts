@@ -20,7 +20,11 @@ export interface ChainOptions {
   /** block interval in ms; ignored with instantSeal */
   blockTime?: number
   instantSeal?: boolean
-  /** delay of the empty block that finalizes an instant-sealed block */
+  /**
+   * delay of the empty block that finalizes an instant-sealed block (default 300 ms): @polkadot/api
+   * switchMaps transaction statuses, so a `finalized` that arrives while it still fetches the
+   * `inBlock` block and events cancels the inBlock result; on a loaded machine 100 ms was too short
+   */
   finalizeDelay?: number
   maxBlockExtrinsics?: number
   maxPool?: number
@@ -332,7 +336,7 @@ export class DevChain extends EventEmitter {
       // finalize this block by sealing an empty one a little later (never in the same tick as inBlock)
       if (this.finalizeTimer !== undefined) clearTimeout(this.finalizeTimer)
       if (included.length > 0) {
-        this.finalizeTimer = setTimeout(() => { this.finalizeTimer = undefined; if (this.pool.size === 0) this.produce() }, this.opts.finalizeDelay ?? 100)
+        this.finalizeTimer = setTimeout(() => { this.finalizeTimer = undefined; if (this.pool.size === 0) this.produce() }, this.opts.finalizeDelay ?? 300)
       }
       if (this.pool.size > 0 && included.length > 0) this.scheduleSeal()
     }
