@@ -14,7 +14,8 @@ export interface HashJob {
   checkpoint?: { runDir: string, programHash: string, names: string[] }
 }
 
-export interface HashResult { id: number, root?: Uint8Array, manifestHash?: string, error?: string, buffers?: ArrayBuffer[] }
+/** `views`: the job's tensor values handed back (their buffers transferred) for reuse */
+export interface HashResult { id: number, root?: Uint8Array, manifestHash?: string, error?: string, views?: TensorData['values'][] }
 
 export function runHashJob (j: HashJob): { root: Uint8Array, manifestHash?: string } {
   const root = fastStateRoot(j.tensors, j.step)

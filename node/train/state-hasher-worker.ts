@@ -7,13 +7,14 @@ const port = (workerData as { port: MessagePort }).port
 port.on('message', (m: HashJob) => {
   // hand the buffers back: recycled by the training loop instead of piling up
   // as external memory in this small-heap worker
-  const buffers = m.tensors.map(t => t.values.buffer as ArrayBuffer)
+  const views = m.tensors.map(t => t.values)
+  const buffers = [...new Set(views.map(v => v.buffer as ArrayBuffer))]
   let reply: HashResult
   try {
     const r = runHashJob(m)
-    reply = { id: m.id, root: new Uint8Array(r.root), manifestHash: r.manifestHash, buffers }
+    reply = { id: m.id, root: new Uint8Array(r.root), manifestHash: r.manifestHash, views }
   } catch (e) {
-    reply = { id: m.id, error: (e as Error).message, buffers }
+    reply = { id: m.id, error: (e as Error).message, views }
   }
   port.postMessage(reply, buffers)
 })

@@ -56,7 +56,7 @@ export class StateHasher {
 
   private handle (m: HashResult): void {
     // two spare sets suffice: the loop takes one per step and the worker returns one per job
-    if (m.buffers !== undefined && this.pool.length < 2) this.pool.push(m.buffers.map(x => new Float32Array(x)))
+    if (m.views !== undefined && this.pool.length < 2 && m.views.every(v => v instanceof Float32Array)) this.pool.push(m.views as Float32Array[])
     this.queue.delete(m.id)
     const p = this.pending.get(m.id)
     if (p === undefined) return
@@ -101,7 +101,7 @@ export class StateHasher {
     const p = new Promise<SubmitResult>((resolve, reject) => this.pending.set(id, { resolve, reject }))
     p.catch(() => {})
     this.queue.set(id, p)
-    const transfer = job.tensors.map(t => t.values.buffer as ArrayBuffer)
+    const transfer = [...new Set(job.tensors.map(t => t.values.buffer as ArrayBuffer))]
     this.port?.postMessage({ ...job, id } satisfies HashJob, transfer)
     return { result: p }
   }

@@ -107,10 +107,16 @@ export class Trainer {
   stateCopies (reuse?: Float32Array[]): TensorData[] {
     const b = tf.backend() as unknown as { dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }, wasm?: { HEAPU8: Uint8Array } }
     const wasm = tf.getBackend() === 'wasm' && b.wasm !== undefined && b.dataIdMap !== undefined
+    // fresh buffers: one ArrayBuffer for the whole state, so handing it to the
+    // hashing thread transfers one buffer rather than one per tensor
+    const fits = reuse !== undefined && reuse.length === this.state.length && this.state.every((s, i) => reuse[i].length === s.variable.size)
+    const fresh = fits ? undefined : new ArrayBuffer(this.state.reduce((a, s) => a + s.variable.size * 4, 0))
+    let off = 0
     return this.state.map((s, i) => {
       const v = s.variable
       const n = v.size
-      const dst = reuse?.[i]?.length === n ? reuse[i] : new Float32Array(n)
+      const dst = fresh === undefined ? (reuse as Float32Array[])[i] : new Float32Array(fresh, off, n)
+      off += n * 4
       const d = wasm ? b.dataIdMap?.get(v.dataId) : undefined
       if (d !== undefined && b.wasm !== undefined && v.dtype === 'float32') dst.set(new Float32Array(b.wasm.HEAPU8.buffer, d.memoryOffset, n))
       else dst.set(v.dataSync() as Float32Array)
