@@ -277,6 +277,8 @@ async function run (o: Opts): Promise<void> {
       balances: payouts.map(p => ({ peer: p.name, change: units(p.delta) })),
       disputes: watcher.disputes
     }
+    // written before it is announced, so whoever reads the announcement finds the file
+    await writeFile(join(dir, 'summary.json'), JSON.stringify(summary, null, 2))
     if (o.json === true) say('summary', { summary })
     else {
       const lines = [
@@ -285,14 +287,13 @@ async function run (o: Opts): Promise<void> {
         `task ${taskId}: ${result.success ? 'settled successfully' : 'FAILED (the solver was found cheating)'}`,
         `test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`,
         'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
-        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: jackpot, no slash' : `slashed ${d.slashed}`}`)),
+        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (one jackpot per task, to the first-opened dispute)' : `slashed ${d.slashed}`}`)),
         'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),
         `dashboard: ${dashboard.url}`,
         '================================================'
       ]
       process.stdout.write(lines.join('\n') + '\n')
     }
-    await writeFile(join(dir, 'summary.json'), JSON.stringify(summary, null, 2))
     if (o.exitWhenSettled === true) await shutdown(result.success || watcher.disputes.length > 0 ? 0 : 1)
     say(`the devnet keeps running; Ctrl-C (or "npm run devnet -- down") stops it. Dashboard: ${dashboard.url}`)
   } catch (err) {
