@@ -6,7 +6,9 @@
 // Side by side with another build (the machine is shared, so figures from
 // different runs are not comparable): SWARM_BENCH_BASELINE=<dir with a built
 // dist/> SWARM_BENCH_ROUNDS=2 runs baseline and current swarms alternately in
-// one run and reports both. SWARM_BENCH_NO_WRITE=1 leaves docs/ alone.
+// one run and reports both (SWARM_BENCH_BASELINE_LABEL names it in the report).
+// A baseline dir: git archive <commit> | tar -x -C dir; ln -s $PWD/node_modules
+// dir/; (cd dir && npx tsc -p tsconfig.json). SWARM_BENCH_NO_WRITE=1 leaves docs/ alone.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -185,7 +187,7 @@ API) → delivery at each of the ${N - 1} other peers, same clock. RSS per idle 
 | gossip publish → delivery p50 / p95 | ${f(last.gossipLatencyMs.p50)} / ${f(last.gossipLatencyMs.p95)} ms (${last.gossipLatencyMs.delivered}/${last.gossipLatencyMs.expected} delivered) | p95 < 50 ms | ${(last.gossipLatencyMs.p95 / 50).toFixed(2)} |
 | RSS per idle peer (mean / max) | ${f(last.rssMiB.mean)} / ${f(last.rssMiB.max)} MiB | < 120 MiB | ${(last.rssMiB.max / 120).toFixed(2)} |
 
-All runs of this invocation${BASELINE ? ' (baseline = the build before the swarm tuning, run alternately with the current one)' : ''}; load = 1-min load average at the start → end of each swarm:
+All runs of this invocation${BASELINE ? ` (baseline = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? BASELINE}, run alternately with the current build)` : ''}; load = 1-min load average at the start → end of each swarm:
 
 | build | ready p50 / max | first connection p50 / max | full mesh p50 / max | … joining ≥ D_lo others p50 / max | gossip p50 / p95 (delivered) | RSS mean / max | idle CPU per peer | CPU per message per peer | load |
 |---|---|---|---|---|---|---|---|---|---|
@@ -199,6 +201,9 @@ queueing for this CPU).
 The first ${MESH_MIN - 1} peers cannot reach D_lo = ${MESH_MIN} mesh peers before ${MESH_MIN} other peers run: with
 ${STAGGER_MS} ms between starts, the first peer's figure includes ~${((MESH_MIN - 1) * STAGGER_MS / 1000).toFixed(0)} s of waiting for peers 2–${MESH_MIN} to start,
 whatever the settings; the second mesh row leaves them out.
+
+Settings behind these figures (peer keeper, gossipsub heartbeat and duplicate filter, connection-monitor
+interval, V8 young generation): docs/operators-guide.md, "Swarm settings and memory of a peer".
 
 Note: every process needs ~0.4 s of CPU to load libp2p and start; with ${N + 1} processes on
 ${machine().split(' ')[0]} cores, start-up figures include queueing for CPU. The machine is shared:
