@@ -100,6 +100,7 @@ export class Peer {
         privateKey: identity.privateKey,
         listen: opts.listen,
         bootstrap: [],
+        bootstrapPeerIds: bootstrapAddrs.map(a => a.getComponents().find(c => c.name === 'p2p')?.value).filter((v): v is string => v != null),
         privateNetwork: opts.privateNetwork ?? network.includes('devnet'),
         scoredTopics: ['announce', ...PROTOCOL_TOPICS].map(t => topicName(network, t)),
         metricsRegistry: metrics.registry

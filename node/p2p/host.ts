@@ -35,6 +35,11 @@ export interface HostInit {
   privateNetwork: boolean
   /** full names of the topics to score (invalid messages on them cost the sender) */
   scoredTopics?: string[]
+  /**
+   * Peer ids of the bootstrap peers we were told to use: their gossipsub peer
+   * exchange (PX) is accepted (see BOOTSTRAP_APP_SCORE)
+   */
+  bootstrapPeerIds?: string[]
   /** prom-client registry for libp2p's own metrics */
   metricsRegistry?: Registry
 }
@@ -76,7 +81,11 @@ export function fastMsgIdFn (msg: { from?: Uint8Array, seqno?: Uint8Array }): st
   return Buffer.from(msg.from).toString('hex') + ':' + Buffer.from(msg.seqno).toString('hex')
 }
 
+/** over gossipsub's acceptPXThreshold (10), far under what an invalid message costs (-100) */
+export const BOOTSTRAP_APP_SCORE = 20
+
 export async function createHost (init: HostInit): Promise<Host> {
+  const bootstrapIds = new Set(init.bootstrapPeerIds ?? [])
   return await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
@@ -132,6 +141,12 @@ export async function createHost (init: HostInit): Promise<Host> {
         mcacheLength: 7,
         mcacheGossip: 4,
         scoreParams: {
+          // the gossipsub spec's way to trust bootstrappers: an application
+          // score that lifts them over acceptPXThreshold (10), so the peers a
+          // full bootstrap peer names when it PRUNEs a newcomer are dialled at
+          // once (a joining peer finds a mesh without waiting for the DHT)
+          appSpecificScore: (id: string) => bootstrapIds.has(id) ? BOOTSTRAP_APP_SCORE : 0,
+          appSpecificWeight: 1,
           IPColocationFactorWeight: init.privateNetwork ? 0 : -35,
           topics: Object.fromEntries((init.scoredTopics ?? []).map(t => [t, topicScore]))
         }
