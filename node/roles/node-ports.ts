@@ -62,6 +62,9 @@ export interface NodePortsInit {
   recheckSteps?: number
 }
 
+/** checkpoints a verifier fetches at once */
+const CHECKPOINT_FETCHES = 4
+
 const hex0x = (h: string): string => h.startsWith('0x') ? h : '0x' + h
 const bare = (h: string): string => h.startsWith('0x') ? h.slice(2) : h
 const enc = new TextEncoder()
@@ -353,22 +356,36 @@ export class NodePorts implements RolePorts {
     const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
-    // fetch every checkpoint the sample needs, then replay all of them in one engine run
+    // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
+    // provider lookups more than on bytes), then replay all of them in one engine run
     const starts: number[] = []
     for (const iv of intervals) {
       const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
       if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
       starts.push(ck.step)
-      const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
-      mkdirSync(dir, { recursive: true })
-      this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetching checkpoint ${ck.step}`, updatedAt: Date.now() })
-      // a checkpoint nobody serves, or one that is not the committed state, makes the interval unreplayable: a data-availability challenge
-      const problem = await this.fetchCheckpoint(ck, dir, proof.stateRoots[ck.step], task.programHash)
-      if (problem != null) {
-        this.log.warn({ taskId, step: ck.step, reason: problem }, 'cannot replay from the published checkpoint')
-        this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${ck.step} unavailable: ${problem}`, updatedAt: Date.now() })
-        return { accept: false, checkedSteps: [], unavailable: { step: ck.step, reason: problem } }
+    }
+    const needed = [...new Set(starts)].map(step => index.checkpoints.find(c => c.step === step)!)
+    const problems: Array<{ step: number, reason: string }> = []
+    let next = 0
+    let fetched = 0
+    const fetchNext = async (): Promise<void> => {
+      while (next < needed.length && problems.length === 0) {
+        const ck = needed[next++]
+        const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+        mkdirSync(dir, { recursive: true })
+        // a checkpoint nobody serves, or one that is not the committed state, makes the interval unreplayable: a data-availability challenge
+        const problem = await this.fetchCheckpoint(ck, dir, proof.stateRoots[ck.step], task.programHash)
+        if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
+        fetched++
+        this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
       }
+    }
+    await Promise.all(Array.from({ length: Math.min(CHECKPOINT_FETCHES, needed.length) }, fetchNext))
+    if (problems.length > 0) {
+      const { step, reason } = problems.sort((a, b) => a.step - b.step)[0]
+      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unavailable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${intervals.length} interval(s): steps ${intervals.map(iv => `${iv.fromStep + 1}–${iv.toStep}`).join(', ')}`, updatedAt: Date.now() })
     const { results } = await replayStepsInChild(runDir, intervals.map(iv => iv.toStep), datasetDir, this.log).result

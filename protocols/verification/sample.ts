@@ -91,9 +91,10 @@ export function missProbability (steps: number, faked: number, n: number): numbe
  * A checkpoint spacing that keeps verification cheap. A verifier replays from
  * the checkpoint before each sampled step, ≈ (k + 1) / 2 steps per sample, and
  * DETECTION_GOAL needs 44 samples in all: k = steps / 100 keeps that near 22% of
- * training at any length, and k ≤ 10 below 1000 steps keeps short tasks cheap to
- * verify without publishing hundreds of checkpoints.
+ * training for long tasks, k = 10 from 120 to 1000 steps. Short tasks keep at
+ * most ~12 checkpoints: their verification is dominated by fixed costs anyway,
+ * and every checkpoint is a shard to publish and fetch.
  */
 export function recommendedCheckpointEvery (steps: number): number {
-  return Math.max(1, Math.ceil(steps / 100), Math.min(10, Math.ceil(steps / 40)))
+  return Math.max(1, Math.ceil(steps / 100), Math.min(10, Math.ceil(steps / 12)))
 }

@@ -104,8 +104,8 @@ describe('task lifecycle on a swarm with the dev chain', () => {
   it("switches a running peer's roles mid-run: the whistleblower becomes a verifier", async () => {
     const r = await cli('switcher', 'roles', 'set', 'verifier')
     expect(r.roles).toEqual(['verifier'])
-    const sw = peers.get('switcher')!
-    await waitFor(async () => ((await observer.node(accountIdOf(sw.account)))?.roles === 4) || undefined, 20_000, 'roles mirrored on chain')
+    const switcher = peers.get('switcher')!
+    await waitFor(async () => ((await observer.node(accountIdOf(switcher.account)))?.roles === 4) || undefined, 20_000, 'roles mirrored on chain')
   })
 
   it('the replacement solver commits, both verifiers accept, and the task settles with payouts', async () => {
@@ -126,21 +126,26 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const solverTrace = await cli(solverName, 'trace', '--role', 'solver')
     // the solver's `work` region (its `disputes` region runs beside it)
     const st = solverTrace.filter((e: any) => e.kind === 'transition').map((e: any) => workState(e.to))
-    expect(subsequence(st, ['idle', 'training', 'committing', 'idle'])).toBe(true)
+    expect(subsequence(st, ['idle', 'training', 'committing', 'idle']), `solver work states ${JSON.stringify(st)}`).toBe(true)
     // drained: it retired only once the task settled
     const stopped = solverTrace.find((e: any) => e.kind === 'stopped')
     expect(stopped?.to).toBe('retired')
     expect(stopped?.event).toBe('chain.taskSettled')
     const vt = (await cli('verifier', 'trace', '--role', 'verifier')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
-    expect(subsequence(vt, ['idle', 'verifying', 'voting', 'idle'])).toBe(true)
-    const sw = await cli('switcher', 'trace')
-    expect(sw.some((e: any) => e.role === 'whistleblower' && e.kind === 'stopped')).toBe(true)
-    expect(subsequence(sw.filter((e: any) => e.role === 'verifier' && e.kind === 'transition').map((e: any) => e.to), ['verifying', 'voting', 'idle'])).toBe(true)
-    const sub = (await cli('submitter', 'trace', '--role', 'submitter')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
-    expect(subsequence(sub, ['idle', 'submitting', 'idle', 'collecting', 'idle'])).toBe(true)
+    expect(subsequence(vt, ['idle', 'verifying', 'voting', 'idle']), `verifier states ${JSON.stringify(vt)}`).toBe(true)
+    const switcherTrace = await cli('switcher', 'trace')
+    expect(switcherTrace.some((e: any) => e.role === 'whistleblower' && e.kind === 'stopped')).toBe(true)
+    const swv = switcherTrace.filter((e: any) => e.role === 'verifier' && e.kind === 'transition').map((e: any) => e.to)
+    expect(subsequence(swv, ['verifying', 'voting', 'idle']), `switched verifier states ${JSON.stringify(swv)}`).toBe(true)
+    // the submitter collects the settled task's model and evaluates it in a child process: wait for it to return to idle
+    const submitterStates = async (): Promise<string[]> => (await cli('submitter', 'trace', '--role', 'submitter')).filter((e: any) => e.kind === 'transition').map((e: any) => e.to)
+    const want = ['idle', 'submitting', 'idle', 'collecting', 'idle']
+    let sub = await submitterStates()
+    for (let i = 0; i < 60 && !subsequence(sub, want) && sub.at(-1) === 'collecting'; i++) { await new Promise(resolve => setTimeout(resolve, 1000)); sub = await submitterStates() }
+    expect(subsequence(sub, want), `submitter states ${JSON.stringify(sub)}`).toBe(true)
     const actors = await cli('submitter', 'status')
     expect(actors.peerId).toBe(peers.get('submitter')!.peerId)
-  })
+  }, 120_000)
 })
 
 // dev accounts by SURI ↔ hex account id

@@ -20,7 +20,7 @@ export function register (program: Command): void {
     .requiredOption('--steps <n>', 'number of training steps')
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
-    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: max(steps/100, min(10, steps/40)), which keeps verification near 22% of training; docs/protocol.md §5)')
+    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: max(steps/100, min(10, steps/12)), which keeps verification near 22% of training on long tasks; docs/protocol.md §5)')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)

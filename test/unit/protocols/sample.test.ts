@@ -67,7 +67,8 @@ describe('verification sampling', () => {
 
   it('recommends checkpoints that keep the replayed share near 22%', () => {
     expect(recommendedCheckpointEvery(1000)).toBe(10)
-    expect(recommendedCheckpointEvery(120)).toBe(3)
+    expect(recommendedCheckpointEvery(120)).toBe(10)
+    expect(recommendedCheckpointEvery(20)).toBe(2)
     expect(recommendedCheckpointEvery(5000)).toBe(50)
     expect(recommendedCheckpointEvery(1)).toBe(1)
     // expected replayed steps for 44 samples ≈ 44 (k + 1) / 2: ≤ 25% of a 1000-step run
