@@ -387,21 +387,22 @@ export class NodePorts implements RolePorts {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unavailable: ${reason}`, updatedAt: Date.now() })
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
-    this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${intervals.length} interval(s): steps ${intervals.map(iv => `${iv.fromStep + 1}–${iv.toStep}`).join(', ')}`, updatedAt: Date.now() })
-    const { results } = await replayStepsInChild(runDir, intervals.map(iv => iv.toStep), datasetDir, this.log).result
+    this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
+    // every sampled step is replayed from its checkpoint and its transition (roots
+    // before and after it) compared: those are the steps this verdict vouches for
+    const { results } = await replayStepsInChild(runDir, sampled, datasetDir, this.log).result
     const checked: number[] = []
-    for (let i = 0; i < results.length; i++) {
-      const r = results[i]
-      for (let s = starts[i] + 1; s <= intervals[i].toStep; s++) checked.push(s)
+    for (const r of results) {
       if (!r.match || r.firstMismatch != null) {
-        const bad = r.firstMismatch ?? intervals[i].toStep
+        const bad = r.firstMismatch ?? r.step
         this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
-        return { accept: false, checkedSteps: checked.filter(s => s <= bad), firstBadStep: bad }
+        return { accept: false, checkedSteps: [...checked.filter(s => s < bad), bad], firstBadStep: bad }
       }
+      checked.push(r.step)
     }
-    if (results.length !== intervals.length) throw new Error(`the replay stopped after ${results.length} of ${intervals.length} intervals`)
-    this.log.info({ taskId, sampledSteps: sampled.length, replayedSteps: checked.length }, 'every sampled step replays bit for bit')
-    this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} steps replayed bit for bit`, updatedAt: Date.now() })
+    if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
+    this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length }, 'every sampled step replays bit for bit')
+    this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
   }
 
