@@ -358,13 +358,11 @@ export class NodePorts implements RolePorts {
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
     // provider lookups more than on bytes), then replay all of them in one engine run
-    const starts: number[] = []
-    for (const iv of intervals) {
-      const ck = [...index.checkpoints].filter(c => c.step <= iv.toStep - 1).pop()
+    const needed = [...new Set(intervals.map(iv => {
+      const ck = index.checkpoints.filter(c => c.step <= iv.toStep - 1).pop()
       if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
-      starts.push(ck.step)
-    }
-    const needed = [...new Set(starts)].map(step => index.checkpoints.find(c => c.step === step)!)
+      return ck
+    }))]
     const problems: Array<{ step: number, reason: string }> = []
     let next = 0
     let fetched = 0

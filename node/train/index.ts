@@ -5,6 +5,7 @@ export { loadIdxDataset, syntheticDataset, loadDatasetFor, datasetRef, datasetHa
 export { Trainer, evaluateModel } from './trainer.js'
 export { buildModel, seededTopology } from './model.js'
 export { traceStep, reexecuteOp, sameBits, type StepTrace, type OpValues } from './tracer.js'
-export { trainTask, replayStep, traceRunStep, type TraceOptions, evaluateSaved, evaluateSaved as evaluate, saveModel, type TrainOptions, type TrainResult, type Progress, type ReplayOptions, type ReplayResult, type EvaluateOptions, type EvaluateResult } from './run.js'
+export { trainTask, traceRunStep, type TraceOptions, evaluateSaved, evaluateSaved as evaluate, saveModel, type TrainOptions, type TrainResult, type Progress, type EvaluateOptions, type EvaluateResult } from './run.js'
 export { readCheckpoint, writeCheckpoint, listCheckpoints, readProof, readProgram, checkpointDir } from './store.js'
 export { fastStateRoot, fastTensorRoot } from './fast-commit.js'
+export { replayStep, replaySteps, type ReplayOptions, type ReplayResult, type ReplayManyOptions } from './replay-many.js'

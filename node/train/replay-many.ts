@@ -1,8 +1,27 @@
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { fastStateRoot } from './fast-commit.js'
-import { openRunAt, type ReplayOptions, type ReplayResult } from './run.js'
+import type { BackendChoice, BackendLog } from './backend.js'
+import { openRunAt } from './run.js'
 import { readCheckpoint } from './store.js'
 import { Trainer } from './trainer.js'
+
+export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface ReplayResult {
+  step: number
+  fromCheckpoint: number
+  match: boolean
+  expected: string
+  actual: string
+  /** first replayed step whose root differs (if any) */
+  firstMismatch?: number
+  seconds: number
+}
+
+/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
+export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
+  const { step, ...rest } = o
+  return (await replaySteps({ ...rest, steps: [step] }))[0]
+}
 
 export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
   /** 1-based steps, each re-executed from the nearest checkpoint before it (a verifier's sample) */
@@ -21,13 +40,15 @@ export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
 export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]> {
   const steps = [...new Set(o.steps)].sort((a, b) => a - b)
   if (steps.length === 0) throw new Error('no steps to replay')
-  const { dir, program, phash, proof, ds } = await openRunAt({ ...o, step: steps[0] }, 'replay')
+  const { dir, program, phash, proof, ds, ref: firstRef, ck: firstCk } = await openRunAt({ ...o, step: steps[0] }, 'replay')
   if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
   for (const s of steps) if (!Number.isInteger(s) || s < 1 || s > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${s}`)
+  if (firstCk.manifest.stateRoot !== proof.stateRoots[firstRef.step]) throw new Error(`checkpoint ${firstRef.step} state root disagrees with the proof`)
   const trainer = await Trainer.create(program, ds)
   const results: ReplayResult[] = []
   try {
-    let loadedFrom = -1
+    trainer.loadState(firstCk.tensors, firstRef.step)
+    let loadedFrom = firstRef.step
     // the root the previous sample ended on (a run of consecutive samples hashes each state once)
     let last: { step: number, root: string } | undefined
     for (const s of steps) {

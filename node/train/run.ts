@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs'
-import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
+import { toHex } from '../../protocols/commit/merkle.js'
 import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
 import { loadDatasetFor, type Dataset } from './dataset.js'
-import { fastStateRoot } from './fast-commit.js'
 import { StateHasher } from './state-hasher.js'
 import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
@@ -239,21 +238,7 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
   return { accuracy, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
 }
 
-export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog, /** reuse a loaded dataset across replays (must match the program) */ dataset?: Dataset }
-export interface ReplayResult {
-  step: number
-  fromCheckpoint: number
-  match: boolean
-  expected: string
-  actual: string
-  /** first replayed step whose root differs (if any) */
-  firstMismatch?: number
-  seconds: number
-  /** the dataset used (for reuse by the next replay in the same process; not serialised) */
-  dataset?: Dataset
-}
-
-export interface RunAtOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog, dataset?: Dataset }
+export interface RunAtOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 
 /** A run directory opened at step `step` (1-based): its program, proof, dataset and the nearest checkpoint before the step. */
 export interface RunAt {
@@ -278,34 +263,10 @@ export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> 
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
   if (backend.runtime !== program.runtime) throw new Error(`${what} needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
-  const ds = o.dataset != null && o.dataset.sha256 === program.dataset.sha256 ? o.dataset : loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
   const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
   return { dir, program, phash, proof, ref, ds, ck }
 }
-
-/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
-export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
-  const { program, phash, proof, ref, ds, ck } = await openRunAt(o, 'replay')
-  if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
-  if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new Error(`checkpoint ${ref.step} state root disagrees with the proof`)
-  const trainer = await Trainer.create(program, ds)
-  const t0 = performance.now()
-  try {
-    trainer.loadState(ck.tensors, ref.step)
-    let firstMismatch: number | undefined
-    let actual = ''
-    while (trainer.step < o.step) {
-      trainer.runStep()
-      actual = toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
-      if (firstMismatch === undefined && !bytesEqual(fromHex(actual), fromHex(proof.stateRoots[trainer.step]))) firstMismatch = trainer.step
-    }
-    const expected = proof.stateRoots[o.step]
-    return { step: o.step, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000, dataset: ds }
-  } finally {
-    trainer.dispose()
-  }
-}
-
 
 export interface TraceOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 

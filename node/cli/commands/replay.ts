@@ -3,8 +3,8 @@ import { writeFileSync } from 'node:fs'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../../train/cli-util.js'
-import { replayStep, traceRunStep } from '../../train/run.js'
-import { replaySteps } from '../../train/replay-many.js'
+import { traceRunStep } from '../../train/run.js'
+import { replayStep, replaySteps } from '../../train/replay-many.js'
 import { reexecuteOp, sameBits } from '../../train/tracer.js'
 
 interface ReplayOpts { proof: string, step?: string, steps?: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string, trace?: boolean, traceOut?: string }
@@ -35,7 +35,7 @@ export function register (program: Command): void {
         }
         if (o.step == null) throw new Error('give --step <n> or --steps <list>')
         const step = intOpt(o.step, '--step', 1, 500_000) as number
-        const { dataset: _ds, ...r } = await replayStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
+        const r = await replayStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
         let trace: Record<string, unknown> | undefined
         if (o.trace === true) {
           const tr = await traceRunStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })

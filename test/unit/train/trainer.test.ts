@@ -7,7 +7,8 @@ import { newProgram, type TaskProgram } from '../../../protocols/program/index.j
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { replayStep, trainTask } from '../../../node/train/run.js'
+import { trainTask } from '../../../node/train/run.js'
+import { replayStep } from '../../../node/train/replay-many.js'
 import { listCheckpoints } from '../../../node/train/store.js'
 
 let ds: Dataset
