@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
+import { clientSample } from '../helpers/verdict-sample.js'
 import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // The node's typed client drives every Arbitration call against the dev chain process.
@@ -65,8 +66,12 @@ describe('ChainClient over the dev chain', () => {
     expect(challengeEnd).toBeGreaterThan(randomnessBlock)
     await advance(1)
     expect(await c.Dave.randomness(randomnessBlock)).toMatch(/^0x[0-9a-f]{64}$/)
-    await c.Dave.submitVerdict(id2, true, [0, 5])
-    expect(await err(c.Dave.submitVerdict(id2, true, [1]))).toBe('arbitration.AlreadyVoted')
+    // an accepting verdict lists Dave's own sample (the whole 8-step run here: 22 steps per verifier of 2)
+    const sample = await clientSample(c.Dave, id2)
+    expect(sample).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    expect(await err(c.Dave.submitVerdict(id2, true, [0, 5]))).toBe('arbitration.SampleNotChecked')
+    await c.Dave.submitVerdict(id2, true, sample)
+    expect(await err(c.Dave.submitVerdict(id2, true, sample))).toBe('arbitration.AlreadyVoted')
 
     // Eve challenges the solver; Bob answers once, then Eve goes silent and loses on the clock
     const did = await c.Eve.openDispute(id2, c.Bob.accountId, 'SolverProof', 3)

@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
 import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
+import { clientSample } from '../helpers/verdict-sample.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
@@ -165,7 +166,7 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(await page.textContent(task)).toContain('Bob')
     const { challengeEnd } = await bob.commitProof(id, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: ['bafyckpt0', 'bafyckpt1'] })
     await advance(1)
-    await dave.submitVerdict(id, true, [0, 5])
+    await dave.submitVerdict(id, true, await clientSample(dave, id))
     await waitTaskPhase(page, id, 'Verifying')
     await page.waitForSelector(`${task} td:text-is("1 accept / 0 reject")`)
 

@@ -3,6 +3,7 @@ import { sr25519VrfVerify } from '@polkadot/util-crypto'
 import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm-crypto'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
 import { TREASURY, payFromTreasury, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
@@ -18,7 +19,6 @@ const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
 const MAX_PEER_ID = 128
 const MAX_VERIFIERS = 64
-const MAX_CHECKED_STEPS = 1024
 
 export interface Params {
   minStake: bigint
@@ -271,11 +271,28 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
   ctx.ensure(t.verdicts.length < t.verifierCount, P, 'VerifiersFull')
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
+  // "accept" vouches for the steps the chain's randomness picked for this verifier:
+  // without this, accepting after checking nothing would only risk a slash at steps listed
+  if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps)
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
   // the verifier's stake answers for its verdict until settlement: it cannot unregister before
   adjustActive(ctx, who, 1)
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
+}
+
+/**
+ * The verifier's sample (protocols/verification/verdict.ts), seeded by the hash
+ * of block committed_at + 1: the solver could not know it when committing, and
+ * it exists from block committed_at + 2 on (System.BlockHash of the parent).
+ */
+function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[]): void {
+  const block = t.committedAt + 1
+  ctx.ensure(ctx.now > block, P, 'RandomnessNotReady')
+  const seed = ctx.store.read<string>('System', 'BlockHash', block)
+  const required = requiredSample(seed, who, t.stepCount, t.verifierCount)
+  // on chain, step i is the transition from state i to i+1: the sample's step s is s-1
+  ctx.ensure(missingSampled(required, checkedSteps.map(s => s + 1)).length === 0, P, 'SampleNotChecked')
 }
 
 // ---- disputes ----

@@ -255,7 +255,7 @@ export const PALLETS: PalletSpec[] = [
       },
       { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back (no slash); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
-      { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict.' },
+      { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict. An accepting verdict must list (0-based) every step of the verifier\'s own sample (SampleNotChecked), which exists from block committed_at + 2 on (RandomnessNotReady); at most 1024 steps.' },
       { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
       { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
@@ -326,7 +326,10 @@ export const PALLETS: PalletSpec[] = [
       err('RevealTooLate', 'The reveal deadline of the ruling at the forced step has passed: the solver was already penalized.'),
       err('AlreadyRevealed', 'The forced error of this task was already revealed.'),
       err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (verifiers who accepted that step are slashed when it is ruled wrong).'),
-      ...AVAILABILITY_ERRORS
+      ...AVAILABILITY_ERRORS,
+      // appended after the availability errors so that earlier error indices stay put
+      err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
+      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

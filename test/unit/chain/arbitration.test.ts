@@ -3,6 +3,7 @@ import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
+import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
 import { testReference } from './matmul-ref.js'
 
@@ -10,7 +11,7 @@ const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(3
 const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
 const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({
-  programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
+  programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
   solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
 })
 
@@ -36,7 +37,7 @@ function assigned (o: Record<string, unknown> = {}): string {
 
 function committed (o: Record<string, unknown> = {}): string {
   const s = assigned(o)
-  expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: ['0x01', '0x02'] }).error).toBeUndefined()
+  expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: o.steps ?? 100, checkpoints: ['0x01', '0x02'] }).error).toBeUndefined()
   return s
 }
 
@@ -83,7 +84,7 @@ describe('Arbitration: nodes', () => {
 describe('Arbitration: tasks', () => {
   it('validates task parameters and escrow', () => {
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ steps: 0 })).error).toBe('Arbitration.InvalidTaskParams')
-    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ checkpointEvery: 11 })).error).toBe('Arbitration.InvalidTaskParams')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ checkpointEvery: 101 })).error).toBe('Arbitration.InvalidTaskParams')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 700n * UNIT })).error).toBe('Arbitration.InsufficientEscrow')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, solverReward: 1n })).error).toBe('Arbitration.InsufficientEscrow')
     expect(h.run('Alice', 'Arbitration', 'release_task', { taskId: 7 }).error).toBe('Arbitration.TaskNotFound')
@@ -133,25 +134,26 @@ describe('Arbitration: tasks', () => {
     expect(node(s).stake).toBe(STAKE - STAKE / 10n)
     expect(getTask(0).solver).not.toBe(h.accounts[s])
     expect(getTask(0).excluded).toContain(h.accounts[s])
-    expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: [] }).error).toBe('Arbitration.DeadlineMissed')
+    expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBe('Arbitration.DeadlineMissed')
   })
 
   it('commits a proof, takes verdicts and settles after the challenge window', () => {
     const s = assigned({ challengeWindow: 30 })
     const other = s === 'Bob' ? 'Charlie' : 'Bob'
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [1] }).error).toBe('Arbitration.WrongPhase')
-    const commit = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 10, checkpoints: ['0x01'], ...o }).error
+    const commit = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: ['0x01'], ...o }).error
     expect(commit(other)).toBe('Arbitration.NotSelectedSolver')
-    expect(commit(s, { stepCount: 11 })).toBe('Arbitration.InvalidStep')
+    expect(commit(s, { stepCount: 101 })).toBe('Arbitration.InvalidStep')
     expect(commit(s)).toBeUndefined()
     expect(commit(s)).toBe('Arbitration.WrongPhase')
     const t = getTask(0)
     expect(t.phase).toBe('Verifying')
     expect(t.proofRoot).toBe(H(9))
-    const verdict = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [0, 9], ...o }).error
+    // an accepting verdict lists the verifier's own sample (22 of the 100 steps here)
+    const verdict = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w), ...o }).error
     expect(verdict('Alice')).toBe('Arbitration.NotRegistered')
     expect(verdict(other)).toBe('Arbitration.NotVerifier')
-    expect(verdict('Dave', { checkedSteps: [10] })).toBe('Arbitration.InvalidStep')
+    expect(verdict('Dave', { checkedSteps: [...harnessSample(h, 'Dave'), 100] })).toBe('Arbitration.InvalidStep')
     expect(verdict('Dave')).toBeUndefined()
     expect(verdict('Dave')).toBe('Arbitration.AlreadyVoted')
     expect(verdict('Eve')).toBeUndefined()
@@ -171,6 +173,54 @@ describe('Arbitration: tasks', () => {
   })
 })
 
+describe('Arbitration: an accepting verdict vouches for the verifier\'s own sample', () => {
+  const verdict = (w: string, accept: boolean, checkedSteps: number[]): [string, string, string, Record<string, unknown>] => [w, 'Arbitration', 'submit_verdict', { taskId: 0, accept, checkedSteps }]
+  const all = Array.from({ length: 100 }, (_, i) => i)
+
+  it('is refused before the sample exists, without one of its steps, or with another verifier\'s sample; a superset or a rejection goes through', () => {
+    // four verifiers: 11 sampled steps each out of 100
+    for (const v of ['Ferdie', 'Peer1']) expect(register(v, 4)).toBeUndefined()
+    committed({ verifierCount: 4, challengeWindow: 30 })
+    // the block right after the commit: its hash seeds the sample, so an accept cannot list it yet,
+    // not even listing every step; a rejection needs no sample
+    const { committedAt } = getTask(0)
+    const early = h.block([verdict('Dave', true, all), verdict('Eve', false, [])])
+    expect(h.number).toBe(committedAt + 1)
+    expect(early.results.map(r => r.error)).toEqual(['Arbitration.RandomnessNotReady', undefined])
+    const dave = harnessSample(h, 'Dave')
+    const ferdie = harnessSample(h, 'Ferdie')
+    expect(dave).toHaveLength(11)
+    expect(dave.every(s => Number.isInteger(s) && s >= 0 && s < 100)).toBe(true)
+    expect(ferdie).not.toEqual(dave)
+    // missing any one sampled step is refused
+    for (const drop of [0, 5, 10]) expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: dave.filter((_, i) => i !== drop) }).error).toBe('Arbitration.SampleNotChecked')
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [] }).error).toBe('Arbitration.SampleNotChecked')
+    // the sample is the verifier's own: Dave's does not do for Peer1
+    expect(h.run('Peer1', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: dave }).error).toBe('Arbitration.SampleNotChecked')
+    // 1-based steps (one off) are not the sample either
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: dave.map(s => s + 1).filter(s => s < 100) }).error).toBe('Arbitration.SampleNotChecked')
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: dave }).error).toBeUndefined()
+    // more steps than the sample, in any order, is fine
+    const more = [...all.filter(s => !ferdie.includes(s)).slice(0, 30), ...[...ferdie].reverse()]
+    expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: more }).error).toBeUndefined()
+    expect(getTask(0).verdicts.map(v => [who(v.verifier), v.accept, v.checkedSteps.length])).toEqual([['Eve', false, 0], ['Dave', true, 11], ['Ferdie', true, 41]])
+    // the sample's seed is the hash of block committedAt + 1 for every later block
+    h.advance(3)
+    expect(harnessSample(h, 'Peer1')).toHaveLength(11)
+    expect(h.run('Peer1', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Peer1') }).error).toBeUndefined()
+    expect(h.advance(30)).toContain('Arbitration.TaskSettled')
+  })
+
+  it('a run no longer than the sample is checked whole', () => {
+    // 1 verifier: 44 sampled steps, more than the 40-step run
+    committed({ steps: 40, checkpointEvery: 10, verifierCount: 1 })
+    h.advance(1)
+    expect(harnessSample(h, 'Dave')).toEqual(all.slice(0, 40))
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(1, 40) }).error).toBe('Arbitration.SampleNotChecked')
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(0, 40) }).error).toBeUndefined()
+  })
+})
+
 describe('Arbitration: disputes', () => {
   it('opens disputes with a bond, records moves on a chess clock and rules on timeout', () => {
     const s = committed({ challengeWindow: 40 })
@@ -180,7 +230,7 @@ describe('Arbitration: disputes', () => {
     expect(open('Dave', { defender: h.accounts.Eve })).toBe('Arbitration.InvalidDefender')
     // a verdict is disputed through the proof it judged (docs/disputes.md)
     expect(open('Dave', { kind: 'VerifierVerdict', defender: h.accounts.Eve })).toBe('Arbitration.DisputeTheProof')
-    expect(open('Dave', { disputedStep: 10 })).toBe('Arbitration.InvalidStep')
+    expect(open('Dave', { disputedStep: 100 })).toBe('Arbitration.InvalidStep')
     const bond = 100n * UNIT
     const daveReserved = h.reserved('Dave')
     expect(open('Dave')).toBeUndefined()
@@ -215,11 +265,14 @@ describe('Arbitration: disputes', () => {
 describe('Arbitration: a silent solver', () => {
   it('loses its dispute at its clock and is penalized at once (no forced-error reveal), with the verifiers that accepted that step', () => {
     const s = committed({ challengeWindow: 60 })
-    // Eve accepted after checking step 3; Ferdie accepted without checking it
     expect(register('Ferdie', 4)).toBeUndefined()
-    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [2, 3] }).error).toBeUndefined()
-    expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [5, 6] }).error).toBeUndefined()
-    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3 }).error).toBeUndefined()
+    // Eve accepted after checking the disputed step (besides her sample); Ferdie accepted
+    // having checked his sample only, which misses that step (22 of 100 steps each)
+    const ferdie = harnessSample(h, 'Ferdie')
+    const step = [3, ...Array.from({ length: 100 }, (_, i) => i)].find(x => !ferdie.includes(x))!
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [...harnessSample(h, 'Eve'), step] }).error).toBeUndefined()
+    expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: ferdie }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     h.advance(22)
     const r = h.run('Dave', 'Arbitration', 'claim_timeout', { disputeId: 0 })
     expect(r.error).toBeUndefined()

@@ -8,6 +8,7 @@ import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { harnessSample } from '../../helpers/verdict-sample.js'
 import type { Harness } from '../chain/harness.js'
 import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
 
@@ -83,9 +84,14 @@ describe('forced errors on chain', () => {
     expect(t0.revealedForcedError).toBeNull()
     expect('forcedError' in t0).toBe(false)
     expect(drawOn(h)).toEqual({ step, output: forced.output, proof: expect.any(String) })
-    // Dave rejects (and disputes), Eve accepted after checking that very step
+    // Dave rejects (and disputes): a rejection needs no sample, so it may come in the block
+    // right after the commit; Eve accepted after checking that very step (her sample of
+    // 22 steps is the whole 5-step run), once that block's hash, which seeds it, exists
     expect(verdict(h, 'Dave', false, [step])).toBeUndefined()
-    expect(verdict(h, 'Eve', true, [step])).toBeUndefined()
+    const eve = harnessSample(h, 'Eve')
+    expect(eve).toEqual([0, 1, 2, 3, 4])
+    expect(verdict(h, 'Eve', true, eve.filter(s => s !== step))).toBe('Arbitration.SampleNotChecked')
+    expect(verdict(h, 'Eve', true, eve)).toBeUndefined()
     // nothing to reveal before a ruling at that step
     expect(reveal(h, 'Bob', forced.output, forced.proof)).toBe('Arbitration.NoRulingAtForcedStep')
     expect(open(h, 'Dave', step)).toBeUndefined()
@@ -166,9 +172,15 @@ describe('wrong verdicts cost', () => {
   it('a proof ruled wrong (no forced error): the solver is slashed after the reveal window, verifiers that accepted that step too', async () => {
     const run = base
     const side = cheat(run)
-    const h = await taskOnChain(run, side) // forced errors off: the solver has nothing to reveal
-    expect(verdict(h, 'Eve', true, [0, 1, run.step, 4])).toBeUndefined() // checked the bad step and accepted it
-    expect(verdict(h, 'Ferdie', true, [0, 1, 2, 3, 4].filter(s => s !== run.step))).toBeUndefined() // did not check it
+    // forced errors off: the solver has nothing to reveal; 44 verifiers: one sampled step each of the 5
+    const h = await taskOnChain(run, side, { verifierCount: 44, verifierReward: 5n * UNIT })
+    expect(verdict(h, 'Eve', true, [run.step])).toBe('Arbitration.RandomnessNotReady') // the block after the commit
+    const [eveSample, ferdieSample] = [harnessSample(h, 'Eve'), harnessSample(h, 'Ferdie')]
+    expect(ferdieSample).toHaveLength(1)
+    expect(ferdieSample).not.toContain(run.step)
+    expect(verdict(h, 'Eve', true, [...new Set([...eveSample, run.step])])).toBeUndefined() // checked the bad step and accepted it
+    expect(verdict(h, 'Ferdie', true, [0, 1, 2, 3, 4].filter(s => s !== run.step && !ferdieSample.includes(s)))).toBe('Arbitration.SampleNotChecked')
+    expect(verdict(h, 'Ferdie', true, ferdieSample)).toBeUndefined() // checked its sample, not the bad step
     expect(open(h, 'Dave', run.step)).toBeUndefined()
     const o = playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: run.step })
     expect(o.status).toBe('ChallengerWon')

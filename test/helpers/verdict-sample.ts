@@ -1,0 +1,32 @@
+import { requiredSample } from '../../protocols/verification/verdict.js'
+
+// The steps an accepting verdict must list on chain (0-based), as the runtime
+// computes them: tests that submit verdicts by hand list these.
+
+export interface SampledTask { committedAt: number, stepCount: number, verifierCount: number }
+
+/** The verifier's required sample on chain (0-based), from the hash of block committedAt + 1. */
+export function chainSample (blockHash: string, account: string, t: SampledTask): number[] {
+  return requiredSample(blockHash, account, t.stepCount, t.verifierCount).map(s => s - 1)
+}
+
+/** On a runtime harness (test/unit/chain/harness.ts): the sample of `who` (a name or an account) for task `taskId`, once block committedAt + 1 exists. */
+export function harnessSample (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string>, number: number, parentHash: string }, who: string, taskId = 0): number[] {
+  const t = h.read<SampledTask>('Arbitration', 'Tasks', taskId as never)
+  if (t === undefined) throw new Error(`no task ${taskId}`)
+  const block = t.committedAt + 1
+  if (h.number < block) throw new Error(`block ${block} (verification randomness) is not produced yet`)
+  // the runtime stores a block's hash when it builds the next one; until then it is the harness's next parent hash
+  const hash = h.number === block ? h.parentHash : h.read<string>('System', 'BlockHash', block as never)
+  if (hash === undefined) throw new Error(`no hash of block ${block} in storage`)
+  return chainSample(hash, h.accounts[who] ?? who, t)
+}
+
+/** Over RPC (node/chain/client.ts ChainClient): the caller's sample for task `taskId`. */
+export async function clientSample (c: { accountId: string, task: (id: bigint | number) => Promise<SampledTask | null>, randomness: (n: number) => Promise<string | null> }, taskId: bigint | number): Promise<number[]> {
+  const t = await c.task(taskId)
+  if (t == null) throw new Error(`no task ${taskId}`)
+  const hash = await c.randomness(t.committedAt + 1)
+  if (hash == null) throw new Error(`block ${t.committedAt + 1} (verification randomness) is not produced yet`)
+  return chainSample(hash, c.accountId, t)
+}
