@@ -6,6 +6,7 @@ import { availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse,
 import { validateProof } from '../../protocols/pol/proof.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
+import { fastTensorRoot } from '../train/fast-commit.js'
 import { checkpointDir, readJson } from '../train/store.js'
 
 // The solver's side of a data-availability challenge: when the chain reports
@@ -38,7 +39,7 @@ export function responseFromRun (runDir: string, step: number, committedProofRoo
   const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
   const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
-  const tensors = committedCheckpointTensors(manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step])
+  const tensors = committedCheckpointTensors(manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step], undefined, { tensorRoot: fastTensorRoot })
   const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples))
   if (bytes.length > MAX_RESPONSE_BYTES) throw new Error(`the response is ${bytes.length} bytes, over the chain's ${MAX_RESPONSE_BYTES}`)
   // dry run of the chain's rule: never send what the chain would refuse

@@ -66,20 +66,6 @@ export function trainInChild (taskFile: string, outDir: string, o: { resume: boo
 
 export interface ReplaySummary { step: number, fromCheckpoint: number, match: boolean, expected: string, actual: string, firstMismatch?: number }
 
-export function replayInChild (runDir: string, step: number, datasetDir: string | undefined, log: Logger): EngineRun<ReplaySummary> {
-  const args = ['replay', '--proof', runDir, '--step', String(step), '--json', '--log-level', 'warn']
-  if (datasetDir != null) args.push('--dataset-dir', datasetDir)
-  // exit 2 = the replay disagrees with the proof: a result, not a failure
-  return runJson<ReplaySummary>(CLI, args, log, `replay of step ${step}`, { okCodes: [0, 2] })
-}
-
-/** Replays several steps (each from its nearest checkpoint) in one child; stops at the first mismatch. */
-export function replayStepsInChild (runDir: string, steps: number[], datasetDir: string | undefined, log: Logger): EngineRun<{ results: ReplaySummary[] }> {
-  const args = ['replay', '--proof', runDir, '--steps', steps.join(','), '--json', '--log-level', 'warn']
-  if (datasetDir != null) args.push('--dataset-dir', datasetDir)
-  return runJson<{ results: ReplaySummary[] }>(CLI, args, log, `replay of steps ${steps.join(',')}`, { okCodes: [0, 2] })
-}
-
 export function evaluateInChild (modelDir: string, datasetDir: string | undefined, log: Logger): EngineRun<{ accuracy: number, testSize: number }> {
   const args = ['evaluate', '--model', modelDir, '--json', '--log-level', 'warn']
   if (datasetDir != null) args.push('--dataset-dir', datasetDir)

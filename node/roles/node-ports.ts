@@ -9,10 +9,10 @@ import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } 
 import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
-import { checkpointProblem } from '../../protocols/availability/checkpoint-check.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { corruptCheckpoints } from '../availability/fault.js'
-import { commitmentsInChild, evaluateInChild, replayStepsInChild, trainInChild } from './engine.js'
+import { commitmentsInChild, evaluateInChild, trainInChild } from './engine.js'
+import { WarmEngine } from './warm-engine.js'
 import type { TaskBook } from './task-book.js'
 
 // The peer-side implementation of what role actors ask for: chain extrinsics
@@ -107,12 +107,16 @@ export class NodePorts implements RolePorts {
   private readonly econ: EconomicsConfig
   private readonly log
   private readonly dataDir: string
+  /** replays run in one long-lived engine process (started on first use; see warm-engine.ts) */
+  private readonly engine: WarmEngine
 
   constructor (private readonly init: NodePortsInit) {
     this.peerId = init.peer.peerId
     this.econ = { ...DEFAULT_ECONOMICS, ...init.economics }
     this.log = init.peer.log.child({ component: 'ports' })
     this.dataDir = init.peer.opts.dataDir
+    this.engine = new WarmEngine(this.log)
+    init.peer.onStop(async () => { this.engine.stop() })
   }
 
   private get shards (): ShardService { return this.init.shards }
@@ -352,6 +356,8 @@ export class NodePorts implements RolePorts {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
+    // the engine loads its backend and the dataset while the checkpoints download
+    const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
     const count = sampleCount ?? this.econ.stepsPerVerifier ?? samplesPerVerifier(task.verifierCount)
     const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
@@ -371,8 +377,8 @@ export class NodePorts implements RolePorts {
         const ck = needed[next++]
         const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
         mkdirSync(dir, { recursive: true })
-        // a checkpoint nobody serves, or one that is not the committed state, makes the interval unreplayable: a data-availability challenge
-        const problem = await this.fetchCheckpoint(ck, dir, proof.stateRoots[ck.step], task.programHash)
+        // a checkpoint nobody serves makes the interval unreplayable: a data-availability challenge
+        const problem = await this.fetchCheckpoint(ck, dir)
         if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
         fetched++
         this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
@@ -386,9 +392,19 @@ export class NodePorts implements RolePorts {
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
+    await warming
     // every sampled step is replayed from its checkpoint and its transition (roots
-    // before and after it) compared: those are the steps this verdict vouches for
-    const { results } = await replayStepsInChild(runDir, sampled, datasetDir, this.log).result
+    // before and after it) compared: those are the steps this verdict vouches for.
+    // The engine checks each checkpoint as it loads it; one that is not the
+    // committed state (or is corrupt) is, like a missing one, a data-availability problem.
+    const out = await this.engine.replay(runDir, sampled, datasetDir)
+    if (out.unavailable != null) {
+      const { step, reason } = out.unavailable
+      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unusable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+    }
+    const { results } = out
     const checked: number[] = []
     for (const r of results) {
       if (!r.match || r.firstMismatch != null) {
@@ -404,14 +420,14 @@ export class NodePorts implements RolePorts {
     return { accept: true, checkedSteps: checked }
   }
 
-  /** Fetches a checkpoint (manifest + data) into `dir`; returns why it cannot be replayed from, or undefined when it is the committed state. */
-  private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, stateRoot: string, programHash: string): Promise<string | undefined> {
+  /** Fetches a checkpoint (manifest + data) into `dir`; returns why it cannot be obtained (its content is checked by the engine as it loads it). */
+  private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string): Promise<string | undefined> {
     try {
       await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
       const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
       await this.shards.fetchToFile(ck.data, file)
-      return checkpointProblem(manifest, new Uint8Array(readFileSync(file)), ck.step, stateRoot, programHash)
+      return undefined
     } catch (err) {
       return `not obtainable: ${(err as Error).message}`
     }

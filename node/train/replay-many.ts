@@ -1,7 +1,9 @@
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { fastStateRoot } from './fast-commit.js'
+import type { TensorData } from '../../protocols/commit/tensor.js'
+import type { CheckpointRef } from '../../protocols/pol/proof.js'
 import type { BackendChoice, BackendLog } from './backend.js'
-import { openRunAt } from './run.js'
+import { checkpointBefore, openRun } from './run.js'
 import { readCheckpoint } from './store.js'
 import { Trainer } from './trainer.js'
 
@@ -23,6 +25,18 @@ export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
   return (await replaySteps({ ...rest, steps: [step] }))[0]
 }
 
+/**
+ * A checkpoint the replay needs cannot be used: missing, corrupt, or not the
+ * state the proof commits at its step. For a verifier that is a data-availability
+ * problem of the solver's (docs/disputes.md, "Withheld checkpoints"), not a wrong step.
+ */
+export class CheckpointUnusable extends Error {
+  constructor (readonly step: number, readonly reason: string) {
+    super(`checkpoint ${step} cannot be replayed from: ${reason}`)
+    this.name = 'CheckpointUnusable'
+  }
+}
+
 export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
   /** 1-based steps, each re-executed from the nearest checkpoint before it (a verifier's sample) */
   steps: number[]
@@ -40,27 +54,43 @@ export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
 export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]> {
   const steps = [...new Set(o.steps)].sort((a, b) => a - b)
   if (steps.length === 0) throw new Error('no steps to replay')
-  const { dir, program, phash, proof, ds, ref: firstRef, ck: firstCk } = await openRunAt({ ...o, step: steps[0] }, 'replay')
+  const { dir, program, phash, proof, ds } = await openRun(o, 'replay')
   if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
-  for (const s of steps) if (!Number.isInteger(s) || s < 1 || s > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${s}`)
-  if (firstCk.manifest.stateRoot !== proof.stateRoots[firstRef.step]) throw new Error(`checkpoint ${firstRef.step} state root disagrees with the proof`)
+  for (const s of steps) checkpointBefore(proof, s)
+  // A checkpoint is loaded with only its manifest and data hash checked: the
+  // replay hashes the state at s-1 anyway, and a state whose root is the
+  // committed root of s-1 is a valid start for step s however it was obtained.
+  // Only when a root disagrees is the checkpoint checked in full (each tensor's
+  // commitment, its state root = the proof's root at its step), to tell a bad
+  // checkpoint (a data-availability problem) from a bad step.
+  const load = (ref: CheckpointRef, full: boolean): TensorData[] => {
+    let ck: ReturnType<typeof readCheckpoint>
+    try {
+      ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash }, { commitments: full })
+    } catch (e) {
+      throw new CheckpointUnusable(ref.step, (e as Error).message)
+    }
+    if (ck.manifest.step !== ref.step) throw new CheckpointUnusable(ref.step, `the checkpoint is of step ${ck.manifest.step}`)
+    if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new CheckpointUnusable(ref.step, `its state root is not the proof's root of step ${ref.step}`)
+    return ck.tensors
+  }
+  const firstRef = checkpointBefore(proof, steps[0])
+  const first = load(firstRef, false)
   const trainer = await Trainer.create(program, ds)
   const results: ReplayResult[] = []
   try {
-    trainer.loadState(firstCk.tensors, firstRef.step)
+    trainer.loadState(first, firstRef.step)
     let loadedFrom = firstRef.step
     // the root the previous sample ended on (a run of consecutive samples hashes each state once)
     let last: { step: number, root: string } | undefined
     for (const s of steps) {
       const t0 = performance.now()
-      const ref = proof.checkpoints.filter(c => c.step <= s - 1).pop()
-      if (ref === undefined) throw new Error(`no checkpoint at or before step ${s - 1}`)
+      const ref = checkpointBefore(proof, s)
       // continue within the same interval when the trainer already stands there, with every root so far matching
       if (loadedFrom !== ref.step || trainer.step > s - 1) {
-        const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
-        if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new Error(`checkpoint ${ref.step} state root disagrees with the proof`)
-        trainer.loadState(ck.tensors, ref.step)
+        trainer.loadState(load(ref, false), ref.step)
         loadedFrom = ref.step
+        last = undefined
       }
       // Only the sampled transition s-1 → s is claimed checked, so only the roots
       // at s-1 and s are computed (hashing a state costs about as much as a step):
@@ -70,12 +100,12 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(proof.stateRoots[step]))
       let firstMismatch: number | undefined
       while (trainer.step < s - 1) trainer.runStep()
-      const pre = trainer.step === ref.step ? proof.stateRoots[ref.step] : last?.step === trainer.step ? last.root : rootNow()
+      const pre = last?.step === trainer.step ? last.root : rootNow()
       trainer.runStep()
       let actual = rootNow()
       if (!same(s - 1, pre) || !same(s, actual)) {
-        const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
-        trainer.loadState(ck.tensors, ref.step)
+        // throws CheckpointUnusable when the checkpoint is not the committed state
+        trainer.loadState(load(ref, true), ref.step)
         while (trainer.step < s) {
           trainer.runStep()
           actual = rootNow()

@@ -7,6 +7,7 @@ import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../prot
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
 import { loadDatasetFor, type Dataset } from './dataset.js'
+import { cachedDatasetFor } from './dataset-cache.js'
 import { StateHasher } from './state-hasher.js'
 import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
@@ -251,21 +252,36 @@ export interface RunAt {
   ck: ReturnType<typeof readCheckpoint>
 }
 
-/** What replay, tracing and dispute tracing share: open the run, check the step and the runtime, load the checkpoint. */
-export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> {
+/** A run directory opened for re-execution: its program, proof and dataset, on the task's runtime. */
+export type OpenRun = Omit<RunAt, 'ref' | 'ck'>
+
+/** What replay, tracing and dispute tracing share: open the run, check the runtime, load the dataset. */
+export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Promise<OpenRun> {
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
   const phash = programHash(program)
   const proof: ProofOfLearning = readProof(dir)
-  if (!Number.isInteger(o.step) || o.step < 1 || o.step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${o.step}`)
-  const ref = proof.checkpoints.filter(c => c.step <= o.step - 1).pop()
-  if (ref === undefined) throw new Error(`no checkpoint at or before step ${o.step - 1}`)
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
   if (backend.runtime !== program.runtime) throw new Error(`${what} needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
-  const ds = loadDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
-  const ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash })
-  return { dir, program, phash, proof, ref, ds, ck }
+  const ds = cachedDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
+  return { dir, program, phash, proof, ds }
+}
+
+/** The checkpoint a re-execution of 1-based step `step` starts from: the latest at or before step - 1. */
+export function checkpointBefore (proof: ProofOfLearning, step: number): CheckpointRef {
+  if (!Number.isInteger(step) || step < 1 || step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${step}`)
+  const ref = proof.checkpoints.filter(c => c.step <= step - 1).pop()
+  if (ref === undefined) throw new Error(`no checkpoint at or before step ${step - 1}`)
+  return ref
+}
+
+/** openRun, then the nearest checkpoint before `o.step`. */
+export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> {
+  const r = await openRun(o, what)
+  const ref = checkpointBefore(r.proof, o.step)
+  const ck = readCheckpoint(r.dir, ref.step, { programHash: r.phash, manifestHash: ref.manifestHash })
+  return { ...r, ref, ck }
 }
 
 export interface TraceOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }

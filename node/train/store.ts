@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { buildCheckpoint, manifestBytes, manifestHash, openCheckpoint, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
+import { buildCheckpoint, manifestBytes, manifestHash, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
+import { fastTensorRoot } from './fast-commit.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 
@@ -37,20 +38,29 @@ export function checkpointDir (runDir: string, step: number): string {
   return join(runDir, 'checkpoints', `step-${String(step).padStart(8, '0')}`)
 }
 
-export function writeCheckpoint (runDir: string, programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[]): { manifest: CheckpointManifest, manifestHash: string } {
-  const { manifest, data } = buildCheckpoint(programHash, step, names, tensors)
+// checkpoints are committed with the fast implementation of protocols/commit
+// (same roots; test/unit/train/fast-commit.test.ts): the reference one costs ~5× more per checkpoint
+const FAST: CommitOptions = { tensorRoot: fastTensorRoot }
+
+/**
+ * `o.reference`: commit with protocols/commit itself (a cross-check of the fast implementation);
+ * `o.tensorRoot`: the tensors' commitment roots, when the caller has them already
+ */
+export function writeCheckpoint (runDir: string, programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], o: { reference?: boolean, tensorRoot?: CommitOptions['tensorRoot'] } = {}): { manifest: CheckpointManifest, manifestHash: string } {
+  const { manifest, data } = buildCheckpoint(programHash, step, names, tensors, 'state.bin', o.reference === true ? {} : { tensorRoot: o.tensorRoot ?? fastTensorRoot })
   const dir = checkpointDir(runDir, step)
   atomicWrite(join(dir, manifest.dataFile), data)
   atomicWrite(join(dir, 'manifest.json'), manifestBytes(manifest))
   return { manifest, manifestHash: manifestHash(manifest) }
 }
 
-export function readCheckpoint (runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }): { manifest: CheckpointManifest, tensors: TensorData[] } {
+/** `o.commitments: false`: skip the per-tensor commitments and state root (see CommitOptions) */
+export function readCheckpoint (runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }, o: { commitments?: boolean } = {}): { manifest: CheckpointManifest, tensors: TensorData[] } {
   const dir = checkpointDir(runDir, step)
   const m = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as CheckpointManifest
   const file = join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
-  return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect)
+  return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect, { ...FAST, commitments: o.commitments })
 }
 
 export function listCheckpoints (runDir: string): number[] {

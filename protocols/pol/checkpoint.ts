@@ -1,5 +1,5 @@
-import { bytesEqual, fromHex, sha256, toHex } from '../commit/merkle.js'
-import { stateRoot } from '../commit/state.js'
+import { bytesEqual, fromHex, merkleRoot, sha256, toHex } from '../commit/merkle.js'
+import { stepLeaf } from '../commit/state.js'
 import { commitTensor, sizeOf, dtypeBytes, type DType, type TensorData, valuesFromBytes } from '../commit/tensor.js'
 import { canonicalHash, canonicalJson } from '../program/canonical-json.js'
 
@@ -22,19 +22,44 @@ export interface CheckpointManifest {
   tensors: CheckpointTensor[]
 }
 
-export function buildCheckpoint (programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], dataFile = 'state.bin'): { manifest: CheckpointManifest, data: Uint8Array } {
+/**
+ * How a tensor's commitment root is computed. Callers may pass a faster
+ * implementation of the same function (node/train/fast-commit.ts); it must give
+ * the value protocols/commit gives, which that module's tests check.
+ */
+export type TensorRootFn = (t: TensorData) => Uint8Array
+export interface CommitOptions {
+  tensorRoot?: TensorRootFn
+  /**
+   * false: check only the manifest and the data's sha256, not each tensor's
+   * commitment nor the state root. For a caller that hashes the loaded state
+   * itself anyway (a verifier's replay compares the state root it reaches) and
+   * runs the full check only when that disagrees.
+   */
+  commitments?: boolean
+}
+const referenceRoot: TensorRootFn = t => commitTensor(t).root
+
+/** The state root from the tensors' commitment roots (protocols/commit stateRoot, each tensor committed once). */
+function rootOf (tensorRoots: readonly Uint8Array[], step: number): Uint8Array {
+  return merkleRoot([...tensorRoots, stepLeaf(step)])
+}
+
+export function buildCheckpoint (programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], dataFile = 'state.bin', o: CommitOptions = {}): { manifest: CheckpointManifest, data: Uint8Array } {
   if (names.length !== tensors.length) throw new Error('one name per state tensor')
+  const commit = o.tensorRoot ?? referenceRoot
   let off = 0
+  const roots = tensors.map(commit)
   const entries: CheckpointTensor[] = tensors.map((t, i) => {
     const byteLength = sizeOf(t.shape) * dtypeBytes(t.dtype)
-    const e = { name: names[i], shape: [...t.shape], dtype: t.dtype, offset: off, byteLength, root: toHex(commitTensor(t).root) }
+    const e = { name: names[i], shape: [...t.shape], dtype: t.dtype, offset: off, byteLength, root: toHex(roots[i]) }
     off += byteLength
     return e
   })
   const data = new Uint8Array(off)
   tensors.forEach((t, i) => data.set(new Uint8Array(t.values.buffer, t.values.byteOffset, entries[i].byteLength), entries[i].offset))
   const manifest: CheckpointManifest = {
-    version: 1, programHash, step, stateRoot: toHex(stateRoot(tensors, step)), dataFile, dataSha256: toHex(sha256(data)), dataBytes: off, tensors: entries
+    version: 1, programHash, step, stateRoot: toHex(rootOf(roots, step)), dataFile, dataSha256: toHex(sha256(data)), dataBytes: off, tensors: entries
   }
   return { manifest, data }
 }
@@ -52,7 +77,8 @@ export class CheckpointError extends Error {
 }
 
 /** Validates a manifest + data against each other; returns the state tensors. */
-export function openCheckpoint (manifest: unknown, data: Uint8Array, expect?: { programHash?: string, manifestHash?: string }): { manifest: CheckpointManifest, tensors: TensorData[] } {
+export function openCheckpoint (manifest: unknown, data: Uint8Array, expect?: { programHash?: string, manifestHash?: string }, o: CommitOptions = {}): { manifest: CheckpointManifest, tensors: TensorData[] } {
+  const commit = o.tensorRoot ?? referenceRoot
   const m = manifest as CheckpointManifest
   if (typeof m !== 'object' || m === null || m.version !== CHECKPOINT_VERSION) throw new CheckpointError('not a version 1 checkpoint manifest')
   if (!Number.isInteger(m.step) || m.step < 0 || !Array.isArray(m.tensors)) throw new CheckpointError('malformed checkpoint manifest')
@@ -60,12 +86,16 @@ export function openCheckpoint (manifest: unknown, data: Uint8Array, expect?: { 
   if (expect?.manifestHash !== undefined && manifestHash(m) !== expect.manifestHash) throw new CheckpointError(`checkpoint manifest hash ${manifestHash(m)} differs from the referenced ${expect.manifestHash}`)
   if (data.length !== m.dataBytes) throw new CheckpointError(`checkpoint data is ${data.length} bytes, manifest says ${m.dataBytes}`)
   if (toHex(sha256(data)) !== m.dataSha256) throw new CheckpointError('checkpoint data hash mismatch (corrupt file?)')
+  const roots: Uint8Array[] = []
   const tensors: TensorData[] = m.tensors.map(e => {
     if (e.offset < 0 || e.offset + e.byteLength > data.length || e.byteLength !== sizeOf(e.shape) * dtypeBytes(e.dtype)) throw new CheckpointError(`tensor ${e.name}: bad extent`)
     const t: TensorData = { shape: e.shape, dtype: e.dtype, values: valuesFromBytes(e.dtype, data.subarray(e.offset, e.offset + e.byteLength)) }
-    if (toHex(commitTensor(t).root) !== e.root) throw new CheckpointError(`tensor ${e.name}: commitment mismatch`)
+    if (o.commitments === false) return t
+    const root = commit(t)
+    if (toHex(root) !== e.root) throw new CheckpointError(`tensor ${e.name}: commitment mismatch`)
+    roots.push(root)
     return t
   })
-  if (!bytesEqual(stateRoot(tensors, m.step), fromHex(m.stateRoot))) throw new CheckpointError('checkpoint state root mismatch')
+  if (o.commitments !== false && !bytesEqual(rootOf(roots, m.step), fromHex(m.stateRoot))) throw new CheckpointError('checkpoint state root mismatch')
   return { manifest: m, tensors }
 }
