@@ -4,7 +4,8 @@ import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, Ver
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
-import { replaysFor, sampleSteps, samplesPerVerifier } from '../../protocols/verification/sample.js'
+import { replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
+import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
@@ -355,10 +356,12 @@ export class NodePorts implements RolePorts {
     await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
+    if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
-    const count = sampleCount ?? this.econ.stepsPerVerifier ?? samplesPerVerifier(task.verifierCount)
+    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
+    const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
     const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
@@ -451,9 +454,17 @@ export class NodePorts implements RolePorts {
 
   async submitVerdict (taskId: number, v: VerifyResult): Promise<void> {
     const chain = await this.chain()
+    // an accepting verdict must list this verifier's own sample (the chain checks it):
+    // it goes first, so a verifier that replayed more than the cap still lists it
+    let required: number[] = []
+    if (v.accept) {
+      const task = await this.taskOrThrow(taskId)
+      required = requiredSample(await this.waitForRandomness(chain, task.committedAt + 1), chain.accountId, task.stepCount, task.verifierCount)
+    }
+    const listed = verdictSteps(required, v.checkedSteps)
     // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based
-    await chain.submitVerdict(taskId, v.accept, v.checkedSteps.slice(0, 1024).map(s => s - 1))
-    await this.init.book.publish('verdicts', { taskId, verifier: this.peerId, accept: v.accept, checkedSteps: v.checkedSteps.slice(0, 1024), firstBadStep: v.firstBadStep })
+    await chain.submitVerdict(taskId, v.accept, listed.map(s => s - 1))
+    await this.init.book.publish('verdicts', { taskId, verifier: this.peerId, accept: v.accept, checkedSteps: listed, firstBadStep: v.firstBadStep })
     this.log.info({ taskId, accept: v.accept, firstBadStep: v.firstBadStep }, 'verdict submitted')
   }
 
