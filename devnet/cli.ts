@@ -9,7 +9,6 @@ import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
 import { fashionAvailable, FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
-import { recommendedCheckpointEvery } from '../protocols/verification/sample.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -160,7 +159,7 @@ async function run (o: Opts): Promise<void> {
         say('!!! Fashion-MNIST is NOT installed: this devnet trains on a SYNTHETIC dataset instead.')
         say(`!!! Install the real data with: sudo apt-get install -y dataset-fashion-mnist   (files go to ${FASHION_DIR})`)
       }
-      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--checkpoint-every', String(recommendedCheckpointEvery(o.steps)), '--optimizer', 'adam', '--out', taskFile]
+      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--optimizer', 'adam', '--out', taskFile]
       const t = spawnCli('task-new', args, logDir)
       const code = await t.exited
       if (code !== 0) throw new Error(`could not create the task program; see ${t.logFile}`)

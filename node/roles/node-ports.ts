@@ -4,7 +4,7 @@ import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, Ver
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
-import { replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
+import { checkpointLoads, replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
 import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient, TaskView } from '../chain/client.js'
@@ -367,11 +367,9 @@ export class NodePorts implements RolePorts {
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
     // provider lookups more than on bytes), then replay all of them in one engine run
-    const needed = [...new Set(intervals.map(iv => {
-      const ck = index.checkpoints.filter(c => c.step <= iv.toStep - 1).pop()
-      if (ck == null) throw new Error(`no checkpoint before step ${iv.toStep}`)
-      return ck
-    }))]
+    // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
+    const loads = new Set(checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
+    const needed = index.checkpoints.filter(c => loads.has(c.step))
     const problems: Array<{ step: number, reason: string }> = []
     let next = 0
     let fetched = 0

@@ -74,28 +74,25 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
     if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new CheckpointUnusable(ref.step, `its state root is not the proof's root of step ${ref.step}`)
     return ck.tensors
   }
-  const firstRef = checkpointBefore(proof, steps[0])
-  const first = load(firstRef, false)
   const trainer = await Trainer.create(program, ds)
   const results: ReplayResult[] = []
   try {
-    trainer.loadState(first, firstRef.step)
-    let loadedFrom = firstRef.step
     // the root the previous sample ended on (a run of consecutive samples hashes each state once)
     let last: { step: number, root: string } | undefined
     for (const s of steps) {
       const t0 = performance.now()
       const ref = checkpointBefore(proof, s)
-      // continue within the same interval when the trainer already stands there, with every root so far matching
-      if (loadedFrom !== ref.step || trainer.step > s - 1) {
+      // continue from where the previous sample ended (its roots matched) when that
+      // is at or after this sample's checkpoint; protocols/verification/sample.ts
+      // checkpointLoads lists the checkpoints this rule loads (a verifier fetches those)
+      if (!(last !== undefined && ref.step <= last.step && last.step <= s - 1)) {
         trainer.loadState(load(ref, false), ref.step)
-        loadedFrom = ref.step
         last = undefined
       }
       // Only the sampled transition s-1 → s is claimed checked, so only the roots
-      // at s-1 and s are computed (hashing a state costs about as much as a step):
-      // if they match, the transition matches. A mismatch is then located exactly
-      // by replaying the interval again with every root compared.
+      // at s-1 and s are computed (hashing a state costs about half a step):
+      // if they match, the transition matches. A mismatch before s-1 is located
+      // exactly by replaying from the checkpoint again with every root compared.
       const rootNow = (): string => toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
       const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(proof.stateRoots[step]))
       let firstMismatch: number | undefined
@@ -103,8 +100,12 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       const pre = last?.step === trainer.step ? last.root : rootNow()
       trainer.runStep()
       let actual = rootNow()
-      if (!same(s - 1, pre) || !same(s, actual)) {
-        // throws CheckpointUnusable when the checkpoint is not the committed state
+      if (same(s - 1, pre) && !same(s, actual)) {
+        // the replay stood on the committed state s-1: step s itself differs
+        firstMismatch = s
+      } else if (!same(s - 1, pre)) {
+        // somewhere between the checkpoint and s-1. Throws CheckpointUnusable when
+        // the checkpoint is not the committed state; otherwise finds the first bad step
         trainer.loadState(load(ref, true), ref.step)
         while (trainer.step < s) {
           trainer.runStep()

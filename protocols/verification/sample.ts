@@ -88,13 +88,52 @@ export function missProbability (steps: number, faked: number, n: number): numbe
 }
 
 /**
- * A checkpoint spacing that keeps verification cheap. A verifier replays from
- * the checkpoint before each sampled step, ≈ (k + 1) / 2 steps per sample, and
- * DETECTION_GOAL needs 44 samples in all: k = steps / 100 keeps that near 22% of
- * training for long tasks, k = 10 from 120 to 1000 steps. Short tasks keep at
- * most ~12 checkpoints: their verification is dominated by fixed costs anyway,
- * and every checkpoint is a shard to publish and fetch.
+ * The checkpoints a replay of `sampled` (1-based steps, any order) loads, given
+ * the steps that have checkpoints: each sample continues from where the
+ * previous one ended when that is at or after the sample's own checkpoint
+ * (same interval, or the very next step), and otherwise starts from the latest
+ * checkpoint at or before s - 1. node/train/replay-many.ts follows this rule;
+ * a verifier fetches exactly these. A whistleblower replaying every step loads one.
  */
-export function recommendedCheckpointEvery (steps: number): number {
-  return Math.max(1, Math.ceil(steps / 100), Math.min(10, Math.ceil(steps / 12)))
+export function checkpointLoads (sampled: readonly number[], checkpointSteps: readonly number[]): number[] {
+  const cks = [...checkpointSteps].sort((a, b) => a - b)
+  const loads = new Set<number>()
+  let at = -Infinity
+  for (const s of [...new Set(sampled)].sort((a, b) => a - b)) {
+    let ref: number | undefined
+    for (const c of cks) { if (c <= s - 1) ref = c; else break }
+    if (ref === undefined) throw new Error(`no checkpoint at or before step ${s - 1}`)
+    if (!(ref <= at && at <= s - 1)) loads.add(ref)
+    at = s
+  }
+  return [...loads].sort((a, b) => a - b)
+}
+
+/**
+ * What one checkpoint costs the solver, in training steps: the state's
+ * sha256, the file write and the block CIDs of its shards (the commitments are
+ * the step's state root, computed anyway). ~2.5 ms against a ~9 ms step of the
+ * mlp (docs/benchmarks.md, "Verification overhead vs detection").
+ */
+export const CHECKPOINT_COST_STEPS = 0.3
+/** Most checkpoints a task keeps by default, and most bytes (each checkpoint is the whole state, kept until settlement). */
+export const MAX_DEFAULT_CHECKPOINTS = 1000
+export const DEFAULT_CHECKPOINT_BUDGET_BYTES = 2 * 1024 ** 3
+
+/**
+ * A checkpoint spacing k that keeps the network's extra work small. The
+ * verifiers replay ≈ (k + 1) / 2 steps for each of the 44 samples DETECTION_GOAL
+ * needs, the solver pays CHECKPOINT_COST_STEPS per checkpoint (steps / k of
+ * them): 22 (k + 1) + c · steps / k is least at k = √(c · steps / 22). So k grows
+ * with the square root of the task: 4 at 1000 steps (verification replays ~11%
+ * of the run, checkpoints ~8%), 12 at 10,000 (~3% + 2.5%); at most
+ * MAX_DEFAULT_CHECKPOINTS checkpoints and, when the state's size is given,
+ * DEFAULT_CHECKPOINT_BUDGET_BYTES of them (a large model checkpoints less often
+ * and its verification replays more).
+ */
+export function recommendedCheckpointEvery (steps: number, stateBytes = 0): number {
+  if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, got ${steps}`)
+  const n = samplesForDetection(DETECTION_GOAL.fakedShare, 1 - DETECTION_GOAL.confidence)
+  const byDisk = Math.ceil(steps * Math.max(0, stateBytes) / DEFAULT_CHECKPOINT_BUDGET_BYTES)
+  return Math.max(1, Math.ceil(steps / MAX_DEFAULT_CHECKPOINTS), byDisk, Math.round(Math.sqrt(CHECKPOINT_COST_STEPS * steps / (n / 2))))
 }

@@ -69,6 +69,18 @@ describe('warm engine', () => {
     expect(span.results?.map(r => r.match)).toEqual([true, false])
   }, 120_000)
 
+  it('a replay of every step (a whistleblower) needs only the first checkpoint', async () => {
+    const { checkpointLoads } = await import('../../protocols/verification/sample.js')
+    const all = Array.from({ length: 30 }, (_, i) => i + 1)
+    expect(checkpointLoads(all, [0, 5, 10, 15, 20, 25, 30])).toEqual([0])
+    const only0 = join(dir, 'only0')
+    cpSync(join(dir, 'run'), only0, { recursive: true })
+    for (const s of [5, 10, 15, 20, 25, 30]) rmSync(ckDir(only0, s), { recursive: true, force: true })
+    const out = await engine.replay(only0, all)
+    expect(out.results?.length).toBe(30)
+    expect(out.results?.every(r => r.match && r.firstMismatch === undefined)).toBe(true)
+  }, 120_000)
+
   it('a checkpoint that is not the committed state is a data-availability problem, not a bad step', async () => {
     // a corrupt file (what `--fault bad-checkpoint` publishes): caught by its data hash
     const corrupt = join(dir, 'corrupt')

@@ -20,7 +20,7 @@ export function register (program: Command): void {
     .requiredOption('--steps <n>', 'number of training steps')
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
-    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: max(steps/100, min(10, steps/12)), which keeps verification near 22% of training on long tasks; docs/protocol.md §5)')
+    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/73) rounded, e.g. 4 at 1000 steps, 12 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
@@ -39,11 +39,16 @@ export function register (program: Command): void {
           steps: intOpt(o.steps, '--steps', 1, 500_000) as number,
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
-          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000) ?? recommendedCheckpointEvery(intOpt(o.steps, '--steps', 1, 500_000) as number),
+          checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000),
           optimizer: o.optimizer,
           learningRate: numOpt(o.lr, '--lr'),
           runtime: o.runtime
         })
+        if (o.checkpointEvery === undefined) {
+          // spacing from the task's length and its state's size (weights + optimizer slots, float32)
+          const stateBytes = validateProgram(p).info.params * (o.optimizer === 'adam' ? 3 : 1) * 4
+          p.checkpointEvery = recommendedCheckpointEvery(p.steps, stateBytes)
+        }
         const text = JSON.stringify(p, null, 2) + '\n'
         if (o.out !== undefined) writeFileSync(o.out, text)
         else process.stdout.write(text)

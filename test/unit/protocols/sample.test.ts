@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { intervalAt, intervalCount, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps, samplesForDetection, samplesPerVerifier } from '../../../protocols/verification/sample.js'
+import { checkpointLoads, intervalAt, intervalCount, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps, samplesForDetection, samplesPerVerifier } from '../../../protocols/verification/sample.js'
 
 const seed = '0x' + '11'.repeat(32)
 const alice = '0x' + 'aa'.repeat(32)
@@ -65,13 +65,34 @@ describe('verification sampling', () => {
     expect(caught / trials).toBeGreaterThan(0.98)
   })
 
-  it('recommends checkpoints that keep the replayed share near 22%', () => {
-    expect(recommendedCheckpointEvery(1000)).toBe(10)
-    expect(recommendedCheckpointEvery(120)).toBe(10)
-    expect(recommendedCheckpointEvery(20)).toBe(2)
-    expect(recommendedCheckpointEvery(5000)).toBe(50)
+  it('recommends the checkpoint spacing with the least replay + checkpoint work', () => {
+    expect(recommendedCheckpointEvery(1000)).toBe(4)
+    expect(recommendedCheckpointEvery(10_000)).toBe(12)
+    expect(recommendedCheckpointEvery(100)).toBe(1)
     expect(recommendedCheckpointEvery(1)).toBe(1)
-    // expected replayed steps for 44 samples ≈ 44 (k + 1) / 2: ≤ 25% of a 1000-step run
-    expect(44 * (recommendedCheckpointEvery(1000) + 1) / 2 / 1000).toBeLessThan(0.25)
+    // at most 1000 checkpoints, and 2 GiB of them
+    expect(recommendedCheckpointEvery(1_000_000)).toBe(1000)
+    expect(recommendedCheckpointEvery(1000, 100 << 20)).toBe(Math.ceil(1000 * (100 << 20) / 2 ** 31))
+    expect(() => recommendedCheckpointEvery(0)).toThrow(/positive integer/)
+    // the chosen k minimises 22 (k + 1) + 0.3 · steps / k over the integers
+    for (const steps of [400, 1000, 2000, 10_000]) {
+      const cost = (k: number): number => 22 * (k + 1) + 0.3 * steps / k
+      const k = recommendedCheckpointEvery(steps)
+      expect(cost(k)).toBeLessThanOrEqual(Math.min(cost(k - 1 || 1), cost(k + 1)) + 1e-9)
+    }
+    // 44 samples replay ≈ 44 (k + 1) / 2 steps: ~11% of a 1000-step run
+    expect(44 * (recommendedCheckpointEvery(1000) + 1) / 2 / 1000).toBeLessThan(0.12)
+  })
+
+  it('lists the checkpoints a replay of a sample loads', () => {
+    const cks = [0, 4, 8, 12, 16, 20]
+    // one per interval with a sample; a sample continuing from the previous one loads nothing
+    expect(checkpointLoads([3, 6, 7, 14], cks)).toEqual([0, 4, 12])
+    // consecutive samples run on across checkpoints: every step loads one checkpoint
+    expect(checkpointLoads(Array.from({ length: 20 }, (_, i) => i + 1), cks)).toEqual([0])
+    // a sample right after a checkpoint starts from it; a gap restarts from the sample's own checkpoint
+    expect(checkpointLoads([5, 6, 11], cks)).toEqual([4, 8])
+    expect(checkpointLoads([9], cks)).toEqual([8])
+    expect(() => checkpointLoads([3], [4])).toThrow(/no checkpoint/)
   })
 })
