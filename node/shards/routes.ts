@@ -15,7 +15,7 @@ export function installShardRoutes (c: ControlServer, shards: ShardService): voi
     const kind = b.kind == null ? 'file' : str(b.kind, 'kind')
     if (!SHARD_KINDS.includes(kind as ShardKind)) throw new HttpError(400, `"kind" must be one of ${SHARD_KINDS.join(', ')}`)
     return await wrap(async () => await shards.addFile(path, { name: optStr(b.name, 'name'), kind: kind as ShardKind }, {
-      pin: b.pin === true, retain: hold(b), reason: optStr(b.reason, 'reason')
+      pin: b.pin === true, retain: hold(b), reason: optStr(b.reason, 'reason'), byReference: b.byReference === true
     }))
   })
 
@@ -66,6 +66,7 @@ export function installShardRoutes (c: ControlServer, shards: ShardService): voi
     if (h == null) throw new HttpError(400, 'give "untilBlock" and/or "untilTime"')
     return await wrap(async () => await shards.retain(str(b.cid, 'cid'), h, optStr(b.reason, 'reason')))
   })
+  c.post('/v1/shards/rm', async ({ body }) => await wrap(async () => await shards.remove(str(obj(body).cid, 'cid'))))
   c.post('/v1/shards/gc', async ({ body }) => {
     const b = obj(body)
     return await shards.gc({ currentBlock: optInt(b.currentBlock, 'currentBlock', 0, Number.MAX_SAFE_INTEGER) ?? shards.chainHeight() })

@@ -1,4 +1,5 @@
 import { open, rename, rm, stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { createHash } from 'node:crypto'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { CID } from 'multiformats/cid'
@@ -10,14 +11,14 @@ import {
 import type { Host } from '../p2p/host.js'
 import { NoProviderError, ProviderSource, fetchBlocks, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { ShardServer, type ShardFault } from './server.js'
-import { BlockStore, rootKept, type RetentionHold, type RootRecord } from './store.js'
+import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
 
 // The shard service of one peer: add content (chunk, store, announce), fetch
 // it from the swarm (verify, store, resume), keep it as long as a pin or a
 // retention hold says, then garbage-collect it.
 
 export { NoProviderError }
-export type { RetentionHold, RootRecord, ProviderStat }
+export type { BlockRef, RetentionHold, RootRecord, ProviderStat }
 
 export interface ShardServiceInit {
   host: Host
@@ -43,7 +44,18 @@ export interface AddOptions {
   provide?: boolean
 }
 
-export interface AddResult { cid: string, name: string, kind: string, size: number, blocks: number }
+export interface AddFileOptions extends AddOptions {
+  /**
+   * Store a reference (path, offset, size per block) instead of a copy of the
+   * bytes: for files that stay where they are while the shard is served (a
+   * solver's checkpoints in its run directory). Blocks are read from the file
+   * and checked against their CID whenever they are read; if the file changes
+   * or vanishes they count as missing. Default false (copy).
+   */
+  byReference?: boolean
+}
+
+export interface AddResult { cid: string, name: string, kind: string, size: number, blocks: number, byReference?: boolean }
 
 export interface FetchProgress {
   root: string
@@ -89,7 +101,14 @@ export interface FetchResult {
 }
 
 export interface GcOptions { currentBlock?: number, now?: number }
-export interface GcResult { removedRoots: string[], removedBlocks: number, freedBytes: number, keptRoots: number }
+export interface GcResult {
+  removedRoots: string[]
+  removedBlocks: number
+  freedBytes: number
+  keptRoots: number
+  /** block references dropped (roots added by reference; the files themselves are never deleted) */
+  removedRefs: number
+}
 
 const PROVIDER_TAG = 'proofswarm-shard-provider'
 const BAD_TAG = 'proofswarm-shard-misbehaved'
@@ -119,7 +138,7 @@ export class ShardService {
 
   /** Opens the shard store, registers the protocol handler, starts the GC timer and re-announces stored shards. */
   static async start (init: ShardServiceInit): Promise<ShardService> {
-    const svc = new ShardService(init, await BlockStore.open(init.dataDir))
+    const svc = new ShardService(init, await BlockStore.open(init.dataDir, init.log))
     try {
       await svc.run()
     } catch (err) {
@@ -171,12 +190,17 @@ export class ShardService {
     })
   }
 
-  /** Like addBytes, reading the file in 1 MiB chunks (never the whole file in memory). */
-  async addFile (path: string, meta: ShardMeta = {}, opts: AddOptions = {}): Promise<AddResult> {
+  /**
+   * Like addBytes, reading the file in 1 MiB chunks (never the whole file in
+   * memory). With `byReference` the blocks are hashed but not copied: the
+   * store records where they are in the file (see AddFileOptions).
+   */
+  async addFile (path: string, meta: ShardMeta = {}, opts: AddFileOptions = {}): Promise<AddResult> {
     let st
     try { st = await stat(path) } catch { throw new Error(`cannot read ${path}: no such file`) }
     if (!st.isFile()) throw new Error(`${path} is not a regular file`)
     if (st.size > maxContentBytes()) throw new Error(`${path} is over ${maxContentBytes()} bytes`)
+    if (opts.byReference === true) return await this.addFileByReference(resolve(path), meta, opts)
     return await this.exclusive(async () => {
       const blocks: ManifestBlock[] = []
       const fh = await open(path, 'r')
@@ -201,16 +225,57 @@ export class ShardService {
     })
   }
 
-  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions): Promise<AddResult> {
-    const { manifest, bytes, cid } = buildManifest(blocks, meta)
-    await this.store.put(cid, bytes)
-    const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts)
-    if (opts.provide !== false) this.provideInBackground(cid)
-    this.log.info({ cid: rec.cid, size: manifest.size, blocks: blocks.length, kind: manifest.kind }, 'shard added')
-    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length }
+  // One read of the file, sha256 per block (as a copy-add does), one reused
+  // buffer, no block writes: only the refs and the manifest go to LevelDB.
+  private async addFileByReference (path: string, meta: ShardMeta, opts: AddFileOptions): Promise<AddResult> {
+    return await this.exclusive(async () => {
+      const blocks: ManifestBlock[] = []
+      const ranges: Array<{ cid: CID, offset: number, size: number }> = []
+      const fh = await open(path, 'r')
+      let before, after
+      try {
+        before = await fh.stat()
+        const buf = new Uint8Array(MAX_BLOCK_BYTES)
+        let offset = 0
+        while (true) {
+          let n = 0
+          while (n < buf.length) {
+            const r = await fh.read(buf, n, buf.length - n, offset + n)
+            if (r.bytesRead === 0) break
+            n += r.bytesRead
+          }
+          if (n === 0) break
+          const cid = cidOf(buf.subarray(0, n))
+          blocks.push({ cid, size: n })
+          ranges.push({ cid, offset, size: n })
+          offset += n
+          if (n < buf.length) break
+        }
+        after = await fh.stat()
+      } finally { await fh.close() }
+      // a file still being written would give a root whose blocks no longer match
+      if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new Error(`${path} changed while it was being added; add it once it is complete`)
+      const named = { ...meta, name: meta.name ?? path.split('/').pop() }
+      const root = buildManifest(blocks, named).cid.toString()
+      await this.store.addRefs(ranges.map(r => ({
+        cid: r.cid,
+        ref: { root, path, offset: r.offset, size: r.size, fileSize: after.size, mtimeMs: after.mtimeMs }
+      })))
+      return await this.finishAdd(blocks, named, opts, { path })
+    })
   }
 
-  private async upsertRoot (cid: string, m: Manifest, complete: boolean, source: RootRecord['source'], opts: AddOptions): Promise<RootRecord> {
+  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions, byReference?: { path: string }): Promise<AddResult> {
+    const { manifest, bytes, cid } = buildManifest(blocks, meta)
+    await this.store.put(cid, bytes)
+    const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts, byReference ?? null)
+    if (opts.provide !== false) this.provideInBackground(cid)
+    this.log.info({ cid: rec.cid, size: manifest.size, blocks: blocks.length, kind: manifest.kind, byReference: byReference?.path }, 'shard added')
+    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length, ...(byReference != null ? { byReference: true } : {}) }
+  }
+
+  /** `byReference`: set (added by reference), null (added by copy: clear it), undefined (fetched: keep). */
+  private async upsertRoot (cid: string, m: Manifest, complete: boolean, source: RootRecord['source'], opts: AddOptions, byReference?: { path: string } | null): Promise<RootRecord> {
     const prev = await this.store.getRoot(cid)
     const holds = { ...(prev?.holds ?? {}) }
     const reason = opts.reason ?? 'default'
@@ -228,6 +293,8 @@ export class ShardService {
       addedAt: prev?.addedAt ?? Date.now(),
       source: prev?.source ?? source
     }
+    const ref = byReference === undefined ? prev?.byReference : byReference ?? undefined
+    if (ref != null) rec.byReference = ref
     await this.store.putRoot(rec)
     return rec
   }
@@ -416,7 +483,8 @@ export class ShardService {
     for (let i = 0; i < 60 && this.host.getPeers().length === 0 && !this.stopped.signal.aborted; i++) await sleep(500)
     for (const r of await this.store.listRoots()) {
       if (this.stopped.signal.aborted) return
-      if (r.complete) await this.provide(r.cid).catch(() => {})
+      // a root added by reference whose file is gone or changed is not announced
+      if (r.complete && (r.byReference == null || await this.has(r.cid))) await this.provide(r.cid).catch(() => {})
     }
   }
 
@@ -458,37 +526,68 @@ export class ShardService {
   async gc (opts: GcOptions = {}): Promise<GcResult> {
     return await this.exclusive(async () => {
       const now = opts.now ?? Date.now()
-      const live = new Set<string>()
-      const removedRoots: string[] = []
-      let kept = 0
-      for (const r of await this.store.listRoots()) {
-        if (rootKept(r, now, opts.currentBlock) || this.protectedRoots.has(r.cid)) {
-          kept++
-          live.add(r.cid)
-          const m = await this.store.manifest(r.cid).catch(() => undefined)
-          for (const b of m?.blocks ?? []) live.add(b.cid.toString())
-        } else {
-          removedRoots.push(r.cid)
-        }
-      }
-      let removedBlocks = 0
-      let freedBytes = 0
-      let batch: string[] = []
-      for await (const k of this.store.blockKeys()) {
-        if (live.has(k)) continue
-        const v = await this.store.get(k)
-        freedBytes += v?.length ?? 0
-        batch.push(k)
-        if (batch.length >= 256) { await this.store.deleteBlocks(batch); removedBlocks += batch.length; batch = [] }
-      }
-      await this.store.deleteBlocks(batch)
-      removedBlocks += batch.length
-      for (const k of removedRoots) {
-        await this.store.deleteRoot(k)
-        await this.host.contentRouting.cancelReprovide(parseShardCid(k)).catch(() => {})
-      }
-      return { removedRoots, removedBlocks, freedBytes, keptRoots: kept }
+      return await this.collect(r => !rootKept(r, now, opts.currentBlock) && !this.protectedRoots.has(r.cid))
     })
+  }
+
+  /**
+   * Removes one shard now, whatever pins or holds it has (`shards rm`), and
+   * the blocks and references no other root uses. A file it was added from by
+   * reference is left alone.
+   */
+  async remove (root: CID | string): Promise<GcResult> {
+    const key = root.toString()
+    return await this.exclusive(async () => {
+      if (await this.store.getRoot(key) == null) throw new Error(`shard ${key} is not stored here`)
+      if (this.protectedRoots.has(key)) throw new Error(`shard ${key} is being fetched; remove it afterwards`)
+      return await this.collect(r => r.cid === key)
+    })
+  }
+
+  // Deletes the roots `drop` selects, then every block no remaining root
+  // references, and every reference whose root is gone (never the file).
+  private async collect (drop: (r: RootRecord) => boolean): Promise<GcResult> {
+    const live = new Set<string>()
+    const liveRoots = new Set<string>()
+    const removedRoots: string[] = []
+    let kept = 0
+    for (const r of await this.store.listRoots()) {
+      if (!drop(r)) {
+        kept++
+        live.add(r.cid)
+        liveRoots.add(r.cid)
+        const m = await this.store.manifest(r.cid).catch(() => undefined)
+        for (const b of m?.blocks ?? []) live.add(b.cid.toString())
+      } else {
+        removedRoots.push(r.cid)
+      }
+    }
+    let removedBlocks = 0
+    let freedBytes = 0
+    let batch: string[] = []
+    for await (const k of this.store.blockKeys()) {
+      if (live.has(k)) continue
+      const v = await this.store.get(k)
+      freedBytes += v?.length ?? 0
+      batch.push(k)
+      if (batch.length >= 256) { await this.store.deleteBlocks(batch); removedBlocks += batch.length; batch = [] }
+    }
+    await this.store.deleteBlocks(batch)
+    removedBlocks += batch.length
+    let removedRefs = 0
+    const refEdits: Array<[string, BlockRef[]]> = []
+    for await (const [k, refs] of this.store.refEntries()) {
+      const keep = refs.filter(r => liveRoots.has(r.root) && live.has(k))
+      if (keep.length === refs.length) continue
+      removedRefs += refs.length - keep.length
+      refEdits.push([k, keep])
+    }
+    await this.store.setRefs(refEdits)
+    for (const k of removedRoots) {
+      await this.store.deleteRoot(k)
+      await this.host.contentRouting.cancelReprovide(parseShardCid(k)).catch(() => {})
+    }
+    return { removedRoots, removedBlocks, freedBytes, keptRoots: kept, removedRefs }
   }
 
   // ---- providers' reputation ----------------------------------------------

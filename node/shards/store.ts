@@ -1,13 +1,17 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, open, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Level } from 'level'
-import type { CID } from 'multiformats/cid'
-import { decodeManifest, type Manifest, type ShardKind } from '../../protocols/shards/index.js'
+import { CID } from 'multiformats/cid'
+import type { Logger } from 'pino'
+import { blockMatches, decodeManifest, type Manifest, type ShardKind } from '../../protocols/shards/index.js'
 
 // Shards live in their own LevelDB, data-dir/shards: sublevel "blocks" (key:
 // CID string, value: bytes) and "roots" (one record per root: what it is,
 // whether all its blocks are here, and what keeps it alive — a pin, or
-// retention holds until a chain block / a time).
+// retention holds until a chain block / a time), and "refs" (key: CID string,
+// value: JSON list of BlockRef) for blocks added by reference: the bytes stay
+// in the caller's file (a solver's checkpoints in its run directory) and are
+// read — and checked against their CID — each time the block is read.
 //
 // Why not a sublevel of the peer's DB: with LevelDB's default 4 MiB write
 // buffer, 1 MiB values fill a memtable every 4 blocks, level-0 files pile up
@@ -45,6 +49,25 @@ export interface RootRecord {
   holds: Record<string, RetentionHold>
   addedAt: number
   source: 'added' | 'fetched'
+  /**
+   * Set when the root was added by reference: its blocks are read from this
+   * file, not stored here. Deleting or changing the file makes them
+   * unservable (they then count as missing).
+   */
+  byReference?: { path: string }
+}
+
+/** A block added by reference: a byte range of a file outside the store. */
+export interface BlockRef {
+  /** the root it was added with: GC keeps the ref while that root is kept; warnings name it */
+  root: string
+  /** absolute path */
+  path: string
+  offset: number
+  size: number
+  /** the file's size and mtime when added (or last verified): unchanged → has() trusts the ref without reading it */
+  fileSize: number
+  mtimeMs: number
 }
 
 const enc = new TextEncoder()
@@ -53,24 +76,47 @@ const dec = new TextDecoder()
 export class BlockStore {
   readonly blocks: Level<string, Uint8Array>
   readonly roots: Level<string, Uint8Array>
+  readonly refs: Level<string, Uint8Array>
+  /** roots already warned about a broken reference (one warning per root) */
+  private readonly warned = new Set<string>()
 
-  constructor (readonly db: Level<string, Uint8Array>) {
+  constructor (readonly db: Level<string, Uint8Array>, private readonly log?: Logger) {
     this.blocks = db.sublevel<string, Uint8Array>('blocks', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
     this.roots = db.sublevel<string, Uint8Array>('roots', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
+    this.refs = db.sublevel<string, Uint8Array>('refs', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
   }
 
-  static async open (dataDir: string): Promise<BlockStore> {
-    return new BlockStore(await openShardDb(dataDir))
+  static async open (dataDir: string, log?: Logger): Promise<BlockStore> {
+    return new BlockStore(await openShardDb(dataDir), log)
   }
 
   async close (): Promise<void> { await this.db.close() }
 
+  /**
+   * A stored block, or one added by reference read from its file. A
+   * referenced range that no longer hashes to its CID (file changed,
+   * truncated, deleted, unreadable) counts as absent: wrong bytes are never
+   * returned.
+   */
   async get (cid: CID | string): Promise<Uint8Array | undefined> {
-    return await this.blocks.get(cid.toString()) ?? undefined
+    const key = cid.toString()
+    const v = await this.blocks.get(key)
+    if (v != null) return v
+    const refs = await this.getRefs(key)
+    if (refs.length === 0) return undefined
+    const c = typeof cid === 'string' ? CID.parse(cid) : cid
+    for (const ref of refs) {
+      const r = await readRef(ref, c)
+      if (r.bytes != null) return r.bytes
+      this.warnBroken(ref, key, r.reason)
+    }
+    return undefined
   }
 
   async has (cid: CID | string): Promise<boolean> {
-    return await this.blocks.has(cid.toString())
+    const key = cid.toString()
+    if (await this.blocks.has(key)) return true
+    return await this.refPresent(key, await this.getRefs(key))
   }
 
   async put (cid: CID | string, bytes: Uint8Array): Promise<void> {
@@ -115,7 +161,7 @@ export class BlockStore {
     await this.blocks.batch(keys.map(key => ({ type: 'del' as const, key })))
   }
 
-  /** Indices of the root's blocks not stored yet. */
+  /** Indices of the root's blocks not stored yet (nor available by a valid reference). */
   async missing (m: Manifest): Promise<number[]> {
     const keys = m.blocks.map(b => b.cid.toString())
     const out: number[] = []
@@ -123,10 +169,122 @@ export class BlockStore {
     const CHUNK = 1024
     for (let i = 0; i < keys.length; i += CHUNK) {
       const vals = await this.blocks.hasMany(keys.slice(i, i + CHUNK))
-      vals.forEach((v, j) => { if (!v) out.push(i + j) })
+      const absent: number[] = []
+      vals.forEach((v, j) => { if (!v) absent.push(i + j) })
+      if (absent.length === 0) continue
+      const refVals = await this.refs.getMany(absent.map(k => keys[k]))
+      const stats = new Map<string, Promise<FileStat | undefined>>()
+      for (let j = 0; j < absent.length; j++) {
+        const rv = refVals[j]
+        if (rv == null || !(await this.refPresent(keys[absent[j]], parseRefs(rv), stats))) out.push(absent[j])
+      }
     }
     return out
   }
+
+  // ---- references --------------------------------------------------------
+
+  async getRefs (cid: CID | string): Promise<BlockRef[]> {
+    const v = await this.refs.get(cid.toString())
+    return v == null ? [] : parseRefs(v)
+  }
+
+  /** Records where blocks of `root` live (a block may have refs from several roots/files). */
+  async addRefs (entries: Array<{ cid: CID | string, ref: BlockRef }>): Promise<void> {
+    if (entries.length === 0) return
+    const byKey = new Map<string, BlockRef[]>()
+    for (const e of entries) {
+      const key = e.cid.toString()
+      let list = byKey.get(key)
+      if (list == null) { list = await this.getRefs(key); byKey.set(key, list) }
+      const i = list.findIndex(r => r.root === e.ref.root && r.path === e.ref.path && r.offset === e.ref.offset)
+      if (i >= 0) list[i] = e.ref
+      else list.push(e.ref)
+    }
+    await this.refs.batch([...byKey].map(([key, list]) => ({ type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
+  }
+
+  async * refEntries (): AsyncGenerator<[string, BlockRef[]]> {
+    for await (const [k, v] of this.refs.iterator()) yield [k, parseRefs(v)]
+  }
+
+  /** Replaces the refs of each key (an empty list deletes the key). */
+  async setRefs (entries: Array<[string, BlockRef[]]>): Promise<void> {
+    if (entries.length === 0) return
+    await this.refs.batch(entries.map(([key, list]) => list.length === 0
+      ? { type: 'del' as const, key }
+      : { type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) }))
+  }
+
+  /**
+   * Is one of the refs usable? Cheap when the file's size and mtime are as
+   * recorded (a stat); otherwise the range is read and hashed, and a ref that
+   * still matches gets the new stat recorded. The bytes are checked again
+   * whenever they are read (get), so a stale "yes" here never serves wrong bytes.
+   */
+  private async refPresent (key: string, refs: BlockRef[], stats = new Map<string, Promise<FileStat | undefined>>()): Promise<boolean> {
+    if (refs.length === 0) return false
+    for (const ref of refs) {
+      let st = stats.get(ref.path)
+      if (st == null) { st = statFile(ref.path); stats.set(ref.path, st) }
+      const s = await st
+      if (s != null && s.size === ref.fileSize && s.mtimeMs === ref.mtimeMs) return true
+    }
+    const cid = CID.parse(key)
+    for (const ref of refs) {
+      const r = await readRef(ref, cid)
+      if (r.bytes == null) { this.warnBroken(ref, key, r.reason); continue }
+      const s = await statFile(ref.path)
+      if (s != null) await this.addRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }]).catch(() => {})
+      return true
+    }
+    return false
+  }
+
+  private warnBroken (ref: BlockRef, block: string, reason: string): void {
+    if (this.warned.has(ref.root)) return
+    this.warned.add(ref.root)
+    this.log?.warn({ root: ref.root, path: ref.path, block, reason },
+      'a shard added by reference no longer matches its file (changed, truncated or deleted): its blocks count as missing and are not served')
+  }
+}
+
+interface FileStat { size: number, mtimeMs: number }
+
+async function statFile (path: string): Promise<FileStat | undefined> {
+  try {
+    const s = await stat(path)
+    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : undefined
+  } catch { return undefined }
+}
+
+/** Reads a referenced range and checks it against its CID. */
+async function readRef (ref: BlockRef, cid: CID): Promise<{ bytes?: Uint8Array, reason: string }> {
+  let fh
+  try {
+    fh = await open(ref.path, 'r')
+    const buf = new Uint8Array(ref.size)
+    let n = 0
+    while (n < buf.length) {
+      const r = await fh.read(buf, n, buf.length - n, ref.offset + n)
+      if (r.bytesRead === 0) break
+      n += r.bytesRead
+    }
+    if (n < buf.length) return { reason: `file too short: ${n} of ${ref.size} bytes at offset ${ref.offset}` }
+    if (!blockMatches(cid, buf)) return { reason: 'bytes do not match the block CID (file changed)' }
+    return { bytes: buf, reason: '' }
+  } catch (err) {
+    return { reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message }
+  } finally {
+    await fh?.close().catch(() => {})
+  }
+}
+
+function parseRefs (v: Uint8Array): BlockRef[] {
+  try {
+    const list = JSON.parse(dec.decode(v)) as unknown
+    return Array.isArray(list) ? list as BlockRef[] : []
+  } catch { return [] }
 }
 
 /** Is the hold still in force? A block deadline with an unknown chain height stays in force. */

@@ -20,10 +20,11 @@ export function register (program: Command): void {
     .option('--until-block <n>', 'retain until the chain reaches block n', parseIntOption('--until-block'))
     .option('--until <time>', 'retain until this time (ISO 8601 or ms since epoch)', parseTime)
     .option('--reason <id>', 'who holds the retention (e.g. a task id)')
+    .option('--by-reference', 'store only where each block is in the file, not a copy: the file must stay, unchanged, as long as the shard is served (changed or deleted → its blocks count as missing)')
   addDataDir(add, 'peer'); addJson(add)
-  add.action(async (file: string, o: Common & { pin?: boolean, name?: string, kind: string, untilBlock?: number, until?: number, reason?: string }) => {
+  add.action(async (file: string, o: Common & { pin?: boolean, name?: string, kind: string, untilBlock?: number, until?: number, reason?: string, byReference?: boolean }) => {
     const r = await call(o, async c => await c.post<{ cid: string, size: number, blocks: number }>('/v1/shards/add', {
-      path: resolve(file), pin: o.pin === true, name: o.name, kind: o.kind, untilBlock: o.untilBlock, untilTime: o.until, reason: o.reason
+      path: resolve(file), pin: o.pin === true, name: o.name, kind: o.kind, untilBlock: o.untilBlock, untilTime: o.until, reason: o.reason, byReference: o.byReference === true
     }))
     if (o.json === true) printJson(r)
     else process.stdout.write(`${r.cid}\n`)
@@ -102,7 +103,7 @@ export function register (program: Command): void {
     for (const r of roots) {
       const holds = Object.entries(r.holds as Record<string, { untilBlock?: number, untilTime?: number }>)
         .map(([k, h]) => `${k}:${[h.untilBlock != null ? `block ${h.untilBlock}` : '', h.untilTime != null ? new Date(h.untilTime).toISOString() : ''].filter(Boolean).join('/')}`)
-      process.stdout.write(`${r.cid as string}  ${r.kind as string}  ${mib(r.size as number)} MiB  ${r.complete === true ? 'complete' : 'partial'}${r.pinned === true ? '  pinned' : ''}  ${r.name as string}  ${holds.join(' ')}\n`)
+      process.stdout.write(`${r.cid as string}  ${r.kind as string}  ${mib(r.size as number)} MiB  ${r.complete === true ? 'complete' : 'partial'}${r.pinned === true ? '  pinned' : ''}  ${r.name as string}  ${holds.join(' ')}${r.byReference != null ? `  by-reference:${r.byReference.path as string}` : ''}\n`)
     }
   })
 
@@ -128,13 +129,21 @@ export function register (program: Command): void {
     else process.stdout.write(`retaining ${cid}\n`)
   })
 
+  const rm = s.command('rm <cid>').description('remove a shard now, whatever its pin or holds (and the blocks no other shard uses); a file it was added from by reference is left alone')
+  addDataDir(rm, 'peer'); addJson(rm)
+  rm.action(async (cid: string, o: Common) => {
+    const r = await call(o, async c => await c.post<{ removedBlocks: number, freedBytes: number, removedRefs: number }>('/v1/shards/rm', { cid }))
+    if (o.json === true) printJson(r)
+    else process.stdout.write(`removed ${cid}: ${r.removedBlocks} block(s) (${mib(r.freedBytes)} MiB), ${r.removedRefs} reference(s)\n`)
+  })
+
   const gc = s.command('gc').description('delete shards no pin or active retention hold keeps, and unreferenced blocks')
     .option('--block <n>', 'current chain block (for block-number holds; default: the peer\'s chain height if known, else such holds are kept)', parseIntOption('--block'))
   addDataDir(gc, 'peer'); addJson(gc)
   gc.action(async (o: Common & { block?: number }) => {
-    const r = await call(o, async c => await c.post<{ removedRoots: string[], removedBlocks: number, freedBytes: number, keptRoots: number }>('/v1/shards/gc', { currentBlock: o.block }))
+    const r = await call(o, async c => await c.post<{ removedRoots: string[], removedBlocks: number, freedBytes: number, keptRoots: number, removedRefs?: number }>('/v1/shards/gc', { currentBlock: o.block }))
     if (o.json === true) printJson(r)
-    else process.stdout.write(`removed ${r.removedRoots.length} shard(s) and ${r.removedBlocks} block(s) (${mib(r.freedBytes)} MiB); kept ${r.keptRoots} shard(s)\n`)
+    else process.stdout.write(`removed ${r.removedRoots.length} shard(s) and ${r.removedBlocks} block(s) (${mib(r.freedBytes)} MiB)${(r.removedRefs ?? 0) > 0 ? `, ${r.removedRefs ?? 0} reference(s) (files left alone)` : ''}; kept ${r.keptRoots} shard(s)\n`)
   })
 }
 

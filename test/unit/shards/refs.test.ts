@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { open, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
+import { MAX_BLOCK_BYTES, buildManifest, chunk, type Chunk } from '../../../protocols/shards/index.js'
+import { BlockStore, type BlockRef } from '../../../node/shards/store.js'
+import { tempDir } from '../../helpers/procs.js'
+
+// BlockStore references (blocks added by reference) on a real LevelDB in a
+// temp dir: reads fall back to the file, every read is checked against the
+// CID, a changed / truncated / deleted file makes the block absent, and the
+// warning is logged once per root.
+
+let dir: { path: string, cleanup: () => Promise<void> }
+let store: BlockStore
+const warnings: Array<{ msg: string, root: string, block: string, reason: string }> = []
+
+beforeAll(async () => {
+  dir = await tempDir('proofswarm-refs-')
+  const sink = new Writable({ write (line: Buffer, _e, cb) { const j = JSON.parse(line.toString()); if (j.level === 40) warnings.push(j); cb() } })
+  store = await BlockStore.open(join(dir.path, 'peer'), pino({ level: 'warn' }, sink))
+})
+
+afterAll(async () => {
+  await store?.close()
+  await dir?.cleanup()
+})
+
+/** Writes `bytes` to a file and records refs for its blocks (as addFile byReference does). */
+async function addByRef (name: string, bytes: Uint8Array): Promise<{ path: string, root: string, chunks: Chunk[] }> {
+  const path = join(dir.path, name)
+  await writeFile(path, bytes)
+  const chunks = [...chunk(bytes)]
+  const root = buildManifest(chunks.map(c => ({ cid: c.cid, size: c.bytes.length })), { name }).cid.toString()
+  const st = await stat(path)
+  let offset = 0
+  const entries: Array<{ cid: string, ref: BlockRef }> = []
+  for (const c of chunks) {
+    entries.push({ cid: c.cid.toString(), ref: { root, path, offset, size: c.bytes.length, fileSize: st.size, mtimeMs: st.mtimeMs } })
+    offset += c.bytes.length
+  }
+  await store.addRefs(entries)
+  return { path, root, chunks }
+}
+
+describe('block store references', () => {
+  it('serves referenced blocks from the file, verified, without storing a copy', async () => {
+    const data = randomBytes(2 * MAX_BLOCK_BYTES + 4321)
+    const { root, chunks } = await addByRef('a.bin', data)
+    expect(chunks).toHaveLength(3)
+    for (const c of chunks) {
+      expect(Buffer.from((await store.get(c.cid))!).equals(Buffer.from(c.bytes))).toBe(true)
+      expect(await store.get(c.cid.toString())).toBeDefined() // string keys too
+      expect(await store.has(c.cid)).toBe(true)
+      expect(await store.blocks.has(c.cid.toString())).toBe(false)
+    }
+    const m = { blocks: chunks.map(c => ({ cid: c.cid, size: c.bytes.length })) }
+    expect(await store.missing(m as any)).toEqual([])
+    expect(warnings.filter(w => w.root === root)).toHaveLength(0)
+  })
+
+  it('a changed byte makes only that block absent (never wrong bytes); one warning per root', async () => {
+    const data = randomBytes(3 * MAX_BLOCK_BYTES)
+    const { path, root, chunks } = await addByRef('b.bin', data)
+    const fh = await open(path, 'r+')
+    await fh.write(Buffer.from([data[MAX_BLOCK_BYTES + 10] ^ 0xff]), 0, 1, MAX_BLOCK_BYTES + 10)
+    await fh.close()
+    expect(await store.get(chunks[1].cid)).toBeUndefined()
+    expect(await store.get(chunks[1].cid)).toBeUndefined()
+    expect(Buffer.from((await store.get(chunks[0].cid))!).equals(Buffer.from(chunks[0].bytes))).toBe(true)
+    expect(await store.has(chunks[1].cid)).toBe(false)
+    const m = { blocks: chunks.map(c => ({ cid: c.cid, size: c.bytes.length })) }
+    expect(await store.missing(m as any)).toEqual([1])
+    const w = warnings.filter(x => x.root === root)
+    expect(w).toHaveLength(1)
+    expect(w[0].reason).toMatch(/do not match/)
+    expect(w[0].block).toBe(chunks[1].cid.toString())
+  })
+
+  it('a truncated or deleted file: its blocks are absent, reads do not throw', async () => {
+    const data = randomBytes(MAX_BLOCK_BYTES + 99)
+    const { path, chunks } = await addByRef('c.bin', data)
+    await writeFile(path, data.subarray(0, MAX_BLOCK_BYTES + 50))
+    expect(await store.get(chunks[1].cid)).toBeUndefined()
+    expect(await store.get(chunks[0].cid)).toBeDefined()
+    await rm(path)
+    for (const c of chunks) {
+      expect(await store.get(c.cid)).toBeUndefined()
+      expect(await store.has(c.cid)).toBe(false)
+    }
+  })
+
+  it('a touched but unchanged file: re-verified once, then trusted by stat again', async () => {
+    const data = randomBytes(1000)
+    const { path, chunks } = await addByRef('d.bin', data)
+    const later = new Date(Date.now() + 60_000)
+    await utimes(path, later, later)
+    expect(await store.has(chunks[0].cid)).toBe(true)
+    const [ref] = await store.getRefs(chunks[0].cid)
+    expect(ref.mtimeMs).toBe((await stat(path)).mtimeMs)
+    expect(Math.abs(ref.mtimeMs - later.getTime())).toBeLessThan(1)
+  })
+
+  it('a block referenced from two files is served while either still matches', async () => {
+    const data = randomBytes(5000)
+    const a = await addByRef('e1.bin', data)
+    await addByRef('e2.bin', data)
+    expect(await store.getRefs(a.chunks[0].cid)).toHaveLength(2)
+    await rm(a.path)
+    expect(Buffer.from((await store.get(a.chunks[0].cid))!).equals(Buffer.from(data))).toBe(true)
+  })
+})
