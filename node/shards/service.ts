@@ -271,10 +271,10 @@ export class ShardService {
     const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts, byReference ?? null)
     if (opts.provide !== false) this.provideInBackground(cid)
     this.log.info({ cid: rec.cid, size: manifest.size, blocks: blocks.length, kind: manifest.kind, byReference: byReference?.path }, 'shard added')
-    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length, ...(byReference != null ? { byReference: true } : {}) }
+    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length, ...(rec.byReference != null ? { byReference: true } : {}) }
   }
 
-  /** `byReference`: set (added by reference), null (added by copy: clear it), undefined (fetched: keep). */
+  /** `byReference`: set (added by reference), null (added by copy: clear it), undefined (fetched: keep as it was). */
   private async upsertRoot (cid: string, m: Manifest, complete: boolean, source: RootRecord['source'], opts: AddOptions, byReference?: { path: string } | null): Promise<RootRecord> {
     const prev = await this.store.getRoot(cid)
     const holds = { ...(prev?.holds ?? {}) }
@@ -293,7 +293,9 @@ export class ShardService {
       addedAt: prev?.addedAt ?? Date.now(),
       source: prev?.source ?? source
     }
-    const ref = byReference === undefined ? prev?.byReference : byReference ?? undefined
+    // a root already complete here by copy keeps its copies: adding it by reference changes nothing
+    const copied = prev != null && prev.complete && prev.byReference == null
+    const ref = byReference === undefined ? prev?.byReference : byReference === null || copied ? undefined : byReference
     if (ref != null) rec.byReference = ref
     await this.store.putRoot(rec)
     return rec

@@ -118,6 +118,10 @@ describe('shards added by reference', () => {
     const m = (await svc(backup).store.manifest(copy.cid))!
     for (const b of m.blocks) expect(await svc(backup).store.blocks.has(b.cid.toString())).toBe(true)
     expect((await svc(backup).list()).find(r => r.cid === copy.cid)!.byReference).toBeUndefined()
+    // adding it again by reference where it is already copied keeps the copies
+    const again = await svc(backup).addFile(path, { name: 'same', kind: 'checkpoint' }, { byReference: true, provide: false })
+    expect(again.byReference).toBeUndefined()
+    expect((await svc(backup).list()).find(r => r.cid === copy.cid)!.byReference).toBeUndefined()
     // the copy does not depend on the file
     await rm(path)
     expect(await svc(backup).has(copy.cid)).toBe(true)

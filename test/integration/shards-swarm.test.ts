@@ -170,6 +170,23 @@ describe('shards across 6 peer processes', () => {
     expect(ls.map((x: any) => x.cid)).toEqual([pinned])
   })
 
+  it('--by-reference: served from the file without a copy; ls --json says so; rm drops it and leaves the file', async () => {
+    const data = randomBytes(2 * MiB + 12_345)
+    const path = join(dir.path, 'state-ref.bin')
+    await writeFile(path, data)
+    const added = await cli(['shards', 'add', path, '--by-reference', '--kind', 'checkpoint', '--data-dir', peers[3].dataDir])
+    expect(added.byReference).toBe(true)
+    const ls = await cli(['shards', 'ls', '--data-dir', peers[3].dataDir])
+    expect(ls.find((x: any) => x.cid === added.cid)).toMatchObject({ complete: true, byReference: { path } })
+    const out = join(dir.path, 'out-ref.bin')
+    await cli(['shards', 'get', added.cid, '--out', out, '--from', peers[3].id, '--data-dir', peers[2].dataDir])
+    expect(sha(await readFile(out))).toBe(sha(data))
+    const rm = await cli(['shards', 'rm', added.cid, '--data-dir', peers[3].dataDir])
+    expect(rm).toMatchObject({ removedRoots: [added.cid], removedBlocks: 1, removedRefs: 3 }) // the manifest + 3 refs
+    expect(sha(await readFile(path))).toBe(sha(data))
+    expect((await cli(['shards', 'ls', '--data-dir', peers[3].dataDir])).map((x: any) => x.cid)).not.toContain(added.cid)
+  })
+
   it('no provider at all: a clear error after the bounded wait', async () => {
     const cid = buildManifest([{ cid: cidOf(randomBytes(8)), size: 8 }], {}).cid.toString()
     const t0 = Date.now()
