@@ -79,6 +79,8 @@ export class BlockStore {
   readonly refs: Level<string, Uint8Array>
   /** roots already warned about a broken reference (one warning per root) */
   private readonly warned = new Set<string>()
+  /** ref lists are read-modify-written: one writer at a time (reads refresh stats outside the service's lock) */
+  private refLock: Promise<unknown> = Promise.resolve()
 
   constructor (readonly db: Level<string, Uint8Array>, private readonly log?: Logger) {
     this.blocks = db.sublevel<string, Uint8Array>('blocks', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
@@ -192,6 +194,10 @@ export class BlockStore {
   /** Records where blocks of `root` live (a block may have refs from several roots/files). */
   async addRefs (entries: Array<{ cid: CID | string, ref: BlockRef }>): Promise<void> {
     if (entries.length === 0) return
+    await this.refsExclusive(async () => await this.mergeRefs(entries, true))
+  }
+
+  private async mergeRefs (entries: Array<{ cid: CID | string, ref: BlockRef }>, append: boolean): Promise<void> {
     const byKey = new Map<string, BlockRef[]>()
     for (const e of entries) {
       const key = e.cid.toString()
@@ -199,7 +205,7 @@ export class BlockStore {
       if (list == null) { list = await this.getRefs(key); byKey.set(key, list) }
       const i = list.findIndex(r => r.root === e.ref.root && r.path === e.ref.path && r.offset === e.ref.offset)
       if (i >= 0) list[i] = e.ref
-      else list.push(e.ref)
+      else if (append) list.push(e.ref)
     }
     await this.refs.batch([...byKey].map(([key, list]) => ({ type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
   }
@@ -211,9 +217,15 @@ export class BlockStore {
   /** Replaces the refs of each key (an empty list deletes the key). */
   async setRefs (entries: Array<[string, BlockRef[]]>): Promise<void> {
     if (entries.length === 0) return
-    await this.refs.batch(entries.map(([key, list]) => list.length === 0
+    await this.refsExclusive(async () => await this.refs.batch(entries.map(([key, list]) => list.length === 0
       ? { type: 'del' as const, key }
-      : { type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) }))
+      : { type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
+  }
+
+  private async refsExclusive<T> (f: () => Promise<T>): Promise<T> {
+    const run = this.refLock.catch(() => {}).then(f)
+    this.refLock = run
+    return await run
   }
 
   /**
@@ -235,7 +247,8 @@ export class BlockStore {
       const r = await readRef(ref, cid)
       if (r.bytes == null) { this.warnBroken(ref, key, r.reason); continue }
       const s = await statFile(ref.path)
-      if (s != null) await this.addRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }]).catch(() => {})
+      // update only: a ref GC dropped meanwhile must not come back
+      if (s != null) await this.refsExclusive(async () => await this.mergeRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }], false)).catch(() => {})
       return true
     }
     return false
