@@ -171,6 +171,24 @@ describe('shards added by reference', () => {
     expect((await ask(fetcher, solver, parseShardCid(a.cid))).status).toBe(Status.OK)
   })
 
+  it('references survive a restart of the peer: still served from the file', async () => {
+    const data = randomBytes(SIZE)
+    const path = await file('state-7.bin', data)
+    const a = await svc(solver).addFile(path, { name: 'ckpt-7', kind: 'checkpoint' }, { byReference: true, provide: false })
+    const m = (await svc(solver).store.manifest(a.cid))!
+    const i = peers.indexOf(solver)
+    const bootAddr = peers[0].host.getMultiaddrs()[0].toString()
+    await solver.stop()
+    solver = await start('solver', [bootAddr])
+    peers.splice(i, 1)
+    expect(await svc(solver).has(a.cid)).toBe(true)
+    expect((await svc(solver).list()).find(r => r.cid === a.cid)!.byReference).toEqual({ path })
+    await fetcher.host.dial(solver.host.getMultiaddrs()[0])
+    const got = await ask(fetcher, solver, m.blocks[2].cid)
+    expect(got.status).toBe(Status.OK)
+    expect(sha(got.payload)).toBe(sha(data.subarray(2 * MAX_BLOCK_BYTES)))
+  })
+
   it('GC and rm drop the references, never the file', async () => {
     const s = svc(solver)
     const p1 = await file('state-5.bin', randomBytes(SIZE))
