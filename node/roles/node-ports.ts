@@ -385,7 +385,9 @@ export class NodePorts implements RolePorts {
         this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
       }
     }
+    const tFetch = performance.now()
     await Promise.all(Array.from({ length: Math.min(CHECKPOINT_FETCHES, needed.length) }, fetchNext))
+    this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
     if (problems.length > 0) {
       const { step, reason } = problems.sort((a, b) => a.step - b.step)[0]
       this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
@@ -394,6 +396,7 @@ export class NodePorts implements RolePorts {
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
     await warming
+    const tReplay = performance.now()
     // every sampled step is replayed from its checkpoint and its transition (roots
     // before and after it) compared: those are the steps this verdict vouches for.
     // The engine checks each checkpoint as it loads it; one that is not the
@@ -416,7 +419,7 @@ export class NodePorts implements RolePorts {
       checked.push(r.step)
     }
     if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
-    this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length }, 'every sampled step replays bit for bit')
+    this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
   }
