@@ -264,7 +264,9 @@ export class NodePorts implements RolePorts {
     const proofBytes = readFileSync(join(runDir, 'proof.json'))
     const proof = validateProof(JSON.parse(proofBytes.toString('utf8')))
     const add = async (file: string, name: string, kind: 'checkpoint' | 'model' | 'file'): Promise<string> =>
-      (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}` })).cid
+      // checkpoints are served from the run directory instead of copied into the store: a copy
+      // cost as much CPU as a training step per checkpoint (docs/shards.md, "Adding by reference")
+      (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}`, byReference: kind === 'checkpoint' })).cid
     const checkpoints: RunIndex['checkpoints'] = []
     if (this.init.badCheckpoints === true) {
       const files = corruptCheckpoints(runDir, proof.checkpoints.map(c => c.step))
