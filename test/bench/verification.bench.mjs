@@ -134,6 +134,27 @@ try {
     console.log(JSON.stringify(row))
   }
 
+  // overhead vs detection on the devnet's task: larger or smaller samples per verifier
+  const curve = []
+  {
+    const steps = 1000
+    const k = recommendedCheckpointEvery(steps)
+    const run = join(dir, `run-${steps}-${k}`)
+    const plainCpu = devnetRow.plainCpu
+    for (const n of [6, 11, 22, 33, 44]) {
+      const cpu = []
+      for (let t = 0; t < TRIALS; t++) {
+        for (let v = 0; v < VERIFIERS; v++) {
+          const sampled = sampleSteps(seedOf(500 + t), acctOf(v), steps, n)
+          cpu.push((await warmRun(run, sampled)).cpu)
+        }
+      }
+      const det = (f) => 1 - missProbability(steps, Math.ceil(f * steps), n) ** VERIFIERS
+      curve.push({ n, overhead: VERIFIERS * mean(cpu) / plainCpu, d5: det(0.05), d10: det(0.1), d20: det(0.2) })
+      console.log(JSON.stringify(curve.at(-1)))
+    }
+  }
+
   // detection for real: a solver faking one contiguous block of 10% of the 1000-step task
   const steps = 1000
   const k = recommendedCheckpointEvery(steps)
@@ -164,6 +185,12 @@ Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- 
 | task steps | k | checkpoints (MiB) | samples per verifier: steps replayed, checkpoints loaded | plain training CPU (wall) | one verifier, warm: CPU (wall) | **verification overhead, warm: CPU** (wall) | cold: CPU (wall) | solver's own extra CPU | detection of 10% faked |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.map(r => `| ${r.steps} | ${r.k} | ${r.checkpoints} (${r.ckMiB.toFixed(0)}) | ${r.n}: ${r.replayed.toFixed(0)}, ${r.loads.toFixed(1)} | ${r.plainCpu.toFixed(1)} s (${r.plainWall.toFixed(1)} s) | ${r.warmCpu.toFixed(2)} s (${r.warmWall.toFixed(2)} s) | **${pct(r.overWarmCpu)}** (${pct(r.overWarmWall)}) | ${pct(r.overColdCpu)} (${pct(r.overColdWall)}) | +${pct(r.solverCpu)} | ${pct(r.detection)} |`).join('\n')}
+
+**Overhead vs detection** on the devnet's task (1000 steps, k = ${recommendedCheckpointEvery(1000)}, warm engine, CPU), for other sample sizes: detection is the exact probability that ${VERIFIERS} verifiers with n samples each catch a solver faking a share f of its steps (any placement).
+
+| samples per verifier | verification overhead (CPU, ${VERIFIERS} verifiers) | detection, f = 5% | f = 10% | f = 20% |
+|---|---|---|---|---|
+${curve.map(c => `| ${c.n}${c.n === requiredSampleCount(VERIFIERS) ? ' (default)' : ''} | ${pct(c.overhead)} | ${pct(c.d5)} | ${pct(c.d10)} | ${pct(c.d20)} |`).join('\n')}
 
 Measured detection: a solver that faked steps ${start}–${start + block - 1} (one contiguous 10% block of the 1000-step task, k = ${k}, via the hidden \`train --fault-op\`) was caught in **${caught} of ${DETECT_TRIALS}** independent draws of the ${VERIFIERS} verifiers' samples (expected ≥ 99%).
 
