@@ -20,7 +20,7 @@ export function register (program: Command): void {
     .requiredOption('--steps <n>', 'number of training steps')
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
-    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/73) rounded, e.g. 4 at 1000 steps, 12 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
+    .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/44) rounded, e.g. 5 at 1000 steps, 15 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
