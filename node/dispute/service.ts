@@ -25,7 +25,7 @@ import { SILENT, request, serve, type DisputeRequest, type DisputeResponse } fro
 // The node side of a dispute (docs/disputes.md): the challenger traces the
 // disputed step in a child process, opens the dispute on chain, finds the
 // defender's peer id on chain and plays the pure ChallengerGame over
-// /proofswarm/dispute/1.0.0; the defender traces its own step (with the faults
+// /proofswarm/dispute/2.0.0; the defender traces its own step (with the faults
 // its training had) and answers with the pure DefenderGame. Every move is
 // recorded on chain by its author before it is sent (chess clock); the final
 // claim goes through adjudicate; a party whose clock ran out is beaten with

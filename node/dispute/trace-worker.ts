@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs'
-import { leafHash } from '../../protocols/commit/merkle.js'
 import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
-import { canonicalBytes, commitTensor, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
+import { axisLayout, commitTensor, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
 import { normalizeRows, oneHot, Trainer, traceStep } from '../train/index.js'
 import { openRunAt } from '../train/run.js'
@@ -67,14 +66,14 @@ export async function traceForDispute (j: TraceJob): Promise<{ step: number, ent
 /** Row proofs of one big tensor with its trees built once (proveSlice rebuilds them per call). */
 function rowProver (t: TensorData): { root: Uint8Array, prove: (row: number) => SliceProof } {
   const c = commitTensor(t)
-  const bytes = canonicalBytes(t)
-  const cols = t.shape[t.shape.length - 1]
-  const rows = t.shape.slice(0, -1).reduce((a, b) => a * b, 1)
-  const rb = cols * 4
-  const levels = treeLevels(Array.from({ length: rows }, (_, r) => leafHash(bytes.subarray(r * rb, (r + 1) * rb))))
+  const layout = axisLayout(t.dtype, t.shape, 'row')
+  const levels = treeLevels(tensorLeaves(t, 'row'))
   const none = new Map<string, Uint8Array>()
   return {
     root: c.root,
-    prove: (row) => ({ dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: bytes.slice(row * rb, (row + 1) * rb), siblings: pathWith(levels, none, row), otherRoot: c.colRoot })
+    prove: (row) => {
+      const leaf = Math.floor(row / layout.group)
+      return { dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: tensorLeafBytes(t, 'row', leaf), siblings: pathWith(levels, none, leaf), otherRoot: c.colRoot }
+    }
   }
 }

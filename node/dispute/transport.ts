@@ -6,7 +6,7 @@ import { DISPUTE_PROTOCOL, MAX_MESSAGE_BYTES, decodeSigned, type Signed } from '
 import type { Host } from '../p2p/host.js'
 import { toError } from '../shards/server.js'
 
-// Request/response on /proofswarm/dispute/1.0.0: one stream per exchange,
+// Request/response on /proofswarm/dispute/2.0.0: one stream per exchange,
 // one length-prefixed CBOR frame each way. The challenger asks, the defender
 // answers, so only the defender listens.
 //   request  {d, hello: true}         "send your trace commitment"

@@ -16,8 +16,11 @@ import { combineRoots, commitTensor, matrixView, proveSlice, verifySlice, type D
 //     must be leaf s of the committed proof_root (path included). So the set
 //     of tensors and their shapes are bound to the commitment and the solver
 //     cannot shrink what it is sampled from;
-//   - each sampled row's bytes with its path to that tensor's row root.
-// A few KiB for an MLP, at most MAX_RESPONSE_BYTES.
+//   - each sampled row's leaf (the group of consecutive rows the row-tree leaf
+//     holds, commitment v2) with its path to that tensor's row root.
+// A leaf is at most max(LEAF_BYTES, one row): ~37 KiB for the Adam mlp's
+// state (16 × 2 KiB leaves + paths + headers), at most MAX_RESPONSE_BYTES.
+// (LEAF_BYTES = 4096 would not fit: 16 × 4 KiB alone is the limit.)
 //
 // Pure: no I/O. The chain runtime and the solver's node share this code.
 
@@ -33,9 +36,9 @@ export interface TensorHeader { dtype: DType, shape: number[], rowRoot: Uint8Arr
 export interface SampledRow {
   tensor: number
   index: number
-  /** canonical little-endian bytes of the row */
+  /** canonical little-endian bytes of the row-tree leaf holding the row (its group of rows) */
   bytes: Uint8Array
-  /** path to the tensor's row root */
+  /** path of that leaf to the tensor's row root */
   siblings: Uint8Array[]
 }
 

@@ -1,7 +1,7 @@
 import { decode, encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, rootFromProof, sha256, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
-import { matrixView, sizeOf, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
+import { matrixView, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
 import { batchIndices } from '../data/order.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import { datasetRootOf } from './dataset.js'
@@ -38,6 +38,7 @@ import { depthOf } from './tree.js'
 export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
 
+/** A SliceProof on chain: `bytes` is the whole leaf holding row (column) `index` (commitment v2 groups rows/columns per leaf). */
 export interface ClaimSlice { dtype: DType, shape: number[], axis: 'row' | 'col', index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
 
 interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
@@ -306,12 +307,12 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
         const inp = e.inputs[r.input]
         if (inp === undefined || p.axis !== r.axis || p.index !== r.index || p.dtype !== inp.dtype || !sameShape(p.shape, inp.shape)) reject('InvalidClaim', `operand ${i} must be ${r.axis} ${r.index} of input ${r.input}`)
         if (!verifySlice(fromHex(inp.commitment), p)) reject('InvalidProof', `operand ${i}`)
-        return valuesFromBytes(p.dtype, p.bytes)
+        return valuesFromBytes(p.dtype, sliceBytes(p))
       })
       let v: number
       try { v = ref.computeElement(prog.runtime, op, flat, operands) } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
       const want = valueBits(out.dtype, v)
-      const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, d.bytes), pos)
+      const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, sliceBytes(d)), pos)
       return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
     }
     case 'data': {
@@ -336,8 +337,8 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const ds = slice(c.row, 'row')
       if (ds.axis !== 'row' || ds.index !== row || ds.dtype !== 'float32' || !sameShape(ds.shape, [prog.trainSize, cols])) reject('InvalidClaim', `the dataset slice must be row ${row} of [${prog.trainSize}, ${cols}]`)
       if (!verifySlice(inp.ref.name === 'x' ? xRoot : yRoot, ds)) reject('InvalidProof', 'dataset row')
-      const want = bitsAt('float32', valuesFromBytes('float32', ds.bytes), flat % cols)
-      const got = bitsAt('float32', valuesFromBytes('float32', d.bytes), pos)
+      const want = bitsAt('float32', valuesFromBytes('float32', sliceBytes(ds)), flat % cols)
+      const got = bitsAt('float32', valuesFromBytes('float32', sliceBytes(d)), pos)
       return want === got ? challengerLoses(`batch element ${flat} is dataset row ${row}`) : defenderLoses(`batch element ${flat} of entry ${e.index} is not dataset row ${row}, element ${flat % cols}`)
     }
     default: reject('InvalidClaim', `unknown claim kind ${String((c as { kind?: unknown }).kind)}`)

@@ -1,6 +1,6 @@
 import { encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, leafHash, merkleProof, sha256, toHex, fromHex } from '../commit/merkle.js'
-import { canonicalBytes, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import type { Claim, ClaimSlice } from './claim.js'
 import { decodeEntry } from './entry.js'
@@ -30,32 +30,17 @@ export function encodeEntryBytes (e: TraceEntry): Uint8Array { return encode(e) 
 
 const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
 
-function tensorLeaves (t: TensorData, axis: 'row' | 'col'): { leaves: Uint8Array[], slices: (i: number) => Uint8Array } {
-  const bytes = canonicalBytes(t)
-  const { rows, cols } = matrixView(t.shape)
-  const eb = dtypeBytes(t.dtype)
-  if (axis === 'row') {
-    const slices = (r: number): Uint8Array => bytes.slice(r * cols * eb, (r + 1) * cols * eb)
-    return { leaves: Array.from({ length: rows }, (_, r) => leafHash(slices(r))), slices }
-  }
-  const slices = (c: number): Uint8Array => {
-    if (cols === 1) return bytes.slice()
-    const out = new Uint8Array(rows * eb)
-    for (let r = 0; r < rows; r++) out.set(bytes.subarray((r * cols + c) * eb, (r * cols + c + 1) * eb), r * eb)
-    return out
-  }
-  return { leaves: cols === 1 ? [leafHash(bytes)] : Array.from({ length: cols }, (_, c) => leafHash(slices(c))), slices }
-}
-
+// A tensor's row (column) tree: its leaves are groups of consecutive rows
+// (columns), so bisection ends at a leaf and the slice answer carries the group.
 class TensorCache {
-  private readonly cache = new Map<string, { levels: Levels, slices: (i: number) => Uint8Array }>()
+  private readonly cache = new Map<string, { levels: Levels, slices: (leaf: number) => Uint8Array }>()
   constructor (private readonly tensor: TensorSource) {}
-  get (t: TensorTree & { axis: 'row' | 'col' }): { levels: Levels, slices: (i: number) => Uint8Array } {
+  get (t: TensorTree & { axis: 'row' | 'col' }): { levels: Levels, slices: (leaf: number) => Uint8Array } {
     const key = `${t.e}/${t.io}/${t.k}/${t.axis}`
     let v = this.cache.get(key)
     if (v === undefined) {
-      const { leaves, slices } = tensorLeaves(this.tensor(t.e, t.io, t.k), t.axis)
-      v = { levels: treeLevels(leaves), slices }
+      const data = this.tensor(t.e, t.io, t.k)
+      v = { levels: treeLevels(tensorLeaves(data, t.axis)), slices: (leaf: number) => tensorLeafBytes(data, t.axis, leaf) }
       this.cache.set(key, v)
     }
     return v
@@ -343,12 +328,14 @@ export class ChallengerGame {
     return { fail: `entry ${index} differs in no commitment we can dispute` }
   }
 
-  private sliceClaim (tree: TensorTree & { axis: 'row' | 'col' }, index: number, dBytes: Uint8Array): ChallengerStep {
+  /** `leaf`: the differing leaf of the tensor tree; `dBytes`: the defender's bytes of it (a group of rows or columns). */
+  private sliceClaim (tree: TensorTree & { axis: 'row' | 'col' }, leaf: number, dBytes: Uint8Array): ChallengerStep {
     const { index: ei, entry: de, bytes: entryBytes } = this.dEntry!
     const mineT = this.o.tensor(tree.e, tree.io, tree.k)
     const { cols } = matrixView(mineT.shape)
     const eb = dtypeBytes(mineT.dtype)
-    const mineBytes = this.tensors.get(tree).slices(index)
+    const layout = axisLayout(mineT.dtype, mineT.shape, tree.axis)
+    const mineBytes = this.tensors.get(tree).slices(leaf)
     let pos = -1
     for (let p = 0; p * eb < mineBytes.length; p++) {
       if (!bytesEqual(mineBytes.subarray(p * eb, (p + 1) * eb), dBytes.subarray(p * eb, (p + 1) * eb))) { pos = p; break }
@@ -357,11 +344,15 @@ export class ChallengerGame {
       if (dBytes.length !== mineBytes.length) pos = 0
       else return { fail: 'the defender slice equals ours' }
     }
-    const flat = tree.axis === 'row' ? index * cols + pos : pos * cols + index
+    // element `pos` of the group: row (column) `index`, element `at` of it
+    const perSlice = Math.max(1, layout.sliceBytes / eb)
+    const index = leaf * layout.group + Math.floor(pos / perSlice)
+    const at = pos % perSlice
+    const flat = tree.axis === 'row' ? index * cols + at : at * cols + index
     const levels = this.tensors.get(tree).levels
     const slice: ClaimSlice = {
       dtype: mineT.dtype, shape: [...mineT.shape], axis: tree.axis, index, bytes: dBytes,
-      siblings: pathWith(levels, this.tensorRevealed, index),
+      siblings: pathWith(levels, this.tensorRevealed, leaf),
       otherRoot: tree.axis === 'row' ? this.dRoots!.colRoot : this.dRoots!.rowRoot
     }
     const commit = this.commitSigned!

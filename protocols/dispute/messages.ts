@@ -1,6 +1,6 @@
 import { decode, encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, leafHash, sha256, toHex } from '../commit/merkle.js'
-import { combineRoots, matrixView, type DType } from '../commit/tensor.js'
+import { axisLayout, combineRoots, type DType } from '../commit/tensor.js'
 import { decodeEntry } from './entry.js'
 import { depthOf, childrenMatch } from './tree.js'
 
@@ -15,13 +15,14 @@ import { depthOf, childrenMatch } from './tree.js'
 //   D nodes   {tree, level, index, node, left, right}
 //   D entry   {index, entry?}             the trace entry at a leaf (absent: empty leaf)
 //   D roots   {tree: {e, io, k}, dtype, shape, commitment, rowRoot, colRoot}
-//   D slice   {tree, index, bytes}        a row or column of a tensor
+//   D slice   {tree, index, bytes}        leaf `index` of a tensor's row or column tree:
+//                                         a group of consecutive rows or columns
 //   D refuse  {reason}                    answer to a query outside the rules
 //
 // A tree is the trace ({e: -1}) or one tensor of entry e: input/output k,
 // its row or column tree.
 
-export const DISPUTE_PROTOCOL = '/proofswarm/dispute/1.0.0'
+export const DISPUTE_PROTOCOL = '/proofswarm/dispute/2.0.0'
 export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v1:')
 /** A single message (a state blob excepted) is at most this big. */
 export const MAX_MESSAGE_BYTES = 256 * 1024
@@ -164,8 +165,7 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
     const tt = t as TensorTree
     const r = rootsMsgs.find(x => x.tree.e === tt.e && x.tree.io === tt.io && x.tree.k === tt.k)
     if (r === undefined) return undefined
-    const { rows, cols } = matrixView(r.shape)
-    return depthOf(tt.axis === 'col' ? cols : rows)
+    try { return depthOf(axisLayout(r.dtype, r.shape, tt.axis === 'col' ? 'col' : 'row').leaves) } catch { return undefined }
   }
   const node = (t: TreeId, level: number, index: number): string => `${treeKey(t)}@${level}:${index}`
   for (const m of msgs) {

@@ -1,5 +1,5 @@
 import { fromHex } from '../commit/merkle.js'
-import { proveSlice, valuesFromBytes, verifySlice, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { proveSlice, sliceBytes, valuesFromBytes, verifySlice, type SliceProof, type TensorData } from '../commit/tensor.js'
 import type { TraceEntry } from '../trace/trace.js'
 import { computeElement, elementOperands, opShapeOf } from './index.js'
 import type { OperandRef } from './types.js'
@@ -44,7 +44,7 @@ export function checkElementClaim (runtime: string, entry: TraceEntry, claim: El
       const inp = entry.inputs[r.input]
       if (p.axis !== r.axis || p.index !== r.index || p.dtype !== inp.dtype || p.shape.length !== inp.shape.length || p.shape.some((d, k) => d !== inp.shape[k])) return { valid: false, reason: `operand ${i} is not ${r.axis} ${r.index} of input ${r.input}` }
       if (!verifySlice(fromHex(inp.commitment), p)) return { valid: false, reason: `operand ${i} does not verify against input ${r.input}'s commitment` }
-      values.push(valuesFromBytes(p.dtype, p.bytes))
+      values.push(valuesFromBytes(p.dtype, sliceBytes(p)))
     }
     const expected = computeElement(runtime, op, claim.flatIndex, values)
     // Object.is: bitwise for float32 values (tells -0 from +0; NaN equals NaN)

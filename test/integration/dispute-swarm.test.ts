@@ -5,7 +5,7 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // real dev chain: a solver started with `--fault tamper-op=BatchMatMul@8`
 // commits a self-consistent but wrong proof; a verifier checking every
 // step rejects it, opens a dispute, bisects with the solver over
-// /proofswarm/dispute/1.0.0 down to one MatMul element and wins on chain
+// /proofswarm/dispute/2.0.0 down to one MatMul element and wins on chain
 // (solver slashed, task Failed). The same solver restarted with other faults:
 // lying in bisection (a `lie` claim), a weight perturbed after the step (a
 // `state` claim), silent (it never answers and loses by timeout).

@@ -158,7 +158,11 @@ export const NAMED_TYPES: NamedTypes = {
   TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
   SliceAxis: { path: ['pallet_arbitration', 'claim', 'SliceAxis'], variants: [{ name: 'Row' }, { name: 'Col' }] },
   TensorSpec: { path: ['pallet_arbitration', 'claim', 'TensorSpec'], fields: [['shape', 'Vec<u32>'], ['dtype', 'TensorDType']] },
-  SliceProof: { path: ['pallet_arbitration', 'claim', 'SliceProof'], fields: SLICE_PROOF },
+  SliceProof: {
+    path: ['pallet_arbitration', 'claim', 'SliceProof'],
+    fields: SLICE_PROOF,
+    docs: ['bytes: the whole leaf holding row (column) `index`: g = max(1, floor(2048 / bytes of one row (column))) consecutive rows (columns), columns each contiguous; siblings: the path of leaf floor(index / g) (tensor commitment v2)']
+  },
   OpShape: {
     path: ['pallet_arbitration', 'claim', 'OpShape'],
     fields: [['kernel', 'str'], ['attrs', 'Vec<u8>'], ['inputs', 'Vec<TensorSpec>'], ['output', 'TensorSpec'], ['output_index', 'Option<u32>']],

@@ -63,7 +63,7 @@ describe('trace file', () => {
   })
 })
 
-describe('transport /proofswarm/dispute/1.0.0 over libp2p', () => {
+describe('transport /proofswarm/dispute/2.0.0 over libp2p', () => {
   let server: Host
   let client: Host
   let silent = false

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
-import { matrixView, proveSlice, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
+import { matrixView, proveSlice, sliceBytes, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
 import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/program/index.js'
 import { buildElementClaim, checkElementClaim, computeElement, elementOperands, expf, logf, opShapeOf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
@@ -162,7 +162,7 @@ describe('element references vs the wasm backend', () => {
     const refs = elementOperands(WASM_RUNTIME, op, 7)
     const proofs = refs.map(r => proveSlice([a, b][r.input], r.axis, r.index))
     proofs.forEach((p, i) => expect(verifySlice(commitTensor([a, b][refs[i].input]).root, p)).toBe(true))
-    expect(computeElement(WASM_RUNTIME, op, 7, proofs.map(p => valuesFromBytes('float32', p.bytes)))).toBe(out.values[7])
+    expect(computeElement(WASM_RUNTIME, op, 7, proofs.map(p => valuesFromBytes('float32', sliceBytes(p))))).toBe(out.values[7])
     expect(refs.map(r => r.axis)).toEqual(['row', 'col'])
   })
 

@@ -12,7 +12,10 @@ function rnd (shape: number[], dtype: TensorData['dtype'], seed: number): Tensor
 
 describe('fast state root', () => {
   it('equals protocols/commit for many shapes and dtypes', () => {
-    const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[1], 'float32'], [[7], 'float32'], [[5, 1], 'float32'], [[3, 4], 'float32'], [[2, 3, 5], 'int32'], [[33, 17], 'float32'], [[4, 9], 'bool'], [[0, 3], 'float32'], [[784, 128], 'float32']]
+    const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[1], 'float32'], [[7], 'float32'], [[5, 1], 'float32'], [[3, 4], 'float32'], [[2, 3, 5], 'int32'], [[33, 17], 'float32'], [[4, 9], 'bool'], [[0, 3], 'float32'], [[784, 128], 'float32'],
+      // grouped leaves with a partial last leaf (rows: 102 per leaf; columns: 5 per leaf), 1-row and 1-column tensors
+      [[300, 5], 'float32'], [[100, 7], 'float32'], [[1, 2000], 'float32'], [[2000, 1], 'float32'], [[1, 1], 'int32'],
+      [[600, 3], 'int32'], [[70, 30], 'bool'], [[128, 10], 'float32'], [[128], 'float32'], [[3, 3, 8, 16], 'float32']]
     cases.forEach(([shape, dtype], i) => {
       const t = rnd(shape, dtype, i + 1)
       expect(toHex(fastTensorRoot(t)), `shape [${shape.join(',')}] ${dtype}`).toBe(toHex(commitTensor(t).root))
