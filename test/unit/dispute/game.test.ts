@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { matrixView } from '../../../protocols/commit/tensor.js'
+import { axisLayout, matrixView, sizeOf } from '../../../protocols/commit/tensor.js'
+import type { Claim } from '../../../protocols/dispute/claim.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
@@ -118,6 +119,24 @@ describe('dispute faults', () => {
     const { outcome } = await playOnChain(run, honest(run), tamperOp(run, i), { challengerOpensWrongPre: true })
     expect(outcome.claim?.kind).toBe('badOpen')
     expect(outcome.status).toBe('DefenderWon')
+  })
+
+  it('a wrong element inside a grouped leaf (not its first row) is located exactly and adjudicated', async () => {
+    const run = runs.adam
+    // the first layer's kernel gradient: [784,128] rows of 512 bytes, 4 rows per leaf
+    const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul' && sizeOf(e.outputs[0].shape) === 784 * 128)
+    expect(i).toBeGreaterThanOrEqual(0)
+    const layout = axisLayout('float32', run.entries[i].outputs[0].shape, 'row')
+    expect(layout.group).toBe(4)
+    const el = 781 * 128 + 77 // row 781: the second row of leaf 195
+    const { outcome } = await playOnChain(run, tamperOp(run, i, el), honest(run))
+    expect(outcome.claim?.kind).toBe('element')
+    const c = outcome.claim as Extract<Claim, { kind: 'element' }>
+    expect(c.flat).toBe(el)
+    expect(c.slice.index).toBe(781)
+    expect(c.slice.bytes.length).toBe(4 * 512)
+    expect(outcome.status).toBe('ChallengerWon')
+    expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
   })
 
   it('a corrupted batch row is caught against dataset_root', async () => {
