@@ -3,6 +3,9 @@
 // (npm run build first), each run in its own process so peak RSS is per run:
 //   node test/bench/train.bench.mjs [steps] [--reps N] [--no-write]
 //   node test/bench/train.bench.mjs --from-json <saved output>   (re-renders the section only)
+//   --baseline <checkout with dist/>@<label>: also runs the first configuration's
+//   verifiable mode and times the state root with an older build, in the same
+//   run (e.g. the tensor commitment before grouped leaves)
 // The machine is shared (2 cores, other engineers' jobs), so plain and
 // verifiable runs of the same configuration are interleaved (ABBA order) and
 // the figure reported is the median of the per-pair ratios; CPU time per step
@@ -16,7 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { machine, writeSection } from './report.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const dist = p => join(root, 'dist', p)
+let dist = p => join(root, 'dist', p)
 
 // CPU time of the calling thread (Linux /proc, clock ticks of 10 ms): the
 // training thread's own cost, which is the wall-clock overhead when the
@@ -30,6 +33,7 @@ function threadCpuMs () {
 }
 
 async function child (cfg) {
+  if (cfg.root !== undefined) dist = p => join(cfg.root, 'dist', p)
   await import(dist('node/polyfill.js'))
   const { trainTask } = await import(dist('node/train/run.js'))
   const { initBackend } = await import(dist('node/train/backend.js'))
@@ -49,8 +53,28 @@ async function child (cfg) {
     const c0 = process.cpuUsage()
     t0 = performance.now(); for (let i = 0; i < 20; i++) fastStateRoot(t.stateTensors(), t.step); const hash = (performance.now() - t0) / 20
     const c = process.cpuUsage(c0)
+    // the same state hashed by this build's and (with --baseline) an older build's implementations, interleaved
+    const impls = [['this build', dist]]
+    if (cfg.baselineRoot !== undefined) impls.push([cfg.baselineLabel, p => join(cfg.baselineRoot, 'dist', p)])
+    const roots = []
+    for (const [label, d] of impls) {
+      const fast = (await import(d('node/train/fast-commit.js'))).fastStateRoot
+      const ref = (await import(d('protocols/commit/index.js'))).stateRoot
+      roots.push({ label, fast, ref, fastMs: [], fastCpuMs: [], refMs: [] })
+    }
+    const ts = t.stateTensors()
+    for (let round = 0; round < 5; round++) {
+      for (const r of roots) {
+        const u0 = process.cpuUsage(); let w0 = performance.now()
+        for (let i = 0; i < 20; i++) r.fast(ts, t.step)
+        r.fastMs.push((performance.now() - w0) / 20); const u = process.cpuUsage(u0); r.fastCpuMs.push((u.user + u.system) / 1000 / 20)
+        w0 = performance.now(); for (let i = 0; i < 4; i++) r.ref(ts, t.step); r.refMs.push((performance.now() - w0) / 4)
+      }
+    }
+    const med = xs => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
+    const rootImpls = roots.map(r => ({ label: r.label, fastMs: med(r.fastMs), fastCpuMs: med(r.fastCpuMs), refMs: med(r.refMs) }))
     t0 = performance.now(); let n = 0; for (let i = 0; i < 5; i++) n = traceStep(t).entries.length; const traced = (performance.now() - t0) / 5
-    return { plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    return { plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls, tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
   }
   const out = mkdtempSync(join(tmpdir(), 'ps-bench-'))
   try {
@@ -73,6 +97,8 @@ const flag = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? Num
 const steps = Number(args.find(a => /^\d+$/.test(a) && args[args.indexOf(a) - 1] !== '--reps') ?? 300)
 const reps = flag('--reps', 4)
 const write = !args.includes('--no-write')
+const baselineArg = args.indexOf('--baseline') >= 0 ? args[args.indexOf('--baseline') + 1] : undefined
+const baseline = baselineArg === undefined ? undefined : { root: baselineArg.split('@')[0], label: baselineArg.split('@')[1] ?? 'baseline build' }
 
 function run (cfg) {
   const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
@@ -94,29 +120,38 @@ const loadBefore = fromJson?.loadBefore ?? loadavg()
 const rows = fromJson?.rows ?? []
 for (const p of fromJson === undefined ? pairs : []) {
   const base = { backend: p.backend, model: p.model, batch: p.batch, steps: p.steps }
-  const plain = []; const ver = []
+  const plain = []; const ver = []; const old = []
+  // the first configuration also runs the baseline build's verifiable mode against the same plain runs
+  const withOld = baseline !== undefined && p === pairs[0]
   for (let i = 0; i < p.reps; i++) {
-    const order = i % 2 === 0 ? ['plain', 'v'] : ['v', 'plain'] // ABBA
+    let order = i % 2 === 0 ? ['plain', 'v'] : ['v', 'plain'] // ABBA
+    if (withOld) order = [['plain', 'v', 'old'], ['old', 'v', 'plain'], ['v', 'old', 'plain'], ['plain', 'old', 'v']][i % 4]
     const got = {}
-    for (const m of order) got[m] = run({ ...base, mode: m === 'plain' ? 'plain' : (p.verifiableMode ?? 'verifiable') })
-    plain.push(got.plain); ver.push(got.v)
-    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, training thread ${got.plain.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${Math.round(got.v.samplesPerSec)} (CPU ${got.v.cpuMsPerStep.toFixed(1)}, training thread ${got.v.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.v.maxRssMiB)} MiB${got.v.inlineJobs ? `, ${got.v.inlineJobs} states hashed inline` : ''})  load ${loadavg()[0].toFixed(1)}`)
+    for (const m of order) got[m] = run({ ...base, mode: m === 'plain' ? 'plain' : (p.verifiableMode ?? 'verifiable'), ...(m === 'old' ? { root: baseline.root } : {}) })
+    plain.push(got.plain); ver.push(got.v); if (withOld) old.push(got.old)
+    const fmt = r => `${Math.round(r.samplesPerSec)} (CPU ${r.cpuMsPerStep.toFixed(1)}, training thread ${r.mainCpuMsPerStep.toFixed(1)}, ${Math.round(r.maxRssMiB)} MiB${r.inlineJobs ? `, ${r.inlineJobs} states hashed inline` : ''})`
+    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, training thread ${got.plain.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${fmt(got.v)}${withOld ? `  verifiable with ${baseline.label} ${fmt(got.old)}` : ''}  load ${loadavg()[0].toFixed(1)}`)
   }
-  const wall = plain.map((x, i) => ver[i].seconds / x.seconds)
-  const cpu = plain.map((x, i) => ver[i].cpuMsPerStep / x.cpuMsPerStep)
-  rows.push({
-    ...p,
-    plainSps: median(plain.map(x => x.samplesPerSec)), verSps: median(ver.map(x => x.samplesPerSec)),
-    wallRatio: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
-    plainCpu: median(plain.map(x => x.cpuMsPerStep)), verCpu: median(ver.map(x => x.cpuMsPerStep)), cpuRatio: median(cpu),
-    plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)),
-    plainRss: Math.max(...plain.map(x => x.maxRssMiB)), verRss: Math.max(...ver.map(x => x.maxRssMiB)),
-    inlineShare: p.verifiableMode === 'inline' ? 1 : median(ver.map(x => (x.inlineJobs ?? 0) / (p.steps + 1)))
-  })
+  const summarise = (q, ver) => {
+    const wall = plain.map((x, i) => ver[i].seconds / x.seconds)
+    const cpu = plain.map((x, i) => ver[i].cpuMsPerStep / x.cpuMsPerStep)
+    return {
+      ...q,
+      plainSps: median(plain.map(x => x.samplesPerSec)), verSps: median(ver.map(x => x.samplesPerSec)),
+      wallRatio: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
+      plainCpu: median(plain.map(x => x.cpuMsPerStep)), verCpu: median(ver.map(x => x.cpuMsPerStep)), cpuRatio: median(cpu),
+      plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)),
+      plainRss: Math.max(...plain.map(x => x.maxRssMiB)), verRss: Math.max(...ver.map(x => x.maxRssMiB)),
+      inlineShare: p.verifiableMode === 'inline' ? 1 : median(ver.map(x => (x.inlineJobs ?? 0) / (p.steps + 1)))
+    }
+  }
+  rows.push(summarise(p, ver))
+  if (withOld) rows.push(summarise({ ...p, name: `${p.name}, ${baseline.label}`, baseline: true }, old))
 }
-const trace = fromJson?.trace ?? run({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace' })
+const trace = fromJson?.trace ?? run({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace', ...(baseline !== undefined ? { baselineRoot: baseline.root, baselineLabel: baseline.label } : {}) })
 const loadAfter = fromJson?.loadAfter ?? loadavg()
 for (const r of rows) console.log(`${r.name.padEnd(30)} time ${pctOver(r.wallRatio)} (pairs ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU/step ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} ms (${pctOver(r.cpuRatio)}), training thread ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} ms (${pctOver(r.mainRatio)}), peak RSS ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB`)
+for (const r of trace.rootImpls ?? []) console.log(`state root (${r.label}): worker implementation ${r.fastMs.toFixed(2)} ms (CPU ${r.fastCpuMs.toFixed(2)}), protocols/commit ${r.refMs.toFixed(2)} ms`)
 console.log(`op trace: plain step ${trace.plainStepMs.toFixed(1)} ms, state root ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)}), traced step ${trace.tracedStepMs.toFixed(0)} ms (${trace.kernels} kernels)`)
 console.log(JSON.stringify({ loadBefore, loadAfter, rows, trace }))
 
@@ -124,6 +159,9 @@ if (write) {
   const la = xs => xs.map(x => x.toFixed(1)).join(' ')
   const table = rows.map(r => `| ${r.name} (${r.steps} steps, ${r.reps} pairs${r.verifiableMode === 'inline' ? '' : `; ${(r.inlineShare * 100).toFixed(0)}% inline`}) | ${Math.round(r.plainSps)} / ${Math.round(r.verSps)} | **${pctOver(r.wallRatio)}** (${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}) | ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} (${pctOver(r.cpuRatio)}) | ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} (${pctOver(r.mainRatio)}) | ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB |`).join('\n')
   const b64 = rows[0]
+  const old = rows.find(r => r.baseline)
+  const impl = trace.rootImpls ?? []
+  const rootRow = r => `${r.fastCpuMs.toFixed(2)} ms CPU (${r.fastMs.toFixed(2)} ms wall) in the hashing thread's implementation, ${r.refMs.toFixed(1)} ms in protocols/commit`
   writeSection('Training', `
 Latest run: ${new Date().toISOString().slice(0, 10)}, \`npm run bench -- train\` (${machine()}; load average ${la(loadBefore)} before, ${la(loadAfter)} after — the 2 cores are shared with other engineers' jobs).
 Fashion-MNIST, Adam, checkpoints every 100 steps. Each run is its own process; plain and verifiable runs of the same
@@ -144,6 +182,8 @@ ${table}
 | … CPU of all threads (= wall time on one core) | ${pctOver(b64.cpuRatio)} | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |
 | peak RSS, mlp b64 verifiable | ${Math.round(b64.verRss)} MiB (plain ${Math.round(b64.plainRss)}) | ≤ 250 MiB | ${(b64.verRss / 250).toFixed(2)} |
 | state root of the Adam mlp state (3 × 101,770 floats + 2 scalars) | ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)} ms) vs a plain b64 step ${trace.plainStepMs.toFixed(1)} ms | | |
+${impl.map(r => `| … same state, ${r.label} (medians of 5 interleaved rounds) | ${rootRow(r)} | | |`).join('\n')}
+${old === undefined ? '' : `| all-thread CPU per step, wasm mlp b64: this build vs ${baseline?.label ?? 'baseline'} (same plain runs) | ${b64.verCpu.toFixed(1)} (${pctOver(b64.cpuRatio)}) vs ${old.verCpu.toFixed(1)} ms (${pctOver(old.cpuRatio)}) | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |`}
 | op-trace recording of one Adam step vs a plain step | ${trace.tracedStepMs.toFixed(0)} ms vs ${trace.plainStepMs.toFixed(1)} ms (${trace.kernels} kernels) | | |
 | wasm vs cpu, mlp b64 plain (CPU ms/step) | ${(rows.find(r => r.backend === 'cpu')?.plainCpu / b64.plainCpu).toFixed(1)}× less CPU on wasm | | |
 | mlp Fashion-MNIST test accuracy (Adam 1e-3, b128, 938 steps, verifiable; test/integration/train-fashion.test.ts) | 85.55% | ≥ 84% | |
@@ -152,13 +192,15 @@ ${table}
 Where the verifiable mode's cost goes (docs/training.md "Verifiable mode: cost"): the training thread copies the
 state out of the wasm heap into a recycled buffer (~0.1–0.3 ms) and transfers it to the hashing thread, which
 computes the state root and writes checkpoints; when that thread is 4 states behind, the training thread hashes
-the next state itself instead of waiting. The root is the commitment protocols/commit defines (a Merkle tree per
-tensor over its rows and one over its columns): ~7k sha256 calls per step for the Adam mlp, dominated by per-call
-cost, so digests travel as latin1 strings through one reused buffer (−40% CPU against the previous version, same
-roots). With a free core the hashing overlaps training (training-thread column); on this shared machine there is
-rarely one, and under contention the kernel gives the process one CPU budget however many threads it runs, so
-the extra CPU (all-threads column) becomes wall time. ≤ 10% on one core needs fewer hash calls per step, i.e. a
-protocol change (options in docs/training.md).
+the next state itself instead of waiting. The root is the tensor commitment protocols/commit defines, version 2
+since this run: a Merkle tree per tensor over its rows and one over its columns whose leaves are groups of
+consecutive rows (columns) of about 2 KiB (LEAF_BYTES), ~2.0k sha256 calls per step for the Adam mlp instead of
+~7k (version 1: one leaf per row and per column; the "${baseline?.label ?? 'baseline'}" row, when present, is that
+build run in the same session against the same plain runs). What is left is mostly bytes: both trees read every
+byte of the 1.2 MB state, ~2.4 MB of sha256 per step at ~1.9 GB/s (≥ 1.3 ms), plus the column gathers. With a
+free core the hashing overlaps training (training-thread column); on this shared machine there is rarely one, and
+under contention the kernel gives the process one CPU budget however many threads it runs, so the extra CPU
+(all-threads column) becomes wall time.
 `)
   console.log('written to docs/benchmarks.md (Training)')
 }
