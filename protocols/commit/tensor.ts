@@ -5,10 +5,11 @@ import { HASH_BYTES, bytesEqual, leafHash, merkleProof, merkleRoot, rootFromProo
 // A tensor is viewed as a matrix [rows, cols] with cols = last dimension
 // (1 for a scalar) and rows = the product of the other dimensions. Its
 // commitment binds dtype, shape, a Merkle root over its rows and a Merkle root
-// over its columns (each leaf = the canonical little-endian bytes of a group of
-// consecutive rows or columns, about LEAF_BYTES). So any single output element of an op can be adjudicated with only
-// the rows/columns it reads — one dot product of a MatMul needs a row of A and a
-// column of B, never the whole matrices — keeping on-chain data O(K).
+// over its columns (each leaf = the canonical little-endian bytes of a group
+// of consecutive rows or columns, about LEAF_BYTES). So any single output
+// element of an op can be adjudicated with only the rows/columns it reads —
+// one dot product of a MatMul needs a row of A and a column of B, never the
+// whole matrices — keeping on-chain data O(K) (plus at most a leaf per slice).
 
 export type DType = 'float32' | 'int32' | 'bool'
 export type TypedValues = Float32Array | Int32Array | Uint8Array
