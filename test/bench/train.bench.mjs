@@ -44,7 +44,7 @@ async function child (cfg) {
   const runtime = cfg.backend === 'cpu' ? 'tfjs-cpu@4.22.0' : 'tfjs-wasm@4.22.0-simd'
   await initBackend(cfg.backend, runtime)
   const ds = loadIdxDataset()
-  const program = newProgram({ model: cfg.model, dataset: datasetRef(ds), steps: cfg.steps, batchSize: cfg.batch, optimizer: 'adam', checkpointEvery: 100, runtime })
+  const program = newProgram({ model: cfg.model, dataset: datasetRef(ds), steps: cfg.steps, batchSize: cfg.batch, optimizer: 'adam', checkpointEvery: cfg.checkpointEvery ?? 100, runtime })
   if (cfg.mode === 'trace') {
     const t = await Trainer.create(program, ds)
     for (let i = 0; i < 3; i++) t.runStep()
@@ -108,9 +108,13 @@ const median = xs => { const s = [...xs].sort((a, b) => a - b); const m = s.leng
 const pctOver = r => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(0)}%`
 
 // pairs: plain vs verifiable of the same run, interleaved
+const { recommendedCheckpointEvery } = await import(dist('protocols/verification/sample.js'))
+const defaultK = recommendedCheckpointEvery(steps)
 const pairs = [
   { name: 'wasm mlp b64', backend: 'wasm', model: 'mlp', batch: 64, steps, reps },
   { name: 'wasm mlp b128', backend: 'wasm', model: 'mlp', batch: 128, steps, reps: Math.max(2, reps >> 1) },
+  // the spacing `task new` chooses for this many steps (the verifiers' cost model, protocols/verification/sample.ts)
+  { name: `wasm mlp b64, k = ${defaultK} (task new's default)`, backend: 'wasm', model: 'mlp', batch: 64, steps, reps: Math.max(2, reps >> 1), checkpointEvery: defaultK },
   { name: 'wasm mlp b64 (hashing inline)', backend: 'wasm', model: 'mlp', batch: 64, steps, reps: 2, verifiableMode: 'inline' },
   { name: 'cpu mlp b64', backend: 'cpu', model: 'mlp', batch: 64, steps: Math.ceil(steps / 4), reps: 2 },
   { name: 'wasm cnn b64', backend: 'wasm', model: 'cnn', batch: 64, steps: Math.ceil(steps / 10), reps: 2 }
@@ -119,7 +123,7 @@ const fromJson = args.indexOf('--from-json') >= 0 ? JSON.parse(readFileSync(args
 const loadBefore = fromJson?.loadBefore ?? loadavg()
 const rows = fromJson?.rows ?? []
 for (const p of fromJson === undefined ? pairs : []) {
-  const base = { backend: p.backend, model: p.model, batch: p.batch, steps: p.steps }
+  const base = { backend: p.backend, model: p.model, batch: p.batch, steps: p.steps, checkpointEvery: p.checkpointEvery }
   const plain = []; const ver = []; const old = []
   // the first configuration also runs the baseline build's verifiable mode against the same plain runs
   const withOld = baseline !== undefined && p === pairs[0]
@@ -164,7 +168,7 @@ if (write) {
   const rootRow = r => `${r.fastCpuMs.toFixed(2)} ms CPU (${r.fastMs.toFixed(2)} ms wall) in the hashing thread's implementation, ${r.refMs.toFixed(1)} ms in protocols/commit`
   writeSection('Training', `
 Latest run: ${new Date().toISOString().slice(0, 10)}, \`npm run bench -- train\` (${machine()}; load average ${la(loadBefore)} before, ${la(loadAfter)} after — the 2 cores are shared with other engineers' jobs).
-Fashion-MNIST, Adam, checkpoints every 100 steps. Each run is its own process; plain and verifiable runs of the same
+Fashion-MNIST, Adam, checkpoints every 100 steps unless the row names k. Each run is its own process; plain and verifiable runs of the same
 configuration alternate (ABBA), and the overhead is the median over pairs of the verifiable/plain wall-time ratio
 (range in brackets). "verifiable" = state root after every step + checkpoints + proof, hashed in the worker thread
 (unless "inline"; when the worker is 4 states behind, the training thread hashes the next state itself — the
