@@ -46,10 +46,12 @@ export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
 
 /**
  * Replays several sampled steps in one engine with one trainer: the run, the
- * dataset and the model are set up once (≈ 0.1 s per replay saved), a sampled
- * step later in the interval the previous replay stopped in continues from
- * there, and state roots are computed only around each sampled step. Stops at
- * the first mismatch, as a verifier needs only the first bad step.
+ * dataset and the model are set up once (≈ 0.1 s per replay saved), a sample
+ * continues from where the previous one ended when that is at or after its own
+ * checkpoint (so replaying every step loads one checkpoint), and state roots
+ * are computed only around each sampled step. Stops at the first mismatch, as
+ * a verifier needs only the first bad step. Throws CheckpointUnusable when a
+ * checkpoint it needs is missing, corrupt or not the committed state.
  */
 export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]> {
   const steps = [...new Set(o.steps)].sort((a, b) => a - b)
