@@ -274,16 +274,16 @@ export class DisputeService {
     if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
     if (task.solver == null) throw new Error(`task ${taskId} has no solver`)
     if (against === 'verifier') this.log.info({ taskId, step }, 'a verdict accepted a wrong step: challenging the solver\'s proof (a verdict is disputed through the proof it judged; verifiers that accepted the step are slashed with the solver)')
+    const defenderNode = await chain.node(task.solver)
+    if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
+    const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
     const runDir = join(this.dataDir, 'verify', String(taskId))
-    const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step)
+    const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), ['--dataset-proofs'])
     // only dispute what we can win: the pre-state is agreed, the post-state is not
     if (trace.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
     if (trace.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
-    const defenderNode = await chain.node(task.solver)
-    if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
-    const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
     const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
     const game = makeChallenger({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program })
@@ -338,8 +338,12 @@ export class DisputeService {
     return null
   }
 
-  /** The challenger's replay directory: task.json, proof.json and the checkpoint before `step` (fetched via the run index when missing). */
-  private async ensureReplayDir (taskId: number, task: NonNullable<Awaited<ReturnType<ChainClient['task']>>>, runDir: string, step: number): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
+  /**
+   * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
+   * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
+   * have no DHT provider records).
+   */
+  private async ensureReplayDir (taskId: number, task: NonNullable<Awaited<ReturnType<ChainClient['task']>>>, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
     mkdirSync(runDir, { recursive: true })
@@ -354,9 +358,9 @@ export class DisputeService {
     const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
     if (!existsSync(join(dir, 'manifest.json'))) {
       mkdirSync(dir, { recursive: true })
-      await this.o.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
+      await this.o.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-      await this.o.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'))
+      await this.o.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer] })
     }
     return { program, proof }
   }

@@ -264,9 +264,11 @@ export class NodePorts implements RolePorts {
     const proofBytes = readFileSync(join(runDir, 'proof.json'))
     const proof = validateProof(JSON.parse(proofBytes.toString('utf8')))
     const add = async (file: string, name: string, kind: 'checkpoint' | 'model' | 'file'): Promise<string> =>
-      // checkpoints are served from the run directory instead of copied into the store: a copy
-      // cost as much CPU as a training step per checkpoint (docs/shards.md, "Adding by reference")
-      (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}`, byReference: kind === 'checkpoint' })).cid
+      // checkpoints are served from the run directory instead of copied into the store (a copy
+      // cost as much CPU as a training step per checkpoint; docs/shards.md, "Adding by reference"),
+      // and get no DHT provider record: hundreds of them per task, announced at once, kept every
+      // peer busy for a minute; verifiers ask the solver, whose peer id is on chain
+      (await this.shards.addFile(file, { name, kind }, { reason: `task-${taskId}`, byReference: kind === 'checkpoint', provide: kind !== 'checkpoint' })).cid
     const checkpoints: RunIndex['checkpoints'] = []
     if (this.init.badCheckpoints === true) {
       const files = corruptCheckpoints(runDir, proof.checkpoints.map(c => c.step))
@@ -372,6 +374,8 @@ export class NodePorts implements RolePorts {
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
     const loads = new Set(checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
     const needed = index.checkpoints.filter(c => loads.has(c.step))
+    // checkpoints have no DHT provider records (publishRun): they come from the solver
+    const solverPeer = await this.solverPeerOf(chain, task.solver)
     const problems: Array<{ step: number, reason: string }> = []
     let next = 0
     let fetched = 0
@@ -381,7 +385,7 @@ export class NodePorts implements RolePorts {
         const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
         mkdirSync(dir, { recursive: true })
         // a checkpoint nobody serves makes the interval unreplayable: a data-availability challenge
-        const problem = await this.fetchCheckpoint(ck, dir)
+        const problem = await this.fetchCheckpoint(ck, dir, solverPeer)
         if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
         fetched++
         this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
@@ -426,13 +430,21 @@ export class NodePorts implements RolePorts {
     return { accept: true, checkedSteps: checked }
   }
 
-  /** Fetches a checkpoint (manifest + data) into `dir`; returns why it cannot be obtained (its content is checked by the engine as it loads it). */
-  private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string): Promise<string | undefined> {
+  /** The solver's libp2p peer id, as registered on chain (undefined when it is not registered). */
+  private async solverPeerOf (chain: ChainClient, solver: string | null | undefined): Promise<string | undefined> {
+    if (solver == null) return undefined
+    const node = await chain.node(solver)
+    return node == null ? undefined : Buffer.from(node.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
+  }
+
+  /** Fetches a checkpoint (manifest + data) into `dir` from the solver; returns why it cannot be obtained (its content is checked by the engine as it loads it). */
+  private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, solverPeer: string | undefined): Promise<string | undefined> {
     try {
-      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'))
+      const from = solverPeer != null ? { providers: [solverPeer] } : {}
+      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), from)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
       const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
-      await this.shards.fetchToFile(ck.data, file)
+      await this.shards.fetchToFile(ck.data, file, from)
       return undefined
     } catch (err) {
       return `not obtainable: ${(err as Error).message}`
