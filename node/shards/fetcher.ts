@@ -30,6 +30,12 @@ export interface BlockFetchOptions {
   /** with no usable provider, wait this long for one before failing (default 30 s) */
   findTimeoutMs?: number
   onBlock?: (index: number, size: number, from: string) => void
+  /**
+   * Where a verified block goes (default: the store). fetchToFile writes it
+   * at its offset in the output file instead of copying it into LevelDB.
+   * Called once per index, never concurrently for the same index.
+   */
+  sink?: (index: number, cid: CID, bytes: Uint8Array) => Promise<void>
 }
 
 export interface FetcherDeps {
@@ -117,6 +123,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   const pipeline = Math.min(Math.max(1, opts.pipeline ?? 4), MAX_PIPELINE)
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000
   const findTimeoutMs = opts.findTimeoutMs ?? 30_000
+  const sink = opts.sink ?? (async (_i: number, cid: CID, bytes: Uint8Array) => await deps.store.put(cid, bytes))
   const queue: number[] = cids.map((_, i) => i)
   let remaining = cids.length
   if (remaining === 0) return
@@ -206,7 +213,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         backlog++
         writing = writing.then(async () => {
           try {
-            await deps.store.put(cid, bytes)
+            await sink(want.index, cid, bytes)
           } catch (err) {
             fatal ??= new Error(`cannot store block ${cid.toString()}: ${(err as Error).message}`)
             throw fatal

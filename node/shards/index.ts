@@ -5,7 +5,7 @@ import { ShardService, type ShardServiceInit } from './service.js'
 
 export { ShardService, NoProviderError } from './service.js'
 export { parseFault, type ShardFault } from './server.js'
-export type { ShardServiceInit, AddOptions, AddFileOptions, AddResult, BlockRef, FetchOptions, FetchProgress, FetchResult, GcResult, RetentionHold, RootRecord } from './service.js'
+export type { ShardServiceInit, AddOptions, AddFileOptions, AddResult, BlockRef, FetchOptions, FetchToFileOptions, FetchProgress, FetchResult, GcResult, RetentionHold, RootRecord } from './service.js'
 
 // Actors reach a peer's shard service through this registry (no property on
 // the lead-owned Peer class): getShardService(peer).

@@ -5,11 +5,12 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import type { CID } from 'multiformats/cid'
 import type { Logger } from 'pino'
 import {
-  DAG_CBOR_CODEC, MAX_BLOCK_BYTES, buildManifest, chunk, cidOf, decodeManifest, maxContentBytes, parseShardCid,
+  DAG_CBOR_CODEC, MAX_BLOCK_BYTES, blockMatches, buildManifest, chunk, cidOf, decodeManifest, maxContentBytes, parseShardCid,
   type Manifest, type ManifestBlock, type ShardMeta
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
-import { NoProviderError, ProviderSource, fetchBlocks, type FetcherDeps, type ProviderStat } from './fetcher.js'
+import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
+import { InOrderHash, openPartFile, readAt, writeAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
 
@@ -78,6 +79,15 @@ export interface FetchOptions extends AddOptions {
   requestTimeoutMs?: number
 }
 
+export interface FetchToFileOptions extends FetchOptions {
+  /**
+   * Copy the blocks into the store, then write the file from them (the
+   * shard then does not depend on the file). Default false: blocks go
+   * straight into the file and the shard is held by reference to it.
+   */
+  copy?: boolean
+}
+
 export interface FetchResult {
   cid: string
   name: string
@@ -122,6 +132,7 @@ export class ShardService {
   private readonly banned = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
   private readonly protectedRoots = new Map<string, number>()
+  private readonly writingPaths = new Map<string, Promise<unknown>>()
   private lock: Promise<unknown> = Promise.resolve()
   private gcTimer?: NodeJS.Timeout
   private stopped = new AbortController()
@@ -328,31 +339,7 @@ export class ShardService {
     const source = new ProviderSource(deps, id => this.isBanned(id))
     this.protect(key, +1)
     try {
-      let manifest = await this.store.manifest(root)
-      const haveManifest = manifest != null
-      const lazySource = (): void => {
-        if (opts.providers != null && opts.providers.length > 0) source.addExplicit(opts.providers)
-        else source.discover(root, signal)
-      }
-      let sourceStarted = false
-      const blockOpts = {
-        signal,
-        maxProviders: opts.maxProviders,
-        pipeline: opts.pipeline,
-        findTimeoutMs: opts.findTimeoutMs,
-        requestTimeoutMs: opts.requestTimeoutMs
-      }
-      if (manifest == null) {
-        lazySource(); sourceStarted = true
-        await fetchBlocks(deps, source, [root], { ...blockOpts, maxProviders: 1 })
-        const bytes = await this.store.get(root)
-        try {
-          manifest = decodeManifest(bytes!)
-        } catch (err) {
-          await this.store.deleteBlocks([key])
-          throw new Error(`${key} is not a shard manifest: ${(err as Error).message}`)
-        }
-      }
+      const { manifest, haveManifest, blockOpts, startSource } = await this.loadManifest(root, opts, signal, deps, source)
       const m = manifest
       await this.upsertRoot(key, m, false, 'fetched', opts)
       const missing = await this.store.missing(m)
@@ -365,7 +352,7 @@ export class ShardService {
       progress()
       const transferStart = Date.now()
       if (missing.length > 0) {
-        if (!sourceStarted) lazySource()
+        startSource()
         await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
           ...blockOpts,
           onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
@@ -401,17 +388,209 @@ export class ShardService {
     }
   }
 
+  // The manifest: local, or fetched (from one provider) into the store. The
+  // provider source starts lazily: a local manifest with every block here needs no lookup.
+  private async loadManifest (root: CID, opts: FetchOptions, signal: AbortSignal, deps: FetcherDeps, source: ProviderSource): Promise<{
+    manifest: Manifest, haveManifest: boolean, blockOpts: BlockFetchOptions, startSource: () => void
+  }> {
+    const key = root.toString()
+    let started = false
+    const startSource = (): void => {
+      if (started) return
+      started = true
+      if (opts.providers != null && opts.providers.length > 0) source.addExplicit(opts.providers)
+      else source.discover(root, signal)
+    }
+    const blockOpts: BlockFetchOptions = {
+      signal,
+      maxProviders: opts.maxProviders,
+      pipeline: opts.pipeline,
+      findTimeoutMs: opts.findTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs
+    }
+    let manifest = await this.store.manifest(root)
+    const haveManifest = manifest != null
+    if (manifest == null) {
+      startSource()
+      await fetchBlocks(deps, source, [root], { ...blockOpts, maxProviders: 1 })
+      const bytes = await this.store.get(root)
+      try {
+        manifest = decodeManifest(bytes!)
+      } catch (err) {
+        await this.store.deleteBlocks([key])
+        throw new Error(`${key} is not a shard manifest: ${(err as Error).message}`)
+      }
+    }
+    return { manifest, haveManifest, blockOpts, startSource }
+  }
+
   /** Fetches a shard (if needed) and returns its content. */
   async fetchBytes (root: CID | string, opts: FetchOptions = {}): Promise<Uint8Array> {
     await this.fetch(root, opts)
     return await this.read(root)
   }
 
-  /** Fetches a shard (if needed) and writes its content to `path` (atomically, via a temp file). */
-  async fetchToFile (root: CID | string, path: string, opts: FetchOptions = {}): Promise<FetchResult & { out: string, sha256: string }> {
-    const r = await this.fetch(root, opts)
-    const sha256 = await this.writeFile(root, path)
-    return { ...r, out: path, sha256 }
+  /**
+   * Fetches a shard and writes its content to `path` (atomically, via
+   * `<path>.part-<pid>`). Blocks are checked against their CIDs as they
+   * arrive and written at their offsets in the file, not copied into the
+   * store; the shard is then held by reference to the file (served to others
+   * from it, like addFile byReference). An interrupted call leaves the part
+   * file; the next call (this process, or a later one once this one is gone)
+   * keeps its blocks that still match their CIDs and fetches only the rest.
+   * A shard already complete here (copies, or references to another file) is
+   * written from local blocks. `copy: true`: the old way (blocks into the
+   * store, then the file written from them).
+   */
+  async fetchToFile (root: CID | string, path: string, opts: FetchToFileOptions = {}): Promise<FetchResult & { out: string, sha256: string }> {
+    const cid = typeof root === 'string' ? parseShardCid(root) : root
+    if (cid.code !== DAG_CBOR_CODEC) throw new Error(`${cid.toString()} is a raw block, not a shard root (manifest)`)
+    const out = resolve(path)
+    const key = cid.toString()
+    // one writer per output path in this process (they would share the part file)
+    return await this.perPath(out, async () => {
+      for (let i = 0; i < 3; i++) {
+        // another fetch of this root running: wait, then write from local blocks
+        const running = this.fetching.get(key)
+        if (running != null) await running.catch(() => {})
+        if (opts.copy === true || await this.has(cid)) {
+          const r = await this.fetch(cid, opts)
+          const sha256 = await this.writeFile(cid, out)
+          return { ...r, out: path, sha256 }
+        }
+        if (this.fetching.has(key)) continue // one started meanwhile
+        const p = this.doFetchToFile(cid, out, opts)
+        const plain = p.then(({ out: _o, sha256: _s, ...r }) => r)
+        plain.catch(() => {}) // the caller sees the error through p
+        this.fetching.set(key, plain)
+        try {
+          return { ...await p, out: path }
+        } finally { this.fetching.delete(key) }
+      }
+      throw new Error(`${key}: other fetches of this shard keep failing`)
+    })
+  }
+
+  private async doFetchToFile (root: CID, out: string, opts: FetchOptions): Promise<FetchResult & { out: string, sha256: string }> {
+    const key = root.toString()
+    const started = Date.now()
+    const cpu0 = process.cpuUsage()
+    const signal = opts.signal != null ? AbortSignal.any([opts.signal, this.stopped.signal]) : this.stopped.signal
+    const deps = this.fetcherDeps()
+    const source = new ProviderSource(deps, id => this.isBanned(id))
+    this.protect(key, +1)
+    let part: Awaited<ReturnType<typeof openPartFile>> | undefined
+    let closed = false
+    let keepPart = false // an interrupted fetch keeps the verified blocks it wrote, for the next call
+    try {
+      const { manifest: m, blockOpts, startSource } = await this.loadManifest(root, opts, signal, deps, source)
+      await this.upsertRoot(key, m, false, 'fetched', opts)
+      const offsets: number[] = []
+      let off = 0
+      for (const b of m.blocks) { offsets.push(off); off += b.size }
+      const hash = new InOrderHash(m.blocks.map(b => b.size))
+      part = await openPartFile(out)
+      const fh = part.fh
+      // Which blocks are already here: in a part file left by an earlier call
+      // (each checked against its CID), or in the store (copied, or by
+      // reference to another file: written into this one). The rest is fetched.
+      const localMissing = new Set(await this.store.missing(m))
+      const missing: number[] = []
+      let alreadyHad = 0
+      for (let i = 0; i < m.blocks.length; i++) {
+        const b = m.blocks[i]
+        if (part.resumed) {
+          const bytes = await readAt(fh, offsets[i], b.size)
+          if (bytes.length === b.size && blockMatches(b.cid, bytes)) { hash.add(i, bytes); alreadyHad++; continue }
+        }
+        const bytes = localMissing.has(i) ? undefined : await this.store.get(b.cid)
+        if (bytes != null) { await writeAt(fh, offsets[i], bytes); hash.add(i, bytes); alreadyHad++; continue }
+        missing.push(i)
+      }
+      await fh.truncate(m.size) // a part file from a larger content: cut
+      if (alreadyHad > 0 && part.resumed) this.log.info({ root: key, out, alreadyHad, missing: missing.length }, 'resuming a shard fetch into a file')
+      let haveBytes = m.size - missing.reduce((s, i) => s + m.blocks[i].size, 0)
+      let fetchedBytes = 0
+      let haveBlocks = alreadyHad
+      const progress = (): void => opts.onProgress?.({ root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size })
+      progress()
+      const transferStart = Date.now()
+      if (missing.length > 0) {
+        startSource()
+        keepPart = true
+        const writes = new Set<Promise<void>>()
+        try {
+          await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
+            ...blockOpts,
+            sink: async (j, _cid, bytes) => {
+              const i = missing[j]
+              const w = writeAt(fh, offsets[i], bytes)
+              writes.add(w)
+              try { await w } finally { writes.delete(w) }
+              hash.add(i, bytes)
+            },
+            onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
+          })
+        } finally {
+          // a failed fetch returns while blocks may still be being written: let them land before closing
+          await Promise.allSettled([...writes])
+        }
+        keepPart = false
+      }
+      const sha256 = await hash.finish(fh, offsets)
+      closed = true
+      await fh.close()
+      await rename(part.tmp, out)
+      const st = await stat(out)
+      await this.store.addRefs(m.blocks.map((b, i) => ({
+        cid: b.cid,
+        ref: { root: key, path: out, offset: offsets[i], size: b.size, fileSize: st.size, mtimeMs: st.mtimeMs }
+      })))
+      await this.exclusive(async () => await this.upsertRoot(key, m, true, 'fetched', opts, { path: out }))
+      if (opts.provide !== false) this.provideInBackground(root)
+      const durationMs = Date.now() - started
+      const result = {
+        cid: key,
+        name: m.name,
+        kind: m.kind,
+        size: m.size,
+        blocks: m.blocks.length,
+        alreadyHad,
+        fetchedBlocks: missing.length,
+        fetchedBytes,
+        durationMs,
+        mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
+        firstProviderMs: source.firstFoundAt != null ? source.firstFoundAt - started : undefined,
+        transferMs: Date.now() - transferStart,
+        cpuMs: Math.round(cpuMs(process.cpuUsage(cpu0))),
+        providers: [...source.stats.values()],
+        out,
+        sha256
+      }
+      this.log.info({ ...result, providers: result.providers.map(p => ({ ...p, peerId: p.peerId.slice(-8) })) }, 'shard fetched into a file')
+      return result
+    } catch (err) {
+      if (part != null) {
+        if (!closed) await part.fh.close().catch(() => {})
+        if (!keepPart) await rm(part.tmp, { force: true }).catch(() => {})
+      }
+      throw err
+    } finally {
+      source.close()
+      this.protect(key, -1)
+    }
+  }
+
+  private async perPath<T> (path: string, f: () => Promise<T>): Promise<T> {
+    const prev = this.writingPaths.get(path) ?? Promise.resolve()
+    const run = prev.catch(() => {}).then(f)
+    const tail = run.catch(() => {})
+    this.writingPaths.set(path, tail)
+    try {
+      return await run
+    } finally {
+      if (this.writingPaths.get(path) === tail) this.writingPaths.delete(path)
+    }
   }
 
   /** The content of a complete local shard. */
