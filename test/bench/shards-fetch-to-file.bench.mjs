@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// A verifier fetching checkpoints with fetchToFile, the old way vs the new
+// (run: npm run bench -- shards-fetch-to-file; needs dist/, which `npm run
+// bench` builds). Old (`copy: true`): every block into LevelDB, then read
+// back, hashed and written to the file. New (default): each block, checked
+// against its CID, written at its offset in the file; the shard held by
+// reference to it. One provider process holds the files; this process
+// fetches them over 127.0.0.1 in alternating batches of 20 distinct 1.2 MB
+// files (a task's checkpoints), old and new side by side. Per file: CPU of
+// this process (all threads: LevelDB's and libuv's included), wall time, and
+// the shard store's growth on disk.
+import '../../dist/node/polyfill.js'
+import { spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { multiaddr } from '@multiformats/multiaddr'
+import { createHost } from '../../dist/node/p2p/host.js'
+import { createLogger } from '../../dist/node/log.js'
+import { ShardService } from '../../dist/node/shards/service.js'
+
+const FILE_BYTES = 1_200_000
+const PER_BATCH = 20
+const ROUNDS = 4
+const WARMUP = 2 // files per mode, not counted
+const log = createLogger('bench', { level: 'silent', pretty: false })
+
+async function peer (dataDir) {
+  const host = await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })
+  const svc = await ShardService.start({ host, dataDir, log, gcIntervalMs: 0 })
+  return { host, svc }
+}
+
+if (process.argv[2] === 'provider') {
+  // child: holds `n` distinct checkpoint-like files (by copy), prints where to find them
+  const n = Number(process.argv[4])
+  const { host, svc } = await peer(process.argv[3])
+  const files = []
+  for (let i = 0; i < n; i++) {
+    const bytes = randomBytes(FILE_BYTES)
+    const r = await svc.addBytes(bytes, { name: `ckpt-${i}-state.bin`, kind: 'checkpoint' }, { provide: false })
+    files.push({ cid: r.cid, sha256: createHash('sha256').update(bytes).digest('hex') })
+  }
+  process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), files }) + '\n')
+  process.stdin.resume()
+  process.stdin.on('end', () => { void svc.stop().then(() => host.stop()).then(() => process.exit(0)) })
+} else {
+  const { machine, writeSection } = await import('./report.mjs')
+  const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-bench-'))
+  const total = 2 * (ROUNDS * PER_BATCH + WARMUP)
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'provider', join(dir, 'provider'), String(total)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise(resolve => child.on('exit', resolve))
+  let me
+  try {
+    const info = JSON.parse(await new Promise((resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', resolve)
+      child.once('exit', code => reject(new Error(`provider exited (${code})`)))
+    }))
+    me = await peer(join(dir, 'fetcher'))
+    await me.host.dial(multiaddr(info.addr))
+    const shardsDir = join(dir, 'fetcher', 'shards')
+    const outDir = join(dir, 'out')
+    await mkdir(outDir)
+    const dirBytes = async p => { let n = 0; for (const e of await readdir(p, { withFileTypes: true })) n += e.isDirectory() ? await dirBytes(join(p, e.name)) : (await stat(join(p, e.name))).size; return n }
+    const cpuMs = u => (u.user + u.system) / 1000
+    const queue = [...info.files]
+    const fig = { copy: { cpu: [], wall: [], bytes: [] }, ref: { cpu: [], wall: [], bytes: [] } }
+    const load = []
+    let k = 0
+    const batch = async (mode, n) => {
+      const files = queue.splice(0, n)
+      const before = await dirBytes(shardsDir)
+      const c0 = process.cpuUsage()
+      const t0 = performance.now()
+      for (const f of files) {
+        const r = await me.svc.fetchToFile(f.cid, join(outDir, `state-${k++}.bin`), { providers: [info.peerId], provide: false, copy: mode === 'copy' })
+        if (r.sha256 !== f.sha256 || r.fetchedBlocks !== 2) throw new Error(`${mode}: wrong result for ${f.cid}: ${JSON.stringify(r)}`)
+      }
+      const cpu = cpuMs(process.cpuUsage(c0)) / n
+      const wall = (performance.now() - t0) / n
+      return { cpu, wall, bytes: (await dirBytes(shardsDir) - before) / n }
+    }
+    for (const mode of ['copy', 'ref']) await batch(mode, WARMUP)
+    for (let round = 0; round < ROUNDS; round++) {
+      // alternate which goes first: drifting machine load hits both alike
+      for (const mode of round % 2 === 0 ? ['copy', 'ref'] : ['ref', 'copy']) {
+        const r = await batch(mode, PER_BATCH)
+        for (const key of ['cpu', 'wall', 'bytes']) fig[mode][key].push(r[key])
+        load.push(loadavg()[0])
+      }
+    }
+    const median = xs => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
+    const row = (label, key, unit, digits, scale = 1) => {
+      const c = median(fig.copy[key]) / scale
+      const r = median(fig.ref[key]) / scale
+      const each = m => fig[m][key].map(x => (x / scale).toFixed(digits)).join(', ')
+      return `| ${label} | ${c.toFixed(digits)} ${unit} (${each('copy')}) | ${r.toFixed(digits)} ${unit} (${each('ref')}) | ${(r / c).toFixed(2)} |`
+    }
+    const body = `
+Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} during the run.
+Run: \`npm run bench -- shards-fetch-to-file\` (test/bench/shards-fetch-to-file.bench.mjs), ${new Date().toISOString().slice(0, 10)}. A provider
+process holds distinct ${(FILE_BYTES / 1e6).toFixed(1)} MB checkpoint-like files (2 blocks each); this process fetches them with
+\`fetchToFile(cid, path, { providers: [provider] })\` over 127.0.0.1, ${ROUNDS} rounds of a batch of ${PER_BATCH} files (a verifier's checkpoints
+for one task) per way, alternating which goes first; ${WARMUP} files per way first as warm-up (connection, JIT), not counted.
+Old = \`copy: true\` (blocks into LevelDB, then read back, hashed and written to the file: the previous fetchToFile); new = the default
+(blocks CID-checked and written at their offsets in the file, content sha256 in order while writing, shard held by reference).
+Per file: median over the rounds (each batch's per-file mean in brackets). CPU = the fetching process, all threads.
+
+| per 1.2 MB file fetched | old (copy into the store) | new (straight to the file) | new / old |
+|---|---|---|---|
+${row('CPU', 'cpu', 'ms', 2)}
+${row('wall time', 'wall', 'ms', 2)}
+${row('shard store growth on disk', 'bytes', 'kB', 1, 1000)}
+`
+    writeSection('Shards: fetchToFile straight to the file', body)
+    console.log(body)
+  } finally {
+    child.stdin.end()
+    await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
+    if (child.exitCode == null) child.kill('SIGKILL')
+    if (me != null) { await me.svc.stop(); await me.host.stop() }
+    await rm(dir, { recursive: true, force: true })
+  }
+}
