@@ -48,7 +48,7 @@ export function installShardRoutes (c: ControlServer, shards: ShardService): voi
           send({ event: 'progress', ...p })
         }
       }
-      const r = out != null ? await shards.fetchToFile(cid, out, opts) : await shards.fetch(cid, opts)
+      const r = out != null ? await shards.fetchToFile(cid, out, { ...opts, copy: b.copy === true }) : await shards.fetch(cid, opts)
       send({ event: 'done', ...r })
     } catch (err) {
       send({ event: 'error', error: (err as Error).message, name: (err as Error).name })

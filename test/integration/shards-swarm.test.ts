@@ -182,6 +182,13 @@ describe('shards across 6 peer processes', () => {
     const out = join(dir.path, 'out-ref.bin')
     await cli(['shards', 'get', added.cid, '--out', out, '--from', peers[3].id, '--data-dir', peers[2].dataDir])
     expect(sha(await readFile(out))).toBe(sha(data))
+    // get --out writes straight into the file and holds the shard by reference to it; --copy keeps the blocks in the store
+    expect((await cli(['shards', 'ls', '--data-dir', peers[2].dataDir])).find((x: any) => x.cid === added.cid)).toMatchObject({ complete: true, byReference: { path: out } })
+    const copied = await cli(['shards', 'get', added.cid, '--out', join(dir.path, 'out-copy.bin'), '--copy', '--from', peers[3].id, '--data-dir', peers[1].dataDir])
+    expect(copied.sha256).toBe(sha(data))
+    const rec1 = (await cli(['shards', 'ls', '--data-dir', peers[1].dataDir])).find((x: any) => x.cid === added.cid)
+    expect(rec1.complete).toBe(true)
+    expect(rec1.byReference).toBeUndefined()
     const rm = await cli(['shards', 'rm', added.cid, '--data-dir', peers[3].dataDir])
     expect(rm).toMatchObject({ removedRoots: [added.cid], removedBlocks: 1, removedRefs: 3 }) // the manifest + 3 refs
     expect(sha(await readFile(path))).toBe(sha(data))

@@ -31,7 +31,8 @@ export function register (program: Command): void {
   })
 
   const get = s.command('get <cid>').description('fetch a shard from the swarm (several providers in parallel, every block verified), resuming what is already stored; progress on stderr')
-    .option('--out <file>', 'write the content to this file')
+    .option('--out <file>', 'write the content to this file (blocks go straight into it; the peer then serves the shard from the file, without a copy)')
+    .option('--copy', 'with --out: keep a copy of the blocks in the shard store too (the file may then change or go away)')
     .option('--from <peerId>', 'fetch only from this provider (repeatable; default: providers found in the DHT)', collect)
     .option('--timeout <ms>', 'give up when no usable provider shows up for this long', parseIntOption('--timeout', 100, 600_000), 30_000)
     .option('--max-providers <n>', 'providers used in parallel', parseIntOption('--max-providers', 1, 32), 4)
@@ -39,14 +40,14 @@ export function register (program: Command): void {
     .option('--until-block <n>', 'retain until the chain reaches block n', parseIntOption('--until-block'))
     .option('--until <time>', 'retain until this time (ISO 8601 or ms since epoch)', parseTime)
   addDataDir(get, 'peer'); addJson(get)
-  get.action(async (cid: string, o: Common & { out?: string, from?: string[], timeout: number, maxProviders: number, pin?: boolean, untilBlock?: number, until?: number }) => {
+  get.action(async (cid: string, o: Common & { out?: string, copy?: boolean, from?: string[], timeout: number, maxProviders: number, pin?: boolean, untilBlock?: number, until?: number }) => {
     const dataDir = dataDirOf(o, 'peer')
     let control
     try { control = await readControlFiles(dataDir) } catch (err) { throw new CliError((err as Error).message) }
     const url = `http://127.0.0.1:${control.info.port}/v1/shards/get`
     const body = {
       cid, out: o.out != null ? resolve(o.out) : undefined, providers: o.from, findTimeoutMs: o.timeout,
-      maxProviders: o.maxProviders, pin: o.pin === true, untilBlock: o.untilBlock, untilTime: o.until
+      maxProviders: o.maxProviders, pin: o.pin === true, untilBlock: o.untilBlock, untilTime: o.until, copy: o.copy === true
     }
     let res: Response
     try {
