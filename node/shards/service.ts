@@ -517,22 +517,28 @@ export class ShardService {
       const transferStart = Date.now()
       if (missing.length > 0) {
         startSource()
-        keepPart = true
+        // a failed fetch keeps the part file when it holds verified blocks (the next call resumes from it)
+        keepPart = alreadyHad > 0
+        let closing = false
         const writes = new Set<Promise<void>>()
         try {
           await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
             ...blockOpts,
             sink: async (j, _cid, bytes) => {
+              // after a failure, workers still draining must not write into a file being closed
+              if (closing) throw new Error('fetch ended')
               const i = missing[j]
               const w = writeAt(fh, offsets[i], bytes)
               writes.add(w)
               try { await w } finally { writes.delete(w) }
+              keepPart = true
               hash.add(i, bytes)
             },
             onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
           })
         } finally {
           // a failed fetch returns while blocks may still be being written: let them land before closing
+          closing = true
           await Promise.allSettled([...writes])
         }
         keepPart = false

@@ -151,6 +151,19 @@ describe('fetchToFile straight into the file', () => {
     expect(await partFiles()).toEqual([])
   })
 
+  it('a failed fetch with nothing verified leaves no part file and no output; the error names the missing blocks', async () => {
+    const data = randomBytes(MAX_BLOCK_BYTES + 10)
+    const a = await svc(provider).addBytes(data, { name: 'ckpt-7', kind: 'checkpoint' }, { provide: false })
+    await svc(fetcher).store.put(a.cid, (await svc(provider).store.get(a.cid))!) // manifest here, blocks nowhere else
+    const path = out('state-7.bin')
+    const err = await svc(fetcher).fetchToFile(a.cid, path, { providers: [third.peerId], findTimeoutMs: 500, provide: false }).catch(e => e as Error)
+    expect((err as Error).name).toBe('NoProviderError')
+    expect((err as Error).message).toMatch(/2 of 2 block\(s\) missing/)
+    expect(existsSync(path)).toBe(false)
+    expect(await partFiles()).toEqual([])
+    expect(await svc(fetcher).has(a.cid)).toBe(false)
+  })
+
   it('a part file left by a killed process is resumed (blocks checked: a bad one is fetched again); a live process\'s part file is left alone', async () => {
     const data = randomBytes(3 * MAX_BLOCK_BYTES + 4321)
     const a = await svc(provider).addBytes(data, { name: 'ckpt-4', kind: 'checkpoint' }, { provide: false })
