@@ -120,6 +120,10 @@ export interface GcResult {
   removedRefs: number
 }
 
+// fetchToFile writers per output path, for the whole process: the part file
+// is named by pid, so two services (peers) in one process must not share it at once
+const writingPaths = new Map<string, Promise<unknown>>()
+
 const PROVIDER_TAG = 'proofswarm-shard-provider'
 const BAD_TAG = 'proofswarm-shard-misbehaved'
 
@@ -132,7 +136,6 @@ export class ShardService {
   private readonly banned = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
   private readonly protectedRoots = new Map<string, number>()
-  private readonly writingPaths = new Map<string, Promise<unknown>>()
   private lock: Promise<unknown> = Promise.resolve()
   private gcTimer?: NodeJS.Timeout
   private stopped = new AbortController()
@@ -588,14 +591,14 @@ export class ShardService {
   }
 
   private async perPath<T> (path: string, f: () => Promise<T>): Promise<T> {
-    const prev = this.writingPaths.get(path) ?? Promise.resolve()
+    const prev = writingPaths.get(path) ?? Promise.resolve()
     const run = prev.catch(() => {}).then(f)
     const tail = run.catch(() => {})
-    this.writingPaths.set(path, tail)
+    writingPaths.set(path, tail)
     try {
       return await run
     } finally {
-      if (this.writingPaths.get(path) === tail) this.writingPaths.delete(path)
+      if (writingPaths.get(path) === tail) writingPaths.delete(path)
     }
   }
 
