@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildManifest, cidOf } from '../../protocols/shards/index.js'
 import { firstJson, hasJson, killAll, runCli, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
@@ -148,6 +148,24 @@ describe('shards across 6 peer processes', () => {
     expect(r.providers.find((p: any) => p.peerId === peers[1].id).blocks).toBeGreaterThan(0)
     expect(sha(await readFile(out))).toBe(sha(data))
     await restart(0)
+  })
+
+  it('a peer killed during get --out: after a restart, get --out resumes from the part file it left (verified blocks kept) and gives the exact file', async () => {
+    const data = randomBytes(12 * MiB)
+    const cid = await addFile(peers[1], 'k.bin', data, 'k') // P1 still answers one block per 150 ms
+    const out = join(dir.path, 'out-k.bin')
+    const first = startCli(['shards', 'get', cid, '--out', out, '--from', peers[1].id, '--data-dir', peers[3].dataDir])
+    await waitFor(async () => haveBlocks(first.stderr()) >= 3, 30_000, 'first blocks').catch(err => { throw withLog(err, first) })
+    peers[3].proc.child.kill('SIGKILL')
+    expect(await first.exited).not.toBe(0)
+    await restart(3, { PROOFSWARM_SHARDS_RETENTION_MS: '1000' })
+    const parts = (await readdir(dir.path)).filter(n => n.startsWith('out-k.bin.part-'))
+    expect(parts).toHaveLength(1)
+    const r = await cli(['shards', 'get', cid, '--out', out, '--from', peers[1].id, '--data-dir', peers[3].dataDir])
+    expect(r.alreadyHad).toBeGreaterThanOrEqual(3)
+    expect(r.fetchedBlocks).toBe(12 - r.alreadyHad)
+    expect(sha(await readFile(out))).toBe(sha(data))
+    expect((await readdir(dir.path)).filter(n => n.startsWith('out-k.bin.part-'))).toEqual([])
   })
 
   it('retained until a chain block: kept before the window closes, collected after; pinned shards stay', async () => {
