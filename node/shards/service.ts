@@ -134,6 +134,8 @@ export class ShardService {
   private readonly defaultRetentionMs: number
   private readonly banMs: number
   private readonly banned = new Map<string, number>()
+  /** when each provider's reward tag was last refreshed */
+  private readonly rewardedAt = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
   private readonly protectedRoots = new Map<string, number>()
   private lock: Promise<unknown> = Promise.resolve()
@@ -803,6 +805,12 @@ export class ShardService {
         }).catch(() => {})
       },
       reward: (peerId) => {
+        // a peer-store write per fetched shard was ~5% of a verifier's fetch CPU;
+        // the tag lasts 10 minutes, so refreshing it once a minute is enough
+        const now = Date.now()
+        if ((this.rewardedAt.get(peerId) ?? 0) > now - 60_000) return
+        this.rewardedAt.set(peerId, now)
+        if (this.rewardedAt.size > 1024) this.rewardedAt.clear()
         void this.host.peerStore.merge(peerIdFromString(peerId), {
           tags: { [PROVIDER_TAG]: { value: 20, ttl: 600_000 } }
         }).catch(() => {})
