@@ -12,7 +12,8 @@
 import '../../dist/node/polyfill.js'
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -48,6 +49,27 @@ if (process.argv[2] === 'provider') {
   process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), files }) + '\n')
   process.stdin.resume()
   process.stdin.on('end', () => { void svc.stop().then(() => host.stop()).then(() => process.exit(0)) })
+} else if (process.argv[2] === 'solver') {
+  // child: a solver serving `n` checkpoints by reference from its run directory
+  // (state.bin 1.2 MB + manifest.json ~2 kB each, as node/roles publishes them)
+  const [, , , dataDir, runDir, n] = process.argv
+  const { host, svc } = await peer(dataDir)
+  const cks = []
+  for (let i = 0; i < Number(n); i++) {
+    const d = join(runDir, `step-${i}`)
+    await mkdir(d, { recursive: true })
+    const state = randomBytes(FILE_BYTES)
+    const manifest = Buffer.from(JSON.stringify({ step: i, tensors: Array.from({ length: 24 }, (_, t) => ({ name: `layer${t}/kernel`, shape: [784, 128], offset: t * 50_000, sha256: randomBytes(32).toString('hex') })) }))
+    await writeFile(join(d, 'state.bin'), state)
+    await writeFile(join(d, 'manifest.json'), manifest)
+    const add = async f => (await svc.addFile(join(d, f), { name: `step-${i}-${f}`, kind: 'checkpoint' }, { byReference: true, provide: false })).cid
+    cks.push({ manifest: await add('manifest.json'), data: await add('state.bin'), sha256: createHash('sha256').update(state).digest('hex') })
+  }
+  process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), cks }) + '\n')
+  process.stdin.resume()
+  process.stdin.on('end', () => { void svc.stop().then(() => host.stop()).then(() => process.exit(0)) })
+} else if (process.argv[2] === 'transfer') {
+  await transfer(false)
 } else {
   const { machine, writeSection } = await import('./report.mjs')
   const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-bench-'))
@@ -140,6 +162,85 @@ ${best('wall time, best batch', 'wall', 'ms', 2)}
     await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
     if (child.exitCode == null) child.kill('SIGKILL')
     for (const p of Object.values(me)) { await p.svc.stop(); await p.host.stop() }
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+if (process.argv[2] == null) await transfer(true)
+
+/** CPU seconds (user + system, all threads) of process `pid`, from /proc (10 ms ticks). */
+function cpuOfPid (pid) {
+  const st = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / 100
+}
+
+// What a verifier's checkpoint fetches cost both ends (issue 7's overhead):
+// a solver process serves CHECKPOINTS checkpoints by reference; this process
+// fetches each (manifest.json, then state.bin) with fetchToFile and the
+// solver's peer id as provider hint, as node/roles does. CPU per checkpoint
+// of both processes, ROUNDS_T rounds (median and each). `node
+// test/bench/shards-fetch-to-file.bench.mjs transfer` runs only this part
+// (prints, writes no report);
+// BENCH_CPU_PROF=<dir> profiles the solver (run this process with --cpu-prof too).
+async function transfer (write) {
+  const CHECKPOINTS = 40
+  const ROUNDS_T = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 3)
+  const { machine, writeSection } = await import('./report.mjs')
+  const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-transfer-'))
+  const prof = process.env.BENCH_CPU_PROF != null ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
+  const n = CHECKPOINTS * (ROUNDS_T + 1)
+  const child = spawn(process.execPath, [...prof, fileURLToPath(import.meta.url), 'solver', join(dir, 'solver'), join(dir, 'run'), String(n)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise(resolve => child.on('exit', resolve))
+  let me
+  try {
+    const info = JSON.parse(await new Promise((resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', resolve)
+      child.once('exit', code => reject(new Error(`solver exited (${code})`)))
+    }))
+    me = await peer(join(dir, 'verifier'))
+    await me.host.dial(multiaddr(info.addr))
+    const rounds = []
+    const load = []
+    for (let r = -1; r < ROUNDS_T; r++) {
+      const cks = info.cks.slice((r + 1) * CHECKPOINTS, (r + 2) * CHECKPOINTS)
+      if (r === 0) await new Promise(resolve => setTimeout(resolve, 1000))
+      const c0 = process.cpuUsage(); const s0 = cpuOfPid(child.pid); const t0 = performance.now()
+      for (const [i, ck] of cks.entries()) {
+        const d = join(dir, 'fetched', `${r}-${i}`)
+        await mkdir(d, { recursive: true })
+        const opts = { providers: [info.peerId], provide: false }
+        await me.svc.fetchToFile(ck.manifest, join(d, 'manifest.json'), opts)
+        const got = await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), opts)
+        if (got.sha256 !== ck.sha256) throw new Error(`wrong content for checkpoint ${i}`)
+      }
+      const u = process.cpuUsage(c0)
+      // the first round warms the connection and the JIT: not counted
+      if (r >= 0) {
+        rounds.push({ fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length, wall: (performance.now() - t0) / cks.length })
+        load.push(loadavg()[0])
+      }
+    }
+    const median = xs => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
+    const cell = key => `${median(rounds.map(x => x[key])).toFixed(1)} ms (${rounds.map(x => x[key].toFixed(1)).join(', ')})`
+    const body = `
+Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}.
+Run: \`node test/bench/shards-fetch-to-file.bench.mjs transfer\` (also part of \`npm run bench -- shards-fetch-to-file\`), ${new Date().toISOString().slice(0, 10)}.
+A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
+this process fetches ${CHECKPOINTS} per round with \`fetchToFile\` (manifest.json, then state.bin; \`providers: [solver]\`) over 127.0.0.1, as a
+verifier does; ${rounds.length} rounds after a warm-up round. Per checkpoint: median over rounds (each round in brackets); CPU of each
+process, all threads (the solver's from /proc, 10 ms ticks).
+
+| per checkpoint | fetch (verifier) CPU | serve (solver) CPU | fetch + serve | wall |
+|---|---|---|---|---|
+| ${CHECKPOINTS} × ${rounds.length} checkpoints | ${cell('fetch')} | ${cell('serve')} | ${median(rounds.map(x => x.fetch + x.serve)).toFixed(1)} ms | ${cell('wall')} |
+`
+    if (write) writeSection('Shards: checkpoint transfer CPU (fetch + serve)', body)
+    console.log(body)
+  } finally {
+    child.stdin.end()
+    await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
+    if (child.exitCode == null) child.kill('SIGKILL')
+    if (me != null) { await me.svc.stop(); await me.host.stop() }
     await rm(dir, { recursive: true, force: true })
   }
 }
