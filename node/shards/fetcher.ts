@@ -1,15 +1,15 @@
 import { peerIdFromString } from '@libp2p/peer-id'
-import { lpStream } from '@libp2p/utils'
 import type { Stream } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
 import type { Logger } from 'pino'
 import {
-  MAX_PIPELINE, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, blockMatches, decodeResponse, encodeRequest, errorText
+  MAX_PIPELINE, SHARD_PROTOCOL, Status, blockMatches, decodeResponse, encodeRequest, errorText
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
 import { ProviderPool, type Candidate } from './provider-pool.js'
 import { toError } from './server.js'
 import type { BlockStore } from './store.js'
+import { shardLp, type ShardLp, type StreamPool } from './stream-pool.js'
 
 // Fetches a list of blocks from several providers at once. Each provider gets
 // one stream with up to `pipeline` requests in flight; every block is checked
@@ -46,6 +46,8 @@ export interface FetcherDeps {
   penalise: (peerId: string, reason: string) => void
   /** succesful provider: keep its connection */
   reward: (peerId: string) => void
+  /** idle streams reused across fetches (none: a stream per fetch, closed after it) */
+  streams?: StreamPool
 }
 
 export class NoProviderError extends Error {
@@ -161,10 +163,11 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     opts.signal?.addEventListener('abort', onAbort, { once: true })
     finished.signal.addEventListener('abort', onAbort, { once: true })
     const signal = ctl.signal
-    try {
-      const pid = peerIdFromString(c.peerId)
+    // frames read on the current stream (a pooled stream failing before any is retried)
+    let frames = 0
+    const dial = async (pid: ReturnType<typeof peerIdFromString>): Promise<Stream> => {
       try {
-        stream = await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
+        return await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
       } catch (err) {
         // known addresses may be stale (the provider restarted on another
         // port): look the peer up in the DHT once and retry
@@ -172,9 +175,21 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         const info = await deps.host.peerRouting.findPeer(pid, { signal: AbortSignal.timeout(Math.min(requestTimeoutMs, 10_000)) }).catch(() => undefined)
         if (info == null || info.multiaddrs.length === 0) throw err
         await deps.host.peerStore.merge(pid, { multiaddrs: info.multiaddrs })
-        stream = await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
+        return await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
       }
-      const lp = lpStream(stream, { maxDataLength: MAX_RESPONSE_BYTES, maxBufferSize: (pipeline + 1) * (MAX_RESPONSE_BYTES + 8) })
+    }
+    // blocks this provider did not deliver go back to the front of the queue
+    // (unless another provider still has them in flight, or they arrived)
+    const requeue = (): void => {
+      for (let i = inflight.length - 1; i >= 0; i--) {
+        const index = inflight[i].index
+        flying[index]--
+        if (done[index] === 0 && flying[index] === 0) queue.unshift(index)
+      }
+      inflight.length = 0
+    }
+    const fetchLoop = async (lp: ShardLp): Promise<void> => {
+      frames = 0
       // Each block is verified as it arrives (sync sha256 over the contiguous
       // block: measured faster than WebCrypto here, whose thread-pool jobs queue
       // behind LevelDB's and need a copy) and stored in the background, one put
@@ -193,6 +208,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         }
         if (inflight.length === 0) break
         const frame = await lp.read({ signal })
+        frames++
         timer.refresh()
         const resp = decodeResponse(frame.subarray())
         const want = inflight[0]
@@ -229,8 +245,35 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         // bound the memory held by unverified/unstored blocks
         if (backlog >= pipeline * 2) await writing
       }
+    }
+    let lp: ShardLp | undefined
+    try {
+      const pid = peerIdFromString(c.peerId)
+      // a pooled stream may have been closed by the provider just now: if it
+      // fails before its first answer, the fetch goes on over a fresh stream
+      for (let attempt = 0; ; attempt++) {
+        const pooled = attempt === 0 ? deps.streams?.take(c.peerId) : undefined
+        try {
+          if (pooled != null) {
+            stream = pooled.stream
+            lp = pooled.lp
+          } else {
+            stream = await dial(pid)
+            lp = shardLp(stream)
+          }
+          await fetchLoop(lp)
+          break
+        } catch (err) {
+          if (pooled == null || frames > 0 || signal.aborted || finished.signal.aborted) throw err
+          stream?.abort(toError(err))
+          requeue()
+          deps.log.debug({ provider: c.peerId, err: toError(err).message }, 'pooled shard stream failed; opening a new one')
+        }
+      }
       await writing
-      await stream.close().catch(() => {})
+      // every request answered: the stream can serve the next fetch
+      if (deps.streams != null) deps.streams.put(c.peerId, stream!, lp!)
+      else await stream!.close().catch(() => {})
     } catch (err) {
       const e = toError(err)
       if (finished.signal.aborted) {
@@ -253,13 +296,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       finished.signal.removeEventListener('abort', onAbort)
       // let blocks already received finish their check and store (or go back to the queue)
       await writing.catch(() => {})
-      // blocks this provider did not deliver go back to the front of the queue
-      // (unless another provider still has them in flight, or they arrived)
-      for (let i = inflight.length - 1; i >= 0; i--) {
-        const index = inflight[i].index
-        flying[index]--
-        if (done[index] === 0 && flying[index] === 0) queue.unshift(index)
-      }
+      requeue()
       if (!failed) {
         if (!lingering) deps.reward(c.peerId)
         source.pool.release(c)

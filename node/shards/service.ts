@@ -12,6 +12,7 @@ import type { Host } from '../p2p/host.js'
 import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { InOrderHash, openPartFile, readAt, writeAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
+import { StreamPool } from './stream-pool.js'
 import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
 
 // The shard service of one peer: add content (chunk, store, announce), fetch
@@ -137,6 +138,8 @@ export class ShardService {
   /** when each provider's reward tag was last refreshed */
   private readonly rewardedAt = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
+  /** idle shard streams to providers, reused by the next fetch */
+  private readonly streams = new StreamPool()
   private readonly protectedRoots = new Map<string, number>()
   private lock: Promise<unknown> = Promise.resolve()
   private gcTimer?: NodeJS.Timeout
@@ -184,6 +187,7 @@ export class ShardService {
     clearInterval(this.gcTimer)
     await this.server.stop()
     await Promise.allSettled([...this.fetching.values()])
+    this.streams.close()
     await this.lock.catch(() => {})
     await this.store.close()
   }
@@ -797,6 +801,7 @@ export class ShardService {
       host: this.host,
       store: this.store,
       log: this.log,
+      streams: this.streams,
       penalise: (peerId, reason) => {
         this.banned.set(peerId, Date.now() + this.banMs)
         this.log.warn({ provider: peerId, reason, banMs: this.banMs }, 'penalised a shard provider')

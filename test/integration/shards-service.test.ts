@@ -113,6 +113,29 @@ describe('shard service (in-process peers)', () => {
     expect(sha(await svc(fetcher).read(a.cid))).toBe(sha(data))
   })
 
+  it('consecutive fetches from one provider share one stream; after the provider hangs up, the next fetch opens a new one', async () => {
+    const contents = [0, 1, 2, 3].map(() => randomBytes(MAX_BLOCK_BYTES + 1000))
+    const cids = []
+    for (const c of contents) cids.push((await svc(honest).addBytes(c, {}, { provide: false })).cid)
+    const streams0 = svc(honest).server.stats.streams
+    for (let i = 0; i < 3; i++) {
+      const r = await svc(fetcher).fetch(cids[i], { providers: [honest.peerId], provide: false })
+      expect(r.fetchedBlocks).toBe(2)
+      expect(sha(await svc(fetcher).read(cids[i]))).toBe(sha(contents[i]))
+    }
+    // 3 manifests + 6 blocks: one stream at most (none if an earlier test left one idle)
+    expect(svc(honest).server.stats.streams - streams0).toBeLessThanOrEqual(1)
+    await honest.host.hangUp(fetcher.host.peerId)
+    // the fetcher sees the connection (and the idle stream on it) closed
+    for (let i = 0; i < 100 && fetcher.host.getConnections(honest.host.peerId).length > 0; i++) await new Promise(resolve => setTimeout(resolve, 20))
+    const streams1 = svc(honest).server.stats.streams
+    const r = await svc(fetcher).fetch(cids[3], { providers: [honest.peerId], provide: false, findTimeoutMs: 5000 })
+    expect(r.fetchedBlocks).toBe(2)
+    expect(r.providers.every(p => p.error == null)).toBe(true)
+    expect(sha(await svc(fetcher).read(cids[3]))).toBe(sha(contents[3]))
+    expect(svc(honest).server.stats.streams - streams1).toBe(1)
+  })
+
   it('end game: blocks stuck at a provider that stalls (without closing) are fetched again from another', async () => {
     const data = randomBytes(8 * MAX_BLOCK_BYTES)
     const a = await svc(honest).addBytes(data, { name: 'eg' }, { provide: false })
