@@ -81,6 +81,15 @@ export class BlockStore {
   private readonly warned = new Set<string>()
   /** ref lists are read-modify-written: one writer at a time (reads refresh stats outside the service's lock) */
   private refLock: Promise<unknown> = Promise.resolve()
+  /**
+   * Ref lists by key, as in LevelDB (a served block's refs were a LevelDB
+   * read per block). Every write of refs goes through this class and updates
+   * it; `refGen` keeps a read that raced with a write from caching old data.
+   */
+  private readonly refCache = new Map<string, BlockRef[]>()
+  private refGen = 0
+  /** referenced ranges whose bytes matched their CID, with the file's identity then (see readRef) */
+  private readonly verified = new Map<string, FileId>()
 
   constructor (readonly db: Level<string, Uint8Array>, private readonly log?: Logger) {
     this.blocks = db.sublevel<string, Uint8Array>('blocks', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
@@ -108,7 +117,7 @@ export class BlockStore {
     if (refs.length === 0) return undefined
     const c = typeof cid === 'string' ? CID.parse(cid) : cid
     for (const ref of refs) {
-      const r = await readRef(ref, c)
+      const r = await readRef(ref, c, this.verified)
       if (r.bytes != null) return r.bytes
       this.warnBroken(ref, key, r.reason)
     }
@@ -187,8 +196,22 @@ export class BlockStore {
   // ---- references --------------------------------------------------------
 
   async getRefs (cid: CID | string): Promise<BlockRef[]> {
-    const v = await this.refs.get(cid.toString())
-    return v == null ? [] : parseRefs(v)
+    const key = cid.toString()
+    const cached = this.refCache.get(key)
+    if (cached != null) return [...cached]
+    const gen = this.refGen
+    const v = await this.refs.get(key)
+    const list = v == null ? [] : parseRefs(v)
+    if (gen === this.refGen) {
+      if (this.refCache.size >= 16_384) this.refCache.clear()
+      this.refCache.set(key, [...list])
+    }
+    return list
+  }
+
+  private refsWritten (keys: Iterable<string>): void {
+    this.refGen++
+    for (const k of keys) this.refCache.delete(k)
   }
 
   /** Records where blocks of `root` live (a block may have refs from several roots/files). */
@@ -207,7 +230,9 @@ export class BlockStore {
       if (i >= 0) list[i] = e.ref
       else if (append) list.push(e.ref)
     }
-    await this.refs.batch([...byKey].map(([key, list]) => ({ type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
+    try {
+      await this.refs.batch([...byKey].map(([key, list]) => ({ type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
+    } finally { this.refsWritten(byKey.keys()) }
   }
 
   async * refEntries (): AsyncGenerator<[string, BlockRef[]]> {
@@ -217,9 +242,13 @@ export class BlockStore {
   /** Replaces the refs of each key (an empty list deletes the key). */
   async setRefs (entries: Array<[string, BlockRef[]]>): Promise<void> {
     if (entries.length === 0) return
-    await this.refsExclusive(async () => await this.refs.batch(entries.map(([key, list]) => list.length === 0
-      ? { type: 'del' as const, key }
-      : { type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) })))
+    await this.refsExclusive(async () => {
+      try {
+        await this.refs.batch(entries.map(([key, list]) => list.length === 0
+          ? { type: 'del' as const, key }
+          : { type: 'put' as const, key, value: enc.encode(JSON.stringify(list)) }))
+      } finally { this.refsWritten(entries.map(([key]) => key)) }
+    })
   }
 
   private async refsExclusive<T> (f: () => Promise<T>): Promise<T> {
@@ -244,7 +273,7 @@ export class BlockStore {
     }
     const cid = CID.parse(key)
     for (const ref of refs) {
-      const r = await readRef(ref, cid)
+      const r = await readRef(ref, cid, this.verified)
       if (r.bytes == null) { this.warnBroken(ref, key, r.reason); continue }
       const s = await statFile(ref.path)
       // update only: a ref GC dropped meanwhile must not come back
@@ -271,11 +300,37 @@ async function statFile (path: string): Promise<FileStat | undefined> {
   } catch { return undefined }
 }
 
-/** Reads a referenced range and checks it against its CID. */
-async function readRef (ref: BlockRef, cid: CID): Promise<{ bytes?: Uint8Array, reason: string }> {
+/** What identifies a file's state: any write, truncation or utimes sets ctime to the current time; a replaced file has another inode. */
+interface FileId { dev: bigint, ino: bigint, size: bigint, mtimeNs: bigint, ctimeNs: bigint }
+
+function fileId (s: { dev: bigint, ino: bigint, size: bigint, mtimeNs: bigint, ctimeNs: bigint }): FileId {
+  return { dev: s.dev, ino: s.ino, size: s.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs }
+}
+
+function sameFile (a: FileId, b: FileId): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs
+}
+
+/** A file whose ctime is this much older than a check cannot change later without its ctime changing (coarse fs clocks tick in ms). */
+const SETTLED_NS = 2_000_000_000n
+const VERIFIED_MAX = 16_384
+
+/**
+ * Reads a referenced range and checks it against its CID. The sha256 is
+ * skipped when this range was verified before and the open file's identity
+ * (device, inode, size, mtime, ctime) is, before and after the read, what it
+ * was at that check — and the file had settled then (ctime over 2 s older
+ * than the check): any later write, truncation or utimes would have set
+ * ctime to a later time, and a file renamed over it has another inode, so
+ * the bytes read are the bytes verified. (A system clock stepped back by
+ * over 2 s, or writes to the raw disk, are not covered.)
+ */
+async function readRef (ref: BlockRef, cid: CID, verified: Map<string, FileId>): Promise<{ bytes?: Uint8Array, reason: string }> {
   let fh
   try {
     fh = await open(ref.path, 'r')
+    const checkedAt = BigInt(Date.now()) * 1_000_000n
+    const before = fileId(await fh.stat({ bigint: true }))
     const buf = new Uint8Array(ref.size)
     let n = 0
     while (n < buf.length) {
@@ -284,7 +339,16 @@ async function readRef (ref: BlockRef, cid: CID): Promise<{ bytes?: Uint8Array, 
       n += r.bytesRead
     }
     if (n < buf.length) return { reason: `file too short: ${n} of ${ref.size} bytes at offset ${ref.offset}` }
-    if (!blockMatches(cid, buf)) return { reason: 'bytes do not match the block CID (file changed)' }
+    const after = fileId(await fh.stat({ bigint: true }))
+    const key = `${ref.path}\0${ref.offset}\0${ref.size}\0${cid.toString()}`
+    const known = verified.get(key)
+    const unchanged = sameFile(before, after)
+    if (known != null && unchanged && sameFile(known, before)) return { bytes: buf, reason: '' }
+    if (!blockMatches(cid, buf)) { verified.delete(key); return { reason: 'bytes do not match the block CID (file changed)' } }
+    if (unchanged && before.ctimeNs < checkedAt - SETTLED_NS) {
+      if (verified.size >= VERIFIED_MAX) verified.clear()
+      verified.set(key, before)
+    }
     return { bytes: buf, reason: '' }
   } catch (err) {
     return { reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message }

@@ -111,4 +111,44 @@ describe('block store references', () => {
     await rm(a.path)
     expect(Buffer.from((await store.get(a.chunks[0].cid))!).equals(Buffer.from(data))).toBe(true)
   })
+
+  it('a settled file verified once is served without re-hashing until it changes; an in-place change with its mtime restored is still caught', async () => {
+    const data = randomBytes(MAX_BLOCK_BYTES + 500)
+    const { path, chunks } = await addByRef('f.bin', data)
+    // a whole-second mtime, so that it can be put back exactly after the change below
+    const t = Math.floor(Date.now() / 1000) - 3600
+    await utimes(path, t, t)
+    const verified = (store as unknown as { verified: Map<string, unknown> }).verified
+    const key = (i: number): string => `${path}\0${i * MAX_BLOCK_BYTES}\0${chunks[i].bytes.length}\0${chunks[i].cid.toString()}`
+    // just written: hashed on every read, not remembered (a same-tick write would keep ctime)
+    expect(await store.get(chunks[0].cid)).toBeDefined()
+    expect(verified.has(key(0))).toBe(false)
+    await new Promise(resolve => setTimeout(resolve, 2100))
+    expect(Buffer.from((await store.get(chunks[0].cid))!).equals(Buffer.from(chunks[0].bytes))).toBe(true)
+    expect(verified.has(key(0))).toBe(true)
+    expect(Buffer.from((await store.get(chunks[0].cid))!).equals(Buffer.from(chunks[0].bytes))).toBe(true)
+    // change a byte in place, same size, mtime put back: ctime moved, so the bytes are hashed and refused
+    const before = await stat(path)
+    const fh = await open(path, 'r+')
+    await fh.write(Buffer.from([data[7] ^ 0xff]), 0, 1, 7)
+    await fh.close()
+    await utimes(path, t, t)
+    expect((await stat(path)).mtimeMs).toBe(before.mtimeMs)
+    expect((await stat(path)).size).toBe(before.size)
+    expect(await store.get(chunks[0].cid)).toBeUndefined()
+    expect(verified.has(key(0))).toBe(false)
+    // the other block of the file still matches and is served
+    expect(Buffer.from((await store.get(chunks[1].cid))!).equals(Buffer.from(chunks[1].bytes))).toBe(true)
+  })
+
+  it('ref lists are cached and follow every write (add, replace, drop)', async () => {
+    const data = randomBytes(3000)
+    const a = await addByRef('g1.bin', data)
+    expect(await store.getRefs(a.chunks[0].cid)).toHaveLength(1)
+    await addByRef('g2.bin', data)
+    expect(await store.getRefs(a.chunks[0].cid)).toHaveLength(2)
+    await store.setRefs([[a.chunks[0].cid.toString(), []]])
+    expect(await store.getRefs(a.chunks[0].cid)).toHaveLength(0)
+    expect(await store.get(a.chunks[0].cid)).toBeUndefined()
+  })
 })
