@@ -3,7 +3,7 @@ import type { Stream } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
 import type { Logger } from 'pino'
 import {
-  MAX_PIPELINE, SHARD_PROTOCOL, Status, blockMatches, decodeResponse, encodeRequest, errorText
+  MAX_PIPELINE, MAX_RESPONSE_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, chunksMatch, decodeResponse, encodeRequest, errorText
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
 import { ProviderPool, type Candidate } from './provider-pool.js'
@@ -35,7 +35,7 @@ export interface BlockFetchOptions {
    * at its offset in the output file instead of copying it into LevelDB.
    * Called once per index, never concurrently for the same index.
    */
-  sink?: (index: number, cid: CID, bytes: Uint8Array) => Promise<void>
+  sink?: (index: number, cid: CID, chunks: Uint8Array[], size: number) => Promise<void>
 }
 
 export interface FetcherDeps {
@@ -125,7 +125,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   const pipeline = Math.min(Math.max(1, opts.pipeline ?? 4), MAX_PIPELINE)
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000
   const findTimeoutMs = opts.findTimeoutMs ?? 30_000
-  const sink = opts.sink ?? (async (_i: number, cid: CID, bytes: Uint8Array) => await deps.store.put(cid, bytes))
+  const sink = opts.sink ?? (async (_i: number, cid: CID, chunks: Uint8Array[]) => await deps.store.put(cid, concatChunks(chunks)))
   const queue: number[] = cids.map((_, i) => i)
   let remaining = cids.length
   if (remaining === 0) return
@@ -210,13 +210,19 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         const frame = await lp.read({ signal })
         frames++
         timer.refresh()
-        const resp = decodeResponse(frame.subarray())
+        // the header is decoded from a 5-byte copy; the payload stays in the
+        // chunks it arrived in: a 1 MiB copy per block was ~20% of the
+        // fetcher's garbage, and GC most of its CPU
+        if (frame.byteLength > MAX_RESPONSE_BYTES) throw new Error(`response over ${MAX_RESPONSE_BYTES} bytes`)
+        const resp = decodeResponse(frame.subarray(0, Math.min(frame.byteLength, RESPONSE_HEADER_BYTES)))
+        const chunks = [...frame.sublist(RESPONSE_HEADER_BYTES)]
+        const size = frame.byteLength - RESPONSE_HEADER_BYTES
         const want = inflight[0]
-        if (resp.status === Status.ERROR) throw new Error(`provider refused: ${errorText(resp.payload)}`)
+        if (resp.status === Status.ERROR) throw new Error(`provider refused: ${errorText(concatChunks(chunks))}`)
         if (resp.id !== want.id) throw new Error(`protocol error: answer ${resp.id} for request ${want.id}`)
         if (resp.status === Status.NOT_FOUND) throw new Error(`provider does not have block ${cids[want.index].toString()}`)
         const cid = cids[want.index]
-        if (!blockMatches(cid, resp.payload)) {
+        if (!chunksMatch(cid, chunks)) {
           stat.corrupt++
           deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`)
           throw new Error(`served a block not matching ${cid.toString()} (dropped)`)
@@ -225,19 +231,18 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         flying[want.index]--
         if (done[want.index] === 1) continue // the other copy of an end-game duplicate won
         done[want.index] = 1
-        const bytes = resp.payload
         backlog++
         writing = writing.then(async () => {
           try {
-            await sink(want.index, cid, bytes)
+            await sink(want.index, cid, chunks, size)
           } catch (err) {
             fatal ??= new Error(`cannot store block ${cid.toString()}: ${(err as Error).message}`)
             throw fatal
           } finally { backlog-- }
           stat.blocks++
-          stat.bytes += bytes.length
+          stat.bytes += size
           remaining--
-          opts.onBlock?.(want.index, bytes.length, c.peerId)
+          opts.onBlock?.(want.index, size, c.peerId)
           if (remaining === 0) wakeUp()
         })
         // surface write errors promptly (disk full...) rather than at the end
@@ -342,6 +347,14 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   finished.abort()
   await Promise.allSettled([...active])
   if (fatal != null) throw fatal
+}
+
+export function concatChunks (chunks: Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let off = 0
+  for (const c of chunks) { out.set(c, off); off += c.length }
+  return out
 }
 
 function timeoutError (): Error {

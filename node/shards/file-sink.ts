@@ -59,6 +59,23 @@ export async function writeAt (fh: FileHandle, offset: number, bytes: Uint8Array
   }
 }
 
+/** Writes a block given as chunks at `offset` (one writev; no copy into one buffer). */
+export async function writeChunksAt (fh: FileHandle, offset: number, chunks: Uint8Array[]): Promise<void> {
+  if (chunks.length === 1) return await writeAt(fh, offset, chunks[0])
+  const total = chunks.reduce((n, c) => n + c.length, 0)
+  const r = await fh.writev(chunks, offset)
+  if (r.bytesWritten === total) return
+  // a short writev (rare): write the rest piece by piece
+  let skip = r.bytesWritten
+  let pos = offset + skip
+  for (const c of chunks) {
+    if (skip >= c.length) { skip -= c.length; continue }
+    await writeAt(fh, pos, c.subarray(skip))
+    pos += c.length - skip
+    skip = 0
+  }
+}
+
 /**
  * sha256 of the whole content while blocks arrive in any order: a block is
  * hashed when every block before it has been; out-of-order blocks wait in
@@ -69,25 +86,32 @@ export async function writeAt (fh: FileHandle, offset: number, bytes: Uint8Array
 export class InOrderHash {
   private readonly h: Hash = createHash('sha256')
   private next = 0
-  private readonly pending = new Map<number, Uint8Array>()
+  private readonly pending = new Map<number, Uint8Array | Uint8Array[]>()
   private pendingBytes = 0
 
   constructor (private readonly sizes: number[], private readonly maxPending = 16 * 1024 * 1024) {}
 
-  add (index: number, bytes: Uint8Array): void {
+  /** `bytes`: the block, or the chunks it arrived in. */
+  add (index: number, bytes: Uint8Array | Uint8Array[]): void {
     if (index < this.next || this.pending.has(index)) return
     if (index !== this.next) {
-      if (this.pendingBytes + bytes.length <= this.maxPending) { this.pending.set(index, bytes); this.pendingBytes += bytes.length }
+      const n = sizeOf(bytes)
+      if (this.pendingBytes + n <= this.maxPending) { this.pending.set(index, bytes); this.pendingBytes += n }
       return
     }
-    this.h.update(bytes)
+    this.update(bytes)
     this.next++
     for (let b = this.pending.get(this.next); b != null; b = this.pending.get(this.next)) {
       this.pending.delete(this.next)
-      this.pendingBytes -= b.length
-      this.h.update(b)
+      this.pendingBytes -= sizeOf(b)
+      this.update(b)
       this.next++
     }
+  }
+
+  private update (bytes: Uint8Array | Uint8Array[]): void {
+    if (bytes instanceof Uint8Array) this.h.update(bytes)
+    else for (const c of bytes) this.h.update(c)
   }
 
   /** Hashes the blocks not hashed yet, reading them from `fh` (all written by now). */
@@ -95,9 +119,13 @@ export class InOrderHash {
     while (this.next < this.sizes.length) {
       const i = this.next
       const b = this.pending.get(i) ?? await readAt(fh, offsets[i], this.sizes[i])
-      if (b.length !== this.sizes[i]) throw new Error(`block ${i} of the output file is short (${b.length} of ${this.sizes[i]} bytes)`)
+      if (sizeOf(b) !== this.sizes[i]) throw new Error(`block ${i} of the output file is short (${sizeOf(b)} of ${this.sizes[i]} bytes)`)
       this.add(i, b)
     }
     return this.h.digest('hex')
   }
+}
+
+function sizeOf (b: Uint8Array | Uint8Array[]): number {
+  return b instanceof Uint8Array ? b.length : b.reduce((n, c) => n + c.length, 0)
 }

@@ -10,7 +10,7 @@ import {
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
 import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
-import { InOrderHash, openPartFile, readAt, writeAt } from './file-sink.js'
+import { InOrderHash, openPartFile, readAt, writeAt, writeChunksAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { StreamPool } from './stream-pool.js'
 import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
@@ -533,15 +533,15 @@ export class ShardService {
         try {
           await fetchBlocks(deps, source, missing.map(i => m.blocks[i].cid), {
             ...blockOpts,
-            sink: async (j, _cid, bytes) => {
+            sink: async (j, _cid, chunks) => {
               // after a failure, workers still draining must not write into a file being closed
               if (closing) throw new Error('fetch ended')
               const i = missing[j]
-              const w = writeAt(fh, offsets[i], bytes)
+              const w = writeChunksAt(fh, offsets[i], chunks)
               writes.add(w)
               try { await w } finally { writes.delete(w) }
               keepPart = true
-              hash.add(i, bytes)
+              hash.add(i, chunks)
             },
             onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
           })

@@ -31,6 +31,20 @@ export function blockMatches (cid: CID, bytes: Uint8Array): boolean {
   return true
 }
 
+/** blockMatches over a block given as the chunks it arrived in (no copy into one buffer). */
+export function chunksMatch (cid: CID, chunks: Uint8Array[]): boolean {
+  if (cid.multihash.code !== SHA256_CODE) return false
+  let n = 0
+  const hash = createHash('sha256')
+  for (const c of chunks) { n += c.length; hash.update(c) }
+  if (n > MAX_BLOCK_BYTES) return false
+  const h = hash.digest()
+  const d = cid.multihash.digest
+  if (d.length !== h.length) return false
+  for (let i = 0; i < h.length; i++) if (d[i] !== h[i]) return false
+  return true
+}
+
 /** Parses a CID string, or throws an error that names it. Only CIDv1 sha256. */
 export function parseShardCid (s: string): CID {
   let cid: CID

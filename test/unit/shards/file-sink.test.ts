@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
 import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { InOrderHash, openPartFile, writeAt } from '../../../node/shards/file-sink.js'
+import { readFile } from 'node:fs/promises'
+import { InOrderHash, openPartFile, writeAt, writeChunksAt } from '../../../node/shards/file-sink.js'
+import { chunksMatch, cidOf } from '../../../protocols/shards/index.js'
 import { tempDir } from '../../helpers/procs.js'
 
 // fetchToFile's helpers: the content sha256 with blocks arriving out of order
@@ -48,5 +50,27 @@ describe('openPartFile', () => {
     await again.fh.close()
     const left = (await readdir(dir.path)).filter(n => n.startsWith('p.bin.part-')).sort()
     expect(left).toEqual([`p.bin.part-${process.pid}`, `p.bin.part-${process.ppid}`].sort())
+  })
+})
+
+describe('blocks as the chunks they arrived in', () => {
+  it('writeChunksAt puts them at their offset, InOrderHash and chunksMatch hash them as one block', async () => {
+    const data = randomBytes(3000)
+    const chunks = [data.subarray(0, 7), data.subarray(7, 7), data.subarray(7, 2000), data.subarray(2000)]
+    const path = join(dir.path, 'chunks.bin')
+    const { fh } = await openPartFile(path)
+    try {
+      await writeAt(fh, 0, randomBytes(5000))
+      await writeChunksAt(fh, 1000, chunks)
+      const h = new InOrderHash([1000, 3000, 1000], 10_000)
+      h.add(1, chunks) // out of order: kept as chunks until block 0 comes
+      h.add(0, (await readFile(`${path}.part-${process.pid}`)).subarray(0, 1000))
+      const file = await readFile(`${path}.part-${process.pid}`)
+      expect(Buffer.compare(file.subarray(1000, 4000), data)).toBe(0)
+      expect(await h.finish(fh, [0, 1000, 4000])).toBe(createHash('sha256').update(file).digest('hex'))
+    } finally { await fh.close() }
+    expect(chunksMatch(cidOf(data), chunks)).toBe(true)
+    const bad = [...chunks.slice(0, 3), Uint8Array.from(chunks[3], (b, i) => i === 5 ? b ^ 1 : b)]
+    expect(chunksMatch(cidOf(data), bad)).toBe(false)
   })
 })
