@@ -12,7 +12,7 @@
 import '../../dist/node/polyfill.js'
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -167,6 +167,24 @@ ${best('wall time, best batch', 'wall', 'ms', 2)}
 }
 if (process.argv[2] == null) await transfer(true)
 
+/** CPU seconds of process `pid`: main thread, other threads. */
+function threadsOf (pid) {
+  const out = {}
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8')
+      // thread names are all "node" here: the main thread (tid = pid) vs the others (libuv pool, V8 GC/compiler, LevelDB)
+      const name = t === String(pid) ? 'main' : 'other threads'
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ')
+      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / 100
+    } catch { /* thread ended */ }
+  }
+  return out
+}
+function threadDelta (a, b, n) {
+  return Object.fromEntries(Object.keys(b).map(k => [k, +(((b[k] - (a[k] ?? 0)) * 1000) / n).toFixed(1)]).filter(([, v]) => v > 0))
+}
+
 /** CPU seconds (user + system, all threads) of process `pid`, from /proc (10 ms ticks). */
 function cpuOfPid (pid) {
   const st = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -204,6 +222,7 @@ async function transfer (write) {
     for (let r = -1; r < ROUNDS_T; r++) {
       const cks = info.cks.slice((r + 1) * CHECKPOINTS, (r + 2) * CHECKPOINTS)
       if (r === 0) await new Promise(resolve => setTimeout(resolve, 1000))
+      const th0 = process.env.BENCH_THREADS != null ? [threadsOf(process.pid), threadsOf(child.pid)] : undefined
       const c0 = process.cpuUsage(); const s0 = cpuOfPid(child.pid); const t0 = performance.now()
       for (const [i, ck] of cks.entries()) {
         const d = join(dir, 'fetched', `${r}-${i}`)
@@ -214,6 +233,8 @@ async function transfer (write) {
         if (got.sha256 !== ck.sha256) throw new Error(`wrong content for checkpoint ${i}`)
       }
       const u = process.cpuUsage(c0)
+      // BENCH_THREADS=1: CPU ms per checkpoint by thread, fetcher then solver
+      if (th0 != null) console.log(JSON.stringify({ round: r, fetcher: threadDelta(th0[0], threadsOf(process.pid), cks.length), solver: threadDelta(th0[1], threadsOf(child.pid), cks.length) }))
       // the first round warms the connection and the JIT: not counted
       if (r >= 0) {
         rounds.push({ fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length, wall: (performance.now() - t0) / cks.length })
