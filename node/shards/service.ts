@@ -317,6 +317,8 @@ export class ShardService {
     const copied = prev != null && prev.complete && prev.byReference == null
     const ref = byReference === undefined ? prev?.byReference : byReference === null || copied ? undefined : byReference
     if (ref != null) rec.byReference = ref
+    // announced once any add/fetch wanted it; unannounced while all said provide: false
+    if (opts.provide === false && (prev == null || prev.unannounced === true)) rec.unannounced = true
     await this.store.putRoot(rec)
     return rec
   }
@@ -680,6 +682,10 @@ export class ShardService {
     for (const r of await this.store.listRoots()) {
       if (this.stopped.signal.aborted) return
       // a root added by reference whose file is gone or changed is not announced
+      // roots added/fetched with provide: false (checkpoints) stay unannounced: hundreds of
+      // provider records at once kept every peer busy (and a solver's verifiers were
+      // answering its DHT queries while fetching its checkpoints)
+      if (r.unannounced === true) continue
       if (r.complete && (r.byReference == null || await this.has(r.cid))) await this.provide(r.cid).catch(() => {})
     }
   }

@@ -55,6 +55,12 @@ export interface RootRecord {
    * unservable (they then count as missing).
    */
   byReference?: { path: string }
+  /**
+   * Every add/fetch of this root asked for no DHT provider record (provide:
+   * false: checkpoints, fetched from the solver by peer id): not announced
+   * again after a restart either.
+   */
+  unannounced?: true
 }
 
 /** A block added by reference: a byte range of a file outside the store. */

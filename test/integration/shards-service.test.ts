@@ -136,6 +136,20 @@ describe('shard service (in-process peers)', () => {
     expect(svc(honest).server.stats.streams - streams1).toBe(1)
   })
 
+  it('roots added or fetched with provide: false are marked unannounced (not re-announced after a restart) until added with provide', async () => {
+    const a = await svc(honest).addBytes(randomBytes(5000), {}, { provide: false })
+    expect((await svc(honest).store.getRoot(a.cid))?.unannounced).toBe(true)
+    await svc(fetcher).fetch(a.cid, { providers: [honest.peerId], provide: false })
+    expect((await svc(fetcher).store.getRoot(a.cid))?.unannounced).toBe(true)
+    await svc(honest).addBytes(randomBytes(5000), {}, { provide: false }) // another root: no effect on a
+    const again = await svc(honest).addBytes((await svc(honest).read(a.cid)), {}, {})
+    expect(again.cid).toBe(a.cid)
+    expect((await svc(honest).store.getRoot(a.cid))?.unannounced).toBeUndefined()
+    // once announced, a later provide: false add does not hide it again
+    await svc(honest).addBytes((await svc(honest).read(a.cid)), {}, { provide: false })
+    expect((await svc(honest).store.getRoot(a.cid))?.unannounced).toBeUndefined()
+  })
+
   it('end game: blocks stuck at a provider that stalls (without closing) are fetched again from another', async () => {
     const data = randomBytes(8 * MAX_BLOCK_BYTES)
     const a = await svc(honest).addBytes(data, { name: 'eg' }, { provide: false })
