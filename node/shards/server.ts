@@ -128,16 +128,18 @@ export class ShardServer {
   }
 
   private async answer (id: number, cid: import('multiformats/cid').CID): Promise<{ frame: Uint8Array, last: boolean }> {
-    const bytes = await this.store.get(cid)
-    if (bytes == null) {
+    // the block is read into the frame after room for the header: no 1 MiB copy
+    const frame = await this.store.getFramed(cid, RESPONSE_HEADER_BYTES)
+    if (frame == null) {
       this.stats.notFound++
       return { frame: encodeResponseHeader(Status.NOT_FOUND, id), last: false }
     }
-    const frame = concat(encodeResponseHeader(Status.OK, id), bytes)
-    // fault injection: flip one byte of the payload (the copy, never the stored block)
-    if (this.fault.corrupt && bytes.length > 0) frame[RESPONSE_HEADER_BYTES + (bytes.length >> 1)] ^= 0xff
+    frame.set(encodeResponseHeader(Status.OK, id), 0)
+    const size = frame.length - RESPONSE_HEADER_BYTES
+    // fault injection: flip one byte of the payload (the frame is a fresh buffer, never the stored block)
+    if (this.fault.corrupt && size > 0) frame[RESPONSE_HEADER_BYTES + (size >> 1)] ^= 0xff
     this.stats.served++
-    this.stats.bytes += bytes.length
+    this.stats.bytes += size
     return { frame, last: false }
   }
 }

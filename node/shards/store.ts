@@ -116,14 +116,32 @@ export class BlockStore {
    * returned.
    */
   async get (cid: CID | string): Promise<Uint8Array | undefined> {
+    return await this.load(cid, 0)
+  }
+
+  /**
+   * Like get, into a new buffer with `headroom` free bytes before the block
+   * (the server puts its response header there: a referenced block is read
+   * straight into its response frame, no 1 MiB copy).
+   */
+  async getFramed (cid: CID | string, headroom: number): Promise<Uint8Array | undefined> {
+    return await this.load(cid, headroom)
+  }
+
+  private async load (cid: CID | string, headroom: number): Promise<Uint8Array | undefined> {
     const key = cid.toString()
     const v = await this.blocks.get(key)
-    if (v != null) return v
+    if (v != null) {
+      if (headroom === 0) return v
+      const out = new Uint8Array(headroom + v.length)
+      out.set(v, headroom)
+      return out
+    }
     const refs = await this.getRefs(key)
     if (refs.length === 0) return undefined
     const c = typeof cid === 'string' ? CID.parse(cid) : cid
     for (const ref of refs) {
-      const r = await readRef(ref, c, this.verified)
+      const r = await readRef(ref, c, this.verified, headroom)
       if (r.bytes != null) return r.bytes
       this.warnBroken(ref, key, r.reason)
     }
@@ -331,13 +349,14 @@ const VERIFIED_MAX = 16_384
  * the bytes read are the bytes verified. (A system clock stepped back by
  * over 2 s, or writes to the raw disk, are not covered.)
  */
-async function readRef (ref: BlockRef, cid: CID, verified: Map<string, FileId>): Promise<{ bytes?: Uint8Array, reason: string }> {
+async function readRef (ref: BlockRef, cid: CID, verified: Map<string, FileId>, headroom = 0): Promise<{ bytes?: Uint8Array, reason: string }> {
   let fh
   try {
     fh = await open(ref.path, 'r')
     const checkedAt = BigInt(Date.now()) * 1_000_000n
     const before = fileId(await fh.stat({ bigint: true }))
-    const buf = new Uint8Array(ref.size)
+    const out = new Uint8Array(headroom + ref.size)
+    const buf = out.subarray(headroom)
     let n = 0
     while (n < buf.length) {
       const r = await fh.read(buf, n, buf.length - n, ref.offset + n)
@@ -349,13 +368,13 @@ async function readRef (ref: BlockRef, cid: CID, verified: Map<string, FileId>):
     const key = `${ref.path}\0${ref.offset}\0${ref.size}\0${cid.toString()}`
     const known = verified.get(key)
     const unchanged = sameFile(before, after)
-    if (known != null && unchanged && sameFile(known, before)) return { bytes: buf, reason: '' }
+    if (known != null && unchanged && sameFile(known, before)) return { bytes: out, reason: '' }
     if (!blockMatches(cid, buf)) { verified.delete(key); return { reason: 'bytes do not match the block CID (file changed)' } }
     if (unchanged && before.ctimeNs < checkedAt - SETTLED_NS) {
       if (verified.size >= VERIFIED_MAX) verified.clear()
       verified.set(key, before)
     }
-    return { bytes: buf, reason: '' }
+    return { bytes: out, reason: '' }
   } catch (err) {
     return { reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message }
   } finally {

@@ -141,6 +141,19 @@ describe('block store references', () => {
     expect(Buffer.from((await store.get(chunks[1].cid))!).equals(Buffer.from(chunks[1].bytes))).toBe(true)
   })
 
+  it('getFramed: the block after free room, a fresh buffer, from a referenced file or a stored copy', async () => {
+    const data = randomBytes(MAX_BLOCK_BYTES + 10)
+    const { chunks } = await addByRef('h.bin', data)
+    await store.put(chunks[1].cid, chunks[1].bytes) // the second block stored by copy as well
+    for (const c of chunks) {
+      const f = (await store.getFramed(c.cid, 5))!
+      expect(f.length).toBe(5 + c.bytes.length)
+      expect(Buffer.from(f.subarray(5)).equals(Buffer.from(c.bytes))).toBe(true)
+      f.fill(0) // scribbling on it changes nothing stored
+      expect(Buffer.from((await store.get(c.cid))!).equals(Buffer.from(c.bytes))).toBe(true)
+    }
+  })
+
   it('ref lists are cached and follow every write (add, replace, drop)', async () => {
     const data = randomBytes(3000)
     const a = await addByRef('g1.bin', data)
