@@ -373,24 +373,7 @@ export class ShardService {
       if (rec != null && !rec.complete) await this.store.putRoot({ ...rec, complete: true })
       // announce new content only: reading a local shard again must not spam the DHT
       if (opts.provide !== false && (missing.length > 0 || rec?.complete !== true)) this.provideInBackground(root)
-      const durationMs = Date.now() - started
-      const transferMs = Date.now() - transferStart
-      const result: FetchResult = {
-        cid: key,
-        name: m.name,
-        kind: m.kind,
-        size: m.size,
-        blocks: m.blocks.length,
-        alreadyHad,
-        fetchedBlocks: missing.length,
-        fetchedBytes,
-        durationMs,
-        mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
-        firstProviderMs: source.firstFoundAt != null ? source.firstFoundAt - started : undefined,
-        transferMs,
-        cpuMs: Math.round(cpuMs(process.cpuUsage(cpu0))),
-        providers: [...source.stats.values()]
-      }
+      const result = fetchResult(key, m, { alreadyHad, fetched: missing.length, fetchedBytes, started, transferStart, cpu0, source })
       this.log.info({ ...result, providers: result.providers.map(p => ({ ...p, peerId: p.peerId.slice(-8) })) }, 'shard fetched')
       return result
     } finally {
@@ -565,22 +548,8 @@ export class ShardService {
       })))
       await this.exclusive(async () => await this.upsertRoot(key, m, true, 'fetched', opts, { path: out }))
       if (opts.provide !== false) this.provideInBackground(root)
-      const durationMs = Date.now() - started
       const result = {
-        cid: key,
-        name: m.name,
-        kind: m.kind,
-        size: m.size,
-        blocks: m.blocks.length,
-        alreadyHad,
-        fetchedBlocks: missing.length,
-        fetchedBytes,
-        durationMs,
-        mibPerSecond: Math.round(fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
-        firstProviderMs: source.firstFoundAt != null ? source.firstFoundAt - started : undefined,
-        transferMs: Date.now() - transferStart,
-        cpuMs: Math.round(cpuMs(process.cpuUsage(cpu0))),
-        providers: [...source.stats.values()],
+        ...fetchResult(key, m, { alreadyHad, fetched: missing.length, fetchedBytes, started, transferStart, cpu0, source }),
         out,
         sha256
       }
@@ -844,6 +813,27 @@ export class ShardService {
 }
 
 function cpuMs (u: NodeJS.CpuUsage): number { return (u.user + u.system) / 1000 }
+
+/** What a fetch reports (fetch and fetchToFile alike). */
+function fetchResult (key: string, m: Manifest, f: { alreadyHad: number, fetched: number, fetchedBytes: number, started: number, transferStart: number, cpu0: NodeJS.CpuUsage, source: ProviderSource }): FetchResult {
+  const durationMs = Date.now() - f.started
+  return {
+    cid: key,
+    name: m.name,
+    kind: m.kind,
+    size: m.size,
+    blocks: m.blocks.length,
+    alreadyHad: f.alreadyHad,
+    fetchedBlocks: f.fetched,
+    fetchedBytes: f.fetchedBytes,
+    durationMs,
+    mibPerSecond: Math.round(f.fetchedBytes / 1048576 / Math.max(durationMs, 1) * 1000 * 10) / 10,
+    firstProviderMs: f.source.firstFoundAt != null ? f.source.firstFoundAt - f.started : undefined,
+    transferMs: Date.now() - f.transferStart,
+    cpuMs: Math.round(cpuMs(process.cpuUsage(f.cpu0))),
+    providers: [...f.source.stats.values()]
+  }
+}
 
 function validHold (h: RetentionHold): RetentionHold {
   const out: RetentionHold = {}
