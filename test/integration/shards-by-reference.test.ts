@@ -5,9 +5,10 @@ import { mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { lpStream } from '@libp2p/utils'
 import { Peer } from '../../node/peer.js'
-import { getShardService, shardsService, type ShardService } from '../../node/shards/index.js'
+import { getShardService, type ShardService } from '../../node/shards/index.js'
 import { MAX_BLOCK_BYTES, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, decodeResponse, encodeRequest, parseShardCid } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
+import { startShardPeer } from '../helpers/shard-peer.js'
 
 // Files added by reference (addFile byReference): in-process peers on
 // 127.0.0.1 (real libp2p, real LevelDB in temp dirs). The solver keeps only
@@ -20,15 +21,7 @@ const peers: Peer[] = []
 let solver: Peer, backup: Peer, fetcher: Peer
 
 async function start (name: string, bootstrap: string[]): Promise<Peer> {
-  const p = await Peer.start({
-    kind: bootstrap.length === 0 ? 'bootstrap' : 'peer',
-    dataDir: join(dir.path, name),
-    network: 'devnet-test',
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    bootstrap,
-    logLevel: 'error',
-    services: [shardsService({ gcIntervalMs: 0 })]
-  })
+  const p = await startShardPeer(join(dir.path, name), bootstrap)
   peers.push(p)
   return p
 }

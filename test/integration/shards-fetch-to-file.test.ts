@@ -7,10 +7,11 @@ import { join } from 'node:path'
 import { lpStream } from '@libp2p/utils'
 import type { CID } from 'multiformats/cid'
 import { Peer } from '../../node/peer.js'
-import { getShardService, shardsService, type ShardService } from '../../node/shards/index.js'
+import { getShardService, type ShardService } from '../../node/shards/index.js'
 import type { ShardFault } from '../../node/shards/server.js'
 import { MAX_BLOCK_BYTES, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, decodeResponse, encodeRequest, parseShardCid } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
+import { startShardPeer } from '../helpers/shard-peer.js'
 
 // fetchToFile writing blocks straight into the output file (no copy in the
 // store, the shard then held by reference to the file): in-process peers on
@@ -21,15 +22,7 @@ const peers: Peer[] = []
 let provider: Peer, corrupt: Peer, slow: Peer, fetcher: Peer, third: Peer
 
 async function start (name: string, bootstrap: string[], fault?: Partial<ShardFault>): Promise<Peer> {
-  const p = await Peer.start({
-    kind: bootstrap.length === 0 ? 'bootstrap' : 'peer',
-    dataDir: join(dir.path, name),
-    network: 'devnet-test',
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    bootstrap,
-    logLevel: 'error',
-    services: [shardsService({ gcIntervalMs: 0, fault: { corrupt: false, delayMs: 0, ...fault } })]
-  })
+  const p = await startShardPeer(join(dir.path, name), bootstrap, fault)
   peers.push(p)
   return p
 }

@@ -3,9 +3,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { lpStream } from '@libp2p/utils'
 import { Peer } from '../../node/peer.js'
-import { getShardService, shardsService, type ShardService } from '../../node/shards/index.js'
+import { getShardService, type ShardService } from '../../node/shards/index.js'
 import { MAX_BLOCK_BYTES, MAX_REQUEST_BYTES, SHARD_PROTOCOL, Status, cidOf, decodeResponse, errorText } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
+import { startShardPeer } from '../helpers/shard-peer.js'
 
 // In-process peers on 127.0.0.1 (real libp2p, real LevelDB in a temp dir):
 // the service API the role actors use, and its failure modes.
@@ -15,15 +16,7 @@ const peers: Peer[] = []
 let boot: Peer, honest: Peer, corrupt: Peer, fetcher: Peer, stalled: Peer
 
 async function start (name: string, bootstrap: string[], fault?: string): Promise<Peer> {
-  const p = await Peer.start({
-    kind: bootstrap.length === 0 ? 'bootstrap' : 'peer',
-    dataDir: join(dir.path, name),
-    network: 'devnet-test',
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    bootstrap,
-    logLevel: 'error',
-    services: [shardsService({ gcIntervalMs: 0, fault: { corrupt: fault === 'corrupt', delayMs: fault === 'stall' ? 20_000 : 0 } })]
-  })
+  const p = await startShardPeer(join(dir.path, name), bootstrap, { corrupt: fault === 'corrupt', delayMs: fault === 'stall' ? 20_000 : 0 })
   peers.push(p)
   return p
 }
