@@ -363,7 +363,7 @@ export class NodePorts implements RolePorts {
     if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
-    const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
+    const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
     // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
     const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
     const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
@@ -407,7 +407,7 @@ export class NodePorts implements RolePorts {
     // before and after it) compared: those are the steps this verdict vouches for.
     // The engine checks each checkpoint as it loads it; one that is not the
     // committed state (or is corrupt) is, like a missing one, a data-availability problem.
-    const out = await this.engine.replay(runDir, sampled, datasetDir)
+    const out = await this.engine.replay(runDir, sampled, datasetDir, program.runtime)
     if (out.unavailable != null) {
       const { step, reason } = out.unavailable
       this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')

@@ -14,24 +14,40 @@ const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'engine-server.js')
 
 export type ReplayOutcome = { results: ReplaySummary[], unavailable?: undefined } | { unavailable: { step: number, reason: string }, results?: undefined }
 
-interface Pending { resolve: (v: unknown) => void, reject: (e: Error) => void, what: string }
+interface Pending { resolve: (v: unknown) => void, reject: (e: Error) => void, what: string, child: ChildProcess }
 
 export class WarmEngine {
   private child: ChildProcess | undefined
   private nextId = 1
   private readonly pending = new Map<number, Pending>()
   private stderrTail = ''
+  /** the runtime the running engine was asked for (undefined: not said) */
+  private runtime: string | undefined
 
   constructor (private readonly log: Logger, private readonly env: NodeJS.ProcessEnv = process.env) {}
 
-  /** Starts the engine (if needed) and loads the task's backend and dataset, so the first replay does not pay for them. */
-  async warm (taskFile: string, datasetDir?: string): Promise<{ backend: string, datasetRows: number }> {
+  /**
+   * Starts the engine (if needed) and loads the task's backend and dataset, so the first replay does not pay for them.
+   * `runtime`: the task's pinned runtime; an engine running another one is replaced (a process runs one tfjs backend).
+   */
+  async warm (taskFile: string, datasetDir?: string, runtime?: string): Promise<{ backend: string, datasetRows: number }> {
+    this.use(runtime)
     return await this.request({ cmd: 'warm', taskFile, datasetDir }, 'engine warm-up') as { backend: string, datasetRows: number }
   }
 
   /** Replays sampled steps of a run directory (node/train/replay-many.ts); stops at the first mismatch or unusable checkpoint. */
-  async replay (runDir: string, steps: number[], datasetDir?: string): Promise<ReplayOutcome> {
+  async replay (runDir: string, steps: number[], datasetDir?: string, runtime?: string): Promise<ReplayOutcome> {
+    this.use(runtime)
     return await this.request({ cmd: 'replay', runDir, steps, datasetDir }, `replay of ${steps.length} step(s)`) as ReplayOutcome
+  }
+
+  private use (runtime: string | undefined): void {
+    if (runtime === undefined) return
+    if (this.runtime !== undefined && this.runtime !== runtime) {
+      this.log.info({ from: this.runtime, to: runtime }, 'restarting the warm engine for another runtime')
+      this.stop()
+    }
+    this.runtime = runtime
   }
 
   get pid (): number | undefined {
@@ -59,8 +75,9 @@ export class WarmEngine {
     })
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined
-      // jobs in flight die with the process
+      // jobs in flight die with the process (not those already sent to its successor)
       for (const [id, p] of this.pending) {
+        if (p.child !== child) continue
         this.pending.delete(id)
         p.reject(new Error(`${p.what} failed: the engine exited (${signal ?? `code ${code}`})${this.stderrTail !== '' ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`))
       }
@@ -75,7 +92,7 @@ export class WarmEngine {
     const child = this.start()
     const id = this.nextId++
     return await new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, what })
+      this.pending.set(id, { resolve, reject, what, child })
       child.send({ id, ...body }, err => {
         if (err == null) return
         this.pending.delete(id)

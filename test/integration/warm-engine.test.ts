@@ -18,7 +18,7 @@ const MAIN = join(DIST, 'node/cli/main.js')
 let dir: string
 
 interface Outcome { results?: Array<{ step: number, match: boolean, firstMismatch?: number }>, unavailable?: { step: number, reason: string } }
-interface Engine { warm: (f: string, d?: string) => Promise<{ backend: string }>, replay: (r: string, s: number[], d?: string) => Promise<Outcome>, stop: () => void, pid: number | undefined }
+interface Engine { warm: (f: string, d?: string, rt?: string) => Promise<{ backend: string }>, replay: (r: string, s: number[], d?: string, rt?: string) => Promise<Outcome>, stop: () => void, pid: number | undefined }
 let engine: Engine
 
 async function cli (...args: string[]): Promise<string> {
@@ -118,9 +118,21 @@ describe('warm engine', () => {
     expect(engine.pid).not.toBe(pid)
   }, 120_000)
 
+  it('a task pinned to another runtime gets a fresh engine (a process runs one tfjs backend)', async () => {
+    writeFileSync(join(dir, 'task-cpu.json'), await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '6', '--checkpoint-every', '3', '--batch', '16', '--seed', '4', '--synthetic-size', '128', '--runtime', 'tfjs-cpu@4.22.0'))
+    await cli('train', '--task', join(dir, 'task-cpu.json'), '--out', join(dir, 'run-cpu'), '--no-evaluate', '--json')
+    expect((await engine.replay(join(dir, 'run'), [2], undefined, 'tfjs-wasm@4.22.0-simd')).results?.[0].match).toBe(true)
+    const wasmPid = engine.pid
+    expect((await engine.replay(join(dir, 'run-cpu'), [2, 5], undefined, 'tfjs-cpu@4.22.0')).results?.map(r => r.match)).toEqual([true, true])
+    expect(engine.pid).not.toBe(wasmPid)
+    // without the runtime said, the engine running another backend refuses clearly
+    await expect(engine.replay(join(dir, 'run'), [2])).rejects.toThrow(/already running|needs the task's runtime/)
+  }, 180_000)
+
   it('bad requests get clear errors and leave the engine serving', async () => {
-    await expect(engine.replay(join(dir, 'nope'), [1])).rejects.toThrow(/replay of 1 step\(s\) failed: .*not found/)
-    await expect(engine.replay(join(dir, 'run'), [31])).rejects.toThrow(/step must be in \[1, 30\]/)
-    expect((await engine.replay(join(dir, 'run'), [2])).results?.[0].match).toBe(true)
+    const WASM = 'tfjs-wasm@4.22.0-simd'
+    await expect(engine.replay(join(dir, 'nope'), [1], undefined, WASM)).rejects.toThrow(/replay of 1 step\(s\) failed: .*not found/)
+    await expect(engine.replay(join(dir, 'run'), [31], undefined, WASM)).rejects.toThrow(/step must be in \[1, 30\]/)
+    expect((await engine.replay(join(dir, 'run'), [2], undefined, WASM)).results?.[0].match).toBe(true)
   }, 120_000)
 })
