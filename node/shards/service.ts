@@ -341,7 +341,8 @@ export class ShardService {
     return await p
   }
 
-  private async doFetch (root: CID, opts: FetchOptions): Promise<FetchResult> {
+  /** What fetch and fetchToFile start with: timing, the abort signal, the providers; the root is protected from GC until the caller's `protect(key, -1)`. */
+  private beginFetch (root: CID, opts: FetchOptions): { key: string, started: number, cpu0: NodeJS.CpuUsage, signal: AbortSignal, deps: FetcherDeps, source: ProviderSource } {
     const key = root.toString()
     const started = Date.now()
     const cpu0 = process.cpuUsage()
@@ -349,6 +350,11 @@ export class ShardService {
     const deps = this.fetcherDeps()
     const source = new ProviderSource(deps, id => this.isBanned(id))
     this.protect(key, +1)
+    return { key, started, cpu0, signal, deps, source }
+  }
+
+  private async doFetch (root: CID, opts: FetchOptions): Promise<FetchResult> {
+    const { key, started, cpu0, signal, deps, source } = this.beginFetch(root, opts)
     try {
       const { manifest, haveManifest, blockOpts, startSource } = await this.loadManifest(root, opts, signal, deps, source)
       const m = manifest
@@ -466,13 +472,7 @@ export class ShardService {
   }
 
   private async doFetchToFile (root: CID, out: string, opts: FetchOptions): Promise<FetchResult & { out: string, sha256: string }> {
-    const key = root.toString()
-    const started = Date.now()
-    const cpu0 = process.cpuUsage()
-    const signal = opts.signal != null ? AbortSignal.any([opts.signal, this.stopped.signal]) : this.stopped.signal
-    const deps = this.fetcherDeps()
-    const source = new ProviderSource(deps, id => this.isBanned(id))
-    this.protect(key, +1)
+    const { key, started, cpu0, signal, deps, source } = this.beginFetch(root, opts)
     let part: Awaited<ReturnType<typeof openPartFile>> | undefined
     let closed = false
     let keepPart = false // an interrupted fetch keeps the verified blocks it wrote, for the next call
