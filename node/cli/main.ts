@@ -3,7 +3,7 @@ import '../polyfill.js'
 import { Command, CommanderError } from 'commander'
 import { commandModules } from './commands/index.js'
 import { CliError } from './errors.js'
-import { limitYoungGeneration } from './peer-heap.js'
+import { tunePeerHeap } from './peer-heap.js'
 
 const program = new Command()
 program
@@ -15,8 +15,8 @@ program
 
 // Load only the command being run; everything for help and suggestions.
 const name = process.argv.slice(2).find(a => !a.startsWith('-'))
-// long-running peers: a small V8 young generation (~25 MiB less RSS each), set before libp2p loads
-if (name === 'join' || name === 'bootstrap') limitYoungGeneration()
+// long-running peers: V8 heap sized for a daemon that streams checkpoints (peer-heap.ts), set before libp2p loads
+if (name === 'join' || name === 'bootstrap') tunePeerHeap()
 const wanted = name != null && name in commandModules ? [name] : Object.keys(commandModules)
 for (const n of wanted) (await commandModules[n]()).register(program)
 

@@ -1,22 +1,38 @@
 import { setFlagsFromString } from 'node:v8'
 
 /**
- * Called by the CLI entry (main.ts) for the commands that run a peer, before
- * any other module is loaded: a long-running peer keeps V8's young generation
- * at its initial 1 MiB semi-spaces instead of letting it grow to 2 × 16 MiB.
- * A peer allocates little that lives long (gossip RPCs, stream buffers); the
- * grown young generation was 25–30 MiB of RSS per peer for no measurable CPU
- * saving (docs/operators-guide.md, "Memory of a peer"). The growth factor is
- * read each time V8 resizes the young generation, so setting it at run time
- * takes effect; --max-semi-space-size would need a re-exec, since V8 reads it
- * once at start. Training runs in child processes, which keep V8's default.
- * An explicit --max-semi-space-size / --semi-space-growth-factor (argv or
- * NODE_OPTIONS) or PROOFSWARM_YOUNG_GEN=default leaves V8's default.
+ * V8 heap settings for a long-running peer (`proofswarm join` / `bootstrap`),
+ * applied by the CLI entry (main.ts) before libp2p loads. Both flags are read
+ * each time V8 sizes a space, so setting them at run time takes effect
+ * (--max-semi-space-size or --initial-heap-size would need a re-exec, since V8
+ * reads them once at start). Training runs in child processes with V8's defaults.
+ *
+ * - Young generation kept at its initial 1 MiB semi-spaces instead of growing
+ *   to 2 × 16 MiB: a peer allocates little that lives long (gossip RPCs,
+ *   stream buffers); the grown young generation was 25–30 MiB of RSS per peer
+ *   for no measurable CPU saving.
+ * - Old generation grown 3× its live size after a full GC instead of V8's
+ *   ~1.5× for a small heap: moving checkpoints (1.2 MB each, ~20 per
+ *   verification) through noise and yamux set off a full incremental mark
+ *   every ~4 checkpoints on a ~17 MiB live heap; that GC was a third of the
+ *   fetching peer's CPU (19 → 12 ms per checkpoint with this setting,
+ *   docs/benchmarks.md "Shards: checkpoint transfer CPU"). An idle peer
+ *   allocates little, so its RSS barely moves; V8's memory reducer still
+ *   shrinks the heap when the peer goes idle.
+ *
+ * docs/operators-guide.md, "Memory of a peer". An explicit setting of either
+ * (argv or NODE_OPTIONS) is left alone; PROOFSWARM_PEER_HEAP=default (or the
+ * older PROOFSWARM_YOUNG_GEN=default) keeps V8's defaults. Returns the flags set.
  */
-export function limitYoungGeneration (): boolean {
-  const explicit = [...process.execArgv, process.env.NODE_OPTIONS ?? '']
-    .some(a => /--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor)/.test(a))
-  if (explicit || process.env.PROOFSWARM_YOUNG_GEN === 'default') return false
-  setFlagsFromString('--semi-space-growth-factor=1')
-  return true
+/** Old-generation growth after a full GC, in percent of the live size (V8's default for a small heap is ~50). */
+export const PEER_HEAP_GROWING_PERCENT = 200
+
+export function tunePeerHeap (): string[] {
+  if (process.env.PROOFSWARM_PEER_HEAP === 'default' || process.env.PROOFSWARM_YOUNG_GEN === 'default') return []
+  const explicit = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ')
+  const set: string[] = []
+  if (!/--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor)/.test(explicit)) set.push('--semi-space-growth-factor=1')
+  if (!/--heap-growing-percent/.test(explicit)) set.push(`--heap-growing-percent=${PEER_HEAP_GROWING_PERCENT}`)
+  for (const f of set) setFlagsFromString(f)
+  return set
 }

@@ -440,7 +440,8 @@ export class NodePorts implements RolePorts {
   /** Fetches a checkpoint (manifest + data) into `dir` from the solver; returns why it cannot be obtained (its content is checked by the engine as it loads it). */
   private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, solverPeer: string | undefined): Promise<string | undefined> {
     try {
-      const from = solverPeer != null ? { providers: [solverPeer] } : {}
+      // the engine checks the content as it loads it (manifest hash, data hash, state roots): no sha256 of the file here
+      const from = { contentHash: false, ...(solverPeer != null ? { providers: [solverPeer] } : {}) }
       await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), from)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
       const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')

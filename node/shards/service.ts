@@ -87,6 +87,12 @@ export interface FetchToFileOptions extends FetchOptions {
    * straight into the file and the shard is held by reference to it.
    */
   copy?: boolean
+  /**
+   * Compute the content's sha256 while writing (the result's `sha256`).
+   * Default true. False saves ~0.9 ms of CPU per MB for callers that check
+   * the content themselves — every block is still checked against its CID.
+   */
+  contentHash?: boolean
 }
 
 export interface FetchResult {
@@ -442,7 +448,7 @@ export class ShardService {
    * written from local blocks. `copy: true`: the old way (blocks into the
    * store, then the file written from them).
    */
-  async fetchToFile (root: CID | string, path: string, opts: FetchToFileOptions = {}): Promise<FetchResult & { out: string, sha256: string }> {
+  async fetchToFile (root: CID | string, path: string, opts: FetchToFileOptions = {}): Promise<FetchResult & { out: string, sha256?: string }> {
     const cid = typeof root === 'string' ? parseShardCid(root) : root
     if (cid.code !== DAG_CBOR_CODEC) throw new Error(`${cid.toString()} is a raw block, not a shard root (manifest)`)
     const out = resolve(path)
@@ -471,7 +477,7 @@ export class ShardService {
     })
   }
 
-  private async doFetchToFile (root: CID, out: string, opts: FetchOptions): Promise<FetchResult & { out: string, sha256: string }> {
+  private async doFetchToFile (root: CID, out: string, opts: FetchToFileOptions): Promise<FetchResult & { out: string, sha256?: string }> {
     const { key, started, cpu0, signal, deps, source } = this.beginFetch(root, opts)
     let part: Awaited<ReturnType<typeof openPartFile>> | undefined
     let closed = false
@@ -482,7 +488,7 @@ export class ShardService {
       const offsets: number[] = []
       let off = 0
       for (const b of m.blocks) { offsets.push(off); off += b.size }
-      const hash = new InOrderHash(m.blocks.map(b => b.size))
+      const hash = opts.contentHash === false ? undefined : new InOrderHash(m.blocks.map(b => b.size))
       part = await openPartFile(out)
       const fh = part.fh
       // Which blocks are already here: in a part file left by an earlier call
@@ -495,10 +501,10 @@ export class ShardService {
         const b = m.blocks[i]
         if (part.resumed) {
           const bytes = await readAt(fh, offsets[i], b.size)
-          if (bytes.length === b.size && blockMatches(b.cid, bytes)) { hash.add(i, bytes); alreadyHad++; continue }
+          if (bytes.length === b.size && blockMatches(b.cid, bytes)) { hash?.add(i, bytes); alreadyHad++; continue }
         }
         const bytes = localMissing.has(i) ? undefined : await this.store.get(b.cid)
-        if (bytes != null) { await writeAt(fh, offsets[i], bytes); hash.add(i, bytes); alreadyHad++; continue }
+        if (bytes != null) { await writeAt(fh, offsets[i], bytes); hash?.add(i, bytes); alreadyHad++; continue }
         missing.push(i)
       }
       await fh.truncate(m.size) // a part file from a larger content: cut
@@ -526,7 +532,7 @@ export class ShardService {
               writes.add(w)
               try { await w } finally { writes.delete(w) }
               keepPart = true
-              hash.add(i, chunks)
+              hash?.add(i, chunks)
             },
             onBlock: (_i, size) => { haveBlocks++; haveBytes += size; fetchedBytes += size; progress() }
           })
@@ -537,7 +543,7 @@ export class ShardService {
         }
         keepPart = false
       }
-      const sha256 = await hash.finish(fh, offsets)
+      const sha256 = await hash?.finish(fh, offsets)
       closed = true
       await fh.close()
       await rename(part.tmp, out)

@@ -10,7 +10,7 @@
 // this process (all threads: LevelDB's and libuv's included), wall time, and
 // the shard store's growth on disk.
 import '../../dist/node/polyfill.js'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
@@ -23,8 +23,18 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { createHost } from '../../dist/node/p2p/host.js'
 import { createLogger } from '../../dist/node/log.js'
 import { ShardService } from '../../dist/node/shards/service.js'
+import { PEER_HEAP_GROWING_PERCENT, tunePeerHeap } from '../../dist/node/cli/peer-heap.js'
+import { setFlagsFromString } from 'node:v8'
+
+// every process here is a peer: the V8 heap settings `proofswarm join` applies
+// (the transfer part compares them with V8's default old-generation growth)
+tunePeerHeap()
+// BENCH_HEAP=v8: V8's default old-generation growth instead (the peer's setting before), from the start
+if (process.env.BENCH_HEAP === 'v8') setFlagsFromString('--heap-growing-percent=0')
 
 const FILE_BYTES = 1_200_000
+const CHECKPOINTS = 40 // per transfer batch: about two verifiers' checkpoints of the devnet's task
+const BATCHES_T = 3 // measured batches per process (a peer lives long: GC settles after the first fetches)
 const PER_BATCH = 20
 const ROUNDS = 8
 const WARMUP = 10 // files per way, not counted (the first fetches pay for the connection and JIT)
@@ -66,8 +76,16 @@ if (process.argv[2] === 'provider') {
     cks.push({ manifest: await add('manifest.json'), data: await add('state.bin'), sha256: createHash('sha256').update(state).digest('hex') })
   }
   process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), cks }) + '\n')
-  process.stdin.resume()
+  // "heap <percent>" lines switch the old generation's growth (0 = V8's default) between rounds
+  createInterface({ input: process.stdin }).on('line', l => {
+    const m = /^heap (\d+)$/.exec(l)
+    if (m != null) { setFlagsFromString(`--heap-growing-percent=${m[1]}`); process.stdout.write('ok\n') }
+  })
   process.stdin.on('end', () => { void svc.stop().then(() => host.stop()).then(() => process.exit(0)) })
+} else if (process.argv[2] === 'transfer-round') {
+  // child: one way's round (a fresh solver and fetcher pair), prints its figures as JSON
+  process.stdout.write(JSON.stringify(await transferRound(process.argv[3])) + '\n')
+  process.exit(0)
 } else if (process.argv[2] === 'transfer') {
   await transfer(false)
 } else {
@@ -193,21 +211,18 @@ function cpuOfPid (pid) {
 }
 
 // What a verifier's checkpoint fetches cost both ends (issue 7's overhead):
-// a solver process serves CHECKPOINTS checkpoints by reference; this process
-// fetches each (manifest.json, then state.bin) with fetchToFile and the
-// solver's peer id as provider hint, as node/roles does. CPU per checkpoint
-// of both processes, ROUNDS_T rounds (median and each). `node
+// a solver process serves CHECKPOINTS checkpoints by reference; a fetching
+// process fetches each (manifest.json, then state.bin) with fetchToFile and
+// the solver's peer id as provider hint, as node/roles does. CPU per
+// checkpoint of both processes. Both run with the V8 heap settings of
+// `proofswarm join` (node/cli/peer-heap.ts) or, alternately (ABBA), with V8's
+// default old-generation growth: a fresh pair of processes per round, since
+// a heap grown in one round would carry over. `node
 // test/bench/shards-fetch-to-file.bench.mjs transfer` runs only this part
-// (prints, writes no report);
-// BENCH_CPU_PROF=<dir> profiles the solver (run this process with --cpu-prof too).
-async function transfer (write) {
-  const CHECKPOINTS = 40
-  const ROUNDS_T = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 3)
-  const { machine, writeSection } = await import('./report.mjs')
-  const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-transfer-'))
+// (prints, writes no report); BENCH_CPU_PROF=<dir> profiles the solver.
+async function transferRound (dir) {
   const prof = process.env.BENCH_CPU_PROF != null ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
-  const n = CHECKPOINTS * (ROUNDS_T + 1)
-  const child = spawn(process.execPath, [...prof, fileURLToPath(import.meta.url), 'solver', join(dir, 'solver'), join(dir, 'run'), String(n)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...prof, fileURLToPath(import.meta.url), 'solver', join(dir, 'solver'), join(dir, 'run'), String((1 + BATCHES_T) * CHECKPOINTS)], { stdio: ['pipe', 'pipe', 'inherit'] })
   const exited = new Promise(resolve => child.on('exit', resolve))
   let me
   try {
@@ -217,51 +232,83 @@ async function transfer (write) {
     }))
     me = await peer(join(dir, 'verifier'))
     await me.host.dial(multiaddr(info.addr))
-    const rounds = []
-    const load = []
-    for (let r = -1; r < ROUNDS_T; r++) {
-      const cks = info.cks.slice((r + 1) * CHECKPOINTS, (r + 2) * CHECKPOINTS)
-      if (r === 0) await new Promise(resolve => setTimeout(resolve, 1000))
+    const out = []
+    // a warm-up batch (connection, JIT; not counted), then the measured ones
+    for (let b = 0; b <= BATCHES_T; b++) {
+      const cks = info.cks.slice(b * CHECKPOINTS, (b + 1) * CHECKPOINTS)
+      if (b === 1) await new Promise(resolve => setTimeout(resolve, 1000))
       const th0 = process.env.BENCH_THREADS != null ? [threadsOf(process.pid), threadsOf(child.pid)] : undefined
       const c0 = process.cpuUsage(); const s0 = cpuOfPid(child.pid); const t0 = performance.now()
       for (const [i, ck] of cks.entries()) {
-        const d = join(dir, 'fetched', `${r}-${i}`)
+        const d = join(dir, 'fetched', `${b}-${i}`)
         await mkdir(d, { recursive: true })
-        const opts = { providers: [info.peerId], provide: false }
+        // as node/roles/node-ports.ts fetchCheckpoint: no content sha256 (the engine checks what it loads)
+        const opts = { providers: [info.peerId], provide: false, contentHash: false }
         await me.svc.fetchToFile(ck.manifest, join(d, 'manifest.json'), opts)
-        const got = await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), opts)
-        if (got.sha256 !== ck.sha256) throw new Error(`wrong content for checkpoint ${i}`)
+        await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), opts)
       }
       const u = process.cpuUsage(c0)
-      // BENCH_THREADS=1: CPU ms per checkpoint by thread, fetcher then solver
-      if (th0 != null) console.log(JSON.stringify({ round: r, fetcher: threadDelta(th0[0], threadsOf(process.pid), cks.length), solver: threadDelta(th0[1], threadsOf(child.pid), cks.length) }))
-      // the first round warms the connection and the JIT: not counted
-      if (r >= 0) {
-        rounds.push({ fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length, wall: (performance.now() - t0) / cks.length })
-        load.push(loadavg()[0])
+      // the content is checked after the timed batch
+      for (const [i, ck] of cks.entries()) {
+        if (createHash('sha256').update(readFileSync(join(dir, 'fetched', `${b}-${i}`, 'state.bin'))).digest('hex') !== ck.sha256) throw new Error(`wrong content for checkpoint ${i}`)
       }
+      // BENCH_THREADS=1: CPU ms per checkpoint by thread, fetcher then solver
+      if (th0 != null) process.stderr.write(JSON.stringify({ batch: b, fetcher: threadDelta(th0[0], threadsOf(process.pid), cks.length), solver: threadDelta(th0[1], threadsOf(child.pid), cks.length) }) + '\n')
+      if (b > 0) out.push({ fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length, wall: (performance.now() - t0) / cks.length, load: loadavg()[0] })
     }
-    const median = xs => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
-    const cell = key => `${median(rounds.map(x => x[key])).toFixed(1)} ms (${rounds.map(x => x[key].toFixed(1)).join(', ')})`
-    const body = `
-Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}.
-Run: \`node test/bench/shards-fetch-to-file.bench.mjs transfer\` (also part of \`npm run bench -- shards-fetch-to-file\`), ${new Date().toISOString().slice(0, 10)}.
-A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
-this process fetches ${CHECKPOINTS} per round with \`fetchToFile\` (manifest.json, then state.bin; \`providers: [solver]\`) over 127.0.0.1, as a
-verifier does; ${rounds.length} rounds after a warm-up round. Per checkpoint: median over rounds (each round in brackets); CPU of each
-process, all threads (the solver's from /proc, 10 ms ticks).
-
-| per checkpoint | fetch (verifier) CPU | serve (solver) CPU | fetch + serve | wall |
-|---|---|---|---|---|
-| ${CHECKPOINTS} × ${rounds.length} checkpoints | ${cell('fetch')} | ${cell('serve')} | ${median(rounds.map(x => x.fetch + x.serve)).toFixed(1)} ms | ${cell('wall')} |
-`
-    if (write) writeSection('Shards: checkpoint transfer CPU (fetch + serve)', body)
-    console.log(body)
+    // the round's figure: its measured batches together
+    const avg = key => out.reduce((n, x) => n + x[key], 0) / out.length
+    return { fetch: avg('fetch'), serve: avg('serve'), wall: avg('wall'), load: avg('load') }
   } finally {
     child.stdin.end()
     await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
     if (child.exitCode == null) child.kill('SIGKILL')
     if (me != null) { await me.svc.stop(); await me.host.stop() }
+  }
+}
+
+async function transfer (write) {
+  const ROUNDS_T = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 2)
+  const { machine, writeSection } = await import('./report.mjs')
+  const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-transfer-'))
+  try {
+    const PEER = PEER_HEAP_GROWING_PERCENT
+    const rounds = { peer: [], v8: [] }
+    const plan = []
+    for (let r = 0; r < ROUNDS_T; r++) plan.push(...(r % 2 === 0 ? ['peer', 'v8'] : ['v8', 'peer']))
+    for (const [b, way] of plan.entries()) {
+      const env = { ...process.env, BENCH_HEAP: way }
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), 'transfer-round', join(dir, String(b))], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      if (r.status !== 0) throw new Error(`transfer round ${b} failed (${r.status})`)
+      rounds[way].push(JSON.parse(r.stdout.trim().split('\n').pop()))
+      await rm(join(dir, String(b)), { recursive: true, force: true })
+    }
+    const load = [...rounds.peer, ...rounds.v8].map(x => x.load)
+    const median = xs => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
+    const med = (way, key) => median(rounds[way].map(x => x[key]))
+    const cell = (way, key) => `${med(way, key).toFixed(1)} ms (${rounds[way].map(x => x[key].toFixed(1)).join(', ')})`
+    const total = way => median(rounds[way].map(x => x.fetch + x.serve))
+    const row = (way, label) => `| ${label} | ${cell(way, 'fetch')} | ${cell(way, 'serve')} | ${total(way).toFixed(1)} ms | ${cell(way, 'wall')} |`
+    const body = `
+Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}.
+Run: \`node test/bench/shards-fetch-to-file.bench.mjs transfer\` (also part of \`npm run bench -- shards-fetch-to-file\`), ${new Date().toISOString().slice(0, 10)}.
+A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
+a fetching process fetches them with \`fetchToFile\` (manifest.json, then state.bin; \`providers: [solver]\`, \`contentHash: false\`) over 127.0.0.1, as a
+verifier does: ${CHECKPOINTS} to warm up (connection, JIT), then ${BATCHES_T} × ${CHECKPOINTS} measured. Both processes run with the V8 heap settings of
+\`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC)
+or, for comparison, with V8's default old-generation growth (what peers ran before); a fresh pair of processes per round, rounds
+alternating (ABBA), ${ROUNDS_T} per way. Per checkpoint: median over rounds (each round's mean in brackets); CPU of each process,
+all threads (the solver's from /proc, 10 ms ticks).
+
+| per checkpoint | fetch (verifier) CPU | serve (solver) CPU | fetch + serve | wall |
+|---|---|---|---|---|
+${row('peer', `peer heap settings (growth ${PEER}%)`)}
+${row('v8', 'V8 default old-generation growth')}
+| peer / default | ${(med('peer', 'fetch') / med('v8', 'fetch')).toFixed(2)} | ${(med('peer', 'serve') / med('v8', 'serve')).toFixed(2)} | ${(total('peer') / total('v8')).toFixed(2)} | ${(med('peer', 'wall') / med('v8', 'wall')).toFixed(2)} |
+`
+    if (write) writeSection('Shards: checkpoint transfer CPU (fetch + serve)', body)
+    console.log(body)
+  } finally {
     await rm(dir, { recursive: true, force: true })
   }
 }

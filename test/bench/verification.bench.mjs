@@ -29,6 +29,11 @@ import { machine, writeSection } from './report.mjs'
 import { DETECTION_GOAL, checkpointLoads, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps } from '../../dist/protocols/verification/sample.js'
 import { requiredSampleCount } from '../../dist/protocols/verification/verdict.js'
 import { WarmEngine } from '../../dist/node/roles/warm-engine.js'
+import { tunePeerHeap } from '../../dist/node/cli/peer-heap.js'
+
+// this process fetches checkpoints as a verifier peer does, its 'solver' child serves them
+// as a solver peer does: both with the V8 heap settings of `proofswarm join`
+tunePeerHeap()
 
 const CLI = join('dist', 'node', 'cli', 'main.js')
 const quiet = createLogger('bench', { level: 'silent', pretty: false })
@@ -143,8 +148,10 @@ async function transferCost (runDir, steps, k, trials) {
         const c0 = process.cpuUsage(); const p0 = cpuOf(child.pid); const w0 = performance.now()
         for (const step of loads) {
           const d = join(dest, String(step)); mkdirSync(d, { recursive: true })
-          await me.svc.fetchToFile(info.cks[step].manifest, join(d, 'manifest.json'), { providers: [info.peerId], provide: false })
-          await me.svc.fetchToFile(info.cks[step].data, join(d, 'state.bin'), { providers: [info.peerId], provide: false })
+          // as node/roles/node-ports.ts fetchCheckpoint: the engine checks the content, no sha256 of the file
+          const opts = { providers: [info.peerId], provide: false, contentHash: false }
+          await me.svc.fetchToFile(info.cks[step].manifest, join(d, 'manifest.json'), opts)
+          await me.svc.fetchToFile(info.cks[step].data, join(d, 'state.bin'), opts)
         }
         const u = process.cpuUsage(c0)
         // the first round warms the connection and the JIT: not counted
@@ -263,7 +270,7 @@ Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- 
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.map(r => `| ${r.steps} | ${r.k} | ${r.checkpoints} (${r.ckMiB.toFixed(0)}) | ${r.n}: ${r.replayed.toFixed(0)}, ${r.loads.toFixed(1)} | ${r.plainCpu.toFixed(1)} s (${r.plainWall.toFixed(1)} s) | ${r.warmCpu.toFixed(2)} s (${r.warmWall.toFixed(2)} s) | **${pct(r.overWarmCpu)}** (${pct(r.overWarmWall)}) | ${pct(r.overColdCpu)} (${pct(r.overColdWall)}) | +${pct(r.solverCpu)} | ${pct(r.detection)} |`).join('\n')}
 
-**Fetching the checkpoints** (the devnet's task, k = ${devK}): a verifier node fetches the checkpoints its replay loads from the solver's peer (\`fetchToFile\` over libp2p — noise, yamux — on 127.0.0.1; the solver serves them by reference from its run directory). Measured here with a solver shard service in its own process: ${devnetRow.transfer.checkpoints.toFixed(1)} checkpoints per verifier, **${devnetRow.transfer.fetchCpu.toFixed(2)} s CPU to fetch + ${devnetRow.transfer.serveCpu.toFixed(2)} s CPU to serve** (${devnetRow.transfer.wall.toFixed(2)} s wall). **Verification overhead including the transfer: ${pct(devnetRow.overAll)}** of plain training (CPU, ${VERIFIERS} verifiers: replay ${pct(devnetRow.overWarmCpu)} + transfer ${pct(devnetRow.overAll - devnetRow.overWarmCpu)}).
+**Fetching the checkpoints** (the devnet's task, k = ${devK}): a verifier node fetches the checkpoints its replay loads from the solver's peer (\`fetchToFile\` over libp2p — noise, yamux — on 127.0.0.1, without a content sha256 since the engine checks what it loads; the solver serves them by reference from its run directory; both processes with the V8 heap settings of \`proofswarm join\`, node/cli/peer-heap.ts). Measured here with a solver shard service in its own process: ${devnetRow.transfer.checkpoints.toFixed(1)} checkpoints per verifier, **${devnetRow.transfer.fetchCpu.toFixed(2)} s CPU to fetch + ${devnetRow.transfer.serveCpu.toFixed(2)} s CPU to serve** (${devnetRow.transfer.wall.toFixed(2)} s wall). **Verification overhead including the transfer: ${pct(devnetRow.overAll)}** of plain training (CPU, ${VERIFIERS} verifiers: replay ${pct(devnetRow.overWarmCpu)} + transfer ${pct(devnetRow.overAll - devnetRow.overWarmCpu)}).
 
 **Overhead vs detection** on the devnet's task (1000 steps, k = ${recommendedCheckpointEvery(1000)}, warm engine, CPU), for other sample sizes: detection is the exact probability that ${VERIFIERS} verifiers with n samples each catch a solver faking a share f of its steps (any placement).
 

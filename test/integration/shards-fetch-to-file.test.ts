@@ -121,6 +121,17 @@ describe('fetchToFile straight into the file', () => {
     expect(await storedCopies(svc(fetcher), a.cid)).toBe(0)
   })
 
+  it('contentHash: false (a verifier whose engine checks the content) gives the exact file without a content sha256', async () => {
+    const data = randomBytes(2 * MAX_BLOCK_BYTES + 777)
+    const a = await svc(provider).addBytes(data, { name: 'ckpt-nohash', kind: 'checkpoint' }, { provide: false })
+    const path = out('state-nohash.bin')
+    const r = await svc(fetcher).fetchToFile(a.cid, path, { providers: [provider.peerId], provide: false, contentHash: false })
+    expect(r.fetchedBlocks).toBe(3) // the data blocks
+    expect(r.sha256).toBeUndefined()
+    expect(sha(await readFile(path))).toBe(sha(data))
+    expect(await partFiles()).toEqual([])
+  })
+
   it('an aborted fetch keeps its verified blocks in the part file; the retry fetches only the rest and gives the exact file', async () => {
     const data = randomBytes(5 * MAX_BLOCK_BYTES + 999)
     const a = await svc(slow).addBytes(data, { name: 'ckpt-3', kind: 'checkpoint' }, { provide: false })
