@@ -13,10 +13,10 @@ import { CheckpointUnusable, replaySteps } from '../train/replay-many.js'
 // or after an idle period, giving its memory back.
 //
 // Requests:  { id, cmd: 'warm', taskFile, datasetDir? }           → { id, ok, result: { backend, datasetRows } }
-//            { id, cmd: 'replay', runDir, steps, datasetDir? }    → { id, ok, result: { results } | { unavailable: { step, reason } } }
+//            { id, cmd: 'replay', runDir, steps, datasetDir?, checkpointLayout? } → { id, ok, result: { results } | { unavailable: { step, reason } } }
 // Failures:  { id, ok: false, error }
 
-interface Request { id: number, cmd: 'warm' | 'replay', taskFile?: string, runDir?: string, steps?: number[], datasetDir?: string }
+interface Request { id: number, cmd: 'warm' | 'replay', taskFile?: string, runDir?: string, steps?: number[], datasetDir?: string, checkpointLayout?: 'manifest' | 'program' }
 
 const IDLE_MS = Number(process.env.PROOFSWARM_ENGINE_IDLE_MS ?? 300_000)
 let idle: NodeJS.Timeout | undefined
@@ -39,7 +39,8 @@ async function handle (r: Request): Promise<unknown> {
   if (r.cmd === 'replay') {
     if (typeof r.runDir !== 'string' || !Array.isArray(r.steps) || !r.steps.every(s => Number.isInteger(s))) throw new Error('replay needs runDir and integer steps')
     try {
-      return { results: await replaySteps({ proofDir: r.runDir, steps: r.steps, datasetDir: r.datasetDir }) }
+      if (r.checkpointLayout !== undefined && r.checkpointLayout !== 'manifest' && r.checkpointLayout !== 'program') throw new Error(`unknown checkpoint layout ${String(r.checkpointLayout)}`)
+      return { results: await replaySteps({ proofDir: r.runDir, steps: r.steps, datasetDir: r.datasetDir, checkpointLayout: r.checkpointLayout }) }
     } catch (e) {
       if (e instanceof CheckpointUnusable) return { unavailable: { step: e.step, reason: e.reason } }
       throw e

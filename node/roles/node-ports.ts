@@ -407,7 +407,7 @@ export class NodePorts implements RolePorts {
     // before and after it) compared: those are the steps this verdict vouches for.
     // The engine checks each checkpoint as it loads it; one that is not the
     // committed state (or is corrupt) is, like a missing one, a data-availability problem.
-    const out = await this.engine.replay(runDir, sampled, datasetDir, program.runtime)
+    const out = await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
     if (out.unavailable != null) {
       const { step, reason } = out.unavailable
       this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
@@ -437,15 +437,15 @@ export class NodePorts implements RolePorts {
     return node == null ? undefined : Buffer.from(node.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
   }
 
-  /** Fetches a checkpoint (manifest + data) into `dir` from the solver; returns why it cannot be obtained (its content is checked by the engine as it loads it). */
+  /**
+   * Fetches a checkpoint's data (state.bin) into `dir` from the solver; returns why it cannot be obtained.
+   * Not its manifest: the engine lays the data out as the program's state and checks it by the
+   * state roots it replays (node/train/replay-many.ts loadByProgram), so the manifest's fetch
+   * (a whole request for 2.6 kB) and a sha256 of the file are saved.
+   */
   private async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, solverPeer: string | undefined): Promise<string | undefined> {
     try {
-      // the engine checks the content as it loads it (manifest hash, data hash, state roots): no sha256 of the file here
-      const from = { contentHash: false, ...(solverPeer != null ? { providers: [solverPeer] } : {}) }
-      await this.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), from)
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-      const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
-      await this.shards.fetchToFile(ck.data, file, from)
+      await this.shards.fetchToFile(ck.data, join(dir, 'state.bin'), { contentHash: false, ...(solverPeer != null ? { providers: [solverPeer] } : {}) })
       return undefined
     } catch (err) {
       return `not obtainable: ${(err as Error).message}`

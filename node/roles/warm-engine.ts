@@ -35,10 +35,13 @@ export class WarmEngine {
     return await this.request({ cmd: 'warm', taskFile, datasetDir }, 'engine warm-up') as { backend: string, datasetRows: number }
   }
 
-  /** Replays sampled steps of a run directory (node/train/replay-many.ts); stops at the first mismatch or unusable checkpoint. */
-  async replay (runDir: string, steps: number[], datasetDir?: string, runtime?: string): Promise<ReplayOutcome> {
+  /**
+   * Replays sampled steps of a run directory (node/train/replay-many.ts); stops at the first mismatch or unusable checkpoint.
+   * `checkpointLayout: 'program'`: the checkpoints are data files only (state.bin, no manifest.json), laid out as the program's state.
+   */
+  async replay (runDir: string, steps: number[], datasetDir?: string, runtime?: string, checkpointLayout?: 'manifest' | 'program'): Promise<ReplayOutcome> {
     this.use(runtime)
-    return await this.request({ cmd: 'replay', runDir, steps, datasetDir }, `replay of ${steps.length} step(s)`) as ReplayOutcome
+    return await this.request({ cmd: 'replay', runDir, steps, datasetDir, checkpointLayout }, `replay of ${steps.length} step(s)`) as ReplayOutcome
   }
 
   private use (runtime: string | undefined): void {

@@ -124,6 +124,11 @@ export class Trainer {
     })
   }
 
+  /** Name, shape and dtype of each state tensor, in state order (a checkpoint's layout, without reading values). */
+  stateLayout (): Array<{ name: string, shape: number[], dtype: DType }> {
+    return this.state.map(s => ({ name: s.name, shape: [...s.variable.shape], dtype: s.variable.dtype as DType }))
+  }
+
   stateNames (): string[] {
     return this.state.map(s => s.name)
   }

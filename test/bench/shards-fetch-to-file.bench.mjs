@@ -212,7 +212,7 @@ function cpuOfPid (pid) {
 
 // What a verifier's checkpoint fetches cost both ends (issue 7's overhead):
 // a solver process serves CHECKPOINTS checkpoints by reference; a fetching
-// process fetches each (manifest.json, then state.bin) with fetchToFile and
+// process fetches the data of each (state.bin, as a verifier does) with fetchToFile and
 // the solver's peer id as provider hint, as node/roles does. CPU per
 // checkpoint of both processes. Both run with the V8 heap settings of
 // `proofswarm join` (node/cli/peer-heap.ts) or, alternately (ABBA), with V8's
@@ -242,10 +242,8 @@ async function transferRound (dir) {
       for (const [i, ck] of cks.entries()) {
         const d = join(dir, 'fetched', `${b}-${i}`)
         await mkdir(d, { recursive: true })
-        // as node/roles/node-ports.ts fetchCheckpoint: no content sha256 (the engine checks what it loads)
-        const opts = { providers: [info.peerId], provide: false, contentHash: false }
-        await me.svc.fetchToFile(ck.manifest, join(d, 'manifest.json'), opts)
-        await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), opts)
+        // as node/roles/node-ports.ts fetchCheckpoint: the data only, no content sha256 (the engine checks what it loads)
+        await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), { providers: [info.peerId], provide: false, contentHash: false })
       }
       const u = process.cpuUsage(c0)
       // the content is checked after the timed batch
@@ -293,7 +291,7 @@ async function transfer (write) {
 Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}.
 Run: \`node test/bench/shards-fetch-to-file.bench.mjs transfer\` (also part of \`npm run bench -- shards-fetch-to-file\`), ${new Date().toISOString().slice(0, 10)}.
 A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
-a fetching process fetches them with \`fetchToFile\` (manifest.json, then state.bin; \`providers: [solver]\`, \`contentHash: false\`) over 127.0.0.1, as a
+a fetching process fetches their data with \`fetchToFile\` (state.bin; \`providers: [solver]\`, \`contentHash: false\`) over 127.0.0.1, as a
 verifier does: ${CHECKPOINTS} to warm up (connection, JIT), then ${BATCHES_T} × ${CHECKPOINTS} measured. Both processes run with the V8 heap settings of
 \`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC)
 or, for comparison, with V8's default old-generation growth (what peers ran before); a fresh pair of processes per round, rounds

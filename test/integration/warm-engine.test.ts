@@ -18,7 +18,7 @@ const MAIN = join(DIST, 'node/cli/main.js')
 let dir: string
 
 interface Outcome { results?: Array<{ step: number, match: boolean, firstMismatch?: number }>, unavailable?: { step: number, reason: string } }
-interface Engine { warm: (f: string, d?: string, rt?: string) => Promise<{ backend: string }>, replay: (r: string, s: number[], d?: string, rt?: string) => Promise<Outcome>, stop: () => void, pid: number | undefined }
+interface Engine { warm: (f: string, d?: string, rt?: string) => Promise<{ backend: string }>, replay: (r: string, s: number[], d?: string, rt?: string, layout?: 'manifest' | 'program') => Promise<Outcome>, stop: () => void, pid: number | undefined }
 let engine: Engine
 
 async function cli (...args: string[]): Promise<string> {
@@ -106,6 +106,39 @@ describe('warm engine', () => {
     const out = await engine.replay(wrong, [12])
     expect(out.unavailable).toMatchObject({ step: 10, reason: expect.stringMatching(/commitment mismatch/) })
     expect(out.results).toBeUndefined()
+  }, 120_000)
+
+  it('checkpoints as data files only (what a verifier fetches): laid out by the program, checked by the replayed roots', async () => {
+    const dataOnly = (name: string, from: string): string => {
+      const d = join(dir, name)
+      cpSync(join(dir, from), d, { recursive: true })
+      for (const s of [0, 5, 10, 15, 20, 25, 30]) rmSync(join(ckDir(d, s), 'manifest.json'), { force: true })
+      return d
+    }
+    const honest = dataOnly('data-only', 'run')
+    const ok = await engine.replay(honest, [3, 6, 11, 12, 30], undefined, undefined, 'program')
+    expect(ok.results?.map(r => [r.step, r.match, r.firstMismatch])).toEqual([[3, true, undefined], [6, true, undefined], [11, true, undefined], [12, true, undefined], [30, true, undefined]])
+    // without manifests the default (manifest) layout cannot load them: the mode is what makes this work
+    expect((await engine.replay(honest, [3])).unavailable).toMatchObject({ step: 0 })
+    // a faked step is found as with manifests
+    const faked = dataOnly('data-only-faked', 'faked')
+    expect((await engine.replay(faked, [14], undefined, undefined, 'program')).results?.[0]).toMatchObject({ step: 14, firstMismatch: 12 })
+    // a corrupt data file, or another step's state: a data-availability problem, not a bad step
+    const corrupt = dataOnly('data-only-corrupt', 'run')
+    const f = join(ckDir(corrupt, 10), 'state.bin')
+    const data = readFileSync(f)
+    data[100] ^= 1
+    writeFileSync(f, data)
+    const c = await engine.replay(corrupt, [3, 12], undefined, undefined, 'program')
+    expect(c.unavailable).toMatchObject({ step: 10, reason: expect.stringMatching(/does not hash to the proof's state root/) })
+    expect(c.results).toBeUndefined()
+    writeFileSync(f, readFileSync(join(ckDir(corrupt, 15), 'state.bin')))
+    expect((await engine.replay(corrupt, [12], undefined, undefined, 'program')).unavailable).toMatchObject({ step: 10 })
+    // a truncated one, and a missing one
+    writeFileSync(f, data.subarray(0, 1000))
+    expect((await engine.replay(corrupt, [12], undefined, undefined, 'program')).unavailable).toMatchObject({ step: 10, reason: expect.stringMatching(/1000 bytes/) })
+    rmSync(f)
+    expect((await engine.replay(corrupt, [12], undefined, undefined, 'program')).unavailable).toMatchObject({ step: 10, reason: expect.stringMatching(/missing/) })
   }, 120_000)
 
   it('a job in flight fails clearly when the engine dies; the next request starts a new engine', async () => {
