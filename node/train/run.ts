@@ -9,7 +9,7 @@ import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } fr
 import { loadDatasetFor, type Dataset } from './dataset.js'
 import { cachedDatasetFor } from './dataset-cache.js'
 import { StateHasher } from './state-hasher.js'
-import { atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots, writeRoots } from './store.js'
+import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
 import { traceStep, type StepTrace } from './tracer.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
@@ -81,17 +81,21 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const checkpoints: CheckpointRef[] = []
   const pendingCheckpoints: Array<Promise<CheckpointRef>> = []
   const names = trainer.stateNames()
+  let rootsFile: RootsFile | undefined
+  let rootsWritten = 0 // roots handed to rootsFile: 0 … rootsWritten - 1
   // hands state `s` to the hasher: its root, and at checkpoint steps the
-  // checkpoint (written by the hashing thread, then state-roots.bin here)
+  // checkpoint (written by the hashing thread, then the roots since the last one here)
   const submitState = async (h: StateHasher, s: number): Promise<void> => {
     const isCheckpoint = s === 0 || s % program.checkpointEvery === 0 || s === program.steps
     const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.recycled()), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
     roots.push(quiet(result.then(r => r.root)))
     if (isCheckpoint) {
-      const upTo = roots.slice()
+      const from = rootsWritten
+      const fresh = roots.slice(from)
+      rootsWritten = roots.length
       pendingCheckpoints.push(quiet(result.then(async r => {
         // results arrive in order: every earlier root is known by now
-        writeRoots(outDir, await Promise.all(upTo))
+        rootsFile?.write(from, await Promise.all(fresh))
         return { step: s, manifestHash: r.manifestHash as string }
       })))
     }
@@ -110,21 +114,33 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     atomicWrite(taskFile, JSON.stringify(program.info === undefined ? program : stripInfo(program), null, 2) + '\n')
     if (verifiable) {
-      const existing = o.resume === true ? listCheckpoints(outDir).filter(s => s <= program.steps) : []
-      if (existing.length > 0) {
-        const c = existing[existing.length - 1]
-        const ck = readCheckpoint(outDir, c, { programHash: phash })
-        const prevRoots = readRoots(outDir)
-        if (prevRoots.length < c + 1 || toHex(prevRoots[c]) !== ck.manifest.stateRoot) throw new Error(`--resume: state-roots.bin does not agree with checkpoint ${c}`)
+      const listed = o.resume === true ? listCheckpoints(outDir).filter(s => s <= program.steps) : []
+      // the latest checkpoint whose root state-roots.bin holds: a crash after a
+      // checkpoint was written but before its roots were resumes from the one before
+      const prevRoots = listed.length > 0 ? readRoots(outDir) : []
+      const usable = listed.filter(s => s < prevRoots.length)
+      let start: { c: number, ck: ReturnType<typeof readCheckpoint> } | undefined
+      for (let i = usable.length - 1; i >= 0 && start === undefined; i--) {
+        const ck = readCheckpoint(outDir, usable[i], { programHash: phash })
+        if (toHex(prevRoots[usable[i]]) === ck.manifest.stateRoot) start = { c: usable[i], ck }
+        else log.warn(`--resume: state-roots.bin does not agree with checkpoint ${usable[i]}; trying an earlier one`)
+      }
+      if (listed.length > 0 && start === undefined) throw new Error(`--resume: state-roots.bin does not agree with any checkpoint (${listed.join(', ')})`)
+      if (start !== undefined) {
+        const { c, ck } = start
+        if (c < listed[listed.length - 1]) log.warn(`--resume: checkpoints after ${c} have no roots in state-roots.bin (a crash before they were recorded): recomputed`)
         trainer.loadState(ck.tensors, c)
         for (const r of prevRoots.slice(0, c + 1)) roots.push(Promise.resolve(r))
-        for (const s of existing) {
+        for (const s of listed.filter(x => x <= c)) {
           const m = readCheckpoint(outDir, s, { programHash: phash })
           checkpoints.push({ step: s, manifestHash: manifestHash(m.manifest) })
         }
+        rootsFile = new RootsFile(outDir, c + 1)
+        rootsWritten = c + 1
         resumedFrom = c
         log.info(`resuming from checkpoint at step ${c}`)
       } else if (hasher !== undefined) {
+        rootsFile = new RootsFile(outDir)
         await submitState(hasher, 0)
       }
     } else if (o.resume === true) {
@@ -178,6 +194,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     injector?.dispose()
     if (injector != null && injector.fired.length > 0) log.warn(`FAULT INJECTION: corrupted ${injector.fired.map(f => `${f.kernel}@${f.step}`).join(', ')}`)
     await hasher?.close()
+    rootsFile?.close()
     trainer.dispose()
   }
 }

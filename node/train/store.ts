@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { TensorData } from '../../protocols/commit/tensor.js'
 import { buildCheckpoint, manifestBytes, manifestHash, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
@@ -70,10 +70,42 @@ export function listCheckpoints (runDir: string): number[] {
     .map(m => Number(m[1])).filter(s => existsSync(join(checkpointDir(runDir, s), 'manifest.json'))).sort((a, b) => a - b)
 }
 
-export function writeRoots (runDir: string, roots: readonly Uint8Array[]): void {
-  const b = new Uint8Array(roots.length * 32)
-  roots.forEach((r, i) => b.set(r, i * 32))
-  atomicWrite(join(runDir, 'state-roots.bin'), b)
+/**
+ * state-roots.bin written as the run goes: at each checkpoint the roots since
+ * the previous one, at their offsets (root s at s × 32), into one open file.
+ * (It was rewritten whole at every checkpoint: O(steps² / k) bytes and, on
+ * the training thread, a wait on every root so far.) A resumed run starts from
+ * the latest checkpoint whose root the file holds (run.ts), so roots cut
+ * short by a crash are recomputed; `close` trims the file to the run's roots.
+ */
+export class RootsFile {
+  private readonly fd: number
+  private end = 0
+  private closed = false
+
+  /** `keep`: roots already in the file to keep (a resumed run); the rest is overwritten. */
+  constructor (runDir: string, keep = 0) {
+    const f = join(runDir, 'state-roots.bin')
+    this.fd = openSync(f, existsSync(f) && keep > 0 ? 'r+' : 'w')
+    this.end = keep
+  }
+
+  /** Writes roots `from`, `from + 1`, … */
+  write (from: number, roots: readonly Uint8Array[]): void {
+    // a checkpoint settling after an aborted run closed the file: its descriptor may be another file's by now
+    if (roots.length === 0 || this.closed) return
+    const b = Buffer.allocUnsafe(roots.length * 32)
+    roots.forEach((r, i) => b.set(r, i * 32))
+    let n = 0
+    while (n < b.length) n += writeSync(this.fd, b, n, b.length - n, from * 32 + n)
+    this.end = Math.max(this.end, from + roots.length)
+  }
+
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    try { ftruncateSync(this.fd, this.end * 32) } finally { closeSync(this.fd) }
+  }
 }
 
 export function readRoots (runDir: string): Uint8Array[] {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stateRoot, toHex } from '../../../protocols/commit/index.js'
@@ -9,7 +9,7 @@ import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/
 import { Trainer } from '../../../node/train/trainer.js'
 import { trainTask } from '../../../node/train/run.js'
 import { replayStep } from '../../../node/train/replay-many.js'
-import { listCheckpoints } from '../../../node/train/store.js'
+import { listCheckpoints, readRoots } from '../../../node/train/store.js'
 
 let ds: Dataset
 const dirs: string[] = []
@@ -95,5 +95,27 @@ describe('deterministic trainer (wasm)', () => {
     expect(other.checkpoints.map(c => c.step)).toEqual([0, 3, 4])
     expect(listCheckpoints(a)).toEqual([0, 3, 4])
     await expect(trainTask({ program: p, outDir: a, dataset: ds, resume: true })).rejects.toThrow(/different task/)
+  })
+
+  it('state-roots.bin is written as the run goes; a crash before the last checkpoint\'s roots were recorded resumes from the one before', async () => {
+    const p = prog('adam', 9)
+    const a = mkdtempSync(join(tmpdir(), 'ps-tr-c-')); const b = mkdtempSync(join(tmpdir(), 'ps-tr-d-')); dirs.push(a, b)
+    const full = await trainTask({ program: p, outDir: a, dataset: ds, evaluate: false })
+    const ref = await roots(p, 9)
+    // one root per state 0 … 9, each at its offset
+    expect(readRoots(a).map(toHex)).toEqual(ref)
+    await trainTask({ program: p, outDir: b, dataset: ds, until: 7, evaluate: false })
+    expect(readRoots(b).length).toBe(7) // roots 0 … 6: up to checkpoint 6
+    // a crash after checkpoint 6's files were written but before its roots: the file holds roots 0 … 3
+    writeFileSync(join(b, 'state-roots.bin'), readFileSync(join(b, 'state-roots.bin')).subarray(0, 4 * 32 + 5))
+    const warnings: string[] = []
+    const rest = await trainTask({ program: p, outDir: b, dataset: ds, resume: true, evaluate: false, log: { info: () => {}, warn: (m: string) => { warnings.push(m) } } })
+    expect(rest.resumedFrom).toBe(3)
+    expect(warnings.join('\n')).toMatch(/after 3 have no roots/)
+    expect(rest.proofRoot).toBe(full.proofRoot)
+    expect(readRoots(b).map(toHex)).toEqual(ref)
+    // no usable root at all: a clear error, nothing trained
+    writeFileSync(join(b, 'state-roots.bin'), new Uint8Array(3 * 32))
+    await expect(trainTask({ program: p, outDir: b, dataset: ds, resume: true, evaluate: false })).rejects.toThrow(/does not agree with any checkpoint/)
   })
 })
