@@ -15,8 +15,7 @@ export interface HashJob {
   checkpoint?: { runDir: string, programHash: string, names: string[] }
 }
 
-/** `views`: the job's tensor values handed back (their buffers transferred) for reuse */
-export interface HashResult { id: number, root?: Uint8Array, manifestHash?: string, error?: string, views?: TensorData['values'][] }
+export interface HashResult { id: number, root?: Uint8Array, manifestHash?: string, error?: string }
 
 // the first checkpoint a thread writes is committed by protocols/commit itself:
 // a cross-check of the fast implementation on the real state, once (it costs ~5× more)

@@ -81,13 +81,14 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const checkpoints: CheckpointRef[] = []
   const pendingCheckpoints: Array<Promise<CheckpointRef>> = []
   const names = trainer.stateNames()
+  const stateSizes = trainer.stateLayout().map(t => t.shape.reduce((a, d) => a * d, 1))
   let rootsFile: RootsFile | undefined
   let rootsWritten = 0 // roots handed to rootsFile: 0 … rootsWritten - 1
   // hands state `s` to the hasher: its root, and at checkpoint steps the
   // checkpoint (written by the hashing thread, then the roots since the last one here)
   const submitState = async (h: StateHasher, s: number): Promise<void> => {
     const isCheckpoint = s === 0 || s % program.checkpointEvery === 0 || s === program.steps
-    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.recycled()), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
+    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(stateSizes)), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
     roots.push(quiet(result.then(r => r.root)))
     if (isCheckpoint) {
       const from = rootsWritten

@@ -5,16 +5,14 @@ import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 // training thread. Replies go through the dedicated port the trainer polls.
 const port = (workerData as { port: MessagePort }).port
 port.on('message', (m: HashJob) => {
-  // hand the buffers back: recycled by the training loop instead of piling up
-  // as external memory in this small-heap worker
-  const views = m.tensors.map(t => t.values)
-  const buffers = [...new Set(views.map(v => v.buffer as ArrayBuffer))]
+  // the tensors are views of a state slot shared with the training thread: it
+  // refills the slot once this reply arrives, so nothing is kept or handed back
   let reply: HashResult
   try {
     const r = runHashJob(m)
-    reply = { id: m.id, root: new Uint8Array(r.root), manifestHash: r.manifestHash, views }
+    reply = { id: m.id, root: new Uint8Array(r.root), manifestHash: r.manifestHash }
   } catch (e) {
-    reply = { id: m.id, error: (e as Error).message, views }
+    reply = { id: m.id, error: (e as Error).message }
   }
-  port.postMessage(reply, buffers)
+  port.postMessage(reply)
 })

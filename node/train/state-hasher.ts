@@ -6,16 +6,24 @@ import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 
 // Computes per-step state roots (and writes checkpoints) off the training
 // thread. The training loop only copies the state out of the backend into a
-// recycled buffer and transfers it (no copy) to a worker thread, so step s+1
-// trains while the worker hashes state s. Replies are polled synchronously (receiveMessageOnPort)
-// every step, so buffers are recycled without the loop yielding to the event
-// loop. When the worker is `depth` states behind, the training thread hashes
-// the next state itself rather than wait. Results keep submission order. Without a worker
-// (tsx/vitest run the .ts sources, or hashWorker: false), jobs run inline.
+// state slot (`buffers`) and posts it to a worker thread, so step s+1 trains
+// while the worker hashes state s. Slots are SharedArrayBuffers, shared with
+// the worker rather than transferred: transferring (detaching) an ArrayBuffer
+// invalidates V8's array-buffer-detaching protector for the whole thread, after
+// which every optimized loop over typed arrays checks for detachment — the
+// JavaScript kernels (the cpu backend, the cnn's Conv2DBackpropFilter on wasm)
+// ran 20–25% slower in verifiable mode for that alone (docs/training.md).
+// A slot is the worker's until its reply arrives. Replies are polled
+// synchronously (receiveMessageOnPort) every step, so slots are freed without
+// the loop yielding to the event loop. When the worker is `depth` states
+// behind, the training thread hashes the next state itself rather than wait.
+// Results keep submission order. Without a worker (tsx/vitest run the .ts
+// sources, or hashWorker: false), jobs run inline.
 
 export interface SubmitResult { root: Uint8Array, manifestHash?: string }
 
 interface Pending { resolve: (r: SubmitResult) => void, reject: (e: Error) => void }
+interface Slot { buffer: ArrayBufferLike, views: Float32Array[], sizes: string, free: boolean }
 
 export class StateHasher {
   private worker?: Worker
@@ -24,7 +32,9 @@ export class StateHasher {
   private readonly pending = new Map<number, Pending>()
   /** every submitted job's result, until the job is done */
   private readonly queue = new Map<number, Promise<SubmitResult>>()
-  private readonly pool: Float32Array[][] = []
+  private readonly slots: Slot[] = []
+  /** the slot each job in the worker's hands reads from */
+  private readonly lent = new Map<number, Slot>()
   private failure?: Error
   /** jobs the training thread hashed itself because the worker was `depth` jobs behind */
   inlineJobs = 0
@@ -37,7 +47,7 @@ export class StateHasher {
     this.depth = Math.max(1, opts.depth ?? 4)
     if (useWorker) {
       const { port1, port2 } = new MessageChannel()
-      // hashing needs little heap (state buffers are transferred, not copied);
+      // hashing needs little heap (state slots are shared, not copied);
       // small limits keep the worker's RSS down
       this.worker = new Worker(file, { workerData: { port: port1 }, transferList: [port1], resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 2 } })
       this.port = port2
@@ -55,8 +65,8 @@ export class StateHasher {
   }
 
   private handle (m: HashResult): void {
-    // two spare sets suffice: the loop takes one per step and the worker returns one per job
-    if (m.views !== undefined && this.pool.length < 2 && m.views.every(v => v instanceof Float32Array)) this.pool.push(m.views as Float32Array[])
+    const slot = this.lent.get(m.id)
+    if (slot !== undefined) { slot.free = true; this.lent.delete(m.id) }
     this.queue.delete(m.id)
     const p = this.pending.get(m.id)
     if (p === undefined) return
@@ -71,20 +81,47 @@ export class StateHasher {
     for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.handle(m.message as HashResult)
   }
 
-  /** A set of state buffers handed back by the worker, to refill instead of allocating. */
-  recycled (): Float32Array[] | undefined {
+  /**
+   * A state slot to fill and submit: one float32 array per state tensor of the
+   * given element counts, over one buffer (shared with the worker when there is
+   * one). Slots come back when the worker is done with them, so a training loop
+   * allocates depth + 2 of them at most.
+   */
+  buffers (sizes: readonly number[]): Float32Array[] {
     this.drain()
-    return this.pool.pop()
+    const key = sizes.join(',')
+    let slot = this.slots.find(x => x.free && x.sizes === key)
+    if (slot === undefined) {
+      const bytes = sizes.reduce((a, n) => a + n * 4, 0)
+      const buffer = this.worker !== undefined ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes)
+      let off = 0
+      const views = sizes.map(n => { const v = new Float32Array(buffer, off, n); off += n * 4; return v })
+      slot = { buffer, views, sizes: key, free: false }
+      // slots of an old shape (another task) are dropped once free
+      for (let i = this.slots.length - 1; i >= 0; i--) if (this.slots[i].free && this.slots[i].sizes !== key) this.slots.splice(i, 1)
+      this.slots.push(slot)
+    }
+    slot.free = false
+    return slot.views
+  }
+
+  private slotOf (tensors: readonly TensorData[]): Slot | undefined {
+    const b = tensors[0]?.values.buffer
+    return b === undefined ? undefined : this.slots.find(x => x.buffer === b)
   }
 
   /**
    * Queues the root of `tensors` at `step` (and, with `checkpoint`, writing the
-   * checkpoint); the tensors' buffers are transferred (do not reuse them).
+   * checkpoint). Tensors in a slot from `buffers` are shared with the worker
+   * (the slot is free again once it is done); other tensors are copied to it.
    * Never waits: when `depth` jobs are queued the job runs here, inline.
    */
   async submit (job: Omit<HashJob, 'id'>): Promise<{ result: Promise<SubmitResult> }> {
     if (this.failure !== undefined) throw this.failure
-    if (this.worker === undefined) return { result: Promise.resolve(runHashJob({ ...job, id: 0 })) }
+    const slot = this.slotOf(job.tensors)
+    if (this.worker === undefined) {
+      try { return { result: Promise.resolve(runHashJob({ ...job, id: 0 })) } } finally { if (slot !== undefined) slot.free = true }
+    }
     this.drain()
     if (this.queue.size >= this.depth) {
       // The worker is behind: hash this state here instead of waiting. On a
@@ -93,16 +130,15 @@ export class StateHasher {
       // the training thread does the work itself and the worker helps with
       // what CPU it gets; with a free core the queue never fills.
       this.inlineJobs++
-      const r = runHashJob({ ...job, id: -1 })
-      if (this.pool.length < 2 && job.tensors.every(t => t.values instanceof Float32Array)) this.pool.push(job.tensors.map(t => t.values as Float32Array))
-      return { result: Promise.resolve(r) }
+      try { return { result: Promise.resolve(runHashJob({ ...job, id: -1 })) } } finally { if (slot !== undefined) slot.free = true }
     }
     const id = this.nextId++
     const p = new Promise<SubmitResult>((resolve, reject) => this.pending.set(id, { resolve, reject }))
     p.catch(() => {})
     this.queue.set(id, p)
-    const transfer = [...new Set(job.tensors.map(t => t.values.buffer as ArrayBuffer))]
-    this.port?.postMessage({ ...job, id } satisfies HashJob, transfer)
+    if (slot !== undefined) this.lent.set(id, slot)
+    // no transfer list: shared slots are shared, anything else is copied (never detached, see the top)
+    this.port?.postMessage({ ...job, id } satisfies HashJob)
     return { result: p }
   }
 

@@ -18,18 +18,29 @@ function state (seed: number): TensorData[] {
 const copy = (ts: TensorData[]): TensorData[] => ts.map(t => ({ ...t, shape: [...t.shape], values: t.values.slice() }))
 
 describe('state hasher (worker thread)', () => {
-  it('gives protocols/commit roots in order with a bounded queue, recycles buffers, writes checkpoints', async () => {
+  it('gives protocols/commit roots in order with a bounded queue, reuses shared state slots, writes checkpoints', async () => {
     const h = new StateHasher({ depth: 2 })
     expect(h.mode).toBe('worker')
     const results: Array<Promise<{ root: Uint8Array, manifestHash?: string }>> = []
     const expected: string[] = []
+    const sizes = [240, 8, 24, 1]
+    const buffers = new Set<ArrayBufferLike>()
     for (let s = 0; s < 12; s++) {
       const ts = state(s)
       expected.push(toHex(stateRoot(ts, s)))
       const checkpoint = s % 5 === 0 ? { runDir: dir, programHash: 'ab'.repeat(32), names: ['w', 'b', 'w2', 'c'] } : undefined
-      const { result } = await h.submit({ step: s, tensors: copy(ts), checkpoint })
+      // as the training loop does: the state copied into a slot, which is shared with the worker
+      const slot = h.buffers(sizes)
+      expect(slot[0].buffer).toBeInstanceOf(SharedArrayBuffer)
+      buffers.add(slot[0].buffer)
+      const tensors = ts.map((t, i) => { slot[i].set(t.values); return { ...t, values: slot[i] } })
+      const { result } = await h.submit({ step: s, tensors, checkpoint })
+      // nothing is transferred (detached): that would slow every typed-array loop of this thread
+      expect(slot.map(v => v.length)).toEqual(sizes)
       results.push(result)
     }
+    // at most depth + 2 slots however many steps: the worker's are reused once it replied
+    expect(buffers.size).toBeLessThanOrEqual(4)
     const got = await Promise.all(results)
     expect(got.map(r => toHex(r.root))).toEqual(expected)
     // checkpoints at 0, 5, 10: written by the worker, readable and consistent
@@ -39,9 +50,11 @@ describe('state hasher (worker thread)', () => {
       expect(ck.manifest.stateRoot).toBe(expected[s])
     }
     expect(got[3].manifestHash).toBeUndefined()
-    // buffers handed back by the worker are offered for reuse
-    const again = h.recycled()
-    expect(again?.map(b => b.length)).toEqual([240, 8, 24, 1])
+    // tensors outside a slot are copied to the worker, not detached
+    const own = copy(state(12))
+    const { result } = await h.submit({ step: 12, tensors: own })
+    expect(own.map(t => t.values.length)).toEqual(sizes)
+    expect(toHex((await result).root)).toBe(toHex(stateRoot(state(12), 12)))
     await h.close()
   })
 
