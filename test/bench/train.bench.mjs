@@ -200,9 +200,10 @@ ${[...impl.map(r => `| … the root alone of one state read once, ${r.label} (me
 | tfjs-node / tfjs-node-gpu | not installable here (install script downloads libtensorflow) | | |
 
 Where the verifiable mode's cost goes (docs/training.md "Verifiable mode: cost"): the training thread copies the
-state out of the wasm heap into a recycled buffer (~0.1–0.3 ms) and transfers it to the hashing thread, which
-computes the state root and writes checkpoints; when that thread is 4 states behind, the training thread hashes
-the next state itself instead of waiting. The root is the tensor commitment protocols/commit defines, version 2
+state out of the wasm heap into a state slot (~0.1–0.3 ms), a SharedArrayBuffer it shares with the hashing thread
+(transferring buffers instead had slowed every JavaScript kernel of the training thread 20–25%: the cpu and cnn
+rows were +14% and +12% before this run), which computes the state root and writes checkpoints; when that thread
+is 4 states behind, the training thread hashes the next state itself instead of waiting. The root is the tensor commitment protocols/commit defines, version 2
 since this run: a Merkle tree per tensor over its rows and one over its columns whose leaves are groups of
 consecutive rows (columns) of about 2 KiB (LEAF_BYTES), ~2.0k sha256 calls per step for the Adam mlp instead of
 ~7k (version 1: one leaf per row and per column; the "${baseline?.label ?? 'baseline'}" row, when present, is that
