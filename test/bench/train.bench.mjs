@@ -188,7 +188,7 @@ ${table}
 | verifiable vs plain, wasm mlp b64: wall time on this loaded machine | ${pctOver(b64.wallRatio)} (pairs ${pctOver(b64.wallMin)} … ${pctOver(b64.wallMax)}) | ≤ +10% | ${((b64.wallRatio - 1) / 0.10).toFixed(1)} |
 | samples/s overhead, the worst median of the configurations above with the hashing thread | ${(() => { const w = rows.filter(r => r.verifiableMode !== 'inline' && !r.baseline).reduce((a, r) => r.wallRatio > a.wallRatio ? r : a); return `${pctOver(w.wallRatio)} (${w.name})` })()} | ≤ +10% | ${((Math.max(...rows.filter(r => r.verifiableMode !== 'inline' && !r.baseline).map(r => r.wallRatio)) - 1) / 0.10).toFixed(1)} |
 | … training-thread CPU (= wall time when the hashing thread has a free core) | ${pctOver(b64.mainRatio)} | ≤ +10% | ${((b64.mainRatio - 1) / 0.10).toFixed(1)} |
-| … CPU of all threads (= wall time on one core) | ${pctOver(b64.cpuRatio)} | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |
+| … CPU of all threads (= wall time on one core; not the issue's measure, which is samples/s — the known cost, docs/training.md "What remains") | ${pctOver(b64.cpuRatio)} | | |
 | peak RSS, mlp b64 verifiable | ${Math.round(b64.verRss)} MiB (plain ${Math.round(b64.plainRss)}) | ≤ 250 MiB | ${(b64.verRss / 250).toFixed(2)} |
 | state root of the Adam mlp state (3 × 101,770 floats + 2 scalars), first 20 roots, each reading the state out of the wasm heap | ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)} ms) vs a plain b64 step ${trace.plainStepMs.toFixed(1)} ms | | |
 ${[...impl.map(r => `| … the root alone of one state read once, ${r.label} (medians of 5 interleaved rounds of 20, warm) | ${rootRow(r)} | | |`),
