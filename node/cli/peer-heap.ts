@@ -15,7 +15,7 @@ import { setFlagsFromString } from 'node:v8'
  *   ~1.5× for a small heap: moving checkpoints (1.2 MB each, ~20 per
  *   verification) through noise and yamux set off a full incremental mark
  *   every ~4 checkpoints on a ~17 MiB live heap; that GC was a third of the
- *   fetching peer's CPU (19 → 12 ms per checkpoint with this setting,
+ *   fetching peer's CPU (21 → 14 ms per checkpoint with this setting,
  *   docs/benchmarks.md "Shards: checkpoint transfer CPU"). An idle peer
  *   allocates little, so its RSS barely moves; V8's memory reducer still
  *   shrinks the heap when the peer goes idle.

@@ -122,7 +122,14 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       const usable = listed.filter(s => s < prevRoots.length)
       let start: { c: number, ck: ReturnType<typeof readCheckpoint> } | undefined
       for (let i = usable.length - 1; i >= 0 && start === undefined; i--) {
-        const ck = readCheckpoint(outDir, usable[i], { programHash: phash })
+        let ck: ReturnType<typeof readCheckpoint>
+        try {
+          ck = readCheckpoint(outDir, usable[i], { programHash: phash })
+        } catch (e) {
+          // e.g. a checkpoint cut short by the crash
+          log.warn(`--resume: checkpoint ${usable[i]} is unusable (${(e as Error).message}); trying an earlier one`)
+          continue
+        }
         if (toHex(prevRoots[usable[i]]) === ck.manifest.stateRoot) start = { c: usable[i], ck }
         else log.warn(`--resume: state-roots.bin does not agree with checkpoint ${usable[i]}; trying an earlier one`)
       }

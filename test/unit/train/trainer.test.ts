@@ -114,6 +114,14 @@ describe('deterministic trainer (wasm)', () => {
     expect(warnings.join('\n')).toMatch(/after 3 have no roots/)
     expect(rest.proofRoot).toBe(full.proofRoot)
     expect(readRoots(b).map(toHex)).toEqual(ref)
+    // a checkpoint cut short by a crash (its roots recorded): the one before is used
+    const c = mkdtempSync(join(tmpdir(), 'ps-tr-e-')); dirs.push(c)
+    await trainTask({ program: p, outDir: c, dataset: ds, until: 7, evaluate: false })
+    const six = join(c, 'checkpoints', 'step-00000006', 'state.bin')
+    writeFileSync(six, readFileSync(six).subarray(0, 1000))
+    const again = await trainTask({ program: p, outDir: c, dataset: ds, resume: true, evaluate: false })
+    expect(again.resumedFrom).toBe(3)
+    expect(again.proofRoot).toBe(full.proofRoot)
     // no usable root at all: a clear error, nothing trained
     writeFileSync(join(b, 'state-roots.bin'), new Uint8Array(3 * 32))
     await expect(trainTask({ program: p, outDir: b, dataset: ds, resume: true, evaluate: false })).rejects.toThrow(/does not agree with any checkpoint/)
