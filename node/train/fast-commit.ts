@@ -74,19 +74,14 @@ function tensorRootL (t: TensorData): string {
   if (cols === 1) {
     s.set(bytes, 1)
     colLeaves[0] = shaL(s.subarray(0, bytes.length + 1))
-  } else if (eb === 4 && v.byteOffset % 4 === 0) {
-    // columns are gathered 32 bits at a time into an aligned buffer (scratch+1 is not aligned)
-    const words = new Uint32Array(v.buffer, v.byteOffset, v.length)
-    const col = gatherFor(clay.group * rows)
-    const colBytes = new Uint8Array(col.buffer)
+  } else if (eb === 4) {
+    // the whole tensor transposed at once in wasm (~4× a JavaScript gather loop,
+    // which was a quarter of a root), then each leaf's columns are contiguous
+    const T = transposed32(bytes, rows, cols)
     for (let i = 0; i < clay.leaves; i++) {
       const { first, n } = leafSpan(clay, i)
-      for (let j = 0; j < n; j++) {
-        const o = j * rows
-        for (let r = 0, k = first + j; r < rows; r++, k += cols) col[o + r] = words[k]
-      }
       const len = n * rows * 4
-      s.set(colBytes.subarray(0, len), 1)
+      s.set(T.subarray(first * rows * 4, first * rows * 4 + len), 1)
       colLeaves[i] = shaL(s.subarray(0, len + 1))
     }
   } else {
@@ -107,10 +102,36 @@ function tensorRootL (t: TensorData): string {
   return shaL(out)
 }
 
-let gather = new Uint32Array(1 << 12)
-function gatherFor (n: number): Uint32Array {
-  if (gather.length < n) gather = new Uint32Array(Math.max(n, gather.length * 2))
-  return gather
+// A 32-bit matrix transpose in WebAssembly, assembled by hand (150 bytes; no
+// toolchain needed). Its text:
+//   (module (memory (export "mem") 1)
+//     (func (export "t") (param $src i32) (param $dst i32) (param $rows i32) (param $cols i32)
+//       (local $r i32) (local $c i32) (local $sp i32) (local $dp i32)
+//       for r in [0, rows): sp = src + r·cols·4; dp = dst + r·4
+//         for c in [0, cols): mem32[dp] = mem32[sp]; sp += 4; dp += rows·4))
+// i.e. element (r, c) of the row-major [rows, cols] matrix at src goes to
+// (c, r) of the one at dst. Test: test/unit/train/fast-commit.test.ts compares
+// every root with protocols/commit, which gathers columns in plain JavaScript.
+const TRANSPOSE_WASM = 'AGFzbQEAAAABCAFgBH9/f38AAwIBAAUDAQABBwsCA21lbQIAAXQAAApsAWoBBH9BACEEAkADQCAEIAJPDQEgACAEIANsQQJ0aiEGIAEgBEECdGohB0EAIQUCQANAIAUgA08NASAHIAYoAgA2AgAgBkEEaiEGIAcgAkECdGohByAFQQFqIQUMAAsLIARBAWohBAwACwsL'
+// (this project's TypeScript libs carry no WebAssembly types: the little used here, declared)
+interface WasmMemory { buffer: ArrayBuffer, grow: (pages: number) => number }
+interface WasmApi { Module: new (bytes: Uint8Array) => object, Instance: new (m: object) => { exports: unknown } }
+const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly
+let wasmT: { mem: WasmMemory, t: (src: number, dst: number, rows: number, cols: number) => void } | undefined
+
+/** The bytes of a [rows, cols] 32-bit matrix, transposed (a view of wasm memory: valid until the next call). */
+function transposed32 (bytes: Uint8Array, rows: number, cols: number): Uint8Array {
+  if (wasmT === undefined) {
+    const inst = new WA.Instance(new WA.Module(Buffer.from(TRANSPOSE_WASM, 'base64')))
+    wasmT = inst.exports as unknown as NonNullable<typeof wasmT>
+  }
+  const n = bytes.length
+  const need = Math.ceil((2 * n) / 65536) - wasmT.mem.buffer.byteLength / 65536
+  if (need > 0) wasmT.mem.grow(need)
+  const m = new Uint8Array(wasmT.mem.buffer)
+  m.set(bytes, 0)
+  wasmT.t(0, n, rows, cols)
+  return m.subarray(n, 2 * n)
 }
 
 const fromL = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'))
