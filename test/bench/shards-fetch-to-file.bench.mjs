@@ -159,6 +159,7 @@ Run: \`npm run bench -- shards-fetch-to-file\` (test/bench/shards-fetch-to-file.
 process holds distinct ${(FILE_BYTES / 1e6).toFixed(1)} MB checkpoint-like files (2 blocks each); this process fetches them with
 \`fetchToFile(cid, path, { providers: [provider] })\` over 127.0.0.1, ${ROUNDS} rounds of a batch of ${PER_BATCH} files (a verifier's checkpoints
 for one task) per way, alternating which goes first; ${WARMUP} files per way first as warm-up (connection, JIT), not counted.
+Both processes run with the V8 heap settings of \`proofswarm join\` (node/cli/peer-heap.ts; before 2026-11-22's second run they had V8's defaults).
 Old = \`copy: true\` (blocks into LevelDB, then read back, hashed and written to the file: the previous fetchToFile); new = the default
 (blocks CID-checked and written at their offsets in the file, content sha256 in order while writing, shard held by reference).
 Per file: median over the rounds (each batch's per-file mean in brackets). CPU = the fetching process, all threads. Each way
