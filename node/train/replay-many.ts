@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { fastStateRoot } from './fast-commit.js'
-import { dtypeBytes, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
+import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
 import type { CheckpointRef } from '../../protocols/pol/proof.js'
 import type { BackendChoice, BackendLog } from './backend.js'
 import { checkpointBefore, openRun } from './run.js'
@@ -160,14 +160,13 @@ function loadByProgram (dir: string, ref: CheckpointRef, full: boolean, trainer:
   } catch (e) {
     throw new CheckpointUnusable(ref.step, `checkpoint data missing: ${(e as Error).message}`)
   }
-  const layout = trainer.stateLayout()
-  const bytes = layout.reduce((n, t) => n + t.shape.reduce((a, d) => a * d, 1) * dtypeBytes(t.dtype), 0)
+  const layout = trainer.stateLayout().map(t => ({ ...t, bytes: sizeOf(t.shape) * dtypeBytes(t.dtype) }))
+  const bytes = layout.reduce((n, t) => n + t.bytes, 0)
   if (data.length !== bytes) throw new CheckpointUnusable(ref.step, `checkpoint data is ${data.length} bytes, the program's state is ${bytes}`)
   let off = 0
   const tensors = layout.map(t => {
-    const n = t.shape.reduce((a, d) => a * d, 1) * dtypeBytes(t.dtype)
-    const values = valuesFromBytes(t.dtype, data.subarray(off, off + n))
-    off += n
+    const values = valuesFromBytes(t.dtype, data.subarray(off, off + t.bytes))
+    off += t.bytes
     return { shape: t.shape, dtype: t.dtype, values }
   })
   if (full && !bytesEqual(fastStateRoot(tensors, ref.step), fromHex(committedRoot))) {

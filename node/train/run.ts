@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import { toHex } from '../../protocols/commit/merkle.js'
+import { sizeOf } from '../../protocols/commit/tensor.js'
 import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
@@ -81,7 +82,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const checkpoints: CheckpointRef[] = []
   const pendingCheckpoints: Array<Promise<CheckpointRef>> = []
   const names = trainer.stateNames()
-  const stateSizes = trainer.stateLayout().map(t => t.shape.reduce((a, d) => a * d, 1))
+  const stateSizes = trainer.stateLayout().map(t => sizeOf(t.shape))
   let rootsFile: RootsFile | undefined
   let rootsWritten = 0 // roots handed to rootsFile: 0 … rootsWritten - 1
   // hands state `s` to the hasher: its root, and at checkpoint steps the
