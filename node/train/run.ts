@@ -141,7 +141,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
         trainer.loadState(ck.tensors, c)
         for (const r of prevRoots.slice(0, c + 1)) roots.push(Promise.resolve(r))
         for (const s of listed.filter(x => x <= c)) {
-          const m = readCheckpoint(outDir, s, { programHash: phash })
+          // each earlier checkpoint checked again (it will be served); c was just read
+          const m = s === c ? ck : readCheckpoint(outDir, s, { programHash: phash })
           checkpoints.push({ step: s, manifestHash: manifestHash(m.manifest) })
         }
         rootsFile = new RootsFile(outDir, c + 1)
