@@ -286,7 +286,7 @@ async function run (o: Opts): Promise<void> {
         `task ${taskId}: ${result.success ? 'settled successfully' : 'FAILED (the solver was found cheating)'}`,
         `test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`,
         'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
-        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (one jackpot per task, to the first-opened dispute)' : `slashed ${d.slashed}`}`)),
+        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (its jackpot, out of the solver reward, shared by the challengers that caught it)' : `slashed ${d.slashed}`}`)),
         'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),
         `dashboard: ${dashboard.url}`,
         '================================================'

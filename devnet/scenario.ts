@@ -86,12 +86,13 @@ export class ScenarioWatcher {
         line(`dispute ${String(d.disputeId)} resolved (${String(d.how)}): ${this.name(d.winner)} wins, ${this.name(d.loser)} loses ${units(d.slashed as bigint)}${d.forcedError === true ? ' (a forced error: no slash for the solver)' : ''}`)
         break
       case 'Slashed': line(`slashed ${this.name(d.who)}: ${units(d.amount as bigint)} (${units(d.toWinner as bigint)} to the winner, ${units(d.toTreasury as bigint)} to the treasury)`); break
-      case 'JackpotPaid': line(`jackpot paid to ${this.name(d.who)} (dispute ${String(d.disputeId)}): ${units(d.amount as bigint)}`); break
+      case 'JackpotPaid': line(`jackpot share paid to ${this.name(d.who)} (dispute ${String(d.disputeId)}), out of the solver's reward: ${units(d.amount as bigint)}`); break
+      case 'VerificationExtended': line(`challenge window over with ${String(d.standing)} standing verdict(s), fewer than the task asks: extended to block ${String(d.challengeEnd)}`); break
       // the forced step is private to the solver until it proves it after a ruling
       case 'ForcedErrorRevealed':
         this.forcedStep = Number(d.step)
         for (const x of this.disputes) if (this.disputedStep.get(x.disputeId) === this.forcedStep && x.how === 'Adjudicated') x.forcedError = true
-        line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was its Truebit forced error (no slash; one jackpot at settlement)`)
+        line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was its Truebit forced error (no slash; the jackpot is shared at settlement, out of its reward)`)
         break
       case 'SolverPenalized': line(`no forced-error reveal for dispute ${String(d.disputeId)}: the solver is slashed ${units(d.slashed as bigint)}`); break
       case 'VerdictSlashed': line(`verifier ${this.name(d.verifier)} accepted step ${String(d.step)}, ruled wrong: slashed ${units(d.slashed as bigint)}`); break
@@ -99,6 +100,12 @@ export class ScenarioWatcher {
         this.times.settled ??= now
         this.settled = { success: d.success === true }
         line(`task settled (${d.success === true ? 'success' : 'failed'}): solver paid ${units(d.solverPaid as bigint)}, verifiers paid ${units(d.verifiersPaid as bigint)}, refunded ${units(d.refunded as bigint)}`)
+        for (const w of this.waiters.splice(0)) w()
+        break
+      case 'TaskUnverified':
+        this.times.settled ??= now
+        this.settled = { success: false }
+        line(`task UNVERIFIED: only ${String(d.standing)} verdict(s) stood after every extension; the solver is not paid, ${units(d.refunded as bigint)} refunded to the submitter`)
         for (const w of this.waiters.splice(0)) w()
         break
     }

@@ -7,7 +7,7 @@ export const ROLE_VERIFIER = 4
 export const ROLE_WHISTLEBLOWER = 8
 
 export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
-export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed'
+export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified'
 
 export interface ArbitrationParams {
   minStake: bigint

@@ -78,6 +78,8 @@ export function toDomainEvent (e: ChainEvent, me: string): DomainEvent | undefin
     case 'SolverTimedOut': return { type: 'chain.solverReplaced', taskId: num(d.taskId), wasMe: d.solver === me }
     case 'TaskReleased': return { type: 'chain.solverReplaced', taskId: num(d.taskId), wasMe: d.solver === me }
     case 'TaskSettled': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
+    // no quorum of verdicts: nobody is paid, the task is over all the same
+    case 'TaskUnverified': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
     default: return undefined
   }
 }

@@ -361,6 +361,8 @@ export class NodePorts implements RolePorts {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
+    // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
+    if (proof.steps !== task.steps || program.steps !== task.steps) throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })

@@ -8,6 +8,8 @@ export const HASH_BYTES = 32
 export const ZERO_HASH = new Uint8Array(HASH_BYTES)
 const LEAF_PREFIX = Uint8Array.of(0)
 const NODE_PREFIX = Uint8Array.of(1)
+// 0x02 is the tensor commitment's tag (tensor.ts)
+const SIZED_PREFIX = Uint8Array.of(3)
 
 // one reused buffer to concatenate the parts: a one-shot crypto.hash over it
 // costs about half of createHash().update()…digest() (per-call overhead
@@ -30,6 +32,18 @@ export function leafHash (bytes: Uint8Array): Uint8Array {
 
 export function nodeHash (left: Uint8Array, right: Uint8Array): Uint8Array {
   return sha256(NODE_PREFIX, left, right)
+}
+
+/**
+ * A root bound to its leaf count: sha256(0x03 || u32le count || merkleRoot).
+ * Whoever checks a path under it knows the tree's depth, so an inner node can
+ * never pass for a leaf (nor the zero node of a padded subtree for an empty leaf).
+ */
+export function sizedRoot (count: number, inner: Uint8Array): Uint8Array {
+  if (!Number.isInteger(count) || count < 0 || count > 0xffffffff) throw new RangeError(`leaf count ${count} out of range`)
+  const n = new Uint8Array(4)
+  new DataView(n.buffer).setUint32(0, count, true)
+  return sha256(SIZED_PREFIX, n, inner)
 }
 
 /** Root of an empty tree: the zero hash. Root of one leaf: the leaf itself. */

@@ -1,7 +1,7 @@
 import { decode, encode } from 'cborg'
-import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, rootFromProof, sha256, toHex } from '../commit/merkle.js'
+import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, rootFromProof, sha256, sizedRoot, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
-import { matrixView, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
+import { combineRoots, matrixView, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
 import { batchIndices } from '../data/order.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import { datasetRootOf } from './dataset.js'
@@ -42,9 +42,11 @@ export const MAX_CLAIM_BYTES = 64 * 1024
 export interface ClaimSlice { dtype: DType, shape: number[], axis: 'row' | 'col', index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
 
 interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
+/** A tensor commitment's preimage: the chain hashes it itself, so an inner node of a tree can never pass for a tensor. */
+export interface TensorHead { dtype: DType, shape: number[], rowRoot: Uint8Array, colRoot: Uint8Array }
 export type Claim =
-  | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[] }
-  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: Uint8Array, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
+  | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
+  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
   | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
@@ -71,6 +73,8 @@ export interface JudgeEnv {
   datasetRoot: Uint8Array
   skeletonRoot: Uint8Array
   proofRoot: Uint8Array
+  /** transitions the committed proof covers: proof_root has stepCount + 1 leaves, which fixes every step path's length */
+  stepCount: number
   reference?: ReferenceApi
   verify: VerifyFn
 }
@@ -122,6 +126,13 @@ function slice (p: unknown, what: string): SliceProof {
   if (!Array.isArray(s.shape) || s.shape.length > 8 || !s.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', `${what}: bad shape`)
   if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', `${what}: bad bytes`)
   return { dtype: s.dtype, shape: s.shape, axis: s.axis, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`), otherRoot: h32(s.otherRoot, `${what}.otherRoot`) }
+}
+
+function tensorOf (v: unknown): Uint8Array {
+  const t = v as TensorHead
+  if (typeof t !== 'object' || t === null || !['float32', 'int32', 'bool'].includes(t.dtype)) reject('InvalidClaim', 'tensor: malformed head')
+  if (!Array.isArray(t.shape) || t.shape.length > 8 || !t.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', 'tensor: bad shape')
+  return combineRoots(t.dtype, t.shape, h32(t.rowRoot, 'tensor.rowRoot'), h32(t.colRoot, 'tensor.colRoot'))
 }
 
 function sameShape (a: readonly number[], b: readonly number[]): boolean { return a.length === b.length && a.every((x, i) => x === b[i]) }
@@ -185,7 +196,8 @@ function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: 
 
 function stateLeafProven (env: JudgeEnv, which: number, root: unknown, path: unknown): Uint8Array {
   const r = h32(root, 'state root')
-  if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+  // the depth is the chain's, not the claimant's: a shorter path would pass an inner node off as a state root
+  if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
   return r
 }
 
@@ -233,9 +245,13 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const index = int(c.index, 'index')
       const skelPath = hashes(c.skelPath, 'skelPath')
       const skelLeaf = h32(c.skelLeaf, 'skelLeaf')
-      if (!onPath(env.skeletonRoot, skelLeaf, index, skelPath)) reject('InvalidProof', `skeleton leaf ${index} is not in the task's skeleton_root`)
+      const skelCount = int(c.skelCount, 'skelCount')
+      const skelInner = h32(c.skelInner, 'skelInner')
+      if (skelCount === 0 || !bytesEqual(sizedRoot(skelCount, skelInner), env.skeletonRoot)) reject('InvalidProof', 'skelCount/skelInner do not open the task\'s skeleton_root')
+      const skelDepth = depthOf(skelCount)
+      if (!onPath(skelInner, skelLeaf, index, skelPath, skelDepth)) reject('InvalidProof', `skeleton leaf ${index} is not in the task's skeleton_root`)
       // the skeleton fixes the number of entries, hence the trace tree's depth
-      if (skelPath.length !== commit.depth) return defenderLoses(`the defender's trace has depth ${commit.depth}, the program's ${skelPath.length}`)
+      if (skelDepth !== commit.depth) return defenderLoses(`the defender's trace has depth ${commit.depth}, the program's ${skelDepth}`)
       const path = hashes(c.path, 'path')
       let dSkel: Uint8Array | undefined
       if (c.entry !== undefined) {
@@ -262,7 +278,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
         const p = prov as { t: unknown, tensor: unknown, tensorPath: unknown, pre: unknown, prePath: unknown }
         if (int(p.t, 't') !== inp.ref.index) reject('InvalidClaim', 'input: provenance names another state tensor')
         const pre = stateLeafProven(env, env.step, p.pre, p.prePath)
-        const tensor = h32(p.tensor, 'tensor')
+        const tensor = tensorOf(p.tensor)
         if (!onPath(pre, tensor, inp.ref.index, hashes(p.tensorPath, 'tensorPath'))) reject('InvalidProof', `input: tensor ${inp.ref.index} is not in the pre-state root`)
         return bytesEqual(tensor, declared) ? challengerLoses(`input ${k} of entry ${e.index} is state tensor ${inp.ref.index}`) : defenderLoses(`input ${k} of entry ${e.index} is not state tensor ${inp.ref.index} of the pre-state`)
       }

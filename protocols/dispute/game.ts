@@ -1,8 +1,8 @@
 import { encode } from 'cborg'
-import { ZERO_HASH, bytesEqual, leafHash, merkleProof, sha256, toHex, fromHex } from '../commit/merkle.js'
+import { ZERO_HASH, bytesEqual, leafHash, merkleProof, merkleRoot, sha256, toHex, fromHex } from '../commit/merkle.js'
 import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
-import type { Claim, ClaimSlice } from './claim.js'
+import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
 import { signMsg, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
@@ -201,6 +201,18 @@ export class ChallengerGame {
 
   private claim (c: Claim): ChallengerStep { this.phase = { p: 'done' }; return { claim: c } }
 
+  /** What opens the sized skeleton_root: the leaf count and the plain Merkle root under it. */
+  private skeletonSize (): { skelCount: number, skelInner: Uint8Array } {
+    return { skelCount: this.o.skeleton.length, skelInner: merkleRoot(this.o.skeleton) }
+  }
+
+  /** The preimage of input k of entry `index` in our trace: the agreed pre-state tensor it reads. */
+  private headOf (index: number, k: number): TensorHead {
+    const t = this.o.tensor(index, 'in', k)
+    const c = commitTensor(t)
+    return { dtype: t.dtype, shape: t.shape, rowRoot: c.rowRoot, colRoot: c.colRoot }
+  }
+
   /** Feeds one message of the defender (signature already verified). */
   onMessage (m: Msg, signed: Signed): ChallengerStep {
     const d = this.o.disputeId
@@ -211,7 +223,7 @@ export class ChallengerGame {
       case 'await-commit': {
         if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the trace commitment' }
         this.commitSigned = signed
-        if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0) })
+        if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0), ...this.skeletonSize() })
         if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) return this.stateClaim()
         this.phase = { p: 'descend', tree: { e: -1 }, level: 0, index: 0, dNode: m.traceRoot, from: signed }
         return this.send({ t: 'open', d, step: this.o.step, pre: fromHex(this.o.stateRoots[this.o.step]), post: this.o.postRoot })
@@ -251,9 +263,9 @@ export class ChallengerGame {
         const commit = this.commitSigned!
         const skelPath = merkleProof(padTo(this.o.skeleton, ph.index), ph.index)
         const skelLeaf = this.o.skeleton[ph.index] ?? ZERO_HASH
-        if (m.entry === undefined) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, path, skelLeaf, skelPath })
+        if (m.entry === undefined) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, path, skelLeaf, skelPath, ...this.skeletonSize() })
         const e = decodeEntry(m.entry)
-        if (e === undefined || e.index !== ph.index || !bytesEqual(skeletonLeaf(e), skelLeaf)) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, entry: m.entry, path, skelLeaf, skelPath })
+        if (e === undefined || e.index !== ph.index || !bytesEqual(skeletonLeaf(e), skelLeaf)) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, entry: m.entry, path, skelLeaf, skelPath, ...this.skeletonSize() })
         this.dEntry = { index: ph.index, entry: e, bytes: m.entry, msg: signed }
         return this.analyseEntry(path)
       }
@@ -305,7 +317,7 @@ export class ChallengerGame {
       if (a.commitment === b.commitment) continue
       if (a.ref.kind === 'state') {
         const t = a.ref.index
-        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { t, tensor: this.o.preStateLeaves[t], tensorPath: merkleProof(this.o.preStateLeaves, t), pre: fromHex(this.o.stateRoots[this.o.step]), prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } })
+        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { t, tensor: this.headOf(index, k), tensorPath: merkleProof(this.o.preStateLeaves, t), pre: fromHex(this.o.stateRoots[this.o.step]), prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } })
       }
       if (a.ref.kind === 'op') {
         const j = a.ref.index

@@ -1,5 +1,5 @@
 import { encode } from 'cborg'
-import { merkleRoot, sha256, toHex } from '../commit/merkle.js'
+import { merkleRoot, sha256, sizedRoot, toHex } from '../commit/merkle.js'
 import { skeletonOf, type SkeletonEntry, type TraceEntry } from '../trace/trace.js'
 
 // The skeleton a dispute checks an op against. It is protocols/trace's
@@ -29,7 +29,12 @@ export function skeletonLeaves (entries: readonly TraceEntry[]): Uint8Array[] {
   return entries.map(skeletonLeaf)
 }
 
+/** skeleton_root over given leaves: bound to their count, so the chain knows the trace's depth. */
+export function skeletonRootOf (leaves: readonly Uint8Array[]): Uint8Array {
+  return sizedRoot(leaves.length, merkleRoot(leaves))
+}
+
 /** What a submitter commits on chain as skeleton_root (hex, no 0x). */
 export function disputeSkeletonRoot (entries: readonly TraceEntry[]): string {
-  return toHex(merkleRoot(skeletonLeaves(entries)))
+  return toHex(skeletonRootOf(skeletonLeaves(entries)))
 }

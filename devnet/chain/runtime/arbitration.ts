@@ -4,7 +4,7 @@ import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
-import { TREASURY, payFromTreasury, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
@@ -34,7 +34,8 @@ export interface Params {
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }
 export interface Verdict { verifier: string, accept: boolean, checkedSteps: number[], void: boolean }
-export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed'
+/** Unverified: the challenge window (and its extensions) ended without a quorum of standing verdicts: nobody is paid for the proof */
+export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified'
 // the submitted parameters, then what the chain tracks (the SCALE layout is spec.ts's)
 export interface TaskInfo extends SubmitTaskArgs {
   submitter: string
@@ -56,6 +57,8 @@ export interface TaskInfo extends SubmitTaskArgs {
   verdicts: Verdict[]
   openDisputes: number
   createdAt: number
+  /** times the challenge window was extended for lack of a verdict quorum */
+  extensions: number
 }
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
 /** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
@@ -171,7 +174,8 @@ export interface SubmitTaskArgs {
 }
 
 export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigint {
-  ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
+  // at least one verifier: a task is paid only after a quorum of verdicts stood
+  ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount >= 1 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
   const id = ctx.store.read<bigint>(P, 'NextTaskId')
@@ -195,7 +199,8 @@ export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigin
     solverFailed: false,
     verdicts: [],
     openDisputes: 0,
-    createdAt: ctx.now
+    createdAt: ctx.now,
+    extensions: 0
   }
   putTask(ctx, id, t)
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
@@ -204,7 +209,7 @@ export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigin
 }
 
 /** Stake-weighted selection among registered solvers not excluded; randomness = parent block hash. */
-function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
+export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
   const p = params(ctx)
   const candidates: Array<{ account: string, stake: bigint }> = []
   for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
@@ -233,11 +238,13 @@ export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): 
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
+  // not a free re-roll of the selection (and of the forced-error draw that comes with it): a dispute bond's worth of stake
+  const fee = slashStake(ctx, who, TREASURY, params(ctx).disputeBond)
   adjustActive(ctx, who, -1)
   t.excluded.push(who)
   t.solver = null
   t.phase = 'Unassigned'
-  ctx.emit(P, 'TaskReleased', { taskId: a.taskId, solver: who })
+  ctx.emit(P, 'TaskReleased', { taskId: a.taskId, solver: who, fee })
   trySelect(ctx, a.taskId, t, true)
 }
 
@@ -247,7 +254,8 @@ export function commitProof (ctx: Context, who: string, a: { taskId: bigint, pro
   ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   ctx.ensure(ctx.now <= t.deadline, P, 'DeadlineMissed')
-  ctx.ensure(a.stepCount > 0 && a.stepCount <= t.steps, P, 'InvalidStep')
+  // a proof of fewer steps than the task's would be paid for training never done
+  ctx.ensure(a.stepCount === t.steps, P, 'IncompleteProof')
   ctx.ensure(a.checkpoints.length <= params(ctx).maxCheckpoints, P, 'TooManyCheckpoints')
   t.phase = 'Verifying'
   t.proofRoot = a.proofRoot
@@ -266,10 +274,14 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure((n.roles & ROLE_VERIFIER) !== 0, P, 'NotVerifier')
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver !== who, P, 'SolverCannotVerify')
+  // the submitter buys verification from others; its own accept would make the quorum meaningless
+  ctx.ensure(t.submitter !== who, P, 'SubmitterCannotVerify')
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
-  ctx.ensure(t.verdicts.length < t.verifierCount, P, 'VerifiersFull')
+  // slots bound the accepting verdicts a task pays for; a reject takes none (it is paid only if the proof failed)
+  ctx.ensure(!a.accept || t.verdicts.filter(v => v.accept).length < t.verifierCount, P, 'VerifiersFull')
+  ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
   // "accept" vouches for the steps the chain's randomness picked for this verifier:
   // without this, accepting after checking nothing would only risk a slash at steps listed
@@ -403,6 +415,7 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
       datasetRoot: hexToU8a(t.datasetRoot),
       skeletonRoot: hexToU8a(t.skeletonRoot),
       proofRoot: hexToU8a(t.proofRoot),
+      stepCount: t.stepCount,
       reference: ctx.reference as never,
       // wasm sr25519 (~0.3 ms), not util-crypto's pure-JS one (~4 ms, most of an adjudication's cost)
       verify: (msg, sig, pub) => verifySignature({ kind: 'Sr25519', message: msg, signature: sig, publicKey: pub })
@@ -480,7 +493,7 @@ function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyNa
  * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
  * was wrong exactly when the solver's transition at a step it checked is.
  */
-function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
+export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
   const p = params(ctx)
   const solver = t.solver
   const n = solver === null ? undefined : getNode(ctx, solver)
@@ -535,83 +548,6 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   t.revealedForcedError = step
   putTask(ctx, a.taskId, t)
   ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step })
-}
-
-/** Rulings whose reveal deadline passed without a reveal: the solver is penalized for each. */
-function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
-  let changed = false
-  for (const r of t.rulings) {
-    if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
-    r.outcome = 'SolverPenalized'
-    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step)
-    ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
-    changed = true
-  }
-  return changed
-}
-
-// ---- block hooks ----
-function settle (ctx: Context, id: bigint, t: TaskInfo): void {
-  const success = !t.solverFailed
-  let solverPaid = 0n
-  let verifiersPaid = 0n
-  if (success && t.solver !== null) {
-    repatriateReserved(ctx, t.submitter, t.solver, t.solverReward)
-    solverPaid = t.solverReward
-  }
-  // one jackpot per forced error, to the first-opened dispute adjudicated at that step
-  // (opening order is the challengers' own doing; adjudication order is the solver's pace)
-  const jackpotRuling = t.rulings.filter(r => r.outcome === 'ForcedError').sort((a, b) => a.disputeId < b.disputeId ? -1 : 1)[0]
-  if (jackpotRuling !== undefined) {
-    const paid = payFromTreasury(ctx, jackpotRuling.challenger, params(ctx).jackpot)
-    ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: jackpotRuling.disputeId, who: jackpotRuling.challenger, amount: paid })
-  }
-  // verifiers are paid for a verdict that stood: accept iff the proof held (a revealed
-  // forced error is a wrong step too, so rejecting it was right)
-  const proofHeld = success && t.revealedForcedError === null
-  for (const v of t.verdicts) {
-    if (!v.void && v.accept === proofHeld) {
-      repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
-      verifiersPaid += t.verifierReward
-    }
-  }
-  const refunded = t.escrow - solverPaid - verifiersPaid
-  unreserve(ctx, t.submitter, refunded)
-  adjustActive(ctx, t.solver, -1)
-  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
-  t.phase = success ? 'Settled' : 'Failed'
-  putTask(ctx, id, t)
-  ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
-}
-
-/** on_initialize: selection retries, solver timeouts, settlement after the challenge window. */
-export function onInitialize (ctx: Context): void {
-  const open = ctx.store.read<bigint[]>(P, 'OpenTasks')
-  if (open.length === 0) return
-  const still: bigint[] = []
-  for (const id of open) {
-    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (t === undefined) continue
-    if (t.phase === 'Unassigned') {
-      trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
-    } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
-      const solver = t.solver
-      const n = getNode(ctx, solver)
-      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, ppmOf(n.stake, params(ctx).missedDeadlineSlashPpm))
-      adjustActive(ctx, solver, -1)
-      t.excluded.push(solver)
-      t.solver = null
-      t.phase = 'Unassigned'
-      ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
-      trySelect(ctx, id, t, true)
-    } else if (t.phase === 'Verifying') {
-      if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
-      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal')) settle(ctx, id, t)
-    }
-    const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (after !== undefined && after.phase !== 'Settled' && after.phase !== 'Failed') still.push(id)
-  }
-  if (still.length !== open.length) ctx.store.put(P, 'OpenTasks', undefined, still)
 }
 
 export function genesisParams (p: Params): Plain {

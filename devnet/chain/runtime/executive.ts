@@ -5,6 +5,7 @@ import { blake2AsU8a } from '@polkadot/util-crypto'
 import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
+import { onInitialize } from './settlement.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
 import { toPlain, variant, type Plain } from './codec.js'
 import { Context, DispatchFail, type BlockEnv, type EventOut } from './context.js'
@@ -452,7 +453,7 @@ export class Runtime {
     s.put('System', 'ParentHash', undefined, env.parentHash)
     s.put('System', 'BlockHash', env.number - 1, env.parentHash)
     b.ctx.phase = 'Initialization'
-    arb.onInitialize(b.ctx)
+    onInitialize(b.ctx)
     return b
   }
 }

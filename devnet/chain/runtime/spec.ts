@@ -49,6 +49,10 @@ export const ROLE_ALL = 15
 export const REVEAL_WINDOW = 30
 /** share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked */
 export const VERIFIER_SLASH_PPM = 200_000
+/** disputes at a forced step opened within this many blocks of the first one share its jackpot: long enough for an honest verifier that found the step by replaying to open its own (25 s at 500 ms blocks) */
+export const JACKPOT_WINDOW = 50
+/** times the challenge window is extended when it ends without a quorum of standing verdicts */
+export const MAX_VERIFY_EXTENSIONS = 2
 
 const SLICE_PROOF: Fields = [['dtype', 'TensorDType'], ['shape', 'Vec<u32>'], ['axis', 'SliceAxis'], ['index', 'u32'], ['bytes', 'Vec<u8>'], ['siblings', 'Vec<H256>'], ['other_root', 'H256']]
 
@@ -112,7 +116,7 @@ export const NAMED_TYPES: NamedTypes = {
 
   // ---- arbitration ----
   NodeInfo: { path: ['pallet_arbitration', 'types', 'NodeInfo'], fields: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['active_tasks', 'u32'], ['registered_at', 'u32']] },
-  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed'].map(name => ({ name })) },
+  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified'].map(name => ({ name })) },
   Verdict: { path: ['pallet_arbitration', 'types', 'Verdict'], fields: [['verifier', 'AccountId'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>'], ['void', 'bool']] },
   TaskInfo: {
     path: ['pallet_arbitration', 'types', 'TaskInfo'],
@@ -123,7 +127,7 @@ export const NAMED_TYPES: NamedTypes = {
       ['phase', 'TaskPhase'], ['solver', 'Option<AccountId>'], ['deadline', 'u32'], ['excluded', 'Vec<AccountId>'],
       ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>'],
       ['committed_at', 'u32'], ['challenge_end', 'u32'], ['selection_seed', 'H256'], ['revealed_forced_error', 'Option<u32>'], ['rulings', 'Vec<ProofRuling>'], ['solver_failed', 'bool'],
-      ['verdicts', 'Vec<Verdict>'], ['open_disputes', 'u32'], ['created_at', 'u32']
+      ['verdicts', 'Vec<Verdict>'], ['open_disputes', 'u32'], ['created_at', 'u32'], ['extensions', 'u8']
     ]
   },
   RulingOutcome: {
@@ -257,7 +261,7 @@ export const PALLETS: PalletSpec[] = [
         args: [['program_hash', 'H256'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'], ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'], ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32']],
         docs: 'Post a training task; escrow is reserved. A solver is selected in the next block.'
       },
-      { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back (no slash); another solver is selected.' },
+      { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back for a fee of dispute_bond from its stake (not a free re-roll of the selection and its forced-error draw); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
       { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict. An accepting verdict must list (0-based) every step of the verifier\'s own sample (SampleNotChecked), which exists from block committed_at + 2 on (RandomnessNotReady); at most 1024 steps.' },
       { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
@@ -276,7 +280,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'SolverSelected', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['deadline', 'u32']], docs: '' },
       { name: 'NoSolverAvailable', fields: [['task_id', 'u64']], docs: 'Retried every block.' },
       { name: 'SolverTimedOut', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: '' },
-      { name: 'TaskReleased', fields: [['task_id', 'u64'], ['solver', 'AccountId']], docs: '' },
+      { name: 'TaskReleased', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['fee', 'u128']], docs: 'The solver handed the task back; `fee` (a dispute bond\'s worth of its stake) went to the treasury.' },
       { name: 'ProofCommitted', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['proof_root', 'H256'], ['randomness_block', 'u32'], ['challenge_end', 'u32']], docs: 'Verification randomness = hash of block `randomness_block` (System.BlockHash).' },
       { name: 'VerdictSubmitted', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['accept', 'bool']], docs: '' },
       { name: 'DisputeOpened', fields: [['dispute_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: '' },
@@ -284,7 +288,9 @@ export const PALLETS: PalletSpec[] = [
       { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['kind', 'Vec<u8>'], ['reason', 'Vec<u8>']], docs: 'The claim kind (UTF-8) and the ruling\'s reason (UTF-8).' },
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
-      { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement, once per task: the challenger of the first-opened dispute adjudicated at the revealed forced step.' },
+      { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per challenger whose dispute at the revealed step was opened within JackpotWindow blocks of the first.' },
+      { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
+      { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
       { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32']], docs: 'The solver proved that `step` was its forced error: no slash for rulings at that step.' },
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
       { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
@@ -333,10 +339,14 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_ERRORS,
       // appended after the availability errors so that earlier error indices stay put
       err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
-      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).')
+      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
+      err('IncompleteProof', 'commit_proof: step_count must be the task\'s steps.'),
+      err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
+      { name: 'JackpotWindow', type: 'u32', value: JACKPOT_WINDOW, docs: 'Disputes at a revealed forced step opened within this many blocks of the first one share its jackpot.' },
+      { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' }
     ]
   }

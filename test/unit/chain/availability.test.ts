@@ -5,6 +5,7 @@ import type { AvailabilityChallenge } from '../../../devnet/chain/runtime/availa
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../../protocols/commit/index.js'
 import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, samplePosition, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
+import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
 
 // The data-availability challenge on the pure runtime: a solver answers
@@ -96,6 +97,8 @@ describe('availability challenge: rules', () => {
     expect(stake(solver)).toBe(STAKE)
     expect(respond(bytes)).toBe('Arbitration.AvailabilityClosed')
     expect(h.run('Dave', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
+    // an answered challenge does not fail the task: it settles on its verdicts
+    for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
     h.advance(12)
     expect(getTask().phase).toBe('Settled')
   })

@@ -9,7 +9,7 @@ import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/me
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
-import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, moveHash, skeletonLeaves, verifySigned, type Claim, type Signed } from '../../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, moveHash, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type Signed } from '../../../protocols/dispute/index.js'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -114,7 +114,7 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', { peerId: peerHex(v), roles: 4 | 8, stake: STAKE }).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: '0x' + toHex(sha256(run.programBytes)), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(merkleRoot(run.skeleton)),
+    programHash: '0x' + toHex(sha256(run.programBytes)), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
     steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: o.verifierReward ?? 100n * UNIT, verifierCount: o.verifierCount ?? 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
   })
   expect(r.error).toBeUndefined()

@@ -14,7 +14,7 @@ import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, tas
 
 // Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
 // over task id ‖ selection seed) and revealed by the solver after a dispute at
-// that step is ruled against it; one jackpot per forced error; verifiers that
+// that step is ruled against it; its jackpot, out of the solver's reward, shared by the challengers that caught it; verifiers that
 // accepted a step ruled wrong lose stake.
 
 const STAKE = 10_000n * UNIT
@@ -76,17 +76,17 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
 })
 
 describe('forced errors on chain', () => {
-  it('the task does not show the forced step; after the ruling the solver reveals its VRF: no slash, one jackpot at settlement', async () => {
+  it('the task does not show the forced step; after the ruling the solver reveals its VRF: no slash, the jackpot out of its reward; a blind accept is slashed', async () => {
     const { run, step } = forced
     const side = cheat(run)
-    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000 })
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
     const t0 = taskOf(h) as unknown as Record<string, unknown>
     expect(t0.revealedForcedError).toBeNull()
     expect('forcedError' in t0).toBe(false)
     expect(drawOn(h)).toEqual({ step, output: forced.output, proof: expect.any(String) })
     // Dave rejects (and disputes): a rejection needs no sample, so it may come in the block
-    // right after the commit; Eve accepted after checking that very step (her sample of
-    // 22 steps is the whole 5-step run), once that block's hash, which seeds it, exists
+    // right after the commit; Eve accepts claiming to have checked that very step (her sample
+    // of 22 steps is the whole 5-step run), once that block's hash, which seeds it, exists
     expect(verdict(h, 'Dave', false, [step])).toBeUndefined()
     const eve = harnessSample(h, 'Eve')
     expect(eve).toEqual([0, 1, 2, 3, 4])
@@ -116,25 +116,30 @@ describe('forced errors on chain', () => {
     expect(taskOf(h).revealedForcedError).toBe(step)
     expect(taskOf(h).rulings.map(x => x.outcome)).toEqual(['ForcedError'])
     expect(reveal(h, 'Bob', fresh.output, fresh.proof)).toBe('Arbitration.AlreadyRevealed')
-    const [daveFree, bobFree, treasury] = [h.free('Dave'), h.free('Bob'), h.free(TREASURY)]
+    const [daveFree, bobFree, eveFree, treasury] = [h.free('Dave'), h.free('Bob'), h.free('Eve'), h.free(TREASURY)]
     const ev = settle(h)
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
     expect(ev).not.toContain('Arbitration.SolverPenalized')
-    expect(ev).not.toContain('Arbitration.VerdictSlashed')
     expect(taskOf(h).phase).toBe('Settled')
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
-    expect(nodeOf(h, 'Eve').stake).toBe(STAKE)
-    expect(h.free('Bob') - bobFree).toBe(600n * UNIT)
-    expect(treasury - h.free(TREASURY)).toBe(JACKPOT)
+    // the jackpot comes out of the solver's reward, not the treasury: a puppet catching it gains the coalition nothing
+    expect(h.free('Bob') - bobFree).toBe(600n * UNIT - JACKPOT)
     // the jackpot, and the reward of the verdict that rejected a wrong step
     expect(h.free('Dave') - daveFree).toBe(JACKPOT + 100n * UNIT)
+    // Eve's accept listed the forced step as checked: it was not replayed, so it is slashed, not paid
+    expect(ev).toContain('Arbitration.VerdictSlashed')
+    expect(nodeOf(h, 'Eve').stake).toBe(STAKE - STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n)
+    expect(h.free('Eve')).toBe(eveFree)
+    expect(h.free(TREASURY) - treasury).toBe(STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n)
   })
 
-  it('two challengers of one forced error: one jackpot, to the first-opened dispute; the other\'s bond is refunded', async () => {
+  it('two challengers of one forced error within the jackpot window share it; both bonds are refunded', async () => {
     const { run, step } = forced
     const side = cheat(run)
     // clocks long enough for one game to wait while the other is played
     const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, disputeClock: 400, challengeWindow: 200 })
+    expect(verdict(h, 'Dave', false, [step])).toBeUndefined()
+    expect(verdict(h, 'Eve', false, [step])).toBeUndefined()
     expect(open(h, 'Dave', step)).toBeUndefined() // dispute 0
     expect(open(h, 'Eve', step)).toBeUndefined() // dispute 1
     expect(h.reserved('Eve')).toBe(STAKE + 100n * UNIT)
@@ -142,13 +147,16 @@ describe('forced errors on chain', () => {
     expect(playDispute(h, run, side, honest(run), { disputeId: 1, challengerName: 'Eve', disputedStep: step }).status).toBe('ChallengerWon')
     expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
     expect(reveal(h, 'Bob', forced.output, forced.proof)).toBeUndefined()
-    const [dave, eve, treasury] = [h.free('Dave'), h.free('Eve'), h.free(TREASURY)]
+    const [dave, eve, bob, treasury] = [h.free('Dave'), h.free('Eve'), h.free('Bob'), h.free(TREASURY)]
     const ev = settle(h)
-    expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
-    expect(h.free('Dave') - dave).toBe(JACKPOT)
-    expect(h.free('Eve')).toBe(eve)
+    expect(taskOf(h).phase).toBe('Settled')
+    expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(2)
+    // half the jackpot each, plus the reward of a rejecting verdict that caught the error
+    expect(h.free('Dave') - dave).toBe(JACKPOT / 2n + 100n * UNIT)
+    expect(h.free('Eve') - eve).toBe(JACKPOT / 2n + 100n * UNIT)
     expect(h.reserved('Eve')).toBe(STAKE)
-    expect(treasury - h.free(TREASURY)).toBe(JACKPOT)
+    expect(h.free(TREASURY)).toBe(treasury)
+    expect(h.free('Bob') - bob).toBe(600n * UNIT - JACKPOT)
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
   })
 

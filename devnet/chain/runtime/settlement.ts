@@ -1,0 +1,179 @@
+import { TREASURY, repatriateReserved, unreserve } from './balances.js'
+import type { Context } from './context.js'
+import { adjustActive, params, penalizeSolver, putTask, slashStake, trySelect, type DisputeInfo, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { ppmOf } from './randomness.js'
+import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
+
+// The Arbitration pallet's block hook: solver selection retries, solver
+// timeouts, forced-error penalties, and settlement of a task once its
+// challenge window has closed with every dispute resolved. Settlement pays
+// only for verification that happened: a quorum of verdicts that stood.
+
+const P = 'Arbitration'
+
+/** Rulings whose reveal deadline passed without a reveal: the solver is penalized for each. */
+function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
+  let changed = false
+  for (const r of t.rulings) {
+    if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
+    r.outcome = 'SolverPenalized'
+    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step)
+    ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
+    changed = true
+  }
+  return changed
+}
+
+/**
+ * Who shares a revealed forced error's jackpot: one share per challenger
+ * account whose dispute at that step was opened within JACKPOT_WINDOW blocks
+ * of the first one. Not the first to open alone: a solver knows its forced
+ * step from selection on and its puppet would always be first.
+ */
+export function jackpotWinners (ctx: Context, t: TaskInfo): ProofRuling[] {
+  const forced = t.rulings.filter(r => r.outcome === 'ForcedError')
+  if (forced.length === 0) return []
+  const openedAt = (r: ProofRuling): number => ctx.store.get<DisputeInfo>(P, 'Disputes', r.disputeId)?.openedAt ?? Number.MAX_SAFE_INTEGER
+  const first = Math.min(...forced.map(openedAt))
+  const seen = new Set<string>()
+  const out: ProofRuling[] = []
+  for (const r of [...forced].sort((a, b) => a.disputeId < b.disputeId ? -1 : 1)) {
+    if (openedAt(r) > first + JACKPOT_WINDOW || seen.has(r.challenger)) continue
+    seen.add(r.challenger)
+    out.push(r)
+  }
+  return out
+}
+
+/**
+ * A verdict stood if it was right. With a revealed forced error at step f, an
+ * accept that lists f as checked was a false statement (it is slashed
+ * instead), an accept whose sample missed f was diligent and stands, and a
+ * reject stands only if its verifier caught f.
+ */
+function stood (t: TaskInfo, v: Verdict, catchers: ReadonlySet<string>): boolean {
+  if (v.void) return false
+  if (t.solverFailed) return !v.accept
+  const f = t.revealedForcedError
+  if (f !== null) return v.accept ? !v.checkedSteps.includes(f) : catchers.has(v.verifier)
+  return v.accept
+}
+
+/** Accepting verifiers that reported the forced step as checked: they did not replay it. */
+function slashBlindAccepts (ctx: Context, id: bigint, t: TaskInfo): void {
+  const f = t.revealedForcedError
+  if (f === null || t.solverFailed) return
+  for (const v of t.verdicts) {
+    if (v.void || !v.accept || !v.checkedSteps.includes(f)) continue
+    const stake = ctx.store.get<{ stake: bigint }>(P, 'Nodes', v.verifier)?.stake ?? 0n
+    const taken = slashStake(ctx, v.verifier, TREASURY, ppmOf(stake, VERIFIER_SLASH_PPM))
+    v.void = true
+    ctx.emit(P, 'VerdictSlashed', { taskId: id, verifier: v.verifier, step: f, slashed: taken })
+  }
+}
+
+function settle (ctx: Context, id: bigint, t: TaskInfo): void {
+  const success = !t.solverFailed
+  let solverPaid = 0n
+  let verifiersPaid = 0n
+  let jackpotPaid = 0n
+  const winners = success ? jackpotWinners(ctx, t) : []
+  const catchers = new Set(winners.map(w => w.challenger))
+  for (const r of t.rulings) if (r.outcome === 'ForcedError') catchers.add(r.challenger)
+  slashBlindAccepts(ctx, id, t)
+  if (success && t.solver !== null) {
+    // the jackpot comes out of the solver's own reward: a puppet that catches
+    // the solver's forced error moves money within the coalition, never creates it
+    const jackpot = winners.length === 0 ? 0n : (params(ctx).jackpot < t.solverReward ? params(ctx).jackpot : t.solverReward)
+    const share = winners.length === 0 ? 0n : jackpot / BigInt(winners.length)
+    for (const w of winners) {
+      repatriateReserved(ctx, t.submitter, w.challenger, share)
+      ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: w.disputeId, who: w.challenger, amount: share })
+    }
+    jackpotPaid = share * BigInt(winners.length)
+    solverPaid = t.solverReward - jackpotPaid
+    repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
+  }
+  for (const v of t.verdicts) {
+    if (!stood(t, v, catchers)) continue
+    repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
+    verifiersPaid += t.verifierReward
+  }
+  const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
+  unreserve(ctx, t.submitter, refunded)
+  adjustActive(ctx, t.solver, -1)
+  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
+  t.phase = success ? 'Settled' : 'Failed'
+  putTask(ctx, id, t)
+  ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
+}
+
+/** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
+function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
+  let verifiersPaid = 0n
+  for (const v of t.verdicts) {
+    if (!stood(t, v, new Set())) continue
+    repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
+    verifiersPaid += t.verifierReward
+  }
+  const refunded = t.escrow - verifiersPaid
+  unreserve(ctx, t.submitter, refunded)
+  adjustActive(ctx, t.solver, -1)
+  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
+  t.phase = 'Unverified'
+  putTask(ctx, id, t)
+  ctx.emit(P, 'TaskUnverified', { taskId: id, standing, refunded })
+}
+
+/** Verdicts that count towards the quorum: those that would be paid if the task settled now. */
+export function standingVerdicts (t: TaskInfo): number {
+  const catchers = new Set(t.rulings.filter(r => r.outcome === 'ForcedError').map(r => r.challenger))
+  return t.verdicts.filter(v => stood(t, v, catchers)).length
+}
+
+/** The challenge window is over and nothing is pending: settle, extend the window for a quorum, or give up. */
+function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
+  const standing = standingVerdicts(t)
+  // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
+  if (t.solverFailed || standing >= t.verifierCount) { settle(ctx, id, t); return }
+  if (t.extensions < MAX_VERIFY_EXTENSIONS) {
+    t.extensions += 1
+    t.challengeEnd = ctx.now + t.challengeWindow
+    putTask(ctx, id, t)
+    ctx.emit(P, 'VerificationExtended', { taskId: id, challengeEnd: t.challengeEnd, standing })
+    return
+  }
+  settleUnverified(ctx, id, t, standing)
+}
+
+const FINAL: ReadonlySet<string> = new Set(['Settled', 'Failed', 'Unverified'])
+
+/** on_initialize: selection retries, solver timeouts, settlement after the challenge window. */
+export function onInitialize (ctx: Context): void {
+  const open = ctx.store.read<bigint[]>(P, 'OpenTasks')
+  if (open.length === 0) return
+  const still: bigint[] = []
+  for (const id of open) {
+    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+    if (t === undefined) continue
+    if (t.phase === 'Unassigned') {
+      trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
+    } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
+      const solver = t.solver
+      const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', solver)
+      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, ppmOf(n.stake, params(ctx).missedDeadlineSlashPpm))
+      adjustActive(ctx, solver, -1)
+      t.excluded.push(solver)
+      t.solver = null
+      t.phase = 'Unassigned'
+      ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
+      trySelect(ctx, id, t, true)
+    } else if (t.phase === 'Verifying') {
+      if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
+      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal')) closeVerification(ctx, id, t)
+    }
+    const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+    if (after !== undefined && !FINAL.has(after.phase)) still.push(id)
+  }
+  if (still.length !== open.length) ctx.store.put(P, 'OpenTasks', undefined, still)
+}

@@ -1,0 +1,168 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { UNIT } from '../../devnet/chain/dev-spec.js'
+import { TREASURY } from '../../devnet/chain/runtime/balances.js'
+import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
+import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
+import { newProgram } from '../../protocols/program/index.js'
+import { initBackend } from '../../node/train/backend.js'
+import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { harnessSample } from '../helpers/verdict-sample.js'
+import { Harness } from '../unit/chain/harness.js'
+import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+
+// Rational attackers around verification and its pay: a submitter or solver
+// verifying its own task, a task paid though nobody verified it, a solver's
+// puppet milking its forced error, a lazy verifier, a solver re-rolling its
+// selection. Each test fails if the attacker ends up ahead.
+
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+const STAKE = 2000n * UNIT
+const REWARD = 600n * UNIT
+
+describe('who verifies, and whether anybody did', () => {
+  let h: Harness
+  const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20, ...o })
+  const solverOf = (): string => Object.entries(h.accounts).find(([, v]) => v === taskOf(h).solver)![0]
+  const verdict = (w: string): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w) }).error
+  const advanceUntilFinal = (): string[] => {
+    const ev: string[] = []
+    for (let i = 0; i < 100 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+    return ev
+  }
+
+  beforeEach(async () => {
+    h = await Harness.create()
+    // Alice submits and is also a registered verifier; Bob is the only solver (and a verifier)
+    expect(h.run('Alice', 'Arbitration', 'register_node', { peerId: peer('Alice'), roles: 1 | 4, stake: STAKE }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2 | 4, stake: STAKE }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: STAKE }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task()).error).toBeUndefined()
+    h.advance(1)
+    expect(solverOf()).toBe('Bob')
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+    h.advance(1)
+  })
+
+  it('neither the submitter nor the solver can vouch for the task', () => {
+    expect(verdict('Alice')).toBe('Arbitration.SubmitterCannotVerify')
+    expect(verdict('Bob')).toBe('Arbitration.SolverCannotVerify')
+    expect(taskOf(h).verdicts).toEqual([])
+  })
+
+  it('a task nobody verified is not paid: after the extensions the escrow goes back and the solver gets nothing (nor is slashed)', () => {
+    const [alice, bob] = [h.free('Alice'), h.free('Bob')]
+    const ev = advanceUntilFinal()
+    expect(ev.filter(e => e === 'Arbitration.VerificationExtended')).toHaveLength(MAX_VERIFY_EXTENSIONS)
+    expect(ev).toContain('Arbitration.TaskUnverified')
+    expect(ev).not.toContain('Arbitration.TaskSettled')
+    expect(taskOf(h).phase).toBe('Unverified')
+    expect(h.free('Bob')).toBe(bob)
+    expect(h.reserved('Bob')).toBe(STAKE)
+    expect(h.free('Alice') - alice).toBe(1000n * UNIT)
+    expect(h.reserved('Alice')).toBe(STAKE)
+  })
+
+  it('a verdict arriving during an extension completes the quorum and the task is paid then', () => {
+    const bob = h.free('Bob')
+    h.advance(6)
+    expect(taskOf(h).extensions).toBe(1)
+    expect(verdict('Dave')).toBeUndefined()
+    expect(advanceUntilFinal()).toContain('Arbitration.TaskSettled')
+    expect(taskOf(h).phase).toBe('Settled')
+    expect(h.free('Bob') - bob).toBe(REWARD)
+  })
+
+  it('a selected solver cannot re-roll the selection for free', () => {
+    expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob2'), roles: 2, stake: STAKE }).error).toBe('Arbitration.AlreadyRegistered')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task()).error).toBeUndefined()
+    h.advance(1)
+    const t1 = h.read<TaskInfo>('Arbitration', 'Tasks', 1)!
+    expect(t1.solver).toBe(h.accounts.Bob)
+    const before = h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake
+    const r = h.run('Bob', 'Arbitration', 'release_task', { taskId: 1 })
+    expect(r.error).toBeUndefined()
+    const after = h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake
+    const bond = h.read<{ disputeBond: bigint }>('Arbitration', 'Params')!.disputeBond
+    expect(before - after).toBe(bond)
+  })
+})
+
+describe('forced errors that cannot be milked', () => {
+  const JACKPOT = 200n * UNIT
+  let forced: { run: Run, step: number, output: string, proof: string }
+  beforeAll(async () => {
+    await initBackend('wasm')
+    const ds = syntheticDataset(7, 64, 8)
+    const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
+    const d = await forcedDrawOf(await honestRun(p, ds, 2))
+    expect(d.step).not.toBeNull()
+    forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
+  }, 120_000)
+  const cheat = (run: Run) => tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
+  const settle = (h: Harness): string[] => {
+    const ev: string[] = []
+    for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+    return ev
+  }
+
+  /** Bob solves with Ferdie as his puppet; Dave is an honest verifier. Returns each one's gain. */
+  async function scenario (puppet: boolean): Promise<{ coalition: bigint, dave: bigint, treasury: bigint }> {
+    const { run, step } = forced
+    const side = cheat(run)
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+    const total = (n: string): bigint => h.free(n) + h.reserved(n)
+    const start: Record<string, bigint> = { Bob: total('Bob'), Ferdie: total('Ferdie'), Dave: total('Dave') }
+    const treasury = h.free(TREASURY)
+    let id = 0
+    if (puppet) {
+      // the puppet opens first, in the block right after the commit: Bob told it the step
+      expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
+      expect(playDispute(h, run, side, honest(run), { disputeId: id++, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    }
+    // Dave replays, finds the step and disputes within the jackpot window
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
+    expect(playDispute(h, run, side, honest(run), { disputeId: id, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
+    if (!puppet) expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    settle(h)
+    expect(taskOf(h).phase).toBe('Settled')
+    const gain = (n: string): bigint => total(n) - start[n]
+    return { coalition: gain('Bob') + gain('Ferdie'), dave: gain('Dave'), treasury: h.free(TREASURY) - treasury }
+  }
+
+  it('a puppet that catches its own solver\'s forced error first gains the coalition nothing and the treasury pays nothing', async () => {
+    const honestCase = await scenario(false)
+    const puppetCase = await scenario(true)
+    // the most a coalition can take from a forced error is the reward it would have had without one
+    expect(puppetCase.coalition).toBeLessThanOrEqual(REWARD)
+    expect(honestCase.coalition).toBeLessThanOrEqual(REWARD)
+    expect(puppetCase.treasury).toBeGreaterThanOrEqual(0n)
+    expect(honestCase.treasury).toBeGreaterThanOrEqual(0n)
+    // the honest verifier who found it within the window is still paid a share of the jackpot (not zero, as first-opened was)
+    expect(puppetCase.dave).toBeGreaterThan(100n * UNIT)
+    expect(honestCase.dave).toBe(JACKPOT + 100n * UNIT)
+    expect(JACKPOT_WINDOW).toBeGreaterThan(0)
+  }, 120_000)
+
+  it('a lazy verifier that accepts a sample containing the forced step loses stake and is not paid', async () => {
+    const { run, step } = forced
+    const side = cheat(run)
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
+    h.advance(1)
+    // on this 5-step task every sample is the whole run, so Eve's accept lists the forced step
+    const eve = harnessSample(h, 'Eve')
+    expect(eve).toContain(step)
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: eve }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
+    expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    const eveBefore = h.free('Eve') + h.reserved('Eve')
+    const ev = settle(h)
+    expect(ev).toContain('Arbitration.VerdictSlashed')
+    expect(h.free('Eve') + h.reserved('Eve')).toBeLessThan(eveBefore)
+    expect(taskOf(h).phase).toBe('Settled')
+  }, 60_000)
+})
