@@ -20,7 +20,8 @@ export const AVAILABILITY_TYPES: NamedTypes = {
 export const AVAILABILITY_STORAGE: StorageSpec[] = [
   { name: 'NextAvailabilityId', type: 'u64', modifier: 'Default', docs: 'Id of the next data-availability challenge.' },
   { name: 'AvailabilityChallenges', key: 'u64', hasher: 'Twox64Concat', type: 'AvailabilityChallenge', modifier: 'Optional', docs: 'Data-availability challenges by id.' },
-  { name: 'OpenAvailability', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<(u32, u64)>', modifier: 'Default', docs: 'Per task: (checkpoint step, challenge id) of every open availability challenge.' }
+  { name: 'OpenAvailability', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<(u32, u64)>', modifier: 'Default', docs: 'Per task: (checkpoint step, challenge id) of every open availability challenge.' },
+  { name: 'AnsweredAvailability', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u64>', modifier: 'Default', docs: 'Per task: answered challenges whose deposits are settled with the task.' }
 ]
 
 export const AVAILABILITY_CALLS: CallSpec[] = [
@@ -31,8 +32,9 @@ export const AVAILABILITY_CALLS: CallSpec[] = [
 
 export const AVAILABILITY_EVENTS: EventSpec[] = [
   { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Sample seed: protocols/availability availabilitySeed(hash of this block, challenge_id).' },
-  { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The sampled rows with their proofs, for anyone; the deposit went to the solver.' },
-  { name: 'AvailabilityTimedOut', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: 'The solver did not answer in time: slashed, the task fails.' }
+  { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The sampled rows with their proofs, for anyone; the deposit stays reserved until the task ends (AvailabilityDepositSettled).' },
+  { name: 'AvailabilityTimedOut', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: 'The solver did not answer in time: slashed, the task fails.' },
+  { name: 'AvailabilityDepositSettled', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'At the end of the task, the deposit of an answered challenge: to the solver if the task was verified anyway, back to the challenger if not.' }
 ]
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })

@@ -124,8 +124,10 @@ export function respondAvailability (ctx: Context, who: string, a: { challengeId
     if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidAvailabilityResponse')
   }
-  // anti-griefing: a needless challenge costs the challenger its deposit, paid to the solver
-  repatriateReserved(ctx, c.challenger, c.solver, c.deposit)
+  // the deposit stays reserved until settlement: it goes to the solver if the task is
+  // verified anyway (the challenge was needless), back to the challenger if nobody
+  // could verify it (the solver held the data but did not serve it)
+  ctx.store.put(P, 'AnsweredAvailability', c.taskId, [...ctx.store.read<bigint[]>(P, 'AnsweredAvailability', c.taskId), a.challengeId])
   c.status = 'Answered'
   c.responseHash = u8aToHex(sha256(bytes))
   finish(ctx, a.challengeId, c)
@@ -143,6 +145,22 @@ export function availabilityTimeout (ctx: Context, _who: string, a: { challengeI
   c.status = 'TimedOut'
   finish(ctx, a.challengeId, c)
   ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
+}
+
+/**
+ * At the end of a task: the deposits of answered challenges go to the solver
+ * when `toSolver` (the task was verified by others: the challenge was
+ * needless), else back to their challengers (possession shown, but nothing served).
+ */
+export function settleAnsweredDeposits (ctx: Context, taskId: bigint, toSolver: boolean): void {
+  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', taskId)) {
+    const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
+    if (c === undefined) continue
+    if (toSolver) repatriateReserved(ctx, c.challenger, c.solver, c.deposit)
+    else unreserve(ctx, c.challenger, c.deposit)
+    ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to: toSolver ? c.solver : c.challenger, amount: c.deposit })
+  }
+  ctx.store.remove(P, 'AnsweredAvailability', taskId)
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

@@ -1,3 +1,4 @@
+import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { adjustActive, params, penalizeSolver, putTask, slashStake, trySelect, type DisputeInfo, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
@@ -101,6 +102,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   }
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
+  settleAnsweredDeposits(ctx, id, success)
   adjustActive(ctx, t.solver, -1)
   for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
   t.phase = success ? 'Settled' : 'Failed'
@@ -118,6 +120,7 @@ function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: numb
   }
   const refunded = t.escrow - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
+  settleAnsweredDeposits(ctx, id, false)
   adjustActive(ctx, t.solver, -1)
   for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
   t.phase = 'Unverified'

@@ -289,13 +289,13 @@ export const PALLETS: PalletSpec[] = [
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
       { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per challenger whose dispute at the revealed step was opened within JackpotWindow blocks of the first.' },
-      { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
-      { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
       { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32']], docs: 'The solver proved that `step` was its forced error: no slash for rulings at that step.' },
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
       { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
-      ...AVAILABILITY_EVENTS
+      ...AVAILABILITY_EVENTS,
+      { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
+      { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' }
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),

@@ -76,7 +76,7 @@ describe('availability challenge: rules', () => {
     expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBe('Arbitration.ChallengeWindowClosed')
   })
 
-  it('a valid answer in time: the challenge fails, the deposit goes to the solver, the task settles', () => {
+  it('a valid answer in time: the challenge fails; the task settles on its verdicts and the deposit goes to the solver then', () => {
     expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
     const seed = seedNow()
     const bytes = answer(seed)
@@ -89,8 +89,9 @@ describe('availability challenge: rules', () => {
     expect(r.error).toBeUndefined()
     expect(r.events).toContain('Arbitration.AvailabilityAnswered')
     const bond = challenge().deposit
-    expect(h.free(solver)).toBe(solverFree + bond)
-    expect(h.reserved('Dave')).toBe(daveReserved - bond)
+    // the deposit waits for the task's end: it goes to the solver only if the task is verified anyway
+    expect(h.free(solver)).toBe(solverFree)
+    expect(h.reserved('Dave')).toBe(daveReserved)
     expect(challenge().status).toBe('Answered')
     expect(challenge().responseHash).toBe(u8aToHex(sha256(bytes)))
     expect(getTask().openDisputes).toBe(0)
@@ -99,8 +100,11 @@ describe('availability challenge: rules', () => {
     expect(h.run('Dave', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
     // an answered challenge does not fail the task: it settles on its verdicts
     for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
-    h.advance(12)
+    expect(h.advance(12)).toContain('Arbitration.AvailabilityDepositSettled')
     expect(getTask().phase).toBe('Settled')
+    // verified by others: the challenge was needless, its deposit is the solver's
+    expect(h.free(solver) - solverFree).toBe(bond + 600n * UNIT)
+    expect(h.reserved('Dave')).toBe(daveReserved - bond)
   })
 
   it('no answer in the block that opened it (samples not drawn yet), none after the deadline', () => {

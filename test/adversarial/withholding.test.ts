@@ -1,0 +1,74 @@
+import { u8aToHex, hexToU8a } from '@polkadot/util'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { UNIT } from '../../devnet/chain/dev-spec.js'
+import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
+import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
+import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
+import { harnessSample } from '../helpers/verdict-sample.js'
+import { Harness } from '../unit/chain/harness.js'
+
+// A solver that keeps its checkpoints but serves them to nobody: it answers
+// every availability challenge (it can prove possession), so before it
+// collected every challenger's deposit and was paid in full though nobody
+// could replay a step. Each test fails if withholding pays.
+
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+const STAKE = 2000n * UNIT
+const REWARD = 600n * UNIT
+const STEP = 5
+const tensor = (shape: number[], seed: number): TensorData => ({ shape, dtype: 'float32', values: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(seed * 1000 + i)) })
+const STATE = [tensor([12, 6], 1), tensor([6], 2), tensor([6, 3], 3), tensor([3], 4)]
+const ROOTS = Array.from({ length: 11 }, (_, s) => s === STEP ? stateRoot(STATE, STEP) : sha256(Uint8Array.of(s)))
+
+let h: Harness
+const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
+const total = (n: string): bigint => h.free(n) + h.reserved(n)
+
+beforeEach(async () => {
+  h = await Harness.create()
+  for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
+  expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20 }).error).toBeUndefined()
+  h.advance(1)
+  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+})
+
+/** Dave cannot fetch checkpoint STEP and challenges; Bob proves he holds it. */
+function challengedAndAnswered (): void {
+  expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+  const seed = availabilitySeed(hexToU8a(h.parentHash), 0)
+  const answer = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
+  expect(h.run('Bob', 'Arbitration', 'respond_availability', { challengeId: 0, response: u8aToHex(answer) }).error).toBeUndefined()
+}
+
+function toTheEnd (): string[] {
+  const ev: string[] = []
+  for (let i = 0; i < 100 && task().phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  return ev
+}
+
+describe('withheld checkpoints', () => {
+  it('a solver that answers the challenge but serves nobody is paid nothing, and the challenger loses nothing', () => {
+    const [bob, dave] = [total('Bob'), total('Dave')]
+    challengedAndAnswered()
+    // nobody else can replay either: no accept comes
+    const ev = toTheEnd()
+    expect(ev).toContain('Arbitration.TaskUnverified')
+    expect(ev).toContain('Arbitration.AvailabilityDepositSettled')
+    expect(total('Bob')).toBe(bob)
+    expect(total('Dave')).toBe(dave)
+    expect(h.reserved('Dave')).toBe(STAKE)
+  })
+
+  it('a needless challenge of a solver others could verify costs the challenger its deposit, to the solver', () => {
+    const [bob, dave] = [total('Bob'), total('Dave')]
+    challengedAndAnswered()
+    h.advance(1)
+    for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
+    const ev = toTheEnd()
+    expect(ev).toContain('Arbitration.TaskSettled')
+    const deposit = h.read<{ disputeBond: bigint }>('Arbitration', 'Params')!.disputeBond
+    expect(total('Bob') - bob).toBe(REWARD + deposit)
+    expect(total('Dave') - dave).toBe(100n * UNIT - deposit)
+  })
+})
