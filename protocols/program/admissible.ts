@@ -1,8 +1,7 @@
 import { isBatchLayout } from '../data/layout.js'
 import { runtimeInfo } from './runtime.js'
-import type { LayerJson } from './topology.js'
 import type { TaskProgram } from './program.js'
-import type { TopologyInfo } from './topology.js'
+import type { LayerJson, TopologyInfo } from './topology.js'
 
 // Admissibility: a program is verifiable only if every dispute over one of
 // its steps can end in a claim the chain can judge. A dispute narrows to one

@@ -221,7 +221,9 @@ function checkProgram (ctx: Context, programHash: string, programHex: string): v
   let program: ReturnType<typeof parseProgramBytes>
   try { program = parseProgramBytes(bytes) } catch { ctx.fail(P, 'InvalidProgram') }
   const ref = ctx.reference
-  ctx.ensure(ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok, P, 'ProgramNotVerifiable')
+  let ok = false
+  try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
+  ctx.ensure(ok, P, 'ProgramNotVerifiable')
 }
 
 /** Stake-weighted selection among registered solvers not excluded; randomness = parent block hash. */
