@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
-import { sizeOf } from '../../../protocols/commit/tensor.js'
+import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../protocols/commit/tensor.js'
 import { isBatchLayout } from '../../../protocols/data/layout.js'
-import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, parseProgramBytes, programBytes, stepKernels, validateProgram, type TaskProgram } from '../../../protocols/program/index.js'
-import { elementOperands, opShapeOf, supportsElement } from '../../../protocols/reference/index.js'
+import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
+import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
@@ -65,6 +65,57 @@ describe('admissibility vs traced training steps (wasm)', () => {
       }
       expect(data).toBeGreaterThanOrEqual(2)
     })
+  }
+})
+
+// Other topologies the validator accepts (same padding, strides, pool 3x3, a Reshape input,
+// no bias, a deeper MLP), at batch 1 and 64: the step's kernels are among the rule's, and each
+// op's reference reproduces the backend's values on a sample of elements.
+const g = { class_name: 'GlorotUniform', config: { seed: null } }
+const conv = (name: string, filters: number, extra: Record<string, unknown>): LayerJson => ({ class_name: 'Conv2D', config: { name, filters, kernel_size: [3, 3], activation: 'relu', kernel_initializer: g, ...extra } })
+const dense = (name: string, units: number, activation: string, extra: Record<string, unknown> = {}): LayerJson => ({ class_name: 'Dense', config: { name, units, activation, kernel_initializer: g, ...extra } })
+const seq = (layers: LayerJson[]): SequentialJson => ({ class_name: 'Sequential', config: { layers } })
+const VARIANTS: Record<string, SequentialJson> = {
+  'conv same/stride 2, pool 3x3 same': seq([conv('c1', 4, { batch_input_shape: [null, 28, 28, 1], padding: 'same', strides: [2, 2] }), { class_name: 'MaxPooling2D', config: { name: 'p', pool_size: [3, 3], strides: [2, 2], padding: 'same' } }, { class_name: 'Flatten', config: { name: 'f' } }, dense('d', 10, 'linear')]),
+  'reshape input, 5x4 kernel, no bias': seq([{ class_name: 'Reshape', config: { name: 'r', batch_input_shape: [null, 784], target_shape: [28, 28, 1] } }, conv('c1', 2, { use_bias: false, kernel_size: [5, 4] }), { class_name: 'Flatten', config: { name: 'f' } }, dense('h', 16, 'relu', { use_bias: false }), dense('d', 10, 'linear')]),
+  'three dense layers': seq([dense('a', 64, 'relu', { batch_input_shape: [null, 784] }), dense('b', 50, 'relu'), dense('d', 10, 'linear')])
+}
+
+function slice (t: TensorData, r: OperandRef): TypedValues {
+  const { rows, cols } = matrixView(t.shape)
+  if (r.axis === 'row') return t.values.subarray(r.index * cols, (r.index + 1) * cols)
+  const out = new Float32Array(rows)
+  for (let i = 0; i < rows; i++) out[i] = t.values[i * cols + r.index]
+  return out
+}
+const bits = (x: number): number => new Uint32Array(Float32Array.of(x).buffer)[0]
+
+describe('admissibility vs traced steps of other admissible topologies (wasm)', () => {
+  for (const [name, topology] of Object.entries(VARIANTS)) {
+    for (const [optimizer, batchSize] of [['sgd', 1], ['adam', 64]] as const) {
+      it(`${name}, ${optimizer}, batch ${batchSize}`, async () => {
+        const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 2, optimizer, batchSize, seed: 3 })
+        p.model = { name, topology }
+        const v = validateProgram(p)
+        expect(admissibility(v, supportsElement).ok).toBe(true)
+        const tr = await trace(p)
+        expect(traced(tr).filter(k => !stepKernels(p).includes(k))).toEqual([])
+        let checked = 0
+        for (const e of tr.entries) {
+          if (e.kernel === STATE_PSEUDO_KERNEL) continue
+          expect(e.outputs.length, e.kernel).toBe(1)
+          const op = opShapeOf(e); const n = sizeOf(op.output.shape); const vals = tr.values[e.index]
+          for (let f = 0; f < n; f += Math.max(1, Math.floor(n / 40))) {
+            const got = computeElement(p.runtime, op, f, elementOperands(p.runtime, op, f).map(r => slice(vals.inputs[r.input], r)))
+            const want = vals.outputs[0].values[f]
+            if (!(Number.isNaN(got) && Number.isNaN(want))) expect(bits(got), `${e.kernel} element ${f} ${JSON.stringify(e.attrs)}`).toBe(bits(want))
+            checked++
+          }
+          for (const inp of e.inputs) if (inp.ref.kind === 'data') expect(isBatchLayout(inp.shape, batchSize, inp.ref.name === 'x' ? ds.rowSize : ds.classes)).toBe(true)
+        }
+        expect(checked).toBeGreaterThan(500)
+      })
+    }
   }
 })
 
