@@ -175,8 +175,9 @@ export class ChainClient {
   async setRoles (roles: number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.setRoles(roles)) }
   async unregister (): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.unregister()) }
 
-  async submitTask (p: TaskParams): Promise<bigint> {
-    const o = await this.send(this.api.tx.arbitration.submitTask(p.programHash, p.datasetRoot, p.skeletonRoot, p.steps, p.checkpointEvery,
+  /** `program`: the canonical program bytes (protocols/program programBytes) that programHash is the sha256 of. */
+  async submitTask (p: TaskParams & { program: Uint8Array }): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.submitTask(p.programHash, u8aToHex(p.program), p.datasetRoot, p.skeletonRoot, p.steps, p.checkpointEvery,
       p.escrow, p.solverReward, p.verifierReward, p.verifierCount, p.challengeWindow, p.solveTimeout))
     return this.field(o, 'TaskSubmitted', 'taskId') as bigint
   }

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, VerifyResult } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { admissibility } from '../../protocols/program/admissible.js'
+import { supportsElement } from '../../protocols/reference/index.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
 import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
@@ -132,7 +134,11 @@ export class NodePorts implements RolePorts {
   // ---- submitter ----
 
   async submitTask (spec: TaskSpec): Promise<SubmitResult> {
-    const { info: _info, ...program } = validateProgram(spec.program)
+    const validated = validateProgram(spec.program)
+    // refused here with the reason, before the commitments are computed (the chain refuses it too)
+    const adm = admissibility(validated, supportsElement)
+    if (!adm.ok) throw new Error(`task refused: ${adm.reason}`)
+    const { info: _info, ...program } = validated
     const phash = programHash(program)
     const dir = join(this.dataDir, 'submit', phash.slice(0, 16))
     mkdirSync(dir, { recursive: true })
@@ -155,6 +161,7 @@ export class NodePorts implements RolePorts {
     }
     const taskId = await chain.submitTask({
       programHash: hex0x(phash),
+      program: programBytes,
       datasetRoot: hex0x(datasetRoot),
       skeletonRoot: hex0x(skeletonRoot),
       steps: program.steps,

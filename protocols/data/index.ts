@@ -1,2 +1,3 @@
 export * from './prng.js'
 export * from './order.js'
+export * from './layout.js'

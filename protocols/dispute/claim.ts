@@ -2,6 +2,7 @@ import { decode, encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, rootFromProof, sha256, sizedRoot, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
 import { combineRoots, matrixView, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
+import { batchElement, isBatchLayout } from '../data/layout.js'
 import { batchIndices } from '../data/order.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import { datasetRootOf } from './dataset.js'
@@ -338,8 +339,9 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const k = int(c.k, 'k')
       const inp = e.inputs[k]
       if (inp === undefined || inp.ref.kind !== 'data') reject('InvalidClaim', `input ${k} of entry ${e.index} is not batch data`)
+      // the batch holds one dataset row per example, of any shape ([b,784], [b,28,28,1])
       const cols = inp.ref.name === 'x' ? prog.rowSize : prog.classes
-      if (!sameShape(inp.shape, [prog.batchSize, cols])) reject('UnsupportedKernel', `batch input of shape [${inp.shape.join(',')}] is not [batch, ${cols}]`)
+      if (!isBatchLayout(inp.shape, prog.batchSize, cols)) reject('UnsupportedKernel', `batch input of shape [${inp.shape.join(',')}] is not [${prog.batchSize}, ...] with ${cols} values per example`)
       const xRoot = h32(c.xRoot, 'xRoot'); const yRoot = h32(c.yRoot, 'yRoot')
       if (!bytesEqual(datasetRootOf(xRoot, yRoot), env.datasetRoot)) reject('InvalidProof', 'xRoot/yRoot do not open dataset_root')
       const flat = int(c.flat, 'flat')
@@ -348,14 +350,14 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const pos = posInSlice(inp.shape, d.axis, d.index, flat)
       if (pos === undefined || d.dtype !== 'float32' || !sameShape(d.shape, inp.shape)) reject('InvalidClaim', 'the defender slice does not hold the element')
       if (!verifySlice(fromHex(inp.commitment), d)) reject('InvalidProof', 'defender batch slice')
-      const r = Math.floor(flat / cols)
+      const { r, offset } = batchElement(flat, cols)
       const row = batchIndices(prog.seed, prog.trainSize, prog.batchSize, env.step)[r]
       const ds = slice(c.row, 'row')
       if (ds.axis !== 'row' || ds.index !== row || ds.dtype !== 'float32' || !sameShape(ds.shape, [prog.trainSize, cols])) reject('InvalidClaim', `the dataset slice must be row ${row} of [${prog.trainSize}, ${cols}]`)
       if (!verifySlice(inp.ref.name === 'x' ? xRoot : yRoot, ds)) reject('InvalidProof', 'dataset row')
-      const want = bitsAt('float32', valuesFromBytes('float32', sliceBytes(ds)), flat % cols)
+      const want = bitsAt('float32', valuesFromBytes('float32', sliceBytes(ds)), offset)
       const got = bitsAt('float32', valuesFromBytes('float32', sliceBytes(d)), pos)
-      return want === got ? challengerLoses(`batch element ${flat} is dataset row ${row}`) : defenderLoses(`batch element ${flat} of entry ${e.index} is not dataset row ${row}, element ${flat % cols}`)
+      return want === got ? challengerLoses(`batch element ${flat} is dataset row ${row}`) : defenderLoses(`batch element ${flat} of entry ${e.index} is not dataset row ${row}, element ${offset}`)
     }
     default: reject('InvalidClaim', `unknown claim kind ${String((c as { kind?: unknown }).kind)}`)
   }

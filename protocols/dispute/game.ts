@@ -1,6 +1,7 @@
 import { encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, leafHash, merkleProof, merkleRoot, sha256, toHex, fromHex } from '../commit/merkle.js'
-import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, sizeOf, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { batchElement } from '../data/layout.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
@@ -372,8 +373,9 @@ export class ChallengerGame {
     if (tree.io === 'in') {
       const name = (de.inputs[tree.k].ref as { name: 'x' | 'y' }).name
       if (this.o.dataset === undefined) return { fail: 'no dataset to prove a batch row' }
-      const { batch } = { batch: Math.floor(flat / cols) }
-      return this.claim({ v: 1, kind: 'data', commit, index: ei, entry: entryBytes, path, program: this.o.program, k: tree.k, flat, slice, row: this.o.dataset.row(name, this.batchRow(batch)), xRoot: this.o.dataset.xRoot, yRoot: this.o.dataset.yRoot })
+      // one dataset row per example, whatever the batch's shape ([b,784] or [b,28,28,1])
+      const { r } = batchElement(flat, sizeOf(mineT.shape) / mineT.shape[0])
+      return this.claim({ v: 1, kind: 'data', commit, index: ei, entry: entryBytes, path, program: this.o.program, k: tree.k, flat, slice, row: this.o.dataset.row(name, this.batchRow(r)), xRoot: this.o.dataset.xRoot, yRoot: this.o.dataset.yRoot })
     }
     const operands = this.operandsFor(ei, flat)
     if (typeof operands === 'string') return { fail: operands }

@@ -16,7 +16,7 @@ export interface RuntimeInfo {
 
 export const RUNTIMES: Record<string, RuntimeInfo> = {
   [WASM_RUNTIME]: { id: WASM_RUNTIME, backend: 'wasm', verifiable: true, note: 'canonical: pinned SIMD .wasm, single thread' },
-  [CPU_RUNTIME]: { id: CPU_RUNTIME, backend: 'cpu', verifiable: true, note: 'plain JS kernels; deterministic but differs from wasm' },
+  [CPU_RUNTIME]: { id: CPU_RUNTIME, backend: 'cpu', verifiable: true, note: 'plain JS kernels; deterministic (local proofs and replays) but differs from wasm; most kernels have no element reference, so tasks on it are not admissible on chain' },
   [NODE_RUNTIME]: { id: NODE_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'libtensorflow; fast, not bitwise reproducible across machines' },
   [NODE_GPU_RUNTIME]: { id: NODE_GPU_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'CUDA; fast, not bitwise reproducible' }
 }

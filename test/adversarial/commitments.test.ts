@@ -11,6 +11,7 @@ import { newProgram } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { honestRun, type Run } from '../unit/dispute/fixture.js'
 
@@ -114,10 +115,11 @@ describe('truncated proofs', () => {
   const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
   it('a 1,000-step task committed with 1 step is refused, and the solver is never paid for it', async () => {
-    const h = await Harness.create()
+    const h = await Harness.create({ reference })
+    const p = taskProgram({ steps: 1000, checkpointEvery: 100 })
     expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 2000n * UNIT }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: 2000n * UNIT }).error).toBeUndefined()
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20 }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20 }).error).toBeUndefined()
     h.advance(1)
     const bobFree = h.free('Bob')
     for (const stepCount of [1, 999, 1001]) {

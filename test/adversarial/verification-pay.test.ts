@@ -7,6 +7,8 @@ import { newProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
+import * as reference from '../../protocols/reference/index.js'
+import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
 
@@ -22,7 +24,8 @@ const REWARD = 600n * UNIT
 
 describe('who verifies, and whether anybody did', () => {
   let h: Harness
-  const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20, ...o })
+  const program = taskProgram({ steps: 100, checkpointEvery: 10 })
+  const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20, ...o })
   const solverOf = (): string => Object.entries(h.accounts).find(([, v]) => v === taskOf(h).solver)![0]
   const verdict = (w: string): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w) }).error
   const advanceUntilFinal = (): string[] => {
@@ -32,7 +35,7 @@ describe('who verifies, and whether anybody did', () => {
   }
 
   beforeEach(async () => {
-    h = await Harness.create()
+    h = await Harness.create({ reference })
     // Alice submits and is also a registered verifier; Bob is the only solver (and a verifier)
     expect(h.run('Alice', 'Arbitration', 'register_node', { peerId: peer('Alice'), roles: 1 | 4, stake: STAKE }).error).toBeUndefined()
     expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2 | 4, stake: STAKE }).error).toBeUndefined()

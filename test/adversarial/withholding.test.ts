@@ -5,6 +5,8 @@ import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
 import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
+import * as reference from '../../protocols/reference/index.js'
+import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // A solver that keeps its checkpoints but serves them to nobody: it answers
@@ -26,9 +28,10 @@ const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
 const total = (n: string): bigint => h.free(n) + h.reserved(n)
 
 beforeEach(async () => {
-  h = await Harness.create()
+  h = await Harness.create({ reference })
+  const p = taskProgram({ steps: 10, checkpointEvery: 5 })
   for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
-  expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20 }).error).toBeUndefined()
+  expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20 }).error).toBeUndefined()
   h.advance(1)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
 })

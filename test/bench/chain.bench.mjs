@@ -25,6 +25,7 @@ import { commitTensor, proveSlice, sha256, toHex, merkleRoot, fromHex } from '..
 import { DefenderGame, encodeClaim, decodeClaim, judgeClaim, encodeEntryBytes, treeLevels, pathWith } from '../../dist/protocols/dispute/index.js'
 import * as reference from '../../dist/protocols/reference/index.js'
 import { WASM_RUNTIME } from '../../dist/protocols/program/runtime.js'
+import { newProgram, programBytes } from '../../dist/protocols/program/index.js'
 import { Runtime } from '../../dist/devnet/chain/runtime/executive.js'
 import { devGenesis, UNIT } from '../../dist/devnet/chain/dev-spec.js'
 import { verifySignature } from '../../dist/devnet/chain/runtime/signature.js'
@@ -249,7 +250,8 @@ async function adjudicationBench () {
   const entries = Array.from({ length: 16 }, (_, i) => entry(i))
   const kr = new Keyring({ type: 'sr25519' })
   const bob = kr.addFromUri('//Bob'); const dave = kr.addFromUri('//Dave')
-  const program = new TextEncoder().encode(JSON.stringify({ runtime, seed: 1, batchSize: M, dataset: { trainSize: 60000, rowSize: K, classes: 10 } }))
+  // a real (admissible) mlp program: submit_task checks it, the claim reads runtime and data order from it
+  const program = programBytes(newProgram({ model: 'mlp', runtime, seed: 1, batchSize: M, steps: 7, checkpointEvery: 1, dataset: { kind: 'synthetic', name: 'bench', sha256: 'ab'.repeat(32), trainSize: 60000, testSize: 0, rowSize: K, classes: 10, syntheticSeed: 1 } }))
   const step = 3
   const stateRoots = Array.from({ length: 8 }, (_, i) => toHex(sha256(Uint8Array.of(i))))
   const D = new DefenderGame({ disputeId: 0, step, entries, tensor: (e, io, k) => io === 'out' ? bad : (k === 0 ? A : B), account: bob.publicKey, sign: m => bob.sign(m), stateRoots })
@@ -301,7 +303,7 @@ async function adjudicationBench () {
   const peer = (s) => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
   const alice = kr.addFromUri('//Alice')
   block([[bob, 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 10_000n * UNIT }], [dave, 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4 | 8, stake: 10_000n * UNIT }]])
-  block([[alice, 'Arbitration', 'submit_task', { programHash: u8aToHex(sha256(program)), datasetRoot: u8aToHex(new Uint8Array(32)), skeletonRoot: u8aToHex(merkleRoot(entries.map(e => sha256(encodeEntryBytes(e))))), steps: 7, checkpointEvery: 1, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 50, solveTimeout: 20 }]])
+  block([[alice, 'Arbitration', 'submit_task', { programHash: u8aToHex(sha256(program)), program: u8aToHex(program), datasetRoot: u8aToHex(new Uint8Array(32)), skeletonRoot: u8aToHex(merkleRoot(entries.map(e => sha256(encodeEntryBytes(e))))), steps: 7, checkpointEvery: 1, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 50, solveTimeout: 20 }]])
   block([])
   block([[bob, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(proofRoot), finalStateRoot: '0x' + stateRoots[7], stepCount: 7, checkpoints: [] }]])
   block([[dave, 'Arbitration', 'open_dispute', { taskId: 0, defender: u8aToHex(bob.publicKey), kind: 'SolverProof', disputedStep: step }]])

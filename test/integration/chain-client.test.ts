@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
 import { clientSample } from '../helpers/verdict-sample.js'
+import { taskProgram } from '../helpers/program.js'
 import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // The node's typed client drives every Arbitration call against the dev chain process.
 
 const UNIT = 10n ** 12n
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const P1 = taskProgram({ steps: 8, checkpointEvery: 4 })
+const P2 = taskProgram({ steps: 8, checkpointEvery: 4, seed: 4 })
 let chain: ChainProcess
 let dir: string
 const c: Record<string, ChainClient> = {}
@@ -45,7 +48,10 @@ describe('ChainClient over the dev chain', () => {
     expect((await c.Eve.node())?.stake).toBe(2000n * UNIT)
     expect(await c.Alice.peerOwner('12D3KooWBobPeer')).toBe(c.Bob.accountId)
 
-    const id = await c.Alice.submitTask({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 })
+    // a program the chain cannot adjudicate (tfjs-cpu has no reference for most of its kernels) is refused
+    const cpu = taskProgram({ steps: 8, checkpointEvery: 4, runtime: 'tfjs-cpu@4.22.0' })
+    expect(await err(c.Alice.submitTask({ programHash: cpu.programHash, program: cpu.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 }))).toBe('arbitration.ProgramNotVerifiable')
+    const id = await c.Alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 })
     expect(id).toBe(0n)
     await advance(1)
     let t = await c.Alice.task(id)
@@ -57,7 +63,7 @@ describe('ChainClient over the dev chain', () => {
     await c.Bob.unregister()
     await c.Bob.registerNode('12D3KooWBobPeer', ROLE_SOLVER, 2000n * UNIT)
     // Bob is excluded from task 0 now; a new task goes to him
-    const id2 = await c.Alice.submitTask({ programHash: H(4), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 100, solveTimeout: 50 })
+    const id2 = await c.Alice.submitTask({ programHash: P2.programHash, program: P2.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 100, solveTimeout: 50 })
     await advance(1)
     t = await c.Alice.task(id2)
     expect(t?.solver).toBe(c.Bob.accountId)

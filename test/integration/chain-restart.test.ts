@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
 import type { ApiPromise } from '@polkadot/api'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { taskProgram } from '../helpers/program.js'
 import { connect, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // A restart keeps balances, tasks, history and the transaction pool.
@@ -11,6 +12,7 @@ const procs: ChainProcess[] = []
 const apis: ApiPromise[] = []
 const keyring = new Keyring({ type: 'sr25519' })
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const P1 = taskProgram({ steps: 10, checkpointEvery: 5 })
 
 beforeAll(async () => {
   await cryptoWaitReady()
@@ -39,7 +41,7 @@ describe('dev chain persistence', () => {
     let api = await start(['--block-time', '200'])
     const genesis = api.genesisHash.toHex()
     const t = await sendAndFinalize(api, api.tx.balances.transferKeepAlive(bob.address, 4242n), alice)
-    const task = await sendAndFinalize(api, api.tx.arbitration.submitTask(H(1), H(2), H(3), 10, 5, 1000n, 500n, 100n, 2, 5, 50), alice)
+    const task = await sendAndFinalize(api, api.tx.arbitration.submitTask(P1.programHash, P1.programHex, H(2), H(3), 10, 5, 1000n, 500n, 100n, 2, 5, 50), alice)
     expect(task.events).toContain('arbitration.TaskSubmitted')
     const bobAfter = (await api.query.system.account(bob.address)).data.free.toBigInt()
     const head = (await api.rpc.chain.getHeader()).number.toNumber()
@@ -53,7 +55,7 @@ describe('dev chain persistence', () => {
     expect((await api.query.system.account(bob.address)).data.free.toBigInt()).toBe(bobAfter)
     const stored = await api.query.arbitration.tasks(0)
     expect(stored.isSome).toBe(true)
-    expect(stored.unwrap().programHash.toHex()).toBe(H(1))
+    expect(stored.unwrap().programHash.toHex()).toBe(P1.programHash)
     expect(stored.unwrap().escrow.toBigInt()).toBe(1000n)
     const past = await api.at(t.inBlock as string)
     const ev = await past.query.system.events()

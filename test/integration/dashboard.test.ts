@@ -7,6 +7,7 @@ import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
 import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { clientSample } from '../helpers/verdict-sample.js'
+import { taskProgram } from '../helpers/program.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
@@ -150,6 +151,7 @@ describe('devnet dashboard in headless Chromium', () => {
 
     const UNIT = 10n ** 12n
     const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+    const P1 = taskProgram({ steps: 8, checkpointEvery: 4 })
     const advance = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await alice.api.rpc.engine.createBlock(true, true) }
     const peerIds = dash.aggregator.state().peers.map(p => p.status?.peerId)
     // the real peers' libp2p ids are bound to chain accounts: the peer table shows account and stake
@@ -159,7 +161,7 @@ describe('devnet dashboard in headless Chromium', () => {
     await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
     await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
 
-    const id = await alice.submitTask({ programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
+    const id = await alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
     await advance(1)
     const task = `#tasks tr[data-task="${id}"]`
     await waitTaskPhase(page, id, 'Solving')

@@ -104,9 +104,17 @@ describe('train CLI (separate processes)', () => {
   })
 
   it('a task pinned to tfjs-cpu@4.22.0 trains on cpu with a proof, and replays', async () => {
-    const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--batch', '16', '--checkpoint-every', '2', '--runtime', 'tfjs-cpu@4.22.0', '--synthetic-size', '64')
+    // not verifiable on chain (no element references for most cpu kernels): refused unless for local use
+    const refused = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--runtime', 'tfjs-cpu@4.22.0', '--synthetic-size', '64')
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/task refused: not verifiable: runtime tfjs-cpu@4\.22\.0 has no element reference for .*_FusedMatMul.*--local/)
+    const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--batch', '16', '--checkpoint-every', '2', '--runtime', 'tfjs-cpu@4.22.0', '--local', '--synthetic-size', '64')
     expect(t.code, t.stderr).toBe(0)
+    expect(t.stderr).toMatch(/local-only program/)
     writeFileSync(join(dir, 'cpu.json'), t.stdout)
+    const submit = await cli('submit', '--task', join(dir, 'cpu.json'))
+    expect(submit.code).toBe(2)
+    expect(submit.stderr).toMatch(/task refused: not verifiable/)
     const r = await cli('train', '--task', join(dir, 'cpu.json'), '--out', join(dir, 'cpu'), '--json', '--log-level', 'warn')
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toMatchObject({ backend: 'cpu', runtime: 'tfjs-cpu@4.22.0', proofWritten: true })

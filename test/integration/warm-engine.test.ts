@@ -152,7 +152,7 @@ describe('warm engine', () => {
   }, 120_000)
 
   it('a task pinned to another runtime gets a fresh engine (a process runs one tfjs backend)', async () => {
-    writeFileSync(join(dir, 'task-cpu.json'), await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '6', '--checkpoint-every', '3', '--batch', '16', '--seed', '4', '--synthetic-size', '128', '--runtime', 'tfjs-cpu@4.22.0'))
+    writeFileSync(join(dir, 'task-cpu.json'), await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '6', '--checkpoint-every', '3', '--batch', '16', '--seed', '4', '--synthetic-size', '128', '--runtime', 'tfjs-cpu@4.22.0', '--local'))
     await cli('train', '--task', join(dir, 'task-cpu.json'), '--out', join(dir, 'run-cpu'), '--no-evaluate', '--json')
     expect((await engine.replay(join(dir, 'run'), [2], undefined, 'tfjs-wasm@4.22.0-simd')).results?.[0].match).toBe(true)
     const wasmPid = engine.pid

@@ -2,7 +2,10 @@ import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sr25519VrfVerify } from '@polkadot/util-crypto'
 import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm-crypto'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
+import { sha256 } from '../../../protocols/commit/merkle.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { admissibility } from '../../../protocols/program/admissible.js'
+import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
 import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
@@ -173,10 +176,12 @@ export interface SubmitTaskArgs {
   solveTimeout: number
 }
 
-export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigint {
+export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { program: string }): bigint {
+  const { program, ...a } = call
   // at least one verifier: a task is paid only after a quorum of verdicts stood
   ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount >= 1 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
+  checkProgram(ctx, a, program)
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
   const id = ctx.store.read<bigint>(P, 'NextTaskId')
   ctx.store.put(P, 'NextTaskId', undefined, id + 1n)
@@ -206,6 +211,27 @@ export function submitTask (ctx: Context, who: string, a: SubmitTaskArgs): bigin
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
   ctx.emit(P, 'TaskSubmitted', { taskId: id, submitter: who, escrow: a.escrow })
   return id
+}
+
+/**
+ * A task whose disputes the chain could not adjudicate must not exist: a
+ * cheating solver would win every dispute by the challenger's timeout. The
+ * program bytes must hash to program_hash, be a valid canonical program and
+ * be admissible under the reference semantics this chain judges with.
+ */
+function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): void {
+  const programHash = a.programHash
+  const bytes = hexToU8a(programHex)
+  ctx.ensure(bytes.length <= MAX_PROGRAM_BYTES, P, 'InvalidProgram')
+  ctx.ensure(u8aToHex(sha256(bytes)) === programHash, P, 'ProgramHashMismatch')
+  let program: ReturnType<typeof parseProgramBytes>
+  try { program = parseProgramBytes(bytes) } catch { ctx.fail(P, 'InvalidProgram') }
+  // the chain holds a solver to `steps`; a program of other steps would make an honest solver miss its deadline
+  ctx.ensure(program.steps === a.steps && program.checkpointEvery === a.checkpointEvery, P, 'ProgramMismatch')
+  const ref = ctx.reference
+  let ok = false
+  try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
+  ctx.ensure(ok, P, 'ProgramNotVerifiable')
 }
 
 /** Stake-weighted selection among registered solvers not excluded; randomness = parent block hash. */

@@ -258,8 +258,8 @@ export const PALLETS: PalletSpec[] = [
       {
         name: 'submit_task',
         index: 4,
-        args: [['program_hash', 'H256'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'], ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'], ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32']],
-        docs: 'Post a training task; escrow is reserved. A solver is selected in the next block.'
+        args: [['program_hash', 'H256'], ['program', 'Vec<u8>'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'], ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'], ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32']],
+        docs: 'Post a training task; escrow is reserved. A solver is selected in the next block. `program` is the canonical program JSON (at most 16 KiB) that program_hash is the sha256 of; the task is refused unless the program is admissible (protocols/program/admissible.ts): every kernel of its training step has an element reference on its runtime and every batch input a data claim.'
       },
       { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back for a fee of dispute_bond from its stake (not a free re-roll of the selection and its forced-error draw); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
@@ -341,7 +341,11 @@ export const PALLETS: PalletSpec[] = [
       err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
       err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
       err('IncompleteProof', 'commit_proof: step_count must be the task\'s steps.'),
-      err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.')
+      err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.'),
+      err('ProgramHashMismatch', 'The program bytes do not hash (sha256) to program_hash.'),
+      err('InvalidProgram', 'The program bytes are not a valid canonical task program of at most 16 KiB (protocols/program: validateProgram, programBytes).'),
+      err('ProgramNotVerifiable', 'The program is not admissible: its runtime has no element reference for a kernel its training step emits, or a batch input has no data claim, so its disputes could not be adjudicated (protocols/program/admissible.ts).'),
+      err('ProgramMismatch', 'The task\'s steps or checkpoint_every differ from the program\'s: an honest solver could not commit the proof the chain asks for.')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

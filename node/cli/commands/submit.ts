@@ -1,5 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
+import { admissibility } from '../../../protocols/program/admissible.js'
+import { validateProgram } from '../../../protocols/program/program.js'
+import { supportsElement } from '../../../protocols/reference/index.js'
 import { ControlClient } from '../../control/client.js'
 import { CliError } from '../errors.js'
 import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
@@ -20,6 +23,10 @@ export function register (program: Command): void {
   cmd.action(async (o: { task: string, dataDir?: string, json?: boolean, solverReward?: string, verifierReward?: string, verifiers?: number, challengeWindow?: number, solveTimeout?: number }) => {
     let prog: unknown
     try { prog = JSON.parse(await readFile(o.task, 'utf8')) } catch (err) { throw new CliError(`cannot read the task file ${o.task}: ${(err as Error).message}`, 2) }
+    // refused before any peer is contacted: a task the chain cannot adjudicate is refused there too
+    let adm
+    try { adm = admissibility(validateProgram(prog), supportsElement) } catch (err) { throw new CliError(`invalid task program ${o.task}: ${(err as Error).message}`, 2) }
+    if (!adm.ok) throw new CliError(`task refused: ${adm.reason}`, 2)
     try {
       const c = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
       process.stderr.write('submitting (commitments are computed first; this takes a few seconds)…\n')

@@ -2,6 +2,8 @@ import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
 import { newProgram, programHash, validateProgram } from '../../../protocols/program/program.js'
 import { readJson } from '../../train/store.js'
+import { admissibility } from '../../../protocols/program/admissible.js'
+import { supportsElement } from '../../../protocols/reference/index.js'
 import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
 import { ZOO } from '../../../protocols/program/zoo.js'
 import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
@@ -9,7 +11,7 @@ import { intOpt, numOpt, wrapError } from '../../train/cli-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
-interface NewOpts { rowsRoot: boolean, model: string, dataset: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
 
 export function register (program: Command): void {
   const task = program.command('task').description('create and inspect training task programs')
@@ -26,6 +28,7 @@ export function register (program: Command): void {
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
     .option('--synthetic-size <n>', 'training rows of the synthetic dataset', '2048')
     .option('--no-rows-root', 'skip dataset.rowsRoot (the commitment to the normalised rows; ~1.3 s for Fashion-MNIST)')
+    .option('--local', 'allow a program that is not verifiable on chain (e.g. --runtime tfjs-cpu@4.22.0): for local training and replay only; submit refuses it')
     .option('--out <file>', 'write to a file instead of stdout')
     .action((o: NewOpts) => {
       try {
@@ -49,6 +52,9 @@ export function register (program: Command): void {
           const stateBytes = validateProgram(p).info.params * (o.optimizer === 'adam' ? 3 : 1) * 4
           p.checkpointEvery = recommendedCheckpointEvery(p.steps, stateBytes)
         }
+        const adm = admissibility(validateProgram(p), supportsElement)
+        if (!adm.ok && o.local !== true) throw new CliError(`task refused: ${adm.reason}; pass --local to write it for local training only`, 2)
+        if (!adm.ok) process.stderr.write(`warning: local-only program: ${adm.reason}\n`)
         const text = JSON.stringify(p, null, 2) + '\n'
         if (o.out !== undefined) writeFileSync(o.out, text)
         else process.stdout.write(text)
@@ -61,9 +67,10 @@ export function register (program: Command): void {
     .action((file: string, o: { json?: boolean }) => {
       try {
         const p = validateProgram(readJson(file, 'task file'))
-        const r = { programHash: programHash(p), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
+        const adm = admissibility(p, supportsElement)
+        const r = { programHash: programHash(p), verifiable: adm.ok, ...(adm.ok ? {} : { notVerifiable: adm.reason }), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
         if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
-        else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\nprogram hash ${r.programHash}\n`)
+        else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\nprogram hash ${r.programHash}\n${adm.ok ? 'verifiable on chain' : `local only: ${adm.reason}`}\n`)
       } catch (e) { wrapError(e) }
     })
 }

@@ -4,16 +4,24 @@ import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
+import { sha256 } from '../../../protocols/commit/merkle.js'
 import { Harness } from './harness.js'
-import { testReference } from './matmul-ref.js'
+import * as reference from '../../../protocols/reference/index.js'
+import { taskProgram } from '../../helpers/program.js'
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
-const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({
-  programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
-  solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
-})
+const PROGRAM = taskProgram()
+/** a task of `o.steps` steps comes with a program of those steps (the chain binds the two) */
+const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
+  const steps = (o.steps ?? 100) as number; const checkpointEvery = (o.checkpointEvery ?? 10) as number
+  const p = steps >= 1 && checkpointEvery >= 1 && checkpointEvery <= steps && (steps !== 100 || checkpointEvery !== 10) ? taskProgram({ steps, checkpointEvery }) : PROGRAM
+  return {
+    programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
+    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
+  }
+}
 
 let h: Harness
 const register = (who: string, roles: number, stake = STAKE): string | undefined => h.run(who, 'Arbitration', 'register_node', { peerId: peer(who), roles, stake }).error
@@ -41,7 +49,7 @@ function committed (o: Record<string, unknown> = {}): string {
   return s
 }
 
-beforeEach(async () => { h = await Harness.create({ reference: testReference }) })
+beforeEach(async () => { h = await Harness.create({ reference }) })
 
 describe('Arbitration: nodes', () => {
   it('registers with a reserved stake and rejects bad registrations', () => {
@@ -86,8 +94,34 @@ describe('Arbitration: tasks', () => {
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ steps: 0 })).error).toBe('Arbitration.InvalidTaskParams')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ checkpointEvery: 101 })).error).toBe('Arbitration.InvalidTaskParams')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 700n * UNIT })).error).toBe('Arbitration.InsufficientEscrow')
+    // the task's steps are the program's: otherwise an honest solver could never commit what the chain asks
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: PROGRAM.programHash, program: PROGRAM.programHex, steps: 50 })).error).toBe('Arbitration.ProgramMismatch')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: PROGRAM.programHash, program: PROGRAM.programHex, checkpointEvery: 20 })).error).toBe('Arbitration.ProgramMismatch')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ verifierCount: 0 })).error).toBe('Arbitration.InvalidTaskParams')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, solverReward: 1n })).error).toBe('Arbitration.InsufficientEscrow')
     expect(h.run('Alice', 'Arbitration', 'release_task', { taskId: 7 }).error).toBe('Arbitration.TaskNotFound')
+  })
+
+  it('checks the program bytes against program_hash and refuses a program it cannot adjudicate', () => {
+    const submit = (p: { programHash: string, programHex: string }): string | undefined =>
+      h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: p.programHash, program: p.programHex })).error
+    const other = taskProgram({ seed: 2 })
+    expect(submit({ programHash: PROGRAM.programHash, programHex: other.programHex })).toBe('Arbitration.ProgramHashMismatch')
+    // valid JSON of a valid program, but not canonical (whitespace): a different hash for the same program
+    const pretty = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(PROGRAM.bytes)), null, 1))
+    const prettyHex = '0x' + Buffer.from(pretty).toString('hex')
+    expect(submit({ programHash: '0x' + Buffer.from(sha256(pretty)).toString('hex'), programHex: prettyHex })).toBe('Arbitration.InvalidProgram')
+    const junk = new TextEncoder().encode('{"version":1}')
+    expect(submit({ programHash: '0x' + Buffer.from(sha256(junk)).toString('hex'), programHex: '0x' + Buffer.from(junk).toString('hex') })).toBe('Arbitration.InvalidProgram')
+    const huge = new Uint8Array(16 * 1024 + 1).fill(32)
+    expect(submit({ programHash: '0x' + Buffer.from(sha256(huge)).toString('hex'), programHex: '0x' + Buffer.from(huge).toString('hex') })).toBe('Arbitration.InvalidProgram')
+    expect(submit(taskProgram({ runtime: 'tfjs-cpu@4.22.0' }))).toBe('Arbitration.ProgramNotVerifiable')
+    expect(submit(taskProgram({ runtime: 'tfjs-node@4.22.0' }))).toBe('Arbitration.ProgramNotVerifiable')
+    // nothing was reserved or stored by the refused calls
+    expect(h.reserved('Alice')).toBe(0n)
+    expect(h.read('Arbitration', 'Tasks', 0)).toBeUndefined()
+    expect(submit(taskProgram({ model: 'cnn', optimizer: 'sgd' }))).toBeUndefined()
+    expect(getTask(0).programHash).toBe(taskProgram({ model: 'cnn', optimizer: 'sgd' }).programHash)
   })
 
   it('waits for a solver, then selects one deterministically by stake', () => {

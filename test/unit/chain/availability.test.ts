@@ -7,6 +7,8 @@ import { merkleRoot, sha256, stateRoot, type TensorData } from '../../../protoco
 import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, samplePosition, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
+import * as reference from '../../../protocols/reference/index.js'
+import { taskProgram } from '../../helpers/program.js'
 
 // The data-availability challenge on the pure runtime: a solver answers
 // sampled rows of a checkpoint against its proof_root in time (deposit to
@@ -16,6 +18,7 @@ import { Harness } from './harness.js'
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
+const PROGRAM = taskProgram({ steps: 10, checkpointEvery: 5 })
 const STEP = 5 // a checkpoint step (checkpoint_every 5)
 
 function tensor (shape: number[], seed: number): TensorData {
@@ -39,12 +42,12 @@ const respond = (bytes: Uint8Array, from = solver, id = 0): string | undefined =
 const answer = (seed: Uint8Array, state = STATE): Uint8Array => encodeAvailabilityResponse(buildAvailabilityResponse(state, STEP, ROOTS, seed))
 
 beforeEach(async () => {
-  h = await Harness.create()
+  h = await Harness.create({ reference })
   for (const [n, roles] of [['Bob', 2], ['Charlie', 2], ['Dave', 4 | 8], ['Eve', 4 | 8]] as const) {
     expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
   }
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: H(1), datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
+    programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
     solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20
   }).error).toBeUndefined()
   h.advance(1)

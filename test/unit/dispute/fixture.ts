@@ -114,7 +114,7 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', { peerId: peerHex(v), roles: 4 | 8, stake: STAKE }).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: '0x' + toHex(sha256(run.programBytes)), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
+    programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
     steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: o.verifierReward ?? 100n * UNIT, verifierCount: o.verifierCount ?? 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
   })
   expect(r.error).toBeUndefined()

@@ -1,0 +1,93 @@
+import { isBatchLayout } from '../data/layout.js'
+import { runtimeInfo } from './runtime.js'
+import type { TaskProgram } from './program.js'
+import type { LayerJson, TopologyInfo } from './topology.js'
+
+// Admissibility: a program is verifiable only if every dispute over one of
+// its steps can end in a claim the chain can judge. A dispute narrows to one
+// op of the step's trace (an element claim: the op's kernel needs an element
+// reference on the program's runtime) or to a batch input (a data claim: the
+// batch must lay out one dataset row per example). A program outside that
+// would let a cheating solver win by the challenger's timeout, so the chain
+// refuses it at submit_task and the CLI before that.
+//
+// The kernels a training step emits follow from the program alone (tfjs
+// Layers + optimizer.minimize); test/unit/protocols/admissible.test.ts traces
+// real steps and checks this table equals what the backend runs.
+
+/** softmaxCrossEntropy on logits, forward and backward, and minimize's bookkeeping */
+const LOSS = ['Identity', 'Reshape', 'Cast', 'Max', 'Sub', 'Exp', 'Sum', 'Log', 'Neg', 'Multiply', 'RealDiv', 'Add']
+const ACTIVATION: Record<string, string[]> = { linear: [], relu: ['Relu', 'Step', 'Multiply'] }
+/** forward and backward of each layer, bias (Add forward, Sum backward) included */
+const LAYER: Record<string, string[]> = {
+  Dense: ['_FusedMatMul', 'BatchMatMul', 'Add', 'Sum'],
+  Conv2D: ['Conv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput', 'Add', 'Sum'],
+  MaxPooling2D: ['MaxPool', 'MaxPoolGrad'],
+  Flatten: ['Reshape'],
+  Reshape: ['Reshape']
+}
+const OPTIMIZER: Record<string, string[]> = {
+  sgd: ['Multiply', 'Sub'],
+  adam: ['Multiply', 'Add', 'Sub', 'Square', 'Sqrt', 'RealDiv']
+}
+
+/** The kernels one training step of the (validated) program emits, sorted. */
+export function stepKernels (p: Pick<TaskProgram, 'model' | 'optimizer'>): string[] {
+  const out = new Set(LOSS)
+  const add = (ks: string[] | undefined, what: string): void => {
+    if (ks === undefined) throw new RangeError(`no kernel list for ${what}`)
+    for (const k of ks) out.add(k)
+  }
+  for (const l of p.model.topology.config.layers as LayerJson[]) {
+    add(LAYER[l.class_name], `layer ${l.class_name}`)
+    const a = l.config.activation
+    if (a !== undefined) add(ACTIVATION[String(a)], `activation ${String(a)}`)
+  }
+  add(OPTIMIZER[p.optimizer.name], `optimizer ${p.optimizer.name}`)
+  return [...out].sort()
+}
+
+/** The batch inputs of a step: x [batch, ...inputShape] and y [batch, classes], with the dataset row width each must hold. */
+export function batchInputs (p: Pick<TaskProgram, 'batchSize' | 'dataset'> & { info: Pick<TopologyInfo, 'inputShape'> }): Array<{ name: 'x' | 'y', shape: number[], width: number }> {
+  return [
+    { name: 'x', shape: [p.batchSize, ...p.info.inputShape], width: p.dataset.rowSize },
+    { name: 'y', shape: [p.batchSize, p.dataset.classes], width: p.dataset.classes }
+  ]
+}
+
+export interface Admissibility {
+  ok: boolean
+  runtime: string
+  /** kernels the step emits */
+  kernels: string[]
+  /** kernels without an element reference on the runtime */
+  missingKernels: string[]
+  /** batch inputs without a data claim */
+  badInputs: string[]
+  /** why not, for people (empty when ok) */
+  reason: string
+}
+
+/**
+ * Whether the validated program `p` is verifiable: `supportsElement` is the
+ * reference semantics the chain judges with (protocols/reference).
+ */
+export function admissibility (p: TaskProgram & { info: TopologyInfo }, supportsElement: (runtime: string, kernel: string) => boolean): Admissibility {
+  const kernels = stepKernels(p)
+  const missingKernels = kernels.filter(k => !supportsElement(p.runtime, k))
+  const badInputs = batchInputs(p).filter(b => !isBatchLayout(b.shape, p.batchSize, b.width)).map(b => `${b.name} [${b.shape.join(',')}]`)
+  const problems: string[] = []
+  const rt = runtimeInfo(p.runtime)
+  if (!rt.verifiable) problems.push(`runtime ${p.runtime} is not bitwise reproducible`)
+  if (missingKernels.length > 0) problems.push(`runtime ${p.runtime} has no element reference for ${missingKernels.join(', ')}`)
+  if (badInputs.length > 0) problems.push(`no data claim for batch input ${badInputs.join(', ')}`)
+  const ok = problems.length === 0
+  return {
+    ok,
+    runtime: p.runtime,
+    kernels,
+    missingKernels,
+    badInputs,
+    reason: ok ? '' : `not verifiable: ${problems.join('; ')} — a dispute over its steps could not be adjudicated on chain (pin a runtime with references for every kernel, e.g. tfjs-wasm@4.22.0-simd; train it locally with "train --plain")`
+  }
+}

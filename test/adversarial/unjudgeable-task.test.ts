@@ -1,0 +1,87 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { u8aToHex } from '@polkadot/util'
+import { UNIT } from '../../devnet/chain/dev-spec.js'
+import type { ReferenceSemantics } from '../../devnet/chain/runtime/adjudication.js'
+import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
+import { sha256 } from '../../protocols/commit/merkle.js'
+import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME } from '../../protocols/program/index.js'
+import * as reference from '../../protocols/reference/index.js'
+import { taskProgram, type ProgramArgs } from '../helpers/program.js'
+import { Harness } from '../unit/chain/harness.js'
+
+// Attack: post a task nobody can adjudicate (a runtime without element
+// references, or an op the chain's reference lacks), so that a solver that
+// commits anything wins every dispute by the challenger's timeout and is
+// paid from the escrow. The real runtime must refuse such a task at
+// submit_task: no task stored, no escrow reserved, no solver ever selected.
+
+const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
+const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+
+let h: Harness
+const submit = (p: { programHash: string, programHex: string }): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', {
+  programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10,
+  escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20
+}).error
+
+async function chain (ref: ReferenceSemantics = reference): Promise<void> {
+  h = await Harness.create({ reference: ref })
+  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 2000n * UNIT }).error).toBeUndefined()
+}
+
+/** Nothing happened: no task, no escrow, no solver selected over the next blocks. */
+function nothingPosted (): void {
+  expect(h.read<TaskInfo>('Arbitration', 'Tasks', 0)).toBeUndefined()
+  expect(h.reserved('Alice')).toBe(0n)
+  expect(h.advance(3)).not.toContain('Arbitration.SolverSelected')
+}
+
+describe('tasks the chain could not adjudicate are refused at submit_task', () => {
+  beforeEach(async () => { await chain() })
+
+  for (const runtime of [CPU_RUNTIME, NODE_RUNTIME, NODE_GPU_RUNTIME]) {
+    for (const model of ['mlp', 'cnn']) {
+      it(`${model} on ${runtime}`, () => {
+        expect(submit(taskProgram({ model, runtime }))).toBe('Arbitration.ProgramNotVerifiable')
+        nothingPosted()
+      })
+    }
+  }
+
+  it('the hash of an unjudgeable program with the bytes of a judgeable one', () => {
+    const cpu = taskProgram({ runtime: CPU_RUNTIME })
+    const wasm = taskProgram()
+    expect(submit({ programHash: cpu.programHash, programHex: wasm.programHex })).toBe('Arbitration.ProgramHashMismatch')
+    nothingPosted()
+  })
+
+  it('a program the chain cannot parse (so it could not read the runtime or data order in a claim)', () => {
+    const cpu = taskProgram({ runtime: CPU_RUNTIME })
+    // the same program as non-canonical bytes (a space before a colon): refused, not reinterpreted
+    const text = new TextDecoder().decode(cpu.bytes).replace('"runtime":', '"runtime" :')
+    const bytes = new TextEncoder().encode(text)
+    expect(submit({ programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) })).toBe('Arbitration.InvalidProgram')
+    nothingPosted()
+  })
+
+  it('the control: a judgeable program is accepted and a solver selected', () => {
+    expect(submit(taskProgram({ model: 'cnn' }))).toBeUndefined()
+    expect(h.advance(1)).toContain('Arbitration.SolverSelected')
+  })
+})
+
+describe('an op without a reference on the chain', () => {
+  it('a cnn task is refused by a chain whose reference lacks MaxPoolGrad; the mlp (no pooling) is not', async () => {
+    await chain({ ...reference, supportsElement: (rt: string, k: string) => k !== 'MaxPoolGrad' && reference.supportsElement(rt, k) })
+    const cnn: ProgramArgs = taskProgram({ model: 'cnn', optimizer: 'sgd' })
+    expect(submit(cnn)).toBe('Arbitration.ProgramNotVerifiable')
+    nothingPosted()
+    expect(submit(taskProgram({ model: 'mlp', optimizer: 'sgd' }))).toBeUndefined()
+  })
+
+  it('a chain without reference semantics accepts no task at all', async () => {
+    h = await Harness.create()
+    expect(submit(taskProgram())).toBe('Arbitration.ProgramNotVerifiable')
+    nothingPosted()
+  })
+})

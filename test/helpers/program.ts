@@ -1,0 +1,16 @@
+import { u8aToHex } from '@polkadot/util'
+import { sha256 } from '../../protocols/commit/merkle.js'
+import { newProgram, programBytes, type DatasetRef, type NewProgramOptions, type TaskProgram } from '../../protocols/program/index.js'
+
+// A real task program for chain tests: submit_task carries the canonical
+// program bytes and refuses a program the chain could not adjudicate.
+
+export const TEST_DATASET: DatasetRef = { kind: 'synthetic', name: 'synthetic-test', sha256: 'ab'.repeat(32), trainSize: 1024, testSize: 0, rowSize: 784, classes: 10, syntheticSeed: 1 }
+
+export interface ProgramArgs { program: TaskProgram, bytes: Uint8Array, programHash: string, programHex: string }
+
+export function taskProgram (o: Partial<NewProgramOptions> = {}): ProgramArgs {
+  const program = newProgram({ model: 'mlp', dataset: TEST_DATASET, steps: 100, checkpointEvery: 10, ...o })
+  const bytes = programBytes(program)
+  return { program, bytes, programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) }
+}

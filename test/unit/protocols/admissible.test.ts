@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as tf from '@tensorflow/tfjs'
+import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../protocols/commit/tensor.js'
+import { isBatchLayout } from '../../../protocols/data/layout.js'
+import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
+import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { Trainer } from '../../../node/train/trainer.js'
+import { traceStep, type StepTrace } from '../../../node/train/tracer.js'
+
+// The admissibility rule against reality: a real training step of every
+// admissible configuration is traced on the pinned runtime, and what the
+// chain would have to judge (every op's element, every batch input's row)
+// must be exactly what the rule promises it can.
+
+let ds: Dataset
+const CONFIGS = [['mlp', 'sgd'], ['mlp', 'adam'], ['cnn', 'sgd'], ['cnn', 'adam']] as const
+
+function program (model: string, optimizer: 'sgd' | 'adam', runtime = WASM_RUNTIME): TaskProgram {
+  return newProgram({ model, dataset: datasetRef(ds), steps: 3, optimizer, batchSize: 4, seed: 3, checkpointEvery: 3, runtime })
+}
+
+async function trace (p: TaskProgram): Promise<StepTrace> {
+  const t = await Trainer.create(p, ds)
+  try { t.runStep(); return traceStep(t) } finally { t.dispose() }
+}
+
+const traced = (tr: StepTrace): string[] => [...new Set(tr.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel))].sort()
+
+beforeAll(async () => {
+  await initBackend('wasm')
+  ds = syntheticDataset(5, 64, 8)
+})
+
+describe('admissibility vs traced training steps (wasm)', () => {
+  for (const [model, optimizer] of CONFIGS) {
+    it(`${model} ${optimizer}: every traced op has an element reference, every batch input a data claim`, async () => {
+      const p = program(model, optimizer)
+      const v = validateProgram(p)
+      const adm = admissibility(v, supportsElement)
+      expect(adm.reason).toBe('')
+      expect(adm.ok).toBe(true)
+      const tr = await trace(p)
+      // the rule's kernel list is exactly what the step runs: no kernel the chain was not asked about
+      expect(traced(tr)).toEqual(stepKernels(p))
+      const dataShapes = new Map(batchInputs(v).map(b => [b.name, b]))
+      let data = 0
+      for (const e of tr.entries) {
+        if (e.kernel === STATE_PSEUDO_KERNEL) continue
+        expect(supportsElement(p.runtime, e.kernel), e.kernel).toBe(true)
+        // element claims are for output 0: a second output would be unjudgeable
+        expect(e.outputs.length, e.kernel).toBe(1)
+        // the reference accepts this op's attributes and shapes, at both ends of its output
+        const op = opShapeOf(e)
+        for (const flat of [0, sizeOf(op.output.shape) - 1]) expect(() => elementOperands(p.runtime, op, flat), `${e.kernel} ${JSON.stringify(e.attrs)}`).not.toThrow()
+        for (const inp of e.inputs) {
+          if (inp.ref.kind !== 'data') continue
+          const b = dataShapes.get(inp.ref.name)!
+          expect(inp.shape).toEqual(b.shape)
+          expect(isBatchLayout(inp.shape, p.batchSize, b.width)).toBe(true)
+          data++
+        }
+      }
+      expect(data).toBeGreaterThanOrEqual(2)
+    })
+  }
+})
+
+// Other topologies the validator accepts (same padding, strides, pool 3x3, a Reshape input,
+// no bias, a deeper MLP), at batch 1 and 64: the step's kernels are among the rule's, and each
+// op's reference reproduces the backend's values on a sample of elements.
+const g = { class_name: 'GlorotUniform', config: { seed: null } }
+const conv = (name: string, filters: number, extra: Record<string, unknown>): LayerJson => ({ class_name: 'Conv2D', config: { name, filters, kernel_size: [3, 3], activation: 'relu', kernel_initializer: g, ...extra } })
+const dense = (name: string, units: number, activation: string, extra: Record<string, unknown> = {}): LayerJson => ({ class_name: 'Dense', config: { name, units, activation, kernel_initializer: g, ...extra } })
+const seq = (layers: LayerJson[]): SequentialJson => ({ class_name: 'Sequential', config: { layers } })
+const VARIANTS: Record<string, SequentialJson> = {
+  'conv same/stride 2, pool 3x3 same': seq([conv('c1', 4, { batch_input_shape: [null, 28, 28, 1], padding: 'same', strides: [2, 2] }), { class_name: 'MaxPooling2D', config: { name: 'p', pool_size: [3, 3], strides: [2, 2], padding: 'same' } }, { class_name: 'Flatten', config: { name: 'f' } }, dense('d', 10, 'linear')]),
+  'reshape input, 5x4 kernel, no bias': seq([{ class_name: 'Reshape', config: { name: 'r', batch_input_shape: [null, 784], target_shape: [28, 28, 1] } }, conv('c1', 2, { use_bias: false, kernel_size: [5, 4] }), { class_name: 'Flatten', config: { name: 'f' } }, dense('h', 16, 'relu', { use_bias: false }), dense('d', 10, 'linear')]),
+  'three dense layers': seq([dense('a', 64, 'relu', { batch_input_shape: [null, 784] }), dense('b', 50, 'relu'), dense('d', 10, 'linear')])
+}
+
+function slice (t: TensorData, r: OperandRef): TypedValues {
+  const { rows, cols } = matrixView(t.shape)
+  if (r.axis === 'row') return t.values.subarray(r.index * cols, (r.index + 1) * cols)
+  const out = new Float32Array(rows)
+  for (let i = 0; i < rows; i++) out[i] = t.values[i * cols + r.index]
+  return out
+}
+const bits = (x: number): number => new Uint32Array(Float32Array.of(x).buffer)[0]
+
+describe('admissibility vs traced steps of other admissible topologies (wasm)', () => {
+  for (const [name, topology] of Object.entries(VARIANTS)) {
+    for (const [optimizer, batchSize] of [['sgd', 1], ['adam', 64]] as const) {
+      it(`${name}, ${optimizer}, batch ${batchSize}`, async () => {
+        const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 2, optimizer, batchSize, seed: 3 })
+        p.model = { name, topology }
+        const v = validateProgram(p)
+        expect(admissibility(v, supportsElement).ok).toBe(true)
+        const tr = await trace(p)
+        expect(traced(tr).filter(k => !stepKernels(p).includes(k))).toEqual([])
+        let checked = 0
+        for (const e of tr.entries) {
+          if (e.kernel === STATE_PSEUDO_KERNEL) continue
+          expect(e.outputs.length, e.kernel).toBe(1)
+          const op = opShapeOf(e); const n = sizeOf(op.output.shape); const vals = tr.values[e.index]
+          for (let f = 0; f < n; f += Math.max(1, Math.floor(n / 40))) {
+            const got = computeElement(p.runtime, op, f, elementOperands(p.runtime, op, f).map(r => slice(vals.inputs[r.input], r)))
+            const want = vals.outputs[0].values[f]
+            if (!(Number.isNaN(got) && Number.isNaN(want))) expect(bits(got), `${e.kernel} element ${f} ${JSON.stringify(e.attrs)}`).toBe(bits(want))
+            checked++
+          }
+          for (const inp of e.inputs) if (inp.ref.kind === 'data') expect(isBatchLayout(inp.shape, batchSize, inp.ref.name === 'x' ? ds.rowSize : ds.classes)).toBe(true)
+        }
+        expect(checked).toBeGreaterThan(500)
+      })
+    }
+  }
+})
+
+describe('tfjs-cpu is not admissible', () => {
+  beforeAll(async () => { await tf.setBackend('cpu') })
+  afterAll(async () => { await tf.setBackend('wasm') })
+
+  for (const [model, optimizer] of CONFIGS) {
+    it(`${model} ${optimizer}: its step runs kernels without a cpu reference`, async () => {
+      const p = program(model, optimizer, CPU_RUNTIME)
+      const adm = admissibility(validateProgram(p), supportsElement)
+      expect(adm.ok).toBe(false)
+      const tr = await trace(p)
+      expect(traced(tr)).toEqual(stepKernels(p))
+      // the missing kernels are really emitted: a dispute could narrow to one of them
+      const unjudgeable = traced(tr).filter(k => !supportsElement(CPU_RUNTIME, k))
+      expect(unjudgeable.length).toBeGreaterThan(0)
+      expect(adm.missingKernels).toEqual(unjudgeable)
+      expect(adm.reason).toMatch(new RegExp(`no element reference for .*${unjudgeable[0]}`))
+    })
+  }
+})
+
+describe('the rule', () => {
+  it('refuses runtimes without references and reference tables missing a kernel', () => {
+    const p = validateProgram(program('cnn', 'adam', NODE_RUNTIME))
+    expect(admissibility(p, supportsElement)).toMatchObject({ ok: false })
+    expect(admissibility(p, supportsElement).reason).toMatch(/not bitwise reproducible/)
+    const wasm = validateProgram(program('cnn', 'adam'))
+    const noPoolGrad = admissibility(wasm, (rt, k) => k !== 'MaxPoolGrad' && supportsElement(rt, k))
+    expect(noPoolGrad).toMatchObject({ ok: false, missingKernels: ['MaxPoolGrad'] })
+    // the mlp has no pooling: unaffected
+    expect(admissibility(validateProgram(program('mlp', 'adam')), (rt, k) => k !== 'MaxPoolGrad' && supportsElement(rt, k)).ok).toBe(true)
+  })
+
+  it('program bytes: canonical, parsed back to the same program', () => {
+    const p = program('cnn', 'sgd')
+    const bytes = programBytes(p)
+    const back = parseProgramBytes(bytes)
+    expect(programBytes(back)).toEqual(bytes)
+    expect(() => parseProgramBytes(new TextEncoder().encode(JSON.stringify(p, null, 2)))).toThrow(/not canonical/)
+    expect(() => parseProgramBytes(Uint8Array.of(0xff, 0xfe))).toThrow(/not UTF-8 JSON/)
+    expect(() => parseProgramBytes(new Uint8Array(16 * 1024 + 1))).toThrow(/more than 16384/)
+  })
+})
