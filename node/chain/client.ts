@@ -7,6 +7,7 @@ import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
 import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
+import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
 
 export * from './types.js'
 
@@ -167,8 +168,13 @@ export class ChainClient {
 
   async transfer (to: string, amount: bigint): Promise<TxOutcome> { return await this.send(this.api.tx.balances.transferKeepAlive(to, amount)) }
 
-  async registerNode (peerId: string, roles: number, stake: bigint): Promise<TxOutcome> {
-    return await this.send(this.api.tx.arbitration.registerNode(u8aToHex(new TextEncoder().encode(peerId)), roles, stake))
+  /**
+   * Registers this account for `peerId`; `signPeer` is the peer's libp2p identity key signing
+   * the binding (protocols/identity/peer-binding.ts), which the chain checks against the id.
+   */
+  async registerNode (peerId: string, roles: number, stake: bigint, signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>): Promise<TxOutcome> {
+    const sig = await signPeer(peerBindingPayload(this.api.genesisHash.toU8a(), this.pair.publicKey))
+    return await this.send(this.api.tx.arbitration.registerNode(u8aToHex(new TextEncoder().encode(peerId)), roles, stake, u8aToHex(sig)))
   }
 
   async addStake (amount: bigint): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.addStake(amount)) }

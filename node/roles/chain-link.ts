@@ -42,14 +42,14 @@ export async function connectChain (o: ChainLinkOptions): Promise<ChainClient> {
 }
 
 /** Registers the peer on chain if needed and keeps its roles in sync. */
-export async function ensureRegistered (chain: ChainClient, peerId: string, roles: readonly RoleName[], log: Logger, stake?: bigint): Promise<void> {
+export async function ensureRegistered (chain: ChainClient, peerId: string, roles: readonly RoleName[], log: Logger, signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>, stake?: bigint): Promise<void> {
   const mask = Math.max(rolesMask(roles), 0)
   const node = await chain.node()
   if (node == null) {
     if (mask === 0) return // nothing to do on chain without a role
     const params = await chain.params()
     const amount = stake ?? params.minStake
-    await chain.registerNode(peerId, mask, amount)
+    await chain.registerNode(peerId, mask, amount, signPeer)
     log.info({ account: chain.address, stake: amount.toString(), roles }, 'registered on chain')
     return
   }

@@ -35,12 +35,14 @@ export function installRoles (init: RolesInit) {
     const book = new TaskBook(peer)
     const shards = findShardService(peer)
     let chainPromise: Promise<ChainClient> | undefined
+    // the peer's libp2p key proves to the chain that this account may bind its peer id
+    const signPeer = async (payload: Uint8Array): Promise<Uint8Array> => await peer.identity.privateKey.sign(payload)
     const chain = async (): Promise<ChainClient> => {
       if (init.chainUrl == null || init.account == null) throw new Error('this peer has no chain account: start it with --account <suri|keyfile> (and --chain <ws-url> unless the dev chain runs on ws://127.0.0.1:9944)')
       chainPromise ??= (async () => {
         const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log })
         peer.onStop(async () => { await c.disconnect().catch(() => {}) })
-        await ensureRegistered(c, peer.peerId, peer.roles as RoleName[], peer.log, init.stake)
+        await ensureRegistered(c, peer.peerId, peer.roles as RoleName[], peer.log, signPeer, init.stake)
         return c
       })()
       chainPromise.catch(() => { chainPromise = undefined }) // retry on next use
@@ -159,7 +161,7 @@ export function installRoles (init: RolesInit) {
             const roles = snap.context.roles as RoleName[]
             if (JSON.stringify(roles) === last) return
             last = JSON.stringify(roles)
-            void ensureRegistered(c, peer.peerId, roles, peer.log, init.stake)
+            void ensureRegistered(c, peer.peerId, roles, peer.log, signPeer, init.stake)
               .then(async () => { await catchUp() })
               .catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
           })

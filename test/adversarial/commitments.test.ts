@@ -11,6 +11,7 @@ import { newProgram } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { registerArgs } from '../helpers/peer-key.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { honestRun, type Run } from '../unit/dispute/fixture.js'
@@ -117,8 +118,8 @@ describe('truncated proofs', () => {
   it('a 1,000-step task committed with 1 step is refused, and the solver is never paid for it', async () => {
     const h = await Harness.create({ reference })
     const p = taskProgram({ steps: 1000, checkpointEvery: 100 })
-    expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 2000n * UNIT }).error).toBeUndefined()
-    expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: 2000n * UNIT }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, 2000n * UNIT)).error).toBeUndefined()
     expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20 }).error).toBeUndefined()
     h.advance(1)
     const bobFree = h.free('Bob')
@@ -130,5 +131,23 @@ describe('truncated proofs', () => {
     expect(t.phase).not.toBe('Settled')
     expect(h.free('Bob')).toBeLessThanOrEqual(bobFree)
     expect(toHex(fromHex(t.proofRoot))).toBe('00'.repeat(32))
+  })
+})
+
+describe('peer ids bound without their key', () => {
+  it('an account cannot register a peer id whose key did not sign the binding for it: no squatting, no sending challengers elsewhere', async () => {
+    const h = await Harness.create({ reference })
+    const bobPeer = h.registerArgs('Bob', 2, 2000n * UNIT)
+    // Mallory (Charlie) replays Bob's registration: the signature binds Bob's account, not hers
+    expect(h.run('Charlie', 'Arbitration', 'register_node', bobPeer).error).toBe('Arbitration.PeerKeyNotProven')
+    // nor can she sign for Bob's peer id with her own peer key
+    const own = h.registerArgs('Charlie', 2, 2000n * UNIT)
+    expect(h.run('Charlie', 'Arbitration', 'register_node', { ...own, peerId: bobPeer.peerId }).error).toBe('Arbitration.PeerKeyNotProven')
+    // a binding signed for another chain (genesis) does not do either
+    const elsewhere = registerArgs('0x' + '22'.repeat(32), h.accounts.Bob, 'Bob', 2, 2000n * UNIT)
+    expect(h.run('Bob', 'Arbitration', 'register_node', elsewhere).error).toBe('Arbitration.PeerKeyNotProven')
+    expect(h.read('Arbitration', 'Nodes', h.accounts.Charlie)).toBeUndefined()
+    // Bob's own registration goes through, after all that
+    expect(h.run('Bob', 'Arbitration', 'register_node', bobPeer).error).toBeUndefined()
   })
 })

@@ -26,7 +26,7 @@ const submit = (p: { programHash: string, programHex: string }): string | undefi
 
 async function chain (ref: ReferenceSemantics = reference): Promise<void> {
   h = await Harness.create({ reference: ref })
-  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 2000n * UNIT }).error).toBeUndefined()
+  expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
 }
 
 /** Nothing happened: no task, no escrow, no solver selected over the next blocks. */

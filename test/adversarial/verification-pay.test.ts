@@ -37,9 +37,9 @@ describe('who verifies, and whether anybody did', () => {
   beforeEach(async () => {
     h = await Harness.create({ reference })
     // Alice submits and is also a registered verifier; Bob is the only solver (and a verifier)
-    expect(h.run('Alice', 'Arbitration', 'register_node', { peerId: peer('Alice'), roles: 1 | 4, stake: STAKE }).error).toBeUndefined()
-    expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2 | 4, stake: STAKE }).error).toBeUndefined()
-    expect(h.run('Dave', 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4, stake: STAKE }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'register_node', h.registerArgs('Alice', 1 | 4, STAKE, 'Alice')).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2 | 4, STAKE, 'Bob')).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, STAKE, 'Dave')).error).toBeUndefined()
     expect(h.run('Alice', 'Arbitration', 'submit_task', task()).error).toBeUndefined()
     h.advance(1)
     expect(solverOf()).toBe('Bob')
@@ -77,7 +77,7 @@ describe('who verifies, and whether anybody did', () => {
   })
 
   it('a selected solver cannot re-roll the selection for free', () => {
-    expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peer('Bob2'), roles: 2, stake: STAKE }).error).toBe('Arbitration.AlreadyRegistered')
+    expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE, 'Bob2')).error).toBe('Arbitration.AlreadyRegistered')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task()).error).toBeUndefined()
     h.advance(1)
     const t1 = h.read<TaskInfo>('Arbitration', 'Tasks', 1)!

@@ -30,7 +30,7 @@ const total = (n: string): bigint => h.free(n) + h.reserved(n)
 beforeEach(async () => {
   h = await Harness.create({ reference })
   const p = taskProgram({ steps: 10, checkpointEvery: 5 })
-  for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
+  for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
   expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20 }).error).toBeUndefined()
   h.advance(1)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()

@@ -18,7 +18,9 @@ import { ApiPromise, WsProvider } from '@polkadot/api'
 import { Keyring } from '@polkadot/keyring'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import WebSocket from 'ws'
-import { u8aToHex } from '@polkadot/util'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { blake2AsU8a, ed25519PairFromSeed, ed25519Sign } from '@polkadot/util-crypto'
+import { peerBindingPayload, peerIdOfEd25519 } from '../../dist/protocols/identity/peer-binding.js'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { machine, writeSection } from './report.mjs'
 import { commitTensor, proveSlice, sha256, toHex, merkleRoot, fromHex } from '../../dist/protocols/commit/index.js'
@@ -300,9 +302,15 @@ async function adjudicationBench () {
     b.finalize()
     for (const [k, v] of b.state.changes) { if (v === null) base.delete(k); else base.set(k, v) }
   }
-  const peer = (s) => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
+  // the peer key signs its binding to the account; block 1's parent hash is what the runtime keeps as the genesis hash
+  const genesis = '0x' + '01'.repeat(32)
+  const register = (who, name, roles) => {
+    const key = ed25519PairFromSeed(blake2AsU8a(`bench peer ${name}`, 256))
+    const sig = ed25519Sign(peerBindingPayload(hexToU8a(genesis), who.publicKey), key)
+    return [who, 'Arbitration', 'register_node', { peerId: u8aToHex(new TextEncoder().encode(peerIdOfEd25519(key.publicKey))), roles, stake: 10_000n * UNIT, peerSig: u8aToHex(sig) }]
+  }
   const alice = kr.addFromUri('//Alice')
-  block([[bob, 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: 10_000n * UNIT }], [dave, 'Arbitration', 'register_node', { peerId: peer('Dave'), roles: 4 | 8, stake: 10_000n * UNIT }]])
+  block([register(bob, 'Bob', 2), register(dave, 'Dave', 4 | 8)])
   block([[alice, 'Arbitration', 'submit_task', { programHash: u8aToHex(sha256(program)), program: u8aToHex(program), datasetRoot: u8aToHex(new Uint8Array(32)), skeletonRoot: u8aToHex(merkleRoot(entries.map(e => sha256(encodeEntryBytes(e))))), steps: 7, checkpointEvery: 1, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 50, solveTimeout: 20 }]])
   block([])
   block([[bob, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(proofRoot), finalStateRoot: '0x' + stateRoots[7], stepCount: 7, checkpoints: [] }]])

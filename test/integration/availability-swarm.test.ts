@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient } from '../../node/chain/client.js'
 import { ChainSwarm } from '../helpers/chain-swarm.js'
+import { testPeer } from '../helpers/peer-key.js'
 
 // Data-availability challenges between real peers (separate processes) on the
 // real dev chain (docs/disputes.md, "Withheld checkpoints"):
@@ -10,8 +11,8 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 //   availability on chain, the solver cannot post the sampled rows, the
 //   verifier times the challenge out: the solver is slashed, the task fails;
 // - the same solver restarted honest and challenged anyway answers with the
-//   sampled rows in time: it keeps its stake, the challenger's deposit goes to
-//   it, the task settles.
+//   sampled rows in time: it keeps its stake; the task settles on its verdicts
+//   and the challenger's deposit goes to it then.
 
 const BLOCK_MS = 300
 const CLOCK = 20 // blocks the solver has to answer
@@ -60,12 +61,13 @@ describe('data-availability challenges between real peers on the dev chain', () 
     process.stdout.write(`AVAILABILITY-FIGURES ${JSON.stringify({ scenario: 'bad-checkpoint', blocksToTimeout: timedOut.blockNumber - opened.blockNumber, blockMs: BLOCK_MS, totalMs: Date.now() - t0 })}\n`)
   }, 200_000)
 
-  it('an honest solver challenged anyway answers in time, keeps its stake and gets the deposit; the task settles', async () => {
+  it('an honest solver challenged anyway answers in time, keeps its stake; the task settles and the deposit goes to it then', async () => {
     await sw.restartPeer('solver', 'solver')
     // a registered challenger of our own, challenging right after the commitment
     const challenger = await ChainClient.connect({ url: sw.chain.url, signer: '//Peer5' })
     try {
-      await challenger.registerNode('12D3KooWAvailabilityChallenger', 8, (await challenger.params()).minStake)
+      const key = testPeer('AvailabilityChallenger')
+      await challenger.registerNode(key.peerId, 8, (await challenger.params()).minStake, key.sign)
       const stakeBefore = (await sw.observer.node(acct.get('//Peer2')))!.stake
       const freeBefore = (await sw.observer.balance(acct.get('//Peer2'))).free
       const taskId = await sw.submit()
@@ -80,12 +82,14 @@ describe('data-availability challenges between real peers on the dev chain', () 
       const bytes = (String(answered.data.response).length - 2) / 2
       expect(bytes).toBeGreaterThan(0)
       expect(bytes).toBeLessThanOrEqual(64 * 1024)
-      // the deposit went to the solver, its stake is untouched, the challenger's deposit is gone
-      expect((await challenger.balance()).reserved).toBe(reserved)
+      // the deposit waits for the task's end; the solver's stake is untouched
+      expect((await challenger.balance()).reserved).toBe(reserved + view.deposit)
       expect((await sw.observer.node(acct.get('//Peer2')))!.stake).toBe(stakeBefore)
-      expect((await sw.observer.balance(acct.get('//Peer2'))).free - freeBefore).toBeGreaterThanOrEqual(view.deposit)
       const t = await sw.settled(taskId)
       expect(t.phase).toBe('Settled')
+      // the verifiers could fetch and verify: the challenge was needless, its deposit is the solver's
+      expect((await challenger.balance()).reserved).toBe(reserved)
+      expect((await sw.observer.balance(acct.get('//Peer2'))).free - freeBefore).toBeGreaterThanOrEqual(view.deposit)
       process.stdout.write(`AVAILABILITY-FIGURES ${JSON.stringify({ scenario: 'honest-answer', responseBytes: bytes, blocksToAnswer: answered.blockNumber - view.openedAt })}\n`)
     } finally {
       await challenger.disconnect().catch(() => {})

@@ -3,6 +3,7 @@ import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER
 import { clientSample } from '../helpers/verdict-sample.js'
 import { taskProgram } from '../helpers/program.js'
 import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+import { testPeer } from '../helpers/peer-key.js'
 
 // The node's typed client drives every Arbitration call against the dev chain process.
 
@@ -39,14 +40,14 @@ describe('ChainClient over the dev chain', () => {
     const events: ChainEvent[] = []
     const un = await c.Alice.onEvents(e => events.push(e))
     expect(await err(c.Bob.addStake(1n))).toBe('arbitration.NotRegistered')
-    await c.Bob.registerNode('12D3KooWBobPeer', ROLE_SOLVER, 2000n * UNIT)
-    expect(await err(c.Eve.registerNode('12D3KooWBobPeer', ROLE_VERIFIER, 2000n * UNIT))).toBe('arbitration.PeerIdTaken')
-    await c.Dave.registerNode('12D3KooWDavePeer', ROLE_VERIFIER, 2000n * UNIT)
-    await c.Eve.registerNode('12D3KooWEvePeer', ROLE_WHISTLEBLOWER, 1500n * UNIT)
+    await c.Bob.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_SOLVER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign)
+    expect(await err(c.Eve.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_VERIFIER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign))).toBe('arbitration.PeerIdTaken')
+    await c.Dave.registerNode(testPeer('12D3KooWDavePeer').peerId, ROLE_VERIFIER, 2000n * UNIT, testPeer('12D3KooWDavePeer').sign)
+    await c.Eve.registerNode(testPeer('12D3KooWEvePeer').peerId, ROLE_WHISTLEBLOWER, 1500n * UNIT, testPeer('12D3KooWEvePeer').sign)
     await c.Eve.addStake(500n * UNIT)
     await c.Eve.setRoles(ROLE_VERIFIER | ROLE_WHISTLEBLOWER)
     expect((await c.Eve.node())?.stake).toBe(2000n * UNIT)
-    expect(await c.Alice.peerOwner('12D3KooWBobPeer')).toBe(c.Bob.accountId)
+    expect(await c.Alice.peerOwner(testPeer('12D3KooWBobPeer').peerId)).toBe(c.Bob.accountId)
 
     // a program the chain cannot adjudicate (tfjs-cpu has no reference for most of its kernels) is refused
     const cpu = taskProgram({ steps: 8, checkpointEvery: 4, runtime: 'tfjs-cpu@4.22.0' })
@@ -61,7 +62,7 @@ describe('ChainClient over the dev chain', () => {
     await c.Bob.releaseTask(id)
     expect((await c.Alice.task(id))?.phase).toBe('Unassigned')
     await c.Bob.unregister()
-    await c.Bob.registerNode('12D3KooWBobPeer', ROLE_SOLVER, 2000n * UNIT)
+    await c.Bob.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_SOLVER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign)
     // Bob is excluded from task 0 now; a new task goes to him
     const id2 = await c.Alice.submitTask({ programHash: P2.programHash, program: P2.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 100, solveTimeout: 50 })
     await advance(1)

@@ -8,6 +8,10 @@ import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../
 import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { clientSample } from '../helpers/verdict-sample.js'
 import { taskProgram } from '../helpers/program.js'
+import { testPeer } from '../helpers/peer-key.js'
+import type { PrivateKey } from '@libp2p/interface'
+import { loadOrCreateIdentity } from '../../node/identity.js'
+import { openPeerDb, sublevel } from '../../node/storage/db.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // The devnet dashboard in real headless Chromium: a small real swarm
@@ -23,6 +27,7 @@ let page: Page
 let chainPort: number
 const chainClients: ChainClient[] = []
 const dataDir = (name: string): string => join(dir.path, name)
+const peerKeys = new Map<string, PrivateKey>()
 
 async function freePort (): Promise<number> {
   return await new Promise((resolve, reject) => {
@@ -40,6 +45,10 @@ beforeAll(async () => {
   const addr: string = firstJson(boot.stdout()).multiaddrs[0]
   const peers = [['peer1', 'solver'], ['peer2', 'submitter,verifier']]
   for (const [name, roles] of peers) {
+    // the peer's identity made beforehand by the node's own code, so the test can sign its chain binding
+    const db = await openPeerDb(dataDir(name))
+    peerKeys.set(name, (await loadOrCreateIdentity(sublevel(db, 'meta'))).privateKey)
+    await db.close()
     procs.push(startCli(['join', '--bootstrap', addr, '--roles', roles, '--data-dir', dataDir(name), '--listen', '/ip4/127.0.0.1/tcp/0', '--json']))
   }
   await Promise.all(procs.slice(1).map(async (p, i) => await waitForOutput(p, hasJson, 20_000, `${peers[i][0]} ready`)))
@@ -155,9 +164,11 @@ describe('devnet dashboard in headless Chromium', () => {
     const advance = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await alice.api.rpc.engine.createBlock(true, true) }
     const peerIds = dash.aggregator.state().peers.map(p => p.status?.peerId)
     // the real peers' libp2p ids are bound to chain accounts: the peer table shows account and stake
-    await bob.registerNode(peerIds[1]!, ROLE_SOLVER, 2000n * UNIT)
-    await dave.registerNode(peerIds[2]!, ROLE_VERIFIER, 1500n * UNIT)
-    await eve.registerNode('12D3KooWEveWhistleblower', ROLE_VERIFIER | ROLE_WHISTLEBLOWER, 1200n * UNIT)
+    const signAs = (name: string) => async (m: Uint8Array): Promise<Uint8Array> => await peerKeys.get(name)!.sign(m)
+    await bob.registerNode(peerIds[1]!, ROLE_SOLVER, 2000n * UNIT, signAs('peer1'))
+    await dave.registerNode(peerIds[2]!, ROLE_VERIFIER, 1500n * UNIT, signAs('peer2'))
+    const eveKey = testPeer('EveWhistleblower')
+    await eve.registerNode(eveKey.peerId, ROLE_VERIFIER | ROLE_WHISTLEBLOWER, 1200n * UNIT, eveKey.sign)
     await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
     await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
 

@@ -4,6 +4,7 @@ import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
@@ -120,9 +121,13 @@ function validPeerId (hex: string): boolean {
 }
 
 // ---- nodes ----
-export function registerNode (ctx: Context, who: string, a: { peerId: string, roles: number, stake: bigint }): void {
+export function registerNode (ctx: Context, who: string, a: { peerId: string, roles: number, stake: bigint, peerSig: string }): void {
   ctx.ensure(getNode(ctx, who) === undefined, P, 'AlreadyRegistered')
   ctx.ensure(validPeerId(a.peerId), P, 'InvalidPeerId')
+  // the peer's own key signs the binding: nobody registers a peer id it does not hold
+  const bound = checkPeerBinding(new TextDecoder().decode(hexToU8a(a.peerId)), hexToU8a(ctx.store.read<string>('System', 'BlockHash', 0)), hexToU8a(who), hexToU8a(a.peerSig),
+    (message, signature, publicKey) => verifySignature({ kind: 'Ed25519', message, signature, publicKey }))
+  if (!bound.ok) ctx.fail(P, bound.reason)
   ctx.ensure(a.roles > 0 && (a.roles & ~ROLE_ALL) === 0, P, 'InvalidRoles')
   ctx.ensure(ctx.store.get(P, 'PeerOwner', a.peerId) === undefined, P, 'PeerIdTaken')
   ctx.ensure(a.stake >= params(ctx).minStake, P, 'InsufficientStake')

@@ -251,7 +251,7 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_STORAGE
     ],
     calls: [
-      { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake.' },
+      { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
       { name: 'add_stake', index: 1, args: [['amount', 'u128']], docs: 'Reserve more stake.' },
       { name: 'unregister', index: 2, args: [], docs: 'Leave; the stake is returned. Only without active tasks or disputes.' },
       { name: 'set_roles', index: 3, args: [['roles', 'u8']], docs: 'Change the roles bitmask.' },
@@ -345,7 +345,9 @@ export const PALLETS: PalletSpec[] = [
       err('ProgramHashMismatch', 'The program bytes do not hash (sha256) to program_hash.'),
       err('InvalidProgram', 'The program bytes are not a valid canonical task program of at most 16 KiB (protocols/program: validateProgram, programBytes).'),
       err('ProgramNotVerifiable', 'The program is not admissible: its runtime has no element reference for a kernel its training step emits, or a batch input has no data claim, so its disputes could not be adjudicated (protocols/program/admissible.ts).'),
-      err('ProgramMismatch', 'The task\'s steps or checkpoint_every differ from the program\'s: an honest solver could not commit the proof the chain asks for.')
+      err('ProgramMismatch', 'The task\'s steps or checkpoint_every differ from the program\'s: an honest solver could not commit the proof the chain asks for.'),
+      err('UnsupportedPeerId', 'Only Ed25519 libp2p peer ids (12D3KooW…) can be bound: their public key is in the id.'),
+      err('PeerKeyNotProven', 'peer_sig is not the peer key\'s signature over "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account.')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

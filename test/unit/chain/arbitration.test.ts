@@ -5,6 +5,7 @@ import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runt
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
+import { testPeer } from '../../helpers/peer-key.js'
 import { Harness } from './harness.js'
 import * as reference from '../../../protocols/reference/index.js'
 import { taskProgram } from '../../helpers/program.js'
@@ -24,7 +25,7 @@ const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
 }
 
 let h: Harness
-const register = (who: string, roles: number, stake = STAKE): string | undefined => h.run(who, 'Arbitration', 'register_node', { peerId: peer(who), roles, stake }).error
+const register = (who: string, roles: number, stake = STAKE): string | undefined => h.run(who, 'Arbitration', 'register_node', h.registerArgs(who, roles, stake)).error
 const getTask = (id: number): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', id) as TaskInfo
 const node = (who: string): NodeInfo => h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo
 const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
@@ -58,11 +59,16 @@ describe('Arbitration: nodes', () => {
     expect(h.free('Bob')).toBe(before - STAKE)
     expect(h.reserved('Bob')).toBe(STAKE)
     expect(node('Bob').stake).toBe(STAKE)
-    expect(Buffer.from(node('Bob').peerId.slice(2), 'hex').toString()).toBe('12D3KooWBob')
+    expect(Buffer.from(node('Bob').peerId.slice(2), 'hex').toString()).toBe(testPeer('Bob').peerId)
+    expect(testPeer('Bob').peerId).toMatch(/^12D3KooW/)
     expect(register('Bob', 2)).toBe('Arbitration.AlreadyRegistered')
-    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: peer('Bob'), roles: 2, stake: STAKE }).error).toBe('Arbitration.PeerIdTaken')
-    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: '0x', roles: 2, stake: STAKE }).error).toBe('Arbitration.InvalidPeerId')
-    expect(h.run('Charlie', 'Arbitration', 'register_node', { peerId: '0x0a0b', roles: 2, stake: STAKE }).error).toBe('Arbitration.InvalidPeerId')
+    // even with the key's consent (it signed for Charlie) a peer id is bound once
+    expect(h.run('Charlie', 'Arbitration', 'register_node', h.registerArgs('Charlie', 2, STAKE, 'Bob')).error).toBe('Arbitration.PeerIdTaken')
+    const bad = (o: Record<string, unknown>): string | undefined => h.run('Charlie', 'Arbitration', 'register_node', { ...h.registerArgs('Charlie', 2, STAKE), ...o }).error
+    expect(bad({ peerId: '0x' })).toBe('Arbitration.InvalidPeerId')
+    expect(bad({ peerId: '0x0a0b' })).toBe('Arbitration.InvalidPeerId')
+    // a peer id that carries no Ed25519 key cannot be bound (its key could not be checked)
+    expect(bad({ peerId: peer('Charlie') })).toBe('Arbitration.UnsupportedPeerId')
     expect(register('Charlie', 0)).toBe('Arbitration.InvalidRoles')
     expect(register('Charlie', 16)).toBe('Arbitration.InvalidRoles')
     expect(register('Charlie', 2, 1n)).toBe('Arbitration.InsufficientStake')

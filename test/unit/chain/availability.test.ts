@@ -44,7 +44,7 @@ const answer = (seed: Uint8Array, state = STATE): Uint8Array => encodeAvailabili
 beforeEach(async () => {
   h = await Harness.create({ reference })
   for (const [n, roles] of [['Bob', 2], ['Charlie', 2], ['Dave', 4 | 8], ['Eve', 4 | 8]] as const) {
-    expect(h.run(n, 'Arbitration', 'register_node', { peerId: peer(n), roles, stake: STAKE }).error).toBeUndefined()
+    expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
   }
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,

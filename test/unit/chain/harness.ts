@@ -7,6 +7,7 @@ import type { Plain } from '../../../devnet/chain/runtime/codec.js'
 import { variant } from '../../../devnet/chain/runtime/codec.js'
 import { Runtime, type CallCodec } from '../../../devnet/chain/runtime/executive.js'
 import { Overlay, Storage } from '../../../devnet/chain/runtime/state.js'
+import { registerArgs } from '../../helpers/peer-key.js'
 
 // Drives the pure runtime directly (no RPC, no LevelDB): blocks of calls,
 // module errors by name, events by name.
@@ -17,6 +18,8 @@ export class Harness {
   readonly state = new Map<string, Uint8Array>()
   number = 0
   parentHash = '0x' + '11'.repeat(32)
+  /** the parent of block 1: what the runtime stores as System.BlockHash(0) */
+  readonly genesisHash = this.parentHash
   readonly accounts: Record<string, string> = {}
 
   constructor (readonly rt: Runtime) {
@@ -29,6 +32,11 @@ export class Harness {
     const kr = new Keyring({ type: 'sr25519' })
     for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
     return h
+  }
+
+  /** register_node arguments binding the test peer `peerName` (default: the account's name) to `who`, signed by the peer's key */
+  registerArgs (who: string, roles: number, stake: bigint, peerName = who): Record<string, unknown> {
+    return registerArgs(this.genesisHash, this.accounts[who] ?? who, peerName, roles, stake)
   }
 
   call (section: string, method: string, args: Record<string, unknown>): CallCodec {

@@ -110,8 +110,8 @@ const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toStri
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
 export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint } = {}): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock })
-  expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peerHex('Bob'), roles: 2, stake: STAKE }).error).toBeUndefined()
-  for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', { peerId: peerHex(v), roles: 4 | 8, stake: STAKE }).error).toBeUndefined()
+  expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
+  for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, 4 | 8, STAKE)).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
