@@ -15,6 +15,8 @@ export interface StartChainOptions extends DevSpecOptions {
   port?: number
   blockTime?: number
   instantSeal?: boolean
+  /** serve engine_createBlock even on a timer chain (tests only); instant-seal chains always do */
+  unsafeRpc?: boolean
   reference?: ReferenceSemantics
   /** signature-verification worker threads; default PROOFSWARM_CHAIN_VERIFY_WORKERS or cores − 1 (1..4) */
   verifyWorkers?: number
@@ -45,7 +47,7 @@ export async function startChain (o: StartChainOptions): Promise<RunningChain> {
   const reference = o.reference ?? await loadReference(o.log)
   const chain = new DevChain({ dataDir: o.dataDir, genesis, reference, blockTime: o.blockTime, instantSeal: o.instantSeal, verifyWorkers: o.verifyWorkers, log: o.log })
   await chain.start()
-  const server = new RpcServer(chain, { host: o.host, port: o.port, log: o.log })
+  const server = new RpcServer(chain, { host: o.host, port: o.port, log: o.log, unsafeRpc: o.instantSeal === true || o.unsafeRpc === true })
   let url: string
   try {
     url = await server.listen()

@@ -33,7 +33,14 @@ function optHash (v: unknown): string | undefined {
   return v === undefined || v === null ? undefined : hexParam(v, 'block hash', 32)
 }
 
-export interface RpcServerOptions { host?: string, port?: number, log?: Logger, name?: string }
+export interface RpcServerOptions {
+  host?: string
+  port?: number
+  log?: Logger
+  name?: string
+  /** serve calls that change the chain outside transactions (engine_createBlock): tests and instant-seal chains only, since every deadline is counted in blocks */
+  unsafeRpc?: boolean
+}
 
 export class RpcServer {
   private wss: WebSocketServer | undefined
@@ -95,7 +102,8 @@ export class RpcServer {
     if (r === null || typeof r !== 'object' || typeof r.method !== 'string') {
       return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } }
     }
-    const m = this.methods[r.method]
+    // own properties only: "constructor" or "__proto__" are not methods
+    const m = Object.hasOwn(this.methods, r.method) ? this.methods[r.method] : undefined
     if (m === undefined) return { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${r.method.slice(0, 100)}` } }
     const params = r.params === undefined || r.params === null ? [] : r.params
     if (!Array.isArray(params)) return { jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid params: must be an array' } }
@@ -282,12 +290,7 @@ export class RpcServer {
       },
       author_unwatchExtrinsic: (p, conn) => this.unsubscribe(conn, p),
       author_pendingExtrinsics: () => c.pending(),
-      engine_createBlock: (p) => {
-        const createEmpty = p[0] !== false
-        const b = c.produce({ allowEmpty: createEmpty })
-        if (b === undefined) throw new RpcError(-32000, 'No transactions to include (createEmpty = false)')
-        return { hash: b.hash, aux: { header_only: false, clear_justification_requests: false, needs_justification: false, bad_justification: false, is_new_best: true } }
-      }
+      ...(this.opts.unsafeRpc === true ? { engine_createBlock: (p: unknown[]) => this.createBlock(p) } : {})
     }
     // legacy names polkadot.js and other tools use
     const alias: Record<string, string> = {
@@ -306,6 +309,14 @@ export class RpcServer {
     }
     for (const [a, t] of Object.entries(alias)) methods[a] = methods[t]
     return methods
+  }
+
+  /** Manual seal (Substrate's engine_createBlock): anyone who can call it fast-forwards every deadline, hence unsafeRpc. */
+  private createBlock (p: unknown[]): unknown {
+    const createEmpty = p[0] !== false
+    const b = this.chain.produce({ allowEmpty: createEmpty })
+    if (b === undefined) throw new RpcError(-32000, 'No transactions to include (createEmpty = false)')
+    return { hash: b.hash, aux: { header_only: false, clear_justification_requests: false, needs_justification: false, bad_justification: false, is_new_best: true } }
   }
 
   async close (): Promise<void> {

@@ -23,17 +23,18 @@ export function register (program: Command): void {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--data-dir <dir>', 'chain database directory (default: ~/.proofswarm/chain)')
     .option('--block-time <ms>', 'block interval in milliseconds', int('--block-time', 10, 3_600_000), 1000)
-    .option('--instant-seal', 'seal a block as soon as a transaction arrives (tests)')
+    .option('--instant-seal', 'seal a block as soon as a transaction arrives (tests; also serves engine_createBlock)')
+    .option('--unsafe-rpc', 'serve engine_createBlock on a timer chain too: anyone who reaches the RPC can then fast-forward every deadline (tests only)')
     .option('--forced-error-ppm <ppm>', 'Truebit forced-error probability per task, parts per million (new chains only)', int('--forced-error-ppm', 0, 1_000_000), 0)
     .option('--dispute-clock <blocks>', 'each dispute party\'s chess clock in blocks (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
-  cmd.action(async (o: { port: number, host: string, dataDir?: string, blockTime: number, instantSeal?: boolean, forcedErrorPpm: number, disputeClock: number, json?: boolean, logLevel: string }) => {
+  cmd.action(async (o: { port: number, host: string, dataDir?: string, blockTime: number, instantSeal?: boolean, unsafeRpc?: boolean, forcedErrorPpm: number, disputeClock: number, json?: boolean, logLevel: string }) => {
     const log = createLogger('chain', { level: o.logLevel })
     const dataDir = resolve(o.dataDir ?? join(homedir(), '.proofswarm', 'chain'))
     let running
     try {
-      running = await startChain({ dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log })
+      running = await startChain({ dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true, unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log })
     } catch (e) {
       const err = e as NodeJS.ErrnoException
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${o.port} is already in use (try --port 0)`)
