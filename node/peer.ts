@@ -85,7 +85,7 @@ export class Peer {
     }
     const bootstrapAddrs = parseBootstrapAddrs(opts.bootstrap)
 
-    const db = await openPeerDb(opts.dataDir)
+    const db = await openPeerDb(opts.dataDir, msg => log.warn(msg))
     const cleanup: Array<() => Promise<unknown>> = [async () => await db.close()]
     try {
       const meta = sublevel(db, 'meta')

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Level } from 'level'
 
@@ -6,8 +6,32 @@ import { Level } from 'level'
 // keys never collide: meta (identity, roles), traces, tasks, shards, ...
 export type PeerDb = Level<string, Uint8Array>
 
-export async function openPeerDb (dataDir: string): Promise<PeerDb> {
-  await mkdir(dataDir, { recursive: true })
+/**
+ * The data dir holds the peer's private key (in LevelDB): like ~/.ssh it is
+ * 0700 and its database files 0600. A looser mode found at start is fixed, and
+ * `warn` says so (another local user may already have read the key).
+ */
+export async function securePeerDir (dataDir: string, warn?: (msg: string) => void): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  for (const dir of [dataDir, join(dataDir, 'db')]) {
+    let st
+    try { st = await stat(dir) } catch { continue }
+    if ((st.mode & 0o077) !== 0) {
+      await chmod(dir, 0o700)
+      warn?.(`${dir} was readable by other users (mode ${(st.mode & 0o777).toString(8)}); set to 0700. It holds this peer's private key: if other users had access, consider a new identity`)
+    }
+  }
+  let files: string[] = []
+  try { files = await readdir(join(dataDir, 'db')) } catch { return }
+  for (const f of files) {
+    const p = join(dataDir, 'db', f)
+    const st = await stat(p).catch(() => undefined)
+    if (st?.isFile() === true && (st.mode & 0o077) !== 0) await chmod(p, 0o600)
+  }
+}
+
+export async function openPeerDb (dataDir: string, warn?: (msg: string) => void): Promise<PeerDb> {
+  await securePeerDir(dataDir, warn)
   const db = new Level<string, Uint8Array>(join(dataDir, 'db'), { valueEncoding: 'view' })
   try {
     await db.open()
@@ -18,6 +42,8 @@ export async function openPeerDb (dataDir: string): Promise<PeerDb> {
     }
     throw new Error(`cannot open the peer database in ${dataDir}: ${cause}`)
   }
+  // files LevelDB just created follow the umask (often 0644): tighten them too
+  await securePeerDir(dataDir)
   return db
 }
 
