@@ -4,6 +4,8 @@ import { blake2AsU8a, decodeAddress } from '@polkadot/util-crypto'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { Logger } from '../../node/log.js'
 import type { DevChain, TxStatus } from './chain.js'
+import { RpcError } from './rpc-errors.js'
+import { runtimeCall } from './runtime-api.js'
 import { TxInvalid } from './runtime/executive.js'
 import type { StoredBlock } from './store.js'
 
@@ -15,9 +17,6 @@ const MAX_SUBSCRIPTIONS = 1024
 const MAX_BATCH = 256
 const MAX_KEYS = 1000
 
-class RpcError extends Error {
-  constructor (readonly code: number, message: string, readonly data?: unknown) { super(message) }
-}
 const invalidParams = (msg: string): RpcError => new RpcError(-32602, `Invalid params: ${msg}`)
 
 type Params = unknown[]
@@ -228,6 +227,11 @@ export class RpcServer {
       chain_unsubscribeFinalizedHeads: (p, conn) => this.unsubscribe(conn, p),
       state_getMetadata: (p) => { this.block(optHash(p[0])); return rt.types.metadataHex },
       state_getRuntimeVersion: (p) => { this.block(optHash(p[0])); return version() },
+      state_call: (p) => {
+        if (typeof p[0] !== 'string') throw invalidParams('method must be a string')
+        this.block(optHash(p[2]))
+        return runtimeCall(p[0], p[1] === undefined || p[1] === null ? '0x' : hexParam(p[1], 'data'), rt.types.metadataHex)
+      },
       state_getStorage: async (p) => await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1])),
       state_getStorageHash: async (p) => {
         const v = await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1]))

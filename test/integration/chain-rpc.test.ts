@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
-import type { ApiPromise } from '@polkadot/api'
+import { ApiPromise, WsProvider } from '@polkadot/api'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import WebSocket from 'ws'
 import { connect, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
@@ -30,6 +30,32 @@ beforeAll(async () => {
   dir = await tempDir('ps-chain-rpc-')
   chain = await startChainProcess(dir)
   api = await connect(chain.url)
+})
+
+describe('runtime APIs an unmodified client calls at connect', () => {
+  it('@polkadot/api connects without any API/INIT warning; the Metadata runtime API serves the same metadata as state_getMetadata', async () => {
+    const warnings: string[] = []
+    const spy = vi.spyOn(console, 'warn').mockImplementation((...a: unknown[]) => { warnings.push(a.map(String).join(' ')) })
+    const spyLog = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { warnings.push(a.map(String).join(' ')) })
+    let fresh: ApiPromise | undefined
+    try {
+      fresh = await ApiPromise.create({ provider: new WsProvider(chain.url, 1000), throwOnConnect: true })
+      expect(fresh.runtimeMetadata.version).toBe(14)
+    } finally {
+      spy.mockRestore(); spyLog.mockRestore()
+      await fresh?.disconnect()
+    }
+    expect(warnings.filter(w => /API\/INIT|MetadataApi|rpc::state::get_metadata/.test(w))).toEqual([])
+    const versions = await raw(chain.url, { jsonrpc: '2.0', id: 1, method: 'state_call', params: ['Metadata_metadata_versions', '0x'] })
+    expect(versions.result).toBe('0x040e000000')
+    const at = await raw(chain.url, { jsonrpc: '2.0', id: 2, method: 'state_call', params: ['Metadata_metadata_at_version', '0x0e000000'] })
+    const meta = await raw(chain.url, { jsonrpc: '2.0', id: 3, method: 'state_getMetadata', params: [] })
+    // Option<OpaqueMetadata>: Some, a compact length, then the same bytes
+    expect(at.result.startsWith('0x01')).toBe(true)
+    expect(at.result.endsWith(meta.result.slice(2))).toBe(true)
+    expect((await raw(chain.url, { jsonrpc: '2.0', id: 4, method: 'state_call', params: ['Metadata_metadata_at_version', '0x0f000000'] })).result).toBe('0x00')
+    expect((await raw(chain.url, { jsonrpc: '2.0', id: 5, method: 'state_call', params: ['Core_nothing', '0x'] })).error.code).toBe(-32000)
+  })
 })
 
 afterAll(async () => {

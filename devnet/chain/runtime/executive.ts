@@ -32,7 +32,8 @@ export const RUNTIME_VERSION = {
   authoringVersion: 1,
   specVersion: 1,
   implVersion: 1,
-  apis: [] as Array<[string, number]>,
+  // the Metadata runtime API (v2), served by state_call (devnet/chain/runtime-api.ts)
+  apis: [['0x37e397fc7c91f5e4', 2]] as Array<[string, number]>,
   transactionVersion: 1,
   stateVersion: 1
 }
