@@ -7,7 +7,8 @@ import { ControlClient } from '../node/control/client.js'
 import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
-import { fashionAvailable, FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
+import { ensureFashion } from './dataset.js'
+import { FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
@@ -31,6 +32,7 @@ interface Opts {
   forcedError: boolean
   challengeWindow: number
   disputeClock: number
+  synthetic?: boolean
 }
 
 const program = new Command()
@@ -46,6 +48,7 @@ const program = new Command()
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
   .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed (the whistleblower replays the whole run in it)', v => Number(v), 200)
   .option('--dispute-clock <blocks>', 'each party\'s chess clock in a dispute (blocks); generous on a busy machine', v => Number(v), 60)
+  .option('--synthetic', 'train the default task on a generated dataset instead of Fashion-MNIST (which is installed when missing, as root)')
   .option('--no-forced-error', 'do not make the chain order a Truebit forced error (by default the task has one, so a dispute runs)')
   .option('--exit-when-settled', 'stop everything once the task has settled and the summary is printed')
   .option('--exit-after <seconds>', 'stop the devnet after this many seconds', v => Number(v))
@@ -154,11 +157,9 @@ async function run (o: Opts): Promise<void> {
     // 1. the task program (checked first: a missing dataset is said loudly)
     let taskFile = o.task != null ? resolve(o.task) : join(dir, 'task.json')
     if (o.task == null) {
-      const useFashion = fashionAvailable()
-      if (!useFashion) {
-        say('!!! Fashion-MNIST is NOT installed: this devnet trains on a SYNTHETIC dataset instead.')
-        say(`!!! Install the real data with: sudo apt-get install -y dataset-fashion-mnist   (files go to ${FASHION_DIR})`)
-      }
+      const useFashion = o.synthetic !== true
+      if (useFashion) await ensureFashion(say)
+      else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
       const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--optimizer', 'adam', '--out', taskFile]
       const t = spawnCli('task-new', args, logDir)
       const code = await t.exited
