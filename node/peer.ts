@@ -44,7 +44,7 @@ export interface PeerStatus {
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
-  gossip: { accepted: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
+  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
@@ -183,6 +183,7 @@ export class Peer {
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
       gossip: {
         accepted: this.gossip.stats.accepted,
+        ignored: this.gossip.stats.ignored,
         rejected: this.gossip.stats.rejected,
         rejectedBy: { ...this.gossip.stats.rejectedBy },
         scores: Object.fromEntries(this.host.getPeers().map(p => [p.toString(), Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(p.toString()) * 100) / 100]))

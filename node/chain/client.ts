@@ -86,6 +86,8 @@ export class ChainClient {
   async node (who = this.accountId): Promise<NodeView | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeView | null }
   async task (id: bigint | number): Promise<TaskView | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskView | null }
   async dispute (id: bigint | number): Promise<DisputeView | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeView | null }
+  /** Id the next submitted task will get: every task id below it exists. */
+  async nextTaskId (): Promise<bigint> { return BigInt(toPlain(await this.api.query.arbitration.nextTaskId()) as bigint) }
   async openTasks (): Promise<bigint[]> { return toPlain(await this.api.query.arbitration.openTasks()) as bigint[] }
   /** Owner account (hex) of a libp2p peer id, or null. */
   async peerOwner (peerId: string): Promise<string | null> {

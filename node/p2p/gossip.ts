@@ -9,9 +9,14 @@ import { parseTopicName, topicName } from './topics.js'
 // invalid message is never forwarded and counts against the sender's score
 // (gossipsub P4, invalid message deliveries), and a handler for valid ones.
 
+/** What a message's content is worth, beyond its form: REJECT penalises the sender, IGNORE drops it without penalty. */
+export type CheckResult = 'accept' | 'reject' | 'ignore'
+
 export interface TopicHandler<T> {
   /** throws on malformed input; the error message is logged with the sender */
   decode: (data: Uint8Array) => T
+  /** checks a well-formed message against what this peer knows (the chain); runs inside validation, before forwarding */
+  check?: (msg: T, author: string | undefined) => Promise<CheckResult>
   handle?: (msg: T, from: string) => void | Promise<void>
 }
 
@@ -26,6 +31,8 @@ export interface ReceivedMessage {
 
 export interface GossipStats {
   accepted: number
+  /** well-formed but not checkable yet (e.g. a task the chain does not show yet): dropped without penalty */
+  ignored: number
   rejected: number
   rejectedBy: Record<string, number>
 }
@@ -35,7 +42,7 @@ const LOG_CAPACITY = 1000
 export class GossipRouter {
   private readonly handlers = new Map<string, TopicHandler<unknown>>()
   private readonly log: ReceivedMessage[] = []
-  readonly stats: GossipStats = { accepted: 0, rejected: 0, rejectedBy: {} }
+  readonly stats: GossipStats = { accepted: 0, ignored: 0, rejected: 0, rejectedBy: {} }
   private readonly decoded = new WeakMap<Message, unknown>()
 
   constructor (private readonly pubsub: GossipSub, readonly network: string, private readonly logger: Logger,
@@ -67,7 +74,7 @@ export class GossipRouter {
     return this.log.filter(m => (opts.topic == null || m.topic === opts.topic) && (opts.since == null || m.receivedAt >= opts.since))
   }
 
-  private validate (full: string, from: PeerId, message: Message): TopicValidatorResult {
+  private async validate (full: string, from: PeerId, message: Message): Promise<TopicValidatorResult> {
     const h = this.handlers.get(full)
     const reject = (why: string): TopicValidatorResult => {
       this.stats.rejected++
@@ -78,11 +85,21 @@ export class GossipRouter {
     }
     if (h == null) return reject('unknown topic')
     if (message.data.length > MAX_GOSSIP_MESSAGE_BYTES) return reject(`oversized (${message.data.length} > ${MAX_GOSSIP_MESSAGE_BYTES} bytes)`)
+    let msg: unknown
     try {
-      this.decoded.set(message, h.decode(message.data))
+      msg = h.decode(message.data)
     } catch (err) {
       return reject(`malformed: ${(err as Error).message}`)
     }
+    if (h.check != null) {
+      let verdict: CheckResult
+      // a check that cannot complete (chain unreachable) must not penalise an honest sender
+      const author = message.type === 'signed' ? message.from.toString() : undefined
+      try { verdict = await h.check(msg, author) } catch { verdict = 'ignore' }
+      if (verdict === 'reject') return reject('contradicts the chain')
+      if (verdict === 'ignore') { this.stats.ignored++; return TopicValidatorResult.Ignore }
+    }
+    this.decoded.set(message, msg)
     this.stats.accepted++
     this.onResult?.(full, 'accept')
     return TopicValidatorResult.Accept

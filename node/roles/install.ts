@@ -11,6 +11,7 @@ import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
 import type { DisputeService } from '../dispute/index.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
+import { announcementCheck } from './announcement-check.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -43,6 +44,8 @@ export function installRoles (init: RolesInit) {
         const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log })
         peer.onStop(async () => { await c.disconnect().catch(() => {}) })
         await ensureRegistered(c, peer.peerId, peer.roles as RoleName[], peer.log, signPeer, init.stake)
+        // with a chain, announcements are checked against it before they are stored or forwarded
+        book.setChecker(announcementCheck(c))
         return c
       })()
       chainPromise.catch(() => { chainPromise = undefined }) // retry on next use

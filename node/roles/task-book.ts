@@ -1,6 +1,7 @@
 import { lpStream } from '@libp2p/utils'
 import type { Level } from 'level'
 import { decodeMessage, encodeTopicMessage, PROTOCOL_TOPICS, type MessageOf, type ProtocolTopic } from '../../protocols/messages/index.js'
+import type { CheckResult } from '../p2p/gossip.js'
 import type { Peer } from '../peer.js'
 import { getJson, putJson, sublevel } from '../storage/db.js'
 
@@ -22,6 +23,12 @@ export interface TaskRecord {
 
 type Waiter = { taskId: number, pred: (r: TaskRecord) => boolean, resolve: (r: TaskRecord) => void }
 
+/**
+ * Checks an announcement against the chain. `author` is the peer that signed
+ * the gossip message (undefined for a record relayed by a neighbour).
+ */
+export type AnnouncementCheck = (topic: ProtocolTopic, msg: MessageOf<ProtocolTopic>, author: string | undefined) => Promise<CheckResult>
+
 // A peer that missed an announcement (it was down, or joined later) asks its
 // neighbours for the task's record. Answers are re-validated like gossip.
 export const TASKBOOK_PROTOCOL = '/proofswarm/taskbook/1.0.0'
@@ -31,6 +38,7 @@ export class TaskBook {
   private readonly db: Level<string, Uint8Array>
   private readonly waiters = new Set<Waiter>()
   private chain: Promise<unknown> = Promise.resolve()
+  private checker?: AnnouncementCheck
 
   constructor (private readonly peer: Peer) {
     this.db = sublevel(peer.db, 'taskbook')
@@ -48,9 +56,23 @@ export class TaskBook {
     for (const topic of PROTOCOL_TOPICS) {
       peer.gossip.register(topic, {
         decode: (data) => decodeMessage(topic, data),
+        check: async (msg, author) => await this.check(topic, msg as never, author),
         handle: async (msg) => { await this.record(topic, msg as never) }
       })
     }
+  }
+
+  /** From now on, announcements are checked against the chain before they are stored or forwarded. */
+  setChecker (c: AnnouncementCheck): void { this.checker = c }
+
+  private async check (topic: ProtocolTopic, msg: MessageOf<ProtocolTopic>, author: string | undefined): Promise<CheckResult> {
+    if (this.checker != null) return await this.checker(topic, msg, author)
+    // without a chain (a bootstrap peer, or before the chain is reached) a task or proof
+    // announcement cannot be checked: neither kept nor relayed, so no lie travels through
+    // us (and we are never penalised for one); peers that can check relay them
+    if (topic === 'tasks' || topic === 'proofs') return 'ignore'
+    if (topic === 'verdicts') return author !== undefined && author !== (msg as MessageOf<'verdicts'>).verifier ? 'reject' : 'accept'
+    return 'accept'
   }
 
   private key (taskId: number): string { return String(taskId).padStart(12, '0') }
@@ -70,8 +92,9 @@ export class TaskBook {
     const taskId = (msg as { taskId: number }).taskId
     this.chain = this.chain.then(async () => {
       const r = await this.get(taskId) ?? { taskId, verdicts: [], disputes: [], updatedAt: 0 }
-      if (topic === 'tasks') r.task = msg as MessageOf<'tasks'>
-      else if (topic === 'proofs') r.proof = msg as MessageOf<'proofs'>
+      // the first announcement that passed the checks stands: a later one never replaces it
+      if (topic === 'tasks') r.task ??= msg as MessageOf<'tasks'>
+      else if (topic === 'proofs') r.proof ??= msg as MessageOf<'proofs'>
       else if (topic === 'verdicts') {
         const v = msg as MessageOf<'verdicts'>
         r.verdicts = [...r.verdicts.filter(x => x.verifier !== v.verifier), v]
@@ -119,11 +142,11 @@ export class TaskBook {
         // the same checks as gossip: re-encode through the schema
         if (res.task != null) {
           const t = decodeMessage('tasks', encodeTopicMessage('tasks', strip(res.task)))
-          if (t.taskId === taskId) await this.record('tasks', t)
+          if (t.taskId === taskId && await this.check('tasks', t, undefined) === 'accept') await this.record('tasks', t)
         }
         if (res.proof != null) {
           const p = decodeMessage('proofs', encodeTopicMessage('proofs', strip(res.proof)))
-          if (p.taskId === taskId) await this.record('proofs', p)
+          if (p.taskId === taskId && await this.check('proofs', p, undefined) === 'accept') await this.record('proofs', p)
         }
       } catch (err) {
         stream.abort(err instanceof Error ? err : new Error(String(err)))

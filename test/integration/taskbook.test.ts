@@ -34,10 +34,24 @@ describe('task book', () => {
     const msg = { taskId: 7, programHash: '0x' + '11'.repeat(32), programCid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', submitter: a.peer.peerId, steps: 10, createdAt: 1 }
     await a.book.publish('tasks', msg) // nobody is connected: only a's own book has it
     const b = await start('b', [a.peer.host.getMultiaddrs()[0].toString()])
+    // b checks what it pulls as it checks gossip (here a chain view that knows task 7 as announced)
+    const seen: Array<{ topic: string, author: string | undefined }> = []
+    b.book.setChecker(async (topic, m, author) => { seen.push({ topic, author }); return (m as { programHash: string }).programHash === msg.programHash ? 'accept' : 'reject' })
     expect(await b.book.get(7)).toBeUndefined()
     const rec = await b.book.waitFor(7, r => r.task != null, 5000, 'task announcement')
     expect(rec.task).toMatchObject(msg)
     expect((await b.book.get(7))?.task?.programCid).toBe(msg.programCid)
+    // a relayed record has no author: it was checked by content
+    expect(seen).toContainEqual({ topic: 'tasks', author: undefined })
+  })
+
+  it('a pulled record the chain contradicts is not stored', async () => {
+    const a = await start('a2')
+    await a.book.publish('tasks', { taskId: 8, programHash: '0x' + '22'.repeat(32), programCid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', submitter: a.peer.peerId, steps: 10, createdAt: 1 })
+    const b = await start('b2', [a.peer.host.getMultiaddrs()[0].toString()])
+    b.book.setChecker(async () => 'reject')
+    await expect(b.book.waitFor(8, r => r.task != null, 1500, 'task announcement')).rejects.toThrow(/no task announcement for task 8/)
+    expect(await b.book.get(8)).toBeUndefined()
   })
 
   it('an unknown task times out with a clear message', async () => {
