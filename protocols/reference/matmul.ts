@@ -1,5 +1,7 @@
 import { matrixView } from '../commit/tensor.js'
 import type { TypedValues } from '../commit/tensor.js'
+import { AmbiguousNaN, addC, mulC } from './dot.js'
+import { bitsOf, bitsView, lt } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -60,7 +62,7 @@ function operandsOf (op: OpShape, flat: number): OperandRef[] {
 }
 
 /** The K values of A and B for element (b, i, j) out of the operand rows/columns. */
-function vectors (op: OpShape, d: MM, b: number, ops: TypedValues[]): { a: (k: number) => number, bv: (k: number) => number } {
+function vectors (op: OpShape, d: MM, b: number, ops: ArrayLike<number>[]): { a: (k: number) => number, bv: (k: number) => number } {
   const ab = d.aBatch === 1 ? 0 : b; const bb = d.bBatch === 1 ? 0 : b
   // A row (no transpose): the K values in order. A column (transposeA): rows of
   // the matrix view are (batch, k), so batch ab's values start at ab*K.
@@ -73,48 +75,64 @@ function vectors (op: OpShape, d: MM, b: number, ops: TypedValues[]): { a: (k: n
 function activation (op: OpShape, v: number): number {
   const act = op.attrs.activation
   if (act === undefined || act === null || act === 'linear') return v
-  if (act === 'relu') return Number.isNaN(v) ? NaN : 0 < v ? v : 0 // like Relu: -0 gives +0
+  // XNNPACK's output clamp max(0, v) as (0 < v) ? v : 0: -0 and every NaN give +0
+  if (act === 'relu') return lt(0, v) ? v : 0
   throw new ReferenceError(`${op.kernel}: activation ${String(act)} has no element reference`)
 }
 
 function biasValue (op: OpShape, flat: number, ops: TypedValues[]): number | undefined {
   if (op.inputs.length <= 2) return undefined
-  const bias = ops[2]
+  const bias = bitsView(ops[2])
   if (bias.length === 1) return bias[0]
   const { cols } = matrixView(op.output.shape)
   return bias[flat % cols]
 }
 
+function checkF32 (op: OpShape): void {
+  if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
+}
+
 export const WASM_MATMUL: KernelRef = {
   operands: operandsOf,
-  compute (op, flat, ops) {
-    const d = dims(op)
-    const { b } = coords(op, flat, d)
-    const { a, bv } = vectors(op, d, b, ops)
-    const bias = biasValue(op, flat, ops)
-    const f = Math.fround
-    if (!d.ta && !d.tb && d.batch === 1) {
-      let acc = bias ?? 0
-      for (let k = 0; k < d.K; k++) acc = f(acc + f(a(k) * bv(k)))
-      return activation(op, acc)
+  computeBits (op, flat, ops) {
+    try {
+      return wasmMatMul(op, flat, ops)
+    } catch (e) {
+      // the clamp of a relu turns any NaN into +0, so which NaN it was does not matter
+      if (e instanceof AmbiguousNaN && op.attrs.activation === 'relu') return 0
+      throw e
     }
-    let out = 0
-    for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
-      let s = 0
-      const k1 = Math.min(k0 + BLOCK, d.K)
-      for (let k = k0; k < k1; k++) s = f(s + f(a(k) * bv(k)))
-      out = f(out + s)
-    }
-    // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
-    // the zoo's steps never use it, so it has no reference rather than a guess
-    if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
-    return activation(op, out)
   }
+}
+
+function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
+  checkF32(op)
+  const d = dims(op)
+  const { b } = coords(op, flat, d)
+  const { a, bv } = vectors(op, d, b, ops.map(bitsView))
+  const bias = biasValue(op, flat, ops)
+  if (!d.ta && !d.tb && d.batch === 1) {
+    let acc = bias ?? 0
+    for (let k = 0; k < d.K; k++) acc = addC(acc, mulC(a(k), bv(k), op.kernel), op.kernel)
+    return activation(op, acc)
+  }
+  let out = 0
+  for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
+    let s = 0
+    const k1 = Math.min(k0 + BLOCK, d.K)
+    for (let k = k0; k < k1; k++) s = addC(s, mulC(a(k), bv(k), op.kernel), op.kernel)
+    out = addC(out, s, op.kernel)
+  }
+  // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
+  // the zoo's steps never use it, so it has no reference rather than a guess
+  if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
+  return activation(op, out)
 }
 
 export const CPU_MATMUL: KernelRef = {
   operands: operandsOf,
-  compute (op, flat, ops) {
+  computeBits (op, flat, ops) {
+    checkF32(op)
     if (op.inputs.length > 2) throw new ReferenceError('cpu _FusedMatMul with bias has no element reference')
     const d = dims(op)
     const { b } = coords(op, flat, d)
@@ -126,6 +144,8 @@ export const CPU_MATMUL: KernelRef = {
       for (let k = k0; k < k1; k++) s += a(k) * bv(k)
       out = Math.fround(out + s)
     }
-    return activation(op, out)
+    // the cpu backend's NaN bits come from JS double arithmetic (engine-defined): no reference for them
+    if (Number.isNaN(out)) throw new ReferenceError('cpu BatchMatMul: a NaN result has no defined bits on the cpu runtime')
+    return activation(op, bitsOf(out))
   }
 }

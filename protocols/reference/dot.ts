@@ -1,0 +1,27 @@
+import { add, isNaNBits, lt, mul, quiet } from './f32.js'
+import { ReferenceError } from './types.js'
+
+// Accumulating kernels (MatMul, Conv2D, Conv2DBackpropInput, MaxPoolGrad)
+// follow the runtime's association order exactly, but which operand of each
+// f32 add/mul comes first in the compiled micro-kernels varies by kernel,
+// path and position (measured; the compiler commutes them freely). That order
+// only matters when BOTH operands are NaN with different bits: then the
+// element has no reference value (refused, never guessed). Otherwise the
+// result is the same either way, so these helpers are exact.
+
+/** Two different NaNs met: the element is a NaN whose bits the reference cannot tell. */
+export class AmbiguousNaN extends ReferenceError {}
+
+function meet (a: number, b: number, what: string): void {
+  if (isNaNBits(a) && isNaNBits(b) && quiet(a) !== quiet(b)) {
+    throw new AmbiguousNaN(`${what}: two different NaNs (0x${quiet(a).toString(16)}, 0x${quiet(b).toString(16)}) meet in one operation; the runtime's choice depends on its compiled operand order, so this element has no reference`)
+  }
+}
+
+export function addC (a: number, b: number, what: string): number { meet(a, b, what); return add(a, b) }
+export function mulC (a: number, b: number, what: string): number { meet(a, b, what); return mul(a, b) }
+
+/** wasm f32x4.pmax(a, b) = (a < b) ? b : a, bits kept. */
+export function pmax (a: number, b: number): number { return lt(a, b) ? b : a }
+/** wasm f32x4.pmin(a, b) = (b < a) ? b : a, bits kept. */
+export function pmin (a: number, b: number): number { return lt(b, a) ? b : a }
