@@ -83,7 +83,8 @@ const BINARY_NUM: Record<string, (a: number, b: number) => number> = {
 }
 export const BINARY_KERNELS = Object.keys(BINARY_BITS)
 
-function unaryRef (kernel: string): KernelRef {
+/** The reference of unary kernel `kernel`; `bitsFn` replaces its float32 bit function (another runtime's semantics). */
+export function unaryRef (kernel: string, bitsFn = UNARY_BITS[kernel]): KernelRef {
   return {
     operands (op, flat) {
       checkFlat(flat, op.output.shape)
@@ -92,7 +93,6 @@ function unaryRef (kernel: string): KernelRef {
     computeBits (op, flat, ops) {
       const { pos } = rowOf(0, op.inputs[0].shape, flat)
       const inF32 = op.inputs[0].dtype === 'float32'
-      const bitsFn = UNARY_BITS[kernel]
       if (inF32 && op.output.dtype === 'float32' && bitsFn !== undefined) return bitsFn(bitsView(ops[0])[pos], op.attrs)
       if (inF32 && op.output.dtype === 'float32' && kernel === 'Cast') return bitsView(ops[0])[pos] // float32 → float32: a copy
       const numFn = UNARY_NUM[kernel]
@@ -102,7 +102,8 @@ function unaryRef (kernel: string): KernelRef {
   }
 }
 
-function binaryRef (kernel: string): KernelRef {
+/** The reference of binary kernel `kernel`; `bitsFn` replaces its float32 bit function (another runtime's semantics). */
+export function binaryRef (kernel: string, bitsFn = BINARY_BITS[kernel]): KernelRef {
   const locate = (op: OpShape, flat: number): Array<ReturnType<typeof rowOf>> => {
     checkFlat(flat, op.output.shape)
     if (op.inputs.length !== 2) throw new ReferenceError(`${op.kernel} needs 2 inputs`)
@@ -115,7 +116,7 @@ function binaryRef (kernel: string): KernelRef {
       const [a, b] = locate(op, flat)
       if (op.output.dtype === 'float32' && op.inputs.every(i => i.dtype === 'float32')) {
         const x = bitsView(ops[0])[a.pos]; const y = bitsView(ops[1])[b.pos]
-        return swapped(op) ? BINARY_BITS[kernel](y, x) : BINARY_BITS[kernel](x, y)
+        return swapped(op) ? bitsFn(y, x) : bitsFn(x, y)
       }
       return encodeBits(op.output.dtype, BINARY_NUM[kernel](ops[0][a.pos], ops[1][b.pos]))
     }

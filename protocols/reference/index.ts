@@ -1,9 +1,10 @@
 import type { TypedValues } from '../commit/tensor.js'
 import { CPU_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
 import { conv2dBackpropFilterElement, type Conv2DFilterAttrs } from './conv.js'
-import { BINARY_KERNELS, ELEMENTWISE } from './elementwise.js'
+import { CPU } from './cpu.js'
+import { ELEMENTWISE } from './elementwise.js'
 import { bitsOf, valueOf } from './f32.js'
-import { CPU_MATMUL, WASM_MATMUL } from './matmul.js'
+import { WASM_MATMUL } from './matmul.js'
 import { POOL_CONV } from './pool-conv.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
@@ -43,18 +44,6 @@ const WASM: Record<string, KernelRef> = {
   BatchMatMul: WASM_MATMUL,
   _FusedMatMul: WASM_MATMUL,
   Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER
-}
-
-// tfjs-cpu computes binary/unary float ops in float64 and stores float32,
-// which equals the float32 op for + - * / (see elementwise.ts); its Exp/Log
-// use Math.exp/Math.log (engine-dependent), so they are not listed.
-const CPU: Record<string, KernelRef> = {
-  ...Object.fromEntries(BINARY_KERNELS.map(k => [k, ELEMENTWISE[k]])),
-  Identity: ELEMENTWISE.Identity,
-  Reshape: ELEMENTWISE.Reshape,
-  Neg: ELEMENTWISE.Neg,
-  Relu: ELEMENTWISE.Relu,
-  BatchMatMul: CPU_MATMUL
 }
 
 const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [CPU_RUNTIME]: CPU }

@@ -1,6 +1,7 @@
+import * as tf from '@tensorflow/tfjs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { TensorData } from '../../../protocols/commit/index.js'
-import { WASM_RUNTIME } from '../../../protocols/program/index.js'
+import { CPU_RUNTIME, WASM_RUNTIME } from '../../../protocols/program/index.js'
 import { supportedKernels } from '../../../protocols/reference/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { check, f32FromBits, refusedAmbiguousNaN, runBackend } from './ref-check.js'
@@ -146,6 +147,7 @@ describe('special values: reference bits = wasm backend bits', () => {
   })
 
   it('refusals are only for two different NaNs meeting in an accumulation, and rare', () => {
+    expect(refusedAmbiguousNaN.size).toBeGreaterThan(0) // the corpus does reach them
     const accumulating = new Set(['BatchMatMul', '_FusedMatMul', 'Conv2D', 'Conv2DBackpropInput', 'MaxPoolGrad'])
     expect([...refusedAmbiguousNaN.keys()].filter(k => !accumulating.has(k))).toEqual([])
     const refused = [...refusedAmbiguousNaN.values()].reduce((a, b) => a + b, 0)
@@ -155,5 +157,29 @@ describe('special values: reference bits = wasm backend bits', () => {
 
   it('covers every kernel of the wasm reference table', () => {
     expect(supportedKernels(W).filter(k => !covered.has(k))).toEqual([])
+  })
+})
+
+describe('special values on the cpu runtime: reference bits = cpu backend bits, NaNs refused', () => {
+  it('binary kernels on every pair, unary kernels, BatchMatMul', async () => {
+    await initBackend('wasm')
+    // one tfjs engine per process: switch it to cpu for this test and back
+    await tf.setBackend('cpu')
+    try {
+      refusedAmbiguousNaN.clear()
+      const a: number[] = []; const b: number[] = []
+      for (const p of SPECIAL) for (const q of SPECIAL) { a.push(p); b.push(q) }
+      const A = f32FromBits(a, [N, N]); const B = f32FromBits(b, [N, N])
+      let compared = 0
+      for (const k of BINARY) compared += check(CPU_RUNTIME, k, ['a', 'b'], [A, B], {}, Infinity)
+      for (const k of ['Identity', 'Neg', 'Relu']) compared += check(CPU_RUNTIME, k, ['x'], [f32FromBits(SPECIAL)], {}, Infinity)
+      compared += check(CPU_RUNTIME, 'Reshape', ['x'], [f32FromBits(SPECIAL)], { shape: [N] }, Infinity)
+      for (const share of [0.05, 0.3]) compared += check(CPU_RUNTIME, 'BatchMatMul', ['a', 'b'], [mixed([1, 6, 50], share), mixed([1, 50, 7], share)], { transposeA: false, transposeB: false }, Infinity)
+      // the refusals are the NaN results (checkOp accepts one only where the backend gives a NaN)
+      expect(compared).toBeGreaterThan(6 * N * N / 2)
+      expect(refusedAmbiguousNaN.size).toBeGreaterThan(0)
+    } finally {
+      await tf.setBackend('wasm')
+    }
   })
 })
