@@ -59,7 +59,7 @@ describe('element claims on NaN and signed-zero results rule for the honest part
     const dave = kr.addFromUri('//Dave'); const bob = kr.addFromUri('//Bob')
     env = {
       disputeId: 0, step, challenger: dave.publicKey, defender: bob.publicKey, caller: 'challenger', programHash: sha256(program),
-      datasetRoot: new Uint8Array(32), skeletonRoot: new Uint8Array(32), proofRoot: merkleRoot(stateRoots.map(fromHex)), reference: { ...reference, computeElementBits: undefined },
+      datasetRoot: new Uint8Array(32), skeletonRoot: new Uint8Array(32), proofRoot: merkleRoot(stateRoots.map(fromHex)), reference,
       verify: (m, s, p) => { try { return sr25519Verify(m, s, p) } catch { return false } }
     }
   })
