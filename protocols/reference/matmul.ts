@@ -1,7 +1,7 @@
 import { matrixView } from '../commit/tensor.js'
 import type { TypedValues } from '../commit/tensor.js'
 import { AmbiguousNaN, addC, mulC } from './dot.js'
-import { bitsOf, bitsView, lt } from './f32.js'
+import { add, bitsOf, bitsView, lt, mul } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -105,6 +105,24 @@ export const WASM_MATMUL: KernelRef = {
   }
 }
 
+// XNNPACK's fully-connected micro-kernels (1x8 for one row, 4x8 otherwise),
+// as compiled into the pinned .wasm (measured operand by operand with NaN
+// pairs; only two NaNs meeting can tell): k in blocks of 4, where the first
+// add of a block is (product + acc) and the next three (acc + product); the
+// K % 4 remainder adds (product + acc). Products are (b * a), except in the
+// remainder of the 4-row kernel's rows 0 and 1 (of each tile of 4 rows): (a * b).
+function fullyConnected (K: number, M: number, i: number, a: (k: number) => number, bv: (k: number) => number, init: number): number {
+  const full = K - (K % 4)
+  let acc = init
+  for (let k = 0; k < full; k++) {
+    const p = mul(bv(k), a(k))
+    acc = k % 4 === 0 ? add(p, acc) : add(acc, p)
+  }
+  const aFirst = M > 1 && i % 4 < 2
+  for (let k = full; k < K; k++) acc = add(aFirst ? mul(a(k), bv(k)) : mul(bv(k), a(k)), acc)
+  return acc
+}
+
 function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
   checkF32(op)
   const d = dims(op)
@@ -112,9 +130,8 @@ function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
   const { a, bv } = vectors(op, d, b, ops.map(bitsView))
   const bias = biasValue(op, flat, ops)
   if (!d.ta && !d.tb && d.batch === 1) {
-    let acc = bias ?? 0
-    for (let k = 0; k < d.K; k++) acc = addC(acc, mulC(a(k), bv(k), op.kernel), op.kernel)
-    return activation(op, acc)
+    const i = unravel(flat, op.output.shape)[op.output.shape.length - 2]
+    return activation(op, fullyConnected(d.K, d.M, i, a, bv, bias ?? 0))
   }
   let out = 0
   for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
