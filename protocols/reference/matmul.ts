@@ -1,6 +1,6 @@
 import { matrixView } from '../commit/tensor.js'
 import type { TypedValues } from '../commit/tensor.js'
-import { AmbiguousNaN, addC, mulC } from './dot.js'
+import { addC, mulC } from './dot.js'
 import { add, bitsOf, bitsView, lt, mul } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
@@ -12,8 +12,9 @@ import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from '.
 // wasm, no transpose and batch 1 (XNNPACK fully-connected path):
 //   acc = bias[j] or 0; for k: acc = fround(acc + fround(a*b)); then activation.
 // wasm otherwise: k in blocks of 48; each block sum s starts at 0 with
-//   s = fround(s + fround(a*b)); out = fround(out + s) from out = 0; then the
-//   activation (a fused bias on this path hits an upstream bug: refused).
+//   s = fround(s + fround(a*b)); out = fround(out + s) from out = 0, clamped
+//   by the activation after every block (a fused bias on this path hits an
+//   upstream bug: refused).
 // cpu: k in blocks of 48, each block summed in float64, out = fround(out + s).
 
 export const BLOCK = 48
@@ -72,12 +73,9 @@ function vectors (op: OpShape, d: MM, b: number, ops: ArrayLike<number>[]): { a:
   return { a, bv }
 }
 
+/** XNNPACK's output clamp (fully-connected path): relu is (0 < v) ? v : 0, so -0 and every NaN give +0. */
 function activation (op: OpShape, v: number): number {
-  const act = op.attrs.activation
-  if (act === undefined || act === null || act === 'linear') return v
-  // XNNPACK's output clamp max(0, v) as (0 < v) ? v : 0: -0 and every NaN give +0
-  if (act === 'relu') return lt(0, v) ? v : 0
-  throw new ReferenceError(`${op.kernel}: activation ${String(act)} has no element reference`)
+  return reluOf(op) && !lt(0, v) ? 0 : v
 }
 
 function biasValue (op: OpShape, flat: number, ops: TypedValues[]): number | undefined {
@@ -94,15 +92,7 @@ function checkF32 (op: OpShape): void {
 
 export const WASM_MATMUL: KernelRef = {
   operands: operandsOf,
-  computeBits (op, flat, ops) {
-    try {
-      return wasmMatMul(op, flat, ops)
-    } catch (e) {
-      // the clamp of a relu turns any NaN into +0, so which NaN it was does not matter
-      if (e instanceof AmbiguousNaN && op.attrs.activation === 'relu') return 0
-      throw e
-    }
-  }
+  computeBits: wasmMatMul
 }
 
 // XNNPACK's fully-connected micro-kernels (1x8 for one row, 4x8 otherwise),
@@ -133,17 +123,28 @@ function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
     const i = unravel(flat, op.output.shape)[op.output.shape.length - 2]
     return activation(op, fullyConnected(d.K, d.M, i, a, bv, bias ?? 0))
   }
+  // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
+  // the zoo's steps never use it, so it has no reference rather than a guess
+  if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
+  // tfjs's own loop: per block, out = std::max(std::min(out + blockSum, max), min),
+  // so a relu clamps after every block, keeps a NaN and keeps -0
+  const relu = reluOf(op)
   let out = 0
   for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
     let s = 0
     const k1 = Math.min(k0 + BLOCK, d.K)
     for (let k = k0; k < k1; k++) s = addC(s, mulC(a(k), bv(k), op.kernel), op.kernel)
     out = addC(out, s, op.kernel)
+    if (relu && lt(out, 0)) out = 0
   }
-  // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
-  // the zoo's steps never use it, so it has no reference rather than a guess
-  if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
-  return activation(op, out)
+  return out
+}
+
+function reluOf (op: OpShape): boolean {
+  const act = op.attrs.activation
+  if (act === undefined || act === null || act === 'linear') return false
+  if (act === 'relu') return true
+  throw new ReferenceError(`${op.kernel}: activation ${String(act)} has no element reference`)
 }
 
 export const CPU_MATMUL: KernelRef = {

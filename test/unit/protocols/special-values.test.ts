@@ -106,6 +106,13 @@ describe('special values: reference bits = wasm backend bits', () => {
       }
     }
     run('BatchMatMul', ['a', 'b'], [mixed([2, 3, 60], 0.1), mixed([2, 60, 4], 0.1)], { transposeA: false, transposeB: false })
+    // relu on tfjs's own blocked path clamps after every block of 48 and keeps NaN and -0
+    for (const K of [30, 100, 130]) {
+      for (const share of [0, 0.02, 0.2]) {
+        run('_FusedMatMul', ['a', 'b'], [mixed([1, K, 6], share), mixed([1, K, 7], share)], { transposeA: true, transposeB: false, activation: 'relu' })
+        run('_FusedMatMul', ['a', 'b'], [mixed([2, 6, K], share), mixed([2, K, 7], share)], { transposeA: false, transposeB: false, activation: 'relu' })
+      }
+    }
     // more tiles of the micro-kernels: M and N beyond one 4x8 tile, K with a remainder
     run('BatchMatMul', ['a', 'b'], [mixed([1, 9, 13], 0.1), mixed([1, 13, 19], 0.1)], { transposeA: false, transposeB: false })
     run('_FusedMatMul', ['a', 'b', 'bias'], [mixed([1, 9, 13], 0.1), mixed([1, 13, 19], 0.1), mixed([19], 0.3)], { transposeA: false, transposeB: false, activation: 'linear' })
