@@ -1,6 +1,6 @@
 import { convPads } from './conv.js'
 import { addC, mulC, pmax, pmin } from './dot.js'
-import { bitsOf, bitsView, isNaNBits, valueOf } from './f32.js'
+import { add, bitsOf, bitsView, isNaNBits, mul, valueOf } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -201,8 +201,10 @@ const MAXPOOL_GRAD: KernelRef = {
       k += win.length + 1
       const best = gradArgmax(rows, ch)
       const absolute = best < 0 ? 0 : win[best].row * C + ch
-      // the runtime adds dy * mask for every covering window (mask 1 or 0), so a NaN or ±Inf dy reaches every pixel it covers
-      acc = addC(acc, mulC(dy, absolute === flat ? ONE : 0, op.kernel), op.kernel)
+      // the runtime adds dy * mask for every covering window (mask 1 or 0), so a
+      // NaN or ±Inf dy reaches every pixel it covers; compiled as (dy*mask) + acc:
+      // of two NaNs the later window's survives (measured)
+      acc = add(mul(dy, absolute === flat ? ONE : 0), acc)
     }
     return acc
   }
