@@ -1,7 +1,8 @@
 import { matrixView } from '../commit/tensor.js'
 import type { TypedValues } from '../commit/tensor.js'
 import { addC, mulC } from './dot.js'
-import { add, bitsOf, bitsView, lt, mul } from './f32.js'
+import { bitsOf, bitsView, lt } from './f32.js'
+import { fullyConnected } from './xnn-order.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -93,24 +94,6 @@ function checkF32 (op: OpShape): void {
 export const WASM_MATMUL: KernelRef = {
   operands: operandsOf,
   computeBits: wasmMatMul
-}
-
-// XNNPACK's fully-connected micro-kernels (1x8 for one row, 4x8 otherwise),
-// as compiled into the pinned .wasm (measured operand by operand with NaN
-// pairs; only two NaNs meeting can tell): k in blocks of 4, where the first
-// add of a block is (product + acc) and the next three (acc + product); the
-// K % 4 remainder adds (product + acc). Products are (b * a), except in the
-// remainder of the 4-row kernel's rows 0 and 1 (of each tile of 4 rows): (a * b).
-function fullyConnected (K: number, M: number, i: number, a: (k: number) => number, bv: (k: number) => number, init: number): number {
-  const full = K - (K % 4)
-  let acc = init
-  for (let k = 0; k < full; k++) {
-    const p = mul(bv(k), a(k))
-    acc = k % 4 === 0 ? add(p, acc) : add(acc, p)
-  }
-  const aFirst = M > 1 && i % 4 < 2
-  for (let k = full; k < K; k++) acc = add(aFirst ? mul(a(k), bv(k)) : mul(bv(k), a(k)), acc)
-  return acc
 }
 
 function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {

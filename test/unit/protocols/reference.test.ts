@@ -205,6 +205,8 @@ describe('element references vs the wasm backend', () => {
     const fused: OpShape = { kernel: '_FusedMatMul', attrs: { transposeA: true, transposeB: false, activation: 'linear' }, inputs: [{ shape: [4, 2], dtype: 'float32' }, { shape: [4, 3], dtype: 'float32' }, { shape: [3], dtype: 'float32' }], output: { shape: [2, 3], dtype: 'float32' } }
     expect(() => computeElement(WASM_RUNTIME, fused, 0, [new Float32Array(4), new Float32Array(4), new Float32Array(3)])).toThrow(/upstream wasm bias bug/)
     expect(() => elementOperands(WASM_RUNTIME, { ...op, kernel: 'Softplus' }, 0)).toThrow(/no element-level reference/)
+    const dw: OpShape = { kernel: 'Conv2D', attrs: { strides: [1, 1], pad: 'valid' }, inputs: [{ shape: [1, 4, 4, 1], dtype: 'float32' }, { shape: [3, 3, 1, 1], dtype: 'float32' }], output: { shape: [1, 2, 2, 1], dtype: 'float32' } }
+    expect(() => elementOperands(WASM_RUNTIME, dw, 0)).toThrow(/depthwise kernel/)
     expect(() => elementOperands(WASM_RUNTIME, { kernel: 'Add', attrs: {}, inputs: [{ shape: [2], dtype: 'float32' }, { shape: [2], dtype: 'float32' }], output: { shape: [2], dtype: 'float32' } }, 2)).toThrow(/out of range/)
   })
 })

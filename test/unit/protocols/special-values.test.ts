@@ -119,39 +119,6 @@ describe('special values: reference bits = wasm backend bits', () => {
     run('BatchMatMul', ['a', 'b'], [mixed([1, 13, 9], 0.1), mixed([1, 19, 13], 0.1)], { transposeA: true, transposeB: true })
   })
 
-  it('MatMul, every path: two different NaNs at every pair of k positions, and in one product, on every row of the tiles', () => {
-    const ONE = 0x3f800000
-    // this test aims at refusals on purpose: keep it out of the corpus's tally
-    const saved = new Map(refusedAmbiguousNaN); const savedChecked = checked
-    let fcRefused = 0
-    for (const [ta, tb, batch] of [[false, false, 1], [true, false, 1], [false, true, 1], [false, false, 2]] as const) {
-      for (const K of [1, 2, 3, 4, 5, 8, 9, 13, 50]) {
-        for (const M of [1, 2, 5, 9]) {
-          const N = 3
-          const build = (setA: (k: number) => number, setB: (k: number) => number): TensorData[] => {
-            const a = new Array(batch * M * K).fill(ONE); const b = new Array(batch * K * N).fill(ONE)
-            for (let bt = 0; bt < batch; bt++) {
-              for (let r = 0; r < M; r++) for (let k = 0; k < K; k++) a[bt * M * K + (ta ? k * M + r : r * K + k)] = setA(k)
-              for (let c = 0; c < N; c++) for (let k = 0; k < K; k++) b[bt * K * N + (tb ? c * K + k : k * N + c)] = setB(k)
-            }
-            return [f32FromBits(a, ta ? [batch, K, M] : [batch, M, K]), f32FromBits(b, tb ? [batch, N, K] : [batch, K, N])]
-          }
-          const attrs = { transposeA: ta, transposeB: tb }
-          const before = refusedAmbiguousNaN.get('BatchMatMul') ?? 0
-          for (let i = 0; i < K; i++) {
-            for (let j = i + 1; j < K; j++) run('BatchMatMul', ['a', 'b'], build(k => k === i ? 0x7fc00001 : k === j ? 0xffc00002 : ONE, () => ONE), attrs)
-            run('BatchMatMul', ['a', 'b'], build(k => k === i ? 0x7fc00001 : ONE, k => k === i ? 0xffc00003 : ONE), attrs)
-          }
-          if (!ta && !tb && batch === 1) fcRefused += (refusedAmbiguousNaN.get('BatchMatMul') ?? 0) - before
-        }
-      }
-    }
-    // the fully-connected path (no transpose, batch 1) is modelled operand by operand: nothing refused
-    expect(fcRefused).toBe(0)
-    refusedAmbiguousNaN.clear(); for (const [k, v] of saved) refusedAmbiguousNaN.set(k, v)
-    checked = savedChecked
-  })
-
   it('conv and pool kernels with specials', () => {
     for (const [pad, st] of [['valid', 1], ['same', 2]] as const) {
       for (const share of [0.05, 0.3]) {
