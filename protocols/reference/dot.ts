@@ -1,13 +1,13 @@
 import { add, isNaNBits, lt, mul, quiet } from './f32.js'
 import { ReferenceError } from './types.js'
 
-// Accumulating kernels (MatMul, Conv2D, Conv2DBackpropInput, MaxPoolGrad)
-// follow the runtime's association order exactly, but which operand of each
-// f32 add/mul comes first in the compiled micro-kernels varies by kernel,
-// path and position (measured; the compiler commutes them freely). That order
-// only matters when BOTH operands are NaN with different bits: then the
-// element has no reference value (refused, never guessed). Otherwise the
-// result is the same either way, so these helpers are exact.
+// For accumulating loops whose operand order is not fixed: in tfjs's own C++
+// loops (blocked MatMul, Conv2DBackpropInput) which operand of an f32 add
+// comes first changes when V8 tiers the function up from Liftoff to TurboFan
+// (measured), so the runtime itself has no fixed answer when BOTH operands are
+// NaN with different bits: then the element has no reference value (refused,
+// never guessed). Otherwise the result is the same either way, so these
+// helpers are exact. (The XNNPACK kernels' orders are fixed: xnn-order.ts.)
 
 /** Two different NaNs met: the element is a NaN whose bits the reference cannot tell. */
 export class AmbiguousNaN extends ReferenceError {}

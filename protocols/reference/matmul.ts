@@ -110,7 +110,9 @@ function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
   // the zoo's steps never use it, so it has no reference rather than a guess
   if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
   // tfjs's own loop: per block, out = std::max(std::min(out + blockSum, max), min),
-  // so a relu clamps after every block, keeps a NaN and keeps -0
+  // so a relu clamps after every block, keeps a NaN and keeps -0. Which of two
+  // meeting NaNs survives changes when V8 tiers this loop up from Liftoff to
+  // TurboFan (measured): no fixed answer, refused (dot.ts)
   const relu = reluOf(op)
   let out = 0
   for (let k0 = 0; k0 < d.K; k0 += BLOCK) {

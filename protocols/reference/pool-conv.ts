@@ -248,6 +248,9 @@ const CONV2D_BACKPROP_INPUT: KernelRef = {
     const CO = op.inputs[0].shape[3]
     const [, y, x] = unravel(flat, op.output.shape)
     const n = contributions(op, y, x).length
+    // tfjs's own C++ loop (dot += dy * w): which of two meeting NaNs survives
+    // changes when V8 tiers the function up from Liftoff to TurboFan (measured),
+    // so the runtime has no fixed answer there and the reference refuses (dot.ts)
     let acc = 0
     for (let t = 0; t < n; t++) {
       const dy = ops[2 * t]; const w = ops[2 * t + 1]
