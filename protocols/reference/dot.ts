@@ -1,4 +1,4 @@
-import { add, isNaNBits, lt, mul, quiet } from './f32.js'
+import { add, isNaNBits, mul, quiet } from './f32.js'
 import { ReferenceError } from './types.js'
 
 // For accumulating loops whose operand order is not fixed: in tfjs's own C++
@@ -14,14 +14,9 @@ export class AmbiguousNaN extends ReferenceError {}
 
 function meet (a: number, b: number, what: string): void {
   if (isNaNBits(a) && isNaNBits(b) && quiet(a) !== quiet(b)) {
-    throw new AmbiguousNaN(`${what}: two different NaNs (0x${quiet(a).toString(16)}, 0x${quiet(b).toString(16)}) meet in one operation; the runtime's choice depends on its compiled operand order, so this element has no reference`)
+    throw new AmbiguousNaN(`${what}: two different NaNs (0x${quiet(a).toString(16)}, 0x${quiet(b).toString(16)}) meet in one operation; which one the runtime keeps changes with V8's tier-up, so this element has no reference`)
   }
 }
 
 export function addC (a: number, b: number, what: string): number { meet(a, b, what); return add(a, b) }
 export function mulC (a: number, b: number, what: string): number { meet(a, b, what); return mul(a, b) }
-
-/** wasm f32x4.pmax(a, b) = (a < b) ? b : a, bits kept. */
-export function pmax (a: number, b: number): number { return lt(a, b) ? b : a }
-/** wasm f32x4.pmin(a, b) = (b < a) ? b : a, bits kept. */
-export function pmin (a: number, b: number): number { return lt(b, a) ? b : a }

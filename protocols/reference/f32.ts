@@ -61,9 +61,9 @@ export function lt (a: number, b: number): boolean {
   return !isNaNBits(a) && !isNaNBits(b) && valueOf(a) < valueOf(b)
 }
 
-/** C++ std::max(a, b) = (a < b) ? b : a, bits kept (no quietening): NaN a stays, NaN b loses. */
+/** C++ std::max(a, b) = (a < b) ? b : a (also wasm f32x4.pmax), bits kept (no quietening): NaN a stays, NaN b loses. */
 export function stdMax (a: number, b: number): number { return lt(a, b) ? b : a }
-/** C++ std::min(a, b) = (b < a) ? b : a. */
+/** C++ std::min(a, b) = (b < a) ? b : a (also wasm f32x4.pmin). */
 export function stdMin (a: number, b: number): number { return lt(b, a) ? b : a }
 
 /** Integer max with 0 on the bits (wasm i32x4.max_s): negative-signed patterns, -0 and -NaN included, give +0. */

@@ -1,7 +1,7 @@
 import { convPads } from './conv.js'
 import { fullyConnected, igemm } from './xnn-order.js'
-import { addC, mulC, pmax, pmin } from './dot.js'
-import { add, bitsOf, bitsView, isNaNBits, mul, valueOf } from './f32.js'
+import { addC, mulC } from './dot.js'
+import { add, bitsOf, bitsView, isNaNBits, mul, stdMax as pmax, stdMin as pmin, valueOf } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
