@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm'
 import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
+import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
 
 // Backend selection. tfjs has one global engine per process, so the backend is
@@ -65,9 +66,24 @@ async function startWasm (reason: string, log: BackendLog): Promise<BackendInfo>
   })
   registerWasmExtraKernels()
   if (!(await tf.setBackend('wasm'))) throw new Error('failed to initialise the tfjs wasm backend')
+  checkNaNHost()
   const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1 }
   log.info(`backend wasm (${WASM_RUNTIME}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…, threads off): ${reason}`)
   return info
+}
+
+/**
+ * NaN bits are part of committed values, and the pinned runtime's depend on the
+ * host: an invalid op (inf - inf, 0/0) gives x86's negative default NaN, and
+ * XNNPACK picks its x86 or non-x86 micro-kernels by that very sign. The
+ * element references (protocols/reference) are the x86 ones, so another host
+ * would commit NaNs and pooled values no reference agrees with.
+ */
+function checkNaNHost (): void {
+  const t = tf.sub(tf.scalar(Infinity), tf.scalar(Infinity))
+  const bits = new Uint32Array((t.dataSync() as Float32Array).slice().buffer)[0]
+  t.dispose()
+  if (bits !== DEFAULT_NAN) throw new Error(`this host's wasm gives inf - inf = 0x${bits.toString(16)}, not x86's 0x${DEFAULT_NAN.toString(16)}: ${WASM_RUNTIME}'s NaN bits (and XNNPACK's kernel choice) differ from the element references, so it cannot run verifiably here`)
 }
 
 async function startCpu (reason: string, log: BackendLog): Promise<BackendInfo> {

@@ -60,6 +60,8 @@ export interface ReferenceApi {
   supportsElement: (runtime: string, kernel: string) => boolean
   elementOperands: (runtime: string, op: OpShapeLike, flatIndex: number) => Array<{ input: number, axis: 'row' | 'col', index: number }>
   computeElement: (runtime: string, op: OpShapeLike, flatIndex: number, operands: TypedValues[]) => number
+  /** The element's bits (float32 pattern incl. NaN sign/payload); preferred over computeElement when present. */
+  computeElementBits?: (runtime: string, op: OpShapeLike, flatIndex: number, operands: TypedValues[]) => number
 }
 export interface OpShapeLike { kernel: string, attrs: Record<string, unknown>, inputs: Array<{ shape: number[], dtype: DType }>, output: { shape: number[], dtype: DType }, outputIndex?: number }
 
@@ -138,16 +140,17 @@ function tensorOf (v: unknown): Uint8Array {
 
 function sameShape (a: readonly number[], b: readonly number[]): boolean { return a.length === b.length && a.every((x, i) => x === b[i]) }
 
-/** Bits of element `pos` of a slice (float32 bit pattern, int32, bool 0/1). */
+/** Bits of element `pos` of a slice (float32 bit pattern, int32 as uint32, bool byte: the committed bytes). */
 function bitsAt (dtype: DType, values: TypedValues, pos: number): number {
   if (dtype === 'float32') return new Uint32Array(values.buffer, values.byteOffset, values.length)[pos]
   if (dtype === 'int32') return (values[pos] | 0) >>> 0
-  return values[pos] !== 0 ? 1 : 0
+  return values[pos] & 0xff
 }
+/** Bits of a number in `dtype`. A NaN number has no defined bits (engines may canonicalise): references give bits. */
 export function valueBits (dtype: DType, v: number): number {
   if (dtype === 'float32') return new Uint32Array(new Float32Array([v]).buffer)[0]
   if (dtype === 'int32') return (v | 0) >>> 0
-  return v !== 0 ? 1 : 0
+  return v & 0xff
 }
 
 /** Position of flat element `flat` inside a row or column slice, or undefined if the slice does not hold it. */
@@ -326,9 +329,11 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
         if (!verifySlice(fromHex(inp.commitment), p)) reject('InvalidProof', `operand ${i}`)
         return valuesFromBytes(p.dtype, sliceBytes(p))
       })
-      let v: number
-      try { v = ref.computeElement(prog.runtime, op, flat, operands) } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
-      const want = valueBits(out.dtype, v)
+      let want: number
+      try {
+        // bits from the reference: a NaN's sign and payload are part of the value the defender committed
+        want = ref.computeElementBits !== undefined ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0 : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
+      } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
       const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, sliceBytes(d)), pos)
       return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
     }

@@ -1,7 +1,7 @@
 import { fromHex } from '../commit/merkle.js'
 import { proveSlice, sliceBytes, valuesFromBytes, verifySlice, type SliceProof, type TensorData } from '../commit/tensor.js'
 import type { TraceEntry } from '../trace/trace.js'
-import { computeElement, elementOperands, opShapeOf } from './index.js'
+import { computeElementBits, elementOperands, opShapeOf } from './index.js'
 import type { OperandRef } from './types.js'
 
 // The last step of a dispute: one output element of one op. The claimant
@@ -14,18 +14,19 @@ export interface ElementClaim {
   outputIndex: number
   operands: OperandRef[]
   proofs: SliceProof[]
-  /** the element value the claimant says the op produced */
-  value: number
+  /** the bits of the element the claimant says the op produced (float32 pattern, int32 as uint32, bool byte) */
+  bits: number
 }
 
 /** Builds the claim for element `flatIndex` from the op's full input values. */
-export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, value: number, outputIndex = 0): ElementClaim {
+export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, bits: number, outputIndex = 0): ElementClaim {
   const op = opShapeOf(entry, outputIndex)
   const operands = elementOperands(runtime, op, flatIndex)
   const proofs = operands.map(r => proveSlice(inputs[r.input], r.axis, r.index))
-  return { flatIndex, outputIndex, operands, proofs, value }
+  return { flatIndex, outputIndex, operands, proofs, bits: bits >>> 0 }
 }
 
+/** `expected`: the reference's bits for the element. */
 export interface ClaimVerdict { valid: boolean, reason?: string, expected?: number }
 
 /**
@@ -46,9 +47,9 @@ export function checkElementClaim (runtime: string, entry: TraceEntry, claim: El
       if (!verifySlice(fromHex(inp.commitment), p)) return { valid: false, reason: `operand ${i} does not verify against input ${r.input}'s commitment` }
       values.push(valuesFromBytes(p.dtype, sliceBytes(p)))
     }
-    const expected = computeElement(runtime, op, claim.flatIndex, values)
-    // Object.is: bitwise for float32 values (tells -0 from +0; NaN equals NaN)
-    return Object.is(expected, claim.value) ? { valid: true, expected } : { valid: false, reason: 'the claimed value differs from the reference', expected }
+    const expected = computeElementBits(runtime, op, claim.flatIndex, values)
+    // bits, not values: -0 differs from +0 and every NaN pattern from every other
+    return expected === claim.bits >>> 0 ? { valid: true, expected } : { valid: false, reason: 'the claimed value differs from the reference', expected }
   } catch (e) {
     return { valid: false, reason: (e as Error).message }
   }

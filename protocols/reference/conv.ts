@@ -1,7 +1,11 @@
 // Conv2DBackpropFilter (NHWC, dilation 1) as registered for the wasm runtime
 // by node/train/wasm-kernels.ts: dW[r,c,i,o] = sum over (b, y, x) in that loop
 // order of x[b, y*sh + r - padTop, x*sw + c - padLeft, i] * dy[b, y, x, o],
-// accumulated in float64, rounded to float32 once at the end.
+// accumulated in float64, rounded to float32 once at the end. A NaN result is
+// stored as DEFAULT_NAN (0xffc00000): JS double arithmetic gives NaNs no
+// defined bits, so this kernel (ours, not the pinned .wasm) fixes them.
+
+import { DEFAULT_NAN } from './f32.js'
 
 export interface ConvPadInfo { padTop: number, padLeft: number, strideH: number, strideW: number, outH: number, outW: number }
 
@@ -51,6 +55,7 @@ export function conv2dBackpropFilterValues (xShape: readonly number[], x: Float3
   const [kh, kw] = a.filterShape
   const p = convPads(H, W, kh, kw, a.strides, a.pad, a.dimRoundingMode)
   const out = new Float32Array(kh * kw * CI * CO)
+  const outBits = new Uint32Array(out.buffer)
   const acc = new Float64Array(CO)
   for (let r = 0; r < kh; r++) {
     for (let c = 0; c < kw; c++) {
@@ -71,7 +76,11 @@ export function conv2dBackpropFilterValues (xShape: readonly number[], x: Float3
           }
         }
         const base = ((r * kw + c) * CI + i) * CO
-        for (let o = 0; o < CO; o++) out[base + o] = acc[o]
+        for (let o = 0; o < CO; o++) {
+          const v = acc[o]
+          if (v === v) out[base + o] = v // eslint-disable-line no-self-compare
+          else outBits[base + o] = DEFAULT_NAN
+        }
       }
     }
   }

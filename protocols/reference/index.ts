@@ -1,8 +1,10 @@
 import type { TypedValues } from '../commit/tensor.js'
 import { CPU_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
 import { conv2dBackpropFilterElement, type Conv2DFilterAttrs } from './conv.js'
-import { BINARY, ELEMENTWISE } from './elementwise.js'
-import { CPU_MATMUL, WASM_MATMUL } from './matmul.js'
+import { CPU } from './cpu.js'
+import { ELEMENTWISE } from './elementwise.js'
+import { bitsOf, valueOf } from './f32.js'
+import { WASM_MATMUL } from './matmul.js'
 import { POOL_CONV } from './pool-conv.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
@@ -17,6 +19,7 @@ import type { TraceEntry } from '../trace/trace.js'
 export type { OpShape, OperandRef } from './types.js'
 export { ReferenceError } from './types.js'
 export { expf, logf } from './musl.js'
+export { DEFAULT_NAN, bitsOf, valueOf, isNaNBits } from './f32.js'
 export { buildElementClaim, checkElementClaim, type ElementClaim, type ClaimVerdict } from './claim.js'
 export { conv2dBackpropFilterValues, conv2dBackpropFilterElement, convPads } from './conv.js'
 
@@ -27,9 +30,10 @@ const CONV2D_BACKPROP_FILTER: KernelRef = {
     const [, , i, o] = unravel(flat, op.output.shape)
     return [{ input: 0, axis: 'col', index: i }, { input: 1, axis: 'col', index: o }]
   },
-  compute (op, flat, ops) {
+  computeBits (op, flat, ops) {
     const [r, c] = unravel(flat, op.output.shape)
-    return conv2dBackpropFilterElement(op.inputs[0].shape, op.inputs[1].shape, { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] }, r, c, ops[0], ops[1])
+    if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
+    return bitsOf(conv2dBackpropFilterElement(op.inputs[0].shape, op.inputs[1].shape, { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] }, r, c, ops[0], ops[1]))
   }
 }
 
@@ -40,18 +44,6 @@ const WASM: Record<string, KernelRef> = {
   BatchMatMul: WASM_MATMUL,
   _FusedMatMul: WASM_MATMUL,
   Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER
-}
-
-// tfjs-cpu computes binary/unary float ops in float64 and stores float32,
-// which equals the float32 op for + - * / (see elementwise.ts); its Exp/Log
-// use Math.exp/Math.log (engine-dependent), so they are not listed.
-const CPU: Record<string, KernelRef> = {
-  ...Object.fromEntries(Object.keys(BINARY).map(k => [k, ELEMENTWISE[k]])),
-  Identity: ELEMENTWISE.Identity,
-  Reshape: ELEMENTWISE.Reshape,
-  Neg: ELEMENTWISE.Neg,
-  Relu: ELEMENTWISE.Relu,
-  BatchMatMul: CPU_MATMUL
 }
 
 const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [CPU_RUNTIME]: CPU }
@@ -78,13 +70,23 @@ export function elementOperands (runtime: string, op: OpShape, flatIndex: number
   return table(runtime, op.kernel).operands(op, flatIndex)
 }
 
-/** The output element's value (float32-rounded for float32) from the operands, in the order of elementOperands. */
-export function computeElement (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]): number {
+/**
+ * The output element's bits from the operands (in the order of elementOperands):
+ * the float32 bit pattern (NaN sign and payload included), an int32 as uint32,
+ * a bool as its byte. This is what the chain compares with the committed bytes.
+ */
+export function computeElementBits (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]): number {
   const k = table(runtime, op.kernel)
   const refs = k.operands(op, flatIndex)
   if (operands.length !== refs.length) throw new ReferenceError(`${op.kernel}: expected ${refs.length} operands, got ${operands.length}`)
-  const v = k.compute(op, flatIndex, operands)
-  return op.output.dtype === 'float32' ? Math.fround(v) : v
+  return k.computeBits(op, flatIndex, operands) >>> 0
+}
+
+/** The output element's value. A NaN's bits are not carried by a JS number: compare computeElementBits. */
+export function computeElement (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]): number {
+  const b = computeElementBits(runtime, op, flatIndex, operands)
+  if (op.output.dtype === 'float32') return valueOf(b)
+  return op.output.dtype === 'int32' ? b | 0 : b
 }
 
 /** The OpShape of one output of a recorded trace entry (what the chain needs besides the operands). */

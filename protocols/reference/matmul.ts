@@ -1,5 +1,8 @@
 import { matrixView } from '../commit/tensor.js'
 import type { TypedValues } from '../commit/tensor.js'
+import { addC, mulC } from './dot.js'
+import { bitsOf, bitsView, lt } from './f32.js'
+import { fullyConnected } from './xnn-order.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -10,8 +13,9 @@ import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from '.
 // wasm, no transpose and batch 1 (XNNPACK fully-connected path):
 //   acc = bias[j] or 0; for k: acc = fround(acc + fround(a*b)); then activation.
 // wasm otherwise: k in blocks of 48; each block sum s starts at 0 with
-//   s = fround(s + fround(a*b)); out = fround(out + s) from out = 0; then the
-//   activation (a fused bias on this path hits an upstream bug: refused).
+//   s = fround(s + fround(a*b)); out = fround(out + s) from out = 0, clamped
+//   by the activation after every block (a fused bias on this path hits an
+//   upstream bug: refused).
 // cpu: k in blocks of 48, each block summed in float64, out = fround(out + s).
 
 export const BLOCK = 48
@@ -60,7 +64,7 @@ function operandsOf (op: OpShape, flat: number): OperandRef[] {
 }
 
 /** The K values of A and B for element (b, i, j) out of the operand rows/columns. */
-function vectors (op: OpShape, d: MM, b: number, ops: TypedValues[]): { a: (k: number) => number, bv: (k: number) => number } {
+function vectors (op: OpShape, d: MM, b: number, ops: ArrayLike<number>[]): { a: (k: number) => number, bv: (k: number) => number } {
   const ab = d.aBatch === 1 ? 0 : b; const bb = d.bBatch === 1 ? 0 : b
   // A row (no transpose): the K values in order. A column (transposeA): rows of
   // the matrix view are (batch, k), so batch ab's values start at ab*K.
@@ -70,51 +74,68 @@ function vectors (op: OpShape, d: MM, b: number, ops: TypedValues[]): { a: (k: n
   return { a, bv }
 }
 
+/** XNNPACK's output clamp (fully-connected path): relu is (0 < v) ? v : 0, so -0 and every NaN give +0. */
 function activation (op: OpShape, v: number): number {
-  const act = op.attrs.activation
-  if (act === undefined || act === null || act === 'linear') return v
-  if (act === 'relu') return Number.isNaN(v) ? NaN : 0 < v ? v : 0 // like Relu: -0 gives +0
-  throw new ReferenceError(`${op.kernel}: activation ${String(act)} has no element reference`)
+  return reluOf(op) && !lt(0, v) ? 0 : v
 }
 
 function biasValue (op: OpShape, flat: number, ops: TypedValues[]): number | undefined {
   if (op.inputs.length <= 2) return undefined
-  const bias = ops[2]
+  const bias = bitsView(ops[2])
   if (bias.length === 1) return bias[0]
   const { cols } = matrixView(op.output.shape)
   return bias[flat % cols]
 }
 
+function checkF32 (op: OpShape): void {
+  if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
+}
+
 export const WASM_MATMUL: KernelRef = {
   operands: operandsOf,
-  compute (op, flat, ops) {
-    const d = dims(op)
-    const { b } = coords(op, flat, d)
-    const { a, bv } = vectors(op, d, b, ops)
-    const bias = biasValue(op, flat, ops)
-    const f = Math.fround
-    if (!d.ta && !d.tb && d.batch === 1) {
-      let acc = bias ?? 0
-      for (let k = 0; k < d.K; k++) acc = f(acc + f(a(k) * bv(k)))
-      return activation(op, acc)
-    }
-    let out = 0
-    for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
-      let s = 0
-      const k1 = Math.min(k0 + BLOCK, d.K)
-      for (let k = k0; k < k1; k++) s = f(s + f(a(k) * bv(k)))
-      out = f(out + s)
-    }
-    // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
-    // the zoo's steps never use it, so it has no reference rather than a guess
-    if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
-    return activation(op, out)
+  computeBits: wasmMatMul
+}
+
+function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
+  checkF32(op)
+  const d = dims(op)
+  const { b } = coords(op, flat, d)
+  const { a, bv } = vectors(op, d, b, ops.map(bitsView))
+  const bias = biasValue(op, flat, ops)
+  if (!d.ta && !d.tb && d.batch === 1) {
+    const i = unravel(flat, op.output.shape)[op.output.shape.length - 2]
+    return activation(op, fullyConnected(d.K, d.M, i, a, bv, bias ?? 0))
   }
+  // tfjs-backend-wasm 4.22 mis-indexes the bias on this path (upstream bug);
+  // the zoo's steps never use it, so it has no reference rather than a guess
+  if (bias !== undefined) throw new ReferenceError(`${op.kernel}: bias with a transpose or batch > 1 has no element reference (upstream wasm bias bug)`)
+  // tfjs's own loop: per block, out = std::max(std::min(out + blockSum, max), min),
+  // so a relu clamps after every block, keeps a NaN and keeps -0. Which of two
+  // meeting NaNs survives changes when V8 tiers this loop up from Liftoff to
+  // TurboFan (measured): no fixed answer, refused (dot.ts)
+  const relu = reluOf(op)
+  let out = 0
+  for (let k0 = 0; k0 < d.K; k0 += BLOCK) {
+    let s = 0
+    const k1 = Math.min(k0 + BLOCK, d.K)
+    for (let k = k0; k < k1; k++) s = addC(s, mulC(a(k), bv(k), op.kernel), op.kernel)
+    out = addC(out, s, op.kernel)
+    if (relu && lt(out, 0)) out = 0
+  }
+  return out
+}
+
+function reluOf (op: OpShape): boolean {
+  const act = op.attrs.activation
+  if (act === undefined || act === null || act === 'linear') return false
+  if (act === 'relu') return true
+  throw new ReferenceError(`${op.kernel}: activation ${String(act)} has no element reference`)
 }
 
 export const CPU_MATMUL: KernelRef = {
   operands: operandsOf,
-  compute (op, flat, ops) {
+  computeBits (op, flat, ops) {
+    checkF32(op)
     if (op.inputs.length > 2) throw new ReferenceError('cpu _FusedMatMul with bias has no element reference')
     const d = dims(op)
     const { b } = coords(op, flat, d)
@@ -126,6 +147,8 @@ export const CPU_MATMUL: KernelRef = {
       for (let k = k0; k < k1; k++) s += a(k) * bv(k)
       out = Math.fround(out + s)
     }
-    return activation(op, out)
+    // the cpu backend's NaN bits come from JS double arithmetic (engine-defined): no reference for them
+    if (Number.isNaN(out)) throw new ReferenceError('cpu BatchMatMul: a NaN result has no defined bits on the cpu runtime')
+    return activation(op, bitsOf(out))
   }
 }

@@ -1,5 +1,7 @@
-import type { TypedValues } from '../commit/tensor.js'
 import { convPads } from './conv.js'
+import { fullyConnected, igemm } from './xnn-order.js'
+import { addC, mulC } from './dot.js'
+import { add, bitsOf, bitsView, isNaNBits, mul, stdMax as pmax, stdMin as pmin, valueOf } from './f32.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -8,16 +10,16 @@ import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from '.
 // ops read a list of pixel rows. A filter [kh,kw,CI,CO] has rows (r,c,ci) of
 // CO values and columns of kh*kw*CI values (one output channel).
 //
-// Conv2D: acc = 0; for r, c (inside the image), ci: acc = fround(acc + fround(x*w)).
-// MaxPool: the first of the maximal values in (r, c) window order.
+// Conv2D: acc = 0; for r, c (padding reads +0), ci: acc = fround(acc + fround(x*w)).
+// MaxPool: XNNPACK's pmax tree (see xnnMaxPool).
 // MaxPoolGrad: for each window (oy, ox) covering the pixel, in ascending
-//   order, acc = fround(acc + dy) if this element is the window's gradArgmax.
+//   order, acc = fround(acc + dy * mask), mask = 1 if this element is the
+//   window's gradArgmax, else 0.
 // Conv2DBackpropInput: dx[b,y,x,ci] = sum over contributing (oy, ox) ascending,
 //   then co, of dy[b,oy,ox,co] * w[r,c,ci,co], float32 accumulation.
 
 type Strides = [number, number] | number
 type Pad = 'valid' | 'same' | number
-const f = Math.fround
 
 function pair (v: unknown, what: string): [number, number] {
   if (typeof v === 'number') return [v, v]
@@ -26,6 +28,7 @@ function pair (v: unknown, what: string): [number, number] {
 }
 
 function checkNhwc (op: OpShape): void {
+  if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
   const df = op.attrs.dataFormat
   if (df !== undefined && df !== 'NHWC' && df !== 'channelsLast') throw new ReferenceError(`${op.kernel}: only NHWC`)
   const d = op.attrs.dilations
@@ -49,24 +52,39 @@ function windowRows (B: number, H: number, W: number, kh: number, kw: number, st
   return out
 }
 
+// One input and one output channel makes XNNPACK run its depthwise kernel,
+// which sums the taps in another order (measured: ordinary values differ in
+// the last bit): not modelled, so refused.
+function checkNotDepthwise (op: OpShape): void {
+  if (op.inputs[0].shape[3] === 1 && op.output.shape[3] === 1) throw new ReferenceError(`${op.kernel} with one input and one output channel runs XNNPACK's depthwise kernel: no element reference`)
+}
+
 const CONV2D: KernelRef = {
   operands (op, flat) {
-    checkNhwc(op); checkFlat(flat, op.output.shape)
+    checkNhwc(op); checkNotDepthwise(op); checkFlat(flat, op.output.shape)
     const [B, H, W] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape
     const [b, oy, ox, o] = unravel(flat, op.output.shape)
     const rows = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
     return [...rows.map(w => ({ input: 0, axis: 'row' as const, index: w.row })), { input: 1, axis: 'col', index: o }]
   },
-  compute (op, flat, ops) {
+  computeBits (op, flat, opsIn) {
+    checkNhwc(op)
+    const ops = opsIn.map(bitsView)
     const [B, H, W, CI] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape
     const [b, oy, ox] = unravel(flat, op.output.shape)
     const rows = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
     const wcol = ops[ops.length - 1]
-    let acc = 0
-    rows.forEach((w, i) => {
-      for (let ci = 0; ci < CI; ci++) acc = f(acc + f(ops[i][ci] * wcol[(w.r * kw + w.c) * CI + ci]))
-    })
-    return acc
+    const at = new Map(rows.map((w, i) => [w.r * kw + w.c, ops[i]]))
+    // every tap of the filter, in (r, c, ci) order: a tap outside the image reads
+    // XNNPACK's zero buffer, so +0 * w still counts (a NaN or ±Inf weight there gives NaN)
+    const x = (t: number, ci: number): number => at.get(t)?.[ci] ?? 0
+    const w = (t: number, ci: number): number => wcol[t * CI + ci]
+    const [, OH, OW] = op.output.shape
+    const M = B * OH * OW
+    const p = convPads(H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad)
+    // a 1x1 stride-1 unpadded convolution is XNNPACK's GEMM (the fully-connected kernel)
+    if (kh === 1 && kw === 1 && p.strideH === 1 && p.strideW === 1 && p.padTop === 0 && p.padLeft === 0) return fullyConnected(CI, M, (b * OH + oy) * OW + ox, ci => x(0, ci), ci => w(0, ci), 0)
+    return igemm(kh * kw, CI, x, w)
   }
 }
 
@@ -77,12 +95,6 @@ function poolGeom (op: OpShape, xShape: number[]): { kh: number, kw: number } {
   return { kh, kw }
 }
 
-function firstMax (rows: TypedValues[], ch: number): number {
-  let best = 0; let m = rows[0][ch]
-  for (let i = 1; i < rows.length; i++) if (rows[i][ch] > m) { m = rows[i][ch]; best = i }
-  return best
-}
-
 // MaxPoolGrad's own argmax (measured on the pinned runtime, including its
 // quirks): the running max starts at FLT_MIN (the smallest positive normal, as
 // C++ numeric_limits<float>::min()) with index 0 of the whole tensor, ties go
@@ -90,10 +102,49 @@ function firstMax (rows: TypedValues[], ch: number): number {
 // after relu) sends its gradient to element 0 of dx, i.e. nowhere unless the
 // window holds that element.
 const FLT_MIN = 1.1754943508222875e-38
-function gradArgmax (rows: TypedValues[], ch: number): number {
+function gradArgmax (rows: Uint32Array[], ch: number): number {
   let best = -1; let m = FLT_MIN
-  for (let i = 0; i < rows.length; i++) if (rows[i][ch] >= m) { m = rows[i][ch]; best = i }
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i][ch]
+    if (!isNaNBits(v) && valueOf(v) >= m) { m = valueOf(v); best = i }
+  }
   return best
+}
+
+// MaxPool is XNNPACK's 9p8x wasmsimd-x86 kernel: the window's pixels in its
+// indirection order (column-major: x outer, y inner; padded positions clamped
+// to the nearest edge pixel), a fixed tree of f32x4.pmax (bits kept, a NaN
+// survives only where it is the first operand), then the output clamp
+// pmax(-Inf, v) (a NaN becomes -Inf) and pmin(+Inf, v). Windows of more than 9
+// pixels continue in passes of 8 over the clamped partial result.
+const NEG_INF = bitsOf(-Infinity); const POS_INF = bitsOf(Infinity); const ONE = bitsOf(1)
+function clampOut (v: number): number { return pmin(POS_INF, pmax(NEG_INF, v)) }
+function xnnMaxPool (v: number[]): number {
+  const at = (i: number): number => v[i < v.length ? i : 0]
+  const m01 = pmax(at(1), at(0)); const m23 = pmax(at(3), at(2)); const m45 = pmax(at(5), at(4))
+  const m018 = pmax(at(8), m01); const m67 = pmax(at(7), at(6))
+  let out = clampOut(pmax(pmax(m45, m23), pmax(m67, m018)))
+  for (let k = 9; k < v.length; k += 8) {
+    const p = (i: number): number => v[k + i < v.length ? k + i : k]
+    const n01 = pmax(p(1), p(0)); const n23 = pmax(p(3), p(2)); const n45 = pmax(p(5), p(4))
+    const n01o = pmax(out, n01); const n67 = pmax(p(7), p(6))
+    out = clampOut(pmax(pmax(n45, n23), pmax(n67, n01o)))
+  }
+  return out
+}
+
+/** Input rows of the window of (b, oy, ox) in XNNPACK's indirection order. */
+function xnnWindowRows (H: number, W: number, kh: number, kw: number, strides: Strides, pad: Pad, b: number, oy: number, ox: number): number[] {
+  const p = convPads(H, W, kh, kw, strides, pad)
+  const rows: number[] = []
+  for (let c = 0; c < kw; c++) {
+    const ix = Math.min(Math.max(ox * p.strideW + c - p.padLeft, 0), W - 1)
+    for (let r = 0; r < kh; r++) {
+      const iy = Math.min(Math.max(oy * p.strideH + r - p.padTop, 0), H - 1)
+      rows.push((b * H + iy) * W + ix)
+    }
+  }
+  return rows
 }
 
 const MAXPOOL: KernelRef = {
@@ -103,9 +154,14 @@ const MAXPOOL: KernelRef = {
     const [b, oy, ox] = unravel(flat, op.output.shape)
     return windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox).map(w => ({ input: 0, axis: 'row' as const, index: w.row }))
   },
-  compute (op, flat, ops) {
-    const ch = unravel(flat, op.output.shape)[3]
-    return ops[firstMax(ops, ch)][ch]
+  computeBits (op, flat, opsIn) {
+    checkNhwc(op)
+    const ops = opsIn.map(bitsView)
+    const [B, H, W] = op.inputs[0].shape; const { kh, kw } = poolGeom(op, op.inputs[0].shape)
+    const [b, oy, ox, ch] = unravel(flat, op.output.shape)
+    const win = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
+    const byRow = new Map(win.map((w, i) => [w.row, ops[i][ch]]))
+    return xnnMaxPool(xnnWindowRows(H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox).map(r => byRow.get(r) as number))
   }
 }
 
@@ -140,7 +196,9 @@ const MAXPOOL_GRAD: KernelRef = {
     }
     return refs
   },
-  compute (op, flat, ops) {
+  computeBits (op, flat, opsIn) {
+    checkNhwc(op)
+    const ops = opsIn.map(bitsView)
     const [B, H, W] = op.inputs[1].shape; const [, OH, OW] = op.inputs[0].shape
     const { kh, kw } = poolGeom(op, op.inputs[1].shape)
     const [b, y, x, ch] = unravel(flat, op.output.shape)
@@ -153,7 +211,10 @@ const MAXPOOL_GRAD: KernelRef = {
       k += win.length + 1
       const best = gradArgmax(rows, ch)
       const absolute = best < 0 ? 0 : win[best].row * C + ch
-      if (absolute === flat) acc = f(acc + dy)
+      // the runtime adds dy * mask for every covering window (mask 1 or 0), so a
+      // NaN or ±Inf dy reaches every pixel it covers; compiled as (dy*mask) + acc:
+      // of two NaNs the later window's survives (measured)
+      acc = add(mul(dy, absolute === flat ? ONE : 0), acc)
     }
     return acc
   }
@@ -181,14 +242,19 @@ const CONV2D_BACKPROP_INPUT: KernelRef = {
     }
     return refs
   },
-  compute (op, flat, ops) {
+  computeBits (op, flat, opsIn) {
+    checkNhwc(op)
+    const ops = opsIn.map(bitsView)
     const CO = op.inputs[0].shape[3]
     const [, y, x] = unravel(flat, op.output.shape)
     const n = contributions(op, y, x).length
+    // tfjs's own C++ loop (dot += dy * w): which of two meeting NaNs survives
+    // changes when V8 tiers the function up from Liftoff to TurboFan (measured),
+    // so the runtime has no fixed answer there and the reference refuses (dot.ts)
     let acc = 0
     for (let t = 0; t < n; t++) {
       const dy = ops[2 * t]; const w = ops[2 * t + 1]
-      for (let co = 0; co < CO; co++) acc = f(acc + f(dy[co] * w[co]))
+      for (let co = 0; co < CO; co++) acc = addC(acc, mulC(dy[co], w[co], op.kernel), op.kernel)
     }
     return acc
   }

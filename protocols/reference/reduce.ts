@@ -1,4 +1,4 @@
-import type { TypedValues } from '../commit/tensor.js'
+import { add, bitsOf, bitsView, div, isNaNBits, lt } from './f32.js'
 import { checkFlat } from './shape.js'
 import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from './types.js'
 
@@ -6,11 +6,13 @@ import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from '.
 // sequentially in float32, in row-major order of the reduced elements.
 // Element level works when one output element's inputs are one operand:
 // reducing the last axis (a row of the matrix view) or every axis but the
-// last (a column). Mean = fround(sum / count) of that float32 sum.
+// last (a column). Mean = fround(sum / count) of that float32 sum. Max/Min:
+// a NaN replaces the running value (bits kept), so the last NaN wins.
 
 function axesOf (op: OpShape): number[] {
   const rank = op.inputs[0].shape.length
-  const raw = op.kernel === 'Max' || op.kernel === 'Min' ? op.attrs.reductionIndices : op.attrs.axis
+  // tfjs names the attribute reductionIndices for Max, axis for Sum, Mean and Min
+  const raw = op.kernel === 'Max' ? op.attrs.reductionIndices ?? op.attrs.axis : op.attrs.axis ?? op.attrs.reductionIndices
   const list = raw === null || raw === undefined ? Array.from({ length: rank }, (_, i) => i) : Array.isArray(raw) ? raw as number[] : [raw as number]
   return [...new Set(list.map(a => (a < 0 ? a + rank : a)))].sort((a, b) => a - b)
 }
@@ -27,16 +29,22 @@ function locate (op: OpShape, flat: number): OperandRef {
   throw new ReferenceError(`${op.kernel} over axes [${axes.join(',')}] of rank ${rank} has no element-level reference`)
 }
 
-function reduceRef (fold: (vals: TypedValues, count: number) => number): KernelRef {
+function reduceRef (fold: (vals: Uint32Array) => number): KernelRef {
   return {
     operands: (op, flat) => [locate(op, flat)],
-    compute: (op, flat, ops) => { locate(op, flat); return fold(ops[0], ops[0].length) }
+    computeBits: (op, flat, ops) => {
+      locate(op, flat)
+      if (op.output.dtype !== 'float32' || op.inputs[0].dtype !== 'float32') throw new ReferenceError(`${op.kernel} on ${op.inputs[0].dtype} has no element reference`)
+      return fold(bitsView(ops[0]))
+    }
   }
 }
 
+function sum (v: Uint32Array): number { let s = 0; for (let i = 0; i < v.length; i++) s = add(s, v[i]); return s }
+
 export const REDUCE: Record<string, KernelRef> = {
-  Sum: reduceRef(v => { let s = 0; for (let i = 0; i < v.length; i++) s = Math.fround(s + v[i]); return s }),
-  Mean: reduceRef((v, n) => { let s = 0; for (let i = 0; i < v.length; i++) s = Math.fround(s + v[i]); return Math.fround(s / n) }),
-  Max: reduceRef(v => { let m = v[0]; for (let i = 1; i < v.length; i++) if (v[i] > m || Number.isNaN(v[i])) m = v[i]; return m }),
-  Min: reduceRef(v => { let m = v[0]; for (let i = 1; i < v.length; i++) if (v[i] < m || Number.isNaN(v[i])) m = v[i]; return m })
+  Sum: reduceRef(sum),
+  Mean: reduceRef(v => div(sum(v), bitsOf(v.length))),
+  Max: reduceRef(v => { let m = v[0]; for (let i = 1; i < v.length; i++) if (lt(m, v[i]) || isNaNBits(v[i])) m = v[i]; return m }),
+  Min: reduceRef(v => { let m = v[0]; for (let i = 1; i < v.length; i++) if (lt(v[i], m) || isNaNBits(v[i])) m = v[i]; return m })
 }

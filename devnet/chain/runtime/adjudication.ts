@@ -12,4 +12,6 @@ export interface ReferenceSemantics {
   supportsElement: (runtime: string, kernel: string) => boolean
   elementOperands: (runtime: string, op: OpShape, flatIndex: number) => OperandRef[]
   computeElement: (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]) => number
+  /** the element's bits (float32 pattern incl. NaN sign/payload); judgeClaim prefers it */
+  computeElementBits?: (runtime: string, op: OpShape, flatIndex: number, operands: TypedValues[]) => number
 }

@@ -1,28 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
-import { matrixView, proveSlice, sliceBytes, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
+import { proveSlice, sliceBytes, valuesFromBytes, verifySlice, commitTensor, type TensorData, type TypedValues } from '../../../protocols/commit/index.js'
 import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/program/index.js'
-import { buildElementClaim, checkElementClaim, computeElement, elementOperands, expf, logf, opShapeOf, supportsElement, type OpShape, type OperandRef } from '../../../protocols/reference/index.js'
+import { buildElementClaim, checkElementClaim, computeElement, computeElementBits, elementOperands, opShapeOf, supportsElement, type OpShape } from '../../../protocols/reference/index.js'
+import { UNARY_BITS } from '../../../protocols/reference/elementwise.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { traceStep } from '../../../node/train/tracer.js'
+import { bitsAt, check as sharedCheck, checkOp as sharedCheckOp, hex, runBackend } from './ref-check.js'
 
 // Every element reference is checked against the wasm backend bit for bit,
 // on random shapes and on every op of real recorded training steps.
-
-const f32 = new Float32Array(1); const u32 = new Uint32Array(f32.buffer)
-function bits (x: number): number { f32[0] = x; return u32[0] }
-function same (a: number, b: number): boolean { return (Number.isNaN(a) && Number.isNaN(b)) || bits(a) === bits(b) }
-
-function slice (t: TensorData, r: OperandRef): TypedValues {
-  const { rows, cols } = matrixView(t.shape)
-  if (r.axis === 'row') return t.values.subarray(r.index * cols, (r.index + 1) * cols)
-  const out = new Float32Array(rows)
-  for (let i = 0; i < rows; i++) out[i] = t.values[i * cols + r.index]
-  return out
-}
 
 let rngState = 12345
 function rand (): number { rngState = (Math.imul(rngState, 1664525) + 1013904223) >>> 0; return rngState / 2 ** 32 }
@@ -34,35 +24,8 @@ function randn (shape: number[], scale = 2, specials = true): TensorData {
   return { shape, dtype: 'float32', values: v }
 }
 
-/** Checks `limit` elements (first, last, and spread) of one op; returns the count checked. */
-function checkOp (runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400): number {
-  const n = out.length
-  const step = Math.max(1, Math.floor(n / limit))
-  let checked = 0
-  for (let e = 0; e < n; e += step) {
-    const refs = elementOperands(runtime, op, e)
-    const ops = refs.map(r => slice(inputs[r.input], r))
-    const v = computeElement(runtime, op, e, ops)
-    if (!same(v, out[e])) throw new Error(`${op.kernel} element ${e}: reference ${v} (0x${bits(v).toString(16)}) != backend ${out[e]} (0x${bits(out[e]).toString(16)}) attrs ${JSON.stringify(op.attrs)} shapes ${JSON.stringify(op.inputs.map(i => i.shape))}`)
-    checked++
-  }
-  return checked
-}
-
-function runBackend (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>): TensorData {
-  const named: Record<string, tf.Tensor> = {}
-  names.forEach((n, i) => { named[n] = tf.tensor(inputs[i].values, inputs[i].shape, inputs[i].dtype) })
-  const o = tf.engine().runKernel(kernel, named as tf.NamedTensorMap, attrs as tf.NamedAttrMap) as tf.Tensor
-  const r = { shape: [...o.shape], dtype: o.dtype as 'float32', values: (o.dataSync() as Float32Array).slice() }
-  o.dispose(); for (const t of Object.values(named)) t.dispose()
-  return r
-}
-
-function check (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME): number {
-  const out = runBackend(kernel, names, inputs, attrs)
-  const op: OpShape = { kernel, attrs, inputs: inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: out.shape, dtype: out.dtype } }
-  return checkOp(runtime, op, inputs, out.values)
-}
+function checkOp (runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400): number { return sharedCheckOp(runtime, op, inputs, out, limit) }
+function check (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME): number { return sharedCheck(runtime, kernel, names, inputs, attrs) }
 
 describe('element references vs the wasm backend', () => {
   beforeAll(async () => { await initBackend('wasm') })
@@ -70,14 +33,20 @@ describe('element references vs the wasm backend', () => {
   it('expf and logf equal the backend on a sweep of float32 values', () => {
     const xs: number[] = [0, -0, 1, -1, 88.7, 88.72283172607422, 88.73, -87, -103.9, -104, -150, 1e-40, -1e-40, Infinity, -Infinity, NaN, 0.5, 2, 10, 1e-8]
     for (let i = 0; i < 20000; i++) xs.push((rand() - 0.5) * 200)
-    for (let i = 0; i < 5000; i++) { u32[0] = Math.floor(rand() * 2 ** 32); xs.push(f32[0]) }
-    const v = Float32Array.from(xs)
+    const v = new Float32Array(xs.length + 5000)
+    v.set(xs)
+    // random bit patterns written as bits (a number would quieten signalling NaNs)
+    const vb0 = new Uint32Array(v.buffer)
+    for (let i = xs.length; i < v.length; i++) vb0[i] = Math.floor(rand() * 2 ** 32)
     const t = tf.tensor(v)
-    const e = tf.exp(t).dataSync(); const l = tf.log(t).dataSync()
+    const e = tf.exp(t).dataSync() as Float32Array; const l = tf.log(t).dataSync() as Float32Array
     t.dispose()
+    const vb = new Uint32Array(v.buffer)
     for (let i = 0; i < v.length; i++) {
-      if (!same(expf(v[i]), e[i])) throw new Error(`expf(${v[i]}) = ${expf(v[i])}, backend ${e[i]}`)
-      if (!same(logf(v[i]), l[i])) throw new Error(`logf(${v[i]}) = ${logf(v[i])}, backend ${l[i]}`)
+      // bits, NaNs included: the Exp/Log kernel references wrap expf/logf with the runtime's NaN rules
+      const we = UNARY_BITS.Exp(vb[i], {}); const wl = UNARY_BITS.Log(vb[i], {})
+      if (we !== bitsAt(e, i)) throw new Error(`Exp(${hex(vb[i])}) = ${hex(we)}, backend ${hex(bitsAt(e, i))}`)
+      if (wl !== bitsAt(l, i)) throw new Error(`Log(${hex(vb[i])}) = ${hex(wl)}, backend ${hex(bitsAt(l, i))}`)
     }
   })
 
@@ -89,6 +58,7 @@ describe('element references vs the wasm backend', () => {
     const z1: TensorData = { shape: [4], dtype: 'float32', values: Float32Array.of(0, -0, NaN, 1) }
     const z2: TensorData = { shape: [4], dtype: 'float32', values: Float32Array.of(-0, 0, 2, NaN) }
     for (const k of ['Maximum', 'Minimum', 'Add', 'Multiply']) { check(k, ['a', 'b'], [z1, z2]); check(k, ['a', 'b'], [z2, z1]) }
+    check('Add', ['a', 'b'], [randn([6, 1]), a]); check('Multiply', ['a', 'b'], [b, a])
     for (const k of ['Neg', 'Relu', 'Square', 'Identity', 'Exp', 'Log', 'Abs']) check(k, ['x'], [randn([5, 9])])
     const sp: TensorData = { shape: [6], dtype: 'float32', values: Float32Array.of(NaN, -0, 0, Infinity, -Infinity, 1e-45) }
     for (const k of ['Neg', 'Relu', 'Square', 'Identity', 'Exp', 'Log', 'Abs', 'Sqrt']) check(k, ['x'], [sp])
@@ -106,10 +76,12 @@ describe('element references vs the wasm backend', () => {
       check('Sum', ['x'], [x], { axis: [r - 1], keepDims: false })
       check('Max', ['x'], [x], { reductionIndices: [r - 1], keepDims: true })
       check('Mean', ['x'], [x], { axis: [r - 1], keepDims: false })
+      check('Min', ['x'], [x], { axis: [r - 1], keepDims: true })
       if (r > 1) {
         const allButLast = Array.from({ length: r - 1 }, (_, i) => i)
         check('Sum', ['x'], [x], { axis: allButLast, keepDims: false })
         check('Max', ['x'], [x], { reductionIndices: allButLast, keepDims: false })
+        check('Min', ['x'], [x], { axis: allButLast, keepDims: false })
       }
     }
     check('Sum', ['x'], [randn([16])], { axis: null, keepDims: false })
@@ -162,6 +134,7 @@ describe('element references vs the wasm backend', () => {
     const refs = elementOperands(WASM_RUNTIME, op, 7)
     const proofs = refs.map(r => proveSlice([a, b][r.input], r.axis, r.index))
     proofs.forEach((p, i) => expect(verifySlice(commitTensor([a, b][refs[i].input]).root, p)).toBe(true))
+    expect(computeElementBits(WASM_RUNTIME, op, 7, proofs.map(p => valuesFromBytes('float32', sliceBytes(p))))).toBe(bitsAt(out.values, 7))
     expect(computeElement(WASM_RUNTIME, op, 7, proofs.map(p => valuesFromBytes('float32', sliceBytes(p))))).toBe(out.values[7])
     expect(refs.map(r => r.axis)).toEqual(['row', 'col'])
   })
@@ -212,10 +185,9 @@ describe('element references vs the wasm backend', () => {
       if (!['BatchMatMul', '_FusedMatMul', 'Exp', 'Log', 'Sum', 'Add', 'RealDiv', 'Sqrt'].includes(e.kernel)) continue
       const v = tr.values[e.index]
       const flat = (e.index * 7919) % v.outputs[0].values.length
-      const good = buildElementClaim(WASM_RUNTIME, e, v.inputs, flat, v.outputs[0].values[flat])
+      const good = buildElementClaim(WASM_RUNTIME, e, v.inputs, flat, bitsAt(v.outputs[0].values, flat))
       expect(checkElementClaim(WASM_RUNTIME, e, good)).toMatchObject({ valid: true })
-      const f = new Float32Array([good.value]); new Uint32Array(f.buffer)[0] ^= 1
-      const wrong = checkElementClaim(WASM_RUNTIME, e, { ...good, value: f[0] })
+      const wrong = checkElementClaim(WASM_RUNTIME, e, { ...good, bits: (good.bits ^ 1) >>> 0 })
       expect(wrong.valid).toBe(false); expect(wrong.reason).toMatch(/differs/)
       const bad = { ...good, proofs: good.proofs.map((p, i) => i === 0 ? { ...p, bytes: p.bytes.map((b, j) => j === 0 ? b ^ 1 : b) } : p) }
       const forged = checkElementClaim(WASM_RUNTIME, e, bad)
@@ -234,6 +206,8 @@ describe('element references vs the wasm backend', () => {
     const fused: OpShape = { kernel: '_FusedMatMul', attrs: { transposeA: true, transposeB: false, activation: 'linear' }, inputs: [{ shape: [4, 2], dtype: 'float32' }, { shape: [4, 3], dtype: 'float32' }, { shape: [3], dtype: 'float32' }], output: { shape: [2, 3], dtype: 'float32' } }
     expect(() => computeElement(WASM_RUNTIME, fused, 0, [new Float32Array(4), new Float32Array(4), new Float32Array(3)])).toThrow(/upstream wasm bias bug/)
     expect(() => elementOperands(WASM_RUNTIME, { ...op, kernel: 'Softplus' }, 0)).toThrow(/no element-level reference/)
+    const dw: OpShape = { kernel: 'Conv2D', attrs: { strides: [1, 1], pad: 'valid' }, inputs: [{ shape: [1, 4, 4, 1], dtype: 'float32' }, { shape: [3, 3, 1, 1], dtype: 'float32' }], output: { shape: [1, 2, 2, 1], dtype: 'float32' } }
+    expect(() => elementOperands(WASM_RUNTIME, dw, 0)).toThrow(/depthwise kernel/)
     expect(() => elementOperands(WASM_RUNTIME, { kernel: 'Add', attrs: {}, inputs: [{ shape: [2], dtype: 'float32' }, { shape: [2], dtype: 'float32' }], output: { shape: [2], dtype: 'float32' } }, 2)).toThrow(/out of range/)
   })
 })

@@ -25,6 +25,19 @@ describe('fast state root', () => {
     expect(toHex(fastStateRoot(ts, 43))).not.toBe(toHex(fastStateRoot(ts, 42)))
   })
 
+  it('special values: both paths commit the raw bits (NaN sign and payload, signalling NaNs, -0, subnormals) and agree', () => {
+    const special = [0, 0x80000000, 1, 0x80000001, 0x007fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc00001, 0x7f800001, 0xff800001]
+    const t: TensorData = { shape: [special.length, 3], dtype: 'float32', values: new Float32Array(Uint32Array.from(special.flatMap(b => [b, b ^ 0x80000000, 0x3f800000])).buffer) }
+    expect(toHex(fastTensorRoot(t))).toBe(toHex(commitTensor(t).root))
+    // a NaN's sign is part of the committed value: flipping it (both NaNs) changes both roots alike
+    const flipped: TensorData = { ...t, values: t.values.slice() }
+    const bits = new Uint32Array(flipped.values.buffer)
+    bits[9 * 3] = 0xffc00000
+    expect(toHex(fastTensorRoot(flipped))).not.toBe(toHex(fastTensorRoot(t)))
+    expect(toHex(fastTensorRoot(flipped))).toBe(toHex(commitTensor(flipped).root))
+    expect(toHex(fastStateRoot([t, flipped], 3))).toBe(toHex(stateRoot([t, flipped], 3)))
+  })
+
   it('one flipped bit changes the root', () => {
     const t = rnd([20, 10], 'float32', 5)
     const before = toHex(fastTensorRoot(t))
