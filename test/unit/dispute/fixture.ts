@@ -99,7 +99,7 @@ export const honest = (run: Run): Side => ({ entries: run.entries, values: run.v
 
 const kr = new Keyring({ type: 'sr25519' })
 export const pair = (name: string): KeyringPair => kr.addFromUri(`//${name}`)
-const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
+export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
 
 /** moves: signed messages exchanged (off chain); txs: dispute transactions after the opening (forces, answers, claim, timeout) */
 export interface Outcome { status: DisputeInfo['status'], moves: number, txs: number, claim?: Claim, claimBytes: number, events: string[], error?: string, adjudicateMs: number, how: 'claim' | 'timeout' }
@@ -119,12 +119,12 @@ export interface PlayOptions {
 export const contextOn = (h: Harness, disputeId: number, taskId = 0): DisputeContext => ({ genesis: fromHex(h.read<string>('System', 'BlockHash', 0)!.slice(2)), taskId, disputeId })
 export const hexOf = (s: Signed): string => u8aToHex(encodeSigned(s))
 
-const STAKE = 10_000n * UNIT
+export const STAKE = 10_000n * UNIT
 const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint } = {}): Promise<Harness> {
-  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock })
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string } = {}): Promise<Harness> {
+  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', { peerId: peerHex('Bob'), roles: 2, stake: STAKE }).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', { peerId: peerHex(v), roles: 4 | 8, stake: STAKE }).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
@@ -152,13 +152,15 @@ export async function playOnChain (run: Run, defender: Side, challenger: Side, o
  * challenges) to its end: messages go off chain; the chain sees the claim,
  * and forces when the defender goes quiet.
  */
-export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+export interface Games { D: DefenderGame, C: ChallengerGame, ctx: DisputeContext }
+
+/** The two pure players of dispute `disputeId` on `h` (Bob defends, challengerName challenges); `ctx` overrides the signing context. */
+export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
   const ds = run.ds
-  const disputeId = o.disputeId
   const step = o.disputedStep
   const bob = pair('Bob'); const dave = pair(o.challengerName)
-  const ctx = contextOn(h, disputeId)
-  const base = { disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
+  const ctx = o.ctx ?? contextOn(h, o.disputeId)
+  const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
   const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
   const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
@@ -171,6 +173,13 @@ export function playDispute (h: Harness, run: Run, defender: Side, challenger: S
   const rows = batchIndices(run.program.seed, ds.trainSize, run.program.batchSize, step)
   C.batchRow = r => rows[r]
   C.operandRefs = (e, flat) => reference.elementOperands(run.program.runtime, reference.opShapeOf(e), flat)
+  return { D, C, ctx }
+}
+
+export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+  const disputeId = o.disputeId
+  const bob = pair('Bob'); const dave = pair(o.challengerName)
+  const { D, C, ctx } = gamesFor(h, run, defender, challenger, o)
   let moves = 0
   let txs = 0
   const tx = (who: string, method: string, args: Record<string, unknown>): ReturnType<Harness['run']> => { txs++; return h.run(who, 'Arbitration', method, { disputeId, ...args }) }
