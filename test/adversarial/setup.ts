@@ -1,6 +1,6 @@
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { DisputeInfo } from '../../devnet/chain/runtime/disputes.js'
-import { decodeMsg, type Msg, type Signed } from '../../protocols/dispute/index.js'
+import { decodeMsg, verifySigned, type Claim, type Msg, type Signed } from '../../protocols/dispute/index.js'
 import { newProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
@@ -40,3 +40,21 @@ export const worth = (h: Harness, name: string): bigint => h.free(name) + h.rese
 /** Runs blocks until the next call lands in block `n`. */
 export const until = (h: Harness, n: number): void => { h.advance(n - 1 - h.number) }
 export const msgOf = (s: Signed): Msg => decodeMsg(s.m)
+
+/** Plays the game off chain to its claim; returns the claim and every message in order. */
+export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8Array, verify: (m: Uint8Array, s: Uint8Array, p: Uint8Array) => boolean): { claim: Claim, msgs: Signed[], by: 'challenger' | 'defender' } {
+  const msgs: Signed[] = []
+  let d = g.D.commit()
+  msgs.push(d)
+  for (let round = 0; round < 200; round++) {
+    const next = g.C.onMessage(verifySigned(d, defenderKey, verify, g.ctx), d)
+    if ('claim' in next) return { claim: next.claim, msgs, by: 'challenger' }
+    if ('fail' in next) throw new Error(next.fail)
+    msgs.push(next.send)
+    const r = g.D.respond(verifySigned(next.send, challengerKey, verify, g.ctx), next.send)
+    if (r.claim !== undefined) return { claim: r.claim, msgs, by: 'defender' }
+    d = r.reply!
+    msgs.push(d)
+  }
+  throw new Error('no claim in 200 rounds')
+}
