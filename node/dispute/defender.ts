@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
+import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import type { ChainClient, DisputeView } from '../chain/client.js'
 import type { Logger } from '../log.js'
@@ -56,6 +56,8 @@ const hashHex = (s: Signed): string => toHex(moveHash(s))
 
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
+  /** traces by task and step: a second dispute of the same step (a verifier and a whistleblower) does not trace again */
+  private readonly traces = new Map<string, Promise<TraceFile>>()
 
   constructor (private readonly h: DefenderHost) {}
 
@@ -84,7 +86,14 @@ export class Defender {
     const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     // the same faults as the training child had (and its private forced error), so the trace is the one the proof was built from
     const forced = await forcedErrorDraw(chain, d.taskId, task)
-    const trace = await this.h.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
+    const key = `${d.taskId}/${d.disputedStep}`
+    let traced = this.traces.get(key)
+    if (traced == null) {
+      traced = this.h.traceInChild(runDir, d.disputedStep + 1, join(dir, `task-${d.taskId}-step-${d.disputedStep + 1}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
+      this.traces.set(key, traced)
+      traced.catch(() => this.traces.delete(key))
+    }
+    const trace = await traced
     const ctx = contextOf(chain, d.taskId, disputeId)
     const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie })
     const commit = game.commit()
@@ -157,7 +166,19 @@ export class Defender {
       return
     }
     const last = s.last
-    if (d.force != null || last == null || Date.now() - last.at < this.h.forceAfterMs) return
+    if (d.force != null || last == null) return
+    // the challenger answered our force on chain (and perhaps nowhere else): play its answer
+    if (d.nextSeq === decodeMsg(last.mine.m).seq + 2) {
+      const bytes = await chain.disputeLastMove(disputeId)
+      const theirs = bytes == null ? undefined : decodeSignedBytes(bytes)
+      if (theirs != null && !s.answers.has(hashHex(theirs))) {
+        await s.queue
+        const res = await this.play(s, theirs, false)
+        s.answers.set(hashHex(theirs), res)
+        return
+      }
+    }
+    if (Date.now() - last.at < this.h.forceAfterMs) return
     if (s.forced === last.mine) return
     s.forced = last.mine
     try {

@@ -62,5 +62,7 @@ try {
   const out = [...disputes.entries()].map(([id, d]) => ({ disputeId: Number(id), calls: d.calls, txs: d.calls.length, bytes: d.bytes, blocks: d.resolvedBlock - d.openedBlock, chainMs: (d.resolvedBlock - d.openedBlock) * BLOCK_MS, wallMs: d.ms, how: d.how, forcedError: d.forcedError }))
   console.log(`DEVNET-DISPUTES ${JSON.stringify({ blockMs: BLOCK_MS, exit: code, disputes: out })}`)
 } finally {
-  rmSync(dir, { recursive: true, force: true })
+  // KEEP_DEVNET=1 keeps the devnet directory (its logs) for a closer look
+  if (process.env.KEEP_DEVNET == null) rmSync(dir, { recursive: true, force: true })
+  else console.error(`devnet kept in ${dir}`)
 }
