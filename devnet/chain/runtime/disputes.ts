@@ -1,14 +1,15 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
-import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
-import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type DisputeContext, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
+import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
 import { continuationError, linksTo } from '../../../protocols/dispute/transcript.js'
-import { adjustActive, getTask, params, penalizeSolver, putTask, requireNode, type TaskInfo } from './arbitration.js'
-import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import { adjustActive, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
+import { reserve } from './balances.js'
 import type { Context } from './context.js'
-import { ppmOf } from './randomness.js'
-import { verifySignature } from './signature.js'
-import { REVEAL_WINDOW } from './spec.js'
+import { resolve } from './dispute-rulings.js'
+import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
+
+export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
+export { adjudicate, checkAgreement } from './dispute-rulings.js'
 
 // Disputes, part of the Arbitration pallet (docs/disputes.md). The bisection
 // runs off chain between the two parties; the chain sees a cooperative
@@ -24,46 +25,6 @@ import { REVEAL_WINDOW } from './spec.js'
 
 const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
-
-export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
-export type PartyName = 'Challenger' | 'Defender'
-/** A move forced on chain: `to` must post message `seq` by block `due`. */
-export interface Force { to: PartyName, seq: number, at: number, due: number }
-export interface DisputeInfo {
-  taskId: bigint
-  challenger: string
-  defender: string
-  kind: DisputeKind
-  disputedStep: number
-  bond: bigint
-  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
-  openedAt: number
-  /** after it, with no force pending, the challenger loses (the burden of proof is its own) */
-  deadline: number
-  /** the lowest seq a force may post: one past the last message on chain */
-  nextSeq: number
-  /** sha256 of the last message on chain (zero: none) */
-  lastHash: string
-  force: Force | null
-  /** messages posted on chain (forced moves and answers) */
-  moves: number
-}
-
-function getDispute (ctx: Context, id: bigint): DisputeInfo {
-  const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)
-  if (d === undefined) ctx.fail(P, 'DisputeNotFound')
-  return d
-}
-const putDispute = (ctx: Context, id: bigint, d: DisputeInfo): void => ctx.store.put(P, 'Disputes', id, d)
-
-function partyOf (d: DisputeInfo, who: string): PartyName | undefined {
-  return who === d.challenger ? 'Challenger' : who === d.defender ? 'Defender' : undefined
-}
-const other = (p: PartyName): PartyName => p === 'Challenger' ? 'Defender' : 'Challenger'
-const roleOf = (p: PartyName): 'challenger' | 'defender' => p === 'Challenger' ? 'challenger' : 'defender'
-
-/** The genesis hash every dispute signature is bound to (System.BlockHash(0)). */
-export const genesisHash = (ctx: Context): string => ctx.store.read<string>('System', 'BlockHash', 0)
 
 /**
  * Blocks the defender gets on top of the response window for its first
@@ -122,12 +83,6 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   adjustActive(ctx, a.defender, 1)
   ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })
   return id
-}
-
-const verify = (msg: Uint8Array, sig: Uint8Array, pub: Uint8Array): boolean => verifySignature({ kind: 'Sr25519', message: msg, signature: sig, publicKey: pub })
-
-function contextOf (ctx: Context, id: bigint, d: DisputeInfo): DisputeContext {
-  return { genesis: hexToU8a(genesisHash(ctx)), taskId: Number(d.taskId), disputeId: Number(id) }
 }
 
 /** A message of `party` in this dispute: signature over this chain, task, dispute and role; author parity; the disputed step. */
@@ -244,88 +199,3 @@ export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint
   resolve(ctx, a.disputeId, d, 'Defender', 'Timeout')
 }
 
-/**
- * Checks an end-of-bisection claim against what the chain holds and rules
- * (protocols/dispute/claim.ts `judgeClaim`): the defender's trace root must be
- * signed by the defender's account for this chain, task and dispute (sr25519;
- * the chain knows account public keys), every entry is proven against it, the
- * op's structure against the task's skeleton_root, state tensors against the
- * committed proof_root, batch rows against dataset_root at the rows the
- * program's data order names, the runtime and data order from the program
- * bytes hashed against program_hash.
- */
-export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling } {
-  const d = getDispute(ctx, disputeId)
-  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  const party = partyOf(d, who)
-  ctx.ensure(party !== undefined, P, 'NotParty')
-  const t = getTask(ctx, d.taskId)
-  let ruling: Ruling
-  try {
-    const claim: Claim = decodeClaim(hexToU8a(claimHex))
-    ruling = judgeClaim({
-      ...contextOf(ctx, disputeId, d),
-      step: d.disputedStep,
-      challenger: hexToU8a(d.challenger),
-      defender: hexToU8a(d.defender),
-      caller: roleOf(party),
-      programHash: hexToU8a(t.programHash),
-      datasetRoot: hexToU8a(t.datasetRoot),
-      skeletonRoot: hexToU8a(t.skeletonRoot),
-      proofRoot: hexToU8a(t.proofRoot),
-      reference: ctx.reference as never,
-      // wasm sr25519 (~0.3 ms), not util-crypto's pure-JS one (~4 ms, most of an adjudication's cost)
-      verify
-    }, claim)
-  } catch (e) {
-    if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
-    ctx.fail(P, 'InvalidClaim')
-  }
-  return { d, ruling }
-}
-
-export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
-  const { d, ruling } = checkAgreement(ctx, who, a.disputeId, a.claim)
-  const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
-  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
-  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
-}
-
-function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
-  const p = params(ctx)
-  const t = getTask(ctx, d.taskId)
-  const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
-  const loser = winnerParty === 'Challenger' ? d.defender : d.challenger
-  let slashed = 0n
-  let forced = false
-  if (winnerParty === 'Challenger') {
-    // the challenger has won whatever the solver does next: its bond comes back now
-    unreserve(ctx, d.challenger, d.bond)
-    if (how === 'Adjudicated') {
-      // Truebit: only the solver knows whether this step was its forced error; it has
-      // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
-      // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
-      forced = t.revealedForcedError === d.disputedStep
-      t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
-    } else {
-      // a solver that let a forced move go unanswered has no forced-error excuse
-      slashed = penalizeSolver(ctx, d.taskId, t, d.challenger, d.disputedStep)
-    }
-  } else {
-    // the challenger loses its bond: a share to the defender, the rest to the treasury
-    const toWinner = ppmOf(d.bond, p.winnerSharePpm)
-    repatriateReserved(ctx, d.challenger, d.defender, toWinner)
-    slashReserved(ctx, d.challenger, d.bond - toWinner)
-    slashed = d.bond
-    ctx.emit(P, 'Slashed', { who: d.challenger, amount: d.bond, toWinner, toTreasury: d.bond - toWinner })
-  }
-  d.status = winnerParty === 'Challenger' ? 'ChallengerWon' : 'DefenderWon'
-  d.force = null
-  putDispute(ctx, id, d)
-  ctx.store.remove(P, 'DisputeLastMove', id)
-  t.openDisputes = Math.max(0, t.openDisputes - 1)
-  putTask(ctx, d.taskId, t)
-  adjustActive(ctx, d.challenger, -1)
-  adjustActive(ctx, d.defender, -1)
-  ctx.emit(P, 'DisputeResolved', { disputeId: id, winner, loser, how, slashed, forcedError: forced })
-}
