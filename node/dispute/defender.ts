@@ -4,7 +4,7 @@ import { hexToU8a } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
 import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
-import { validateProof } from '../../protocols/pol/proof.js'
+import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import type { ChainClient, DisputeView } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { faultArgs, type NodeFaults } from './faults.js'
@@ -57,7 +57,7 @@ const hashHex = (s: Signed): string => toHex(moveHash(s))
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
   /** traces by task and step: a second dispute of the same step (a verifier and a whistleblower) does not trace again */
-  private readonly traces = new Map<string, Promise<TraceFile>>()
+  private readonly traces = new Map<string, Promise<{ trace: TraceFile, proof: ProofOfLearning }>>()
 
   constructor (private readonly h: DefenderHost) {}
 
@@ -77,23 +77,7 @@ export class Defender {
     if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
     if (d.defender !== chain.accountId) throw new Error(`this node is not the defender of dispute ${disputeId}`)
     if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
-    const task = await chain.task(d.taskId)
-    if (task == null) throw new Error(`task ${d.taskId} does not exist`)
-    const runDir = join(this.h.dataDir, 'tasks', String(d.taskId), 'run')
-    if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${d.taskId} in ${runDir}`)
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${d.taskId} is not the committed one`)
-    const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    // the same faults as the training child had (and its private forced error), so the trace is the one the proof was built from
-    const forced = await forcedErrorDraw(chain, d.taskId, task)
-    const key = `${d.taskId}/${d.disputedStep}`
-    let traced = this.traces.get(key)
-    if (traced == null) {
-      traced = this.h.traceInChild(runDir, d.disputedStep + 1, join(dir, `task-${d.taskId}-step-${d.disputedStep + 1}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
-      this.traces.set(key, traced)
-      traced.catch(() => this.traces.delete(key))
-    }
-    const trace = await traced
+    const { trace, proof } = await this.traceFor(chain, Number(d.taskId), d.disputedStep)
     const ctx = contextOf(chain, d.taskId, disputeId)
     const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie })
     const commit = game.commit()
@@ -101,9 +85,54 @@ export class Defender {
     return { disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(), last: { mine: commit, at: Date.now() }, queue: Promise.resolve() }
   }
 
+  /**
+   * The run's trace of on-chain step `step` of task `taskId`, traced once (a
+   * child process) for every dispute of that step, with the faults the
+   * training had, so it is the trace the proof was built from.
+   */
+  private async traceFor (chain: ChainClient, taskId: number, step: number): Promise<{ trace: TraceFile, proof: ProofOfLearning }> {
+    const key = `${taskId}/${step}`
+    let traced = this.traces.get(key)
+    if (traced === undefined) {
+      const made = (async () => {
+        const task = await chain.task(taskId)
+        if (task == null) throw new Error(`task ${taskId} does not exist`)
+        const runDir = join(this.h.dataDir, 'tasks', String(taskId), 'run')
+        if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${taskId} in ${runDir}`)
+        const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+        if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
+        const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
+        const forced = await forcedErrorDraw(chain, taskId, task)
+        const trace = await this.h.traceInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
+        return { trace, proof }
+      })()
+      this.traces.set(key, made)
+      made.catch(() => this.traces.delete(key))
+      traced = made
+    }
+    return await traced
+  }
+
+  /**
+   * A challenger about to open a dispute at `step` asks us to trace it while
+   * it traces its own: the dispute then runs as soon as it is opened. Only
+   * for a registered peer, a task we solved and a step of its proof; at most
+   * one trace per step, as for a dispute.
+   */
+  private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
+    const chain = await this.h.chain()
+    const task = await chain.task(taskId)
+    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount) return { err: 'not a step of a proof of ours under verification' }
+    if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
+    this.traceFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not trace the announced step'))
+    this.h.log.info({ taskId, step, from }, 'a dispute is announced: tracing the step now')
+    return { end: 'preparing' }
+  }
+
   /** One request of the challenger (off chain). */
   async answer (req: DisputeRequest, from: string): Promise<DisputeResponse> {
     if (this.h.faults.silent) { this.h.log.warn({ disputeId: req.d, from }, 'FAULT silent: not answering a dispute request'); return { err: SILENT } }
+    if (req.prepare != null) return await this.prepare(req.prepare.task, req.prepare.step, from)
     const s = await this.session(req.d)
     // one move at a time per dispute
     const run = s.queue.then(async () => await this.answerIn(s, req))

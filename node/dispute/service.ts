@@ -203,6 +203,8 @@ export class DisputeService {
     const defenderNode = await chain.node(task.solver)
     if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
     const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
+    // announce the step: the defender traces it while we trace ours, so the game can start as soon as the dispute is opened
+    void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
     const runDir = join(this.dataDir, 'verify', String(taskId))
     const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
