@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { KeyringPair } from '@polkadot/keyring/types'
@@ -6,19 +6,16 @@ import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
 import { bytesEqual } from '../../protocols/commit/merkle.js'
 import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type Signed } from '../../protocols/dispute/index.js'
-import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
-import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient, DisputeView } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runJson } from '../roles/engine.js'
-import { runIndexCidOf } from '../roles/node-ports.js'
 import type { ShardService } from '../shards/index.js'
 import { Defender, contextOf, verify } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeChallenger } from './players.js'
+import { ensureReplayDir } from './replay-dir.js'
 import { readTraceFile, type TraceFile } from './trace-file.js'
 import { request, serve, type DisputeRequest } from './transport.js'
 
@@ -206,7 +203,7 @@ export class DisputeService {
     // announce the step: the defender traces it while we trace ours, so the game can start as soon as the dispute is opened
     void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
     const runDir = join(this.dataDir, 'verify', String(taskId))
-    const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step, defenderPeer)
+    const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), ['--dataset-proofs'])
     // only dispute what we can win: the pre-state is agreed, the post-state is not
@@ -296,32 +293,5 @@ export class DisputeService {
       await sleep(1000)
     }
     return null
-  }
-
-  /**
-   * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
-   * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
-   * have no DHT provider records).
-   */
-  private async ensureReplayDir (taskId: number, task: NonNullable<Awaited<ReturnType<ChainClient['task']>>>, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
-    const indexCid = runIndexCidOf(task)
-    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    mkdirSync(runDir, { recursive: true })
-    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.o.shards.fetchBytes(indexCid))))
-    if (!existsSync(join(runDir, 'task.json'))) await this.o.shards.fetchToFile(index.program, join(runDir, 'task.json'))
-    if (!existsSync(join(runDir, 'proof.json'))) await this.o.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
-    const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
-    const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
-    if (ck == null) throw new Error(`no checkpoint before step ${step}`)
-    const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
-    if (!existsSync(join(dir, 'manifest.json'))) {
-      mkdirSync(dir, { recursive: true })
-      await this.o.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-      await this.o.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer] })
-    }
-    return { program, proof }
   }
 }
