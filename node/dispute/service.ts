@@ -69,6 +69,8 @@ export class DisputeService {
   }
 
   private get forceAfterMs (): number { return this.o.forceAfterMs ?? 20_000 }
+  /** when the challenger last read its dispute on chain */
+  private chainCheckedAt = 0
 
   async start (): Promise<void> {
     await serve(this.o.peer.host, async (req, from) => await this.defender.answer(req, from), (err, from) => this.log.debug({ err: err.message, from }, 'dispute stream failed'))
@@ -255,28 +257,33 @@ export class DisputeService {
     const since = forceNow ? 0 : Date.now()
     let forced = false
     for (let attempt = 0; attempt < 10_000; attempt++) {
-      const d = await chain.dispute(disputeId)
-      if (d == null || d.status !== 'Open') return null
-      if (await this.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
-      // the defender forced its previous message while ours was on the way: ours is the answer, on chain
-      if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
-        await chain.answerMove(disputeId, encodeSigned(mine))
-        continue
-      }
-      if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {
-        const bytes = await chain.disputeLastMove(disputeId)
-        if (bytes != null) {
-          const signed = decodeSignedBytes(bytes)
-          if (answers(verifySigned(signed, defenderKey, verify, ctx))) return { signed, forced: d.force?.to === 'Challenger' }
+      // the first try goes straight to the defender; the chain is read once the off-chain answer is late,
+      // and at least every 2 s, well within a response window, in case the defender forced a move on us
+      if (attempt > 0 || forceNow || Date.now() - this.chainCheckedAt > 2_000) {
+        this.chainCheckedAt = Date.now()
+        const d = await chain.dispute(disputeId)
+        if (d == null || d.status !== 'Open') return null
+        if (await this.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
+        // the defender forced its previous message while ours was on the way: ours is the answer, on chain
+        if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
+          await chain.answerMove(disputeId, encodeSigned(mine))
+          continue
         }
-      }
-      if (!forced && d.force == null && Date.now() - since > this.forceAfterMs) {
-        forced = true
-        const p = game.pending
-        try {
-          const r = await chain.forceMove(disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine))
-          this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
-        } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
+        if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {
+          const bytes = await chain.disputeLastMove(disputeId)
+          if (bytes != null) {
+            const signed = decodeSignedBytes(bytes)
+            if (answers(verifySigned(signed, defenderKey, verify, ctx))) return { signed, forced: d.force?.to === 'Challenger' }
+          }
+        }
+        if (!forced && d.force == null && Date.now() - since > this.forceAfterMs) {
+          forced = true
+          const p = game.pending
+          try {
+            const r = await chain.forceMove(disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine))
+            this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
+          } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
+        }
       }
       if (forceNow) { await sleep(500); continue }
       try {
