@@ -11,10 +11,10 @@ import { toError } from '../shards/server.js'
 // answers, so only the defender listens.
 //   request  {d, hello: true}         "send your trace commitment"
 //            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: trace it now"
-//            {d, m: Signed}            a challenger move (already recorded on chain)
-//   response {m: Signed}               the defender's next move (already recorded on chain)
+//            {d, m: Signed}            a challenger move
+//   response {m: Signed}               the defender's answer (linked to the move: seq, prev)
 //            {end: reason}             the defender ended the game (its own claim, or it is over)
-//            {err: reason}             refused (malformed, not a party, not yet recorded...)
+//            {err: reason}             refused (malformed, not a party, not linked to our messages...)
 
 export { DISPUTE_PROTOCOL }
 /** a frame: one signed message and a little framing */

@@ -94,6 +94,7 @@ export class DefenderGame {
   respond (m: Msg, signed: Signed): { reply?: Signed, claim?: Claim } {
     const d = this.o.disputeId
     const after = { m, signed }
+    // every message of this answer is linked after `m`
     this.sign = (body: Body) => signAfter(this.o, body, after.signed, after.m.seq)
     const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason }) })
     if (m.d !== d) return refuse('another dispute')
