@@ -342,10 +342,10 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_ERRORS,
       // appended after the availability errors so that earlier error indices stay put
       err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
+      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
       err('ForcePending', 'A force is already pending: answer it, or wait for it to be answered or to time out.'),
       err('StaleMove', 'A force may not post a message older than, or different from, what is on chain at that seq.'),
-      err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).'),
-      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).')
+      err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
