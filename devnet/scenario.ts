@@ -78,7 +78,8 @@ export class ScenarioWatcher {
       case 'ProofCommitted': this.times.proofCommitted ??= now; line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
       case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
       case 'DisputeOpened': this.times.disputeOpened ??= now; this.disputedStep.set(Number(d.disputeId), Number(d.disputedStep)); line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
-      case 'MoveRecorded': line(`dispute ${String(d.disputeId)}: move by ${this.name(d.who)}`); break
+      case 'MoveForced': line(`dispute ${String(d.disputeId)}: ${this.name(d.by)} forced a move on chain (message ${String(d.seq)} due at block ${String(d.due)})`); break
+      case 'MoveAnswered': line(`dispute ${String(d.disputeId)}: ${this.name(d.by)} answered the forced move on chain`); break
       case 'Adjudicated': line(`dispute ${String(d.disputeId)} adjudicated on chain (${utf8(d.kind)} claim): ${utf8(d.reason)}`); break
       case 'DisputeResolved':
         this.times.disputeResolved ??= now

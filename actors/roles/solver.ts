@@ -6,7 +6,7 @@ import { enqueueTask, errorMessage, initialContext, record, type RoleContext } f
 // from the shard exchange) → commits the proof root on chain, then takes the
 // next task. Two regions run side by side: `work` trains one task at a time;
 // `disputes` defends committed proofs, so a dispute opened while the solver
-// trains another task is answered within its chess clock. A committed task
+// trains another task is answered before any response window runs out. A committed task
 // stays on the solver's books until the chain settles it.
 
 interface SolverContext extends RoleContext {

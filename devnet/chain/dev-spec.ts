@@ -14,7 +14,7 @@ export const DEV_FUNDS = 1_000_000_000n * UNIT
 export interface DevSpecOptions {
   /** probability of a Truebit forced error per task, parts per million */
   forcedErrorPpm?: number
-  /** each dispute party's chess clock, in blocks (default 20) */
+  /** blocks a party forced in a dispute has to answer on chain (default 20) */
   disputeClock?: number
   /** more accounts to fund: SURIs like //Bench0 */
   extraAccounts?: string[]

@@ -207,7 +207,28 @@ export class ChainClient {
     return this.field(o, 'DisputeOpened', 'disputeId') as bigint
   }
 
-  async recordMove (disputeId: bigint | number, moveHash: string): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.recordMove(disputeId, moveHash)) }
+  /** The genesis hash every dispute message is signed over (with the task and dispute ids). */
+  get genesisHash (): string { return this.api.genesisHash.toHex() }
+
+  /** The last dispute message on chain (protocols/dispute encodeSigned bytes), or null. */
+  async disputeLastMove (id: bigint | number): Promise<Uint8Array | null> {
+    const v = await this.api.query.arbitration.disputeLastMove(id) as unknown as { isSome: boolean, unwrap: () => { toU8a: (bare: boolean) => Uint8Array } }
+    return v.isSome ? v.unwrap().toU8a(true) : null
+  }
+
+  /**
+   * Forces a move: posts the counterparty's last signed message (`theirs`,
+   * empty when it is the one on chain) and our next one (`mine`; both empty:
+   * the challenger demands the commit). Resolves with the due block.
+   */
+  async forceMove (disputeId: bigint | number, theirs: Uint8Array, mine: Uint8Array): Promise<{ seq: number, due: number }> {
+    const o = await this.send(this.api.tx.arbitration.forceMove(disputeId, u8aToHex(theirs), u8aToHex(mine)))
+    return { seq: this.field(o, 'MoveForced', 'seq') as number, due: this.field(o, 'MoveForced', 'due') as number }
+  }
+
+  /** Answers a force against us with message `answer` (encodeSigned bytes). */
+  async answerMove (disputeId: bigint | number, answer: Uint8Array): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.answerMove(disputeId, u8aToHex(answer))) }
+
   async claimTimeout (disputeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.claimTimeout(disputeId)) }
 
   /** Submits the claim that ends a bisection (protocols/dispute encodeClaim bytes); resolves with the winner account (hex). */

@@ -78,14 +78,18 @@ export interface DisputeView {
   kind: DisputeKind
   disputedStep: number
   bond: bigint
-  turn: 'Challenger' | 'Defender'
-  challengerClock: number
-  defenderClock: number
-  lastMoveAt: number
-  moves: number
-  lastMove: string
   status: 'Open' | 'ChallengerWon' | 'DefenderWon'
   openedAt: number
+  /** past it with no force pending, the challenger loses */
+  deadline: number
+  /** one past the last message on chain */
+  nextSeq: number
+  /** sha256 of the last message on chain (zero: none) */
+  lastHash: string
+  /** a forced move: `to` must post message `seq` by block `due` */
+  force: { to: 'Challenger' | 'Defender', seq: number, at: number, due: number } | null
+  /** messages posted on chain (forces and answers) */
+  moves: number
 }
 
 /** A data-availability challenge (docs/disputes.md, "Withheld checkpoints"). */

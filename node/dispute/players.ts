@@ -1,7 +1,7 @@
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { ChallengerGame, DefenderGame, skeletonLeaves } from '../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, skeletonLeaves, type DisputeContext } from '../../protocols/dispute/index.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -23,9 +23,11 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
   return new TextEncoder().encode(canonicalJson(bare))
 }
 
-export function makeDefender (o: { disputeId: number, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean }): DefenderGame {
+export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean }): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
+    genesis: o.ctx.genesis,
+    taskId: o.ctx.taskId,
     step: o.trace.step,
     entries: o.trace.entries,
     tensor: tensorOf(o.trace),
@@ -36,11 +38,13 @@ export function makeDefender (o: { disputeId: number, trace: TraceFile, stateRoo
   })
 }
 
-export function makeChallenger (o: { disputeId: number, trace: TraceFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram }): ChallengerGame {
+export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram }): ChallengerGame {
   const f = o.trace
   const rows = new Map((f.dataset?.rows ?? []).map(r => [r.row, r]))
   const g = new ChallengerGame({
     disputeId: o.disputeId,
+    genesis: o.ctx.genesis,
+    taskId: o.ctx.taskId,
     step: f.step,
     entries: f.entries,
     tensor: tensorOf(f),

@@ -1,42 +1,36 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { hexToU8a } from '@polkadot/util'
-import { sr25519Verify } from '@polkadot/util-crypto'
 import type { DisputeResult } from '../../actors/ports.js'
-import { toHex } from '../../protocols/commit/merkle.js'
-import { encodeClaim, moveHash, verifySigned, type Claim, type DefenderGame, type Msg, type Signed } from '../../protocols/dispute/index.js'
-import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
-import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { validateRunIndex } from '../../protocols/verification/run-index.js'
+import { bytesEqual } from '../../protocols/commit/merkle.js'
+import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type Signed } from '../../protocols/dispute/index.js'
 import type { ChainClient, DisputeView } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runJson } from '../roles/engine.js'
-import { runIndexCidOf } from '../roles/node-ports.js'
 import type { ShardService } from '../shards/index.js'
-import { faultArgs, type NodeFaults } from './faults.js'
+import { Defender, contextOf, verify } from './defender.js'
+import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
-import { makeChallenger, makeDefender } from './players.js'
+import { makeChallenger } from './players.js'
+import { ensureReplayDir } from './replay-dir.js'
 import { readTraceFile, type TraceFile } from './trace-file.js'
-import { SILENT, request, serve, type DisputeRequest, type DisputeResponse } from './transport.js'
+import { request, serve, type DisputeRequest } from './transport.js'
 
 // The node side of a dispute (docs/disputes.md): the challenger traces the
 // disputed step in a child process, opens the dispute on chain, finds the
 // defender's peer id on chain and plays the pure ChallengerGame over
-// /proofswarm/dispute/2.0.0; the defender traces its own step (with the faults
-// its training had) and answers with the pure DefenderGame. Every move is
-// recorded on chain by its author before it is sent (chess clock); the final
-// claim goes through adjudicate; a party whose clock ran out is beaten with
-// claim_timeout.
+// /proofswarm/dispute/3.0.0; the defender (defender.ts) traces its own step
+// (with the faults its training had) and answers with the pure DefenderGame.
+// Moves stay off chain; a party left without an answer for `forceAfterMs`
+// forces its pending move on chain (force_move), a party forced answers there
+// (answer_move); the final claim goes through adjudicate; a force left
+// unanswered past its due block is ended with claim_timeout.
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), '..', 'roles', 'engine-worker.js')
-const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => { try { return sr25519Verify(m, s, p) } catch { return false } }
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const hex0x = (b: Uint8Array): string => '0x' + toHex(b)
-/** blocks charged to the party on turn (the pallet's one-block increment) */
-const charged = (elapsed: number): number => Math.max(0, elapsed - 1)
 
 export interface DisputeServiceInit {
   peer: Peer
@@ -46,21 +40,16 @@ export interface DisputeServiceInit {
   datasetDir?: string
   /** how long a whole dispute may take before the node gives up waiting (default 15 min) */
   maxDisputeMs?: number
+  /** how long a party waits for an answer off chain before forcing its move on chain (default 20 s) */
+  forceAfterMs?: number
 }
 
-interface DefenderSession {
-  disputeId: number
-  challenger: Uint8Array
-  game: DefenderGame
-  commit?: Signed
-  last?: { inHash: string, reply: DisputeResponse }
-  queue: Promise<unknown>
-  ended?: string
-}
+/** What came from the defender: off chain, or on chain (then `forced`: it was forced on us and we answer on chain). */
+interface Incoming { signed: Signed, forced: boolean }
 
 export class DisputeService {
   private readonly log: Logger
-  private readonly sessions = new Map<number, Promise<DefenderSession>>()
+  private readonly defender: Defender
   /** dispute id → how this node ended it (for DisputeResult.reason) */
   private readonly endings = new Map<number, string>()
   /** figures of finished disputes (wall time, moves), for benchmarks and status */
@@ -68,10 +57,23 @@ export class DisputeService {
 
   constructor (private readonly o: DisputeServiceInit) {
     this.log = o.peer.log.child({ component: 'dispute' })
+    this.defender = new Defender({
+      log: this.log,
+      faults: o.faults,
+      dataDir: o.peer.opts.dataDir,
+      chain: o.chain,
+      traceInChild: async (runDir, step, out, extra) => await this.traceInChild(runDir, step, out, extra),
+      adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
+      forceAfterMs: this.forceAfterMs
+    })
   }
 
+  private get forceAfterMs (): number { return this.o.forceAfterMs ?? 20_000 }
+  /** when the challenger last read its dispute on chain */
+  private chainCheckedAt = 0
+
   async start (): Promise<void> {
-    await serve(this.o.peer.host, async (req, from) => await this.answer(req, from), (err, from) => this.log.debug({ err: err.message, from }, 'dispute stream failed'))
+    await serve(this.o.peer.host, async (req, from) => await this.defender.answer(req, from), (err, from) => this.log.debug({ err: err.message, from }, 'dispute stream failed'))
     if (this.o.faults.silent || this.o.faults.lie) this.log.warn({ faults: this.o.faults }, 'dispute FAULT INJECTION is on (testing only)')
   }
 
@@ -88,91 +90,12 @@ export class DisputeService {
 
   // ------------------------------------------------------------ defender
 
-  private session (disputeId: number): Promise<DefenderSession> {
-    let s = this.sessions.get(disputeId)
-    if (s == null) {
-      s = this.openSession(disputeId)
-      this.sessions.set(disputeId, s)
-      s.catch(() => this.sessions.delete(disputeId)) // retry on the next request
-    }
-    return s
-  }
-
-  private async openSession (disputeId: number): Promise<DefenderSession> {
-    const chain = await this.o.chain()
-    const d = await chain.dispute(disputeId)
-    if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
-    if (d.defender !== chain.accountId) throw new Error(`this node is not the defender of dispute ${disputeId}`)
-    if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
-    const task = await chain.task(d.taskId)
-    if (task == null) throw new Error(`task ${d.taskId} does not exist`)
-    const runDir = join(this.dataDir, 'tasks', String(d.taskId), 'run')
-    if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${d.taskId} in ${runDir}`)
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${d.taskId} is not the committed one`)
-    const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    // the same faults as the training child had (and its private forced error), so the trace is the one the proof was built from
-    const forced = await forcedErrorDraw(chain, d.taskId, task)
-    const trace = await this.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.o.faults, forced?.step))
-    const game = makeDefender({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.o.faults.lie })
-    return { disputeId, challenger: hexToU8a(d.challenger), game, queue: Promise.resolve() }
-  }
-
-  private async answer (req: DisputeRequest, from: string): Promise<DisputeResponse> {
-    if (this.o.faults.silent) { this.log.warn({ disputeId: req.d, from }, 'FAULT silent: not answering a dispute request'); return { err: SILENT } }
-    const s = await this.session(req.d)
-    // one move at a time per dispute
-    const run = s.queue.then(async () => await this.answerIn(s, req))
-    s.queue = run.catch(() => {})
-    return await run
-  }
-
-  private async answerIn (s: DefenderSession, req: DisputeRequest): Promise<DisputeResponse> {
-    const chain = await this.o.chain()
-    if (s.ended != null) return { end: s.ended }
-    if (req.hello === true) {
-      if (s.commit == null) {
-        const c = s.game.commit()
-        await chain.recordMove(s.disputeId, hex0x(moveHash(c)))
-        s.commit = c
-      }
-      return { m: s.commit }
-    }
-    const signed = req.m!
-    const inHash = hex0x(moveHash(signed))
-    let msg: Msg
-    try { msg = verifySigned(signed, s.challenger, verify) } catch (err) { return { err: `rejected: ${(err as Error).message}` } }
-    // the move must be the one the challenger recorded on chain (its clock stopped with it)
-    let d: DisputeView | null = null
-    for (let i = 0; i < 10; i++) {
-      d = await chain.dispute(s.disputeId)
-      if (d == null || d.status !== 'Open' || (d.lastMove === inHash && d.turn === 'Defender')) break
-      // a retry of a move we already answered: the same answer, not recorded twice
-      if (s.last?.inHash === inHash) return s.last.reply
-      await sleep(300)
-    }
-    if (d == null || d.status !== 'Open') { s.ended = 'the dispute is over'; return { end: s.ended } }
-    if (d.lastMove !== inHash || d.turn !== 'Defender') return { err: 'that move is not recorded on chain' }
-    const r = s.game.respond(msg, signed)
-    let reply: DisputeResponse
-    if (r.claim != null) {
-      const out = await this.adjudicate(chain, s.disputeId, r.claim)
-      s.ended = `defender claim ${r.claim.kind}: ${out}`
-      reply = { end: s.ended }
-    } else {
-      await chain.recordMove(s.disputeId, hex0x(moveHash(r.reply!)))
-      reply = { m: r.reply! }
-    }
-    s.last = { inHash, reply }
-    return reply
-  }
-
   /** Called by the solver actor on chain.disputeOpened against it: prepares at once, then follows the dispute to its end. */
   async defend (taskId: number, disputeId: number): Promise<DisputeResult> {
     const t0 = Date.now()
     if (!this.o.faults.silent) {
       // trace now rather than on the first request: the defender's clock runs from the opening
-      this.session(disputeId).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'could not prepare the defence'))
+      this.defender.session(disputeId).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'could not prepare the defence'))
     }
     const r = await this.followToEnd(disputeId, 'defender')
     await this.revealIfForced(taskId, disputeId, r)
@@ -213,7 +136,7 @@ export class DisputeService {
     }
   }
 
-  /** Polls the chain until the dispute is resolved; beats a counterparty whose clock ran out. */
+  /** Polls the chain until the dispute is resolved: answers and makes forces (defender), beats a counterparty that let a force expire. */
   private async followToEnd (disputeId: number, me: 'challenger' | 'defender'): Promise<DisputeResult> {
     const chain = await this.o.chain()
     const deadline = Date.now() + (this.o.maxDisputeMs ?? 900_000)
@@ -221,7 +144,9 @@ export class DisputeService {
       const d = await chain.dispute(disputeId)
       if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
       if (d.status !== 'Open') return this.resultOf(disputeId, d)
-      await this.maybeClaimTimeout(chain, disputeId, d, me)
+      if (!await this.maybeClaimTimeout(chain, disputeId, d, me) && me === 'defender') {
+        await this.defender.tick(disputeId, d).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'dispute step failed'))
+      }
       await sleep(500)
     }
     throw new Error(`dispute ${disputeId} still open after ${(this.o.maxDisputeMs ?? 900_000) / 1000} s`)
@@ -232,16 +157,16 @@ export class DisputeService {
     return { disputeId, winner, reason: this.endings.get(disputeId) ?? `resolved on chain after ${d.moves} moves` }
   }
 
-  /** claim_timeout when the other side is on turn and out of clock (the next block is when it would execute). */
+  /** claim_timeout when a force on the other side is past due (the next block is when it would execute), or, for the defender, past the dispute deadline. */
   private async maybeClaimTimeout (chain: ChainClient, disputeId: number, d: DisputeView, me: 'challenger' | 'defender'): Promise<boolean> {
     const theirTurn = me === 'challenger' ? 'Defender' : 'Challenger'
-    if (d.status !== 'Open' || d.turn !== theirTurn) return false
-    const clock = d.turn === 'Challenger' ? d.challengerClock : d.defenderClock
+    if (d.status !== 'Open') return false
     const best = await chain.bestNumber()
-    if (charged(best + 1 - d.lastMoveAt) <= clock) return false
+    const expired = d.force != null ? d.force.to === theirTurn && best + 1 > d.force.due : me === 'defender' && best + 1 > d.deadline
+    if (!expired) return false
     try {
       await chain.claimTimeout(disputeId)
-      this.endings.set(disputeId, `timeout: the ${theirTurn.toLowerCase()} missed its clock`)
+      this.endings.set(disputeId, `timeout: the ${theirTurn.toLowerCase()} did not answer a forced move`)
       this.log.info({ disputeId }, `claimed a timeout against the silent ${theirTurn.toLowerCase()}`)
       return true
     } catch (err) {
@@ -277,8 +202,10 @@ export class DisputeService {
     const defenderNode = await chain.node(task.solver)
     if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
     const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
+    // announce the step: the defender traces it while we trace ours, so the game can start as soon as the dispute is opened
+    void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
     const runDir = join(this.dataDir, 'verify', String(taskId))
-    const { program, proof } = await this.ensureReplayDir(taskId, task, runDir, step, defenderPeer)
+    const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), ['--dataset-proofs'])
     // only dispute what we can win: the pre-state is agreed, the post-state is not
@@ -286,26 +213,25 @@ export class DisputeService {
     if (trace.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
     const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
-    const game = makeChallenger({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program })
+    const ctx = contextOf(chain, taskId, disputeId)
+    const game = makeChallenger({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program })
     const defenderKey = hexToU8a(task.solver)
     let moves = 0
+    let sent: Signed | undefined
     try {
-      let incoming = await this.ask(chain, disputeId, defenderPeer, { d: disputeId, hello: true })
+      let incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, undefined, false)
       while (incoming != null) {
-        let msg: Msg
-        try { msg = verifySigned(incoming, defenderKey, verify) } catch (err) {
-          this.log.warn({ disputeId, err: (err as Error).message }, 'a defender message failed verification: asking again')
-          const again = game.repeat()
-          if (!('send' in again)) break
-          incoming = await this.ask(chain, disputeId, defenderPeer, { d: disputeId, m: again.send }); continue
-        }
+        const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
         moves++
-        const next = game.onMessage(msg, incoming)
+        const next = game.onMessage(msg, incoming.signed)
         if ('claim' in next) { await this.adjudicate(chain, disputeId, next.claim); break }
         if ('fail' in next) { this.log.error({ disputeId, why: next.fail }, 'the challenger cannot continue the game'); this.endings.set(disputeId, `challenger stuck: ${next.fail}`); break }
-        await chain.recordMove(disputeId, hex0x(moveHash(next.send)))
-        moves++
-        incoming = await this.ask(chain, disputeId, defenderPeer, { d: disputeId, m: next.send })
+        // the same move again: the defender's answer was of no use (not what we asked for, a refusal); only the chain can make it answer
+        const repeated = next.send === sent
+        sent = next.send
+        if (incoming.forced && !repeated) await chain.answerMove(disputeId, encodeSigned(next.send))
+        if (!repeated) moves++
+        incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, next.send, repeated)
       }
     } catch (err) {
       this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
@@ -317,51 +243,62 @@ export class DisputeService {
   }
 
   /**
-   * One exchange with the defender, retried until it answers, the dispute
-   * ends, or its clock runs out (then claim_timeout). null: the game is over.
+   * The defender's answer to our move `mine` (undefined: its commit), off
+   * chain, or on chain when it forced it on us or answered our force. A
+   * defender quiet for forceAfterMs gets our move forced on chain (the first
+   * force demands its commit); one that then lets the force expire loses by
+   * claim_timeout. null: the game is over.
    */
-  private async ask (chain: ChainClient, disputeId: number, peerId: string, req: DisputeRequest): Promise<Signed | null> {
+  private async ask (chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean): Promise<Incoming | null> {
+    const disputeId = ctx.disputeId
+    const mySeq = mine === undefined ? -1 : verifySigned(mine, chain.pair.publicKey, verify, ctx).seq
+    const answers = (m: Msg): boolean => m.seq === mySeq + 1 && (mine === undefined || bytesEqual(m.prev, moveHash(mine)))
+    const req: DisputeRequest = mine === undefined ? { d: disputeId, hello: true } : { d: disputeId, m: mine }
+    const since = forceNow ? 0 : Date.now()
+    let forced = false
     for (let attempt = 0; attempt < 10_000; attempt++) {
-      const d = await chain.dispute(disputeId)
-      if (d == null || d.status !== 'Open') return null
-      if (await this.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
+      // the first try goes straight to the defender; the chain is read once the off-chain answer is late,
+      // and at least every 2 s, well within a response window, in case the defender forced a move on us
+      if (attempt > 0 || forceNow || Date.now() - this.chainCheckedAt > 2_000) {
+        this.chainCheckedAt = Date.now()
+        const d = await chain.dispute(disputeId)
+        if (d == null || d.status !== 'Open') return null
+        if (await this.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
+        // the defender forced its previous message while ours was on the way: ours is the answer, on chain
+        if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
+          await chain.answerMove(disputeId, encodeSigned(mine))
+          continue
+        }
+        if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {
+          const bytes = await chain.disputeLastMove(disputeId)
+          if (bytes != null) {
+            const signed = decodeSignedBytes(bytes)
+            if (answers(verifySigned(signed, defenderKey, verify, ctx))) return { signed, forced: d.force?.to === 'Challenger' }
+          }
+        }
+        if (!forced && d.force == null && Date.now() - since > this.forceAfterMs) {
+          forced = true
+          const p = game.pending
+          try {
+            const r = await chain.forceMove(disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine))
+            this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
+          } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
+        }
+      }
+      if (forceNow) { await sleep(500); continue }
       try {
-        const res = await request(this.o.peer.host, peerId, req, 15_000)
-        if (res.m != null) return res.m
-        if (res.end != null) { this.log.info({ disputeId, end: res.end }, 'the defender ended the game'); return null }
-        this.log.debug({ disputeId, err: res.err }, 'the defender refused; retrying')
+        const res = await request(this.o.peer.host, peerId, req, 5_000)
+        if (res.m != null) {
+          try {
+            if (answers(verifySigned(res.m, defenderKey, verify, ctx))) return { signed: res.m, forced: false }
+            this.log.warn({ disputeId }, 'the defender\'s message does not answer ours')
+          } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'a defender message failed verification') }
+        } else if (res.end != null) { this.log.info({ disputeId, end: res.end }, 'the defender ended the game'); return null } else this.log.debug({ disputeId, err: res.err }, 'the defender refused; retrying')
       } catch (err) {
         this.log.debug({ disputeId, err: (err as Error).message }, 'no answer from the defender; retrying')
       }
       await sleep(1000)
     }
     return null
-  }
-
-  /**
-   * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
-   * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
-   * have no DHT provider records).
-   */
-  private async ensureReplayDir (taskId: number, task: NonNullable<Awaited<ReturnType<ChainClient['task']>>>, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
-    const indexCid = runIndexCidOf(task)
-    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    mkdirSync(runDir, { recursive: true })
-    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.o.shards.fetchBytes(indexCid))))
-    if (!existsSync(join(runDir, 'task.json'))) await this.o.shards.fetchToFile(index.program, join(runDir, 'task.json'))
-    if (!existsSync(join(runDir, 'proof.json'))) await this.o.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
-    const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
-    const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
-    if (ck == null) throw new Error(`no checkpoint before step ${step}`)
-    const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
-    if (!existsSync(join(dir, 'manifest.json'))) {
-      mkdirSync(dir, { recursive: true })
-      await this.o.shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-      await this.o.shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer] })
-    }
-    return { program, proof }
   }
 }

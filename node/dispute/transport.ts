@@ -10,19 +10,21 @@ import { toError } from '../shards/server.js'
 // one length-prefixed CBOR frame each way. The challenger asks, the defender
 // answers, so only the defender listens.
 //   request  {d, hello: true}         "send your trace commitment"
-//            {d, m: Signed}            a challenger move (already recorded on chain)
-//   response {m: Signed}               the defender's next move (already recorded on chain)
+//            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: trace it now"
+//            {d, m: Signed}            a challenger move
+//   response {m: Signed}               the defender's answer (linked to the move: seq, prev)
 //            {end: reason}             the defender ended the game (its own claim, or it is over)
-//            {err: reason}             refused (malformed, not a party, not yet recorded...)
+//            {err: reason}             refused (malformed, not a party, not linked to our messages...)
 
 export { DISPUTE_PROTOCOL }
 /** a frame: one signed message and a little framing */
 export const MAX_FRAME_BYTES = MAX_MESSAGE_BYTES + 4096
 
-export interface DisputeRequest { d: number, hello?: true, m?: Signed }
+export interface DisputeRequest { d: number, hello?: true, m?: Signed, prepare?: { task: number, step: number } }
 export interface DisputeResponse { m?: Signed, end?: string, err?: string }
 
 export function encodeRequest (r: DisputeRequest): Uint8Array {
+  if (r.prepare != null) return encode({ d: r.d, prepare: { task: r.prepare.task, step: r.prepare.step } })
   return encode(r.m != null ? { d: r.d, m: { m: r.m.m, s: r.m.s, a: r.m.a } } : { d: r.d, hello: true })
 }
 
@@ -30,6 +32,11 @@ export function decodeRequest (b: Uint8Array): DisputeRequest {
   const o = decode(b) as Record<string, unknown>
   if (typeof o !== 'object' || o === null || !Number.isSafeInteger(o.d) || (o.d as number) < 0) throw new Error('bad dispute request')
   if (o.hello === true) return { d: o.d as number, hello: true }
+  const p = o.prepare as { task?: unknown, step?: unknown } | undefined
+  if (p != null) {
+    if (!Number.isSafeInteger(p.task) || !Number.isSafeInteger(p.step) || (p.task as number) < 0 || (p.step as number) < 0) throw new Error('bad prepare request')
+    return { d: o.d as number, prepare: { task: p.task as number, step: p.step as number } }
+  }
   return { d: o.d as number, m: decodeSigned(o.m) }
 }
 

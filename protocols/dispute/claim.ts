@@ -7,7 +7,7 @@ import { batchIndices } from '../data/order.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import { datasetRootOf } from './dataset.js'
 import { decodeEntry } from './entry.js'
-import { conflictOf, decodeMsg, decodeSigned, factsOf, signingPayload, type Msg, type Signed, type VerifyFn } from './messages.js'
+import { conflictOf, decodeSigned, factsOf, verifySigned, type Msg, type Signed, type VerifyFn } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
 import { depthOf } from './tree.js'
 
@@ -66,6 +66,9 @@ export interface ReferenceApi {
 export interface OpShapeLike { kernel: string, attrs: Record<string, unknown>, inputs: Array<{ shape: number[], dtype: DType }>, output: { shape: number[], dtype: DType }, outputIndex?: number }
 
 export interface JudgeEnv {
+  /** the chain's genesis hash (System.BlockHash(0)): signatures are bound to it, the task and the dispute */
+  genesis: Uint8Array
+  taskId: number
   disputeId: number
   /** on-chain step index: the transition from state `step` to `step + 1` */
   step: number
@@ -172,18 +175,23 @@ function programFacts (bytes: unknown, programHash: Uint8Array): ProgramFacts {
   return { runtime: p.runtime, seed: n(p.seed, 'seed'), batchSize: n(p.batchSize, 'batchSize'), trainSize: n(p.dataset?.trainSize, 'trainSize'), rowSize: n(p.dataset?.rowSize, 'rowSize'), classes: n(p.dataset?.classes, 'classes') }
 }
 
+/**
+ * A message signed by `who` in this dispute: the signature covers the chain's
+ * genesis hash, the task and dispute ids and the author's role (messages.ts),
+ * so a message of another chain, task or dispute does not verify.
+ */
+function signedBy (env: JudgeEnv, who: 'challenger' | 'defender', s: unknown, what: string): Msg {
+  let signed: Signed
+  try { signed = decodeSigned(s) } catch (e) { reject('InvalidClaim', `${what}: ${(e as Error).message}`) }
+  try {
+    return verifySigned(signed, who === 'defender' ? env.defender : env.challenger, env.verify, { genesis: env.genesis, taskId: env.taskId, disputeId: env.disputeId })
+  } catch (e) { reject('InvalidProof', `${what} is not signed by the ${who} in this dispute: ${(e as Error).message}`) }
+}
+
 /** The defender's signed commitment to its trace of this step. */
 function traceCommit (env: JudgeEnv, s: unknown): Extract<Msg, { t: 'commit' }> {
-  let m: Msg
-  try {
-    const signed = decodeSigned(s)
-    if (!bytesEqual(signed.a, env.defender) || !env.verify(signingPayload(signed.m), signed.s, signed.a)) reject('InvalidProof', 'trace commitment is not signed by the defender')
-    m = decodeMsg(signed.m)
-  } catch (e) {
-    if (e instanceof ClaimRejected) throw e
-    reject('InvalidClaim', `trace commitment: ${(e as Error).message}`)
-  }
-  if (m.t !== 'commit' || m.d !== env.disputeId || m.step !== env.step) reject('InvalidClaim', 'trace commitment is for another dispute or step')
+  const m = signedBy(env, 'defender', s, 'trace commitment')
+  if (m.t !== 'commit' || m.step !== env.step) reject('InvalidClaim', 'trace commitment is for another step')
   return m
 }
 
@@ -212,13 +220,8 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
   const challengerLoses = (reason: string): Ruling => ({ winner: 'defender', kind: c.kind, reason })
   if (c.kind === 'badOpen') {
     if (env.caller !== 'defender') reject('InvalidClaim', 'only the defender submits badOpen')
-    let m: Msg
-    try {
-      const s = decodeSigned(c.open)
-      if (!bytesEqual(s.a, env.challenger) || !env.verify(signingPayload(s.m), s.s, s.a)) reject('InvalidProof', 'opening not signed by the challenger')
-      m = decodeMsg(s.m)
-    } catch (e) { if (e instanceof ClaimRejected) throw e; reject('InvalidClaim', `opening: ${(e as Error).message}`) }
-    if (m.t !== 'open' || m.d !== env.disputeId) reject('InvalidClaim', 'not the opening of this dispute')
+    const m = signedBy(env, 'challenger', c.open, 'opening')
+    if (m.t !== 'open') reject('InvalidClaim', 'not the opening of this dispute')
     if (m.step !== env.step) return defenderWins('the opening names another step')
     const pre = stateLeafProven(env, env.step, c.pre, c.prePath)
     if (bytesEqual(pre, m.pre)) reject('InvalidClaim', 'the challenger agreed with the committed pre-state')
@@ -229,14 +232,9 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     case 'lie': {
       if (!Array.isArray(c.msgs) || c.msgs.length < 1 || c.msgs.length > 4) reject('InvalidClaim', 'lie: 1 to 4 messages')
       const msgs: Msg[] = c.msgs.map((x, i) => {
-        try {
-          const s = decodeSigned(x)
-          if (!bytesEqual(s.a, env.defender) || !env.verify(signingPayload(s.m), s.s, s.a)) reject('InvalidProof', `lie: message ${i} is not signed by the defender`)
-          const m = decodeMsg(s.m)
-          if (m.d !== env.disputeId) reject('InvalidClaim', `lie: message ${i} is from another dispute`)
-          if (m.t === 'commit' && m.step !== env.step) reject('InvalidClaim', 'lie: commitment for another step')
-          return m
-        } catch (e) { if (e instanceof ClaimRejected) throw e; reject('InvalidClaim', `lie: message ${i}: ${(e as Error).message}`) }
+        const m = signedBy(env, 'defender', x, `lie: message ${i}`)
+        if (m.t === 'commit' && m.step !== env.step) reject('InvalidClaim', 'lie: commitment for another step')
+        return m
       })
       const { facts, selfContradiction } = factsOf(msgs)
       if (selfContradiction !== undefined) return defenderLoses(selfContradiction)

@@ -5,7 +5,7 @@ import { batchElement } from '../data/layout.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
-import { signMsg, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
+import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
 import { childrenMatch, depthOf, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 
@@ -19,6 +19,9 @@ export type TensorSource = (entry: number, io: 'in' | 'out', k: number) => Tenso
 
 export interface PlayerInit {
   disputeId: number
+  /** the chain's genesis hash and the task id: every signature is bound to them (messages.ts) */
+  genesis: Uint8Array
+  taskId: number
   /** on-chain step: the transition from state `step` to `step + 1` */
   step: number
   entries: TraceEntry[]
@@ -28,6 +31,13 @@ export interface PlayerInit {
 }
 
 export function encodeEntryBytes (e: TraceEntry): Uint8Array { return encode(e) }
+
+/** Signs `body` as the message after `after` (the other side's message it answers; none for the commit). */
+function signAfter (o: PlayerInit, body: Body, after: Signed | undefined, afterSeq: number): Signed {
+  const link = after === undefined ? { seq: 0, prev: ZERO_HASH } : { seq: afterSeq + 1, prev: moveHash(after) }
+  const ctx: DisputeContext = { genesis: o.genesis, taskId: o.taskId, disputeId: o.disputeId }
+  return signMsg({ ...body, ...link } as Msg, o.account, o.sign, ctx)
+}
 
 const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
 
@@ -69,15 +79,24 @@ export class DefenderGame {
     this.tensors = new TensorCache(o.tensor)
   }
 
-  private sign (m: Msg): Signed { return signMsg(m, this.o.account, this.o.sign) }
+  private commitMsg?: Signed
 
   commit (): Signed {
-    return this.sign({ t: 'commit', d: this.o.disputeId, step: this.o.step, traceRoot: nodeAt(this.levels, 0, 0), depth: this.depth })
+    this.commitMsg ??= signAfter(this.o, { t: 'commit', d: this.o.disputeId, step: this.o.step, traceRoot: nodeAt(this.levels, 0, 0), depth: this.depth }, undefined, 0)
+    return this.commitMsg
   }
 
-  /** The next move after the challenger's message `m`; a claim when the challenger broke the rules provably. */
+  /**
+   * The next move after the challenger's message `m` (verified): it answers
+   * `m` whatever came before, so the same query always gets the same answer
+   * (off chain or forced on chain); a claim when the challenger broke the
+   * rules provably.
+   */
   respond (m: Msg, signed: Signed): { reply?: Signed, claim?: Claim } {
     const d = this.o.disputeId
+    const after = { m, signed }
+    // every message of this answer is linked after `m`
+    this.sign = (body: Body) => signAfter(this.o, body, after.signed, after.m.seq)
     const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason }) })
     if (m.d !== d) return refuse('another dispute')
     if (m.t === 'open') {
@@ -116,6 +135,8 @@ export class DefenderGame {
     }
   }
 
+  private sign: (body: Body) => Signed = () => { throw new Error('no message to answer') }
+
   private nodes (tree: TreeId, level: number, index: number): Signed {
     const d = this.o.disputeId
     let levels: Levels
@@ -133,7 +154,7 @@ export class DefenderGame {
     let right = nodeAt(levels, level + 1, 2 * index + 1)
     this.answered++
     if (this.o.lie === true && this.answered === 2) { right = right.slice(); right[0] ^= 0xff } // fault: lie-in-bisection
-    return this.sign({ t: 'nodes', d, tree, level, index, node, left, right })
+    return this.sign({ t: 'nodes', d, tree, level, index, depth, node, left, right })
   }
 }
 
@@ -175,6 +196,9 @@ export class ChallengerGame {
   private dEntry?: { index: number, entry: TraceEntry, bytes: Uint8Array, msg: Signed }
   private dRoots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed }
   private lastSent?: Signed
+  /** the defender's message `lastSent` answers */
+  private lastFrom?: { m: Msg, signed: Signed }
+  private current?: { m: Msg, signed: Signed }
   /** moves: messages sent by the challenger */
   sent = 0
 
@@ -184,15 +208,22 @@ export class ChallengerGame {
     this.tensors = new TensorCache(o.tensor)
   }
 
-  private send (m: Msg): ChallengerStep {
-    const s = signMsg(m, this.o.account, this.o.sign)
+  private send (m: Body): ChallengerStep {
+    const from = this.current!
+    const s = signAfter(this.o, m, from.signed, from.m.seq)
     this.lastSent = s
+    this.lastFrom = from
     this.sent++
     return { send: s }
   }
 
-  /** Repeat the last query (the defender's answer was unusable but not provably a lie). */
+  /** Repeat the last query (the defender's answer was unusable but not provably a lie); on chain: force it. */
   repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { fail: 'nothing to repeat' } }
+
+  /** The pending move and the defender's message it answers: what a force posts on chain. */
+  get pending (): { theirs: Signed, mine: Signed } | undefined {
+    return this.lastSent !== undefined && this.lastFrom !== undefined ? { theirs: this.lastFrom.signed, mine: this.lastSent } : undefined
+  }
 
   private lie (...msgs: Signed[]): ChallengerStep {
     this.phase = { p: 'done' }
@@ -218,6 +249,10 @@ export class ChallengerGame {
   onMessage (m: Msg, signed: Signed): ChallengerStep {
     const d = this.o.disputeId
     if (m.d !== d) return this.repeat()
+    // an answer must answer our last move (seq and hash): anything else is not part of this transcript
+    if (this.lastSent !== undefined && (m.seq !== this.lastFrom!.m.seq + 2 || !bytesEqual(m.prev, moveHash(this.lastSent)))) return this.repeat()
+    if (this.lastSent === undefined && m.seq !== 0) return this.repeat()
+    this.current = { m, signed }
     const ph = this.phase
     if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
     switch (ph.p) {

@@ -4,15 +4,20 @@ import { axisLayout, combineRoots, type DType } from '../commit/tensor.js'
 import { decodeEntry } from './entry.js'
 import { depthOf, childrenMatch } from './tree.js'
 
-// Messages of the bisection game (version 1). Every message is CBOR, signed by
-// its author's chain account (sr25519) over DOMAIN || bytes; the hash of the
-// bytes is what the author records on chain with record_move (chess clock).
+// Messages of the bisection game (version 2). Every message is CBOR, signed by
+// its author's chain account (sr25519) over DOMAIN || context || bytes, the
+// context being the chain's genesis hash, the task and dispute ids and the
+// author's role, so a signature is worth nothing on another chain, task,
+// dispute or side. Every message carries its place in the transcript: `seq`
+// (0 = the defender's commit; even = defender, odd = challenger) and `prev`,
+// the sha256 of the previous message's bytes, so one signed message commits
+// to the whole transcript before it (protocols/dispute/transcript.ts).
 //
 //   D commit  {traceRoot, depth}          the defender's op trace of the step
 //   C open    {pre, post}                 agreed pre-state, claimed post-state;
 //                                         asks for the children of the trace root
 //   C query   {want: children|entry|roots|slice, tree, level, index}
-//   D nodes   {tree, level, index, node, left, right}
+//   D nodes   {tree, level, index, depth, node, left, right}   depth: of that tree
 //   D entry   {index, entry?}             the trace entry at a leaf (absent: empty leaf)
 //   D roots   {tree: {e, io, k}, dtype, shape, commitment, rowRoot, colRoot}
 //   D slice   {tree, index, bytes}        leaf `index` of a tensor's row or column tree:
@@ -22,8 +27,10 @@ import { depthOf, childrenMatch } from './tree.js'
 // A tree is the trace ({e: -1}) or one tensor of entry e: input/output k,
 // its row or column tree.
 
-export const DISPUTE_PROTOCOL = '/proofswarm/dispute/2.0.0'
-export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v1:')
+export const DISPUTE_PROTOCOL = '/proofswarm/dispute/3.0.0'
+export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v2:')
+/** Highest sequence number: 2 × (trace depth ≤ 40 + tensor depth ≤ 40 + 4) moves and the commit. */
+export const MAX_SEQ = 2 * (40 + 40 + 4)
 /** A single message (a state blob excepted) is at most this big. */
 export const MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -31,17 +38,27 @@ export interface TraceTree { e: -1 }
 export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: 'row' | 'col' }
 export type TreeId = TraceTree | TensorTree
 
-export type Msg =
+/** Place in the transcript: sequence number and sha256 of the previous message's bytes (zero for seq 0). */
+export interface Link { seq: number, prev: Uint8Array }
+
+export type Body =
   | { t: 'commit', d: number, step: number, traceRoot: Uint8Array, depth: number }
   | { t: 'open', d: number, step: number, pre: Uint8Array, post: Uint8Array }
   | { t: 'query', d: number, want: 'children' | 'entry' | 'roots' | 'slice', tree: TreeId, level: number, index: number }
-  | { t: 'nodes', d: number, tree: TreeId, level: number, index: number, node: Uint8Array, left: Uint8Array, right: Uint8Array }
+  | { t: 'nodes', d: number, tree: TreeId, level: number, index: number, depth: number, node: Uint8Array, left: Uint8Array, right: Uint8Array }
   | { t: 'entry', d: number, index: number, entry?: Uint8Array }
   | { t: 'roots', d: number, tree: TensorTree, dtype: DType, shape: number[], commitment: Uint8Array, rowRoot: Uint8Array, colRoot: Uint8Array }
   | { t: 'slice', d: number, tree: TensorTree, index: number, bytes: Uint8Array }
   | { t: 'refuse', d: number, reason: string }
+export type Msg = Body & Link
 
 export interface Signed { m: Uint8Array, s: Uint8Array, a: Uint8Array }
+
+/** What every signature is bound to besides the message. */
+export interface DisputeContext { genesis: Uint8Array, taskId: number, disputeId: number }
+export type Role = 'challenger' | 'defender'
+/** The author of a message by its sequence number. */
+export const roleOfSeq = (seq: number): Role => seq % 2 === 0 ? 'defender' : 'challenger'
 
 export class MessageError extends Error {
   constructor (message: string) { super(message); this.name = 'MessageError' }
@@ -55,20 +72,40 @@ function stripUndefined (o: object): object {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
 }
 
-export function signingPayload (m: Uint8Array): Uint8Array {
-  const out = new Uint8Array(SIGN_DOMAIN.length + m.length)
-  out.set(SIGN_DOMAIN); out.set(m, SIGN_DOMAIN.length)
+function u64le (n: number): Uint8Array {
+  const b = new Uint8Array(8)
+  new DataView(b.buffer).setBigUint64(0, BigInt(n), true)
+  return b
+}
+
+/** DOMAIN ‖ genesis hash ‖ task id (u64 LE) ‖ dispute id (u64 LE) ‖ role (0 challenger, 1 defender) ‖ message bytes */
+export function signingPayload (ctx: DisputeContext, role: Role, m: Uint8Array): Uint8Array {
+  if (ctx.genesis.length !== 32) throw new MessageError('the genesis hash must be 32 bytes')
+  const head = [SIGN_DOMAIN, ctx.genesis, u64le(ctx.taskId), u64le(ctx.disputeId), Uint8Array.of(role === 'challenger' ? 0 : 1)]
+  const out = new Uint8Array(head.reduce((n, x) => n + x.length, 0) + m.length)
+  let o = 0
+  for (const x of [...head, m]) { out.set(x, o); o += x.length }
   return out
 }
 
+/** The hash the next message's `prev` names. */
 export function moveHash (s: Signed): Uint8Array { return sha256(s.m) }
+
+/** A signed message as bytes (the argument of force_move / answer_move). */
+export function encodeSigned (s: Signed): Uint8Array { return encode({ m: s.m, s: s.s, a: s.a }) }
+export function decodeSignedBytes (b: Uint8Array): Signed {
+  if (b.length > MAX_MESSAGE_BYTES + 256) throw new MessageError('signed message too large')
+  let v: unknown
+  try { v = decode(b) } catch (e) { throw new MessageError(`not CBOR: ${(e as Error).message}`) }
+  return decodeSigned(v)
+}
 
 export type SignFn = (payload: Uint8Array) => Uint8Array
 export type VerifyFn = (payload: Uint8Array, signature: Uint8Array, publicKey: Uint8Array) => boolean
 
-export function signMsg (m: Msg, account: Uint8Array, sign: SignFn): Signed {
+export function signMsg (m: Msg, account: Uint8Array, sign: SignFn, ctx: DisputeContext): Signed {
   const bytes = encodeMsg(m)
-  return { m: bytes, s: sign(signingPayload(bytes)), a: account }
+  return { m: bytes, s: sign(signingPayload(ctx, roleOfSeq(m.seq), bytes)), a: account }
 }
 
 const isBytes = (v: unknown, n?: number): v is Uint8Array => v instanceof Uint8Array && (n === undefined || v.length === n)
@@ -93,6 +130,14 @@ export function decodeMsg (bytes: Uint8Array): Msg {
   const h = (k: string): Uint8Array => { if (!isBytes(m[k], 32)) throw new MessageError(`${String(m.t)}.${k} must be 32 bytes`); return m[k] as Uint8Array }
   const i = (k: string, hi?: number): number => { if (!isInt(m[k], 0, hi)) throw new MessageError(`${String(m.t)}.${k} must be a non-negative integer`); return m[k] as number }
   const d = m.d as number
+  const link: Link = { seq: i('seq', MAX_SEQ), prev: h('prev') }
+  if (link.seq === 0 && (m.t !== 'commit' || !bytesEqual(link.prev, ZERO_HASH))) throw new MessageError('seq 0 is the defender\'s commit, with no previous message')
+  if (m.t === 'commit' && link.seq !== 0) throw new MessageError('the commit is message 0')
+  if (link.seq !== 0 && roleOfSeq(link.seq) !== (['open', 'query'].includes(m.t as string) ? 'challenger' : 'defender')) throw new MessageError(`${String(m.t)} at seq ${link.seq} has the wrong author parity`)
+  return { ...decodeBody(m, d, h, i), ...link }
+}
+
+function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Uint8Array, i: (k: string, hi?: number) => number): Body {
   switch (m.t) {
     case 'commit': return { t: 'commit', d, step: i('step'), traceRoot: h('traceRoot'), depth: i('depth', 40) }
     case 'open': return { t: 'open', d, step: i('step'), pre: h('pre'), post: h('post') }
@@ -100,7 +145,7 @@ export function decodeMsg (bytes: Uint8Array): Msg {
       if (!['children', 'entry', 'roots', 'slice'].includes(m.want as string)) throw new MessageError('bad query')
       return { t: 'query', d, want: m.want as 'children', tree: checkTree(m.tree), level: i('level', 64), index: i('index') }
     }
-    case 'nodes': return { t: 'nodes', d, tree: checkTree(m.tree), level: i('level', 64), index: i('index'), node: h('node'), left: h('left'), right: h('right') }
+    case 'nodes': return { t: 'nodes', d, tree: checkTree(m.tree), level: i('level', 40), index: i('index'), depth: i('depth', 40), node: h('node'), left: h('left'), right: h('right') }
     case 'entry': {
       if (m.entry !== undefined && !isBytes(m.entry)) throw new MessageError('entry must be bytes')
       return m.entry === undefined ? { t: 'entry', d, index: i('index') } : { t: 'entry', d, index: i('index'), entry: m.entry as Uint8Array }
@@ -129,12 +174,19 @@ export function decodeSigned (v: unknown): Signed {
   return { m: s.m, s: s.s, a: s.a }
 }
 
-export function verifySigned (s: Signed, expectedAccount: Uint8Array, verify: VerifyFn): Msg {
+/**
+ * Checks that `s` is `expectedAccount`'s message in this very dispute (the
+ * signature is over the context) and returns it; its role follows from its
+ * sequence number.
+ */
+export function verifySigned (s: Signed, expectedAccount: Uint8Array, verify: VerifyFn, ctx: DisputeContext): Msg {
   if (!bytesEqual(s.a, expectedAccount)) throw new MessageError('signed by another account')
+  const m = decodeMsg(s.m)
+  if (m.d !== ctx.disputeId) throw new MessageError('a message of another dispute')
   let ok = false
-  try { ok = verify(signingPayload(s.m), s.s, s.a) } catch { ok = false }
-  if (!ok) throw new MessageError('bad signature')
-  return decodeMsg(s.m)
+  try { ok = verify(signingPayload(ctx, roleOfSeq(m.seq), s.m), s.s, s.a) } catch { ok = false }
+  if (!ok) throw new MessageError('bad signature (or signed for another chain, task, dispute or role)')
+  return m
 }
 
 export function treeKey (t: TreeId): string {
@@ -170,9 +222,15 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
   const node = (t: TreeId, level: number, index: number): string => `${treeKey(t)}@${level}:${index}`
   for (const m of msgs) {
     switch (m.t) {
-      case 'commit': facts.push({ key: node({ e: -1 }, 0, 0), value: m.traceRoot }); break
+      case 'commit':
+        facts.push({ key: node({ e: -1 }, 0, 0), value: m.traceRoot })
+        facts.push({ key: 'depth:trace', value: Uint8Array.of(m.depth) })
+        break
       case 'nodes':
         if (!childrenMatch(m.node, m.left, m.right)) return { facts, selfContradiction: `nodes at ${treeKey(m.tree)} ${m.level}:${m.index} do not hash to their parent` }
+        if (m.level >= m.depth) return { facts, selfContradiction: `nodes at level ${m.level} of a tree of depth ${m.depth}` }
+        // the depth a node answer states is what makes a query after it answerable (transcript.ts)
+        facts.push({ key: `depth:${treeKey(m.tree)}`, value: Uint8Array.of(m.depth) })
         facts.push({ key: node(m.tree, m.level, m.index), value: m.node })
         facts.push({ key: node(m.tree, m.level + 1, 2 * m.index), value: m.left })
         facts.push({ key: node(m.tree, m.level + 1, 2 * m.index + 1), value: m.right })
@@ -196,6 +254,9 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
         facts.push({ key: `commit:${m.tree.e}/${m.tree.io}/${m.tree.k}`, value: m.commitment })
         facts.push({ key: node({ ...m.tree, axis: 'row' }, 0, 0), value: m.rowRoot })
         facts.push({ key: node({ ...m.tree, axis: 'col' }, 0, 0), value: m.colRoot })
+        for (const axis of ['row', 'col'] as const) {
+          facts.push({ key: `depth:${treeKey({ ...m.tree, axis })}`, value: Uint8Array.of(depthOf(axisLayout(m.dtype, m.shape, axis).leaves)) })
+        }
         break
       }
       case 'slice': {

@@ -37,9 +37,12 @@ beforeAll(async () => {
   run2 = await honestRun(p, ds, 2)
 }, 120_000)
 
+const GENESIS = new Uint8Array(32).fill(0x11)
+const CTX = { genesis: GENESIS, taskId: 0, disputeId: 0 }
+
 function env (run: Run, caller: 'challenger' | 'defender'): JudgeEnv {
   return {
-    disputeId: 0,
+    ...CTX,
     step: run.step,
     challenger: dave.publicKey,
     defender: bob.publicKey,
@@ -55,7 +58,7 @@ function env (run: Run, caller: 'challenger' | 'defender'): JudgeEnv {
 }
 
 function defender (run: Run): DefenderGame {
-  return new DefenderGame({ disputeId: 0, step: run.step, entries: run.entries, tensor: (e, io, k) => io === 'in' ? run.values[e].inputs[k] : run.values[e].outputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots: run.roots })
+  return new DefenderGame({ ...CTX, step: run.step, entries: run.entries, tensor: (e, io, k) => io === 'in' ? run.values[e].inputs[k] : run.values[e].outputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots: run.roots })
 }
 
 /** the ruling, or the reason the chain refuses the claim */
@@ -83,7 +86,8 @@ describe('inner nodes passed off as leaves', () => {
 
   it('a cheating defender cannot beat an honest opening at step 0 with a level-1 node of proof_root as the pre-state', () => {
     const roots = run0.roots.map(fromHex)
-    const open = signMsg({ t: 'open', d: 0, step: 0, pre: roots[0], post: roots[1] }, dave.publicKey, m => dave.sign(m))
+    const commit = defender(run0).commit()
+    const open = signMsg({ t: 'open', d: 0, step: 0, pre: roots[0], post: roots[1], seq: 1, prev: sha256(commit.m) }, dave.publicKey, m => dave.sign(m), CTX)
     // the honest pre-state: the defender's badOpen is refused (the challenger agreed with it)
     expect(judge(env(run0, 'defender'), { v: 1, kind: 'badOpen', open, pre: roots[0], prePath: merkleProof(roots, 0) })).toBe('InvalidClaim')
     // nodeHash(leaf 0, leaf 1) verifies at index 0 with the path one level short: refused now

@@ -18,6 +18,7 @@ import { bitsAt, f32FromBits, hex, runBackend } from '../unit/protocols/ref-chec
 const POS_NAN = 0x7fc00000; const NEG_NAN = 0xffc00000
 const kr = new Keyring({ type: 'sr25519' })
 let env: JudgeEnv
+const GENESIS = new Uint8Array(32).fill(0x11)
 const program = new TextEncoder().encode(JSON.stringify({ runtime: WASM_RUNTIME, seed: 1, batchSize: 1, dataset: { trainSize: 1, rowSize: 1, classes: 1 } }))
 const step = 3
 const stateRoots = Array.from({ length: 8 }, (_, i) => toHex(sha256(Uint8Array.of(i))))
@@ -31,7 +32,7 @@ function rule (kernel: string, names: string[], inputs: TensorData[], attrs: Rec
     outputs: [{ dtype: output.dtype, shape: output.shape, commitment: toHex(commitTensor(output).root) }]
   }) as TraceEntry
   const entries = Array.from({ length: 4 }, (_, i) => entry(i))
-  const D = new DefenderGame({ disputeId: 0, step, entries, tensor: (_e, io, k) => io === 'out' ? output : inputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots })
+  const D = new DefenderGame({ disputeId: 0, genesis: GENESIS, taskId: 0, step, entries, tensor: (_e, io, k) => io === 'out' ? output : inputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots })
   const ei = 1
   const op = reference.opShapeOf(entries[ei])
   const cols = output.shape[output.shape.length - 1] ?? 1
@@ -58,7 +59,7 @@ describe('element claims on NaN and signed-zero results rule for the honest part
     await initBackend('wasm')
     const dave = kr.addFromUri('//Dave'); const bob = kr.addFromUri('//Bob')
     env = {
-      disputeId: 0, step, challenger: dave.publicKey, defender: bob.publicKey, caller: 'challenger', programHash: sha256(program),
+      disputeId: 0, genesis: GENESIS, taskId: 0, stepCount: stateRoots.length - 1, step, challenger: dave.publicKey, defender: bob.publicKey, caller: 'challenger', programHash: sha256(program),
       datasetRoot: new Uint8Array(32), skeletonRoot: new Uint8Array(32), proofRoot: merkleRoot(stateRoots.map(fromHex)), reference,
       verify: (m, s, p) => { try { return sr25519Verify(m, s, p) } catch { return false } }
     }

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
+import { hexToU8a } from '@polkadot/util'
+import { encodeSigned } from '../../protocols/dispute/index.js'
+import { h32, signed } from '../helpers/dispute-msgs.js'
 import { clientSample } from '../helpers/verdict-sample.js'
 import { taskProgram } from '../helpers/program.js'
 import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
@@ -80,16 +83,26 @@ describe('ChainClient over the dev chain', () => {
     await c.Dave.submitVerdict(id2, true, sample)
     expect(await err(c.Dave.submitVerdict(id2, true, sample))).toBe('arbitration.AlreadyVoted')
 
-    // Eve challenges the solver; Bob answers once, then Eve goes silent and loses on the clock
+    // Eve challenges the solver and demands its commit on chain; Bob posts it, then forces it
+    // on Eve, who stays silent and loses when the response window passes
     const did = await c.Eve.openDispute(id2, c.Bob.accountId, 'SolverProof', 3)
-    expect((await c.Alice.dispute(did))?.turn).toBe('Defender')
-    await c.Bob.recordMove(did, H(7))
-    expect(await err(c.Bob.recordMove(did, H(7)))).toBe('arbitration.NotYourTurn')
+    expect((await c.Alice.dispute(did))?.force).toBeNull()
+    await c.Eve.forceMove(did, new Uint8Array(), new Uint8Array())
+    expect((await c.Alice.dispute(did))?.force).toMatchObject({ to: 'Defender', seq: 0 })
+    // signed over the chain's genesis hash (as polkadot.js reports it), the task and the dispute
+    const ctx = { genesis: hexToU8a(c.Bob.genesisHash), taskId: Number(id2), disputeId: Number(did) }
+    const commit = signed('Bob', ctx, { t: 'commit', d: Number(did), step: 3, traceRoot: h32(7), depth: 3 })
+    expect(await err(c.Bob.answerMove(did, encodeSigned(signed('Bob', { ...ctx, genesis: h32(0x22) }, { t: 'commit', d: Number(did), step: 3, traceRoot: h32(7), depth: 3 }))))).toBe('arbitration.InvalidMove')
+    await c.Bob.answerMove(did, encodeSigned(commit))
+    expect(await err(c.Bob.answerMove(did, encodeSigned(commit)))).toBe('arbitration.NotAddressee')
+    expect(Buffer.from((await c.Alice.disputeLastMove(did))!).toString("hex")).toBe(Buffer.from(encodeSigned(commit)).toString("hex"))
     // a claim that is not a dispute claim (protocols/dispute) is refused with a clear module error
     expect(await err(c.Eve.adjudicate(did, Uint8Array.of(1, 2, 3)))).toBe('arbitration.InvalidClaim')
-    expect(await err(c.Dave.claimTimeout(did))).toBe('arbitration.ClockNotExpired')
+    expect(await err(c.Dave.claimTimeout(did))).toBe('arbitration.NotExpired')
     const params = await c.Alice.params()
-    await advance(params.disputeClock + 1)
+    const { seq, due } = await c.Bob.forceMove(did, new Uint8Array(), encodeSigned(commit))
+    expect(seq).toBe(1)
+    await advance(due - await c.Alice.bestNumber())
     const bobFree = (await c.Bob.balance()).free
     await c.Dave.claimTimeout(did)
     expect((await c.Alice.dispute(did))?.status).toBe('DefenderWon')

@@ -6,6 +6,9 @@ import type { Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
 import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
+import { hexToU8a } from '@polkadot/util'
+import { encodeSigned } from '../../protocols/dispute/index.js'
+import { h32, signed } from '../helpers/dispute-msgs.js'
 import { clientSample } from '../helpers/verdict-sample.js'
 import { taskProgram } from '../helpers/program.js'
 import { testPeer } from '../helpers/peer-key.js'
@@ -183,14 +186,15 @@ describe('devnet dashboard in headless Chromium', () => {
     await waitTaskPhase(page, id, 'Verifying')
     await page.waitForSelector(`${task} td:text-is("1 accept / 0 reject")`)
 
-    // a dispute: Eve challenges Bob's proof, Bob answers one round, Eve runs out of clock
+    // a dispute: Eve challenges Bob's proof and never plays; Bob forces his commit on chain, Eve lets it expire
     const did = await eve.openDispute(id, bob.accountId, 'SolverProof', 3)
-    await bob.recordMove(did, H(7))
+    const commit = signed('Bob', { genesis: hexToU8a(bob.genesisHash), taskId: Number(id), disputeId: Number(did) }, { t: 'commit', d: Number(did), step: 3, traceRoot: h32(7), depth: 3 })
+    const { due } = await bob.forceMove(did, new Uint8Array(), encodeSigned(commit))
     const dispute = `#disputes [data-dispute="${did}"]`
     await page.waitForSelector(sel.disputeStatus(did, 'Open'))
-    // the chain's DisputeView: one move made, the challenger's turn, both clocks
-    await page.waitForSelector(`${dispute} .clocks:has-text("moves 1 · turn Challenger")`)
-    await advance((await alice.params()).disputeClock + 1)
+    // the chain's DisputeView: one message on chain, the challenger owes the next one
+    await page.waitForSelector(`${dispute} .clocks:has-text("messages on chain 1 · forced: Challenger owes message 1 by block ${due}")`)
+    await advance(due - await alice.bestNumber())
     await dave.claimTimeout(did)
     await page.waitForSelector(sel.disputeStatus(did, 'DefenderWon'))
     // the status comes from the dispute's storage; who won and how from the DisputeResolved event, which may land a poll later
@@ -200,7 +204,7 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(verdict).toContain('winner Bob')
     expect(verdict).toContain('Timeout')
     const rounds = await page.locator(`${dispute} ol li`).allTextContents()
-    expect(rounds.map(r => r.split(': ')[1]?.split(' ')[0])).toEqual(['DisputeOpened', 'MoveRecorded', 'DisputeResolved'])
+    expect(rounds.map(r => r.split(': ')[1]?.split(' ')[0])).toEqual(['DisputeOpened', 'MoveForced', 'DisputeResolved'])
 
     await advance(Math.max(0, challengeEnd - await alice.bestNumber() + 1))
     await waitTaskPhase(page, id, 'Settled')

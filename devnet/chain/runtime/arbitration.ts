@@ -1,7 +1,6 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sr25519VrfVerify } from '@polkadot/util-crypto'
 import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm-crypto'
-import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
@@ -13,11 +12,12 @@ import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
-import { REVEAL_WINDOW, ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
+import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
-// proof commitment, verdicts, disputes with chess clocks, single-element
-// adjudication, slashing, jackpot and settlement. Pure state transitions.
+// proof commitment, verdicts, slashing, forced-error reveals, jackpot and
+// settlement. Pure state transitions. Disputes are in disputes.ts,
+// data-availability challenges in availability.ts.
 
 const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
@@ -67,25 +67,6 @@ export interface TaskInfo extends SubmitTaskArgs {
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
 /** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
 export interface ProofRuling { disputeId: bigint, challenger: string, step: number, revealDeadline: number, outcome: RulingOutcome }
-export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
-export type PartyName = 'Challenger' | 'Defender'
-export interface DisputeInfo {
-  taskId: bigint
-  challenger: string
-  defender: string
-  kind: DisputeKind
-  disputedStep: number
-  bond: bigint
-  turn: PartyName
-  challengerClock: number
-  defenderClock: number
-  lastMoveAt: number
-  moves: number
-  lastMove: string
-  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
-  openedAt: number
-}
-
 // ---- storage helpers ----
 export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
 const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
@@ -96,12 +77,6 @@ export function getTask (ctx: Context, id: bigint): TaskInfo {
   return t
 }
 export const putTask = (ctx: Context, id: bigint, t: TaskInfo): void => ctx.store.put(P, 'Tasks', id, t)
-function getDispute (ctx: Context, id: bigint): DisputeInfo {
-  const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)
-  if (d === undefined) ctx.fail(P, 'DisputeNotFound')
-  return d
-}
-const putDispute = (ctx: Context, id: bigint, d: DisputeInfo): void => ctx.store.put(P, 'Disputes', id, d)
 export function requireNode (ctx: Context, who: string): NodeInfo {
   const n = getNode(ctx, who)
   if (n === undefined) ctx.fail(P, 'NotRegistered')
@@ -338,133 +313,6 @@ function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSte
   ctx.ensure(missingSampled(required, checkedSteps.map(s => s + 1)).length === 0, P, 'SampleNotChecked')
 }
 
-// ---- disputes ----
-export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
-  requireNode(ctx, who)
-  const t = getTask(ctx, a.taskId)
-  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
-  ctx.ensure(a.disputedStep < t.stepCount, P, 'InvalidStep')
-  ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
-  // a verdict is wrong iff the proof is wrong at a step it checked, which a SolverProof
-  // game decides; accepting verifiers are slashed by its ruling (docs/disputes.md)
-  ctx.ensure(a.kind === 'SolverProof', P, 'DisputeTheProof')
-  ctx.ensure(a.defender === t.solver, P, 'InvalidDefender')
-  ctx.ensure(a.defender !== who, P, 'InvalidDefender')
-  const p = params(ctx)
-  reserve(ctx, who, p.disputeBond)
-  const id = ctx.store.read<bigint>(P, 'NextDisputeId')
-  ctx.store.put(P, 'NextDisputeId', undefined, id + 1n)
-  const d: DisputeInfo = {
-    taskId: a.taskId,
-    challenger: who,
-    defender: a.defender,
-    kind: a.kind,
-    disputedStep: a.disputedStep,
-    bond: p.disputeBond,
-    turn: 'Defender',
-    challengerClock: p.disputeClock,
-    defenderClock: p.disputeClock,
-    lastMoveAt: ctx.now,
-    moves: 0,
-    lastMove: ZERO_HASH,
-    status: 'Open',
-    openedAt: ctx.now
-  }
-  putDispute(ctx, id, d)
-  t.openDisputes += 1
-  putTask(ctx, a.taskId, t)
-  adjustActive(ctx, who, 1)
-  adjustActive(ctx, a.defender, 1)
-  ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })
-  return id
-}
-
-function partyOf (d: DisputeInfo, who: string): PartyName | undefined {
-  return who === d.challenger ? 'Challenger' : who === d.defender ? 'Defender' : undefined
-}
-const clockOf = (d: DisputeInfo, p: PartyName): number => p === 'Challenger' ? d.challengerClock : d.defenderClock
-
-/**
- * Blocks charged to the party on turn: the block that includes its move is
- * free (a one-block Fischer increment), so a bisection of ~40 prompt moves
- * fits a small clock while a silent party still runs out.
- */
-const charged = (elapsed: number): number => Math.max(0, elapsed - 1)
-
-export function recordMove (ctx: Context, who: string, a: { disputeId: bigint, moveHash: string }): void {
-  const d = getDispute(ctx, a.disputeId)
-  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  const party = partyOf(d, who)
-  ctx.ensure(party !== undefined, P, 'NotParty')
-  ctx.ensure(d.turn === party, P, 'NotYourTurn')
-  const elapsed = charged(ctx.now - d.lastMoveAt)
-  const left = clockOf(d, party)
-  ctx.ensure(elapsed <= left, P, 'ClockExpired')
-  if (party === 'Challenger') d.challengerClock = left - elapsed
-  else d.defenderClock = left - elapsed
-  d.turn = party === 'Challenger' ? 'Defender' : 'Challenger'
-  d.lastMoveAt = ctx.now
-  d.moves += 1
-  d.lastMove = a.moveHash
-  putDispute(ctx, a.disputeId, d)
-  ctx.emit(P, 'MoveRecorded', { disputeId: a.disputeId, who, moveHash: a.moveHash })
-}
-
-export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint }): void {
-  const d = getDispute(ctx, a.disputeId)
-  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  ctx.ensure(charged(ctx.now - d.lastMoveAt) > clockOf(d, d.turn), P, 'ClockNotExpired')
-  resolve(ctx, a.disputeId, d, d.turn === 'Challenger' ? 'Defender' : 'Challenger', 'Timeout')
-}
-
-/**
- * Checks an end-of-bisection claim against what the chain holds and rules
- * (protocols/dispute/claim.ts `judgeClaim`): the defender's trace root must be
- * signed by the defender's account (sr25519; the chain knows account public
- * keys), every entry is proven against it, the op's structure against the
- * task's skeleton_root, state tensors against the committed proof_root, batch
- * rows against dataset_root at the rows the program's data order names, the
- * runtime and data order from the program bytes hashed against program_hash.
- */
-export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling } {
-  const d = getDispute(ctx, disputeId)
-  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
-  const party = partyOf(d, who)
-  ctx.ensure(party !== undefined, P, 'NotParty')
-  const t = getTask(ctx, d.taskId)
-  let ruling: Ruling
-  try {
-    const claim: Claim = decodeClaim(hexToU8a(claimHex))
-    ruling = judgeClaim({
-      disputeId: Number(disputeId),
-      step: d.disputedStep,
-      challenger: hexToU8a(d.challenger),
-      defender: hexToU8a(d.defender),
-      caller: party === 'Challenger' ? 'challenger' : 'defender',
-      programHash: hexToU8a(t.programHash),
-      datasetRoot: hexToU8a(t.datasetRoot),
-      skeletonRoot: hexToU8a(t.skeletonRoot),
-      proofRoot: hexToU8a(t.proofRoot),
-      stepCount: t.stepCount,
-      reference: ctx.reference as never,
-      // wasm sr25519 (~0.3 ms), not util-crypto's pure-JS one (~4 ms, most of an adjudication's cost)
-      verify: (msg, sig, pub) => verifySignature({ kind: 'Sr25519', message: msg, signature: sig, publicKey: pub })
-    }, claim)
-  } catch (e) {
-    if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
-    ctx.fail(P, 'InvalidClaim')
-  }
-  return { d, ruling }
-}
-
-export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
-  const { d, ruling } = checkAgreement(ctx, who, a.disputeId, a.claim)
-  const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
-  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
-  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
-}
-
 /** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */
 export function slashStake (ctx: Context, loser: string, winner: string, amount: bigint): bigint {
   const p = params(ctx)
@@ -478,43 +326,6 @@ export function slashStake (ctx: Context, loser: string, winner: string, amount:
   slashReserved(ctx, loser, take - toWinner)
   ctx.emit(P, 'Slashed', { who: loser, amount: take, toWinner, toTreasury: take - toWinner })
   return take
-}
-
-function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
-  const p = params(ctx)
-  const t = getTask(ctx, d.taskId)
-  const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
-  const loser = winnerParty === 'Challenger' ? d.defender : d.challenger
-  let slashed = 0n
-  let forced = false
-  if (winnerParty === 'Challenger') {
-    // the challenger has won whatever the solver does next: its bond comes back now
-    unreserve(ctx, d.challenger, d.bond)
-    if (how === 'Adjudicated') {
-      // Truebit: only the solver knows whether this step was its forced error; it has
-      // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
-      // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
-      forced = t.revealedForcedError === d.disputedStep
-      t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
-    } else {
-      // a solver that let its clock run out has no forced-error excuse
-      slashed = penalizeSolver(ctx, d.taskId, t, d.challenger, d.disputedStep)
-    }
-  } else {
-    // the challenger loses its bond: a share to the defender, the rest to the treasury
-    const toWinner = ppmOf(d.bond, p.winnerSharePpm)
-    repatriateReserved(ctx, d.challenger, d.defender, toWinner)
-    slashReserved(ctx, d.challenger, d.bond - toWinner)
-    slashed = d.bond
-    ctx.emit(P, 'Slashed', { who: d.challenger, amount: d.bond, toWinner, toTreasury: d.bond - toWinner })
-  }
-  d.status = winnerParty === 'Challenger' ? 'ChallengerWon' : 'DefenderWon'
-  putDispute(ctx, id, d)
-  t.openDisputes = Math.max(0, t.openDisputes - 1)
-  putTask(ctx, d.taskId, t)
-  adjustActive(ctx, d.challenger, -1)
-  adjustActive(ctx, d.defender, -1)
-  ctx.emit(P, 'DisputeResolved', { disputeId: id, winner, loser, how, slashed, forcedError: forced })
 }
 
 /**

@@ -4,6 +4,7 @@ import { compactToU8a, hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a } from '@polkadot/util-crypto'
 import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
+import * as disputes from './disputes.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
 import { onInitialize } from './settlement.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
@@ -105,10 +106,11 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.release_task': (ctx, who, a) => arb.releaseTask(ctx, who, a as never),
   'Arbitration.commit_proof': (ctx, who, a) => arb.commitProof(ctx, who, a as never),
   'Arbitration.submit_verdict': (ctx, who, a) => arb.submitVerdict(ctx, who, a as never),
-  'Arbitration.open_dispute': (ctx, who, a) => { arb.openDispute(ctx, who, a as never) },
-  'Arbitration.record_move': (ctx, who, a) => arb.recordMove(ctx, who, a as never),
-  'Arbitration.claim_timeout': (ctx, who, a) => arb.claimTimeout(ctx, who, a as never),
-  'Arbitration.adjudicate': (ctx, who, a) => arb.adjudicate(ctx, who, a as never),
+  'Arbitration.open_dispute': (ctx, who, a) => { disputes.openDispute(ctx, who, a as never) },
+  'Arbitration.force_move': (ctx, who, a) => disputes.forceMove(ctx, who, a as never),
+  'Arbitration.answer_move': (ctx, who, a) => disputes.answerMove(ctx, who, a as never),
+  'Arbitration.claim_timeout': (ctx, who, a) => disputes.claimTimeout(ctx, who, a as never),
+  'Arbitration.adjudicate': (ctx, who, a) => disputes.adjudicate(ctx, who, a as never),
   'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS
 }

@@ -1,7 +1,8 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, params, penalizeSolver, putTask, slashStake, trySelect, type DisputeInfo, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, params, penalizeSolver, putTask, slashStake, trySelect, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
 

@@ -144,13 +144,19 @@ export const NAMED_TYPES: NamedTypes = {
   Party: { path: ['pallet_arbitration', 'types', 'Party'], variants: [{ name: 'Challenger' }, { name: 'Defender' }] },
   DisputeStatus: { path: ['pallet_arbitration', 'types', 'DisputeStatus'], variants: [{ name: 'Open' }, { name: 'ChallengerWon' }, { name: 'DefenderWon' }] },
   Resolution: { path: ['pallet_arbitration', 'types', 'Resolution'], variants: [{ name: 'Adjudicated' }, { name: 'Timeout' }] },
+  Force: {
+    path: ['pallet_arbitration', 'types', 'Force'],
+    fields: [['to', 'Party'], ['seq', 'u32'], ['at', 'u32'], ['due', 'u32']],
+    docs: ['A move forced on chain: party `to` must post dispute message `seq` (answer_move) by block `due`, or lose (claim_timeout)']
+  },
   DisputeInfo: {
     path: ['pallet_arbitration', 'types', 'DisputeInfo'],
     fields: [
       ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32'],
-      ['bond', 'u128'], ['turn', 'Party'], ['challenger_clock', 'u32'], ['defender_clock', 'u32'], ['last_move_at', 'u32'],
-      ['moves', 'u32'], ['last_move', 'H256'], ['status', 'DisputeStatus'], ['opened_at', 'u32']
-    ]
+      ['bond', 'u128'], ['status', 'DisputeStatus'], ['opened_at', 'u32'], ['deadline', 'u32'],
+      ['next_seq', 'u32'], ['last_hash', 'H256'], ['force', 'Option<Force>'], ['moves', 'u32']
+    ],
+    docs: ['deadline: past it with no force pending, the challenger loses; next_seq: one past the last message on chain (a force may not post an older one); last_hash: sha256 of that message\'s bytes; moves: messages posted on chain']
   },
   ArbitrationParams: {
     path: ['pallet_arbitration', 'types', 'Params'],
@@ -248,6 +254,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'OpenTasks', type: 'Vec<u64>', modifier: 'Default', docs: 'Tasks not yet settled (scanned in on_initialize for selection, timeouts and settlement).' },
       { name: 'NextDisputeId', type: 'u64', modifier: 'Default', docs: 'Id of the next dispute.' },
       { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' },
+      { name: 'DisputeLastMove', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u8>', modifier: 'Optional', docs: 'The last dispute message posted on chain (CBOR {m, s, a}, protocols/dispute encodeSigned), while the dispute is open: what a forced answer must continue.' },
       ...AVAILABILITY_STORAGE
     ],
     calls: [
@@ -264,11 +271,12 @@ export const PALLETS: PalletSpec[] = [
       { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back for a fee of dispute_bond from its stake (not a free re-roll of the selection and its forced-error draw); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
       { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict. An accepting verdict must list (0-based) every step of the verifier\'s own sample (SampleNotChecked), which exists from block committed_at + 2 on (RandomnessNotReady); at most 1024 steps.' },
-      { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof or a verifier\'s verdict; a bond is reserved; the defender moves first.' },
-      { name: 'record_move', index: 9, args: [['dispute_id', 'u64'], ['move_hash', 'H256']], docs: 'The party whose turn it is records its bisection move; flips the chess clock.' },
-      { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
+      { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof; a bond is reserved. The bisection runs off chain (signed messages over libp2p); the chain sees it again only for a force or the final claim. Deadline = opened_at + trace allowance + (MAX_SEQ + 1) × 2 × (dispute_clock + 1).' },
+      { name: 'force_move', index: 9, args: [['dispute_id', 'u64'], ['theirs', 'Vec<u8>'], ['mine', 'Vec<u8>']], docs: 'A party that waited in vain for an answer posts the other side\'s last signed message (`theirs`; empty when it is DisputeLastMove) and its own next one (`mine`), both CBOR {m, s, a}; the other side must answer_move by due = now + dispute_clock (+ the trace allowance ceil(((disputed_step mod checkpoint_every) + 1) × solve_timeout / steps) for the defender\'s commit). The challenger\'s first force has both empty: it demands the commit. Checked: signatures over (genesis hash, task id, dispute id, role), author parity (even seq: defender), seq/prev linkage, seq not older than what is on chain, and that `mine` continues `theirs` (protocols/dispute/transcript.ts).' },
+      { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: a force unanswered after its due block loses for its addressee; past the dispute deadline with no force pending, the challenger loses.' },
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
       { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts). Valid and naming a step with a ruling awaiting reveal: no slash for those rulings, a jackpot at settlement. Only before the ruling\'s reveal_deadline.' },
+      { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
       ...AVAILABILITY_CALLS
     ],
     events: [
@@ -284,7 +292,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'ProofCommitted', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['proof_root', 'H256'], ['randomness_block', 'u32'], ['challenge_end', 'u32']], docs: 'Verification randomness = hash of block `randomness_block` (System.BlockHash).' },
       { name: 'VerdictSubmitted', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['accept', 'bool']], docs: '' },
       { name: 'DisputeOpened', fields: [['dispute_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: '' },
-      { name: 'MoveRecorded', fields: [['dispute_id', 'u64'], ['who', 'AccountId'], ['move_hash', 'H256']], docs: '' },
+      { name: 'MoveForced', fields: [['dispute_id', 'u64'], ['by', 'AccountId'], ['seq', 'u32'], ['due', 'u32'], ['theirs', 'Vec<u8>'], ['mine', 'Vec<u8>']], docs: 'A force: the other party must post message `seq` by block `due`; the posted messages in full.' },
+      { name: 'MoveAnswered', fields: [['dispute_id', 'u64'], ['by', 'AccountId'], ['seq', 'u32'], ['answer', 'Vec<u8>']], docs: 'A forced move answered on chain, in full.' },
       { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['kind', 'Vec<u8>'], ['reason', 'Vec<u8>']], docs: 'The claim kind (UTF-8) and the ruling\'s reason (UTF-8).' },
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
@@ -322,9 +331,9 @@ export const PALLETS: PalletSpec[] = [
       err('DisputeNotFound', 'No dispute with this id.'),
       err('DisputeClosed', 'The dispute is already resolved.'),
       err('NotParty', 'The caller is not a party of the dispute.'),
-      err('NotYourTurn', 'It is the other party\'s turn.'),
-      err('ClockExpired', 'The caller\'s chess clock has run out.'),
-      err('ClockNotExpired', 'The party on turn still has time.'),
+      err('NotAddressee', 'No force is pending against the caller.'),
+      err('InvalidMove', 'A dispute message is malformed, not signed by its party for this chain, task, dispute and role, of the wrong author parity, or of another step.'),
+      err('NotExpired', 'The pending force\'s due block, or (none pending) the dispute deadline, has not passed.'),
       err('InvalidClaim', 'The claim is malformed (shapes, indices, operand list).'),
       err('InvalidProof', 'A Merkle proof in the claim does not verify.'),
       err('UnsupportedKernel', 'The reference semantics do not support this kernel/runtime.'),
@@ -347,7 +356,10 @@ export const PALLETS: PalletSpec[] = [
       err('ProgramNotVerifiable', 'The program is not admissible: its runtime has no element reference for a kernel its training step emits, or a batch input has no data claim, so its disputes could not be adjudicated (protocols/program/admissible.ts).'),
       err('ProgramMismatch', 'The task\'s steps or checkpoint_every differ from the program\'s: an honest solver could not commit the proof the chain asks for.'),
       err('UnsupportedPeerId', 'Only Ed25519 libp2p peer ids (12D3KooW…) can be bound: their public key is in the id.'),
-      err('PeerKeyNotProven', 'peer_sig is not the peer key\'s signature over "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account.')
+      err('PeerKeyNotProven', 'peer_sig is not the peer key\'s signature over "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account.'),
+      err('ForcePending', 'A force is already pending: answer it, or wait for it to be answered or to time out.'),
+      err('StaleMove', 'A force may not post a message older than, or different from, what is on chain at that seq.'),
+      err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

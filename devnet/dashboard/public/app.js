@@ -259,7 +259,7 @@ function renderDisputes (s) {
       c != null ? el('span', { class: 'muted', text: `${c.kind}: ${accountName(c.challenger)} challenges ${accountName(c.defender)} at step ${c.disputedStep}, bond ${units(c.bond)}` }) : null
     )
     const clocks = c != null
-      ? el('div', { class: 'clocks' }, `moves ${c.moves} · turn ${c.turn} · clocks: challenger ${c.challengerClock}, defender ${c.defenderClock} blocks · last move at block ${c.lastMoveAt} · opened at block ${c.openedAt}`)
+      ? el('div', { class: 'clocks' }, `messages on chain ${c.moves} · ${c.force != null ? `forced: ${c.force.to} owes message ${c.force.seq} by block ${c.force.due}` : 'no force pending'} · deadline block ${c.deadline} · opened at block ${c.openedAt}`)
       : el('div', { class: 'clocks', text: 'no chain record (yet): rounds from events and actor traces' })
     const rounds = d.rounds.length > 0
       ? el('ol', {}, d.rounds.slice(-60).map(r => el('li', {},

@@ -26,7 +26,7 @@ export function register (program: Command): void {
     .option('--instant-seal', 'seal a block as soon as a transaction arrives (tests; also serves engine_createBlock)')
     .option('--unsafe-rpc', 'serve engine_createBlock on a timer chain too: anyone who reaches the RPC can then fast-forward every deadline (tests only)')
     .option('--forced-error-ppm <ppm>', 'Truebit forced-error probability per task, parts per million (new chains only)', int('--forced-error-ppm', 0, 1_000_000), 0)
-    .option('--dispute-clock <blocks>', 'each dispute party\'s chess clock in blocks (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
+    .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
   cmd.action(async (o: { port: number, host: string, dataDir?: string, blockTime: number, instantSeal?: boolean, unsafeRpc?: boolean, forcedErrorPpm: number, disputeClock: number, json?: boolean, logLevel: string }) => {

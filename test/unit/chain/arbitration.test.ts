@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
-import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
+import { h32, hex, signed } from '../../helpers/dispute-msgs.js'
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
@@ -264,7 +266,7 @@ describe('Arbitration: an accepting verdict vouches for the verifier\'s own samp
 })
 
 describe('Arbitration: disputes', () => {
-  it('opens disputes with a bond, records moves on a chess clock and rules on timeout', () => {
+  it('opens disputes with a bond; a forced move must be answered on chain in time, else the addressee loses', () => {
     const s = committed({ challengeWindow: 40 })
     const open = (w: string, o: Record<string, unknown> = {}): string | undefined => h.run(w, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3, ...o }).error
     expect(open('Alice')).toBe('Arbitration.NotRegistered')
@@ -278,17 +280,34 @@ describe('Arbitration: disputes', () => {
     expect(open('Dave')).toBeUndefined()
     expect(h.reserved('Dave') - daveReserved).toBe(bond)
     const d = (): DisputeInfo => h.read<DisputeInfo>('Arbitration', 'Disputes', 0) as DisputeInfo
-    expect(d().turn).toBe('Defender')
-    const move = (w: string): string | undefined => h.run(w, 'Arbitration', 'record_move', { disputeId: 0, moveHash: H(7) }).error
-    expect(move('Dave')).toBe('Arbitration.NotYourTurn')
-    expect(move('Eve')).toBe('Arbitration.NotParty')
-    expect(move(s)).toBeUndefined()
-    expect(d().turn).toBe('Challenger')
-    expect(d().moves).toBe(1)
-    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.ClockNotExpired')
-    // the challenger now stays silent past its 20-block clock
-    h.advance(21)
-    expect(move('Dave')).toBe('Arbitration.ClockExpired')
+    expect(d().force).toBeNull()
+    // nothing on chain while the parties play off chain; no timeout before a force or the deadline
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.NotExpired')
+    const force = (w: string, theirs = '0x', mine = '0x'): string | undefined => h.run(w, 'Arbitration', 'force_move', { disputeId: 0, theirs, mine }).error
+    const answer = (w: string, a: string): string | undefined => h.run(w, 'Arbitration', 'answer_move', { disputeId: 0, answer: a }).error
+    const ctx = { genesis: h32(0x11), taskId: 0, disputeId: 0 }
+    const commit = signed(s, ctx, { t: 'commit', d: 0, step: 3, traceRoot: h32(7), depth: 5 })
+    expect(force('Eve')).toBe('Arbitration.NotParty')
+    // only the challenger demands the commit with an empty force
+    expect(force(s)).toBe('Arbitration.InvalidMove')
+    expect(force('Dave')).toBeUndefined()
+    const f = d().force!
+    // due: the response window (20) + the trace allowance ceil((3 mod 10 + 1) × 20 / 100) = 1
+    expect(f).toMatchObject({ to: 'Defender', seq: 0, due: f.at + 21 })
+    expect(force('Dave')).toBe('Arbitration.ForcePending')
+    expect(answer('Dave', hex(commit))).toBe('Arbitration.NotAddressee')
+    expect(answer('Eve', hex(commit))).toBe('Arbitration.NotParty')
+    expect(answer(s, hex(signed(s, ctx, { t: 'commit', d: 0, step: 4, traceRoot: h32(7), depth: 5 })))).toBe('Arbitration.InvalidMove')
+    expect(answer(s, hex(commit))).toBeUndefined()
+    expect(d()).toMatchObject({ force: null, nextSeq: 1, moves: 1 })
+    expect(h.read<string>('Arbitration', 'DisputeLastMove', 0)).toBe(hex(commit))
+    // the challenger now stays silent: the defender forces its commit, already on chain
+    expect(force(s, '0x', hex(commit))).toBeUndefined()
+    expect(d().force).toMatchObject({ to: 'Challenger', seq: 1 })
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.NotExpired')
+    h.advance(20)
+    const opening = signed('Dave', ctx, { t: 'open', d: 0, step: 3, pre: h32(1), post: h32(2) }, commit)
+    expect(answer('Dave', hex(opening))).toBe('Arbitration.ResponseTooLate')
     // settlement waits while a dispute is open
     expect(getTask(0).phase).toBe('Verifying')
     const sFree = h.free(s)
@@ -300,13 +319,30 @@ describe('Arbitration: disputes', () => {
     expect(h.free(s) - sFree).toBe(bond / 2n)
     expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.DisputeClosed')
     expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 5 }).error).toBe('Arbitration.DisputeNotFound')
-    // no verdict at all: nobody verified, so the window is extended rather than the solver paid
-    expect(h.advance(40)).toContain('Arbitration.VerificationExtended')
+    // once the challenge window (40 blocks) is over, with the dispute closed and no verdict at all,
+    // nobody verified: the window is extended rather than the solver paid
+    h.advance(1)
+    expect(getTask(0).extensions).toBeGreaterThanOrEqual(1)
+    expect(getTask(0).phase).toBe('Verifying')
+  })
+
+  it('with no force pending, the challenger bears the burden: past the deadline it loses', async () => {
+    h = await Harness.create({ reference, disputeClock: 5 })
+    const s = committed({ challengeWindow: 40 })
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3 }).error).toBeUndefined()
+    const d = (): DisputeInfo => h.read<DisputeInfo>('Arbitration', 'Disputes', 0) as DisputeInfo
+    // opened_at + trace allowance 1 + (MAX_SEQ 168 + 1) × 2 × (window 5 + 1)
+    expect(d().deadline).toBe(d().openedAt + 1 + 169 * 12)
+    h.advance(d().deadline - h.number - 1)
+    expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.NotExpired')
+    const r = h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    expect(r.error).toBeUndefined()
+    expect(d().status).toBe('DefenderWon')
   })
 })
 
 describe('Arbitration: a silent solver', () => {
-  it('loses its dispute at its clock and is penalized at once (no forced-error reveal), with the verifiers that accepted that step', () => {
+  it('forced and silent, loses its dispute and is penalized at once (no forced-error reveal), with the verifiers that accepted that step', () => {
     const s = committed({ challengeWindow: 60 })
     expect(register('Ferdie', 4)).toBeUndefined()
     // Eve accepted after checking the disputed step (besides her sample); Ferdie accepted
@@ -316,7 +352,8 @@ describe('Arbitration: a silent solver', () => {
     expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [...harnessSample(h, 'Eve'), step] }).error).toBeUndefined()
     expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: ferdie }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
-    h.advance(22)
+    expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
+    h.advance(h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!.force!.due - h.number)
     const r = h.run('Dave', 'Arbitration', 'claim_timeout', { disputeId: 0 })
     expect(r.error).toBeUndefined()
     expect(r.events).toContain('Arbitration.VerdictSlashed')

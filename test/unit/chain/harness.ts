@@ -19,16 +19,18 @@ export class Harness {
   number = 0
   parentHash = '0x' + '11'.repeat(32)
   /** the parent of block 1: what the runtime stores as System.BlockHash(0) */
-  readonly genesisHash = this.parentHash
+  genesisHash = this.parentHash
   readonly accounts: Record<string, string> = {}
 
   constructor (readonly rt: Runtime) {
     for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
   }
 
-  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number } = {}): Promise<Harness> {
+  /** genesis: the hash block 1 names as its parent (System.BlockHash(0)); another value is another chain with the same keys */
+  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number, genesis?: string } = {}): Promise<Harness> {
     await cryptoWaitReady()
     const h = new Harness(new Runtime(await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock }), opts.reference))
+    if (opts.genesis !== undefined) { h.parentHash = opts.genesis; h.genesisHash = opts.genesis }
     const kr = new Keyring({ type: 'sr25519' })
     for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
     return h

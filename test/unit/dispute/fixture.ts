@@ -4,12 +4,13 @@ import { u8aToHex } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { expect } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
-import type { DisputeInfo, NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/merkle.js'
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
-import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, moveHash, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type Signed } from '../../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -98,18 +99,32 @@ export const honest = (run: Run): Side => ({ entries: run.entries, values: run.v
 
 const kr = new Keyring({ type: 'sr25519' })
 export const pair = (name: string): KeyringPair => kr.addFromUri(`//${name}`)
-const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
+export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
 
-export interface Outcome { status: DisputeInfo['status'], moves: number, claim?: Claim, claimBytes: number, events: string[], error?: string, adjudicateMs: number, how: 'claim' | 'timeout' }
+/** moves: signed messages exchanged (off chain); txs: dispute transactions after the opening (forces, answers, claim, timeout) */
+export interface Outcome { status: DisputeInfo['status'], moves: number, txs: number, claim?: Claim, claimBytes: number, events: string[], error?: string, adjudicateMs: number, how: 'claim' | 'timeout' }
 
-export interface PlayOptions { forcedErrorPpm?: number, defenderLies?: boolean, defenderSilentAfter?: number, challengerOpensWrongPre?: boolean, disputedStep?: number }
+export interface PlayOptions {
+  forcedErrorPpm?: number
+  defenderLies?: boolean
+  /** the defender stops after this many messages (both sides counted) and ignores forces */
+  defenderSilentAfter?: number
+  /** the defender stops sending off chain after this many messages but answers forces on chain */
+  defenderOffChainAfter?: number
+  challengerOpensWrongPre?: boolean
+  disputedStep?: number
+}
 
-const STAKE = 10_000n * UNIT
+/** What every dispute message on harness chain `h` is bound to. */
+export const contextOn = (h: Harness, disputeId: number, taskId = 0): DisputeContext => ({ genesis: fromHex(h.read<string>('System', 'BlockHash', 0)!.slice(2)), taskId, disputeId })
+export const hexOf = (s: Signed): string => u8aToHex(encodeSigned(s))
+
+export const STAKE = 10_000n * UNIT
 const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint } = {}): Promise<Harness> {
-  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock })
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string } = {}): Promise<Harness> {
+  const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, 4 | 8, STAKE)).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
@@ -132,17 +147,25 @@ export async function playOnChain (run: Run, defender: Side, challenger: Side, o
   return { outcome: playDispute(h, run, defender, challenger, { ...o, disputeId: 0, challengerName: 'Dave', disputedStep: step }), h, solver: 'Bob', challengerName: 'Dave' }
 }
 
-/** Plays the already opened dispute `disputeId` (Bob defends, challengerName challenges) to its end. */
-export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+/**
+ * Plays the already opened dispute `disputeId` (Bob defends, challengerName
+ * challenges) to its end: messages go off chain; the chain sees the claim,
+ * and forces when the defender goes quiet.
+ */
+export interface Games { D: DefenderGame, C: ChallengerGame, ctx: DisputeContext }
+
+/** The two pure players of dispute `disputeId` on `h` (Bob defends, challengerName challenges); `ctx` overrides the signing context. */
+export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
   const ds = run.ds
-  const disputeId = o.disputeId
   const step = o.disputedStep
   const bob = pair('Bob'); const dave = pair(o.challengerName)
+  const ctx = o.ctx ?? contextOn(h, o.disputeId)
+  const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
-  const D = new DefenderGame({ disputeId, step, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
+  const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
   const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
   const C = new ChallengerGame({
-    disputeId, step, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
+    ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
     preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
     dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) }
@@ -150,38 +173,64 @@ export function playDispute (h: Harness, run: Run, defender: Side, challenger: S
   const rows = batchIndices(run.program.seed, ds.trainSize, run.program.batchSize, step)
   C.batchRow = r => rows[r]
   C.operandRefs = (e, flat) => reference.elementOperands(run.program.runtime, reference.opShapeOf(e), flat)
+  return { D, C, ctx }
+}
+
+export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+  const disputeId = o.disputeId
+  const bob = pair('Bob'); const dave = pair(o.challengerName)
+  const { D, C, ctx } = gamesFor(h, run, defender, challenger, o)
   let moves = 0
-  const record = (who: string, s: Signed): void => {
-    const res = h.run(who, 'Arbitration', 'record_move', { disputeId, moveHash: '0x' + toHex(moveHash(s)) })
-    expect(res.error).toBeUndefined()
-    moves++
-  }
+  let txs = 0
+  const tx = (who: string, method: string, args: Record<string, unknown>): ReturnType<Harness['run']> => { txs++; return h.run(who, 'Arbitration', method, { disputeId, ...args }) }
   const finish = (who: string, claim: Claim): Outcome => {
     const bytes = encodeClaim(claim)
     const t0 = performance.now()
-    const res = h.run(who, 'Arbitration', 'adjudicate', { disputeId, claim: u8aToHex(bytes) })
+    const res = tx(who, 'adjudicate', { claim: u8aToHex(bytes) })
     const ms = performance.now() - t0
     const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
-    return { status: d.status, moves, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
+    return { status: d.status, moves, txs, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
   }
-  const timeout = (): Outcome => {
-    const clock = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
-    h.advance(clock + 1)
-    const res = h.run('Alice', 'Arbitration', 'claim_timeout', { disputeId })
-    const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
-    return { status: d.status, moves, claimBytes: 0, events: res.events, error: res.error, adjudicateMs: 0, how: 'timeout' }
+  const quiet = (): boolean => (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) || (o.defenderOffChainAfter !== undefined && moves >= o.defenderOffChainAfter)
+  /** the defender went quiet: the challenger forces its pending move; a silent defender lets it time out, a withholding one answers on chain */
+  const force = (): { outcome?: Outcome, answer?: Signed } => {
+    const p = C.pending
+    const r = tx(o.challengerName, 'force_move', p === undefined ? { theirs: '0x', mine: '0x' } : { theirs: hexOf(p.theirs), mine: hexOf(p.mine) })
+    expect(r.error).toBeUndefined()
+    const f = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!.force!
+    if (o.defenderSilentAfter !== undefined) {
+      h.advance(f.due - h.number - 1)
+      expect(tx('Alice', 'claim_timeout', {}).error).toBe('Arbitration.NotExpired')
+      const res = tx('Alice', 'claim_timeout', {})
+      const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
+      return { outcome: { status: d.status, moves, txs, claimBytes: 0, events: res.events, error: res.error, adjudicateMs: 0, how: 'timeout' } }
+    }
+    const answer = p === undefined ? D.commit() : D.respond(verifySigned(p.mine, dave.publicKey, verify, ctx), p.mine).reply!
+    expect(tx('Bob', 'answer_move', { answer: hexOf(answer) }).error).toBeUndefined()
+    return { answer }
   }
   // D moves first: its trace commitment
-  let dMsg = D.commit(); record('Bob', dMsg)
+  let dMsg: Signed
+  if (quiet()) {
+    const f = force()
+    if (f.outcome !== undefined) return f.outcome
+    dMsg = f.answer!
+  } else dMsg = D.commit()
+  moves++
   for (let round = 0; round < 200; round++) {
-    const next = C.onMessage(verifySigned(dMsg, bob.publicKey, verify), dMsg)
+    const next = C.onMessage(verifySigned(dMsg, bob.publicKey, verify, ctx), dMsg)
     if ('claim' in next) return finish(o.challengerName, next.claim)
     if ('fail' in next) throw new Error(`challenger failed: ${next.fail}`)
-    record(o.challengerName, next.send)
-    if (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) return timeout()
-    const ans = D.respond(verifySigned(next.send, dave.publicKey, verify), next.send)
+    moves++
+    let ans: { reply?: Signed, claim?: Claim }
+    if (quiet()) {
+      const f = force()
+      if (f.outcome !== undefined) return f.outcome
+      ans = { reply: f.answer }
+    } else ans = D.respond(verifySigned(next.send, dave.publicKey, verify, ctx), next.send)
     if (ans.claim !== undefined) return finish('Bob', ans.claim)
-    dMsg = ans.reply!; record('Bob', dMsg)
+    dMsg = ans.reply!
+    moves++
   }
   throw new Error('the game did not end in 200 rounds')
 }

@@ -61,9 +61,11 @@ for (const opt of ['sgd', 'adam'] as const) {
         expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')
         expect(nodeOf(h, 'Bob').stake).toBeLessThan(10_000n * 10n ** 12n)
         expect(outcome.moves, kernel).toBeLessThanOrEqual(2 * bound(run, i))
+        // a cooperative dispute: after open_dispute, the claim is the only transaction
+        expect(outcome.txs, kernel).toBe(1)
         expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
         seen.push(`${kernel}:${outcome.claim?.kind}`)
-        figures.push({ opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes, adjudicateMs: outcome.adjudicateMs })
+        figures.push({ opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves, txs: outcome.txs + 1, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes, adjudicateMs: outcome.adjudicateMs })
       }
       // the first tampered op is adjudicated as one element (not caught as a later inconsistency)
       expect(seen.filter(s => s.endsWith(':element')).length).toBeGreaterThanOrEqual(kinds.size - 2)
@@ -105,12 +107,25 @@ describe('dispute faults', () => {
     expect(outcome.status).toBe('ChallengerWon')
   })
 
-  it('a silent defender loses at its deadline', async () => {
+  it('a defender that goes silent is forced on chain and loses when the response window passes', async () => {
     const run = runs.sgd
     const i = run.entries.findIndex(e => e.kernel === 'Exp')
     const { outcome } = await playOnChain(run, tamperOp(run, i), honest(run), { defenderSilentAfter: 4 })
     expect(outcome.how).toBe('timeout')
     expect(outcome.status).toBe('ChallengerWon')
+    // force_move, a claim_timeout refused at the due block, the one that ends it
+    expect(outcome.txs).toBe(3)
+  })
+
+  it('a defender that stops sending off chain but answers every force on chain still loses on the claim', async () => {
+    const run = runs.sgd
+    const i = run.entries.findIndex(e => e.kernel === 'Relu')
+    const { outcome } = await playOnChain(run, tamperOp(run, i), honest(run), { defenderOffChainAfter: 1 })
+    expect(outcome.how).toBe('claim')
+    expect(outcome.claim?.kind).toBe('element')
+    expect(outcome.status).toBe('ChallengerWon')
+    // each of the k defender moves after the commit cost force_move + answer_move, plus the claim: 2k + 1 = moves
+    expect(outcome.txs).toBe(outcome.moves)
   })
 
   it('a challenger naming a step whose pre-state it disputes is rejected and loses', async () => {

@@ -63,17 +63,18 @@ describe('trace file', () => {
   })
 })
 
-describe('transport /proofswarm/dispute/2.0.0 over libp2p', () => {
+describe('transport /proofswarm/dispute/3.0.0 over libp2p', () => {
   let server: Host
   let client: Host
   let silent = false
   const kr = new Keyring({ type: 'sr25519' })
   let commit: Signed
+  const ctx = { genesis: new Uint8Array(32).fill(0x11), taskId: 2, disputeId: 3 }
 
   beforeAll(async () => {
     await cryptoWaitReady()
     const bob = kr.addFromUri('//Bob')
-    commit = signMsg({ t: 'commit', d: 3, step: 7, traceRoot: new Uint8Array(32).fill(9), depth: 7 }, bob.publicKey, m => bob.sign(m))
+    commit = signMsg({ t: 'commit', d: 3, step: 7, traceRoot: new Uint8Array(32).fill(9), depth: 7, seq: 0, prev: new Uint8Array(32) }, bob.publicKey, m => bob.sign(m), ctx)
     ;[server, client] = await Promise.all([0, 1].map(async () => await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })))
     await serve(server, async (req: DisputeRequest) => {
       if (silent) return { err: SILENT }
@@ -92,16 +93,23 @@ describe('transport /proofswarm/dispute/2.0.0 over libp2p', () => {
     const r = decodeRequest(encodeRequest({ d: 5, m: commit }))
     expect(r.m!.m).toEqual(commit.m)
     expect(decodeResponse(encodeResponse({ end: 'over' }))).toEqual({ end: 'over' })
+    // the announcement of a coming dispute (the defender traces the step at once)
+    expect(decodeRequest(encodeRequest({ d: 0, prepare: { task: 4, step: 7 } }))).toEqual({ d: 0, prepare: { task: 4, step: 7 } })
+    expect(() => decodeRequest(encodeRequest({ d: 0, prepare: { task: -1, step: 7 } }))).toThrow(/bad prepare/)
     expect(() => decodeRequest(new Uint8Array([0xa1, 0x61, 0x64, 0x20]))).toThrow(/bad dispute request/)
     expect(() => decodeRequest(encodeRequest({ d: 1, m: { ...commit, s: new Uint8Array(3) } }))).toThrow(/malformed signed message/)
   })
 
   it('a request gets the signed answer, which verifies against the author account', async () => {
     const res = await request(client, server.peerId.toString(), { d: 3, hello: true }, 10_000)
-    const m = verifySigned(res.m!, kr.addFromUri('//Bob').publicKey, sr25519Verify)
-    expect(m).toMatchObject({ t: 'commit', d: 3, step: 7, depth: 7 })
+    const m = verifySigned(res.m!, kr.addFromUri('//Bob').publicKey, sr25519Verify, ctx)
+    expect(m).toMatchObject({ t: 'commit', d: 3, step: 7, depth: 7, seq: 0 })
     // signed by Bob, not by Dave: refused
-    expect(() => verifySigned(res.m!, kr.addFromUri('//Dave').publicKey, sr25519Verify)).toThrow(/another account/)
+    expect(() => verifySigned(res.m!, kr.addFromUri('//Dave').publicKey, sr25519Verify, ctx)).toThrow(/another account/)
+    // the same bytes in another chain's, task's or dispute's context: refused
+    expect(() => verifySigned(res.m!, kr.addFromUri('//Bob').publicKey, sr25519Verify, { ...ctx, genesis: new Uint8Array(32).fill(0x22) })).toThrow(/bad signature/)
+    expect(() => verifySigned(res.m!, kr.addFromUri('//Bob').publicKey, sr25519Verify, { ...ctx, taskId: 1 })).toThrow(/bad signature/)
+    expect(() => verifySigned(res.m!, kr.addFromUri('//Bob').publicKey, sr25519Verify, { ...ctx, disputeId: 4 })).toThrow(/another dispute/)
   })
 
   it('an oversized frame is refused with an error answer', async () => {

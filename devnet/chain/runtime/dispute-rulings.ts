@@ -1,0 +1,99 @@
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
+import { getTask, params, penalizeSolver, putTask, adjustActive } from './arbitration.js'
+import { repatriateReserved, slashReserved, unreserve } from './balances.js'
+import type { Context } from './context.js'
+import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
+import { ppmOf } from './randomness.js'
+import { REVEAL_WINDOW } from './spec.js'
+
+// How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
+// what each outcome pays (part of the Arbitration pallet; disputes.ts).
+
+const P = 'Arbitration'
+
+/**
+ * Checks an end-of-bisection claim against what the chain holds and rules
+ * (protocols/dispute/claim.ts `judgeClaim`): the defender's trace root must be
+ * signed by the defender's account for this chain, task and dispute (sr25519;
+ * the chain knows account public keys), every entry is proven against it, the
+ * op's structure against the task's skeleton_root, state tensors against the
+ * committed proof_root, batch rows against dataset_root at the rows the
+ * program's data order names, the runtime and data order from the program
+ * bytes hashed against program_hash.
+ */
+export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling } {
+  const d = getDispute(ctx, disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  const party = partyOf(d, who)
+  ctx.ensure(party !== undefined, P, 'NotParty')
+  const t = getTask(ctx, d.taskId)
+  let ruling: Ruling
+  try {
+    const claim: Claim = decodeClaim(hexToU8a(claimHex))
+    ruling = judgeClaim({
+      ...contextOf(ctx, disputeId, d),
+      step: d.disputedStep,
+      challenger: hexToU8a(d.challenger),
+      defender: hexToU8a(d.defender),
+      caller: roleOf(party),
+      programHash: hexToU8a(t.programHash),
+      datasetRoot: hexToU8a(t.datasetRoot),
+      skeletonRoot: hexToU8a(t.skeletonRoot),
+      proofRoot: hexToU8a(t.proofRoot),
+      stepCount: t.stepCount,
+      reference: ctx.reference as never,
+      verify
+    }, claim)
+  } catch (e) {
+    if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
+    ctx.fail(P, 'InvalidClaim')
+  }
+  return { d, ruling }
+}
+
+export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
+  const { d, ruling } = checkAgreement(ctx, who, a.disputeId, a.claim)
+  const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
+  ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
+  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
+}
+
+export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
+  const p = params(ctx)
+  const t = getTask(ctx, d.taskId)
+  const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
+  const loser = winnerParty === 'Challenger' ? d.defender : d.challenger
+  let slashed = 0n
+  let forced = false
+  if (winnerParty === 'Challenger') {
+    // the challenger has won whatever the solver does next: its bond comes back now
+    unreserve(ctx, d.challenger, d.bond)
+    if (how === 'Adjudicated') {
+      // Truebit: only the solver knows whether this step was its forced error; it has
+      // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
+      // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
+      forced = t.revealedForcedError === d.disputedStep
+      t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
+    } else {
+      // a solver that let a forced move go unanswered has no forced-error excuse
+      slashed = penalizeSolver(ctx, d.taskId, t, d.challenger, d.disputedStep)
+    }
+  } else {
+    // the challenger loses its bond: a share to the defender, the rest to the treasury
+    const toWinner = ppmOf(d.bond, p.winnerSharePpm)
+    repatriateReserved(ctx, d.challenger, d.defender, toWinner)
+    slashReserved(ctx, d.challenger, d.bond - toWinner)
+    slashed = d.bond
+    ctx.emit(P, 'Slashed', { who: d.challenger, amount: d.bond, toWinner, toTreasury: d.bond - toWinner })
+  }
+  d.status = winnerParty === 'Challenger' ? 'ChallengerWon' : 'DefenderWon'
+  d.force = null
+  putDispute(ctx, id, d)
+  ctx.store.remove(P, 'DisputeLastMove', id)
+  t.openDisputes = Math.max(0, t.openDisputes - 1)
+  putTask(ctx, d.taskId, t)
+  adjustActive(ctx, d.challenger, -1)
+  adjustActive(ctx, d.defender, -1)
+  ctx.emit(P, 'DisputeResolved', { disputeId: id, winner, loser, how, slashed, forcedError: forced })
+}

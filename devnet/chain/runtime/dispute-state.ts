@@ -1,0 +1,57 @@
+import { hexToU8a } from '@polkadot/util'
+import type { DisputeContext } from '../../../protocols/dispute/messages.js'
+import type { Context } from './context.js'
+import { verifySignature } from './signature.js'
+
+// Dispute state of the Arbitration pallet (disputes.ts, dispute-rulings.ts):
+// the stored record, its parties and the context every signature is bound to.
+
+const P = 'Arbitration'
+
+export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
+export type PartyName = 'Challenger' | 'Defender'
+/** A move forced on chain: `to` must post message `seq` by block `due`. */
+export interface Force { to: PartyName, seq: number, at: number, due: number }
+export interface DisputeInfo {
+  taskId: bigint
+  challenger: string
+  defender: string
+  kind: DisputeKind
+  disputedStep: number
+  bond: bigint
+  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
+  openedAt: number
+  /** after it, with no force pending, the challenger loses (the burden of proof is its own) */
+  deadline: number
+  /** the lowest seq a force may post: one past the last message on chain */
+  nextSeq: number
+  /** sha256 of the last message on chain (zero: none) */
+  lastHash: string
+  force: Force | null
+  /** messages posted on chain (forced moves and answers) */
+  moves: number
+}
+
+export function getDispute (ctx: Context, id: bigint): DisputeInfo {
+  const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)
+  if (d === undefined) ctx.fail(P, 'DisputeNotFound')
+  return d
+}
+export const putDispute = (ctx: Context, id: bigint, d: DisputeInfo): void => ctx.store.put(P, 'Disputes', id, d)
+
+export function partyOf (d: DisputeInfo, who: string): PartyName | undefined {
+  return who === d.challenger ? 'Challenger' : who === d.defender ? 'Defender' : undefined
+}
+export const other = (p: PartyName): PartyName => p === 'Challenger' ? 'Defender' : 'Challenger'
+export const roleOf = (p: PartyName): 'challenger' | 'defender' => p === 'Challenger' ? 'challenger' : 'defender'
+
+/** The genesis hash every dispute signature is bound to (System.BlockHash(0)). */
+export const genesisHash = (ctx: Context): string => ctx.store.read<string>('System', 'BlockHash', 0)
+
+/** sr25519 through the wasm verifier (~0.3 ms), not util-crypto's pure-JS one (~4 ms). */
+export const verify = (msg: Uint8Array, sig: Uint8Array, pub: Uint8Array): boolean => verifySignature({ kind: 'Sr25519', message: msg, signature: sig, publicKey: pub })
+
+export function contextOf (ctx: Context, id: bigint, d: DisputeInfo): DisputeContext {
+  return { genesis: hexToU8a(genesisHash(ctx)), taskId: Number(d.taskId), disputeId: Number(id) }
+}
+

@@ -1,0 +1,201 @@
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { sha256 } from '../../../protocols/commit/merkle.js'
+import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
+import { continuationError, linksTo } from '../../../protocols/dispute/transcript.js'
+import { adjustActive, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
+import { reserve } from './balances.js'
+import type { Context } from './context.js'
+import { resolve } from './dispute-rulings.js'
+import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
+
+export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
+export { adjudicate, checkAgreement } from './dispute-rulings.js'
+
+// Disputes, part of the Arbitration pallet (docs/disputes.md). The bisection
+// runs off chain between the two parties; the chain sees a cooperative
+// dispute twice: open_dispute and the final claim (adjudicate). A party
+// that waits in vain for an answer forces the move: it posts the other side's
+// last signed message and its own next move (force_move); the addressee must
+// post its answer, bytes included, within the response window (answer_move),
+// or anyone may end the dispute against it (claim_timeout). The chain checks
+// signatures (bound to genesis, task, dispute and role), author parity, the
+// seq/prev linkage and that each move continues the one before
+// (protocols/dispute/transcript.ts), so a forced move is always answerable by
+// an honest party and an answer is of the kind the move asks for.
+
+const P = 'Arbitration'
+const ZERO_HASH = '0x' + '00'.repeat(32)
+
+/**
+ * Blocks the defender gets on top of the response window for its first
+ * message (the commit): it must re-execute the disputed step from the
+ * checkpoint before it, (step mod checkpoint_every) + 1 steps, and the task's
+ * own solve_timeout / steps is the time per step its submitter allowed.
+ */
+export function traceAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, step: number): number {
+  return Math.ceil(((step % t.checkpointEvery) + 1) * t.solveTimeout / t.steps)
+}
+
+/**
+ * The dispute's overall deadline: every one of the at most MAX_SEQ + 1
+ * messages may be forced, each costing up to a window of waiting before the
+ * force, a block to post it, and a window to answer.
+ */
+export function disputeDeadline (openedAt: number, window: number, allowance: number): number {
+  return openedAt + allowance + (MAX_SEQ + 1) * 2 * (window + 1)
+}
+
+export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
+  requireNode(ctx, who)
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ctx.ensure(a.disputedStep < t.stepCount, P, 'InvalidStep')
+  ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
+  // a verdict is wrong iff the proof is wrong at a step it checked, which a SolverProof
+  // game decides; accepting verifiers are slashed by its ruling (docs/disputes.md)
+  ctx.ensure(a.kind === 'SolverProof', P, 'DisputeTheProof')
+  ctx.ensure(a.defender === t.solver, P, 'InvalidDefender')
+  ctx.ensure(a.defender !== who, P, 'InvalidDefender')
+  const p = params(ctx)
+  reserve(ctx, who, p.disputeBond)
+  const id = ctx.store.read<bigint>(P, 'NextDisputeId')
+  ctx.store.put(P, 'NextDisputeId', undefined, id + 1n)
+  const d: DisputeInfo = {
+    taskId: a.taskId,
+    challenger: who,
+    defender: a.defender,
+    kind: a.kind,
+    disputedStep: a.disputedStep,
+    bond: p.disputeBond,
+    status: 'Open',
+    openedAt: ctx.now,
+    deadline: disputeDeadline(ctx.now, p.disputeClock, traceAllowance(t, a.disputedStep)),
+    nextSeq: 0,
+    lastHash: ZERO_HASH,
+    force: null,
+    moves: 0
+  }
+  putDispute(ctx, id, d)
+  t.openDisputes += 1
+  putTask(ctx, a.taskId, t)
+  adjustActive(ctx, who, 1)
+  adjustActive(ctx, a.defender, 1)
+  ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })
+  return id
+}
+
+/** A message of `party` in this dispute: signature over this chain, task, dispute and role; author parity; the disputed step. */
+function partyMove (ctx: Context, id: bigint, d: DisputeInfo, party: PartyName, bytes: Uint8Array): { signed: Signed, m: Msg } {
+  let signed: Signed
+  let m: Msg
+  try {
+    signed = decodeSignedBytes(bytes)
+    m = verifySigned(signed, hexToU8a(party === 'Challenger' ? d.challenger : d.defender), verify, contextOf(ctx, id, d))
+  } catch { ctx.fail(P, 'InvalidMove') }
+  ctx.ensure(roleOfSeq(m.seq) === roleOf(party), P, 'InvalidMove')
+  if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step === d.disputedStep, P, 'InvalidMove')
+  return { signed, m }
+}
+
+const lastMove = (ctx: Context, id: bigint): Uint8Array | undefined => {
+  const hex = ctx.store.get<string>(P, 'DisputeLastMove', id)
+  return hex === undefined ? undefined : hexToU8a(hex)
+}
+
+function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg): void {
+  ctx.store.put(P, 'DisputeLastMove', id, u8aToHex(encodeSigned(s)))
+  d.nextSeq = m.seq + 1
+  d.lastHash = u8aToHex(sha256(s.m))
+  d.moves += 1
+}
+
+function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number): number {
+  const w = params(ctx).disputeClock
+  return ctx.now + w + (to === 'Defender' && seq === 0 ? traceAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
+}
+
+/**
+ * The caller has waited in vain: it posts the other side's last message
+ * (`theirs`, omitted when it is the last message on chain) and its own next
+ * move (`mine`); the other side must answer it on chain by the due block. The
+ * challenger's first force has neither: it demands the defender's commit.
+ */
+export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, theirs: string, mine: string }): void {
+  const d = getDispute(ctx, a.disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  const party = partyOf(d, who)
+  ctx.ensure(party !== undefined, P, 'NotParty')
+  ctx.ensure(d.force === null, P, 'ForcePending')
+  const theirs = hexToU8a(a.theirs); const mine = hexToU8a(a.mine)
+  let seq: number
+  if (mine.length === 0) {
+    ctx.ensure(party === 'Challenger' && d.nextSeq === 0 && theirs.length === 0, P, 'InvalidMove')
+    seq = 0
+  } else {
+    const my = partyMove(ctx, a.disputeId, d, party, mine)
+    const hash = u8aToHex(sha256(my.signed.m))
+    if (my.m.seq === d.nextSeq - 1 && hash === d.lastHash) {
+      // our last message is already on chain (we answered a force): the other side owes the next one
+      seq = my.m.seq + 1
+    } else {
+      // a force moves the game forward: it never rewinds what is on chain
+      ctx.ensure(my.m.seq >= d.nextSeq, P, 'StaleMove')
+      let prev: { signed: Signed, m: Msg } | undefined
+      if (my.m.seq > 0) {
+        if (theirs.length === 0) {
+          const last = lastMove(ctx, a.disputeId)
+          ctx.ensure(last !== undefined && d.nextSeq === my.m.seq, P, 'InvalidMove')
+          prev = partyMove(ctx, a.disputeId, d, other(party), last)
+        } else {
+          prev = partyMove(ctx, a.disputeId, d, other(party), theirs)
+          // the last message on chain cannot be replaced by another one of the same seq
+          if (prev.m.seq === d.nextSeq - 1) ctx.ensure(u8aToHex(sha256(prev.signed.m)) === d.lastHash, P, 'StaleMove')
+        }
+      } else ctx.ensure(theirs.length === 0, P, 'InvalidMove')
+      ctx.ensure(linksTo(prev?.signed, my.m) && continuationError(prev?.m, my.m) === undefined, P, 'NotAnAnswer')
+      if (prev !== undefined && theirs.length > 0) d.moves += 1
+      storeMove(ctx, a.disputeId, d, my.signed, my.m)
+      seq = my.m.seq + 1
+    }
+  }
+  ctx.ensure(seq <= MAX_SEQ, P, 'InvalidMove')
+  const to = other(party)
+  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, d, to, seq) }
+  putDispute(ctx, a.disputeId, d)
+  ctx.emit(P, 'MoveForced', { disputeId: a.disputeId, by: who, seq, due: d.force.due, theirs: a.theirs, mine: a.mine })
+}
+
+/** The addressee of a force posts its answer: message `force.seq`, continuing the forced move. */
+export function answerMove (ctx: Context, who: string, a: { disputeId: bigint, answer: string }): void {
+  const d = getDispute(ctx, a.disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  const party = partyOf(d, who)
+  ctx.ensure(party !== undefined, P, 'NotParty')
+  const f = d.force
+  ctx.ensure(f !== null && f.to === party, P, 'NotAddressee')
+  ctx.ensure(ctx.now <= f.due, P, 'ResponseTooLate')
+  const ans = partyMove(ctx, a.disputeId, d, party, hexToU8a(a.answer))
+  ctx.ensure(ans.m.seq === f.seq, P, 'NotAnAnswer')
+  const last = f.seq === 0 ? undefined : lastMove(ctx, a.disputeId)
+  const prev = last === undefined ? undefined : partyMove(ctx, a.disputeId, d, other(party), last)
+  ctx.ensure(linksTo(prev?.signed, ans.m) && continuationError(prev?.m, ans.m) === undefined, P, 'NotAnAnswer')
+  storeMove(ctx, a.disputeId, d, ans.signed, ans.m)
+  d.force = null
+  putDispute(ctx, a.disputeId, d)
+  ctx.emit(P, 'MoveAnswered', { disputeId: a.disputeId, by: who, seq: ans.m.seq, answer: a.answer })
+}
+
+/** Anyone: a force unanswered by its due block loses for its addressee; past the deadline with none pending, the challenger loses. */
+export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint }): void {
+  const d = getDispute(ctx, a.disputeId)
+  ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
+  if (d.force !== null) {
+    ctx.ensure(ctx.now > d.force.due, P, 'NotExpired')
+    resolve(ctx, a.disputeId, d, other(d.force.to), 'Timeout')
+    return
+  }
+  ctx.ensure(ctx.now > d.deadline, P, 'NotExpired')
+  resolve(ctx, a.disputeId, d, 'Defender', 'Timeout')
+}
+

@@ -1,0 +1,220 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { hexToU8a } from '@polkadot/util'
+import { sr25519Verify } from '@polkadot/util-crypto'
+import { toHex } from '../../protocols/commit/merkle.js'
+import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
+import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import type { ChainClient, DisputeView } from '../chain/client.js'
+import type { Logger } from '../log.js'
+import { faultArgs, type NodeFaults } from './faults.js'
+import { forcedErrorDraw } from './forced-error.js'
+import { makeDefender } from './players.js'
+import type { TraceFile } from './trace-file.js'
+import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
+
+// The defender's side of a dispute (docs/disputes.md, "Node side"): it traces
+// the disputed step as soon as the dispute is opened, then answers the
+// challenger's signed messages off chain. It forces its last message on chain
+// when the challenger goes quiet (its commit if the challenger never opens),
+// and answers on chain any move the challenger forces on it.
+
+export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => { try { return sr25519Verify(m, s, p) } catch { return false } }
+
+export const contextOf = (chain: ChainClient, taskId: number | bigint, disputeId: number): DisputeContext =>
+  ({ genesis: hexToU8a(chain.genesisHash), taskId: Number(taskId), disputeId })
+
+export interface DefenderHost {
+  log: Logger
+  faults: NodeFaults
+  dataDir: string
+  chain: () => Promise<ChainClient>
+  traceInChild: (runDir: string, step: number, out: string, extra: string[]) => Promise<TraceFile>
+  adjudicate: (chain: ChainClient, disputeId: number, claim: Claim) => Promise<string>
+  /** quiet time after which a party forces its pending move on chain */
+  forceAfterMs: number
+}
+
+interface Session {
+  disputeId: number
+  ctx: DisputeContext
+  challenger: Uint8Array
+  game: DefenderGame
+  /** hashes of the messages this defender signed: a challenger message must answer one of them */
+  sent: Set<string>
+  /** answers by the hash of the message they answer (a retry gets the same answer) */
+  answers: Map<string, DisputeResponse>
+  /** the last exchange: the challenger message answered (none for the commit) and our answer */
+  last?: { theirs?: Signed, mine: Signed, at: number }
+  /** the message of ours last forced on chain (never twice) */
+  forced?: Signed
+  queue: Promise<unknown>
+  ended?: string
+}
+
+const hashHex = (s: Signed): string => toHex(moveHash(s))
+
+export class Defender {
+  private readonly sessions = new Map<number, Promise<Session>>()
+  /** traces by task and step: a second dispute of the same step (a verifier and a whistleblower) does not trace again */
+  private readonly traces = new Map<string, Promise<{ trace: TraceFile, proof: ProofOfLearning }>>()
+
+  constructor (private readonly h: DefenderHost) {}
+
+  session (disputeId: number): Promise<Session> {
+    let s = this.sessions.get(disputeId)
+    if (s == null) {
+      s = this.openSession(disputeId)
+      this.sessions.set(disputeId, s)
+      s.catch(() => this.sessions.delete(disputeId)) // retry on the next request
+    }
+    return s
+  }
+
+  private async openSession (disputeId: number): Promise<Session> {
+    const chain = await this.h.chain()
+    const d = await chain.dispute(disputeId)
+    if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
+    if (d.defender !== chain.accountId) throw new Error(`this node is not the defender of dispute ${disputeId}`)
+    if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
+    const { trace, proof } = await this.traceFor(chain, Number(d.taskId), d.disputedStep)
+    const ctx = contextOf(chain, d.taskId, disputeId)
+    const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie })
+    const commit = game.commit()
+    // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
+    return { disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(), last: { mine: commit, at: Date.now() }, queue: Promise.resolve() }
+  }
+
+  /**
+   * The run's trace of on-chain step `step` of task `taskId`, traced once (a
+   * child process) for every dispute of that step, with the faults the
+   * training had, so it is the trace the proof was built from.
+   */
+  private async traceFor (chain: ChainClient, taskId: number, step: number): Promise<{ trace: TraceFile, proof: ProofOfLearning }> {
+    const key = `${taskId}/${step}`
+    let traced = this.traces.get(key)
+    if (traced === undefined) {
+      const made = (async () => {
+        const task = await chain.task(taskId)
+        if (task == null) throw new Error(`task ${taskId} does not exist`)
+        const runDir = join(this.h.dataDir, 'tasks', String(taskId), 'run')
+        if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${taskId} in ${runDir}`)
+        const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+        if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
+        const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
+        const forced = await forcedErrorDraw(chain, taskId, task)
+        const trace = await this.h.traceInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
+        return { trace, proof }
+      })()
+      this.traces.set(key, made)
+      made.catch(() => this.traces.delete(key))
+      traced = made
+    }
+    return await traced
+  }
+
+  /**
+   * A challenger about to open a dispute at `step` asks us to trace it while
+   * it traces its own: the dispute then runs as soon as it is opened. Only
+   * for a registered peer, a task we solved and a step of its proof; at most
+   * one trace per step, as for a dispute.
+   */
+  private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
+    const chain = await this.h.chain()
+    const task = await chain.task(taskId)
+    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount) return { err: 'not a step of a proof of ours under verification' }
+    if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
+    this.traceFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not trace the announced step'))
+    this.h.log.info({ taskId, step, from }, 'a dispute is announced: tracing the step now')
+    return { end: 'preparing' }
+  }
+
+  /** One request of the challenger (off chain). */
+  async answer (req: DisputeRequest, from: string): Promise<DisputeResponse> {
+    if (this.h.faults.silent) { this.h.log.warn({ disputeId: req.d, from }, 'FAULT silent: not answering a dispute request'); return { err: SILENT } }
+    if (req.prepare != null) return await this.prepare(req.prepare.task, req.prepare.step, from)
+    const s = await this.session(req.d)
+    // one move at a time per dispute
+    const run = s.queue.then(async () => await this.answerIn(s, req))
+    s.queue = run.catch(() => {})
+    return await run
+  }
+
+  private async answerIn (s: Session, req: DisputeRequest): Promise<DisputeResponse> {
+    if (s.ended != null) return { end: s.ended }
+    if (req.hello === true) return { m: s.game.commit() }
+    const signed = req.m!
+    const key = hashHex(signed)
+    const cached = s.answers.get(key)
+    if (cached != null) return cached
+    let msg
+    try { msg = verifySigned(signed, s.challenger, verify, s.ctx) } catch (err) { return { err: `rejected: ${(err as Error).message}` } }
+    if (!s.sent.has(toHex(msg.prev))) return { err: 'that message answers nothing we sent' }
+    const res = await this.play(s, signed, false)
+    s.answers.set(key, res)
+    return res
+  }
+
+  /** Our answer to a verified challenger message: off chain, or on chain when it was forced on us. */
+  private async play (s: Session, signed: Signed, onChain: boolean): Promise<DisputeResponse> {
+    const chain = await this.h.chain()
+    const msg = verifySigned(signed, s.challenger, verify, s.ctx)
+    const r = s.game.respond(msg, signed)
+    if (r.claim != null) {
+      const out = await this.h.adjudicate(chain, s.disputeId, r.claim)
+      s.ended = `defender claim ${r.claim.kind}: ${out}`
+      return { end: s.ended }
+    }
+    const reply = r.reply!
+    if (onChain) await chain.answerMove(s.disputeId, encodeSigned(reply))
+    s.sent.add(hashHex(reply))
+    s.last = { theirs: signed, mine: reply, at: Date.now() }
+    return { m: reply }
+  }
+
+  /**
+   * One look at the chain while the dispute is open: answer a force on us;
+   * force our last message if the challenger has been quiet too long.
+   */
+  async tick (disputeId: number, d: DisputeView): Promise<void> {
+    if (this.h.faults.silent || d.status !== 'Open') return
+    const s = await this.session(disputeId).catch(() => undefined)
+    if (s == null || s.ended != null) return
+    const chain = await this.h.chain()
+    if (d.force?.to === 'Defender') {
+      if (d.force.seq === 0) {
+        await chain.answerMove(disputeId, encodeSigned(s.game.commit()))
+        this.h.log.info({ disputeId }, 'the challenger forced our commit: answered on chain')
+        return
+      }
+      const bytes = await chain.disputeLastMove(disputeId)
+      if (bytes == null) return
+      await s.queue
+      await this.play(s, decodeSignedBytes(bytes), true)
+      this.h.log.info({ disputeId, seq: d.force.seq }, 'a forced move: answered on chain')
+      return
+    }
+    const last = s.last
+    if (d.force != null || last == null) return
+    // the challenger answered our force on chain (and perhaps nowhere else): play its answer
+    if (d.nextSeq === decodeMsg(last.mine.m).seq + 2) {
+      const bytes = await chain.disputeLastMove(disputeId)
+      const theirs = bytes == null ? undefined : decodeSignedBytes(bytes)
+      if (theirs != null && !s.answers.has(hashHex(theirs))) {
+        await s.queue
+        const res = await this.play(s, theirs, false)
+        s.answers.set(hashHex(theirs), res)
+        return
+      }
+    }
+    if (Date.now() - last.at < this.h.forceAfterMs) return
+    if (s.forced === last.mine) return
+    s.forced = last.mine
+    try {
+      const r = await chain.forceMove(disputeId, last.theirs == null ? new Uint8Array() : encodeSigned(last.theirs), encodeSigned(last.mine))
+      this.h.log.info({ disputeId, seq: r.seq, due: r.due }, 'the challenger is quiet: our last message forced on chain')
+    } catch (err) {
+      this.h.log.debug({ disputeId, err: (err as Error).message }, 'force_move refused')
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { validateRunIndex } from '../../protocols/verification/run-index.js'
+import type { TaskView } from '../chain/client.js'
+import { runIndexCidOf } from '../roles/node-ports.js'
+import type { ShardService } from '../shards/index.js'
+
+// What a challenger needs on disk before it can trace a disputed step.
+
+/**
+ * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
+ * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
+ * have no DHT provider records).
+ */
+export async function ensureReplayDir (shards: ShardService, taskId: number, task: TaskView, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
+  const indexCid = runIndexCidOf(task)
+  if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
+  mkdirSync(runDir, { recursive: true })
+  const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid))))
+  if (!existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'))
+  if (!existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+  const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
+  const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+  if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
+  const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
+  if (ck == null) throw new Error(`no checkpoint before step ${step}`)
+  const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+  if (!existsSync(join(dir, 'manifest.json'))) {
+    mkdirSync(dir, { recursive: true })
+    await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
+    await shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer] })
+  }
+  return { program, proof }
+}

@@ -1,0 +1,78 @@
+import { ZERO_HASH, bytesEqual, sha256 } from '../commit/merkle.js'
+import { axisLayout } from '../commit/tensor.js'
+import { decodeEntry } from './entry.js'
+import type { Msg, Signed, TensorTree, TreeId } from './messages.js'
+import { depthOf } from './tree.js'
+
+// The transcript rule: which message may follow which. It is what the chain
+// checks when a party forces a move (its own move must continue the other
+// side's last message) and when the addressee answers (its answer must
+// continue the forced move), so that
+//   - a forced query is always answerable by an honest defender (the node
+//     it names exists in the tree the defender itself described), and
+//   - a forced answer is of the kind the query asks for (same tree, level,
+//     index); whether its content is true is a separate, `lie` claim.
+// Only `refuse` never continues anything: on chain a query is either
+// answerable or refused at force time.
+
+/** Why `next` cannot follow `prev` (undefined: it can). `prev` undefined: `next` opens the transcript. */
+export function continuationError (prev: Msg | undefined, next: Msg): string | undefined {
+  if (prev === undefined) return next.t === 'commit' ? undefined : 'the transcript starts with the defender\'s commit'
+  if (next.seq !== prev.seq + 1) return `seq ${next.seq} does not follow ${prev.seq}`
+  const sameTree = (a: TreeId, b: TreeId): boolean => a.e === b.e && (a.e === -1 || (
+    (a as TensorTree).io === (b as TensorTree).io && (a as TensorTree).k === (b as TensorTree).k && (a as TensorTree).axis === (b as TensorTree).axis))
+  switch (prev.t) {
+    case 'commit':
+      if (next.t !== 'open') return 'the commit is answered by the opening'
+      if (prev.depth < 1) return 'a trace of depth 0 has no children to ask for'
+      return next.step === prev.step ? undefined : 'the opening names another step'
+    case 'open':
+      return next.t === 'nodes' && next.tree.e === -1 && next.level === 0 && next.index === 0 ? undefined : 'the opening asks for the children of the trace root'
+    case 'query':
+      switch (prev.want) {
+        case 'children': return next.t === 'nodes' && sameTree(next.tree, prev.tree) && next.level === prev.level && next.index === prev.index ? undefined : 'expected the children of the queried node'
+        case 'entry': return next.t === 'entry' && next.index === prev.index ? undefined : 'expected the queried entry'
+        case 'roots': {
+          const t = prev.tree as TensorTree
+          return next.t === 'roots' && next.tree.e === t.e && next.tree.io === t.io && next.tree.k === t.k ? undefined : 'expected the roots of the queried tensor'
+        }
+        case 'slice': return next.t === 'slice' && sameTree(next.tree, prev.tree) && next.index === prev.index ? undefined : 'expected the queried slice'
+      }
+      return 'unknown query'
+    case 'nodes': {
+      if (next.t !== 'query' || !sameTree(next.tree, prev.tree)) return 'a node answer is followed by a query into the same tree'
+      const level = prev.level + 1
+      if (next.level !== level || (next.index !== 2 * prev.index && next.index !== 2 * prev.index + 1)) return 'the query must name a child of the answered node'
+      const child = next.index === 2 * prev.index ? prev.left : prev.right
+      if (level < prev.depth) return next.want === 'children' ? undefined : 'above the leaves, ask for children'
+      if (level > prev.depth) return 'below the leaves'
+      if (prev.tree.e === -1) return next.want === 'entry' ? undefined : 'at the trace leaves, ask for the entry'
+      // a padding leaf holds no rows: nothing to reveal there
+      if (bytesEqual(child, ZERO_HASH)) return 'an empty leaf has no slice'
+      return next.want === 'slice' ? undefined : 'at the tensor leaves, ask for the slice'
+    }
+    case 'entry': {
+      if (next.t !== 'query' || next.want !== 'roots' || next.tree.e !== prev.index) return 'an entry is followed by a query for the roots of one of its tensors'
+      const e = prev.entry === undefined ? undefined : decodeEntry(prev.entry)
+      const t = next.tree as TensorTree
+      const list = e === undefined ? undefined : t.io === 'in' ? e.inputs : e.outputs
+      return list !== undefined && t.k < list.length && next.level === 0 && next.index === 0 ? undefined : 'the entry has no such tensor'
+    }
+    case 'roots': {
+      if (next.t !== 'query' || next.tree.e !== prev.tree.e) return 'roots are followed by a query into that tensor'
+      const t = next.tree as TensorTree
+      if (t.io !== prev.tree.io || t.k !== prev.tree.k || t.axis === undefined || next.level !== 0 || next.index !== 0) return 'the query must start at the root of the row or column tree'
+      let depth: number
+      try { depth = depthOf(axisLayout(prev.dtype, prev.shape, t.axis).leaves) } catch { return 'roots of an invalid shape' }
+      return next.want === (depth > 0 ? 'children' : 'slice') ? undefined : 'wrong query at the tensor root'
+    }
+    case 'slice': return 'a slice ends the bisection: the challenger claims'
+    case 'refuse': return 'a refusal continues nothing'
+  }
+}
+
+/** Whether signed `next` is linked to `prev` (its seq and prev hash). */
+export function linksTo (prev: Signed | undefined, next: Msg): boolean {
+  if (prev === undefined) return next.seq === 0 && bytesEqual(next.prev, ZERO_HASH)
+  return bytesEqual(next.prev, sha256(prev.m))
+}
