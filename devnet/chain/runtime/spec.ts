@@ -1,5 +1,6 @@
 import type { Fields, NamedTypes } from './types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
+import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
@@ -269,7 +270,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: the party that exceeded its clock loses.' },
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
       { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts). Valid and naming a step with a ruling awaiting reveal: no slash for those rulings, a jackpot at settlement. Only before the ruling\'s reveal_deadline.' },
-      ...AVAILABILITY_CALLS
+      ...AVAILABILITY_CALLS,
+      ...INITIAL_STATE_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -295,7 +297,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
       { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
-      ...AVAILABILITY_EVENTS
+      ...AVAILABILITY_EVENTS,
+      ...INITIAL_STATE_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -341,7 +344,8 @@ export const PALLETS: PalletSpec[] = [
       err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
       err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
       err('IncompleteProof', 'commit_proof: step_count must be the task\'s steps.'),
-      err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.')
+      err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.'),
+      ...INITIAL_STATE_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
