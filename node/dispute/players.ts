@@ -23,7 +23,7 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
   return new TextEncoder().encode(canonicalJson(bare))
 }
 
-export function makeDefender (o: { disputeId: number, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean }): DefenderGame {
+export function makeDefender (o: { disputeId: number, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
     step: o.trace.step,
@@ -32,7 +32,8 @@ export function makeDefender (o: { disputeId: number, trace: TraceFile, stateRoo
     account: o.pair.publicKey,
     sign: m => o.pair.sign(m),
     stateRoots: o.stateRoots,
-    lie: o.lie
+    lie: o.lie,
+    program: o.program === undefined ? undefined : programBytesOf(o.program)
   })
 }
 

@@ -114,7 +114,9 @@ export class DisputeService {
     // the same faults as the training child had (and its private forced error), so the trace is the one the proof was built from
     const forced = await forcedErrorDraw(chain, d.taskId, task)
     const trace = await this.traceInChild(runDir, d.disputedStep + 1, join(dir, `${disputeId}-defender.cbor`), faultArgs(this.o.faults, forced?.step))
-    const game = makeDefender({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.o.faults.lie })
+    // a badOpen at step 0 carries the program: the chain recomputes the initial state
+    const program = existsSync(join(runDir, 'task.json')) ? validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8'))) : undefined
+    const game = makeDefender({ disputeId, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.o.faults.lie, program })
     return { disputeId, challenger: hexToU8a(d.challenger), game, queue: Promise.resolve() }
   }
 
