@@ -33,6 +33,8 @@ export const INIT_CLAIM_VERSION = 1
 export const MAX_INIT_CLAIM_BYTES = 64 * 1024
 const MAX_PROGRAM_BYTES = 16384
 const MAX_TENSORS = 512
+/** Element i costs i + 1 generator draws (alea has no skip-ahead): tensors beyond this are not judged (≈ 0.35 s at the bound). */
+export const MAX_ADDRESSABLE_ELEMENTS = 1 << 24
 
 export interface InitClaim {
   v: 1
@@ -126,6 +128,7 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
   if (head.dtype !== want.dtype || !sameShape(head.shape, want.shape)) return solverLoses(`state tensor ${t} (${want.name}) is ${head.dtype}[${head.shape.join(',')}], the program's is ${want.dtype}[${want.shape.join(',')}]`)
   const flat = int(c.flat, 'flat')
   if (flat >= sizeOf(want.shape)) reject('InvalidClaim', `element ${flat} outside ${want.name}`)
+  if (flat >= MAX_ADDRESSABLE_ELEMENTS) reject('UnsupportedInitializer', `element ${flat} of ${want.name} is beyond the ${MAX_ADDRESSABLE_ELEMENTS} elements the chain generates`)
   const s = c.slice as ClaimSlice | undefined
   if (typeof s !== 'object' || s === null || (s.axis !== 'row' && s.axis !== 'col') || !(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', 'slice: malformed')
   const p: SliceProof = { dtype: head.dtype, shape: head.shape, axis: s.axis, index: int(s.index, 'slice.index'), bytes: s.bytes, siblings: hashes(s.siblings, 'slice.siblings'), otherRoot: is32(s.otherRoot) ? s.otherRoot : reject('InvalidClaim', 'slice.otherRoot') }
