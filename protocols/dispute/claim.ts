@@ -38,8 +38,8 @@ import { initialStateRoot, initLayout } from '../program/init.js'
 //   init      (step 0 only) state root 0 differs from the program's
 //             initialisation at one element (init-claim.ts) → defender loses
 //
-// Only the challenger may submit the first six, only the defender badOpen, so
-// neither party can end the game with a fact about itself.
+// Only the challenger may submit the first six and init, only the defender
+// badOpen, so neither party can end the game with a fact about itself.
 
 export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
