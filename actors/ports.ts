@@ -35,8 +35,11 @@ export interface VerifyResult {
   firstBadStep?: number
   /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability) */
   unavailable?: { step: number, reason: string }
+  /** stateRoots[0] is not the program's initialisation: the verifier already claimed it on chain (challenge_initial_state), with this ruling */
+  initialState?: { solverWrong: boolean, reason: string }
 }
 
+/** disputeId -1: the ruling of an initial-state claim (challenge_initial_state), which has no dispute */
 export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string }
 
 export interface RolePorts {

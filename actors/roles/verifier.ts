@@ -17,6 +17,8 @@ export const verifierMachine = setup({
     vote: fromPromise<void, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.submitVerdict(input.ctx.current!, input.ctx.verdict!)),
     challenge: fromPromise<DisputeResult, { ctx: VerifierContext }>(async ({ input }) => {
       const { ports, current, verdict } = input.ctx
+      // the initial state was already ruled on by challenge_initial_state: no game to play
+      if (verdict?.initialState != null) return { disputeId: -1, winner: verdict.initialState.solverWrong ? 'challenger' : 'defender', reason: `initial state: ${verdict.initialState.reason}` }
       // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
       if (verdict?.unavailable != null) {
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')

@@ -14,6 +14,8 @@ export const whistleblowerMachine = setup({
     recheck: fromPromise<VerifyResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.recheckVerdict(input.ctx.target!.taskId, input.ctx.target!.verifier)),
     challenge: fromPromise<DisputeResult, { ctx: WbContext }>(async ({ input }) => {
       const { ports, target, check } = input.ctx
+      // the initial state was already ruled on by challenge_initial_state: no game to play
+      if (check?.initialState != null) return { disputeId: -1, winner: check.initialState.solverWrong ? 'challenger' : 'defender', reason: `initial state: ${check.initialState.reason}` }
       // a checkpoint it could not get or that is not the committed state: a data-availability challenge
       if (check?.unavailable != null) {
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')

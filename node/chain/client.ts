@@ -260,6 +260,13 @@ export class ChainClient {
 
   async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
 
+  /** Claims that state root 0 of the task's proof is not the program's initialisation (protocols/dispute/init-claim.ts encodeInitClaim bytes); resolves with the ruling. */
+  async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<{ solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.challengeInitialState(taskId, u8aToHex(claim)))
+    const reason = this.field(o, 'InitialStateRuled', 'reason') as string
+    return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
+  }
+
   /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes). */
   async revealForcedError (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array): Promise<{ step: number, outcome: TxOutcome }> {
     const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof)))

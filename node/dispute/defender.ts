@@ -5,6 +5,7 @@ import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
 import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { validateProgram } from '../../protocols/program/program.js'
 import type { ChainClient, DisputeView } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { faultArgs, type NodeFaults } from './faults.js'
@@ -79,7 +80,10 @@ export class Defender {
     if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
     const { trace, proof } = await this.traceFor(chain, Number(d.taskId), d.disputedStep)
     const ctx = contextOf(chain, d.taskId, disputeId)
-    const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie })
+    // a badOpen at step 0 carries the program: the chain recomputes the initial state
+    const taskFile = join(this.h.dataDir, 'tasks', String(d.taskId), 'run', 'task.json')
+    const program = existsSync(taskFile) ? validateProgram(JSON.parse(readFileSync(taskFile, 'utf8'))) : undefined
+    const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
     const commit = game.commit()
     // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
     return { disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(), last: { mine: commit, at: Date.now() }, queue: Promise.resolve() }

@@ -4,7 +4,8 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 // repeatable), so every dispute path can be provoked on purpose:
 //   tamper-op=<kernel>@<step>  the training child corrupts that op's output at
 //                              1-based step <step>, consistently (node/train/fault.ts)
-//   tamper-weight[@<step>]     a weight is perturbed after <step> (default 1)
+//   tamper-weight[@<step>]     a weight is perturbed after <step> (default 1; 0: the
+//                              initial state, caught by an initial-state claim)
 //   lie-in-bisection           the defender answers a bisection query with
 //                              children that do not hash to their parent
 //   silent                     the defender never answers dispute requests
@@ -29,7 +30,7 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     const s = raw.trim()
     if (s.startsWith('tamper-op=')) f.ops.push(parseOpFault(s.slice('tamper-op='.length)))
     else if (s === 'tamper-weight') f.weights.push(1)
-    else if (/^tamper-weight@\d+$/.test(s) && Number(s.slice(14)) >= 1) f.weights.push(Number(s.slice(14)))
+    else if (/^tamper-weight@\d+$/.test(s)) f.weights.push(Number(s.slice(14)))
     else if (s === 'lie-in-bisection') f.lie = true
     else if (s === 'silent') f.silent = true
     else if (s === 'bad-checkpoint') f.badCheckpoint = true

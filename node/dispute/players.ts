@@ -23,7 +23,7 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
   return new TextEncoder().encode(canonicalJson(bare))
 }
 
-export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean }): DefenderGame {
+export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
     genesis: o.ctx.genesis,
@@ -34,7 +34,8 @@ export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace
     account: o.pair.publicKey,
     sign: m => o.pair.sign(m),
     stateRoots: o.stateRoots,
-    lie: o.lie
+    lie: o.lie,
+    program: o.program === undefined ? undefined : programBytesOf(o.program)
   })
 }
 

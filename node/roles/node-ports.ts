@@ -17,6 +17,7 @@ import { corruptCheckpoints } from '../availability/fault.js'
 import { commitmentsInChild, evaluateInChild, trainInChild } from './engine.js'
 import { WarmEngine } from './warm-engine.js'
 import type { TaskBook } from './task-book.js'
+import { initClaimBytes, initialStateMatches, stateFromCheckpoint } from './initial-state.js'
 
 // The peer-side implementation of what role actors ask for: chain extrinsics
 // through the typed client, artefacts through the shard exchange, training,
@@ -370,6 +371,9 @@ export class NodePorts implements RolePorts {
     if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
     // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
     if (proof.steps !== task.steps || program.steps !== task.steps) throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+    // replays check transitions only: the first state must be the program's initialisation
+    const init = await this.checkInitialState(chain, taskId, program, proof.stateRoots, index, runDir)
+    if (init !== undefined) return init
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
@@ -437,6 +441,34 @@ export class NodePorts implements RolePorts {
     this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
+  }
+
+  /**
+   * Compares the proof's stateRoots[0] with the program's initial state root; on a
+   * mismatch, claims the first wrong element of the solver's checkpoint 0 on chain
+   * (challenge_initial_state) and returns the reject verdict. Undefined: it matches.
+   */
+  private async checkInitialState (chain: ChainClient, taskId: number, program: TaskProgram, stateRoots: string[], index: RunIndex, runDir: string): Promise<VerifyResult | undefined> {
+    const t0 = performance.now()
+    const v = initialStateMatches(program, stateRoots[0])
+    this.log.debug({ taskId, ms: +(performance.now() - t0).toFixed(1) }, 'initial state compared')
+    if (v.ok) {
+      if ('unsupported' in v) this.log.warn({ taskId, reason: v.unsupported }, 'the initial state cannot be checked')
+      return undefined
+    }
+    this.log.warn({ taskId }, 'the proof does not start from the program\'s initial state')
+    const ck = index.checkpoints.find(c => c.step === 0)
+    if (ck == null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'no checkpoint of step 0 published' } }
+    const dir = join(runDir, 'checkpoints', `step-${String(0).padStart(8, '0')}`)
+    mkdirSync(dir, { recursive: true })
+    const problem = await this.fetchCheckpoint(ck, dir, await this.solverPeerOf(chain, (await this.taskOrThrow(taskId)).solver))
+    if (problem != null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: problem } }
+    const state = stateFromCheckpoint(program, readFileSync(join(dir, 'state.bin')), stateRoots[0])
+    // a checkpoint that is not the committed state is a data-availability matter
+    if (typeof state === 'string') return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: state } }
+    const r = await chain.challengeInitialState(taskId, initClaimBytes(program, stateRoots, state))
+    this.log.info({ taskId, solverWrong: r.solverWrong, slashed: r.slashed.toString(), reason: r.reason }, 'initial state challenged on chain')
+    return { accept: false, checkedSteps: [], initialState: { solverWrong: r.solverWrong, reason: r.reason } }
   }
 
   /** The solver's libp2p peer id, as registered on chain (undefined when it is not registered). */

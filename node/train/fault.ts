@@ -11,7 +11,9 @@ import type { Trainer } from './trainer.js'
 //                every state root, checkpoint and trace follows from it.
 //   weight fault <step>: after 1-based step `step`, weight 0 element 0 is
 //                increased by 1 (no op produced it: the trace stays honest,
-//                the state root does not).
+//                the state root does not). Step 0: the initial state itself
+//                (a start other than the program's initialisation; every
+//                transition after it is honest).
 
 import { type OpFault, type TrainFaults } from './fault-spec.js'
 export { parseOpFault, hasFaults, NO_FAULTS, type OpFault, type TrainFaults } from './fault-spec.js'
@@ -60,6 +62,11 @@ export class FaultInjector {
   before (step: number): void {
     this.step = step
     this.armed = new Set(this.faults.ops.filter(o => o.step === step).map(o => o.kernel))
+  }
+
+  /** Before the initial state is committed: a weight fault at step 0 changes it. */
+  initial (trainer: Trainer): void {
+    if (trainer.step === 0) this.after(trainer)
   }
 
   /** After the step ran (the trainer's step counter already advanced). */

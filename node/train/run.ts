@@ -151,6 +151,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
         log.info(`resuming from checkpoint at step ${c}`)
       } else if (hasher !== undefined) {
         rootsFile = new RootsFile(outDir)
+        injector?.initial(trainer)
         await submitState(hasher, 0)
       }
     } else if (o.resume === true) {

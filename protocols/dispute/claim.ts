@@ -10,6 +10,8 @@ import { decodeEntry } from './entry.js'
 import { conflictOf, decodeSigned, factsOf, verifySigned, type Msg, type Signed, type VerifyFn } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
 import { depthOf } from './tree.js'
+import { InitClaimRejected, judgeInitClaim, programOf, type InitClaim } from './init-claim.js'
+import { initialStateRoot, initLayout } from '../program/init.js'
 
 // The on-chain claim that ends a dispute, and the function the chain runs on
 // it. A claim states ONE local fact about the defender's signed op trace of
@@ -32,9 +34,13 @@ import { depthOf } from './tree.js'
 //             itself                                         → defender loses
 //   badOpen   (defender only) the challenger's signed opening disputes a
 //             pre-state the defender committed               → challenger loses
+//             (at step 0 only if the committed pre-state is the program's
+//             initial state, which the chain recomputes from the program bytes)
+//   init      (step 0 only) state root 0 differs from the program's
+//             initialisation at one element (init-claim.ts) → defender loses
 //
-// Only the challenger may submit the first six, only the defender badOpen, so
-// neither party can end the game with a fact about itself.
+// Only the challenger may submit the first six and init, only the defender
+// badOpen, so neither party can end the game with a fact about itself.
 
 export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
@@ -52,7 +58,8 @@ export type Claim =
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
   | { v: 1, kind: 'lie', msgs: Signed[] }
-  | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[] }
+  | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array }
+  | InitClaim
 
 export type ClaimKind = Claim['kind']
 
@@ -213,6 +220,24 @@ function stateLeafProven (env: JudgeEnv, which: number, root: unknown, path: unk
   return r
 }
 
+/** Bound on the state the chain recomputes for a step-0 badOpen (4 Mi float32 elements: 16 MiB). */
+export const MAX_INIT_RECOMPUTE = 4 * 1024 * 1024
+
+/** A step-0 badOpen stands only if the committed state 0 is the program's initial state, recomputed whole. */
+function checkInitialRoot (env: JudgeEnv, program: unknown, pre: Uint8Array): void {
+  let root: Uint8Array
+  try {
+    const p = programOf(program, env.programHash)
+    if (initLayout(p).reduce((n, t) => n + sizeOf(t.shape), 0) > MAX_INIT_RECOMPUTE) reject('UnsupportedKernel', 'initial state too large to recompute on chain')
+    root = initialStateRoot(p)
+  } catch (e) {
+    if (e instanceof ClaimRejected) throw e
+    if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, `badOpen at step 0: ${e.message}`)
+    reject('UnsupportedKernel', `badOpen at step 0: ${(e as Error).message}`)
+  }
+  if (!bytesEqual(root, pre)) reject('InvalidClaim', 'badOpen at step 0: the committed state 0 is not the program\'s initial state')
+}
+
 // ---- the ruling ----
 
 export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
@@ -225,7 +250,20 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     if (m.step !== env.step) return defenderWins('the opening names another step')
     const pre = stateLeafProven(env, env.step, c.pre, c.prePath)
     if (bytesEqual(pre, m.pre)) reject('InvalidClaim', 'the challenger agreed with the committed pre-state')
+    // there is no earlier step to dispute than 0: the committed state 0 must be the program's
+    if (env.step === 0) checkInitialRoot(env, c.program, pre)
     return defenderWins('the challenger disputes the pre-state: it should have disputed an earlier step')
+  }
+  if (c.kind === 'init') {
+    if (env.caller !== 'challenger') reject('InvalidClaim', 'only the challenger submits an init claim')
+    if (env.step !== 0) reject('InvalidClaim', 'an init claim ends a dispute of step 0 only (else: challenge_initial_state)')
+    try {
+      const r = judgeInitClaim({ programHash: env.programHash, proofRoot: env.proofRoot, stepCount: env.stepCount }, c)
+      return { winner: r.winner === 'challenger' ? 'challenger' : 'defender', kind: 'init', reason: r.reason }
+    } catch (e) {
+      if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, e.message)
+      throw e
+    }
   }
   if (env.caller !== 'challenger') reject('InvalidClaim', `only the challenger submits a ${String(c.kind)} claim`)
   switch (c.kind) {

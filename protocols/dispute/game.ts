@@ -65,6 +65,8 @@ export interface DefenderInit extends PlayerInit {
   stateRoots: string[]
   /** fault injection: answer the second bisection query with children that do not hash to their parent */
   lie?: boolean
+  /** the canonical program bytes: a badOpen at step 0 carries them (the chain recomputes the initial state) */
+  program?: Uint8Array
 }
 
 export class DefenderGame {
@@ -102,7 +104,7 @@ export class DefenderGame {
     if (m.t === 'open') {
       const mine = fromHex(this.o.stateRoots[this.o.step])
       if (m.step !== this.o.step || !bytesEqual(m.pre, mine)) {
-        return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } }
+        return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step), ...(this.o.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
       }
       return { reply: this.nodes({ e: -1 }, 0, 0) }
     }

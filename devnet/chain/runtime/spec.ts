@@ -1,5 +1,6 @@
 import type { Fields, NamedTypes } from './types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
+import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
@@ -277,7 +278,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
       { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts). Valid and naming a step with a ruling awaiting reveal: no slash for those rulings, a jackpot at settlement. Only before the ruling\'s reveal_deadline.' },
       { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
-      ...AVAILABILITY_CALLS
+      ...AVAILABILITY_CALLS,
+      ...INITIAL_STATE_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -304,7 +306,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
       ...AVAILABILITY_EVENTS,
       { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
-      { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' }
+      { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
+      ...INITIAL_STATE_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -359,7 +362,8 @@ export const PALLETS: PalletSpec[] = [
       err('PeerKeyNotProven', 'peer_sig is not the peer key\'s signature over "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account.'),
       err('ForcePending', 'A force is already pending: answer it, or wait for it to be answered or to time out.'),
       err('StaleMove', 'A force may not post a message older than, or different from, what is on chain at that seq.'),
-      err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).')
+      err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).'),
+      ...INITIAL_STATE_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

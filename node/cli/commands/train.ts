@@ -23,7 +23,7 @@ export function register (program: Command): void {
     .option('--log-level <level>', 'log level', 'info')
     // FAULT INJECTION (tests, devnet, Truebit forced errors; node/train/fault.ts): hidden on purpose
     .addOption(new Option('--fault-op <kernel@step>', 'FAULT INJECTION: corrupt the first <kernel> op output at 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
-    .addOption(new Option('--fault-weight <step>', 'FAULT INJECTION: perturb a weight after 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
+    .addOption(new Option('--fault-weight <step>', 'FAULT INJECTION: perturb a weight after 1-based <step> (0: the initial state)').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
     .action(async (o: TrainOpts) => {
       try {
         if (!BACKEND_CHOICES.includes(o.backend as BackendChoice)) throw new CliError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}`)
@@ -39,7 +39,7 @@ export function register (program: Command): void {
           ...(o.plain === true ? { verifiable: false } : {}),
           log: cliLog('train', o.logLevel),
           onProgress: progressPrinter(),
-          faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 1, 500_000) as number) }
+          faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 0, 500_000) as number) }
         })
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,

@@ -162,7 +162,7 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
   const ctx = o.ctx ?? contextOn(h, o.disputeId)
   const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
-  const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies })
+  const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes })
   const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
   const C = new ChallengerGame({
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,

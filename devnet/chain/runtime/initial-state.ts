@@ -1,0 +1,58 @@
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { InitClaimRejected, decodeInitClaim, judgeInitClaim, type InitRuling } from '../../../protocols/dispute/init-claim.js'
+import { getTask, params, penalizeSolver, putTask, requireNode, slashStake } from './arbitration.js'
+import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import type { Context } from './context.js'
+import { ppmOf } from './randomness.js'
+import { VERIFIER_SLASH_PPM } from './spec.js'
+
+// The initial-state challenge (docs/disputes.md, "The initial state"), part of
+// the Arbitration pallet. Verifiers replay transitions; nothing else ties
+// stateRoots[0] to the program, so a solver could start from a state of its
+// choosing and train honestly from there. The chain can compute any element of
+// the program's initialisation itself, so one claim settles it: no game, no
+// clocks, no forced-error excuse (the forced error is a transition).
+
+const P = 'Arbitration'
+// a step no verdict lists: penalizeSolver then slashes no verdict by step; the initial state's own rule follows
+const NO_STEP = -1
+
+export function challengeInitialState (ctx: Context, who: string, a: { taskId: bigint, claim: string }): void {
+  requireNode(ctx, who)
+  const t = getTask(ctx, a.taskId)
+  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
+  ctx.ensure(!t.solverFailed, P, 'SolverAlreadyFailed')
+  const p = params(ctx)
+  reserve(ctx, who, p.disputeBond)
+  let ruling: InitRuling
+  try {
+    ruling = judgeInitClaim({ programHash: hexToU8a(t.programHash), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount }, decodeInitClaim(hexToU8a(a.claim)))
+  } catch (e) {
+    if (e instanceof InitClaimRejected) ctx.fail(P, e.reason)
+    ctx.fail(P, 'InvalidClaim')
+  }
+  const reason = u8aToHex(new TextEncoder().encode(ruling.reason.slice(0, 256)))
+  const solver = t.solver as string
+  if (ruling.winner === 'challenger') {
+    unreserve(ctx, who, p.disputeBond)
+    const slashed = penalizeSolver(ctx, a.taskId, t, who, NO_STEP)
+    // every accepting verdict vouched for the initial state (verifiers compare stateRoots[0] with the program's: docs/disputes.md)
+    for (const v of t.verdicts) {
+      if (!v.accept || v.void || v.verifier === who) continue
+      const stake = ctx.store.get<{ stake: bigint }>(P, 'Nodes', v.verifier)?.stake ?? 0n
+      const taken = slashStake(ctx, v.verifier, who, ppmOf(stake, VERIFIER_SLASH_PPM))
+      v.void = true
+      ctx.emit(P, 'VerdictSlashed', { taskId: a.taskId, verifier: v.verifier, step: 0, slashed: taken })
+    }
+    putTask(ctx, a.taskId, t)
+    ctx.emit(P, 'InitialStateRuled', { taskId: a.taskId, challenger: who, solverWrong: true, slashed, reason })
+    return
+  }
+  const toWinner = ppmOf(p.disputeBond, p.winnerSharePpm)
+  repatriateReserved(ctx, who, solver, toWinner)
+  slashReserved(ctx, who, p.disputeBond - toWinner)
+  ctx.emit(P, 'Slashed', { who, amount: p.disputeBond, toWinner, toTreasury: p.disputeBond - toWinner })
+  ctx.emit(P, 'InitialStateRuled', { taskId: a.taskId, challenger: who, solverWrong: false, slashed: p.disputeBond, reason })
+}
