@@ -314,14 +314,13 @@ function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSte
 }
 
 /** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */
-export function slashStake (ctx: Context, loser: string, winner: string, amount: bigint): bigint {
-  const p = params(ctx)
+export function slashStake (ctx: Context, loser: string, winner: string, amount: bigint, sharePpm = params(ctx).winnerSharePpm): bigint {
   const n = getNode(ctx, loser)
   const take = n === undefined ? 0n : (amount < n.stake ? amount : n.stake)
   if (n === undefined || take === 0n) return 0n
   n.stake -= take
   putNode(ctx, loser, n)
-  const toWinner = ppmOf(take, p.winnerSharePpm)
+  const toWinner = ppmOf(take, sharePpm)
   repatriateReserved(ctx, loser, winner, toWinner)
   slashReserved(ctx, loser, take - toWinner)
   ctx.emit(P, 'Slashed', { who: loser, amount: take, toWinner, toTreasury: take - toWinner })

@@ -1,7 +1,7 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
-import { getTask, params, penalizeSolver, putTask, adjustActive } from './arbitration.js'
-import { repatriateReserved, slashReserved, unreserve } from './balances.js'
+import { getTask, params, putTask, adjustActive, slashStake, type TaskInfo } from './arbitration.js'
+import { TREASURY, repatriateReserved, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
@@ -59,6 +59,29 @@ export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, c
   resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
 }
 
+/**
+ * A solver that let a forced move go unanswered: slashed `slash_ppm` of its
+ * stake like a lost claim (silence must not be cheaper than losing), the task
+ * fails, but (1) the challenger's share is at most the bond it risked: a
+ * griefer who disputes an honest solver and wins only by its outage gains at
+ * most what it would have lost had the solver answered; (2) no verdict is
+ * slashed, since nothing was ruled about the step itself.
+ */
+function penalizeTimeout (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, bond: bigint): bigint {
+  const p = params(ctx)
+  const solver = t.solver
+  t.solverFailed = true
+  if (solver === null) return 0n
+  const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', solver)
+  if (n === undefined) return 0n
+  const share = ppmOf(ppmOf(n.stake, p.slashPpm), p.winnerSharePpm)
+  const toWinner = share < bond ? share : bond
+  // the capped share to the challenger, the rest of the slash to the treasury
+  const taken = slashStake(ctx, solver, TREASURY, ppmOf(n.stake, p.slashPpm) - toWinner) + slashStake(ctx, solver, challenger, toWinner, 1_000_000)
+  ctx.emit(P, 'TimeoutPenalty', { taskId, solver, slashed: taken, toChallenger: toWinner })
+  return taken
+}
+
 export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
   const p = params(ctx)
   const t = getTask(ctx, d.taskId)
@@ -77,7 +100,7 @@ export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: 
       t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
     } else {
       // a solver that let a forced move go unanswered has no forced-error excuse
-      slashed = penalizeSolver(ctx, d.taskId, t, d.challenger, d.disputedStep)
+      slashed = penalizeTimeout(ctx, d.taskId, t, d.challenger, d.bond)
     }
   } else {
     // the challenger loses its bond: a share to the defender, the rest to the treasury

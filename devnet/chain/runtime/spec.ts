@@ -307,7 +307,8 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_EVENTS,
       { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
       { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
-      ...INITIAL_STATE_EVENTS
+      ...INITIAL_STATE_EVENTS,
+      { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' }
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
