@@ -238,7 +238,8 @@ async function run (o: Opts): Promise<void> {
     say(`submitting the task through ${submitter.name} (program and dataset are published as shards; the submitter computes the commitments)…`)
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
       program: JSON.parse(await readFile(taskFile, 'utf8')),
-      economics: { challengeWindow: o.challengeWindow, solveTimeout: Math.max(600, o.steps) }
+      // a reward above the chain's jackpot (200): a forced error's jackpot comes out of it, and the honest solver keeps the rest
+      economics: { challengeWindow: o.challengeWindow, solveTimeout: Math.max(600, o.steps), solverReward: String(400n * 10n ** 12n) }
     })
     taskId = sub.taskId
     state.taskId = taskId

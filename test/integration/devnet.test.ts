@@ -84,6 +84,11 @@ describe('npm run devnet', () => {
     expect(s.disputes.length).toBeGreaterThanOrEqual(1)
     expect(typeof s.phases.total).toBe('string')
     expect(s.balances).toHaveLength(6)
+    // an honest solver with a forced error is paid its reward less the jackpot it funds; the submitter pays
+    const change = (b: { change: string }): number => parseFloat(b.change.replace(/,/g, ''))
+    expect(s.success).toBe(true)
+    expect(Math.max(...s.balances.filter((b: any) => /solver/.test(b.peer)).map(change))).toBeGreaterThan(0)
+    expect(change(s.balances.find((b: any) => /submitter/.test(b.peer)))).toBeLessThan(0)
     expect(existsSync(join(dir.path, 'devnet', 'summary.json'))).toBe(true)
     expect(JSON.parse(readFileSync(join(dir.path, 'devnet', 'summary.json'), 'utf8')).taskId).toBe(s.taskId)
   }, 600_000)
