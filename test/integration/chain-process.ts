@@ -6,6 +6,7 @@ import { ApiPromise, WsProvider } from '@polkadot/api'
 import type { SubmittableExtrinsic } from '@polkadot/api/types'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import type { ISubmittableResult } from '@polkadot/types/types'
+import WebSocket from 'ws'
 
 // Starts the dev chain as a separate OS process from the compiled CLI, the
 // way users and the devnet run it, and connects an unmodified ApiPromise.
@@ -73,4 +74,18 @@ export async function sendAndFinalize (api: ApiPromise, tx: SubmittableExtrinsic
       if (r.isError) { clearTimeout(t); reject(new Error(`tx ${r.status.type}`)) }
     }).catch((e: Error) => { clearTimeout(t); reject(e) })
   })
+}
+
+/** One raw JSON-RPC request over a fresh WebSocket (to see exactly what the server answers). */
+export async function raw (url: string, body: string | object): Promise<any> {
+  const ws = new WebSocket(url)
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+  try {
+    const reply = new Promise<string>((resolve, reject) => {
+      ws.once('message', d => resolve(d.toString()))
+      ws.once('close', (code) => reject(new Error(`closed ${code}`)))
+    })
+    ws.send(typeof body === 'string' ? body : JSON.stringify(body))
+    return JSON.parse(await reply)
+  } finally { ws.close() }
 }

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
 import { ApiPromise, WsProvider } from '@polkadot/api'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
-import WebSocket from 'ws'
-import { connect, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+import { connect, raw, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // An unmodified ApiPromise against the dev chain in its own process.
 
@@ -11,19 +10,6 @@ let chain: ChainProcess
 let api: ApiPromise
 let dir: string
 const keyring = new Keyring({ type: 'sr25519' })
-
-async function raw (url: string, body: string | object): Promise<any> {
-  const ws = new WebSocket(url)
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
-  try {
-    const reply = new Promise<string>((resolve, reject) => {
-      ws.once('message', d => resolve(d.toString()))
-      ws.once('close', (code) => reject(new Error(`closed ${code}`)))
-    })
-    ws.send(typeof body === 'string' ? body : JSON.stringify(body))
-    return JSON.parse(await reply)
-  } finally { ws.close() }
-}
 
 beforeAll(async () => {
   await cryptoWaitReady()

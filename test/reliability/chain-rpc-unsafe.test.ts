@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import WebSocket from 'ws'
-import { removeDir, startChainProcess, tempDir, type ChainProcess } from '../integration/chain-process.js'
+import { raw, removeDir, startChainProcess, tempDir, type ChainProcess } from '../integration/chain-process.js'
 
 // Anyone who reaches a chain's RPC port could fast-forward it with
 // engine_createBlock (1,024 blocks in 0.68 s on a timer chain), and every
@@ -8,18 +7,6 @@ import { removeDir, startChainProcess, tempDir, type ChainProcess } from '../int
 // blocks. Manual seal is served only on instant-seal chains or with an
 // explicit --unsafe-rpc. Method names are looked up as own properties only.
 
-async function raw (url: string, body: object): Promise<any> {
-  const ws = new WebSocket(url)
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
-  try {
-    const reply = new Promise<string>((resolve, reject) => {
-      ws.once('message', d => resolve(d.toString()))
-      ws.once('close', (code) => reject(new Error(`closed ${code}`)))
-    })
-    ws.send(JSON.stringify(body))
-    return JSON.parse(await reply)
-  } finally { ws.close() }
-}
 
 let timer: ChainProcess
 let unsafe: ChainProcess
