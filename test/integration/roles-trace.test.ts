@@ -57,6 +57,12 @@ describe('roles and traces on a running peer', () => {
     const r2 = await runCli(['roles', 'frobnicate', 'solver', '--data-dir', dataDir])
     expect(r2.code).not.toBe(0)
     expect(r2.stderr).toContain('unknown roles operation "frobnicate"')
+    // an empty set would stop every role of the running peer: refused, nothing changes
+    const before = (await cli('roles')).roles
+    const r3 = await runCli(['roles', 'set', '--data-dir', dataDir])
+    expect(r3.code).toBe(2)
+    expect(r3.stderr).toContain('roles set needs at least one role')
+    expect((await cli('roles')).roles).toEqual(before)
   })
 
   it('traces show every actor spawn, transition and stop in order, filterable', async () => {

@@ -1,4 +1,4 @@
-import { homedir } from 'node:os'
+import { homedir, networkInterfaces } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
 import { startChain } from '../../../devnet/chain/index.js'
@@ -7,6 +7,14 @@ import { CliError } from '../errors.js'
 
 // `proofswarm chain`: the embedded TypeScript dev chain (Substrate JSON-RPC on
 // 127.0.0.1). Prints the WebSocket URL once it accepts connections.
+
+/** ws://0.0.0.0:p (or [::]) → one URL per non-internal IPv4 interface, then loopback; any other URL as is. */
+export function dialableUrls (url: string): string[] {
+  const u = new URL(url)
+  if (u.hostname !== '0.0.0.0' && u.hostname !== '[::]') return [url]
+  const lan = Object.values(networkInterfaces()).flat().filter(i => i != null && i.family === 'IPv4' && !i.internal).map(i => `ws://${i!.address}:${u.port}`)
+  return [...lan, `ws://127.0.0.1:${u.port}`]
+}
 
 function int (name: string, min: number, max: number) {
   return (v: string): number => {
@@ -19,8 +27,8 @@ function int (name: string, min: number, max: number) {
 export function register (program: Command): void {
   const cmd = program.command('chain')
     .description('run the dev chain (Substrate JSON-RPC over WebSocket, LevelDB-persisted) and print its ws:// URL')
-    .option('--port <port>', 'WebSocket port on 127.0.0.1 (0 = any free port)', int('--port', 0, 65535), 9944)
-    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'WebSocket port (0 = any free port)', int('--port', 0, 65535), 9944)
+    .option('--host <host>', 'interface to listen on: 127.0.0.1 (this machine only), or 0.0.0.0 / a LAN address for peers on other hosts', '127.0.0.1')
     .option('--data-dir <dir>', 'chain database directory (default: ~/.proofswarm/chain)')
     .option('--block-time <ms>', 'block interval in milliseconds', int('--block-time', 10, 3_600_000), 1000)
     .option('--instant-seal', 'seal a block as soon as a transaction arrives (tests; also serves engine_createBlock)')
@@ -41,8 +49,10 @@ export function register (program: Command): void {
       if (err.code === 'LEVEL_DATABASE_NOT_OPEN' || /lock/i.test(String(err.cause ?? err.message))) throw new CliError(`cannot open chain database in ${dataDir}: is another chain using it? (${err.message})`)
       throw e
     }
-    const info = { url: running.url, dataDir, genesis: running.chain.genesisHash, head: running.chain.headNumber }
-    process.stdout.write(o.json === true ? JSON.stringify(info) + '\n' : `${running.url}\n`)
+    // a wildcard address is not dialable: print the URL of every interface peers could use
+    const urls = dialableUrls(running.url)
+    const info = { url: urls[0], urls, dataDir, genesis: running.chain.genesisHash, head: running.chain.headNumber }
+    process.stdout.write(o.json === true ? JSON.stringify(info) + '\n' : `${urls.join('\n')}\n`)
     log.info(info, 'dev chain ready')
     await new Promise<void>(resolve => {
       let closing = false

@@ -25,6 +25,8 @@ export function register (program: Command): void {
     if (verb !== 'show') {
       if (roles == null && verb !== 'set') throw new CliError(`roles ${verb} needs a comma-separated list of roles`, 2)
       try { list = parseRoles(roles ?? '') } catch (err) { throw new CliError((err as Error).message, 2) }
+      // an empty set would silently stop every role of a running peer
+      if (verb === 'set' && list.length === 0) throw new CliError('roles set needs at least one role (to stop every role, stop the peer: roles remove <all of them> is explicit)', 2)
     }
     try {
       const c = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
