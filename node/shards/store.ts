@@ -96,6 +96,8 @@ export class BlockStore {
   private refGen = 0
   /** referenced ranges whose bytes matched their CID, with the file's identity then (see readRef) */
   private readonly verified = new Map<string, FileId>()
+  /** blocks found corrupt on read and dropped (count), for status and metrics */
+  corruptDropped = 0
 
   constructor (readonly db: Level<string, Uint8Array>, private readonly log?: Logger) {
     this.blocks = db.sublevel<string, Uint8Array>('blocks', { valueEncoding: 'view' }) as unknown as Level<string, Uint8Array>
@@ -130,7 +132,16 @@ export class BlockStore {
 
   private async load (cid: CID | string, headroom: number): Promise<Uint8Array | undefined> {
     const key = cid.toString()
-    const v = await this.blocks.get(key)
+    const c0 = typeof cid === 'string' ? CID.parse(cid) : cid
+    let v: Uint8Array | undefined = await this.blocks.get(key)
+    // a block that no longer hashes to its CID (disk corruption, tampering) is never
+    // returned nor served: it is dropped, so the shard reads as incomplete and is fetched again
+    if (v != null && !blockMatches(c0, v)) {
+      await this.blocks.del(key)
+      this.corruptDropped++
+      this.log?.warn({ cid: key }, 'stored block does not match its CID: dropped (it will be fetched again)')
+      v = undefined
+    }
     if (v != null) {
       if (headroom === 0) return v
       const out = new Uint8Array(headroom + v.length)
@@ -150,7 +161,7 @@ export class BlockStore {
 
   async has (cid: CID | string): Promise<boolean> {
     const key = cid.toString()
-    if (await this.blocks.has(key)) return true
+    if (await this.blocks.has(key)) return await this.load(cid, 0) != null
     return await this.refPresent(key, await this.getRefs(key))
   }
 
