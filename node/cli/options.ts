@@ -47,6 +47,11 @@ export function chainInit (o: { chain?: string, account?: string, stake?: string
   if (o.chain != null && o.account == null) throw new CliError('--chain needs --account (the chain account that signs for this peer)', 2)
   const account = o.account != null ? readAccount(o.account) : undefined
   const chain = account != null ? (o.chain ?? DEFAULT_CHAIN_URL) : undefined
+  if (chain != null) {
+    let ok = false
+    try { const u = new URL(chain); ok = (u.protocol === 'ws:' || u.protocol === 'wss:') && u.hostname !== '' } catch {}
+    if (!ok) throw new CliError(`--chain ${chain} is not a WebSocket URL: give ws://host:port (the dev chain prints it), e.g. ${DEFAULT_CHAIN_URL}`, 2)
+  }
   let stake: bigint | undefined
   if (o.stake != null) {
     if (!/^\d+$/.test(o.stake)) throw new CliError(`--stake must be a whole number of units, got "${o.stake}"`, 2)
@@ -57,7 +62,12 @@ export function chainInit (o: { chain?: string, account?: string, stake?: string
 
 /** A SURI/mnemonic given inline, or read from a key file (which should not be readable by others). */
 export function readAccount (v: string): string {
-  if (v.startsWith('//') || v.includes(' ') || !existsSync(v)) return v
+  if (v.startsWith('//') || v.includes(' ')) return v
+  // something shaped like a path that is not there is a mistyped key file, not a secret
+  if (!existsSync(v)) {
+    if (v.startsWith('/') || v.startsWith('./') || v.startsWith('~') || v.startsWith('../') || /\.(key|txt|json|secret)$/.test(v)) throw new CliError(`--account ${v}: no such key file (give a secret URI such as //Peer1, a mnemonic, or the path of a file holding one)`, 2)
+    return v
+  }
   const st = statSync(v)
   if (!st.isFile()) throw new CliError(`--account ${v} is not a file`, 2)
   if ((st.mode & 0o077) !== 0) process.stderr.write(`warning: the key file ${v} is readable by other users (chmod 600 it)\n`)

@@ -15,6 +15,15 @@ describe('chain options', () => {
     expect(chainInit({}).chainUrl).toBeUndefined()
   })
 
+  it('a key file path that does not exist, or a chain that is not a ws:// URL, is a clear error, not a secret or a dial', () => {
+    expect(() => chainInit({ account: '/nonexistent/key' })).toThrow(/no such key file/)
+    expect(() => chainInit({ account: './peer.key' })).toThrow(/no such key file/)
+    expect(chainInit({ account: 'bottom drive obey lake curtain smoke basket hold race lonely fit walk' }).account).toMatch(/^bottom/)
+    expect(() => chainInit({ account: '//Peer1', chain: 'http//x' })).toThrow(/is not a WebSocket URL/)
+    expect(() => chainInit({ account: '//Peer1', chain: 'http://127.0.0.1:9944' })).toThrow(/is not a WebSocket URL/)
+    expect(chainInit({ account: '//Peer1', chain: 'wss://chain.example:443' }).chainUrl).toBe('wss://chain.example:443')
+  })
+
   it('reads the account from a key file; refuses --chain without an account, an empty key file and a bad stake', () => {
     const f = join(dir, 'key')
     writeFileSync(f, '  bottom drive obey lake curtain smoke basket hold race lonely fit walk\n')
