@@ -51,18 +51,17 @@ describe('hostile gossip', () => {
     const hostileId = sw.peers.get('hostile')!.peerId
     const fake = (o: Record<string, unknown>) => encodeTopicMessage('tasks', { taskId, programHash: real.programHash, programCid: real.programCid, submitter: hostileId, steps: 20, createdAt: Date.now(), ...o } as never)
     const status = async (): Promise<any> => await cli('honest', 'status')
-    // a task that does not exist, signed by its announcer
-    await publishRaw('hostile', 'tasks', fake({ taskId: 10_000, programHash: '0x' + '11'.repeat(32) }))
-    await waitFor(async () => (await status()).gossip.rejectedBy[hostileId] >= 1, 30_000, 'the made-up task rejected')
-    // the real task, announced again with another program: impersonating the submitter, then as itself
+    // the real task, announced again with another program, impersonating the submitter: rejected by the check
     const otherCid = 'bafkreig' + 'a'.repeat(52)
     await publishRaw('hostile', 'tasks', fake({ programCid: otherCid, submitter: real.submitter }))
-    await waitFor(async () => (await status()).gossip.rejectedBy[hostileId] >= 2, 30_000, 'the impersonation rejected')
+    await waitFor(async () => (await status()).gossip.rejectedBy[hostileId] >= 1, 30_000, 'the impersonation rejected')
+    // then as itself, and a flood of tasks that do not exist: rejected until the liar is graylisted
+    // (one rejection may be enough), then dropped unread; either way nothing of it is kept
     await publishRaw('hostile', 'tasks', fake({ programCid: otherCid }))
-    // then a flood of made-up tasks: rejected until the liar is graylisted, then dropped unread
-    for (let i = 1; i < 40; i++) await publishRaw('hostile', 'tasks', fake({ taskId: 10_000 + i, programHash: '0x' + (i + 1).toString(16).padStart(64, '0') }))
+    for (let i = 0; i < 40; i++) await publishRaw('hostile', 'tasks', fake({ taskId: 10_000 + i, programHash: '0x' + (i + 1).toString(16).padStart(64, '0') }))
+    await new Promise(resolve => setTimeout(resolve, 2000))
     const st = await waitFor(async () => { const x = await status(); return x.gossip.scores[hostileId] < -100 ? x : undefined }, 30_000, 'the hostile peer penalised at the honest peer')
-    expect(st.gossip.rejectedBy[hostileId]).toBeGreaterThanOrEqual(2)
+    expect(st.gossip.rejectedBy[hostileId]).toBeGreaterThanOrEqual(1)
     // only the liar: nobody relayed its lies (peers that cannot check do not relay announcements)
     expect(Object.keys(st.gossip.rejectedBy)).toEqual([hostileId])
     const tasks = await cli('honest', 'tasks')
