@@ -387,10 +387,11 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
   ctx.ensure(at.some(x => x.outcome === 'AwaitingReveal'), P, 'RevealTooLate')
-  for (const x of excusedBy(ctx, t, step, a.exactness)) x.outcome = 'ForcedError'
+  const excused = excusedBy(ctx, t, step, a.exactness)
+  for (const x of excused) x.outcome = 'ForcedError'
   t.revealedForcedError = step
   putTask(ctx, a.taskId, t)
-  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step })
+  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step, excused: excused.map(x => x.disputeId) })
 }
 
 export function genesisParams (p: Params): Plain {
