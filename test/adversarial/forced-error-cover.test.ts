@@ -4,13 +4,16 @@ import { toHex } from '../../protocols/commit/merkle.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { commitTensor, type TensorData } from '../../protocols/commit/tensor.js'
 import { encodeExactness, forcedState, proveExactness } from '../../protocols/dispute/forced-exact.js'
+import { buildInitClaim, encodeClaim, firstInitMismatch } from '../../protocols/dispute/index.js'
+import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
 import type { TraceEntry } from '../../protocols/trace/trace.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { Trainer } from '../../node/train/trainer.js'
 import { u8aToHex } from '@polkadot/util'
 import type { Harness } from '../unit/chain/harness.js'
-import { forcedDrawOf, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
+import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
 import { coverSide, exactnessOf, forcedSide, honestPost } from '../unit/dispute/forced-fixture.js'
 
 // A solver whose private VRF draw ordered a forced error at step f uses it as
@@ -155,4 +158,27 @@ describe('a forced error cannot cover another change at its step', () => {
       expect(ev).not.toContain('Arbitration.JackpotPaid')
     })
   }
+
+  it('an invented initial state when the forced step is 0: the init ruling is not excused', async () => {
+    // one step: the draw can only order step 0
+    const ds = syntheticDataset(7, 64, 8)
+    const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 1, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 1 })
+    const run = await honestRun(program, ds, 0)
+    const invented = initialState(program).map((t, i) => i === 1 ? { ...t, values: t.values.map(v => v + 0.5) } : t)
+    const trainer = await Trainer.create(program, ds)
+    trainer.loadState(invented, 0)
+    const roots = [toHex(trainer.stateRoot())]
+    trainer.runStep(); roots.push(toHex(trainer.stateRoot())); trainer.dispose()
+    const h = await taskOnChain(run, { entries: run.entries, values: run.values, roots }, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
+    const draw = drawOn(h)
+    expect(draw.step).toBe(0)
+    const bob = total(h, 'Bob')
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
+    const init = buildInitClaim({ program: run.programBytes, stateRoots: roots.map(r => Uint8Array.from(Buffer.from(r, 'hex'))), state: invented, ...firstInitMismatch(program, invented)! })
+    expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(init)) }).error).toBeUndefined()
+    expect(taskOf(h).rulings.map(r => [r.claimKind, r.outcome])).toEqual([['Init', 'AwaitingReveal']])
+    const exactness = u8aToHex(encodeExactness(proveExactness(invented, forcedState(invented), 0, roots)))
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: draw.output, vrfProof: draw.proof, exactness }).error).toBe('Arbitration.RulingNotExcusable')
+    expectPenalized(h, bob, settle(h))
+  })
 })
