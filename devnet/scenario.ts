@@ -92,7 +92,7 @@ export class ScenarioWatcher {
       // the forced step is private to the solver until it proves it after a ruling
       case 'ForcedErrorRevealed':
         this.forcedStep = Number(d.step)
-        for (const x of this.disputes) if (this.disputedStep.get(x.disputeId) === this.forcedStep && x.how === 'Adjudicated') x.forcedError = true
+        for (const x of this.disputes) if (((d.excused as unknown[] | undefined) ?? []).some(id => Number(id) === x.disputeId)) x.forcedError = true
         line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was its Truebit forced error (no slash; the jackpot is shared at settlement, out of its reward)`)
         break
       case 'SolverPenalized': line(`no forced-error reveal for dispute ${String(d.disputeId)}: the solver is slashed ${units(d.slashed as bigint)}`); break

@@ -267,9 +267,9 @@ export class ChainClient {
     return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
   }
 
-  /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes). */
-  async revealForcedError (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array): Promise<{ step: number, outcome: TxOutcome }> {
-    const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof)))
+  /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) and changed exactly one element (protocols/dispute/forced-exact.ts encodeExactness). */
+  async revealForcedError (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array, exactness: Uint8Array): Promise<{ step: number, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof), u8aToHex(exactness)))
     return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
   }
 

@@ -69,6 +69,10 @@ export interface ProofRulingView {
   step: number
   revealDeadline: number
   outcome: 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
+  /** the claim the dispute was adjudicated on; only a State ruling can be a forced error */
+  claimKind: 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init'
+  /** State rulings: the post-state root the defender's signed @state entry hashes to (0x hex) */
+  honestPost: string | null
 }
 
 export interface DisputeView {

@@ -94,7 +94,7 @@ export class Defender {
    * child process) for every dispute of that step, with the faults the
    * training had, so it is the trace the proof was built from.
    */
-  private async traceFor (chain: ChainClient, taskId: number, step: number): Promise<{ trace: TraceFile, proof: ProofOfLearning }> {
+  async traceFor (chain: ChainClient, taskId: number, step: number): Promise<{ trace: TraceFile, proof: ProofOfLearning }> {
     const key = `${taskId}/${step}`
     let traced = this.traces.get(key)
     if (traced === undefined) {

@@ -4,8 +4,9 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 // repeatable), so every dispute path can be provoked on purpose:
 //   tamper-op=<kernel>@<step>  the training child corrupts that op's output at
 //                              1-based step <step>, consistently (node/train/fault.ts)
-//   tamper-weight[@<step>]     a weight is perturbed after <step> (default 1; 0: the
-//                              initial state, caught by an initial-state claim)
+//   tamper-weight[@<step>]     after <step> (default 1; 0: the initial state,
+//                              caught by an initial-state claim), element 0 of
+//                              weight 0 is set to |v| + 1: the trace stays honest
 //   lie-in-bisection           the defender answers a bisection query with
 //                              children that do not hash to their parent
 //   silent                     the defender never answers dispute requests
@@ -15,14 +16,13 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              a data-availability challenge (node/availability)
 // Truebit forced errors are not a fault: an honest solver whose private VRF
 // draw names on-chain step i (engine step i+1; node/dispute/forced-error.ts)
-// corrupts that step the same way as tamper-op, on FORCED_ERROR_KERNEL.
+// changes that step's post-state the same way as tamper-weight, exactly one
+// element, which is what it must prove when it reveals the draw
+// (protocols/dispute/forced-exact.ts).
 
 export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean }
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
-
-/** The kernel an honest solver corrupts for a forced error (present in every MLP/CNN step, element-adjudicable). */
-export const FORCED_ERROR_KERNEL = 'BatchMatMul'
 
 export function parseNodeFaults (specs: readonly string[]): NodeFaults {
   const f: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
@@ -45,7 +45,6 @@ export function anyFault (f: NodeFaults): boolean {
 
 /** Arguments for the training/trace child: the node's faults plus its forced error (on-chain step, 0-based). */
 export function faultArgs (f: NodeFaults, forcedError: number | null | undefined): string[] {
-  const ops = [...f.ops]
-  if (forcedError != null) ops.push({ kernel: FORCED_ERROR_KERNEL, step: forcedError + 1 })
-  return [...ops.flatMap(o => ['--fault-op', `${o.kernel}@${o.step}`]), ...f.weights.flatMap(w => ['--fault-weight', String(w)])]
+  const weights = forcedError != null && !f.weights.includes(forcedError + 1) ? [...f.weights, forcedError + 1] : f.weights
+  return [...f.ops.flatMap(o => ['--fault-op', `${o.kernel}@${o.step}`]), ...weights.flatMap(w => ['--fault-weight', String(w)])]
 }

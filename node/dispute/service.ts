@@ -14,6 +14,7 @@ import type { ShardService } from '../shards/index.js'
 import { Defender, contextOf, verify } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
+import { exactnessFromTrace } from './forced-exact.js'
 import { makeChallenger } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
 import { readTraceFile, type TraceFile } from './trace-file.js'
@@ -124,8 +125,14 @@ export class DisputeService {
         this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
         return
       }
+      // the exactness proof: our committed post-state is the honest one of our trace with only the forced element changed
+      const exact = await this.forcedExactness(chain, taskId, ruling.step)
+      if ('error' in exact) {
+        this.log.warn({ taskId, disputeId, step: ruling.step, err: exact.error }, 'cannot prove our forced error exact: we will be slashed')
+        return
+      }
       try {
-        await chain.revealForcedError(taskId, draw.output, draw.proof)
+        await chain.revealForcedError(taskId, draw.output, draw.proof, exact.bytes)
         this.endings.set(disputeId, `${this.endings.get(disputeId) ?? 'ruled for the challenger'}; forced error revealed (step ${draw.step})`)
         this.log.info({ taskId, disputeId, step: draw.step }, 'the ruled step was our forced error: VRF revealed on chain, no slash')
         return
@@ -134,6 +141,14 @@ export class DisputeService {
         await sleep(1000)
       }
     }
+  }
+
+  /** From the trace we defend the step with (traced once per step, with our faults and forced error) and our proof. */
+  private async forcedExactness (chain: ChainClient, taskId: number, step: number): Promise<{ bytes: Uint8Array } | { error: string }> {
+    try {
+      const { trace, proof } = await this.defender.traceFor(chain, taskId, step)
+      return exactnessFromTrace(trace, proof.stateRoots)
+    } catch (err) { return { error: (err as Error).message } }
   }
 
   /** Polls the chain until the dispute is resolved: answers and makes forces (defender), beats a counterparty that let a force expire. */

@@ -9,12 +9,14 @@ import type { Trainer } from './trainer.js'
 //                The corrupted value is what later ops of the step read (the
 //                kernel itself returns it), so the run stays self-consistent:
 //                every state root, checkpoint and trace follows from it.
-//   weight fault <step>: after 1-based step `step`, weight 0 element 0 is
-//                increased by 1 (no op produced it: the trace stays honest,
-//                the state root does not). Step 0: the initial state itself
-//                (a start other than the program's initialisation; every
-//                transition after it is honest).
+//   weight fault <step>: after 1-based step `step`, element 0 of weight 0
+//                (state tensor 0) is set to |v| + 1 (no op produced it: the
+//                trace stays honest, the state root does not). This is also
+//                a Truebit forced error, exactly: protocols/dispute/forced-exact.ts.
+//                Step 0: the initial state itself (a start other than the
+//                program's initialisation; every transition after it is honest).
 
+import { forcedValue } from '../../protocols/dispute/forced-exact.js'
 import { type OpFault, type TrainFaults } from './fault-spec.js'
 export { parseOpFault, hasFaults, NO_FAULTS, type OpFault, type TrainFaults } from './fault-spec.js'
 
@@ -76,7 +78,7 @@ export class FaultInjector {
       const v = trainer.weights[0].variable
       tf.tidy(() => {
         const vals = (v.dataSync() as Float32Array).slice()
-        vals[0] = vals[0] + 1
+        vals[0] = forcedValue(vals[0])
         v.assign(tf.tensor(vals, v.shape, v.dtype))
       })
     }

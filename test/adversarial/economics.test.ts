@@ -10,6 +10,7 @@ import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // The expected profit of each rational deviation, against honest play, at the
 // devnet's parameters. Every payoff is measured on the real runtime (a task
@@ -86,7 +87,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
 
   it('a lazy verifier accepting its sample without replaying', async () => {
     const { run: r, step } = forced
-    const side = cheat(r)
+    const side = forcedSide(r)
     const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
     h.advance(1)
     const before = total(h, 'Eve')
@@ -94,7 +95,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, r, side, honest(r), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(r, side) }).error).toBeUndefined()
     toTheEnd(h)
     const caught = total(h, 'Eve') - before
     expect(caught).toBe(-STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n)
@@ -108,7 +109,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
 
   it('a solver\'s puppet catching its own forced error', async () => {
     const { run: r, step } = forced
-    const side = cheat(r)
+    const side = forcedSide(r)
     const scenario = async (puppet: boolean): Promise<bigint> => {
       const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
       const start = total(h, 'Bob') + total(h, 'Ferdie')
@@ -120,7 +121,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
       expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
       expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
       expect(playDispute(h, r, side, honest(r), { disputeId: id, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(r, side) }).error).toBeUndefined()
       toTheEnd(h)
       return total(h, 'Bob') + total(h, 'Ferdie') - start
     }

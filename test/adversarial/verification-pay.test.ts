@@ -10,7 +10,8 @@ import { harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
-import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, type Run } from '../unit/dispute/fixture.js'
+import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // Rational attackers around verification and its pay: a submitter or solver
 // verifying its own task, a task paid though nobody verified it, a solver's
@@ -102,7 +103,8 @@ describe('forced errors that cannot be milked', () => {
     expect(d.step).not.toBeNull()
     forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
   }, 120_000)
-  const cheat = (run: Run) => tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
+  /** the solver's forced error: element 0 of state tensor 0 set to |v| + 1 after the step */
+  const cheat = (run: Run) => forcedSide(run)
   const settle = (h: Harness): string[] => {
     const ev: string[] = []
     for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
@@ -122,13 +124,13 @@ describe('forced errors that cannot be milked', () => {
       // the puppet opens first, in the block right after the commit: Bob told it the step
       expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
       expect(playDispute(h, run, side, honest(run), { disputeId: id++, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')
-      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
     }
     // Dave replays, finds the step and disputes within the jackpot window
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, run, side, honest(run), { disputeId: id, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    if (!puppet) expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    if (!puppet) expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
     settle(h)
     expect(taskOf(h).phase).toBe('Settled')
     const gain = (n: string): bigint => total(n) - start[n]
@@ -161,7 +163,7 @@ describe('forced errors that cannot be milked', () => {
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
     const eveBefore = h.free('Eve') + h.reserved('Eve')
     const ev = settle(h)
     expect(ev).toContain('Arbitration.VerdictSlashed')

@@ -82,6 +82,10 @@ describe('npm run devnet', () => {
     expect(resolved.msg).toMatch(/dispute \d+ resolved/)
     const s = (await waitLine(l => l.msg === 'summary', 300_000, 'the summary')).summary
     expect(s.disputes.length).toBeGreaterThanOrEqual(1)
+    // the solver's forced error (one element of the post-state): a state claim, revealed with its exactness proof, excused
+    expect(lines.some(l => l.event === 'Adjudicated' && /\(state claim\)/.test(l.msg ?? ''))).toBe(true)
+    expect(lines.some(l => l.event === 'ForcedErrorRevealed')).toBe(true)
+    expect(s.disputes.some((d: { forcedError: boolean }) => d.forcedError)).toBe(true)
     expect(typeof s.phases.total).toBe('string')
     expect(s.balances).toHaveLength(6)
     // an honest solver with a forced error is paid its reward less the jackpot it funds; the submitter pays

@@ -10,6 +10,7 @@ import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../prot
 import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
+import { excusedBy, type ProofRuling } from './forced-rulings.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
@@ -64,9 +65,7 @@ export interface TaskInfo extends SubmitTaskArgs {
   /** times the challenge window was extended for lack of a verdict quorum */
   extensions: number
 }
-export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
-/** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
-export interface ProofRuling { disputeId: bigint, challenger: string, step: number, revealDeadline: number, outcome: RulingOutcome }
+export type { ProofRuling, RulingOutcome } from './forced-rulings.js'
 // ---- storage helpers ----
 export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
 const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
@@ -361,14 +360,18 @@ function vrfVerify (message: Uint8Array, outputAndProof: Uint8Array, publicKey: 
  * The solver proves that a step ruled against it was its Truebit forced error
  * (protocols/dispute/forced-error.ts): the VRF must be the solver's over this
  * task's transcript and its draw must name a step with a ruling still
- * awaiting a reveal. Those rulings then cost the solver nothing; the jackpot
- * is paid once, at settlement.
+ * awaiting a reveal, and the exactness proof must show the committed
+ * post-state to be that ruling's honest one with only the forced element
+ * changed (forced-rulings.ts). Those rulings then cost the solver nothing;
+ * the jackpot is paid once, at settlement.
  */
-export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string }): void {
+export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(t.revealedForcedError === null, P, 'AlreadyRevealed')
+  // again only for rulings adjudicated at the revealed step after the first reveal
+  const revealed = t.revealedForcedError
+  ctx.ensure(revealed === null || t.rulings.some(x => x.step === revealed && x.outcome === 'AwaitingReveal'), P, 'AlreadyRevealed')
   const r = checkForcedErrorReveal({
     publicKey: hexToU8a(who),
     taskId: a.taskId,
@@ -383,12 +386,12 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   const step = r.step
   const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
-  const waiting = at.filter(x => x.outcome === 'AwaitingReveal')
-  ctx.ensure(waiting.length > 0, P, 'RevealTooLate')
-  for (const x of waiting) x.outcome = 'ForcedError'
+  ctx.ensure(at.some(x => x.outcome === 'AwaitingReveal'), P, 'RevealTooLate')
+  const excused = excusedBy(ctx, t, step, a.exactness)
+  for (const x of excused) x.outcome = 'ForcedError'
   t.revealedForcedError = step
   putTask(ctx, a.taskId, t)
-  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step })
+  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step, excused: excused.map(x => x.disputeId) })
 }
 
 export function genesisParams (p: Params): Plain {

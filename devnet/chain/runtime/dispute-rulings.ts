@@ -4,8 +4,8 @@ import { getTask, params, putTask, adjustActive, slashStake, type TaskInfo } fro
 import { TREASURY, repatriateReserved, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
+import { basisOf, newRuling, type RulingBasis } from './forced-rulings.js'
 import { ppmOf } from './randomness.js'
-import { REVEAL_WINDOW } from './spec.js'
 
 // How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
 // what each outcome pays (part of the Arbitration pallet; disputes.ts).
@@ -22,15 +22,16 @@ const P = 'Arbitration'
  * program's data order names, the runtime and data order from the program
  * bytes hashed against program_hash.
  */
-export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling } {
+export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling, basis: RulingBasis } {
   const d = getDispute(ctx, disputeId)
   ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
   const party = partyOf(d, who)
   ctx.ensure(party !== undefined, P, 'NotParty')
   const t = getTask(ctx, d.taskId)
   let ruling: Ruling
+  let claim: Claim
   try {
-    const claim: Claim = decodeClaim(hexToU8a(claimHex))
+    claim = decodeClaim(hexToU8a(claimHex))
     ruling = judgeClaim({
       ...contextOf(ctx, disputeId, d),
       step: d.disputedStep,
@@ -49,14 +50,14 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
     if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidClaim')
   }
-  return { d, ruling }
+  return { d, ruling, basis: basisOf(claim, d.disputedStep) }
 }
 
 export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
-  const { d, ruling } = checkAgreement(ctx, who, a.disputeId, a.claim)
+  const { d, ruling, basis } = checkAgreement(ctx, who, a.disputeId, a.claim)
   const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
   ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
-  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated')
+  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated', basis)
 }
 
 /**
@@ -82,7 +83,7 @@ function penalizeTimeout (ctx: Context, taskId: bigint, t: TaskInfo, challenger:
   return taken
 }
 
-export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout'): void {
+export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout', basis?: RulingBasis): void {
   const p = params(ctx)
   const t = getTask(ctx, d.taskId)
   const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
@@ -96,8 +97,9 @@ export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: 
       // Truebit: only the solver knows whether this step was its forced error; it has
       // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
       // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
-      forced = t.revealedForcedError === d.disputedStep
-      t.rulings.push({ disputeId: id, challenger: d.challenger, step: d.disputedStep, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: forced ? 'ForcedError' : 'AwaitingReveal' })
+      const r = newRuling(ctx, t, id, d.challenger, d.disputedStep, basis ?? { claimKind: 'Element', honestPost: null })
+      forced = r.outcome === 'ForcedError'
+      t.rulings.push(r)
     } else {
       // a solver that let a forced move go unanswered has no forced-error excuse
       slashed = penalizeTimeout(ctx, d.taskId, t, d.challenger, d.bond)

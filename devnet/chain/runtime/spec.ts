@@ -136,10 +136,15 @@ export const NAMED_TYPES: NamedTypes = {
     variants: [{ name: 'AwaitingReveal' }, { name: 'ForcedError' }, { name: 'SolverPenalized' }],
     docs: ['AwaitingReveal: the solver may still reveal a forced error at this step; ForcedError: it did (no slash, jackpot); SolverPenalized: it did not in time (slashed)']
   },
+  ClaimKind: {
+    path: ['pallet_arbitration', 'types', 'ClaimKind'],
+    variants: ['Skeleton', 'Input', 'State', 'Element', 'Data', 'Lie', 'BadOpen', 'Init'].map(name => ({ name })),
+    docs: ['The kind of the claim a dispute was adjudicated on (protocols/dispute/claim.ts)']
+  },
   ProofRuling: {
     path: ['pallet_arbitration', 'types', 'ProofRuling'],
-    fields: [['dispute_id', 'u64'], ['challenger', 'AccountId'], ['step', 'u32'], ['reveal_deadline', 'u32'], ['outcome', 'RulingOutcome']],
-    docs: ['A SolverProof dispute adjudicated for its challenger: the solver\'s penalty waits for a forced-error reveal until reveal_deadline']
+    fields: [['dispute_id', 'u64'], ['challenger', 'AccountId'], ['step', 'u32'], ['reveal_deadline', 'u32'], ['outcome', 'RulingOutcome'], ['claim_kind', 'ClaimKind'], ['honest_post', 'Option<H256>']],
+    docs: ['A SolverProof dispute adjudicated for its challenger: the solver\'s penalty waits for a forced-error reveal until reveal_deadline. claim_kind: what it was decided on; honest_post (State only): the post-state root the defender\'s signed @state entry hashes to. Only a State ruling can be excused, by a proof that the committed post-state is honest_post with exactly one element changed (protocols/dispute/forced-exact.ts)']
   },
   DisputeKind: { path: ['pallet_arbitration', 'types', 'DisputeKind'], variants: [{ name: 'SolverProof' }, { name: 'VerifierVerdict' }] },
   Party: { path: ['pallet_arbitration', 'types', 'Party'], variants: [{ name: 'Challenger' }, { name: 'Defender' }] },
@@ -276,7 +281,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'force_move', index: 9, args: [['dispute_id', 'u64'], ['theirs', 'Vec<u8>'], ['mine', 'Vec<u8>']], docs: 'A party that waited in vain for an answer posts the other side\'s last signed message (`theirs`; empty when it is DisputeLastMove) and its own next one (`mine`), both CBOR {m, s, a}; the other side must answer_move by due = now + dispute_clock (+ the trace allowance ceil(((disputed_step mod checkpoint_every) + 1) × solve_timeout / steps) for the defender\'s commit). The challenger\'s first force has both empty: it demands the commit. Checked: signatures over (genesis hash, task id, dispute id, role), author parity (even seq: defender), seq/prev linkage, seq not older than what is on chain, and that `mine` continues `theirs` (protocols/dispute/transcript.ts).' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: a force unanswered after its due block loses for its addressee; past the dispute deadline with no force pending, the challenger loses.' },
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
-      { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts). Valid and naming a step with a ruling awaiting reveal: no slash for those rulings, a jackpot at settlement. Only before the ruling\'s reveal_deadline.' },
+      { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]'], ['exactness', 'Vec<u8>']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts), and `exactness` (CBOR, at most 64 KiB, protocols/dispute/forced-exact.ts): the committed post-state of that step is the honest one of a State ruling (its honest_post) with exactly element 0 of state tensor 0 set to |v| + 1. Valid: no slash for the State rulings at that step with that honest_post, a jackpot at settlement; other rulings there still await a reveal. Only before the ruling\'s reveal_deadline; again for rulings adjudicated after a first reveal.' },
       { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
       ...AVAILABILITY_CALLS,
       ...INITIAL_STATE_CALLS
@@ -300,7 +305,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
       { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per challenger whose dispute at the revealed step was opened within JackpotWindow blocks of the first.' },
-      { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32']], docs: 'The solver proved that `step` was its forced error: no slash for rulings at that step.' },
+      { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32'], ['excused', 'Vec<u64>']], docs: 'The solver proved that `step` was its forced error, exactly: no slash for the rulings of disputes `excused` (State rulings whose honest post-state the exactness proof reaches); other rulings at that step still await a reveal.' },
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
       { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
@@ -347,7 +352,7 @@ export const PALLETS: PalletSpec[] = [
       err('NoForcedError', 'The revealed VRF output orders no forced error for this task.'),
       err('NoRulingAtForcedStep', 'No SolverProof ruling at the revealed forced step awaits a reveal.'),
       err('RevealTooLate', 'The reveal deadline of the ruling at the forced step has passed: the solver was already penalized.'),
-      err('AlreadyRevealed', 'The forced error of this task was already revealed.'),
+      err('AlreadyRevealed', 'The forced error of this task was already revealed and no ruling at that step awaits a reveal.'),
       err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (verifiers who accepted that step are slashed when it is ruled wrong).'),
       ...AVAILABILITY_ERRORS,
       // appended after the availability errors so that earlier error indices stay put
@@ -364,7 +369,9 @@ export const PALLETS: PalletSpec[] = [
       err('ForcePending', 'A force is already pending: answer it, or wait for it to be answered or to time out.'),
       err('StaleMove', 'A force may not post a message older than, or different from, what is on chain at that seq.'),
       err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).'),
-      ...INITIAL_STATE_ERRORS
+      ...INITIAL_STATE_ERRORS,
+      err('NotExactForcedError', 'The exactness proof does not show the committed post-state of the forced step to be a State ruling\'s honest post-state with exactly element 0 of state tensor 0 set to |v| + 1 (protocols/dispute/forced-exact.ts).'),
+      err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.')
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

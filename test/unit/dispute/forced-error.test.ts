@@ -11,6 +11,7 @@ import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import type { Harness } from '../chain/harness.js'
 import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
+import { exactnessOf, forcedSide } from './forced-fixture.js'
 
 // Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
 // over task id ‖ selection seed) and revealed by the solver after a dispute at
@@ -34,9 +35,13 @@ beforeAll(async () => {
   forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
 }, 120_000)
 
-/** the solver's corrupted proof: the first BatchMatMul of the step + 1, everything after it consistent */
+/** the forced error: the step trained honestly, then element 0 of state tensor 0 set to |v| + 1 */
+const forcedOf = forcedSide
+/** a solver's wrong proof that is no forced error: the first BatchMatMul of the step + 1, everything after it consistent */
 const cheat = (run: Run) => tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
-const reveal = (h: Harness, who: string, output: string, proof: string): string | undefined => h.run(who, 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: output, vrfProof: proof }).error
+/** the reveal with the exactness proof of the honest forced error of `forced.run` */
+const reveal = (h: Harness, who: string, output: string, proof: string, exactness = exactnessOf(forced.run, forcedOf(forced.run))): string | undefined =>
+  h.run(who, 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: output, vrfProof: proof, exactness }).error
 const open = (h: Harness, who: string, step: number): string | undefined => h.run(who, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error
 const verdict = (h: Harness, who: string, accept: boolean, checkedSteps: number[]): string | undefined => h.run(who, 'Arbitration', 'submit_verdict', { taskId: 0, accept, checkedSteps }).error
 /** advances until the task leaves Verifying; returns the on_initialize events on the way */
@@ -78,7 +83,7 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
 describe('forced errors on chain', () => {
   it('the task does not show the forced step; after the ruling the solver reveals its VRF: no slash, the jackpot out of its reward; a blind accept is slashed', async () => {
     const { run, step } = forced
-    const side = cheat(run)
+    const side = forcedOf(run)
     const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
     const t0 = taskOf(h) as unknown as Record<string, unknown>
     expect(t0.revealedForcedError).toBeNull()
@@ -101,7 +106,9 @@ describe('forced errors on chain', () => {
     expect(o.events).not.toContain('Arbitration.Slashed')
     expect(o.events).not.toContain('Arbitration.JackpotPaid')
     expect(h.reserved('Dave')).toBe(STAKE) // the bond is back at once, whatever the solver does
-    expect(taskOf(h).rulings.map(r => r.outcome)).toEqual(['AwaitingReveal'])
+    expect(taskOf(h).rulings.map(r => [r.outcome, r.claimKind])).toEqual([['AwaitingReveal', 'State']])
+    expect(o.claim?.kind).toBe('state') // traces agree: one move, no bisection
+    expect(taskOf(h).rulings[0].honestPost).toBe('0x' + run.roots[step + 1]) // the honest post-state its @state entry hashes to
     // forged reveals are refused with a clear module error
     const charlie = drawOn(h, 'Charlie')
     expect(reveal(h, 'Bob', charlie.output, charlie.proof)).toBe('Arbitration.InvalidVrfProof')
@@ -110,7 +117,9 @@ describe('forced errors on chain', () => {
     expect(reveal(h, 'Dave', forced.output, forced.proof)).toBe('Arbitration.NotSelectedSolver')
     // the real one
     const fresh = drawOn(h) // a new (randomized) proof of the same output verifies too
-    const r = h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: fresh.output, vrfProof: fresh.proof })
+    // the VRF alone no longer excuses: the committed post-state must be shown to differ in the forced element only
+    expect(reveal(h, 'Bob', fresh.output, fresh.proof, '0x')).toBe('Arbitration.NotExactForcedError')
+    const r = h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: fresh.output, vrfProof: fresh.proof, exactness: exactnessOf(run, side) })
     expect(r.error).toBeUndefined()
     expect(r.events).toContain('Arbitration.ForcedErrorRevealed')
     expect(taskOf(h).revealedForcedError).toBe(step)
@@ -135,7 +144,7 @@ describe('forced errors on chain', () => {
 
   it('two challengers of one forced error within the jackpot window share it; both bonds are refunded', async () => {
     const { run, step } = forced
-    const side = cheat(run)
+    const side = forcedOf(run)
     // clocks long enough for one game to wait while the other is played
     const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, disputeClock: 400, challengeWindow: 200 })
     expect(verdict(h, 'Dave', false, [step])).toBeUndefined()
@@ -162,7 +171,7 @@ describe('forced errors on chain', () => {
 
   it('a forced error not revealed in time costs the solver like any lost dispute; a late reveal is refused', async () => {
     const { run, step } = forced
-    const side = cheat(run)
+    const side = forcedOf(run)
     const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, challengeWindow: 200 })
     expect(open(h, 'Dave', step)).toBeUndefined()
     expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')

@@ -23,8 +23,9 @@ describe('fault specs (join --fault)', () => {
     expect(faultArgs(f, null)).toEqual(['--fault-op', 'BatchMatMul@8', '--fault-weight', '1', '--fault-weight', '3'])
   })
 
-  it('a forced error at on-chain step i corrupts engine step i+1, with no fault configured', () => {
-    expect(faultArgs(parseNodeFaults([]), 7)).toEqual(['--fault-op', 'BatchMatMul@8'])
+  it('a forced error at on-chain step i changes one element of the state after engine step i+1, with no fault configured', () => {
+    expect(faultArgs(parseNodeFaults([]), 7)).toEqual(['--fault-weight', '8'])
+    expect(faultArgs(parseNodeFaults(['tamper-weight@8']), 7)).toEqual(['--fault-weight', '8'])
     expect(faultArgs(parseNodeFaults([]), null)).toEqual([])
   })
 

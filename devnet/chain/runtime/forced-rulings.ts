@@ -1,0 +1,73 @@
+import { hexToU8a, u8aToHex } from '@polkadot/util'
+import type { Claim } from '../../../protocols/dispute/claim.js'
+import { checkForcedExact, rulingBasis } from '../../../protocols/dispute/forced-exact.js'
+import type { Context } from './context.js'
+import { REVEAL_WINDOW } from './spec.js'
+
+// Which SolverProof rulings a forced-error reveal may excuse (part of the
+// Arbitration pallet; arbitration.ts). A forced error changes one element of
+// the post-state after an honest step, so the honest challenger's claim about
+// it is a `state` claim, and the excuse needs a proof that the committed
+// post-state is that claim's honest post-state with exactly that element
+// changed (protocols/dispute/forced-exact.ts). Every other ruling at the step
+// stays a lost dispute.
+
+const P = 'Arbitration'
+
+export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
+export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init'
+/** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
+export interface ProofRuling {
+  disputeId: bigint
+  challenger: string
+  step: number
+  revealDeadline: number
+  outcome: RulingOutcome
+  /** what the ruling was decided on */
+  claimKind: RulingClaimKind
+  /** State rulings: the post-state root the defender's signed @state entry hashes to (0x hex) */
+  honestPost: string | null
+}
+
+/** What a ruling records of the claim it was decided on. */
+export interface RulingBasis { claimKind: RulingClaimKind, honestPost: string | null }
+
+const KINDS: Record<Claim['kind'], RulingClaimKind> = { skeleton: 'Skeleton', input: 'Input', state: 'State', element: 'Element', data: 'Data', lie: 'Lie', badOpen: 'BadOpen', init: 'Init' }
+
+export function basisOf (claim: Claim, step: number): RulingBasis {
+  const b = rulingBasis(claim, step)
+  return { claimKind: KINDS[b.kind], honestPost: b.honestPost === null ? null : u8aToHex(b.honestPost) }
+}
+
+const excusable = (r: Pick<ProofRuling, 'claimKind' | 'honestPost'>): boolean => r.claimKind === 'State' && r.honestPost !== null
+
+/**
+ * A new ruling at `step`. After a reveal at that step it is a forced error at
+ * once only if it was decided on the same honest post-state as a ruling the
+ * exactness proof already excused; otherwise it awaits a reveal like any other.
+ */
+export function newRuling (ctx: Context, t: { revealedForcedError: number | null, rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis): ProofRuling {
+  const excused = t.revealedForcedError === step && excusable(basis) &&
+    t.rulings.some(r => r.step === step && r.outcome === 'ForcedError' && r.honestPost === basis.honestPost)
+  return { disputeId, challenger, step, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: excused ? 'ForcedError' : 'AwaitingReveal', ...basis }
+}
+
+/**
+ * The rulings at the revealed forced `step` that `exactness` excuses: those
+ * awaiting a reveal, decided on a `state` claim whose honest post-state the
+ * proof shows the committed one to differ from in exactly the forced element.
+ * Fails the call if there is none.
+ */
+export function excusedBy (ctx: Context, t: { proofRoot: string, stepCount: number, rulings: ProofRuling[] }, step: number, exactness: string): ProofRuling[] {
+  const waiting = t.rulings.filter(r => r.step === step && r.outcome === 'AwaitingReveal')
+  const candidates = waiting.filter(excusable)
+  ctx.ensure(candidates.length > 0, P, 'RulingNotExcusable')
+  const proof = hexToU8a(exactness)
+  const ok = new Set<string>()
+  for (const post of new Set(candidates.map(r => r.honestPost as string))) {
+    const r = checkForcedExact({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, honestPost: hexToU8a(post) }, proof)
+    if (r.ok) ok.add(post)
+  }
+  ctx.ensure(ok.size > 0, P, 'NotExactForcedError')
+  return candidates.filter(r => ok.has(r.honestPost as string))
+}
