@@ -8,12 +8,11 @@ import { buildInitClaim, encodeClaim, firstInitMismatch } from '../../protocols/
 import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
 import type { TraceEntry } from '../../protocols/trace/trace.js'
-import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { u8aToHex } from '@polkadot/util'
 import type { Harness } from '../unit/chain/harness.js'
-import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
+import { drawOn, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run, type Side, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { coverSide, exactnessOf, forcedSide, honestPost } from '../unit/dispute/forced-fixture.js'
 
 // A solver whose private VRF draw ordered a forced error at step f uses it as
@@ -28,16 +27,9 @@ import { coverSide, exactnessOf, forcedSide, honestPost } from '../unit/dispute/
 const STAKE = 10_000n * UNIT
 const REWARD = 600n * UNIT
 const JACKPOT = 200n * UNIT
-let forced: { run: Run, step: number, output: string, proof: string }
+let forced: ForcedRun
 
-beforeAll(async () => {
-  await initBackend('wasm')
-  const ds = syntheticDataset(7, 64, 8)
-  const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
-  const d = await forcedDrawOf(await honestRun(p, ds, 2))
-  expect(d.step).not.toBeNull()
-  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
-}, 120_000)
+beforeAll(async () => { forced = await forcedTask() }, 120_000)
 
 const total = (h: Harness, n: string): bigint => h.free(n) + h.reserved(n)
 const reveal = (h: Harness, exactness: string): string | undefined =>

@@ -3,14 +3,11 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
-import { newProgram } from '../../protocols/program/index.js'
-import { initBackend } from '../../node/train/backend.js'
-import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
-import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, type Run } from '../unit/dispute/fixture.js'
+import { honest, playDispute, taskOf, taskOnChain, type Run, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // Rational attackers around verification and its pay: a submitter or solver
@@ -94,15 +91,8 @@ describe('who verifies, and whether anybody did', () => {
 
 describe('forced errors that cannot be milked', () => {
   const JACKPOT = 200n * UNIT
-  let forced: { run: Run, step: number, output: string, proof: string }
-  beforeAll(async () => {
-    await initBackend('wasm')
-    const ds = syntheticDataset(7, 64, 8)
-    const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
-    const d = await forcedDrawOf(await honestRun(p, ds, 2))
-    expect(d.step).not.toBeNull()
-    forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
-  }, 120_000)
+  let forced: ForcedRun
+  beforeAll(async () => { forced = await forcedTask() }, 120_000)
   /** the solver's forced error: element 0 of state tensor 0 set to |v| + 1 after the step */
   const cheat = (run: Run) => forcedSide(run)
   const settle = (h: Harness): string[] => {

@@ -16,10 +16,12 @@ import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
-import { normalizeRows, oneHot, type Dataset } from '../../../node/train/dataset.js'
+import { datasetRef, normalizeRows, oneHot, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { reexecuteOp, traceStep, type OpValues } from '../../../node/train/tracer.js'
 import { Harness } from '../chain/harness.js'
+import { newProgram } from '../../../protocols/program/index.js'
+import { initBackend } from '../../../node/train/backend.js'
 
 // A real disputed step: an honest run of a tiny MLP task, the op trace of
 // step `s` (0-based, on-chain numbering) with every op's values, and helpers
@@ -254,3 +256,16 @@ export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, outp
   const ppm = h.read<{ forcedErrorPpm: number }>('Arbitration', 'Params')!.forcedErrorPpm
   return { step: forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm), output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
 }
+
+export interface ForcedRun { run: Run, step: number, output: string, proof: string }
+
+/** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run traced at that step, and the VRF draw. */
+export async function forcedTask (): Promise<ForcedRun> {
+  await initBackend('wasm')
+  const ds = syntheticDataset(7, 64, 8)
+  const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
+  const d = await forcedDrawOf(await honestRun(p, ds, 2))
+  if (d.step === null) throw new Error('the draw ordered no forced error')
+  return { run: await honestRun(p, ds, d.step), step: d.step, output: d.output, proof: d.proof }
+}
+
