@@ -285,7 +285,10 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
   // slots bound the accepting verdicts a task pays for; a reject takes none (it is paid only if the proof failed)
-  ctx.ensure(!a.accept || t.verdicts.filter(v => v.accept).length < t.verifierCount, P, 'VerifiersFull')
+  // an accept that was slashed, or that listed the revealed forced step, holds no slot: an extension can refill it
+  const f = t.revealedForcedError
+  const holding = t.verdicts.filter(v => v.accept && !v.void && (f === null || !v.checkedSteps.includes(f))).length
+  ctx.ensure(!a.accept || holding < t.verifierCount, P, 'VerifiersFull')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
   // "accept" vouches for the steps the chain's randomness picked for this verifier:
