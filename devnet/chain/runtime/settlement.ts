@@ -114,8 +114,9 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
   let verifiersPaid = 0n
+  const catchers = new Set(t.rulings.filter(r => r.outcome === 'ForcedError').map(r => r.challenger))
   for (const v of t.verdicts) {
-    if (!stood(t, v, new Set())) continue
+    if (!stood(t, v, catchers)) continue
     repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
     verifiersPaid += t.verifierReward
   }
