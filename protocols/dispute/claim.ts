@@ -133,10 +133,15 @@ function onPath (root: Uint8Array, leaf: Uint8Array, index: number, path: Uint8A
   return bytesEqual(rootFromProof(leaf, index, path), root)
 }
 
+function shapeOf (v: unknown, what: string): number[] {
+  if (!Array.isArray(v) || v.length > 8 || !v.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', `${what}: bad shape`)
+  return v
+}
+
 function slice (p: unknown, what: string): SliceProof {
   const s = p as ClaimSlice
   if (typeof s !== 'object' || s === null || !['float32', 'int32', 'bool'].includes(s.dtype) || (s.axis !== 'row' && s.axis !== 'col')) reject('InvalidClaim', `${what}: malformed slice`)
-  if (!Array.isArray(s.shape) || s.shape.length > 8 || !s.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', `${what}: bad shape`)
+  shapeOf(s.shape, what)
   if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', `${what}: bad bytes`)
   return { dtype: s.dtype, shape: s.shape, axis: s.axis, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`), otherRoot: h32(s.otherRoot, `${what}.otherRoot`) }
 }
@@ -144,8 +149,7 @@ function slice (p: unknown, what: string): SliceProof {
 function tensorOf (v: unknown): Uint8Array {
   const t = v as TensorHead
   if (typeof t !== 'object' || t === null || !['float32', 'int32', 'bool'].includes(t.dtype)) reject('InvalidClaim', 'tensor: malformed head')
-  if (!Array.isArray(t.shape) || t.shape.length > 8 || !t.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', 'tensor: bad shape')
-  return combineRoots(t.dtype, t.shape, h32(t.rowRoot, 'tensor.rowRoot'), h32(t.colRoot, 'tensor.colRoot'))
+  return combineRoots(t.dtype, shapeOf(t.shape, 'tensor'), h32(t.rowRoot, 'tensor.rowRoot'), h32(t.colRoot, 'tensor.colRoot'))
 }
 
 function sameShape (a: readonly number[], b: readonly number[]): boolean { return a.length === b.length && a.every((x, i) => x === b[i]) }

@@ -274,6 +274,11 @@ export function commitProof (ctx: Context, who: string, a: { taskId: bigint, pro
   ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
 }
 
+/** An accept that lists the revealed forced step vouched for a step that does not replay. */
+export function listsForcedStep (t: TaskInfo, v: Verdict): boolean {
+  return t.revealedForcedError !== null && v.checkedSteps.includes(t.revealedForcedError)
+}
+
 export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, accept: boolean, checkedSteps: number[] }): void {
   const n = requireNode(ctx, who)
   ctx.ensure((n.roles & ROLE_VERIFIER) !== 0, P, 'NotVerifier')
@@ -286,8 +291,7 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
   // slots bound the accepting verdicts a task pays for; a reject takes none (it is paid only if the proof failed)
   // an accept that was slashed, or that listed the revealed forced step, holds no slot: an extension can refill it
-  const f = t.revealedForcedError
-  const holding = t.verdicts.filter(v => v.accept && !v.void && (f === null || !v.checkedSteps.includes(f))).length
+  const holding = t.verdicts.filter(v => v.accept && !v.void && !listsForcedStep(t, v)).length
   ctx.ensure(!a.accept || holding < t.verifierCount, P, 'VerifiersFull')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')

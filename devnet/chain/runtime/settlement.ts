@@ -1,7 +1,7 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, params, penalizeSolver, putTask, slashStake, trySelect, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, trySelect, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
 import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
@@ -53,35 +53,47 @@ export function jackpotWinners (ctx: Context, t: TaskInfo): ProofRuling[] {
  * instead), an accept whose sample missed f was diligent and stands, and a
  * reject stands only if its verifier caught f.
  */
-function stood (t: TaskInfo, v: Verdict, catchers: ReadonlySet<string>): boolean {
+function stood (t: TaskInfo, v: Verdict): boolean {
   if (v.void) return false
   if (t.solverFailed) return !v.accept
-  const f = t.revealedForcedError
-  if (f !== null) return v.accept ? !v.checkedSteps.includes(f) : catchers.has(v.verifier)
-  return v.accept
+  if (v.accept) return !listsForcedStep(t, v)
+  return t.rulings.some(r => r.outcome === 'ForcedError' && r.challenger === v.verifier)
+}
+
+/** Pays each standing verdict its reward out of the escrow; returns the total. */
+function payStanding (ctx: Context, t: TaskInfo): bigint {
+  let paid = 0n
+  for (const v of t.verdicts) {
+    if (!stood(t, v)) continue
+    repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
+    paid += t.verifierReward
+  }
+  return paid
+}
+
+/** The task is over: its solver's and verifiers' stakes are free to leave again. */
+function releaseParties (ctx: Context, t: TaskInfo): void {
+  adjustActive(ctx, t.solver, -1)
+  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
 }
 
 /** Accepting verifiers that reported the forced step as checked: they did not replay it. */
 function slashBlindAccepts (ctx: Context, id: bigint, t: TaskInfo): void {
-  const f = t.revealedForcedError
-  if (f === null || t.solverFailed) return
+  if (t.solverFailed) return
   for (const v of t.verdicts) {
-    if (v.void || !v.accept || !v.checkedSteps.includes(f)) continue
+    if (v.void || !v.accept || !listsForcedStep(t, v)) continue
     const stake = ctx.store.get<{ stake: bigint }>(P, 'Nodes', v.verifier)?.stake ?? 0n
     const taken = slashStake(ctx, v.verifier, TREASURY, ppmOf(stake, VERIFIER_SLASH_PPM))
     v.void = true
-    ctx.emit(P, 'VerdictSlashed', { taskId: id, verifier: v.verifier, step: f, slashed: taken })
+    ctx.emit(P, 'VerdictSlashed', { taskId: id, verifier: v.verifier, step: t.revealedForcedError, slashed: taken })
   }
 }
 
 function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const success = !t.solverFailed
   let solverPaid = 0n
-  let verifiersPaid = 0n
   let jackpotPaid = 0n
   const winners = success ? jackpotWinners(ctx, t) : []
-  const catchers = new Set(winners.map(w => w.challenger))
-  for (const r of t.rulings) if (r.outcome === 'ForcedError') catchers.add(r.challenger)
   slashBlindAccepts(ctx, id, t)
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
@@ -96,16 +108,11 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
     solverPaid = t.solverReward - jackpotPaid
     repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
   }
-  for (const v of t.verdicts) {
-    if (!stood(t, v, catchers)) continue
-    repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
-    verifiersPaid += t.verifierReward
-  }
+  const verifiersPaid = payStanding(ctx, t)
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, success)
-  adjustActive(ctx, t.solver, -1)
-  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
+  releaseParties(ctx, t)
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
@@ -113,18 +120,10 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
-  let verifiersPaid = 0n
-  const catchers = new Set(t.rulings.filter(r => r.outcome === 'ForcedError').map(r => r.challenger))
-  for (const v of t.verdicts) {
-    if (!stood(t, v, catchers)) continue
-    repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
-    verifiersPaid += t.verifierReward
-  }
-  const refunded = t.escrow - verifiersPaid
+  const refunded = t.escrow - payStanding(ctx, t)
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, false)
-  adjustActive(ctx, t.solver, -1)
-  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
+  releaseParties(ctx, t)
   t.phase = 'Unverified'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskUnverified', { taskId: id, standing, refunded })
@@ -132,8 +131,7 @@ function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: numb
 
 /** Verdicts that count towards the quorum: those that would be paid if the task settled now. */
 export function standingVerdicts (t: TaskInfo): number {
-  const catchers = new Set(t.rulings.filter(r => r.outcome === 'ForcedError').map(r => r.challenger))
-  return t.verdicts.filter(v => stood(t, v, catchers)).length
+  return t.verdicts.filter(v => stood(t, v)).length
 }
 
 /** The challenge window is over and nothing is pending: settle, extend the window for a quorum, or give up. */
