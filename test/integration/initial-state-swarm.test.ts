@@ -46,6 +46,8 @@ describe('an invented initial state between real peers on the dev chain', () => 
     const t = await sw.settled(taskId)
     expect(t.phase).toBe('Failed')
     expect(t.solverFailed).toBe(true)
-    expect(sw.ev('TaskSettled', d => Number(d.taskId) === taskId)?.data.solverPaid).toBe(0n)
+    // the observer's event subscription may lag the state query by a block
+    const settled = await sw.waitOr(async () => sw.ev('TaskSettled', d => Number(d.taskId) === taskId), 10_000, 'the TaskSettled event')
+    expect(settled.data.solverPaid).toBe(0n)
   }, 240_000)
 })
