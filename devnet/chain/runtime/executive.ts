@@ -89,7 +89,7 @@ export const MAX_FUTURE_NONCES = 1024
 export type CallCodec = Codec & { callIndex: Uint8Array, args: Codec[] }
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
 
-function account (dest: Plain, ctx: Context): string {
+function account (dest: Plain, _ctx: Context): string {
   const [kind, value] = variant(dest)
   if (kind !== 'Id' || typeof value !== 'string') throw new DispatchFail('CannotLookup', 'only MultiAddress::Id is supported')
   return value

@@ -1,40 +1,15 @@
 import type { Fields, NamedTypes } from './types.js'
+import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
+
+export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
 // and it is the interface a production Substrate pallet must implement
 // (docs/pallet-interface.md). Names are the Rust ones (snake_case calls and
 // fields); polkadot.js exposes them camelCased (api.tx.arbitration.submitTask).
-
-export type Hasher = 'Blake2_128Concat' | 'Twox64Concat' | 'Identity'
-
-export interface StorageSpec {
-  name: string
-  type: string
-  /** map key type; absent for a plain value */
-  key?: string
-  hasher?: Hasher
-  /** Default: a missing value reads as the type's zero value; Optional: as None */
-  modifier: 'Default' | 'Optional'
-  docs: string
-}
-
-export interface CallSpec { name: string, index: number, args: Fields, docs: string }
-export interface EventSpec { name: string, fields: Fields, docs: string }
-export interface ErrorSpec { name: string, docs: string }
-export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string, /** the value of a pallet constant (Config `Get<_>`); System/Balances take theirs from genesis */ value?: number | bigint }
-
-export interface PalletSpec {
-  name: string
-  index: number
-  storage: StorageSpec[]
-  calls: CallSpec[]
-  events: EventSpec[]
-  errors: ErrorSpec[]
-  constants: ConstantSpec[]
-}
 
 export const RUNTIME_PATH = 'proofswarm_runtime'
 
