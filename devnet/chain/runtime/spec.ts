@@ -14,11 +14,7 @@ export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, 
 export const RUNTIME_PATH = 'proofswarm_runtime'
 
 // Node roles, a bitmask in NodeInfo.roles.
-export const ROLE_SUBMITTER = 1
-export const ROLE_SOLVER = 2
-export const ROLE_VERIFIER = 4
-export const ROLE_WHISTLEBLOWER = 8
-export const ROLE_ALL = 15
+export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, ROLE_ALL } from '../../../protocols/roles.js'
 
 // Arbitration pallet constants (metadata constants, like a Rust pallet's Config `Get<_>` items).
 /** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error */
