@@ -19,7 +19,7 @@ export interface StorageSpec {
 export interface CallSpec { name: string, index: number, args: Fields, docs: string }
 export interface EventSpec { name: string, fields: Fields, docs: string }
 export interface ErrorSpec { name: string, docs: string }
-export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string, /** the value of a pallet constant (Config `Get<_>`); System/Balances take theirs from genesis */ value?: number | bigint }
+export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128' | 'RuntimeVersion', docs: string, /** the value of a pallet constant (Config `Get<_>`); System/Balances take theirs from genesis */ value?: number | bigint }
 
 export interface PalletSpec {
   name: string

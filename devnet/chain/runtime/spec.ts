@@ -84,6 +84,7 @@ export const NAMED_TYPES: NamedTypes = {
   },
   AccountData: { path: ['pallet_balances', 'types', 'AccountData'], params: [['Balance', 'u128']], fields: [['free', 'u128'], ['reserved', 'u128'], ['frozen', 'u128'], ['flags', 'ExtraFlags']] },
   ExtraFlags: { path: ['pallet_balances', 'types', 'ExtraFlags'], fields: [[null, 'u128']] },
+  RuntimeVersion: { path: ['sp_version', 'RuntimeVersion'], fields: [['spec_name', 'str'], ['impl_name', 'str'], ['authoring_version', 'u32'], ['spec_version', 'u32'], ['impl_version', 'u32'], ['apis', 'Vec<([u8; 8], u32)>'], ['transaction_version', 'u32'], ['system_version', 'u8']] },
   AccountInfo: { path: ['frame_system', 'AccountInfo'], params: [['Nonce', 'u32'], ['AccountData', 'AccountData']], fields: [['nonce', 'u32'], ['consumers', 'u32'], ['providers', 'u32'], ['sufficients', 'u32'], ['data', 'AccountData']] },
 
   // ---- arbitration ----
@@ -189,7 +190,8 @@ export const PALLETS: PalletSpec[] = [
     errors: [err('InvalidSpecName', 'Unused on the dev chain.'), err('CallFiltered', 'The call is not allowed.')],
     constants: [
       { name: 'BlockHashCount', type: 'u32', docs: 'Maximum number of block number to block hash mappings to keep.' },
-      { name: 'SS58Prefix', type: 'u16', docs: 'The SS58 address prefix.' }
+      { name: 'SS58Prefix', type: 'u16', docs: 'The SS58 address prefix.' },
+      { name: 'Version', type: 'RuntimeVersion', docs: 'Get the chain\'s in-code version.' }
     ]
   },
   {
