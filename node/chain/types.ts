@@ -70,7 +70,7 @@ export interface ProofRulingView {
   revealDeadline: number
   outcome: 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
   /** the claim the dispute was adjudicated on; only a State ruling can be a forced error */
-  claimKind: 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init'
+  claimKind: 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'
   /** State rulings: the post-state root the defender's signed @state entry hashes to (0x hex) */
   honestPost: string | null
 }

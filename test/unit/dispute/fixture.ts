@@ -10,7 +10,7 @@ import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/me
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
-import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, type ChallengerInit, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -115,6 +115,8 @@ export interface PlayOptions {
   defenderOffChainAfter?: number
   challengerOpensWrongPre?: boolean
   disputedStep?: number
+  /** what the challenger knows of NaNs in its own run of the step, and the proof's divergence point */
+  nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'>
 }
 
 /** What every dispute message on harness chain `h` is bound to. */
@@ -157,7 +159,7 @@ export async function playOnChain (run: Run, defender: Side, challenger: Side, o
 export interface Games { D: DefenderGame, C: ChallengerGame, ctx: DisputeContext }
 
 /** The two pure players of dispute `disputeId` on `h` (Bob defends, challengerName challenges); `ctx` overrides the signing context. */
-export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
+export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre' | 'nan'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
   const ds = run.ds
   const step = o.disputedStep
   const bob = pair('Bob'); const dave = pair(o.challengerName)
@@ -170,7 +172,8 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
     preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
-    dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) }
+    dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) },
+    ...o.nan
   })
   const rows = batchIndices(run.program.seed, ds.trainSize, run.program.batchSize, step)
   C.batchRow = r => rows[r]
