@@ -61,6 +61,8 @@ export interface TaskView extends TaskParams {
   verdicts: Array<{ verifier: string, accept: boolean, checkedSteps: number[], void: boolean }>
   openDisputes: number
   createdAt: number
+  /** a diverged proof's divergence point in its last step, stepCount (commit_diverged), else null */
+  divergence: { entry: number, flat: number } | null
 }
 
 export interface ProofRulingView {

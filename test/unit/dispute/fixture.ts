@@ -55,12 +55,12 @@ export interface Side { entries: TraceEntry[], values: OpValues[], roots: string
 const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
 
 /** A consistent cheater: output 0 of entry `i` gets element `el` perturbed; every later op is re-executed on it. */
-export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number): Side {
+export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value?: number): Side {
   const values: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
   const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
   const o = values[i].outputs[0]
   const nv = o.values.slice() as Float32Array
-  nv[el % nv.length] = nv[el % nv.length] + 1
+  nv[el % nv.length] = value ?? nv[el % nv.length] + 1
   values[i] = { inputs: values[i].inputs, outputs: [{ ...o, values: nv }, ...values[i].outputs.slice(1)] }
   entries[i].outputs[0].commitment = commitHex(values[i].outputs[0])
   if (alsoInput !== undefined) {
@@ -127,7 +127,7 @@ export const STAKE = 10_000n * UNIT
 const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string } = {}): Promise<Harness> {
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean } = {}): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, 4 | 8, STAKE)).error).toBeUndefined()
@@ -139,12 +139,18 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   expect(r.error).toBeUndefined()
   h.advance(1)
   expect(taskOf(h).solver).toBe(h.accounts.Bob)
-  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
+  const dv = o.diverged
+  if (o.commit === false) return h
+  if (dv !== undefined) {
+    // a diverged proof: states 0..k and where step k's trace produced its first NaN
+    const roots = defender.roots.slice(0, dv.stepCount + 1)
+    expect(h.run('Bob', 'Arbitration', 'commit_diverged', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], checkpoints: [], ...dv }).error).toBeUndefined()
+  } else expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
   return h
 }
 
 /** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
-export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
   const h = await taskOnChain(run, defender, o)
   const step = o.disputedStep ?? run.step
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
