@@ -37,6 +37,8 @@ export interface TrainOptions {
   log?: BackendLog
   onProgress?: (p: Progress) => void
   progressEveryMs?: number
+  /** false: FAULT INJECTION, train on through a NaN and write a complete proof (an honest verifiable run ends at its first NaN) */
+  haltOnNaN?: boolean
   /** FAULT INJECTION (tests, devnet, forced errors): corrupt ops/weights at given steps (node/train/fault.ts) */
   faults?: TrainFaults
 }
@@ -83,7 +85,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   // fault injection: only when asked for (see fault.ts)
   const injector = hasFaults(o.faults) ? new FaultInjector(o.faults) : undefined
   // a NaN ends a verifiable run: every op output is watched for one
-  let watch = verifiable ? new NanWatch() : undefined
+  let watch = verifiable && o.haltOnNaN !== false ? new NanWatch() : undefined
   let diverged: number | undefined
   const roots: Array<Promise<Uint8Array>> = []
   const checkpoints: CheckpointRef[] = []

@@ -62,6 +62,22 @@ describe('a verifiable run that produces a NaN ends with a diverged proof', () =
     if (want!.k >= 1) expect(await replayStep({ proofDir: dir, step: want!.k })).toMatchObject({ match: true })
   })
 
+  it('a solver that trains on through the NaN (fault) writes a complete proof; a replay of a committed step meets the NaN', async () => {
+    const p = prog(1e30)
+    const want = (await reference(p))!
+    const dir = mkdtempSync(join(tmpdir(), 'ps-nan-')); dirs.push(dir)
+    const r = await trainTask({ program: p, outDir: dir, dataset: ds, evaluate: false, haltOnNaN: false })
+    expect(r.divergence).toBeUndefined()
+    expect(r.completed).toBe(true)
+    // the step that made the NaN, and a later one whose checkpoint holds NaNs
+    const at = await replayStep({ proofDir: dir, step: want.k + 1 })
+    expect(at).toMatchObject({ match: true, nanStep: want.k + 1 })
+    const later = await replayStep({ proofDir: dir, step: p.steps })
+    expect(later.match).toBe(true)
+    expect(later.nanStep).toBeGreaterThan(want.k)
+    expect(later.nanStep).toBeLessThanOrEqual(p.steps)
+  })
+
   it('a run without NaNs is untouched by the watch: a complete proof', async () => {
     const p = prog(0.05)
     const dir = mkdtempSync(join(tmpdir(), 'ps-nan-')); dirs.push(dir)
