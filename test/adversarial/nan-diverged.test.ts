@@ -112,6 +112,16 @@ describe('disputing an honest divergence loses the challenger its bond', () => {
     })
   }
 
+  it('a solver naming a later divergence point than its run\'s first NaN loses: the challenger points at the earlier NaN', async () => {
+    const later = laterNan()
+    const h = await taskOnChain(bad.run, honest(bad.run), divergedAt(bad.k, later))
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: bad.k }).error).toBeUndefined()
+    const o = playDispute(h, bad.run, honest(bad.run), honest(bad.run), { disputeId: 0, challengerName: 'Dave', disputedStep: bad.k, nan: { firstNan: bad.first, divergence: later } })
+    expect(o.error).toBeUndefined()
+    expect(o.claim?.kind).toBe('nan')
+    expect(o.status).toBe('ChallengerWon')
+  })
+
   it('a step past the diverged one cannot be disputed', async () => {
     const h = await taskOnChain(bad.run, honest(bad.run), divergedAt(bad.k, bad.first))
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: bad.k + 1 }).error).toBe('Arbitration.InvalidStep')
