@@ -27,6 +27,8 @@ export interface TrainResult {
   proofCid?: string
   modelCid?: string
   checkpoints?: Array<{ step: number, cid: string }>
+  /** the run diverged (a NaN): `steps` states were completed, the first NaN is at `entry`, `flat` of step `steps`'s trace (commit_diverged) */
+  divergence?: { entry: number, flat: number }
 }
 
 export interface VerifyResult {

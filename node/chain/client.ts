@@ -198,6 +198,13 @@ export class ChainClient {
     return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
   }
 
+  /** A diverged proof: states 0..stepCount, the run's first NaN at entry `entry`, element `flat` of step stepCount's trace (commit_diverged). */
+  async commitDiverged (taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }): Promise<{ randomnessBlock: number, challengeEnd: number }> {
+    const cps = p.checkpoints.map(c => u8aToHex(new TextEncoder().encode(c)))
+    const o = await this.send(this.api.tx.arbitration.commitDiverged(taskId, p.proofRoot, p.finalStateRoot, p.stepCount, cps, p.entry, p.flat))
+    return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
+  }
+
   async submitVerdict (taskId: bigint | number, accept: boolean, checkedSteps: number[]): Promise<TxOutcome> {
     return await this.send(this.api.tx.arbitration.submitVerdict(taskId, accept, checkedSteps))
   }

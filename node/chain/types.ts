@@ -58,6 +58,8 @@ export interface TaskView extends TaskParams {
   verdicts: Array<{ verifier: string, accept: boolean, checkedSteps: number[], void: boolean }>
   openDisputes: number
   createdAt: number
+  /** a diverged proof's divergence point in its last step, stepCount (commit_diverged), else null */
+  divergence: { entry: number, flat: number } | null
 }
 
 export interface ProofRulingView {
@@ -67,7 +69,7 @@ export interface ProofRulingView {
   revealDeadline: number
   outcome: 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
   /** the claim the dispute was adjudicated on; only a State ruling can be a forced error */
-  claimKind: 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init'
+  claimKind: 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'
   /** State rulings: the post-state root the defender's signed @state entry hashes to (0x hex) */
   honestPost: string | null
 }

@@ -126,7 +126,7 @@ export class Defender {
   private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
     const chain = await this.h.chain()
     const task = await chain.task(taskId)
-    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount) return { err: 'not a step of a proof of ours under verification' }
+    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount + (task.divergence != null ? 1 : 0)) return { err: 'not a step of a proof of ours under verification' }
     if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
     this.traceFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not trace the announced step'))
     this.h.log.info({ taskId, step, from }, 'a dispute is announced: tracing the step now')

@@ -14,13 +14,16 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              before publishing it and keeps no true copy, so
 //                              verifiers find the mismatch and it cannot answer
 //                              a data-availability challenge (node/availability)
+//   train-through-nan          the solver trains on through a NaN and commits a complete
+//                              proof of NaN states instead of a diverged one (a `nan`
+//                              claim of the verifier that replays the step wins)
 // Truebit forced errors are not a fault: an honest solver whose private VRF
 // draw names on-chain step i (engine step i+1; node/dispute/forced-error.ts)
 // changes that step's post-state the same way as tamper-weight, exactly one
 // element, which is what it must prove when it reveals the draw
 // (protocols/dispute/forced-exact.ts).
 
-export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean }
+export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean, nanThrough?: boolean }
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
 
@@ -34,13 +37,14 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     else if (s === 'lie-in-bisection') f.lie = true
     else if (s === 'silent') f.silent = true
     else if (s === 'bad-checkpoint') f.badCheckpoint = true
-    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint)`)
+    else if (s === 'train-through-nan') f.nanThrough = true
+    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint, train-through-nan)`)
   }
   return f
 }
 
 export function anyFault (f: NodeFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true
+  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true
 }
 
 /** Arguments for the training/trace child: the node's faults plus its forced error (on-chain step, 0-based). */

@@ -1,7 +1,7 @@
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { ChallengerGame, DefenderGame, skeletonLeaves, type DisputeContext } from '../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves, type ChallengerInit, type DisputeContext, type Divergence } from '../../protocols/dispute/index.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -39,7 +39,36 @@ export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace
   })
 }
 
-export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram }): ChallengerGame {
+/**
+ * What our trace of a step says about NaNs (docs/disputes.md, "NaN: a NaN ends the run"): its
+ * first NaN op output, a NaN in its pre- or post-state, and whether the defender is wrong by
+ * them: any NaN on a step of a complete proof, or on a diverged proof's last step (`divergence`)
+ * a first NaN elsewhere than its divergence point.
+ */
+export function nanFacts (f: TraceFile, divergence?: Divergence): Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> & { wrong: boolean } {
+  const first = firstNaNOf(f.values.map(v => v.outputs))
+  const firstNan = first !== undefined && first.output === 0 ? { entry: first.entry, flat: first.flat } : undefined
+  let stateNan: ChallengerInit['stateNan']
+  const last = f.entries.length - 1
+  for (let i = 0; i < last && stateNan === undefined; i++) {
+    f.entries[i].inputs.forEach((inp, k) => {
+      if (stateNan !== undefined || inp.ref.kind !== 'state') return
+      const flat = firstNaNIndex(inp.dtype, f.values[i].inputs[k].values)
+      if (flat >= 0) stateNan = { which: 'pre', t: inp.ref.index, flat }
+    })
+  }
+  if (stateNan === undefined && divergence === undefined) {
+    f.values[last]?.inputs.forEach((t, i) => {
+      const flat = firstNaNIndex(t.dtype, t.values)
+      if (stateNan === undefined && flat >= 0) stateNan = { which: 'post', t: i, flat }
+    })
+  }
+  const atPoint = first !== undefined && divergence !== undefined && first.output === 0 && first.entry === divergence.entry && first.flat === divergence.flat
+  const wrong = stateNan !== undefined || (divergence === undefined ? first !== undefined : !atPoint)
+  return { firstNan, stateNan, divergence, wrong }
+}
+
+export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram, nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> }): ChallengerGame {
   const f = o.trace
   const rows = new Map((f.dataset?.rows ?? []).map(r => [r.row, r]))
   const g = new ChallengerGame({
@@ -67,7 +96,10 @@ export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, tra
             if (r === undefined) throw new Error(`no proof of dataset row ${i} in the trace file`)
             return name === 'x' ? r.x : r.y
           }
-        }
+        },
+    firstNan: o.nan?.firstNan,
+    stateNan: o.nan?.stateNan,
+    divergence: o.nan?.divergence
   })
   g.batchRow = r => f.batchRows[r]
   g.operandRefs = (e, flat) => reference.elementOperands(o.program.runtime, reference.opShapeOf(e), flat)

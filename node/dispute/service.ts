@@ -15,7 +15,7 @@ import { Defender, contextOf, verify } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { exactnessFromTrace } from './forced-exact.js'
-import { makeChallenger } from './players.js'
+import { nanFacts, makeChallenger } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
 import { readTraceFile, type TraceFile } from './trace-file.js'
 import { request, serve, type DisputeRequest } from './transport.js'
@@ -223,13 +223,16 @@ export class DisputeService {
     const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), ['--dataset-proofs'])
-    // only dispute what we can win: the pre-state is agreed, the post-state is not
+    // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
+    // step holds a NaN the defender committed, or a diverged step does not diverge as it says
     if (trace.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
-    if (trace.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
+    const nan = nanFacts(trace, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
+    if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
+    if (!nan.wrong && trace.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
     const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
     const ctx = contextOf(chain, taskId, disputeId)
-    const game = makeChallenger({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program })
+    const game = makeChallenger({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan })
     const defenderKey = hexToU8a(task.solver)
     let moves = 0
     let sent: Signed | undefined

@@ -4,6 +4,7 @@ import { initBackend } from '../train/backend.js'
 import { cachedDatasetFor } from '../train/dataset-cache.js'
 import { readProgram } from '../train/store.js'
 import { CheckpointUnusable, replaySteps } from '../train/replay-many.js'
+import { checkDivergence } from '../train/diverged-check.js'
 
 // A long-lived engine process for a verifying peer (node/roles/warm-engine.ts
 // starts it over IPC). A `proofswarm replay` child per task paid ~0.7 s of
@@ -14,9 +15,10 @@ import { CheckpointUnusable, replaySteps } from '../train/replay-many.js'
 //
 // Requests:  { id, cmd: 'warm', taskFile, datasetDir? }           → { id, ok, result: { backend, datasetRows } }
 //            { id, cmd: 'replay', runDir, steps, datasetDir?, checkpointLayout? } → { id, ok, result: { results } | { unavailable: { step, reason } } }
+//            { id, cmd: 'divergence', runDir, datasetDir?, checkpointLayout? } → { id, ok, result: { check } | { unavailable: { step, reason } } }
 // Failures:  { id, ok: false, error }
 
-interface Request { id: number, cmd: 'warm' | 'replay', taskFile?: string, runDir?: string, steps?: number[], datasetDir?: string, checkpointLayout?: 'manifest' | 'program' }
+interface Request { id: number, cmd: 'warm' | 'replay' | 'divergence', taskFile?: string, runDir?: string, steps?: number[], datasetDir?: string, checkpointLayout?: 'manifest' | 'program' }
 
 const IDLE_MS = Number(process.env.PROOFSWARM_ENGINE_IDLE_MS ?? 300_000)
 let idle: NodeJS.Timeout | undefined
@@ -41,6 +43,15 @@ async function handle (r: Request): Promise<unknown> {
     try {
       if (r.checkpointLayout !== undefined && r.checkpointLayout !== 'manifest' && r.checkpointLayout !== 'program') throw new Error(`unknown checkpoint layout ${String(r.checkpointLayout)}`)
       return { results: await replaySteps({ proofDir: r.runDir, steps: r.steps, datasetDir: r.datasetDir, checkpointLayout: r.checkpointLayout }) }
+    } catch (e) {
+      if (e instanceof CheckpointUnusable) return { unavailable: { step: e.step, reason: e.reason } }
+      throw e
+    }
+  }
+  if (r.cmd === 'divergence') {
+    if (typeof r.runDir !== 'string') throw new Error('divergence needs runDir')
+    try {
+      return { check: await checkDivergence({ proofDir: r.runDir, datasetDir: r.datasetDir, checkpointLayout: r.checkpointLayout }) }
     } catch (e) {
       if (e instanceof CheckpointUnusable) return { unavailable: { step: e.step, reason: e.reason } }
       throw e

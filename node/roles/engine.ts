@@ -54,6 +54,8 @@ export interface TrainSummary {
   accuracy?: number
   samplesPerSec: number
   seconds: number
+  /** the run ended at its first NaN: 0-based step, entry and element of its op trace (a diverged proof of `steps` steps) */
+  divergence?: { step: number, entry: number, flat: number }
 }
 
 export function trainInChild (taskFile: string, outDir: string, o: { resume: boolean, datasetDir?: string, extra?: string[] }, log: Logger, onProgress?: (line: string) => void): EngineRun<TrainSummary> {
@@ -64,7 +66,7 @@ export function trainInChild (taskFile: string, outDir: string, o: { resume: boo
   return runJson<TrainSummary>(CLI, args, log, 'training', { onStderrLine: onProgress })
 }
 
-export interface ReplaySummary { step: number, fromCheckpoint: number, match: boolean, expected: string, actual: string, firstMismatch?: number }
+export interface ReplaySummary { step: number, fromCheckpoint: number, match: boolean, expected: string, actual: string, firstMismatch?: number, nanStep?: number }
 
 export function evaluateInChild (modelDir: string, datasetDir: string | undefined, log: Logger): EngineRun<{ accuracy: number, testSize: number }> {
   const args = ['evaluate', '--model', modelDir, '--json', '--log-level', 'warn']

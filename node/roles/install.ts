@@ -71,7 +71,8 @@ export function installRoles (init: RolesInit) {
         // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
         if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: corrupting it on purpose')
-        return d.faultArgs(faults, forced)
+        // train-through-nan is the training child's alone (a trace child traces whatever the step holds)
+        return [...d.faultArgs(faults, forced), ...(faults.nanThrough === true ? ['--fault-nan-through'] : [])]
       }
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {

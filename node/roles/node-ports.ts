@@ -261,11 +261,13 @@ export class NodePorts implements RolePorts {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
       throw err
     })
-    if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
+    const div = summary.divergence
+    if (div !== undefined) this.log.warn({ taskId, step: div.step, entry: div.entry, flat: div.flat }, 'the program diverged (a NaN): committing a diverged proof')
+    else if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
     this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
     this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, updatedAt: Date.now() })
-    return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof }
+    return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: div !== undefined ? div.step : program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof, ...(div !== undefined ? { divergence: { entry: div.entry, flat: div.flat } } : {}) }
   }
 
   private async publishRun (taskId: number, program: TaskProgram, programCid: string, runDir: string): Promise<{ cid: string, index: RunIndex }> {
@@ -331,12 +333,8 @@ export class NodePorts implements RolePorts {
     if (r.runIndex == null || r.proofCid == null) throw new Error(`task ${taskId}: the run was not published, nothing to commit`)
     const x = { ...r, runIndex: r.runIndex, proofCid: r.proofCid, checkpoints: r.checkpoints ?? [] }
     const chain = await this.chain()
-    const { challengeEnd } = await chain.commitProof(taskId, {
-      proofRoot: hex0x(r.proofRoot),
-      finalStateRoot: hex0x(r.finalStateRoot),
-      stepCount: r.steps,
-      checkpoints: [RUN_INDEX_PREFIX + x.runIndex]
-    })
+    const committed = { proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot), stepCount: r.steps, checkpoints: [RUN_INDEX_PREFIX + x.runIndex] }
+    const { challengeEnd } = r.divergence !== undefined ? await chain.commitDiverged(taskId, { ...committed, ...r.divergence }) : await chain.commitProof(taskId, committed)
     // keep every artefact of the run at least until the challenge window closes
     for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid)]) {
       await this.shards.retain(cid, { untilBlock: challengeEnd + 10 }, `task-${taskId}`).catch(() => {})
@@ -369,8 +367,15 @@ export class NodePorts implements RolePorts {
     const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
     if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
     if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
-    // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
-    if (proof.steps !== task.steps || program.steps !== task.steps) throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+    const div = proof.divergence
+    if (div !== undefined) {
+      // a diverged proof (a NaN ended the run): the chain holds the same divergence point
+      if (task.divergence == null || task.divergence.entry !== div.entry || task.divergence.flat !== div.flat) throw new Error(`proof.json of task ${taskId} names another divergence point than the chain`)
+      if (proof.steps >= task.steps || program.steps !== task.steps) throw new Error(`diverged proof of task ${taskId} covers ${proof.steps} of ${task.steps} steps`)
+    } else if (proof.steps !== task.steps || program.steps !== task.steps) {
+      // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
+      throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+    }
     // replays check transitions only: the first state must be the program's initialisation
     const init = await this.checkInitialState(chain, taskId, program, proof.stateRoots, index, runDir)
     if (init !== undefined) return init
@@ -379,13 +384,15 @@ export class NodePorts implements RolePorts {
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
     // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
     const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
-    const sampled = sampleSteps(seed, chain.accountId, proof.steps, count)
+    const sampled = proof.steps === 0 ? [] : sampleSteps(seed, chain.accountId, proof.steps, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
     // provider lookups more than on bytes), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
-    const loads = new Set(checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
+    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
+    // every verifier replays a diverged proof's last step, from the checkpoint of its last state
+    if (div !== undefined) loads.add(proof.steps)
     const needed = index.checkpoints.filter(c => loads.has(c.step))
     // checkpoints have no DHT provider records (publishRun): they come from the solver
     const solverPeer = await this.solverPeerOf(chain, task.solver)
@@ -420,7 +427,7 @@ export class NodePorts implements RolePorts {
     // before and after it) compared: those are the steps this verdict vouches for.
     // The engine checks each checkpoint as it loads it; one that is not the
     // committed state (or is corrupt) is, like a missing one, a data-availability problem.
-    const out = await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
+    const out = sampled.length === 0 ? { results: [] } : await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
     if (out.unavailable != null) {
       const { step, reason } = out.unavailable
       this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
@@ -430,6 +437,11 @@ export class NodePorts implements RolePorts {
     const { results } = out
     const checked: number[] = []
     for (const r of results) {
+      if (r.nanStep != null && r.nanStep <= (r.firstMismatch ?? r.step)) {
+        // the replay met a NaN in a committed step: the run should have ended there (docs/disputes.md, "NaN")
+        this.log.warn({ taskId, step: r.nanStep }, 'a committed step holds a NaN')
+        return { accept: false, checkedSteps: [...checked.filter(s => s < r.nanStep!), r.nanStep], firstBadStep: r.nanStep }
+      }
       if (!r.match || r.firstMismatch != null) {
         const bad = r.firstMismatch ?? r.step
         this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
@@ -438,6 +450,17 @@ export class NodePorts implements RolePorts {
       checked.push(r.step)
     }
     if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
+    if (div !== undefined) {
+      const dc = await this.engine.checkDivergence(runDir, datasetDir, program.runtime, 'program')
+      if (dc.unavailable != null) return { accept: false, checkedSteps: [], unavailable: dc.unavailable }
+      const k1 = dc.check.step
+      if (!dc.check.ok) {
+        this.log.warn({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step does not diverge as the proof says')
+        return { accept: false, checkedSteps: [...checked, k1], firstBadStep: k1 }
+      }
+      this.log.info({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step replays to its divergence point')
+      checked.push(k1)
+    }
     this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }
@@ -516,7 +539,8 @@ export class NodePorts implements RolePorts {
     let required: number[] = []
     if (v.accept) {
       const task = await this.taskOrThrow(taskId)
-      required = requiredSample(await this.waitForRandomness(chain, task.committedAt + 1), chain.accountId, task.stepCount, task.verifierCount)
+      // a proof that diverged at its first step has no completed step to sample
+      required = task.stepCount === 0 ? [] : requiredSample(await this.waitForRandomness(chain, task.committedAt + 1), chain.accountId, task.stepCount, task.verifierCount)
     }
     const listed = verdictSteps(required, v.checkedSteps)
     // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based

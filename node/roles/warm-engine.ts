@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from '../log.js'
 import type { ReplaySummary } from './engine.js'
+import type { DivergenceCheck } from '../train/diverged-check.js'
 
 // The peer's side of node/roles/engine-server.ts: one warm engine process per
 // runtime, started on first use, restarted after it dies (idle exit, crash,
@@ -42,6 +43,12 @@ export class WarmEngine {
   async replay (runDir: string, steps: number[], datasetDir?: string, runtime?: string, checkpointLayout?: 'manifest' | 'program'): Promise<ReplayOutcome> {
     this.use(runtime)
     return await this.request({ cmd: 'replay', runDir, steps, datasetDir, checkpointLayout }, `replay of ${steps.length} step(s)`) as ReplayOutcome
+  }
+
+  /** Re-runs a diverged proof's last step from its checkpoint and finds its first NaN (node/train/diverged-check.ts). */
+  async checkDivergence (runDir: string, datasetDir?: string, runtime?: string, checkpointLayout?: 'manifest' | 'program'): Promise<{ check: DivergenceCheck, unavailable?: undefined } | { unavailable: { step: number, reason: string }, check?: undefined }> {
+    this.use(runtime)
+    return await this.request({ cmd: 'divergence', runDir, datasetDir, checkpointLayout }, 'divergence check') as { check: DivergenceCheck }
   }
 
   private use (runtime: string | undefined): void {

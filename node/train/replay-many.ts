@@ -8,6 +8,8 @@ import type { BackendChoice, BackendLog } from './backend.js'
 import { checkpointBefore, openRun } from './run.js'
 import { checkpointDir, readCheckpoint } from './store.js'
 import { Trainer } from './trainer.js'
+import { NanWatch } from './nan-watch.js'
+import { firstNaNIndex } from '../../protocols/dispute/nan.js'
 
 export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 export interface ReplayResult {
@@ -18,6 +20,8 @@ export interface ReplayResult {
   actual: string
   /** first replayed step whose root differs (if any) */
   firstMismatch?: number
+  /** first replayed step (1-based) whose pre-state or an op output held a NaN: a complete proof commits none (docs/disputes.md, "NaN") */
+  nanStep?: number
   seconds: number
 }
 
@@ -66,7 +70,11 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
   if (steps.length === 0) throw new Error('no steps to replay')
   const { dir, program, phash, proof, ds } = await openRun(o, 'replay')
   if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
-  for (const s of steps) checkpointBefore(proof, s)
+  for (const s of steps) {
+    checkpointBefore(proof, s)
+    // a diverged proof's last step has no committed root: it is checked by diverged-check.ts
+    if (s > proof.steps) throw new Error(`step ${s} has no committed root to replay to (the proof has ${proof.steps} steps)`)
+  }
   // A checkpoint is loaded with only its manifest and data hash checked: the
   // replay hashes the state at s-1 anyway, and a state whose root is the
   // committed root of s-1 is a valid start for step s however it was obtained.
@@ -87,6 +95,18 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
   }
   const trainer = await Trainer.create(program, ds)
   const results: ReplayResult[] = []
+  // a NaN in a replayed state or op output: the solver should have ended its run there
+  const watch = new NanWatch()
+  let nanStep: number | undefined
+  const runStep = (): void => {
+    watch.seen = false
+    trainer.runStep()
+    if (watch.seen) nanStep ??= trainer.step
+  }
+  const loadState = (tensors: TensorData[], step: number): void => {
+    if (tensors.some(t => firstNaNIndex(t.dtype, t.values) >= 0)) nanStep ??= step + 1
+    trainer.loadState(tensors, step)
+  }
   try {
     // the root the previous sample ended on (a run of consecutive samples hashes each state once)
     let last: { step: number, root: string } | undefined
@@ -97,7 +117,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       // is at or after this sample's checkpoint; protocols/verification/sample.ts
       // checkpointLoads lists the checkpoints this rule loads (a verifier fetches those)
       if (!(last !== undefined && ref.step <= last.step && last.step <= s - 1)) {
-        trainer.loadState(load(ref, false), ref.step)
+        loadState(load(ref, false), ref.step)
         last = undefined
       }
       // Only the sampled transition s-1 → s is claimed checked, so only the roots
@@ -107,9 +127,9 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       const rootNow = (): string => toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
       const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(proof.stateRoots[step]))
       let firstMismatch: number | undefined
-      while (trainer.step < s - 1) trainer.runStep()
+      while (trainer.step < s - 1) runStep()
       const pre = last?.step === trainer.step ? last.root : rootNow()
-      trainer.runStep()
+      runStep()
       let actual = rootNow()
       if (same(s - 1, pre) && !same(s, actual)) {
         // the replay stood on the committed state s-1: step s itself differs
@@ -117,22 +137,23 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       } else if (!same(s - 1, pre)) {
         // somewhere between the checkpoint and s-1. Throws CheckpointUnusable when
         // the checkpoint is not the committed state; otherwise finds the first bad step
-        trainer.loadState(load(ref, true), ref.step)
+        loadState(load(ref, true), ref.step)
         while (trainer.step < s) {
-          trainer.runStep()
+          runStep()
           actual = rootNow()
           if (firstMismatch === undefined && !same(trainer.step, actual)) firstMismatch = trainer.step
         }
       }
       last = { step: s, root: actual }
       const expected = proof.stateRoots[s]
-      const r: ReplayResult = { step: s, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000 }
+      const r: ReplayResult = { step: s, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000, ...(nanStep !== undefined ? { nanStep } : {}) }
       results.push(r)
       o.onResult?.(r, results.length, steps.length)
-      if (!r.match || r.firstMismatch != null) break
+      if (!r.match || r.firstMismatch != null || r.nanStep != null) break
     }
     return results
   } finally {
+    watch.dispose()
     trainer.dispose()
   }
 }
@@ -150,7 +171,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
  * the checkpoint's step: unequal means a bad checkpoint (data availability),
  * equal means a bad step.
  */
-function loadByProgram (dir: string, ref: CheckpointRef, full: boolean, trainer: Trainer, committedRoot: string): TensorData[] {
+export function loadByProgram (dir: string, ref: CheckpointRef, full: boolean, trainer: Trainer, committedRoot: string): TensorData[] {
   const file = join(checkpointDir(dir, ref.step), 'state.bin')
   let data: Uint8Array
   try {

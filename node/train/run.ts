@@ -14,6 +14,8 @@ import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, read
 import { Trainer, evaluateModel } from './trainer.js'
 import { traceStep, type StepTrace } from './tracer.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
+import { NanWatch } from './nan-watch.js'
+import { firstNaNOf } from '../../protocols/dispute/nan.js'
 
 export interface Progress { step: number, steps: number, loss: number, samplesPerSec: number, etaSec: number }
 
@@ -35,6 +37,8 @@ export interface TrainOptions {
   log?: BackendLog
   onProgress?: (p: Progress) => void
   progressEveryMs?: number
+  /** false: FAULT INJECTION, train on through a NaN and write a complete proof (an honest verifiable run ends at its first NaN) */
+  haltOnNaN?: boolean
   /** FAULT INJECTION (tests, devnet, forced errors): corrupt ops/weights at given steps (node/train/fault.ts) */
   faults?: TrainFaults
 }
@@ -54,6 +58,8 @@ export interface TrainResult {
   proofWritten: boolean
   accuracy?: number
   checkpoints: CheckpointRef[]
+  /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op trace; states 0..step are the proof's */
+  divergence?: { step: number, entry: number, flat: number }
   /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
   hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number, /** states the training thread hashed itself (worker behind) */ inlineJobs?: number }
 }
@@ -78,6 +84,9 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const hasher = verifiable ? new StateHasher({ worker: o.hashWorker }) : undefined
   // fault injection: only when asked for (see fault.ts)
   const injector = hasFaults(o.faults) ? new FaultInjector(o.faults) : undefined
+  // a NaN ends a verifiable run: every op output is watched for one
+  let watch = verifiable && o.haltOnNaN !== false ? new NanWatch() : undefined
+  let diverged: number | undefined
   const roots: Array<Promise<Uint8Array>> = []
   const checkpoints: CheckpointRef[] = []
   const pendingCheckpoints: Array<Promise<CheckpointRef>> = []
@@ -165,8 +174,10 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     const every = o.progressEveryMs ?? 500
     while (trainer.step < last) {
       injector?.before(trainer.step + 1)
+      if (watch !== undefined) watch.seen = false
       loss = trainer.runStep()
       injector?.after(trainer)
+      if (watch?.seen === true) { diverged = trainer.step - 1; break }
       const s = trainer.step
       if (hasher !== undefined) await submitState(hasher, s)
       const now = performance.now()
@@ -184,11 +195,21 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     if (hasher !== undefined) {
       checkpoints.push(...await Promise.all(pendingCheckpoints))
+      if (diverged !== undefined) {
+        watch?.dispose(); watch = undefined
+        result.divergence = await locateDivergence(trainer, hasher, diverged, { outDir, phash, names, stateSizes, checkpoints })
+        result.steps = diverged
+        const fresh = await Promise.all(roots.slice(rootsWritten))
+        rootsFile?.write(rootsWritten, fresh)
+        rootsWritten = roots.length
+        log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op trace); states 0..${diverged} are the proof's`)
+      }
       const all = (await Promise.all(roots)).map(toHex)
       result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs(), inlineJobs: hasher.inlineJobs }
       result.finalStateRoot = all[all.length - 1]
-      if (result.completed) {
+      if (result.completed || result.divergence !== undefined) {
         const proof = buildProof(phash, program.runtime, all, checkpoints)
+        if (result.divergence !== undefined) proof.divergence = { entry: result.divergence.entry, flat: result.divergence.flat }
         atomicWrite(join(outDir, 'proof.json'), JSON.stringify(proof, null, 1) + '\n')
         result.proofRoot = proof.proofRoot
         result.proofWritten = true
@@ -198,16 +219,39 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     if (o.evaluate !== false && result.completed && dataset.testSize > 0) result.accuracy = trainer.evaluate()
     atomicWrite(join(outDir, 'run.json'), JSON.stringify({
       programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
-      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, proofRoot: result.proofRoot
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, proofRoot: result.proofRoot, divergence: result.divergence
     }, null, 2) + '\n')
     return result
   } finally {
+    watch?.dispose()
     injector?.dispose()
     if (injector != null && injector.fired.length > 0) log.warn(`FAULT INJECTION: corrupted ${injector.fired.map(f => `${f.kernel}@${f.step}`).join(', ')}`)
     await hasher?.close()
     rootsFile?.close()
     trainer.dispose()
   }
+}
+
+/**
+ * Where the run's first NaN is: step `k` is re-run from the checkpoint before
+ * it under the tracer, and the first op output holding a NaN is the
+ * divergence point. State k, the proof's last, is written as a checkpoint
+ * (verifiers replay step k from it) unless it is one already.
+ */
+async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: number, o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[] }): Promise<{ step: number, entry: number, flat: number }> {
+  const c = Math.max(...o.checkpoints.filter(x => x.step <= k).map(x => x.step))
+  const ck = readCheckpoint(o.outDir, c, { programHash: o.phash })
+  trainer.loadState(ck.tensors, c)
+  while (trainer.step < k) trainer.runStep()
+  if (!o.checkpoints.some(x => x.step === k)) {
+    const r = await (await hasher.submit({ step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names } })).result
+    o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })
+  }
+  const first = firstNaNOf(traceStep(trainer).values.map(v => v.outputs))
+  if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when traced again: the runtime is not deterministic here`)
+  // only output 0 has element references: a first NaN elsewhere could not be judged
+  if (first.output !== 0) throw new Error(`step ${k + 1}: the first NaN is in output ${first.output} of entry ${first.entry}, which no claim can address`)
+  return { step: k, entry: first.entry, flat: first.flat }
 }
 
 /** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
@@ -298,7 +342,9 @@ export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Pro
 
 /** The checkpoint a re-execution of 1-based step `step` starts from: the latest at or before step - 1. */
 export function checkpointBefore (proof: ProofOfLearning, step: number): CheckpointRef {
-  if (!Number.isInteger(step) || step < 1 || step > proof.steps) throw new Error(`step must be in [1, ${proof.steps}], got ${step}`)
+  // a diverged proof's last step (steps + 1) is traced too: it ends at its divergence point
+  const last = proof.steps + (proof.divergence !== undefined ? 1 : 0)
+  if (!Number.isInteger(step) || step < 1 || step > last) throw new Error(`step must be in [1, ${last}], got ${step}`)
   const ref = proof.checkpoints.filter(c => c.step <= step - 1).pop()
   if (ref === undefined) throw new Error(`no checkpoint at or before step ${step - 1}`)
   return ref

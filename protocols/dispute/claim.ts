@@ -13,6 +13,7 @@ import { depthOf } from './tree.js'
 import type { ClaimSlice, TensorHead } from './claim-parts.js'
 import { InitClaimRejected, judgeInitClaim, programOf, type InitClaim } from './init-claim.js'
 import { initialStateRoot, initLayout } from '../program/init.js'
+import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
 
 // The on-chain claim that ends a dispute, and the function the chain runs on
 // it. A claim states ONE local fact about the defender's signed op trace of
@@ -39,6 +40,17 @@ import { initialStateRoot, initLayout } from '../program/init.js'
 //             initial state, which the chain recomputes from the program bytes)
 //   init      (step 0 only) state root 0 differs from the program's
 //             initialisation at one element (init-claim.ts) → defender loses
+//   nan       one element of a tensor the defender committed (a state tensor
+//             of the disputed step's pre- or post-state, or output 0 of an
+//             entry of its trace) is a NaN                  → defender loses
+//
+// A NaN ends the run (nan.ts): an honest defender commits none, so a NaN in
+// an operand the claim proves (a state or op input) or in the proven output
+// loses for the defender before the reference is run, and the reference's
+// AmbiguousNaN (two different NaNs meeting) can never decide a ruling. On a
+// diverged proof's last step the trace counts up to its divergence point:
+// claims at later entries lose for the challenger, and the divergence
+// point's element must be a NaN (and the reference's, from NaN-free operands).
 //
 // Only the challenger may submit the first six and init, only the defender
 // badOpen, so neither party can end the game with a fact about itself.
@@ -59,6 +71,17 @@ export type Claim =
   | { v: 1, kind: 'lie', msgs: Signed[] }
   | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array }
   | InitClaim
+  | NanClaim
+
+/** A NaN in a tensor the defender committed: state tensor `t` of state root `index` (the disputed step's pre- or post-state), or output 0 of a trace entry. */
+export interface NanClaim {
+  v: 1
+  kind: 'nan'
+  flat: number
+  slice: ClaimSlice
+  state?: { index: number, root: Uint8Array, rootPath: Uint8Array[], t: number, tensor: TensorHead, tensorPath: Uint8Array[] }
+  op?: { commit: Signed } & EntryAt
+}
 
 export type ClaimKind = Claim['kind']
 
@@ -87,6 +110,8 @@ export interface JudgeEnv {
   proofRoot: Uint8Array
   /** transitions the committed proof covers: proof_root has stepCount + 1 leaves, which fixes every step path's length */
   stepCount: number
+  /** a diverged proof's divergence point: its last step, `stepCount`, is traced up to it (nan.ts) */
+  divergence?: Divergence
   reference?: ReferenceApi
   verify: VerifyFn
 }
@@ -312,6 +337,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     case 'input': {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'input')
+      if (runPosition(env, e.index) === 'after') return challengerLoses(afterEnd(e.index))
       const k = int(c.k, 'k')
       const inp = e.inputs[k]
       if (inp === undefined) reject('InvalidClaim', `entry ${e.index} has no input ${k}`)
@@ -339,6 +365,8 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'state')
       if (e.kernel !== STATE_PSEUDO_KERNEL) reject('InvalidClaim', `entry ${e.index} is not the ${STATE_PSEUDO_KERNEL} entry`)
+      // a diverged proof's last step has no post-state: the run ended inside it
+      if (env.step >= env.stepCount) return challengerLoses('the run diverged in this step: it has no post-state')
       const post = stateLeafProven(env, env.step + 1, c.post, c.postPath)
       const recomputed = merkleRoot([...e.inputs.map(i => fromHex(i.commitment)), stepLeaf(env.step + 1)])
       return bytesEqual(recomputed, post) ? challengerLoses('the @state entry hashes to the committed post-state') : defenderLoses(`the @state entry hashes to ${toHex(recomputed).slice(0, 16)}…, not the committed post-state root`)
@@ -346,6 +374,8 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     case 'element': {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'element')
+      const at = runPosition(env, e.index)
+      if (at === 'after') return challengerLoses(afterEnd(e.index))
       const prog = programFacts(c.program, env.programHash)
       const ref = env.reference
       if (ref === undefined || !ref.supportsElement(prog.runtime, e.kernel)) reject('UnsupportedKernel', `${prog.runtime} ${e.kernel}`)
@@ -361,24 +391,29 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       let refs: Array<{ input: number, axis: 'row' | 'col', index: number }>
       try { refs = ref.elementOperands(prog.runtime, op, flat) } catch (x) { reject('InvalidClaim', `operands: ${(x as Error).message}`) }
       if (!Array.isArray(c.operands) || c.operands.length !== refs.length) reject('InvalidClaim', `expected ${refs.length} operands`)
-      const operands = refs.map((r, i) => {
+      const proofs = refs.map((r, i) => {
         const p = slice(c.operands[i], `operand ${i}`)
         const inp = e.inputs[r.input]
         if (inp === undefined || p.axis !== r.axis || p.index !== r.index || p.dtype !== inp.dtype || !sameShape(p.shape, inp.shape)) reject('InvalidClaim', `operand ${i} must be ${r.axis} ${r.index} of input ${r.input}`)
         if (!verifySlice(fromHex(inp.commitment), p)) reject('InvalidProof', `operand ${i}`)
-        return valuesFromBytes(p.dtype, sliceBytes(p))
+        return p
       })
+      const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, sliceBytes(d)), pos)
+      // NaNs first: no ruling may rest on the reference's treatment of a NaN operand
+      const nan = nanRule(e, refs.map(r => r.input), proofs, at, flat, d, got, env.divergence?.flat)
+      if (nan !== undefined) return defenderLoses(nan)
+      const operands = proofs.map(p => valuesFromBytes(p.dtype, sliceBytes(p)))
       let want: number
       try {
         // bits from the reference: a NaN's sign and payload are part of the value the defender committed
         want = ref.computeElementBits !== undefined ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0 : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
       } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
-      const got = bitsAt(out.dtype, valuesFromBytes(d.dtype, sliceBytes(d)), pos)
       return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
     }
     case 'data': {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'data')
+      if (runPosition(env, e.index) === 'after') return challengerLoses(afterEnd(e.index))
       const prog = programFacts(c.program, env.programHash)
       const k = int(c.k, 'k')
       const inp = e.inputs[k]
@@ -403,8 +438,65 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       const got = bitsAt('float32', valuesFromBytes('float32', sliceBytes(d)), pos)
       return want === got ? challengerLoses(`batch element ${flat} is dataset row ${row}`) : defenderLoses(`batch element ${flat} of entry ${e.index} is not dataset row ${row}, element ${offset}`)
     }
+    case 'nan': return judgeNan(env, c, defenderLoses, challengerLoses)
     default: reject('InvalidClaim', `unknown claim kind ${String((c as { kind?: unknown }).kind)}`)
   }
   function defenderWins (reason: string): Ruling { return { winner: 'defender', kind: c.kind, reason } }
+  function afterEnd (index: number): string { return `the run diverged at entry ${env.divergence?.entry ?? -1} of this step: entry ${index} is past its end` }
+}
+
+/**
+ * Why an element claim's NaN loses for the defender, if it does: a NaN in an
+ * operand slice of a state or op input (data and constants are the task's,
+ * not the defender's), in the output before the run's divergence point, or
+ * no NaN at the divergence point itself.
+ */
+function nanRule (e: TraceEntry, inputs: number[], proofs: SliceProof[], at: ReturnType<typeof runPosition>, flat: number, out: SliceProof, got: number, divFlat = 0): string | undefined {
+  for (let i = 0; i < proofs.length; i++) {
+    const kind = e.inputs[inputs[i]].ref.kind
+    if ((kind === 'state' || kind === 'op') && bytesHoldNaN(proofs[i].dtype, proofs[i].bytes)) return `NaN in a committed tensor: operand ${i} (input ${inputs[i]}) of entry ${e.index}`
+  }
+  if (out.dtype !== 'float32') return undefined
+  if (at === 'normal' || at === 'before') return bytesHoldNaN('float32', out.bytes) ? `NaN in a committed tensor: the output of entry ${e.index}` : undefined
+  // at the divergence point: NaN-free operands, so the reference is exact from here on
+  if (flat < divFlat && isNaNBits(got)) return `a NaN at element ${flat} of entry ${e.index}, before the divergence point's element ${divFlat}`
+  if (flat === divFlat && !isNaNBits(got)) return `the divergence point (entry ${e.index}, element ${flat}) holds no NaN`
+  return undefined
+}
+
+function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Ruling, challengerLoses: (r: string) => Ruling): Ruling {
+  const s = slice(c.slice, 'slice')
+  const flat = int(c.flat, 'flat')
+  if (s.dtype !== 'float32') reject('InvalidClaim', 'nan: only float32 tensors hold NaNs')
+  let where: string
+  let at: ReturnType<typeof runPosition> = 'normal'
+  if (c.state !== undefined && c.op === undefined) {
+    const st = c.state
+    const i = int(st.index, 'nan.state.index')
+    // the disputed step's own states: an accepting verdict that replayed this step vouched for them
+    if ((i !== env.step && i !== env.step + 1) || i > env.stepCount) reject('InvalidClaim', 'nan: the state must be the disputed step\'s pre- or post-state')
+    const root = stateLeafProven(env, i, st.root, st.rootPath)
+    const t = int(st.t, 'nan.state.t')
+    const tensor = tensorOf(st.tensor)
+    if (!onPath(root, tensor, t, hashes(st.tensorPath, 'nan.state.tensorPath'))) reject('InvalidProof', `nan: tensor ${t} is not in state root ${i}`)
+    if (s.dtype !== st.tensor.dtype || !sameShape(s.shape, st.tensor.shape)) reject('InvalidClaim', 'nan: the slice is not of the tensor')
+    if (!verifySlice(tensor, s)) reject('InvalidProof', 'nan: state tensor slice')
+    where = `state tensor ${t} of state ${i}`
+  } else if (c.op !== undefined && c.state === undefined) {
+    const commit = traceCommit(env, c.op.commit)
+    const e = provenEntry(env, commit, c.op, 'nan')
+    const out = e.outputs[0]
+    if (out === undefined) reject('InvalidClaim', `nan: entry ${e.index} has no output`)
+    if (s.dtype !== out.dtype || !sameShape(s.shape, out.shape)) reject('InvalidClaim', 'nan: the slice is not of the output')
+    if (!verifySlice(fromHex(out.commitment), s)) reject('InvalidProof', 'nan: output slice')
+    at = runPosition(env, e.index)
+    where = `the output of entry ${e.index} (${e.kernel})`
+  } else reject('InvalidClaim', 'nan: name a state tensor or a trace entry')
+  const pos = posInSlice(s.shape, s.axis, s.index, flat)
+  if (flat >= sizeOf(s.shape) || pos === undefined) reject('InvalidClaim', 'nan: the slice does not hold the element')
+  const bits = bitsAt('float32', valuesFromBytes('float32', sliceBytes(s)), pos)
+  if (!isNaNBits(bits)) return challengerLoses(`element ${flat} of ${where} is not a NaN`)
+  if (at === 'after' || (at === 'at' && flat >= (env.divergence?.flat ?? 0))) return challengerLoses(`element ${flat} of ${where} is at or past the run's divergence point`)
+  return defenderLoses(`NaN in a committed tensor: element ${flat} of ${where}`)
 }
 

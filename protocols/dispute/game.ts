@@ -1,6 +1,7 @@
 import { encode } from 'cborg'
 import { ZERO_HASH, bytesEqual, leafHash, merkleProof, merkleRoot, sha256, toHex, fromHex } from '../commit/merkle.js'
 import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, sizeOf, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { stepLeaf as stepLeafOf } from '../commit/state.js'
 import { batchElement } from '../data/layout.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
@@ -8,6 +9,7 @@ import { decodeEntry } from './entry.js'
 import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
 import { childrenMatch, depthOf, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
+import type { Divergence } from './nan.js'
 
 // The two players of the bisection, pure: each holds its own op trace of the
 // disputed step (and the tensors of every entry) and turns the other side's
@@ -175,6 +177,12 @@ export interface ChallengerInit extends PlayerInit {
   /** skeleton leaves of the program (the challenger recomputes them from its own trace) */
   skeleton: Uint8Array[]
   dataset?: { xRoot: Uint8Array, yRoot: Uint8Array, row: (name: 'x' | 'y', index: number) => SliceProof }
+  /** the first NaN in output 0 of our own trace of this step (entry, flat element), if any: an honest run commits none */
+  firstNan?: Divergence
+  /** a NaN in our pre-state ('pre', read by entry inputs) or post-state ('post', the @state entry) of this step: state tensor t, element flat */
+  stateNan?: { which: 'pre' | 'post', t: number, flat: number }
+  /** the proof's divergence point, when this is a diverged proof's last step */
+  divergence?: Divergence
 }
 
 export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string }
@@ -262,7 +270,13 @@ export class ChallengerGame {
         if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the trace commitment' }
         this.commitSigned = signed
         if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0), ...this.skeletonSize() })
-        if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) return this.stateClaim()
+        if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) {
+          // the same computation: what can be wrong is a NaN the defender committed (or its divergence point)
+          const n = this.nanClaim(this.o.entries.length)
+          if (n !== undefined) return n
+          if (this.o.divergence !== undefined) return { fail: 'the defender\'s trace of the diverged step equals ours' }
+          return this.stateClaim()
+        }
         this.phase = { p: 'descend', tree: { e: -1 }, level: 0, index: 0, dNode: m.traceRoot, from: signed }
         return this.send({ t: 'open', d, step: this.o.step, pre: fromHex(this.o.stateRoots[this.o.step]), post: this.o.postRoot })
       }
@@ -305,7 +319,8 @@ export class ChallengerGame {
         const e = decodeEntry(m.entry)
         if (e === undefined || e.index !== ph.index || !bytesEqual(skeletonLeaf(e), skelLeaf)) return this.claim({ v: 1, kind: 'skeleton', commit, index: ph.index, entry: m.entry, path, skelLeaf, skelPath, ...this.skeletonSize() })
         this.dEntry = { index: ph.index, entry: e, bytes: m.entry, msg: signed }
-        return this.analyseEntry(path)
+        // entries before the first difference are ours: a NaN among them settles the dispute without the reference
+        return this.nanClaim(ph.index) ?? this.analyseEntry(path)
       }
       case 'roots': {
         if (m.t !== 'roots' || m.tree.e !== ph.tree.e || m.tree.io !== ph.tree.io || m.tree.k !== ph.tree.k) return this.repeat()
@@ -336,6 +351,58 @@ export class ChallengerGame {
       }
       default: return { fail: 'the game is over' }
     }
+  }
+
+  /**
+   * A claim on a NaN the defender committed among entries < `limit` (which
+   * agree with ours), or on a divergence point that is not where our run
+   * diverges; undefined if there is none.
+   */
+  private nanClaim (limit: number): ChallengerStep | undefined {
+    const n = this.o.firstNan
+    const v = this.o.divergence
+    const before = (a: Divergence, b: Divergence): boolean => a.entry < b.entry || (a.entry === b.entry && a.flat < b.flat)
+    const sn = this.o.stateNan
+    // a post-state NaN is provable only against a committed post-state root equal to ours (there is none on a diverged step)
+    if (sn !== undefined && (sn.which === 'pre' || (v === undefined && this.o.stateRoots[this.o.step + 1] === toHex(this.o.postRoot)))) return this.stateNanClaim(sn)
+    if (n !== undefined && n.entry < limit && (v === undefined || before(n, v))) return this.opNanClaim(n)
+    if (v !== undefined && v.entry < limit && (n === undefined || before(v, n))) {
+      // our output holds no NaN there: an element claim shows the defender's (= ours) does not either
+      const operands = this.operandsFor(v.entry, v.flat)
+      if (typeof operands === 'string') return { fail: operands }
+      const e = this.o.entries[v.entry]
+      const out = this.o.tensor(v.entry, 'out', 0)
+      const { cols } = matrixView(out.shape)
+      return this.claim({ v: 1, kind: 'element', commit: this.commitSigned!, index: v.entry, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.traceRevealed, v.entry), program: this.o.program, flat: v.flat, slice: proveSlice(out, 'row', Math.floor(v.flat / cols)), operands })
+    }
+    return undefined
+  }
+
+  private opNanClaim (n: Divergence): ChallengerStep {
+    const out = this.o.tensor(n.entry, 'out', 0)
+    const { cols } = matrixView(out.shape)
+    return this.claim({ v: 1, kind: 'nan', flat: n.flat, slice: proveSlice(out, 'row', Math.floor(n.flat / cols)), op: { commit: this.commitSigned!, index: n.entry, entry: encodeEntryBytes(this.o.entries[n.entry]), path: pathWith(this.levels, this.traceRevealed, n.entry) } })
+  }
+
+  private stateNanClaim (s: { which: 'pre' | 'post', t: number, flat: number }): ChallengerStep {
+    const last = this.o.entries.length - 1
+    let tensor: TensorData | undefined
+    if (s.which === 'post') tensor = this.o.tensor(last, 'in', s.t)
+    else {
+      for (let i = 0; i < last && tensor === undefined; i++) {
+        const k = this.o.entries[i].inputs.findIndex(x => x.ref.kind === 'state' && x.ref.index === s.t)
+        if (k >= 0) tensor = this.o.tensor(i, 'in', k)
+      }
+    }
+    if (tensor === undefined) return { fail: `no entry reads state tensor ${s.t}` }
+    const index = this.o.step + (s.which === 'post' ? 1 : 0)
+    const leaves = s.which === 'pre' ? this.o.preStateLeaves : [...this.o.entries[last].inputs.map(x => fromHex(x.commitment)), stepLeafOf(index)]
+    const c = commitTensor(tensor)
+    const { cols } = matrixView(tensor.shape)
+    return this.claim({
+      v: 1, kind: 'nan', flat: s.flat, slice: proveSlice(tensor, 'row', Math.floor(s.flat / cols)),
+      state: { index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index), t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }, tensorPath: merkleProof(leaves, s.t) }
+    })
   }
 
   private stateClaim (): ChallengerStep {

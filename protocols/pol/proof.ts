@@ -18,6 +18,8 @@ export interface ProofOfLearning {
   proofRoot: string
   finalStateRoot: string
   checkpoints: CheckpointRef[]
+  /** a diverged run's divergence point in the op trace of step `steps` (docs/disputes.md, "NaN: a NaN ends the run"): states 0..steps are NaN-free */
+  divergence?: { entry: number, flat: number }
 }
 
 export function proofRootOf (stateRoots: readonly string[]): string {
@@ -50,6 +52,8 @@ export function validateProof (p: unknown): ProofOfLearning {
   if (q.finalStateRoot !== q.stateRoots[q.steps]) throw new Error('proof.finalStateRoot is not the last state root')
   if (!Array.isArray(q.checkpoints) || !q.checkpoints.every(c => Number.isInteger(c.step) && c.step >= 0 && c.step <= q.steps && HEX64.test(c.manifestHash))) throw new Error('malformed proof.checkpoints')
   if (proofRootOf(q.stateRoots) !== q.proofRoot) throw new Error('proof.proofRoot does not match the state roots')
+  const d = q.divergence
+  if (d !== undefined && !(typeof d === 'object' && d !== null && [d.entry, d.flat].every(x => Number.isInteger(x) && x >= 0 && x <= 0x7fffffff))) throw new Error('malformed proof.divergence')
   return q
 }
 

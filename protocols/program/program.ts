@@ -69,6 +69,8 @@ function num (v: unknown, what: string, lo: number, hi: number, openLo = true): 
 }
 
 const HEX64 = /^[0-9a-f]{64}$/
+/** the largest finite float32 (tfjs keeps the learning rate as a float32 scalar) */
+const MAX_LEARNING_RATE = 3.4028234663852886e38
 
 /** Validates an untrusted program object; returns it typed, or throws ProgramError. */
 export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo } {
@@ -99,10 +101,11 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   int(p.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS)
   const o = p.optimizer
   if (!isObj(o)) throw new ProgramError('optimizer must be an object')
+  // any finite float32 learning rate: a run that diverges ends with a diverged proof (docs/disputes.md, "NaN")
   if (o.name === 'sgd') {
-    num(o.learningRate, 'optimizer.learningRate', 0, 10)
+    num(o.learningRate, 'optimizer.learningRate', 0, MAX_LEARNING_RATE)
   } else if (o.name === 'adam') {
-    num(o.learningRate, 'optimizer.learningRate', 0, 10)
+    num(o.learningRate, 'optimizer.learningRate', 0, MAX_LEARNING_RATE)
     num(o.beta1, 'optimizer.beta1', 0, 1, false)
     num(o.beta2, 'optimizer.beta2', 0, 1, false)
     num(o.epsilon, 'optimizer.epsilon', 0, 1)

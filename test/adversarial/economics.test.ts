@@ -144,8 +144,24 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     expect(u(gain)).toBeLessThan(0)
   }, 60_000)
 
+  it('a solver faking an early divergence to skip the rest of its steps', async () => {
+    // commit_diverged at step 2 of 5, a divergence point where the honest trace holds no NaN: paid 2/5 of R if it stood
+    const fake = { stepCount: run.step, entry: run.entries.findIndex(e => e.kernel === 'BatchMatMul'), flat: 0 }
+    const h = await taskOnChain(run, honest(run), { verifierCount: 1, diverged: fake })
+    const before = total(h, 'Bob')
+    // every verifier replays the diverged step: detection is certain
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: run.step }).error).toBeUndefined()
+    expect(playDispute(h, run, honest(run), honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: run.step, nan: { divergence: { entry: fake.entry, flat: fake.flat } } }).status).toBe('ChallengerWon')
+    toTheEnd(h)
+    const caught = total(h, 'Bob') - before
+    expect(caught).toBeLessThan(0n)
+    const expected = u(caught) - u(REWARD)
+    rows.push({ deviation: 'solver fakes an early divergence', honest: u(REWARD), deviant: u(caught), expected, note: `would be paid ${u(REWARD * BigInt(run.step) / BigInt(run.program.steps))} for ${run.step} of ${run.program.steps} steps; every accept must list the diverged step, so every verifier replays it` })
+    expect(expected).toBeLessThan(0)
+  }, 60_000)
+
   it('prints the table', () => {
-    expect(rows.length).toBe(4)
+    expect(rows.length).toBe(5)
     const table = rows.map(r => `| ${r.deviation} | ${r.honest.toFixed(1)} | ${r.deviant.toFixed(1)} | **${r.expected.toFixed(1)}** | ${r.note} |`).join('\n')
     process.stdout.write(`ECONOMICS-FIGURES ${JSON.stringify(rows)}\n`)
     if (process.env.ECONOMICS_FIGURES !== undefined) writeFileSync(process.env.ECONOMICS_FIGURES, table + '\n')

@@ -2,29 +2,35 @@ import { Keyring } from '@polkadot/keyring'
 import { cryptoWaitReady, sr25519Verify } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { commitTensor, fromHex, merkleRoot, proveSlice, sha256, toHex, type TensorData } from '../../protocols/commit/index.js'
-import { DefenderGame, decodeClaim, encodeClaim, encodeEntryBytes, judgeClaim, pathWith, treeLevels, type Claim, type JudgeEnv } from '../../protocols/dispute/index.js'
+import { DefenderGame, decodeClaim, encodeClaim, encodeEntryBytes, judgeClaim, pathWith, treeLevels, type Claim, type JudgeEnv, type Ruling } from '../../protocols/dispute/index.js'
 import { WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import * as reference from '../../protocols/reference/index.js'
 import type { TraceEntry } from '../../protocols/trace/trace.js'
 import { initBackend } from '../../node/train/backend.js'
-import { bitsAt, f32FromBits, hex, runBackend } from '../unit/protocols/ref-check.js'
+import { bitsAt, f32FromBits, hex, operandSlice, runBackend } from '../unit/protocols/ref-check.js'
 
-// The attack on NaN bits: the chain compares the defender's committed element
-// with the reference bit for bit. An element claim on an op whose output is a
-// NaN or a signed zero must rule for the honest party: a defender whose
-// output is the real backend's bits wins, one that substitutes another NaN
-// (e.g. JS's canonical 0x7fc00000) or zero pattern loses.
+// The attack on NaN bits. A NaN ends the run (protocols/dispute/nan.ts):
+// (1) an element claim whose proven operands (state or op inputs) hold a NaN,
+// or whose proven output does, rules against the defender before the
+// reference runs, so the reference's AmbiguousNaN (two different NaNs meeting
+// in a C++ loop, whose survivor changes with V8's tier-up) never decides a
+// ruling; (2) at a diverged proof's divergence point, where the operands are
+// NaN-free, the NaN generated there is compared bit for bit: the real
+// backend's bits win, another NaN (e.g. JS's canonical 0x7fc00000) or a
+// non-NaN loses; (3) past the divergence point the challenger loses.
 
 const POS_NAN = 0x7fc00000; const NEG_NAN = 0xffc00000
 const kr = new Keyring({ type: 'sr25519' })
-let env: JudgeEnv
+let base: JudgeEnv
 const GENESIS = new Uint8Array(32).fill(0x11)
 const program = new TextEncoder().encode(JSON.stringify({ runtime: WASM_RUNTIME, seed: 1, batchSize: 1, dataset: { trainSize: 1, rowSize: 1, classes: 1 } }))
 const step = 3
 const stateRoots = Array.from({ length: 8 }, (_, i) => toHex(sha256(Uint8Array.of(i))))
+/** a diverged proof: its last step is `step`, traced up to entry `entry`, element `flat` */
+const diverged = (entry: number, flat: number): Partial<JudgeEnv> => ({ stepCount: step, proofRoot: merkleRoot(stateRoots.slice(0, step + 1).map(fromHex)), divergence: { entry, flat } })
 
-/** The chain's ruling on an element claim about element `flat` of `kernel`(inputs) when the defender committed `output`. */
-function rule (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number): 'defender' | 'challenger' {
+/** The chain's ruling on an element claim about element `flat` of `kernel`(inputs) at entry 1 when the defender committed `output`. */
+function ruling (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}): Ruling {
   const bob = kr.addFromUri('//Bob')
   const entry = (index: number): TraceEntry => ({
     index, kernel, attrs,
@@ -41,8 +47,9 @@ function rule (kernel: string, names: string[], inputs: TensorData[], attrs: Rec
     slice: proveSlice(output, 'row', Math.floor(flat / cols)),
     operands: reference.elementOperands(WASM_RUNTIME, op, flat).map(o => proveSlice(inputs[o.input], o.axis, o.index))
   }
-  return judgeClaim(env, decodeClaim(encodeClaim(claim))).winner
+  return judgeClaim({ ...base, ...env }, decodeClaim(encodeClaim(claim)))
 }
+const rule = (...a: Parameters<typeof ruling>): 'defender' | 'challenger' => ruling(...a).winner
 
 /** The backend's output with element `flat` replaced by `bits`. */
 function substitute (out: TensorData, flat: number, bits: number): TensorData {
@@ -53,53 +60,107 @@ function substitute (out: TensorData, flat: number, bits: number): TensorData {
 
 interface Case { kernel: string, names: string[], inputs: TensorData[], attrs?: Record<string, unknown>, flat: number, expect: number, cheats: number[] }
 
-describe('element claims on NaN and signed-zero results rule for the honest party', () => {
-  beforeAll(async () => {
-    await cryptoWaitReady()
-    await initBackend('wasm')
-    const dave = kr.addFromUri('//Dave'); const bob = kr.addFromUri('//Bob')
-    env = {
-      disputeId: 0, genesis: GENESIS, taskId: 0, stepCount: stateRoots.length - 1, step, challenger: dave.publicKey, defender: bob.publicKey, caller: 'challenger', programHash: sha256(program),
-      datasetRoot: new Uint8Array(32), skeletonRoot: new Uint8Array(32), proofRoot: merkleRoot(stateRoots.map(fromHex)), reference,
-      verify: (m, s, p) => { try { return sr25519Verify(m, s, p) } catch { return false } }
-    }
-  })
+beforeAll(async () => {
+  await cryptoWaitReady()
+  await initBackend('wasm')
+  const dave = kr.addFromUri('//Dave'); const bob = kr.addFromUri('//Bob')
+  base = {
+    disputeId: 0, genesis: GENESIS, taskId: 0, stepCount: stateRoots.length - 1, step, challenger: dave.publicKey, defender: bob.publicKey, caller: 'challenger', programHash: sha256(program),
+    datasetRoot: new Uint8Array(32), skeletonRoot: new Uint8Array(32), proofRoot: merkleRoot(stateRoots.map(fromHex)), reference,
+    verify: (m, s, p) => { try { return sr25519Verify(m, s, p) } catch { return false } }
+  }
+})
 
-  const x = f32FromBits([0xbf800000, NEG_NAN, POS_NAN, 0x80000000, 0xff800000, 0x7f800001, 0x40000000, 0x00000000], [2, 4]) // -1, -NaN, +NaN, -0, -Inf, sNaN, 2, +0
+describe('NaNs generated from NaN-free operands: exact at the divergence point, a lost dispute anywhere else', () => {
+  const x = f32FromBits([0xbf800000, 0xff800000, 0x80000000, 0x40000000, 0x00000000, 0x7f800000], [2, 3]) // -1, -Inf, -0, 2, +0, +Inf
   const cases: Case[] = [
     // log(-1) = 0/0 in musl: the x86 default NaN, negative; JS's NaN is positive
-    { kernel: 'Log', names: ['x'], inputs: [x], flat: 0, expect: NEG_NAN, cheats: [POS_NAN, 0xffc00001] },
-    { kernel: 'Log', names: ['x'], inputs: [x], flat: 4, expect: NEG_NAN, cheats: [POS_NAN, 0xff800000] },
-    { kernel: 'Log', names: ['x'], inputs: [x], flat: 5, expect: 0x7fc00001, cheats: [POS_NAN, 0x7f800001] },
-    // relu is an integer max on the bits: -NaN and -0 give +0, +NaN stays
-    { kernel: 'Relu', names: ['x'], inputs: [x], flat: 1, expect: 0, cheats: [NEG_NAN, POS_NAN, 0x80000000] },
-    { kernel: 'Relu', names: ['x'], inputs: [x], flat: 2, expect: POS_NAN, cheats: [0, NEG_NAN] },
-    { kernel: 'Relu', names: ['x'], inputs: [x], flat: 3, expect: 0, cheats: [0x80000000] },
-    // step passes a NaN through untouched (no quietening)
-    { kernel: 'Step', names: ['x'], inputs: [x], attrs: { alpha: 0 }, flat: 1, expect: NEG_NAN, cheats: [POS_NAN, 0] },
-    { kernel: 'Step', names: ['x'], inputs: [x], attrs: { alpha: 0 }, flat: 5, expect: 0x7f800001, cheats: [0x7fc00001] },
-    { kernel: 'Sqrt', names: ['x'], inputs: [x], flat: 0, expect: NEG_NAN, cheats: [POS_NAN] },
-    { kernel: 'Sqrt', names: ['x'], inputs: [x], flat: 3, expect: 0x80000000, cheats: [0] },
-    { kernel: 'Neg', names: ['x'], inputs: [x], flat: 1, expect: POS_NAN, cheats: [NEG_NAN] },
+    { kernel: 'Log', names: ['x'], inputs: [x], flat: 0, expect: NEG_NAN, cheats: [POS_NAN, 0xffc00001, 0xff800000] },
+    { kernel: 'Log', names: ['x'], inputs: [x], flat: 1, expect: NEG_NAN, cheats: [POS_NAN, 0xff800000] },
+    { kernel: 'Sqrt', names: ['x'], inputs: [x], flat: 0, expect: NEG_NAN, cheats: [POS_NAN, 0] },
     // 0 * Inf and -Inf + Inf are invalid: default NaN
-    { kernel: 'Multiply', names: ['a', 'b'], inputs: [f32FromBits([0, 0x3f800000]), f32FromBits([0x7f800000, 0x3f800000])], flat: 0, expect: NEG_NAN, cheats: [POS_NAN] },
-    { kernel: 'Add', names: ['a', 'b'], inputs: [f32FromBits([0xff800000, 0]), f32FromBits([0x7f800000, 0])], flat: 0, expect: NEG_NAN, cheats: [POS_NAN] },
-    // two NaNs: the first operand's, except that XNNPACK swaps a broadcast first operand of a commutative op
-    { kernel: 'Add', names: ['a', 'b'], inputs: [f32FromBits([POS_NAN, 0]), f32FromBits([NEG_NAN, 0])], flat: 0, expect: POS_NAN, cheats: [NEG_NAN] },
-    { kernel: 'Add', names: ['a', 'b'], inputs: [f32FromBits([POS_NAN], []), f32FromBits([NEG_NAN, 0])], flat: 0, expect: NEG_NAN, cheats: [POS_NAN] },
-    // a NaN in a max-pool window becomes -Inf through XNNPACK's output clamp, or is skipped
-    { kernel: 'MaxPool', names: ['x'], inputs: [f32FromBits([NEG_NAN, 0x3f800000, 0x40000000, 0xbf800000], [1, 2, 2, 1])], attrs: { filterSize: [2, 2], strides: [2, 2], pad: 'valid' }, flat: 0, expect: 0xff800000, cheats: [NEG_NAN, 0x40000000] },
-    // a NaN into a relu-fused matmul gives +0
-    { kernel: '_FusedMatMul', names: ['a', 'b', 'bias'], inputs: [f32FromBits([0x3f800000, NEG_NAN], [1, 1, 2]), f32FromBits([0x3f800000, 0x3f800000], [1, 2, 1]), f32FromBits([0], [1])], attrs: { transposeA: false, transposeB: false, activation: 'relu' }, flat: 0, expect: 0, cheats: [NEG_NAN, POS_NAN] }
+    { kernel: 'Multiply', names: ['a', 'b'], inputs: [f32FromBits([0, 0x3f800000]), f32FromBits([0x7f800000, 0x3f800000])], flat: 0, expect: NEG_NAN, cheats: [POS_NAN, 0] },
+    { kernel: 'Add', names: ['a', 'b'], inputs: [f32FromBits([0xff800000, 0]), f32FromBits([0x7f800000, 0])], flat: 0, expect: NEG_NAN, cheats: [POS_NAN, 0x7f800000] }
   ]
-
   for (const c of cases) {
-    it(`${c.kernel} element ${c.flat}: the backend's ${hex(c.expect)} wins, ${c.cheats.map(hex).join(', ')} lose`, () => {
+    it(`${c.kernel} element ${c.flat}: at the divergence point the backend's ${hex(c.expect)} wins, ${c.cheats.map(hex).join(', ')} lose; in a completed step it loses`, () => {
       const out = runBackend(c.kernel, c.names, c.inputs, c.attrs ?? {})
       // the case states what the real backend does (it fails if the runtime changes)
       expect(hex(bitsAt(out.values, c.flat))).toBe(hex(c.expect))
-      expect(rule(c.kernel, c.names, c.inputs, c.attrs ?? {}, out, c.flat)).toBe('defender')
-      for (const bits of c.cheats) expect(rule(c.kernel, c.names, c.inputs, c.attrs ?? {}, substitute(out, c.flat, bits), c.flat)).toBe('challenger')
+      expect(rule(c.kernel, c.names, c.inputs, c.attrs ?? {}, out, c.flat, diverged(1, c.flat))).toBe('defender')
+      for (const bits of c.cheats) expect(rule(c.kernel, c.names, c.inputs, c.attrs ?? {}, substitute(out, c.flat, bits), c.flat, diverged(1, c.flat))).toBe('challenger')
+      // a completed step has no NaN: the honest bits lose there, decided before the reference
+      const r = ruling(c.kernel, c.names, c.inputs, c.attrs ?? {}, out, c.flat)
+      expect(r.winner).toBe('challenger')
+      expect(r.reason).toMatch(/^NaN in a committed tensor/)
     })
   }
+
+  it('signed zeros from NaN-free operands are judged bit for bit in any step', () => {
+    const out = runBackend('Sqrt', ['x'], [x], {})
+    expect(hex(bitsAt(out.values, 2))).toBe(hex(0x80000000))
+    // x's leaf holds no NaN but the output's does (sqrt(-1) at element 0): judged at an element past the divergence point's
+    expect(rule('Sqrt', ['x'], [x], {}, out, 2, diverged(1, 0))).toBe('defender')
+    expect(rule('Sqrt', ['x'], [x], {}, substitute(out, 2, 0), 2, diverged(1, 0))).toBe('challenger')
+    const relu = runBackend('Relu', ['x'], [x], {})
+    expect(hex(bitsAt(relu.values, 2))).toBe(hex(0))
+    expect(rule('Relu', ['x'], [x], {}, relu, 2)).toBe('defender')
+    expect(rule('Relu', ['x'], [x], {}, substitute(relu, 2, 0x80000000), 2)).toBe('challenger')
+  })
+
+  it('a NaN before the divergence point\'s element, or none at it, loses for the defender', () => {
+    const out = runBackend('Log', ['x'], [x], {})
+    // the proof says the first NaN is element 1; element 0 is a NaN too
+    expect(ruling('Log', ['x'], [x], {}, out, 0, diverged(1, 1)).reason).toMatch(/before the divergence point/)
+    // the proof says element 3 (log 2) is where the run diverged
+    expect(ruling('Log', ['x'], [x], {}, out, 3, diverged(1, 3)).reason).toMatch(/holds no NaN/)
+  })
+
+  it('past the divergence point the challenger loses, whatever the defender committed', () => {
+    const out = runBackend('Log', ['x'], [x], {})
+    for (const bits of [NEG_NAN, POS_NAN, 0]) expect(rule('Log', ['x'], [x], {}, substitute(out, 0, bits), 0, diverged(0, 0))).toBe('defender')
+  })
+})
+
+describe('a NaN operand loses for the defender before the reference runs', () => {
+  const x = f32FromBits([0xbf800000, NEG_NAN, POS_NAN, 0x80000000, 0xff800000, 0x7f800001, 0x40000000, 0x00000000], [2, 4]) // -1, -NaN, +NaN, -0, -Inf, sNaN, 2, +0
+  const cases: Case[] = [
+    { kernel: 'Relu', names: ['x'], inputs: [x], flat: 1, expect: 0, cheats: [NEG_NAN, POS_NAN] },
+    { kernel: 'Relu', names: ['x'], inputs: [x], flat: 6, expect: 0x40000000, cheats: [] },
+    { kernel: 'Step', names: ['x'], inputs: [x], attrs: { alpha: 0 }, flat: 1, expect: NEG_NAN, cheats: [POS_NAN, 0] },
+    { kernel: 'Neg', names: ['x'], inputs: [x], flat: 1, expect: POS_NAN, cheats: [NEG_NAN] },
+    { kernel: 'Add', names: ['a', 'b'], inputs: [f32FromBits([POS_NAN, 0]), f32FromBits([NEG_NAN, 0])], flat: 0, expect: POS_NAN, cheats: [NEG_NAN] },
+    { kernel: 'MaxPool', names: ['x'], inputs: [f32FromBits([NEG_NAN, 0x3f800000, 0x40000000, 0xbf800000], [1, 2, 2, 1])], attrs: { filterSize: [2, 2], strides: [2, 2], pad: 'valid' }, flat: 0, expect: 0xff800000, cheats: [NEG_NAN] },
+    { kernel: '_FusedMatMul', names: ['a', 'b', 'bias'], inputs: [f32FromBits([0x3f800000, NEG_NAN], [1, 1, 2]), f32FromBits([0x3f800000, 0x3f800000], [1, 2, 1]), f32FromBits([0], [1])], attrs: { transposeA: false, transposeB: false, activation: 'relu' }, flat: 0, expect: 0, cheats: [NEG_NAN] }
+  ]
+  for (const c of cases) {
+    it(`${c.kernel} element ${c.flat} (backend ${hex(c.expect)}): the defender loses with any bits, in a completed step and at a divergence point`, () => {
+      const out = runBackend(c.kernel, c.names, c.inputs, c.attrs ?? {})
+      expect(hex(bitsAt(out.values, c.flat))).toBe(hex(c.expect))
+      for (const o of [out, ...c.cheats.map(b => substitute(out, c.flat, b))]) {
+        for (const env of [{}, diverged(1, c.flat)]) {
+          const r = ruling(c.kernel, c.names, c.inputs, c.attrs ?? {}, o, c.flat, env)
+          expect(r.winner).toBe('challenger')
+          expect(r.reason).toMatch(/^NaN in a committed tensor: operand/)
+        }
+      }
+    })
+  }
+
+  it('two different NaNs meeting in a transposed MatMul (AmbiguousNaN) never reach the reference: the defender loses, whichever NaN it kept', () => {
+    const K = 50
+    const a = f32FromBits(Array.from({ length: K }, (_, k) => k === 3 ? 0x7fc00001 : k === 20 ? 0xffc00002 : 0x3f800000), [1, K, 1])
+    const b = f32FromBits(new Array(K).fill(0x3f800000), [1, K, 1])
+    const attrs = { transposeA: true, transposeB: false }
+    const out = runBackend('BatchMatMul', ['a', 'b'], [a, b], attrs)
+    const op = { kernel: 'BatchMatMul', attrs, inputs: [{ shape: a.shape, dtype: a.dtype }, { shape: b.shape, dtype: b.dtype }], output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0 }
+    const operands = reference.elementOperands(WASM_RUNTIME, op, 0).map(o => operandSlice([a, b][o.input], o))
+    // the reference refuses this element: the case is the ambiguous one
+    expect(() => reference.computeElementBits(WASM_RUNTIME, op, 0, operands)).toThrow(/two different NaNs/)
+    for (const bits of [0x7fc00001, 0xffc00002]) {
+      const r = ruling('BatchMatMul', ['a', 'b'], [a, b], attrs, substitute(out, 0, bits), 0)
+      expect(r.winner).toBe('challenger')
+      expect(r.reason).toMatch(/^NaN in a committed tensor/)
+    }
+  })
 })

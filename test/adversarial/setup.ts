@@ -1,9 +1,9 @@
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { DisputeInfo } from '../../devnet/chain/runtime/disputes.js'
-import { decodeMsg, verifySigned, type Claim, type Msg, type Signed } from '../../protocols/dispute/index.js'
-import { newProgram } from '../../protocols/program/index.js'
+import { decodeMsg, firstNaNOf, verifySigned, type Claim, type Divergence, type Msg, type Signed } from '../../protocols/dispute/index.js'
+import { newProgram, type TaskProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
-import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { datasetRef, syntheticDataset, type Dataset } from '../../node/train/dataset.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { gamesFor, hexOf, honest, honestRun, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 
@@ -57,4 +57,20 @@ export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8
     msgs.push(d)
   }
   throw new Error('no claim in 200 rounds')
+}
+
+/** A 5-step MLP task whose learning rate (1e30) makes its training produce NaNs: the first step whose trace holds one. */
+export async function nanRun (): Promise<{ program: TaskProgram, ds: Dataset, k: number, run: Run, first: Divergence }> {
+  await initBackend('wasm')
+  const ds = syntheticDataset(7, 64, 8)
+  const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', learningRate: 1e30, batchSize: 4, seed: 11, checkpointEvery: 5 })
+  for (let k = 0; k < program.steps; k++) {
+    const run = await honestRun(program, ds, k)
+    const first = firstNaNOf(run.values.map(v => v.outputs))
+    if (first !== undefined) {
+      if (first.output !== 0) throw new Error('the first NaN is not in an output 0')
+      return { program, ds, k, run, first: { entry: first.entry, flat: first.flat } }
+    }
+  }
+  throw new Error('the run produced no NaN')
 }

@@ -7,7 +7,8 @@ export interface SampledTask { committedAt: number, stepCount: number, verifierC
 
 /** The verifier's required sample on chain (0-based), from the hash of block committedAt + 1. */
 export function chainSample (blockHash: string, account: string, t: SampledTask): number[] {
-  return requiredSample(blockHash, account, t.stepCount, t.verifierCount).map(s => s - 1)
+  // a proof that diverged at its first step has no completed step to sample
+  return t.stepCount === 0 ? [] : requiredSample(blockHash, account, t.stepCount, t.verifierCount).map(s => s - 1)
 }
 
 /** On a runtime harness (test/unit/chain/harness.ts): the sample of `who` (a name or an account) for task `taskId`, once block committedAt + 1 exists. */

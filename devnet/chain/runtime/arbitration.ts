@@ -11,6 +11,7 @@ import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from 
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy, type ProofRuling } from './forced-rulings.js'
+import type { Divergence } from '../../../protocols/dispute/nan.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
@@ -64,6 +65,8 @@ export interface TaskInfo extends SubmitTaskArgs {
   createdAt: number
   /** times the challenge window was extended for lack of a verdict quorum */
   extensions: number
+  /** a diverged proof's divergence point in its last step, `stepCount` (commit_diverged), else null */
+  divergence: Divergence | null
 }
 export type { ProofRuling, RulingOutcome } from './forced-rulings.js'
 // ---- storage helpers ----
@@ -184,7 +187,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
     verdicts: [],
     openDisputes: 0,
     createdAt: ctx.now,
-    extensions: 0
+    extensions: 0,
+    divergence: null
   }
   putTask(ctx, id, t)
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
@@ -254,24 +258,36 @@ export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): 
 }
 
 export function commitProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): void {
+  storeProof(ctx, who, a, null)
+}
+
+/** commit_proof, or (with a divergence point) commit_diverged: a proof of fewer steps only if the run diverged. */
+export function storeProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }, divergence: Divergence | null): void {
   const t = getTask(ctx, a.taskId)
   if (t.solver !== who && t.excluded.includes(who)) ctx.fail(P, 'DeadlineMissed')
   ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   ctx.ensure(ctx.now <= t.deadline, P, 'DeadlineMissed')
   // a proof of fewer steps than the task's would be paid for training never done
-  ctx.ensure(a.stepCount === t.steps, P, 'IncompleteProof')
+  if (divergence === null) ctx.ensure(a.stepCount === t.steps, P, 'IncompleteProof')
+  else ctx.ensure(a.stepCount < t.steps, P, 'NotDiverged')
   ctx.ensure(a.checkpoints.length <= params(ctx).maxCheckpoints, P, 'TooManyCheckpoints')
   t.phase = 'Verifying'
   t.proofRoot = a.proofRoot
   t.finalStateRoot = a.finalStateRoot
   t.stepCount = a.stepCount
   t.checkpoints = a.checkpoints
+  t.divergence = divergence
   t.committedAt = ctx.now
   t.challengeEnd = ctx.now + t.challengeWindow
   putTask(ctx, a.taskId, t)
   // the verification randomness is the hash of the NEXT block, which the solver cannot steer
   ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
+}
+
+/** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, traced up to its divergence point. */
+export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>): number {
+  return t.stepCount + (t.divergence === null ? 0 : 1)
 }
 
 /** An accept that lists the revealed forced step vouched for a step that does not replay. */
@@ -294,7 +310,9 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   const holding = t.verdicts.filter(v => v.accept && !v.void && !listsForcedStep(t, v)).length
   ctx.ensure(!a.accept || holding < t.verifierCount, P, 'VerifiersFull')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
-  ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < t.stepCount), P, 'InvalidStep')
+  ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < disputableSteps(t)), P, 'InvalidStep')
+  // a diverged proof stands or falls with its last step: every accept vouches for it
+  ctx.ensure(!a.accept || t.divergence === null || a.checkedSteps.includes(t.stepCount), P, 'DivergenceNotChecked')
   // "accept" vouches for the steps the chain's randomness picked for this verifier:
   // without this, accepting after checking nothing would only risk a slash at steps listed
   if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps)
@@ -314,7 +332,7 @@ function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSte
   const block = t.committedAt + 1
   ctx.ensure(ctx.now > block, P, 'RandomnessNotReady')
   const seed = ctx.store.read<string>('System', 'BlockHash', block)
-  const required = requiredSample(seed, who, t.stepCount, t.verifierCount)
+  const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount)
   // on chain, step i is the transition from state i to i+1: the sample's step s is s-1
   ctx.ensure(missingSampled(required, checkedSteps.map(s => s + 1)).length === 0, P, 'SampleNotChecked')
 }

@@ -43,6 +43,7 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
       skeletonRoot: hexToU8a(t.skeletonRoot),
       proofRoot: hexToU8a(t.proofRoot),
       stepCount: t.stepCount,
+      divergence: t.divergence ?? undefined,
       reference: ctx.reference as never,
       verify
     }, claim)

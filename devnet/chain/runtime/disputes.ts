@@ -2,7 +2,7 @@ import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
 import { continuationError, linksTo } from '../../../protocols/dispute/transcript.js'
-import { adjustActive, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
+import { adjustActive, disputableSteps, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
 import { reserve } from './balances.js'
 import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
@@ -50,7 +50,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
-  ctx.ensure(a.disputedStep < t.stepCount, P, 'InvalidStep')
+  ctx.ensure(a.disputedStep < disputableSteps(t), P, 'InvalidStep')
   ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
   // a verdict is wrong iff the proof is wrong at a step it checked, which a SolverProof
   // game decides; accepting verifiers are slashed by its ruling (docs/disputes.md)

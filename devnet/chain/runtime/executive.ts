@@ -7,6 +7,7 @@ import * as arb from './arbitration.js'
 import * as disputes from './disputes.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
 import { challengeInitialState } from './initial-state.js'
+import { commitDiverged } from './divergence.js'
 import { onInitialize } from './settlement.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
 import { toPlain, variant, type Plain } from './codec.js'
@@ -105,7 +106,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.adjudicate': (ctx, who, a) => disputes.adjudicate(ctx, who, a as never),
   'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS,
-  'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never)
+  'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
+  'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never)
 }
 
 type FieldEncoder = (v: unknown) => Uint8Array

@@ -15,7 +15,7 @@ import { REVEAL_WINDOW } from './spec.js'
 const P = 'Arbitration'
 
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
-export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init'
+export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'
 /** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
 export interface ProofRuling {
   disputeId: bigint
@@ -32,7 +32,7 @@ export interface ProofRuling {
 /** What a ruling records of the claim it was decided on. */
 export interface RulingBasis { claimKind: RulingClaimKind, honestPost: string | null }
 
-const KINDS: Record<Claim['kind'], RulingClaimKind> = { skeleton: 'Skeleton', input: 'Input', state: 'State', element: 'Element', data: 'Data', lie: 'Lie', badOpen: 'BadOpen', init: 'Init' }
+const KINDS: Record<Claim['kind'], RulingClaimKind> = { skeleton: 'Skeleton', input: 'Input', state: 'State', element: 'Element', data: 'Data', lie: 'Lie', badOpen: 'BadOpen', init: 'Init', nan: 'Nan' }
 
 export function basisOf (claim: Claim, step: number): RulingBasis {
   const b = rulingBasis(claim, step)

@@ -5,6 +5,7 @@ import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashSt
 import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
+import { earnedReward, emitDiverged } from './divergence.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -98,14 +99,15 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
     // the solver's forced error moves money within the coalition, never creates it
-    const jackpot = winners.length === 0 ? 0n : (params(ctx).jackpot < t.solverReward ? params(ctx).jackpot : t.solverReward)
+    const reward = earnedReward(t)
+    const jackpot = winners.length === 0 ? 0n : (params(ctx).jackpot < reward ? params(ctx).jackpot : reward)
     const share = winners.length === 0 ? 0n : jackpot / BigInt(winners.length)
     for (const w of winners) {
       repatriateReserved(ctx, t.submitter, w.challenger, share)
       ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: w.disputeId, who: w.challenger, amount: share })
     }
     jackpotPaid = share * BigInt(winners.length)
-    solverPaid = t.solverReward - jackpotPaid
+    solverPaid = reward - jackpotPaid
     repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
   }
   const verifiersPaid = payStanding(ctx, t)
@@ -116,6 +118,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
+  if (success) emitDiverged(ctx, id, t, solverPaid)
 }
 
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */

@@ -6,7 +6,7 @@ import { trainTask } from '../../train/run.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], plain?: boolean }
+interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], faultNanThrough?: boolean, plain?: boolean }
 
 export function register (program: Command): void {
   program.command('train')
@@ -23,6 +23,7 @@ export function register (program: Command): void {
     .option('--log-level <level>', 'log level', 'info')
     // FAULT INJECTION (tests, devnet, Truebit forced errors; node/train/fault.ts): hidden on purpose
     .addOption(new Option('--fault-op <kernel@step>', 'FAULT INJECTION: corrupt the first <kernel> op output at 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
+    .addOption(new Option('--fault-nan-through', 'FAULT INJECTION: train on through a NaN and write a complete proof (an honest run ends at its first NaN)').hideHelp())
     .addOption(new Option('--fault-weight <step>', 'FAULT INJECTION: perturb a weight after 1-based <step> (0: the initial state)').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
     .action(async (o: TrainOpts) => {
       try {
@@ -39,18 +40,21 @@ export function register (program: Command): void {
           ...(o.plain === true ? { verifiable: false } : {}),
           log: cliLog('train', o.logLevel),
           onProgress: progressPrinter(),
+          ...(o.faultNanThrough === true ? { haltOnNaN: false } : {}),
           faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 0, 500_000) as number) }
         })
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,
           steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy,
           seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
-          proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length
+          proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
+          ...(r.divergence !== undefined ? { divergence: r.divergence } : {})
         }
         if (o.json === true) process.stdout.write(JSON.stringify(summary) + '\n')
         else {
           process.stdout.write(`trained ${r.steps}/${programJson.steps} steps in ${r.seconds.toFixed(1)} s (${Math.round(r.samplesPerSec)} samples/s) on ${r.backend.runtime}\n`)
           if (r.accuracy !== undefined) process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}%\n`)
+          if (r.divergence !== undefined) process.stdout.write(`the run diverged: step ${r.divergence.step + 1} produced a NaN (entry ${r.divergence.entry}, element ${r.divergence.flat} of its op trace); a diverged proof of ${r.steps} steps\n`)
           process.stdout.write(r.proofWritten ? `proof root ${r.proofRoot}\n` : 'no proof written (run incomplete or backend not the pinned runtime)\n')
         }
       } catch (e) { wrapError(e) }

@@ -10,7 +10,7 @@ import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/me
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
-import { ChallengerGame, DefenderGame, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, type ChallengerInit, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -55,12 +55,12 @@ export interface Side { entries: TraceEntry[], values: OpValues[], roots: string
 const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
 
 /** A consistent cheater: output 0 of entry `i` gets element `el` perturbed; every later op is re-executed on it. */
-export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number): Side {
+export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value?: number): Side {
   const values: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
   const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
   const o = values[i].outputs[0]
   const nv = o.values.slice() as Float32Array
-  nv[el % nv.length] = nv[el % nv.length] + 1
+  nv[el % nv.length] = value ?? nv[el % nv.length] + 1
   values[i] = { inputs: values[i].inputs, outputs: [{ ...o, values: nv }, ...values[i].outputs.slice(1)] }
   entries[i].outputs[0].commitment = commitHex(values[i].outputs[0])
   if (alsoInput !== undefined) {
@@ -115,6 +115,8 @@ export interface PlayOptions {
   defenderOffChainAfter?: number
   challengerOpensWrongPre?: boolean
   disputedStep?: number
+  /** what the challenger knows of NaNs in its own run of the step, and the proof's divergence point */
+  nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'>
 }
 
 /** What every dispute message on harness chain `h` is bound to. */
@@ -124,7 +126,7 @@ export const hexOf = (s: Signed): string => u8aToHex(encodeSigned(s))
 export const STAKE = 10_000n * UNIT
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string } = {}): Promise<Harness> {
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean } = {}): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, 4 | 8, STAKE)).error).toBeUndefined()
@@ -136,12 +138,18 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   expect(r.error).toBeUndefined()
   h.advance(1)
   expect(taskOf(h).solver).toBe(h.accounts.Bob)
-  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
+  const dv = o.diverged
+  if (o.commit === false) return h
+  if (dv !== undefined) {
+    // a diverged proof: states 0..k and where step k's trace produced its first NaN
+    const roots = defender.roots.slice(0, dv.stepCount + 1)
+    expect(h.run('Bob', 'Arbitration', 'commit_diverged', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], checkpoints: [], ...dv }).error).toBeUndefined()
+  } else expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
   return h
 }
 
 /** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
-export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
   const h = await taskOnChain(run, defender, o)
   const step = o.disputedStep ?? run.step
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
@@ -156,7 +164,7 @@ export async function playOnChain (run: Run, defender: Side, challenger: Side, o
 export interface Games { D: DefenderGame, C: ChallengerGame, ctx: DisputeContext }
 
 /** The two pure players of dispute `disputeId` on `h` (Bob defends, challengerName challenges); `ctx` overrides the signing context. */
-export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
+export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre' | 'nan'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
   const ds = run.ds
   const step = o.disputedStep
   const bob = pair('Bob'); const dave = pair(o.challengerName)
@@ -169,7 +177,8 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
     preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
-    dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) }
+    dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) },
+    ...o.nan
   })
   const rows = batchIndices(run.program.seed, ds.trainSize, run.program.batchSize, step)
   C.batchRow = r => rows[r]

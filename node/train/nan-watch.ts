@@ -1,0 +1,50 @@
+import * as tf from '@tensorflow/tfjs'
+
+// A NaN ends a verifiable run (docs/disputes.md, "NaN: a NaN ends the run"):
+// an honest solver commits no NaN in a state or an op output, so it must see
+// the first op output that holds one. While installed, every kernel of the
+// active backend is wrapped and its float32 outputs scanned in place (on
+// wasm a view of the heap: no copy); `seen` is set by the first NaN. Only a
+// flag: the caller re-runs the step under the tracer to find exactly where.
+
+interface WasmBackendLike { dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }, wasm?: { HEAPU8: Uint8Array }, readSync: (id: object) => ArrayLike<number> }
+
+function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo): boolean {
+  if (info.dtype !== 'float32') return false
+  const n = info.shape.reduce((a, b) => a * b, 1)
+  const d = backend.dataIdMap?.get(info.dataId)
+  const heap = backend.wasm?.HEAPU8
+  const v = d !== undefined && heap !== undefined ? new Float32Array(heap.buffer, d.memoryOffset, n) : backend.readSync(info.dataId)
+  for (let i = 0; i < n; i++) if (v[i] !== v[i]) return true
+  return false
+}
+
+export class NanWatch {
+  /** a kernel output held a NaN since the last reset */
+  seen = false
+  private readonly backendName = tf.getBackend()
+  private readonly originals = tf.getKernelsForBackend(this.backendName)
+
+  constructor () {
+    for (const k of this.originals) {
+      const orig = k.kernelFunc
+      tf.unregisterKernel(k.kernelName, this.backendName)
+      tf.registerKernel({
+        ...k,
+        kernelFunc: (args) => {
+          const out = orig(args)
+          if (!this.seen) {
+            const backend = args.backend as unknown as WasmBackendLike
+            for (const o of Array.isArray(out) ? out : [out]) if (holdsNaN(backend, o)) { this.seen = true; break }
+          }
+          return out
+        }
+      })
+    }
+  }
+
+  /** Puts the original kernels back. */
+  dispose (): void {
+    for (const k of this.originals) { tf.unregisterKernel(k.kernelName, this.backendName); tf.registerKernel(k) }
+  }
+}

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ChainSwarm } from '../helpers/chain-swarm.js'
+
+// A program that diverges, between real peers (separate processes) on the
+// real dev chain (docs/disputes.md, "NaN: a NaN ends the run"): an SGD MLP
+// with a learning rate of 1e30 produces NaNs within its first steps. The
+// solver's engine sees the first NaN op output, stops, finds it under the
+// tracer and commits a diverged proof (commit_diverged: states 0..k and the
+// divergence point); the verifier replays its sample and the diverged step,
+// finds the same first NaN and accepts (listing step k); the task settles as
+// diverged and the solver is paid solver_reward × k / steps.
+
+const STEPS = 10
+
+/** A dev chain with a submitter, a solver (extra `join` flags) and a verifier, and a diverging task written. */
+async function swarm (solverExtra: string[]): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
+  const sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300'], ['//Peer1', '//Peer2', '//Peer4'])
+  await Promise.all([
+    sw.startPeer('submitter', 'submitter', '//Peer1'),
+    sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '10000', ...solverExtra]),
+    sw.startPeer('verifier', 'verifier', '//Peer4')
+  ])
+  await sw.waitRegistered()
+  await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '5', '--batch', '32', '--optimizer', 'sgd', '--lr', '1e30'])
+  return { sw, acct: sw.accountIds }
+}
+
+describe('a diverging program between real peers on the dev chain', () => {
+  let sw: ChainSwarm
+  beforeAll(async () => { ({ sw } = await swarm([])) }, 120_000)
+  afterAll(async () => { await sw?.stop() })
+
+  it('the solver commits a diverged proof, the verifier checks the diverged step and accepts, the task settles as diverged', async () => {
+    const taskId = await sw.submit()
+    const diverged = await sw.waitOr(async () => sw.ev('ProofDiverged', d => Number(d.taskId) === taskId), 120_000, 'a diverged proof')
+    const k = Number(diverged.data.step)
+    expect(k).toBeLessThan(STEPS)
+    expect(k).toBeGreaterThan(0)
+    const verdict = await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => Number(d.taskId) === taskId), 120_000, 'verdict')
+    expect(verdict.data.accept).toBe(true)
+    const t = await sw.observer.task(taskId)
+    expect(t?.divergence).toEqual({ entry: Number(diverged.data.entry), flat: Number(diverged.data.flat) })
+    // every verifier replays the diverged step
+    expect(t?.verdicts[0].checkedSteps).toContain(k)
+    const done = await sw.settled(taskId, 120_000)
+    expect(done.phase).toBe('Settled')
+    const settled = await sw.waitOr(async () => sw.ev('TaskDiverged', d => Number(d.taskId) === taskId), 10_000, 'the TaskDiverged event')
+    expect(Number(settled.data.step)).toBe(k)
+    const reward = BigInt(String(t!.solverReward))
+    expect(BigInt(String(settled.data.solverPaid))).toBe(reward * BigInt(k) / BigInt(STEPS))
+    expect(sw.ev('DisputeOpened', d => Number(d.taskId) === taskId)).toBeUndefined()
+  }, 300_000)
+})
+
+describe('a solver that trains on through the NaN (fault) between real peers on the dev chain', () => {
+  let sw: ChainSwarm
+  let acct: Map<string, string>
+  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'train-through-nan'])) }, 120_000)
+  afterAll(async () => { await sw?.stop() })
+
+  it('commits a complete proof: the verifier meets the NaN, disputes with a nan claim and wins', async () => {
+    const taskId = await sw.submit()
+    const committed = await sw.waitOr(async () => sw.ev('ProofCommitted', d => Number(d.taskId) === taskId), 120_000, 'a proof')
+    expect(committed).toBeDefined()
+    expect(sw.ev('ProofDiverged', d => Number(d.taskId) === taskId)).toBeUndefined()
+    const opened = await sw.waitOr(async () => sw.ev('DisputeOpened', d => Number(d.taskId) === taskId), 120_000, 'a dispute')
+    expect(opened.data.challenger).toBe(acct.get('//Peer4'))
+    const adjudicated = await sw.waitOr(async () => sw.ev('Adjudicated', d => BigInt(String(d.disputeId)) === BigInt(String(opened.data.disputeId))), 120_000, 'the claim')
+    expect(Buffer.from(String(adjudicated.data.kind).replace(/^0x/, ''), 'hex').toString('utf8')).toBe('nan')
+    const resolved = await sw.waitOr(async () => sw.ev('DisputeResolved', d => BigInt(String(d.disputeId)) === BigInt(String(opened.data.disputeId))), 30_000, 'the ruling')
+    expect(resolved.data.winner).toBe(acct.get('//Peer4'))
+    const done = await sw.settled(taskId, 180_000)
+    expect(done.phase).toBe('Failed')
+  }, 400_000)
+})
