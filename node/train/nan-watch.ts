@@ -15,7 +15,7 @@ function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo): boolean {
   const d = backend.dataIdMap?.get(info.dataId)
   const heap = backend.wasm?.HEAPU8
   const v = d !== undefined && heap !== undefined ? new Float32Array(heap.buffer, d.memoryOffset, n) : backend.readSync(info.dataId)
-  for (let i = 0; i < n; i++) if (v[i] !== v[i]) return true
+  for (let i = 0; i < n; i++) if (Number.isNaN(v[i])) return true
   return false
 }
 

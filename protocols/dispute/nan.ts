@@ -38,7 +38,7 @@ export function runPosition (env: { step: number, stepCount: number, divergence?
 /** Index of the first NaN among float32 `values` (any bit pattern), -1 if none; other dtypes hold none. */
 export function firstNaNIndex (dtype: DType, values: ArrayLike<number>): number {
   if (dtype !== 'float32') return -1
-  for (let i = 0; i < values.length; i++) if (values[i] !== values[i]) return i
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) return i
   return -1
 }
 

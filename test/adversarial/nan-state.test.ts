@@ -73,7 +73,8 @@ describe('a nan claim against a NaN-free trace loses for the challenger', () => 
     for (const c of claims) {
       const { h, g } = await opened(clean, honest(clean))
       // the op claim carries the commit of the first game; re-sign it for this chain's dispute
-      const claim = c.op !== undefined ? { ...c, op: { ...c.op, commit: g.D.commit() } } : c
+      const n = c as Extract<Claim, { kind: 'nan' }>
+      const claim = n.op !== undefined ? { ...n, op: { ...n.op, commit: g.D.commit() } } : c
       expect(claimOn(h, claim)).toBeUndefined()
       expect(dispute(h).status).toBe('DefenderWon')
     }

@@ -1,4 +1,4 @@
-import type { CallSpec, ErrorSpec, EventSpec } from './spec.js'
+import type { CallSpec, ErrorSpec, EventSpec } from './spec-types.js'
 import type { NamedTypes } from './types.js'
 
 // Diverged proofs' part of the Arbitration pallet interface
