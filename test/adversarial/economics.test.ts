@@ -63,7 +63,7 @@ const rows: Row[] = []
 describe('economics: every deviation loses money in expectation (devnet parameters)', () => {
   it('a solver faking 10% of a 1000-step task\'s steps', async () => {
     // payoffs on the runtime: honest settle, and a cheat caught by a verifier's claim
-    const h1 = await taskOnChain(run, honest(run), { verifierCount: 1 })
+    const h1 = await taskOnChain(run, honest(run), { verifierCount: 1, verifiers: ['Eve'] })
     h1.advance(1)
     const b1 = total(h1, 'Bob')
     expect(h1.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h1, 'Eve') }).error).toBeUndefined()
@@ -88,7 +88,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
   it('a lazy verifier accepting its sample without replaying', async () => {
     const { run: r, step } = forced
     const side = forcedSide(r)
-    const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
+    const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 2, verifiers: ['Dave', 'Eve'] })
     h.advance(1)
     const before = total(h, 'Eve')
     expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Eve') }).error).toBeUndefined()
@@ -111,9 +111,10 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     const { run: r, step } = forced
     const side = forcedSide(r)
     const scenario = async (puppet: boolean): Promise<bigint> => {
-      const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+      const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
       const start = total(h, 'Bob') + total(h, 'Ferdie')
       let id = 0
+      h.advance(1)
       if (puppet) {
         expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
         expect(playDispute(h, r, side, honest(r), { disputeId: id++, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')

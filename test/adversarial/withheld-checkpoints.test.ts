@@ -36,8 +36,10 @@ beforeEach(async () => {
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
 })
 
-/** Dave cannot fetch checkpoint STEP and challenges; Bob proves he holds it. */
+/** Dave, assigned, cannot fetch checkpoint STEP and challenges; Bob proves he holds it. */
 function challengedAndAnswered (): void {
+  // the block whose on_initialize draws the verifiers (Dave and Eve, the only ones)
+  h.advance(1)
   expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
   const seed = availabilitySeed(hexToU8a(h.parentHash), 0)
   const answer = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
