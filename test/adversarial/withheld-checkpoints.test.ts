@@ -4,7 +4,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
 import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
-import { harnessSample } from '../helpers/verdict-sample.js'
+import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
@@ -61,6 +61,8 @@ describe('withheld checkpoints', () => {
     expect(ev).toContain('Arbitration.TaskUnverified')
     expect(ev).toContain('Arbitration.AvailabilityDepositSettled')
     expect(total('Bob')).toBe(bob)
+    // Dave's challenge was the evidence of an assigned verifier that could not fetch: released, not penalized as silent
+    expect(harnessAssignments(h)!.verifiers.find(v => v.verifier === h.accounts.Dave)!.status).toBe('Released')
     expect(total('Dave')).toBe(dave)
     expect(h.reserved('Dave')).toBe(STAKE)
   })
