@@ -69,7 +69,11 @@ export const verifierMachine = setup({
           { guard: 'rejected', target: 'challenging' },
           { target: 'idle', actions: assign({ history: ({ context }) => record(context, 'accepted') }) }
         ],
-        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
+        onError: [
+          // the verdict was refused (the assignment lapsed, say): a wrong proof is still worth a dispute, as any whistleblower's
+          { guard: 'rejected', target: 'challenging', actions: assign({ error: ({ event }) => errorMessage(event.error) }) },
+          { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
+        ]
       }
     },
     challenging: {

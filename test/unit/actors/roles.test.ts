@@ -78,6 +78,15 @@ describe('role machines', () => {
     expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
   })
 
+  it('verifier: a refused verdict (its assignment lapsed) still leaves a wrong proof disputed; a refused accept is dropped', async () => {
+    const p = ports({ submitVerdict: async (t, v) => { p.calls.push(`verdict ${t} ${v.accept}`); throw new Error('arbitration.NotAssigned') } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.verifiersAssigned', taskId: 4, forMe: true })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
+    await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
+    expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+  })
+
   it('whistleblower: rechecks accepting verdicts and challenges a wrong one', async () => {
     const p = ports()
     const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
