@@ -85,6 +85,11 @@ describe('ChainClient over the dev chain', () => {
     expect(await err(c.Dave.submitVerdict(id2, true, [0, 5]))).toBe('arbitration.SampleNotChecked')
     await c.Dave.submitVerdict(id2, true, sample)
     expect(await err(c.Dave.submitVerdict(id2, true, sample))).toBe('arbitration.AlreadyVoted')
+    // the draw is in storage, through the pallet view the node uses: Dave, round 0, seeded by the randomness block
+    const drawn = await c.Alice.assignments(id2)
+    expect(drawn?.verifiers.map(v => [v.verifier, v.round, v.seedBlock, v.status])).toEqual([[c.Dave.accountId, 0, randomnessBlock, 'Active']])
+    expect((await c.Dave.myAssignment(id2))?.deadline).toBe(challengeEnd)
+    expect(events.some(e => e.method === 'VerifiersAssigned' && (e.data.verifiers as string[]).includes(c.Dave.accountId))).toBe(true)
 
     // Eve challenges the solver and demands its commit on chain; Bob posts it, then forces it
     // on Eve, who stays silent and loses when the response window passes
