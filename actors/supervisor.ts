@@ -1,4 +1,5 @@
 import { assign, enqueueActions, raise, setup, type AnyActorLogic, type AnyEventObject } from 'xstate'
+import { ROLE_NAMES, type RoleName } from '../protocols/roles.js'
 
 // The node supervisor: one per peer. It owns the peer's roles and keeps one
 // role actor per role. Switching roles at run time spawns new role actors and
@@ -9,8 +10,7 @@ import { assign, enqueueActions, raise, setup, type AnyActorLogic, type AnyEvent
 // Domain events (chain.*, gossip.*, cmd.*) are forwarded to every live role
 // actor, draining ones included (they may need them to finish).
 
-export const ROLE_NAMES = ['submitter', 'solver', 'verifier', 'whistleblower'] as const
-export type RoleName = typeof ROLE_NAMES[number]
+export { ROLE_NAMES, type RoleName }
 
 export interface SupervisorContext {
   roles: RoleName[]

@@ -1,4 +1,5 @@
 import type { InspectionEvent } from 'xstate'
+import { isRoleName } from '../protocols/roles.js'
 
 // Turns xstate inspection events into trace entries: who (actor id, role),
 // what (event), and the state change it caused. Pure: storage is the host's.
@@ -34,7 +35,7 @@ export function stateString (value: unknown): string {
 /** Role of an actor from its id: `<role>` or `<role>#<n>`; the root is the supervisor. */
 export function roleOf (actorId: string): string {
   const base = actorId.split('#')[0]
-  return ['submitter', 'solver', 'verifier', 'whistleblower'].includes(base) ? base : (base === '' ? 'supervisor' : base)
+  return isRoleName(base) ? base : (base === '' ? 'supervisor' : base)
 }
 
 const DETAIL_KEYS = ['taskId', 'step', 'steps', 'disputeId', 'roles', 'reason', 'error', 'accept', 'proofRoot', 'loss', 'phase', 'winner', 'role']
@@ -68,7 +69,7 @@ export class TraceConverter {
     const actorId = ref.sessionId === ev.rootId ? 'supervisor' : ref.id
     const role = roleOf(actorId)
     // only our machines: promise actors (train, fetch, ...) are visible through their parent's events
-    if (role !== 'supervisor' && !['submitter', 'solver', 'verifier', 'whistleblower'].includes(role)) return undefined
+    if (role !== 'supervisor' && !isRoleName(role)) return undefined
     if (ev.type === '@xstate.actor') {
       return this.entry(actorId, role, 'spawned', 'spawn')
     }

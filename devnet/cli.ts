@@ -155,7 +155,7 @@ async function run (o: Opts): Promise<void> {
   if (o.exitAfter != null) setTimeout(() => { say(`--exit-after ${o.exitAfter} s reached`); void shutdown(0) }, o.exitAfter * 1000).unref()
   try {
     // 1. the task program (checked first: a missing dataset is said loudly)
-    let taskFile = o.task != null ? resolve(o.task) : join(dir, 'task.json')
+    const taskFile = o.task != null ? resolve(o.task) : join(dir, 'task.json')
     if (o.task == null) {
       const useFashion = o.synthetic !== true
       if (useFashion) await ensureFashion(say)

@@ -12,7 +12,7 @@ export const CLI_JS = resolve(here, '../node/cli/main.js')
 export interface ChildHandle {
   name: string
   child: ChildProcess
-  ready: Promise<any>
+  ready: Promise<any> // eslint-disable-line @typescript-eslint/no-explicit-any -- the first JSON object a child prints; each caller knows its shape
   exited: Promise<number | null>
   logFile: string
 }
@@ -24,7 +24,7 @@ export function spawnCli (name: string, args: string[], logDir: string): ChildHa
   child.stderr!.pipe(log)
   let out = ''
   const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
-  const ready = new Promise<any>((resolve, reject) => {
+  const ready = new Promise<ChildHandle["ready"] extends Promise<infer T> ? T : never>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString()
       const v = tryJson(out)
@@ -36,7 +36,7 @@ export function spawnCli (name: string, args: string[], logDir: string): ChildHa
   return { name, child, ready, exited, logFile }
 }
 
-function tryJson (s: string): any {
+function tryJson (s: string): unknown {
   const start = s.indexOf('{')
   if (start < 0) return undefined
   let depth = 0

@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path'
 
 export const DEFAULT_NETWORK = 'devnet'
 export const DEFAULT_CHAIN_URL = 'ws://127.0.0.1:9944'
-export const ROLES = ['submitter', 'solver', 'verifier', 'whistleblower'] as const
-export type Role = typeof ROLES[number]
+import { ROLE_NAMES as ROLES, type RoleName as Role } from '../protocols/roles.js'
+export { ROLES, type Role }
 
 /** `~/.proofswarm/<name>` unless the user gave --data-dir. */
 export function resolveDataDir (dataDir: string | undefined, name = 'default'): string {

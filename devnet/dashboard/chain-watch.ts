@@ -73,6 +73,7 @@ export class ChainWatch {
         this.client = await this.connecting
       }
       const c = this.client
+      /* eslint-disable @typescript-eslint/no-explicit-any -- the dev chain's pallets have no generated polkadot.js types; toPlain() turns each codec into plain JSON */
       const q = c.api.query as any
       const { toPlain } = await import('../../node/chain/plain.js')
       const [best, nextTask, nextDispute] = await withTimeout(Promise.all([
@@ -97,6 +98,7 @@ export class ChainWatch {
         const bal = toPlain((balances as any[])[i]) as any
         const node = toPlain((nodes as any[])[i]) as any
         return { ...a, free: bal?.data?.free, reserved: bal?.data?.reserved, node: node == null ? null : { ...node, peerId: utf8OfHex(node.peerId) } }
+      /* eslint-enable @typescript-eslint/no-explicit-any */
       })
       this.view.state = 'connected'
       this.view.error = undefined

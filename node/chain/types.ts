@@ -1,10 +1,7 @@
 // Plain views of the Arbitration pallet's storage, as the client returns them
 // (camelCase fields; u64/u128 as bigint; accounts and hashes as 0x-hex).
 
-export const ROLE_SUBMITTER = 1
-export const ROLE_SOLVER = 2
-export const ROLE_VERIFIER = 4
-export const ROLE_WHISTLEBLOWER = 8
+export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../protocols/roles.js'
 
 export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
 export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified'

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import '../polyfill.js'
 import { Command, CommanderError } from 'commander'
-import { commandModules } from './commands/index.js'
+import { commandModules as nodeCommands } from './commands/index.js'
 import { CliError } from './errors.js'
 import { tunePeerHeap } from './peer-heap.js'
 
@@ -12,6 +12,14 @@ program
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
+
+// The node's commands and the devnet's (the only import of devnet/ outside it).
+const commandModules: typeof nodeCommands = {
+  ...nodeCommands,
+  chain: async () => await import('../../devnet/cli/chain-command.js'),
+  dashboard: async () => await import('../../devnet/cli/dashboard-command.js'),
+  devnet: async () => await import('../../devnet/cli/devnet-command.js')
+}
 
 // Load only the command being run; everything for help and suggestions.
 const name = process.argv.slice(2).find(a => !a.startsWith('-'))

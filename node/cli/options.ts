@@ -27,12 +27,16 @@ export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
 
+/** The one integer-option rule: decimal digits only, within [min, max]; the message names the option and the range. */
+export function parseInteger (v: string, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${name} must be an integer in [${min}, ${max}], got "${v}"`)
+  return n
+}
+
+/** parseInteger as a commander argument parser. */
 export function parseIntOption (name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
-  return (v: string): number => {
-    const n = Number(v)
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in [${min}, ${max}], got "${v}"`)
-    return n
-  }
+  return (v: string): number => parseInteger(v, name, min, max)
 }
 
 export function addChainOptions (cmd: Command): Command {

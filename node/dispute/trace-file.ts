@@ -63,6 +63,7 @@ function sliceFromJson (s: string): SliceProof {
 }
 
 export function decodeTraceFile (bytes: Uint8Array): TraceFile {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded CBOR, checked field by field below
   const o = decode(bytes) as Record<string, any>
   if (o?.v !== TRACE_FILE_VERSION) throw new Error('not a version 1 trace file')
   if (!Number.isInteger(o.step) || o.step < 0) throw new Error('trace file: bad step')

@@ -28,7 +28,7 @@ export interface TraceJob {
 
 export async function traceForDispute (j: TraceJob): Promise<{ step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }> {
   const t0 = performance.now()
-  const { program, proof, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute tracing')
+  const { program, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute tracing')
   const faults: TrainFaults = { ops: (j.faultOps ?? []).map(parseOpFault), weights: j.faultWeights ?? [] }
   const trainer = await Trainer.create(program, ds)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined

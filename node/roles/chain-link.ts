@@ -1,17 +1,11 @@
 import type { DomainEvent } from '../../actors/ports.js'
-import type { RoleName } from '../../actors/supervisor.js'
+import { rolesMask, type RoleName } from '../../protocols/roles.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 
 // Connects a peer to the chain: its account, its registration (peer id ↔
 // account, roles, stake) and the stream of pallet events, translated into the
 // domain events role actors understand ("is this about me?").
-
-export const ROLE_BITS: Record<RoleName, number> = { submitter: 1, solver: 2, verifier: 4, whistleblower: 8 }
-
-export function rolesMask (roles: readonly RoleName[]): number {
-  return roles.reduce((m, r) => m | ROLE_BITS[r], 0)
-}
 
 export interface ChainLinkOptions {
   url: string

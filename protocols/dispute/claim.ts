@@ -10,6 +10,7 @@ import { decodeEntry } from './entry.js'
 import { conflictOf, decodeSigned, factsOf, verifySigned, type Msg, type Signed, type VerifyFn } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
 import { depthOf } from './tree.js'
+import type { ClaimSlice, TensorHead } from './claim-parts.js'
 import { InitClaimRejected, judgeInitClaim, programOf, type InitClaim } from './init-claim.js'
 import { initialStateRoot, initLayout } from '../program/init.js'
 
@@ -42,15 +43,13 @@ import { initialStateRoot, initLayout } from '../program/init.js'
 // Only the challenger may submit the first six and init, only the defender
 // badOpen, so neither party can end the game with a fact about itself.
 
+export type { ClaimSlice, TensorHead } from './claim-parts.js'
+
 export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
 
-/** A SliceProof on chain: `bytes` is the whole leaf holding row (column) `index` (commitment v2 groups rows/columns per leaf). */
-export interface ClaimSlice { dtype: DType, shape: number[], axis: 'row' | 'col', index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
 
 interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
-/** A tensor commitment's preimage: the chain hashes it itself, so an inner node of a tree can never pass for a tensor. */
-export interface TensorHead { dtype: DType, shape: number[], rowRoot: Uint8Array, colRoot: Uint8Array }
 export type Claim =
   | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
   | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
@@ -335,7 +334,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       }
       reject('InvalidClaim', `input claims are for state and op inputs (this one is ${inp.ref.kind}: use a ${inp.ref.kind === 'data' ? 'data' : 'skeleton'} claim)`)
     }
-    // eslint-disable-next-line no-fallthrough
+     
     case 'state': {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'state')

@@ -4,7 +4,7 @@ import { stepLeaf } from '../commit/state.js'
 import { combineRoots, commitTensor, matrixView, proveSlice, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TensorData } from '../commit/tensor.js'
 import { InitUnsupported, initLayout, initialElement, initialTensor } from '../program/init.js'
 import { validateProgram, type TaskProgram } from '../program/program.js'
-import type { ClaimSlice, TensorHead } from './claim.js'
+import type { ClaimSlice, TensorHead } from './claim-parts.js'
 import { depthOf } from './tree.js'
 
 // The initial-state claim: the chain judges stateRoots[0] of a committed proof

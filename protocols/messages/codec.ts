@@ -69,11 +69,16 @@ export const list = <T>(item: Check<T>, max: number): Check<T[]> => (v, f) => {
 
 export const optional = <T>(c: Check<T>): Check<T | undefined> => (v, f) => v === undefined ? undefined : c(v, f)
 
-export const record = <S extends Record<string, Check<unknown>>>(schema: S): Check<{ [K in keyof S]: ReturnType<S[K]> }> => (v, f) => {
+/** A record's type: fields whose check admits undefined are optional keys (senders may leave them out). */
+export type RecordOf<S extends Record<string, Check<unknown>>> =
+  { [K in keyof S as undefined extends ReturnType<S[K]> ? never : K]: ReturnType<S[K]> } &
+  { [K in keyof S as undefined extends ReturnType<S[K]> ? K : never]?: ReturnType<S[K]> }
+
+export const record = <S extends Record<string, Check<unknown>>>(schema: S): Check<RecordOf<S>> => (v, f) => {
   if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new SchemaError(`${f}: expected a map`)
   const o = v as Record<string, unknown>
   for (const k of Object.keys(o)) if (!(k in schema)) throw new SchemaError(`${f}: unexpected field "${k}"`)
   const out: Record<string, unknown> = {}
   for (const [k, c] of Object.entries(schema)) out[k] = c(o[k], f === '' ? k : `${f}.${k}`)
-  return out as { [K in keyof S]: ReturnType<S[K]> }
+  return out as RecordOf<S>
 }

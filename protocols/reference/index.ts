@@ -20,7 +20,6 @@ export type { OpShape, OperandRef } from './types.js'
 export { ReferenceError } from './types.js'
 export { expf, logf } from './musl.js'
 export { DEFAULT_NAN, bitsOf, valueOf, isNaNBits } from './f32.js'
-export { buildElementClaim, checkElementClaim, type ElementClaim, type ClaimVerdict } from './claim.js'
 export { conv2dBackpropFilterValues, conv2dBackpropFilterElement, convPads } from './conv.js'
 
 const CONV2D_BACKPROP_FILTER: KernelRef = {

@@ -70,8 +70,11 @@ export function manifestCid (bytes: Uint8Array): CID {
 /** Decodes and validates a manifest block; throws a descriptive error on anything malformed. */
 export function decodeManifest (bytes: Uint8Array): Manifest {
   if (bytes.length > MAX_MANIFEST_BYTES) throw new Error(`manifest over ${MAX_MANIFEST_BYTES} bytes`)
+  // decoded CBOR is untyped until each field is checked below
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const tags: Array<(inner: any) => any> = []
   tags[CID_TAG] = decodeCid
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let raw: any
   try {
     raw = decode(bytes, { tags, strict: true, rejectDuplicateMapKeys: true })

@@ -117,7 +117,6 @@ describe('inner nodes passed off as leaves', () => {
 
 describe('truncated proofs', () => {
   const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-  const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
   it('a 1,000-step task committed with 1 step is refused, and the solver is never paid for it', async () => {
     const h = await Harness.create({ reference })

@@ -23,7 +23,7 @@ const bob = (): Uint8Array => pair('Bob').publicKey
 const dave = (): Uint8Array => pair('Dave').publicKey
 type Nodes = Extract<Msg, { t: 'nodes' }>
 type Query = Extract<Msg, { t: 'query' }>
-const body = <T extends Msg>(m: T): Body => { const { seq: _s, prev: _p, ...b } = m; return b as Body }
+const body = <T extends Msg>(m: T): Body => { const { seq: _s, prev: _p, ...b } = m; return b as unknown as Body }
 
 /** Plays commit, open, the root's children and the challenger's first query; the challenger forces that query. */
 async function forcedQuery (): Promise<{ h: Awaited<ReturnType<typeof opened>>['h'], g: Awaited<ReturnType<typeof opened>>['g'], nodes: Signed, query: Signed, reply: Signed }> {
@@ -70,7 +70,7 @@ describe('a forced answer must be the answer to the pending move', () => {
     // a trace node one level above the leaves, and a tensor node whose right child is an empty leaf
     const traceNodes = signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: { e: -1 }, level: 0, index: 0, depth: 1, node: h32(5), left: h32(6), right: h32(7) }, open)
     const q = (want: Query['want'], level: number, index: number, tree: Query['tree'] = { e: -1 }): Signed => signed('Dave', g.ctx, { t: 'query', d: 0, want, tree, level, index }, traceNodes)
-    expect(c.depth).toBeGreaterThan(1)
+    expect((c as Extract<Msg, { t: 'commit' }>).depth).toBeGreaterThan(1)
     expect(force(h, 'Dave', traceNodes, q('children', 1, 0))).toBe('Arbitration.NotAnAnswer') // level 1 is the leaves of a depth-1 tree
     expect(force(h, 'Dave', traceNodes, q('entry', 1, 2))).toBe('Arbitration.NotAnAnswer') // not a child of node 0:0
     expect(force(h, 'Dave', traceNodes, q('entry', 2, 0))).toBe('Arbitration.NotAnAnswer') // skips a level

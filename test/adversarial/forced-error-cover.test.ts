@@ -12,7 +12,7 @@ import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { u8aToHex } from '@polkadot/util'
 import type { Harness } from '../unit/chain/harness.js'
-import { drawOn, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run, type Side, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
+import { drawOn, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Side, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { coverSide, exactnessOf, forcedSide, honestPost } from '../unit/dispute/forced-fixture.js'
 
 // A solver whose private VRF draw ordered a forced error at step f uses it as

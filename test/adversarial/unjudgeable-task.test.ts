@@ -16,7 +16,6 @@ import { Harness } from '../unit/chain/harness.js'
 // submit_task: no task stored, no escrow reserved, no solver ever selected.
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
 let h: Harness
 const submit = (p: { programHash: string, programHex: string }): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', {

@@ -16,7 +16,6 @@ import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 // selection. Each test fails if the attacker ends up ahead.
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
 const REWARD = 600n * UNIT
 

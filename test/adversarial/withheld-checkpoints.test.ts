@@ -15,7 +15,6 @@ import { Harness } from '../unit/chain/harness.js'
 // could replay a step. Each test fails if withholding pays.
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
 const REWARD = 600n * UNIT
 const STEP = 5

@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
-import { dialableUrls } from '../../node/cli/commands/chain.js'
+import { dialableUrls } from '../../devnet/cli/chain-command.js'
 import { connect, removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // A chain for peers on other hosts listens on every interface; what it prints

@@ -1,3 +1,6 @@
+import type {} from '@polkadot/api-augment' // types for System.Account and the other standard pallets
+import type { Option, u128 } from '@polkadot/types'
+import type { Codec } from '@polkadot/types/types'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
 import type { ApiPromise } from '@polkadot/api'
@@ -53,7 +56,7 @@ describe('dev chain persistence', () => {
     api = await start(['--block-time', '600000'])
     expect(api.genesisHash.toHex()).toBe(genesis)
     expect((await api.query.system.account(bob.address)).data.free.toBigInt()).toBe(bobAfter)
-    const stored = await api.query.arbitration.tasks(0)
+    const stored = await api.query.arbitration.tasks(0) as Option<Codec & { programHash: Codec, escrow: u128 }>
     expect(stored.isSome).toBe(true)
     expect(stored.unwrap().programHash.toHex()).toBe(P1.programHash)
     expect(stored.unwrap().escrow.toBigInt()).toBe(1000n)

@@ -1,3 +1,4 @@
+import type {} from '@polkadot/api-augment' // types for System.Account and the other standard pallets
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
 import { ApiPromise, WsProvider } from '@polkadot/api'
@@ -61,7 +62,7 @@ describe('dev chain over JSON-RPC with @polkadot/api', () => {
     expect(peer8.data.free.toBigInt()).toBeGreaterThan(0n)
     const entries = await api.query.system.account.entries()
     expect(entries.length).toBe(15)
-    expect((await api.query.arbitration.params()).minStake.toBigInt()).toBeGreaterThan(0n)
+    expect(((await api.query.arbitration.params()) as unknown as { minStake: { toBigInt: () => bigint } }).minStake.toBigInt()).toBeGreaterThan(0n)
   })
 
   it('transfers with events at inBlock and finalized, and answers api.at(pastHash)', async () => {

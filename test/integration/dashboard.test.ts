@@ -1,6 +1,7 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { join, resolve } from 'node:path'
-import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { createServer } from 'node:net'
 import type { Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import type { ChainClient } from '../../node/chain/client.js'
 import { ChainSwarm } from '../helpers/chain-swarm.js'
-import { runCli, stopProc, waitFor } from '../helpers/procs.js'
+import { runCli, waitFor } from '../helpers/procs.js'
 
 // The task lifecycle over a real swarm and the real dev chain: 5 peers
 // (separate processes) + bootstrap + chain on 127.0.0.1. A solver is killed

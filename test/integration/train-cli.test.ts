@@ -127,7 +127,7 @@ describe('train CLI (separate processes)', () => {
     const m = await cli('task', 'new', '--model', 'resnet', '--dataset', 'synthetic', '--steps', '3')
     expect(m.code).not.toBe(0); expect(m.stderr).toMatch(/unknown model "resnet"/)
     const s = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '0')
-    expect(s.code).not.toBe(0); expect(s.stderr).toMatch(/--steps must be in/)
+    expect(s.code).not.toBe(0); expect(s.stderr).toMatch(/--steps must be an integer in \[1, 500000\]/)
     const d = await cli('task', 'new', '--model', 'mlp', '--dataset', join(dir, 'nope'), '--steps', '3')
     expect(d.code).not.toBe(0); expect(d.stderr).toMatch(/does not exist/)
     const ok = await cli('task', 'check', join(dir, 'task.json'), '--json')

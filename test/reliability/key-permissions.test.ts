@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmod, mkdir, readdir, stat } from 'node:fs/promises'
+import { chmod, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadOrCreateIdentity } from '../../node/identity.js'

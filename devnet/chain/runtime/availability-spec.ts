@@ -1,4 +1,4 @@
-import type { CallSpec, ErrorSpec, EventSpec, StorageSpec } from './spec.js'
+import type { CallSpec, ErrorSpec, EventSpec, StorageSpec } from './spec-types.js'
 import type { NamedTypes } from './types.js'
 
 // The data-availability challenge's part of the Arbitration pallet interface

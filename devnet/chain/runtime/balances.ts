@@ -1,12 +1,12 @@
 import { u8aToHex } from '@polkadot/util'
+import type { AccountInfo } from './account-info.js'
 import type { Context } from './context.js'
 
 // Balances on System.Account (free/reserved). Reserve, unreserve, repatriate
 // and slash are runtime functions used by Arbitration (stakes, escrow,
 // bonds); they are deliberately not extrinsics, so nobody can unreserve a stake.
 
-export interface AccountData { free: bigint, reserved: bigint, frozen: bigint, flags: bigint }
-export interface AccountInfo { nonce: number, consumers: number, providers: number, sufficients: number, data: AccountData }
+export type { AccountData, AccountInfo } from './account-info.js'
 
 /** The jackpot treasury: PalletId "ps/jackp" as a Substrate module account. */
 export const TREASURY = u8aToHex(new Uint8Array([...new TextEncoder().encode('modlps/jackp'), ...new Uint8Array(20)]))

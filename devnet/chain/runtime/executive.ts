@@ -28,17 +28,8 @@ export interface GenesisConfig {
   constants: RuntimeConstants
 }
 
-export const RUNTIME_VERSION = {
-  specName: 'proofswarm-dev',
-  implName: 'proofswarm-ts',
-  authoringVersion: 1,
-  specVersion: 1,
-  implVersion: 1,
-  // the Metadata runtime API (v2), served by state_call (devnet/chain/runtime-api.ts)
-  apis: [['0x37e397fc7c91f5e4', 2]] as Array<[string, number]>,
-  transactionVersion: 1,
-  stateVersion: 1
-}
+import { RUNTIME_VERSION } from './runtime-version.js'
+export { RUNTIME_VERSION }
 
 const ancient = (): TxInvalid => new TxInvalid(1010, 'Invalid Transaction', 'Transaction has an ancient birth block')
 export const badSignature = (): TxInvalid => new TxInvalid(1010, 'Invalid Transaction', 'Transaction has a bad signature')
@@ -89,7 +80,7 @@ export const MAX_FUTURE_NONCES = 1024
 export type CallCodec = Codec & { callIndex: Uint8Array, args: Codec[] }
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
 
-function account (dest: Plain, ctx: Context): string {
+function account (dest: Plain, _ctx: Context): string {
   const [kind, value] = variant(dest)
   if (kind !== 'Id' || typeof value !== 'string') throw new DispatchFail('CannotLookup', 'only MultiAddress::Id is supported')
   return value

@@ -1,4 +1,4 @@
-import type { AccountInfo } from './balances.js'
+import type { AccountInfo } from './account-info.js'
 
 // Hand-written SCALE codecs for the few values on the hot path of every
 // transfer (System.Account, compact integers, event fields). polkadot.js's

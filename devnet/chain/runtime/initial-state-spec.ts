@@ -1,4 +1,4 @@
-import type { CallSpec, ErrorSpec, EventSpec } from './spec.js'
+import type { CallSpec, ErrorSpec, EventSpec } from './spec-types.js'
 
 // The initial-state challenge's part of the Arbitration pallet interface
 // (devnet/chain/runtime/initial-state.ts implements it; spec.ts splices these

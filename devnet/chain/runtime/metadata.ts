@@ -3,6 +3,7 @@ import { u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a, xxhashAsU8a } from '@polkadot/util-crypto'
 import { NAMED_TYPES, PALLETS, type Hasher, type PalletSpec, type StorageSpec } from './spec.js'
 import { TypeBuilder, type NamedTypes } from './types.js'
+import { encodeRuntimeVersion } from './runtime-version.js'
 
 // Generates metadata V14 from the declarative description and a registry
 // loaded with it. Pure: the result depends only on the spec and constants.
@@ -50,6 +51,7 @@ function variantsOf (p: PalletSpec, what: 'calls' | 'events' | 'errors'): Array<
 }
 
 function encodeConstant (type: string, value: bigint | number): string {
+  if (type === 'RuntimeVersion') return u8aToHex(encodeRuntimeVersion())
   const bytes = type === 'u16' ? 2 : type === 'u32' ? 4 : type === 'u64' ? 8 : 16
   const out = new Uint8Array(bytes)
   let v = BigInt(value)

@@ -1,7 +1,10 @@
 import type { Fields, NamedTypes } from './types.js'
+import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TYPES } from './assignment-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
+
+export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
@@ -9,42 +12,10 @@ import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from 
 // (docs/pallet-interface.md). Names are the Rust ones (snake_case calls and
 // fields); polkadot.js exposes them camelCased (api.tx.arbitration.submitTask).
 
-export type Hasher = 'Blake2_128Concat' | 'Twox64Concat' | 'Identity'
-
-export interface StorageSpec {
-  name: string
-  type: string
-  /** map key type; absent for a plain value */
-  key?: string
-  hasher?: Hasher
-  /** Default: a missing value reads as the type's zero value; Optional: as None */
-  modifier: 'Default' | 'Optional'
-  docs: string
-}
-
-export interface CallSpec { name: string, index: number, args: Fields, docs: string }
-export interface EventSpec { name: string, fields: Fields, docs: string }
-export interface ErrorSpec { name: string, docs: string }
-export interface ConstantSpec { name: string, type: 'u16' | 'u32' | 'u64' | 'u128', docs: string, /** the value of a pallet constant (Config `Get<_>`); System/Balances take theirs from genesis */ value?: number | bigint }
-
-export interface PalletSpec {
-  name: string
-  index: number
-  storage: StorageSpec[]
-  calls: CallSpec[]
-  events: EventSpec[]
-  errors: ErrorSpec[]
-  constants: ConstantSpec[]
-}
-
 export const RUNTIME_PATH = 'proofswarm_runtime'
 
 // Node roles, a bitmask in NodeInfo.roles.
-export const ROLE_SUBMITTER = 1
-export const ROLE_SOLVER = 2
-export const ROLE_VERIFIER = 4
-export const ROLE_WHISTLEBLOWER = 8
-export const ROLE_ALL = 15
+export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, ROLE_ALL } from '../../../protocols/roles.js'
 
 // Arbitration pallet constants (metadata constants, like a Rust pallet's Config `Get<_>` items).
 /** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error */
@@ -114,6 +85,7 @@ export const NAMED_TYPES: NamedTypes = {
   },
   AccountData: { path: ['pallet_balances', 'types', 'AccountData'], params: [['Balance', 'u128']], fields: [['free', 'u128'], ['reserved', 'u128'], ['frozen', 'u128'], ['flags', 'ExtraFlags']] },
   ExtraFlags: { path: ['pallet_balances', 'types', 'ExtraFlags'], fields: [[null, 'u128']] },
+  RuntimeVersion: { path: ['sp_version', 'RuntimeVersion'], fields: [['spec_name', 'str'], ['impl_name', 'str'], ['authoring_version', 'u32'], ['spec_version', 'u32'], ['impl_version', 'u32'], ['apis', 'Vec<([u8; 8], u32)>'], ['transaction_version', 'u32'], ['system_version', 'u8']] },
   AccountInfo: { path: ['frame_system', 'AccountInfo'], params: [['Nonce', 'u32'], ['AccountData', 'AccountData']], fields: [['nonce', 'u32'], ['consumers', 'u32'], ['providers', 'u32'], ['sufficients', 'u32'], ['data', 'AccountData']] },
 
   // ---- arbitration ----
@@ -220,7 +192,8 @@ export const PALLETS: PalletSpec[] = [
     errors: [err('InvalidSpecName', 'Unused on the dev chain.'), err('CallFiltered', 'The call is not allowed.')],
     constants: [
       { name: 'BlockHashCount', type: 'u32', docs: 'Maximum number of block number to block hash mappings to keep.' },
-      { name: 'SS58Prefix', type: 'u16', docs: 'The SS58 address prefix.' }
+      { name: 'SS58Prefix', type: 'u16', docs: 'The SS58 address prefix.' },
+      { name: 'Version', type: 'RuntimeVersion', docs: 'Get the chain\'s in-code version.' }
     ]
   },
   {

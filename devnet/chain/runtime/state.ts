@@ -2,7 +2,7 @@ import { u8aConcat, u8aToHex } from '@polkadot/util'
 import { hashKey, type RuntimeTypes } from './metadata.js'
 import type { Plain } from './codec.js'
 import { toPlain } from './codec.js'
-import type { AccountInfo } from './balances.js'
+import type { AccountInfo } from './account-info.js'
 import { decodeAccountInfo, emptyAccountInfo, encodeAccountInfo } from './fast-codec.js'
 
 // Key/value state with nested write overlays. A dispatch runs in a child

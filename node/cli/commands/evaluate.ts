@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
-import { cliLog, wrapError } from '../../train/cli-util.js'
+import { cliLog, wrapError } from '../train-util.js'
 import { evaluateSaved } from '../../train/run.js'
 
 interface EvalOpts { model: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string }

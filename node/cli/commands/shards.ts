@@ -10,6 +10,9 @@ import { addDataDir, addJson, collect, dataDirOf, parseIntOption, printJson } fr
 
 interface Common { dataDir?: string, json?: boolean }
 
+/** One row of the control API's GET /v1/shards/ls. */
+interface ShardListing { cid: string, kind: string, size: number, complete: boolean, pinned?: boolean, name: string, holds: Record<string, { untilBlock?: number, untilTime?: number }>, byReference?: { path: string } }
+
 export function register (program: Command): void {
   const s = program.command('shards').description('content-addressed shards (checkpoints, datasets, models) stored by a running peer and exchanged over the DHT')
 
@@ -61,7 +64,7 @@ export function register (program: Command): void {
       try { msg = (JSON.parse(text) as { error: string }).error } catch {}
       throw new CliError(`shards get failed (${res.status}): ${msg}`)
     }
-    let done: any
+    let done: Record<string, unknown> | undefined
     let lastHave = 0
     let buf = ''
     const dec = new TextDecoder()
@@ -81,7 +84,7 @@ export function register (program: Command): void {
           } else if (ev.event === 'error') {
             throw new CliError(`cannot fetch ${cid}: ${ev.error}`)
           } else if (ev.event === 'done') {
-            done = ev
+            done = ev as Record<string, unknown>
           }
         }
       }
@@ -98,13 +101,13 @@ export function register (program: Command): void {
   const ls = s.command('ls').description('list the shards stored by the peer')
   addDataDir(ls, 'peer'); addJson(ls)
   ls.action(async (o: Common) => {
-    const roots = await call(o, async c => await c.get<any[]>('/v1/shards/ls'))
+    const roots = await call(o, async c => await c.get<ShardListing[]>('/v1/shards/ls'))
     if (o.json === true) { printJson(roots); return }
     if (roots.length === 0) { process.stdout.write('no shards stored\n'); return }
     for (const r of roots) {
-      const holds = Object.entries(r.holds as Record<string, { untilBlock?: number, untilTime?: number }>)
+      const holds = Object.entries(r.holds)
         .map(([k, h]) => `${k}:${[h.untilBlock != null ? `block ${h.untilBlock}` : '', h.untilTime != null ? new Date(h.untilTime).toISOString() : ''].filter(Boolean).join('/')}`)
-      process.stdout.write(`${r.cid as string}  ${r.kind as string}  ${mib(r.size as number)} MiB  ${r.complete === true ? 'complete' : 'partial'}${r.pinned === true ? '  pinned' : ''}  ${r.name as string}  ${holds.join(' ')}${r.byReference != null ? `  by-reference:${r.byReference.path as string}` : ''}\n`)
+      process.stdout.write(`${r.cid}  ${r.kind}  ${mib(r.size)} MiB  ${r.complete ? 'complete' : 'partial'}${r.pinned === true ? '  pinned' : ''}  ${r.name}  ${holds.join(' ')}${r.byReference != null ? `  by-reference:${r.byReference.path}` : ''}\n`)
     }
   })
 

@@ -7,7 +7,7 @@ import { supportsElement } from '../../../protocols/reference/index.js'
 import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
 import { ZOO } from '../../../protocols/program/zoo.js'
 import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
-import { intOpt, numOpt, wrapError } from '../../train/cli-util.js'
+import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 

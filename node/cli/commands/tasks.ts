@@ -6,7 +6,7 @@ import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
 interface TaskRow {
   taskId: number
   chain: null | { phase: string, solver: string | null, steps: number, proofRoot: string, verdicts: Array<{ verifier: string, accept: boolean }>, openDisputes: number, escrow: string }
-  gossip: null | { chain?: Record<string, any>, proof?: { solver: string } }
+  gossip: null | { chain?: { TaskSettled?: { success: boolean, solverPaid: unknown, verifiersPaid: unknown, refunded: unknown } }, proof?: { solver: string } }
 }
 
 const short = (s: string | null | undefined): string => s == null ? '-' : s.length > 14 ? `${s.slice(0, 8)}…${s.slice(-4)}` : s

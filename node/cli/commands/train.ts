@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander'
 import { parseOpFault } from '../../train/fault.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
-import { cliLog, intOpt, progressPrinter, wrapError } from '../../train/cli-util.js'
+import { cliLog, intOpt, progressPrinter, wrapError } from '../train-util.js'
 import { trainTask } from '../../train/run.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'

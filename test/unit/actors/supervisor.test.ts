@@ -23,7 +23,7 @@ const worker = setup({ types: {} as { context: { draining: boolean, done: number
 })
 
 function start (roles: RoleName[]) {
-  const logic = Object.fromEntries(ROLE_NAMES.map(r => [r, worker])) as Record<RoleName, AnyActorLogic>
+  const logic = Object.fromEntries(ROLE_NAMES.map(r => [r, worker])) as unknown as Record<RoleName, AnyActorLogic>
   const trace: TraceEntry[] = []
   const conv = new TraceConverter('peerA')
   const actor = createActor(createSupervisorMachine(logic), {

@@ -55,7 +55,7 @@ describe('verifier: initial state', () => {
     }
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
     a.send({ type: 'chain.verifiersAssigned', taskId: 1, forMe: true })
-    const child = (): any => (a.getSnapshot().children as any)[a.getSnapshot().context.active.verifier]
+    const child = (): any => (a.getSnapshot().children as any)[a.getSnapshot().context.active.verifier as string]
     await waitFor(child(), s => s.context.history.length === 1, { timeout: 1000 })
     expect(calls).toEqual(['verdict 1 false'])
     expect(child().getSnapshot().context.history[0].outcome).toBe('dispute -1: challenger won')

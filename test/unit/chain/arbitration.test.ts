@@ -1,6 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
-import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { h32, hex, signed } from '../../helpers/dispute-msgs.js'

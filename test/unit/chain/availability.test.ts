@@ -16,7 +16,6 @@ import { taskProgram } from '../../helpers/program.js'
 // task Failed).
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 const STAKE = 2000n * UNIT
 const PROGRAM = taskProgram({ steps: 10, checkpointEvery: 5 })
 const STEP = 5 // a checkpoint step (checkpoint_every 5)

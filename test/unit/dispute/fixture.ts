@@ -122,7 +122,6 @@ export const contextOn = (h: Harness, disputeId: number, taskId = 0): DisputeCon
 export const hexOf = (s: Signed): string => u8aToHex(encodeSigned(s))
 
 export const STAKE = 10_000n * UNIT
-const peerHex = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
 /** `verifiers`: which of Dave, Eve and Ferdie register with the verifier role (the chain draws the task's verifiers among them); the others are whistleblowers only. Default: all three. */

@@ -5,7 +5,7 @@ import type { Command } from 'commander'
 
 // `proofswarm devnet [status|down] [options]`: the devnet launcher (what
 // `npm run devnet` runs), reachable from the installed CLI too.
-const LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'devnet', 'cli.js')
+const LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.js')
 
 export function register (program: Command): void {
   program.command('devnet')

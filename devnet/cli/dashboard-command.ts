@@ -1,8 +1,8 @@
 import { basename } from 'node:path'
 import type { Command } from 'commander'
-import { readControlFiles } from '../../control/files.js'
-import { CliError } from '../errors.js'
-import { addDataDir, addJson, dataDirOf, parseIntOption } from '../options.js'
+import { readControlFiles } from '../../node/control/files.js'
+import { CliError } from '../../node/cli/errors.js'
+import { addDataDir, addJson, dataDirOf, parseIntOption } from '../../node/cli/options.js'
 
 // One peer's own view of the swarm in a browser: the devnet dashboard served
 // for a single peer (its roles, actors and their statecharts, traces, and the
@@ -18,7 +18,7 @@ export function register (program: Command): void {
     const dataDir = dataDirOf(o, 'peer')
     try { await readControlFiles(dataDir) } catch (err) { throw new CliError((err as Error).message) }
     if (o.chain != null && !/^wss?:\/\/./.test(o.chain)) throw new CliError(`--chain must be a ws:// or wss:// URL, got "${o.chain}"`, 2)
-    const { startDashboard } = await import('../../../devnet/dashboard/server.js')
+    const { startDashboard } = await import('../dashboard/server.js')
     let dash
     try {
       dash = await startDashboard({ peers: [{ name: o.name ?? basename(dataDir), dataDir }], chainUrl: o.chain, port: o.port })

@@ -1,9 +1,9 @@
 import { homedir, networkInterfaces } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
-import { startChain } from '../../../devnet/chain/index.js'
-import { createLogger } from '../../log.js'
-import { CliError } from '../errors.js'
+import { startChain } from '../chain/index.js'
+import { createLogger } from '../../node/log.js'
+import { CliError } from '../../node/cli/errors.js'
 
 // `proofswarm chain`: the embedded TypeScript dev chain (Substrate JSON-RPC on
 // 127.0.0.1). Prints the WebSocket URL once it accepts connections.

@@ -1,16 +1,14 @@
-import { CliError } from '../cli/errors.js'
+import { parseInteger } from './options.js'
+import { CliError } from './errors.js'
 import { createLogger } from '../log.js'
-import type { BackendLog } from './backend.js'
-import type { Progress } from './run.js'
+import type { BackendLog } from '../train/backend.js'
+import type { Progress } from '../train/run.js'
 
 // Small helpers shared by the training CLI commands.
 
+/** parseInteger for an option commander left as a string (undefined stays undefined). */
 export function intOpt (v: string | undefined, name: string, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined
-  if (!/^\d+$/.test(v)) throw new CliError(`${name} must be an integer, got "${v}"`)
-  const n = Number(v)
-  if (n < min || n > max) throw new CliError(`${name} must be in [${min}, ${max}], got ${n}`)
-  return n
+  return v === undefined ? undefined : parseInteger(v, name, min, max)
 }
 
 export function numOpt (v: string | undefined, name: string): number | undefined {

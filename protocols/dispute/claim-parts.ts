@@ -1,0 +1,9 @@
+import type { DType } from '../commit/tensor.js'
+
+// Parts shared by the dispute claim (claim.ts) and the initial-state claim
+// (init-claim.ts), apart so that neither imports the other for them.
+
+/** A SliceProof on chain: `bytes` is the whole leaf holding row (column) `index` (commitment v2 groups rows/columns per leaf). */
+export interface ClaimSlice { dtype: DType, shape: number[], axis: 'row' | 'col', index: number, bytes: Uint8Array, siblings: Uint8Array[], otherRoot: Uint8Array }
+/** A tensor commitment's preimage: the chain hashes it itself, so an inner node of a tree can never pass for a tensor. */
+export interface TensorHead { dtype: DType, shape: number[], rowRoot: Uint8Array, colRoot: Uint8Array }
