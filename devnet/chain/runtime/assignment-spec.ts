@@ -1,4 +1,4 @@
-import type { ErrorSpec, EventSpec, StorageSpec } from './spec.js'
+import type { ErrorSpec, EventSpec, StorageSpec } from './spec-types.js'
 import type { NamedTypes } from './types.js'
 
 // The verifier-assignment part of the Arbitration pallet interface
