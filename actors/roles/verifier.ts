@@ -2,11 +2,13 @@ import { assign, fromPromise, setup } from 'xstate'
 import type { DisputeResult, DomainEvent, VerifyResult } from '../ports.js'
 import { enqueueTask, errorMessage, initialContext, record, type RoleContext } from './common.js'
 
-// Verifier: a proof is committed on chain → re-executes the steps picked by
-// chain randomness from checkpoints fetched over the DHT → posts its verdict
-// → on a mismatch, challenges the solver and plays the dispute game; when a
-// checkpoint it needs is missing or not the committed state, it opens a
-// data-availability challenge instead.
+// Verifier: the chain draws it for a committed proof (only assigned verifiers'
+// verdicts count: a proof commitment alone is no work for it) → re-executes
+// the steps picked by the draw's randomness from checkpoints fetched over the
+// DHT → posts its verdict → on a mismatch, challenges the solver and plays the
+// dispute game (a reject without its own dispute is void); when a checkpoint
+// it needs is missing or not the committed state, it opens a
+// data-availability challenge instead of staying silent.
 
 interface VerifierContext extends RoleContext { verdict?: VerifyResult }
 
@@ -37,8 +39,8 @@ export const verifierMachine = setup({
   context: ({ input }) => initialContext(input),
   initial: 'idle',
   on: {
-    'chain.proofCommitted': {
-      guard: ({ context, event }) => !event.byMe && !context.draining && !context.history.some(h => h.taskId === event.taskId),
+    'chain.verifiersAssigned': {
+      guard: ({ context, event }) => event.forMe && !context.draining && !context.history.some(h => h.taskId === event.taskId),
       actions: assign({ queue: ({ context, event }) => enqueueTask(context, event.taskId) })
     },
     drain: { actions: assign({ draining: true }) }
@@ -67,7 +69,11 @@ export const verifierMachine = setup({
           { guard: 'rejected', target: 'challenging' },
           { target: 'idle', actions: assign({ history: ({ context }) => record(context, 'accepted') }) }
         ],
-        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
+        onError: [
+          // the verdict was refused (the assignment lapsed, say): a wrong proof is still worth a dispute, as any whistleblower's
+          { guard: 'rejected', target: 'challenging', actions: assign({ error: ({ event }) => errorMessage(event.error) }) },
+          { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
+        ]
       }
     },
     challenging: {

@@ -13,16 +13,26 @@ export interface AvailabilityOutcome { challengeId: number, winner: 'challenger'
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
 
-export async function runAvailabilityChallenge (chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number } = {}): Promise<AvailabilityOutcome> {
-  let id: number
-  try {
-    id = Number(await chain.challengeAvailability(taskId, step))
-    log.warn({ taskId, step, challengeId: id }, 'checkpoint unavailable or invalid: data-availability challenge opened on chain')
-  } catch (err) {
+/**
+ * `alternatives`: other checkpoint steps to challenge when `step` is already challenged by
+ * another node (an assigned verifier needs a challenge of its own to back its reject);
+ * none left: it follows the open challenge of `step`.
+ */
+export async function runAvailabilityChallenge (chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[] } = {}): Promise<AvailabilityOutcome> {
+  let id: number | undefined
+  for (const s of [step, ...(opts.alternatives ?? [])]) {
+    try {
+      id = Number(await chain.challengeAvailability(taskId, s))
+      log.warn({ taskId, step: s, challengeId: id }, 'checkpoint unavailable or invalid: data-availability challenge opened on chain')
+      break
+    } catch (err) {
+      if (errName(err) !== 'arbitration.AvailabilityAlreadyOpen') throw err
+    }
+  }
+  if (id === undefined) {
     // another verifier already challenged this checkpoint: follow its challenge instead
-    if (errName(err) !== 'arbitration.AvailabilityAlreadyOpen') throw err
     const open = (await chain.openAvailability(taskId)).find(([s]) => s === step)
-    if (open == null) throw err
+    if (open == null) throw new Error(`task ${taskId}: checkpoint ${step} is already challenged, but no open challenge of it was found`)
     id = open[1]
     log.info({ taskId, step, challengeId: id }, 'this checkpoint is already challenged: following that challenge')
   }

@@ -6,7 +6,7 @@ import type { Codec, ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
-import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskParams, TaskView } from './types.js'
+import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskAssignmentsView, TaskParams, TaskView, VerifierAssignmentView } from './types.js'
 import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
 
 export * from './types.js'
@@ -85,6 +85,13 @@ export class ChainClient {
   async params (): Promise<ArbitrationParams> { return toPlain(await this.api.query.arbitration.params()) as unknown as ArbitrationParams }
   async node (who = this.accountId): Promise<NodeView | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeView | null }
   async task (id: bigint | number): Promise<TaskView | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskView | null }
+  /** The verifiers the chain drew for a task, every round (null before the first draw). */
+  async assignments (taskId: bigint | number): Promise<TaskAssignmentsView | null> { return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignmentsView | null }
+  /** This account's live assignment on a task, if the chain drew it and it is not over. */
+  async myAssignment (taskId: bigint | number, who = this.accountId): Promise<VerifierAssignmentView | null> {
+    return (await this.assignments(taskId))?.verifiers.find(v => v.verifier === who && v.status === 'Active') ?? null
+  }
+
   async dispute (id: bigint | number): Promise<DisputeView | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeView | null }
   /** Id the next submitted task will get: every task id below it exists. */
   async nextTaskId (): Promise<bigint> { return BigInt(toPlain(await this.api.query.arbitration.nextTaskId()) as bigint) }

@@ -95,6 +95,23 @@ export interface DisputeView {
   moves: number
 }
 
+/** A verifier the chain drew for a task (docs/protocol.md, "Verifier assignment"). */
+export interface VerifierAssignmentView {
+  verifier: string
+  round: number
+  /** the block whose hash drew it and seeds its sample */
+  seedBlock: number
+  /** last block for its verdict and for the evidence of a reject */
+  deadline: number
+  /** it opened a dispute, availability challenge or initial-state claim of its own while assigned */
+  backed: boolean
+  /** Active: its verdict counts; Lapsed: silent or a bare reject (penalized, replaced); Released: evidence but no standing verdict (replaced) */
+  status: 'Active' | 'Lapsed' | 'Released'
+}
+
+/** Every assignment of a task, by round; drawAt ≠ 0: the next draw happens in that block. */
+export interface TaskAssignmentsView { round: number, drawAt: number, seedBlock: number, verifiers: VerifierAssignmentView[] }
+
 /** A data-availability challenge (docs/disputes.md, "Withheld checkpoints"). */
 export interface AvailabilityView {
   taskId: bigint

@@ -152,7 +152,8 @@ export function installRoles (init: RolesInit) {
               const taskId = Number(id)
               if (t.phase === 'Solving' && t.solver === me) svc.send({ type: 'chain.solverSelected', taskId, forMe: true })
               if (t.phase === 'Verifying' && t.challengeEnd > best && t.solver !== me) {
-                if (!t.verdicts.some(v => v.verifier === me)) svc.send({ type: 'chain.proofCommitted', taskId, byMe: false })
+                // a verifier acts only where the chain drew it (and it has not voted yet)
+                if (!t.verdicts.some(v => v.verifier === me) && await c.myAssignment(id) != null) svc.send({ type: 'chain.verifiersAssigned', taskId, forMe: true })
                 for (const v of t.verdicts) if (v.accept && v.verifier !== me) svc.send({ type: 'chain.verdict', taskId, verifier: v.verifier, accept: true, byMe: false })
               }
             }

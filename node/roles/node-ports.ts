@@ -7,6 +7,7 @@ import { admissibility } from '../../protocols/program/admissible.js'
 import { supportsElement } from '../../protocols/reference/index.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
+import { checkpointStepsOf, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
 import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient, TaskView } from '../chain/client.js'
@@ -353,37 +354,53 @@ export class NodePorts implements RolePorts {
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    // randomness: the hash of a block produced after the commitment
-    const seed = await this.waitForRandomness(chain, task.committedAt + 1)
-    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
-    if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
+    // randomness: the hash of a block produced after the commitment; an assigned verifier's
+    // sample is seeded by its own draw's block (a replacement's is later than committed_at + 1)
+    const seedBlock = (await chain.myAssignment(taskId))?.seedBlock ?? task.committedAt + 1
+    const seed = await this.waitForRandomness(chain, seedBlock)
+    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
+    const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
     const runDir = join(this.dataDir, 'verify', String(taskId))
     mkdirSync(runDir, { recursive: true })
-    const programBytes = await this.shards.fetchBytes(index.program)
-    const { info: _i, ...program } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
-    if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
-    writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
-    await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
-    if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
-    const div = proof.divergence
-    if (div !== undefined) {
-      // a diverged proof (a NaN ended the run): the chain holds the same divergence point
-      if (task.divergence == null || task.divergence.entry !== div.entry || task.divergence.flat !== div.flat) throw new Error(`proof.json of task ${taskId} names another divergence point than the chain`)
-      if (proof.steps >= task.steps || program.steps !== task.steps) throw new Error(`diverged proof of task ${taskId} covers ${proof.steps} of ${task.steps} steps`)
-    } else if (proof.steps !== task.steps || program.steps !== task.steps) {
-      // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
-      throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+    let index: RunIndex
+    let program: TaskProgram
+    let proof: ReturnType<typeof validateProof>
+    try {
+      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+      if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
+      const programBytes = await this.shards.fetchBytes(index.program)
+      const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
+      program = p
+      if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
+      writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
+      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+      proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+      if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
+      if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
+      if (proof.divergence !== undefined) {
+        const div = proof.divergence
+        // a diverged proof (a NaN ended the run): the chain holds the same divergence point
+        if (task.divergence == null || task.divergence.entry !== div.entry || task.divergence.flat !== div.flat) throw new Error(`proof.json of task ${taskId} names another divergence point than the chain`)
+        if (proof.steps >= task.steps || program.steps !== task.steps) throw new Error(`diverged proof of task ${taskId} covers ${proof.steps} of ${task.steps} steps`)
+      } else if (proof.steps !== task.steps || program.steps !== task.steps) {
+        // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
+        throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+      }
+    } catch (err) {
+      // what the solver published cannot be obtained or is not what it committed: not a reason to stay
+      // silent, but a data-availability challenge of the first checkpoint this sample needs
+      const step = firstNeededCheckpoint(task.stepCount === 0 ? [] : sampleSteps(seed, chain.accountId, task.stepCount, count), task.stepCount, task.checkpointEvery)
+      const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
+      this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
+    const div = proof.divergence
     // replays check transitions only: the first state must be the program's initialisation
     const init = await this.checkInitialState(chain, taskId, program, proof.stateRoots, index, runDir)
     if (init !== undefined) return init
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
-    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
-    const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
     const sampled = proof.steps === 0 ? [] : sampleSteps(seed, chain.accountId, proof.steps, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
@@ -516,9 +533,19 @@ export class NodePorts implements RolePorts {
     }
   }
 
-  /** Data-availability challenge of the solver's checkpoint at `step`; resolves when the chain has ruled. */
+  /**
+   * Data-availability challenge of the solver's checkpoint at `step`; resolves when the chain has ruled.
+   * An assigned verifier needs a challenge of its own (it backs its reject): when another node already
+   * challenged that checkpoint, it challenges another checkpoint of the run.
+   */
   async challengeAvailability (taskId: number, step: number): Promise<DisputeResult> {
-    const r = await runAvailabilityChallenge(await this.chain(), taskId, step, this.log)
+    const chain = await this.chain()
+    let alternatives: number[] = []
+    if (await chain.myAssignment(taskId) != null) {
+      const t = await this.taskOrThrow(taskId)
+      alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step)
+    }
+    const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives })
     return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}` }
   }
 
@@ -534,13 +561,18 @@ export class NodePorts implements RolePorts {
 
   async submitVerdict (taskId: number, v: VerifyResult): Promise<void> {
     const chain = await this.chain()
+    // only the verifiers the chain drew give verdicts (a reject must then be backed by our own dispute or challenge)
+    const mine = await chain.myAssignment(taskId)
+    if (mine == null) throw new Error(`task ${taskId}: this peer is not an assigned verifier (or its assignment is over): a verdict would not count`)
+    const best = await chain.bestNumber()
+    if (best >= mine.deadline) this.log.warn({ taskId, best, deadline: mine.deadline }, 'the verdict is late for this assignment: the chain will refuse it')
     // an accepting verdict must list this verifier's own sample (the chain checks it):
     // it goes first, so a verifier that replayed more than the cap still lists it
     let required: number[] = []
     if (v.accept) {
       const task = await this.taskOrThrow(taskId)
       // a proof that diverged at its first step has no completed step to sample
-      required = task.stepCount === 0 ? [] : requiredSample(await this.waitForRandomness(chain, task.committedAt + 1), chain.accountId, task.stepCount, task.verifierCount)
+      required = task.stepCount === 0 ? [] : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount)
     }
     const listed = verdictSteps(required, v.checkedSteps)
     // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based

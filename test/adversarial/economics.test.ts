@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { VERIFIER_SLASH_PPM } from '../../devnet/chain/runtime/spec.js'
+import { createHash } from 'node:crypto'
+import { drawWeighted } from '../../devnet/chain/runtime/randomness.js'
 import { sampleSteps } from '../../protocols/verification/sample.js'
 import { requiredSampleCount } from '../../protocols/verification/verdict.js'
 import { newProgram } from '../../protocols/program/index.js'
@@ -43,9 +45,9 @@ beforeAll(async () => {
   forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
 }, 120_000)
 
-/** P(a contiguous block of `fraction` of `steps` escapes every verifier's sample), over random seeds. */
-function escapeProbability (steps: number, fraction: number, verifiers: number): number {
-  const n = requiredSampleCount(verifiers)
+/** P(a contiguous block of `fraction` of `steps` escapes every verifier's sample), over random seeds; `perVerifier`: each one's sample size (default: its share of `verifiers`). */
+function escapeProbability (steps: number, fraction: number, verifiers: number, perVerifier = requiredSampleCount(verifiers)): number {
+  const n = perVerifier
   const len = Math.max(1, Math.round(steps * fraction))
   let escaped = 0
   for (let i = 0; i < DRAWS; i++) {
@@ -59,11 +61,13 @@ function escapeProbability (steps: number, fraction: number, verifiers: number):
 
 interface Row { deviation: string, honest: number, deviant: number, expected: number, note: string }
 const rows: Row[] = []
+/** the solver's payoffs measured by the first test: paid honestly, and caught faking */
+const solverPayoffs: { honest?: bigint, caught?: bigint } = {}
 
 describe('economics: every deviation loses money in expectation (devnet parameters)', () => {
   it('a solver faking 10% of a 1000-step task\'s steps', async () => {
     // payoffs on the runtime: honest settle, and a cheat caught by a verifier's claim
-    const h1 = await taskOnChain(run, honest(run), { verifierCount: 1 })
+    const h1 = await taskOnChain(run, honest(run), { verifierCount: 1, verifiers: ['Eve'] })
     h1.advance(1)
     const b1 = total(h1, 'Bob')
     expect(h1.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h1, 'Eve') }).error).toBeUndefined()
@@ -79,16 +83,56 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     const caughtGain = total(h2, 'Bob') - b2
     expect(caughtGain).toBeLessThan(0n)
     // an undetected cheat is paid like honest work (and saves 10% of the training, priced at 0 here)
+    solverPayoffs.honest = honestGain
+    solverPayoffs.caught = caughtGain
     const escape = escapeProbability(1000, 0.1, 2)
     const expected = escape * u(honestGain) + (1 - escape) * u(caughtGain) - u(honestGain)
     rows.push({ deviation: 'solver fakes 10% of the steps', honest: u(honestGain), deviant: u(caughtGain), expected, note: `caught with ${(100 * (1 - escape)).toFixed(1)}% (${DRAWS} draws, 2 verifiers × ${requiredSampleCount(2)} steps)` })
     expect(expected).toBeLessThan(0)
   }, 60_000)
 
+  it('a solver faking 10% of the steps whose puppets hold half the verifier stake', () => {
+    // the chain draws the 2 verifiers stake-weighted from a hash that did not exist at commit: the
+    // cheat passes unreplayed only when both are puppets; any honest verifier drawn replays its own
+    // sample of 22 steps (the whistleblower is not counted: a lower bound on the solver's risk)
+    const { honest: honestGain, caught: caughtGain } = solverPayoffs
+    expect(honestGain).toBeDefined()
+    const pool = Array.from({ length: 8 }, (_, i) => ({ account: '0x' + (i + 1).toString(16).padStart(64, '0'), stake: 1000n * UNIT }))
+    const puppets = new Set(pool.slice(0, 4).map(x => x.account))
+    let allPuppets = 0
+    for (let i = 0; i < DRAWS * 4; i++) {
+      const seed = '0x' + createHash('sha256').update(`economics-draw-${i}`).digest('hex')
+      if (drawWeighted(seed, 0n, 0, 2, pool).every(a => puppets.has(a))) allPuppets++
+    }
+    const pAll = allPuppets / (DRAWS * 4)
+    const escape1 = escapeProbability(1000, 0.1, 1, requiredSampleCount(2))
+    const deviant = pAll * u(honestGain!) + (1 - pAll) * (escape1 * u(honestGain!) + (1 - escape1) * u(caughtGain!))
+    const expected = deviant - u(honestGain!)
+    rows.push({ deviation: 'solver fakes 10% of the steps, puppets hold ½ of the verifier stake', honest: u(honestGain!), deviant, expected, note: `both verifiers puppets with ${(100 * pAll).toFixed(1)}% (${DRAWS * 4} draws; ½ · ³⁄₇ without replacement); one honest verifier catches it with ${(100 * (1 - escape1)).toFixed(1)}%` })
+    expect(pAll).toBeLessThan(0.25)
+    expect(expected).toBeLessThan(0)
+  })
+
+  it('a submitter keeping its escrow by its puppets\' silence', async () => {
+    // worst case: Dave, Eve and Ferdie, the only verifiers, are all Alice's puppets; whoever is
+    // drawn stays silent, round after round, until the task ends Unverified
+    const h = await taskOnChain(run, honest(run), { verifierCount: 1 })
+    const coalition = (): bigint => ['Alice', 'Dave', 'Eve', 'Ferdie'].reduce((x, n) => x + total(h, n), 0n)
+    const start = coalition()
+    toTheEnd(h)
+    expect(taskOf(h).phase).toBe('Unverified')
+    const deviant = u(coalition() - start)
+    // honest play: Alice pays R + V and the drawn puppet earns V back
+    const honestPlay = -u(REWARD)
+    const expected = deviant - honestPlay
+    rows.push({ deviation: 'submitter\'s puppets stay silent to end the task Unverified', honest: honestPlay, deviant, expected, note: 'puppets hold all the verifier stake (worst case): one is drawn and silent in each of the 3 rounds, each paying B + R/3' })
+    expect(expected).toBeLessThan(0)
+  }, 60_000)
+
   it('a lazy verifier accepting its sample without replaying', async () => {
     const { run: r, step } = forced
     const side = forcedSide(r)
-    const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
+    const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 2, verifiers: ['Dave', 'Eve'] })
     h.advance(1)
     const before = total(h, 'Eve')
     expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Eve') }).error).toBeUndefined()
@@ -111,9 +155,10 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     const { run: r, step } = forced
     const side = forcedSide(r)
     const scenario = async (puppet: boolean): Promise<bigint> => {
-      const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+      const h = await taskOnChain(r, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
       const start = total(h, 'Bob') + total(h, 'Ferdie')
       let id = 0
+      h.advance(1)
       if (puppet) {
         expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
         expect(playDispute(h, r, side, honest(r), { disputeId: id++, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')
@@ -161,7 +206,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
   }, 60_000)
 
   it('prints the table', () => {
-    expect(rows.length).toBe(5)
+    expect(rows.length).toBe(7)
     const table = rows.map(r => `| ${r.deviation} | ${r.honest.toFixed(1)} | ${r.deviant.toFixed(1)} | **${r.expected.toFixed(1)}** | ${r.note} |`).join('\n')
     process.stdout.write(`ECONOMICS-FIGURES ${JSON.stringify(rows)}\n`)
     if (process.env.ECONOMICS_FIGURES !== undefined) writeFileSync(process.env.ECONOMICS_FIGURES, table + '\n')

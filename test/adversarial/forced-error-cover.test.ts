@@ -41,11 +41,12 @@ function settle (h: Harness): string[] {
   return ev
 }
 
-/** A task where Bob committed `side`; Dave rejects and disputes the forced step, Bob defending with trace `defends`. */
+/** A task where Bob committed `side`; Dave, its assigned verifier, rejects and disputes the forced step, Bob defending with trace `defends`. */
 async function caught (side: Side, defends: Side = side): Promise<{ h: Harness, bob: bigint }> {
   const { run, step } = forced
-  const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+  const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
   const bob = total(h, 'Bob')
+  h.advance(1)
   expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
   const o = playDispute(h, run, defends, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step })
@@ -121,7 +122,7 @@ describe('a forced error cannot cover another change at its step', () => {
       const last = run.entries.length - 1
       const entries: TraceEntry[] = run.entries.map((e, i) => i !== last ? e : { ...e, inputs: e.inputs.map((x, k) => ({ ...x, commitment: toHex(commitTensor(fakePost[k]).root) })) })
       const fake: Side = { entries, values: run.values.map((v, i) => i !== last ? v : { inputs: fakePost, outputs: [] }), roots: side.roots }
-      const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+      const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
       const bob = total(h, 'Bob')
       // Ferdie, Bob's puppet, plays the fake trace too: the traces agree, a state claim on the fake post-state
       expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()

@@ -62,7 +62,7 @@ const claimHex = (roots: string[], state: TensorData[]): string => {
   return u8aToHex(encodeInitClaim(buildInitClaim({ program: run.programBytes, stateRoots: roots.map(fromHex), state, ...m })))
 }
 
-/** Dave and Eve (verifiers of taskOnChain) accept with their samples checked, then Ferdie challenges the initial state. */
+/** Dave and Eve (the task's assigned verifiers) accept with their samples checked, then Ferdie challenges the initial state. */
 function verdictsThenChallenge (h: Harness, roots: string[], state: TensorData[]): { events: string[], error?: string } {
   h.advance(1)
   for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
@@ -74,7 +74,7 @@ describe('unbound initial state', () => {
     it(`${name}, trained honestly from: one init claim slashes the solver, fails the task unpaid, slashes the accepting verdicts`, async () => {
       const roots = await trainFrom(state())
       expect(roots[0]).not.toBe(toHex(initialStateRoot(program)))
-      const h = await taskOnChain(run, sideOf(roots))
+      const h = await taskOnChain(run, sideOf(roots), { verifiers: ['Dave', 'Eve'] })
       const stake = nodeOf(h, 'Bob').stake
       const verifierStake = nodeOf(h, 'Dave').stake
       const ferdie = h.free('Ferdie')
@@ -92,7 +92,7 @@ describe('unbound initial state', () => {
   }
 
   it('an honest solver challenged with a false init claim keeps its stake, gets the bond share, and is paid', async () => {
-    const h = await taskOnChain(run, sideOf(run.roots))
+    const h = await taskOnChain(run, sideOf(run.roots), { verifiers: ['Eve', 'Ferdie'] })
     expect(run.roots[0]).toBe(toHex(initialStateRoot(program)))
     const stake = nodeOf(h, 'Bob').stake
     const bobFree = h.free('Bob')

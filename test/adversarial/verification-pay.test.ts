@@ -3,7 +3,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
-import { harnessSample } from '../helpers/verdict-sample.js'
+import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
@@ -25,6 +25,7 @@ describe('who verifies, and whether anybody did', () => {
   const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20, ...o })
   const solverOf = (): string => Object.entries(h.accounts).find(([, v]) => v === taskOf(h).solver)![0]
   const verdict = (w: string): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w) }).error
+  const worth = (w: string): bigint => h.free(w) + h.reserved(w)
   const advanceUntilFinal = (): string[] => {
     const ev: string[] = []
     for (let i = 0; i < 100 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
@@ -41,10 +42,12 @@ describe('who verifies, and whether anybody did', () => {
     h.advance(1)
     expect(solverOf()).toBe('Bob')
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
-    h.advance(1)
+    // the randomness block, then the block that draws the verifiers from its hash
+    h.advance(2)
   })
 
-  it('neither the submitter nor the solver can vouch for the task', () => {
+  it('neither the submitter nor the solver can vouch for the task, and neither is ever drawn', () => {
+    expect(assignedNames(h)).toEqual(['Dave'])
     expect(verdict('Alice')).toBe('Arbitration.SubmitterCannotVerify')
     expect(verdict('Bob')).toBe('Arbitration.SolverCannotVerify')
     expect(taskOf(h).verdicts).toEqual([])
@@ -63,14 +66,27 @@ describe('who verifies, and whether anybody did', () => {
     expect(h.reserved('Alice')).toBe(STAKE)
   })
 
-  it('a verdict arriving during an extension completes the quorum and the task is paid then', () => {
+  it('a silent assigned verifier is replaced at the extension; the replacement\'s verdict completes the quorum and the task is paid then', () => {
     const bob = h.free('Bob')
-    h.advance(6)
+    expect(assignedNames(h)).toEqual(['Dave'])
+    // Eve registers after the draw: she is not assigned, her verdict is refused
+    expect(h.run('Eve', 'Arbitration', 'register_node', h.registerArgs('Eve', 4, STAKE, 'Eve')).error).toBeUndefined()
+    expect(verdict('Eve')).toBe('Arbitration.NotAssigned')
+    const dave = worth('Dave')
+    // the round closes after challenge_end; the next block draws the replacement
+    const ev = h.advance(4)
     expect(taskOf(h).extensions).toBe(1)
-    expect(verdict('Dave')).toBeUndefined()
+    expect(ev).toContain('Arbitration.AssignmentLapsed')
+    expect(ev).toContain('Arbitration.VerifiersAssigned')
+    // Dave stayed silent: he cannot vote any more, and paid the silence penalty
+    expect(assignedNames(h)).toEqual(['Eve'])
+    expect(verdict('Dave')).toBe('Arbitration.NotAssigned')
+    expect(worth('Dave')).toBeLessThan(dave)
+    expect(verdict('Eve')).toBeUndefined()
     expect(advanceUntilFinal()).toContain('Arbitration.TaskSettled')
     expect(taskOf(h).phase).toBe('Settled')
     expect(h.free('Bob') - bob).toBe(REWARD)
+    expect(worth('Dave')).toBeLessThan(dave)
   })
 
   it('a selected solver cannot re-roll the selection for free', () => {
@@ -104,11 +120,14 @@ describe('forced errors that cannot be milked', () => {
   async function scenario (puppet: boolean): Promise<{ coalition: bigint, dave: bigint, treasury: bigint }> {
     const { run, step } = forced
     const side = cheat(run)
-    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200 })
+    // Dave is the task's only verifier, so the chain assigns him; Ferdie is a whistleblower
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
     const total = (n: string): bigint => h.free(n) + h.reserved(n)
     const start: Record<string, bigint> = { Bob: total('Bob'), Ferdie: total('Ferdie'), Dave: total('Dave') }
     const treasury = h.free(TREASURY)
     let id = 0
+    // the randomness block: verifiers are drawn in the next one
+    h.advance(1)
     if (puppet) {
       // the puppet opens first, in the block right after the commit: Bob told it the step
       expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
@@ -143,7 +162,8 @@ describe('forced errors that cannot be milked', () => {
   it('a lazy verifier that accepts a sample containing the forced step loses stake and is not paid', async () => {
     const { run, step } = forced
     const side = cheat(run)
-    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1 })
+    // Dave and Eve are the two verifiers the task asks for; nobody else can replace a lapsed one
+    const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 2, verifiers: ['Dave', 'Eve'] })
     h.advance(1)
     // on this 5-step task every sample is the whole run, so Eve's accept lists the forced step
     const eve = harnessSample(h, 'Eve')
@@ -157,6 +177,8 @@ describe('forced errors that cannot be milked', () => {
     const ev = settle(h)
     expect(ev).toContain('Arbitration.VerdictSlashed')
     expect(h.free('Eve') + h.reserved('Eve')).toBeLessThan(eveBefore)
-    expect(taskOf(h).phase).toBe('Settled')
+    // her slot did not stand and there is no other verifier to draw: no quorum, the solver is not paid
+    expect(harnessAssignments(h)!.verifiers.find(v => v.verifier === h.accounts.Eve)!.status).toBe('Released')
+    expect(taskOf(h).phase).toBe('Unverified')
   }, 60_000)
 })

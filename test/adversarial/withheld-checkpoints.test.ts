@@ -4,7 +4,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
 import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
-import { harnessSample } from '../helpers/verdict-sample.js'
+import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
@@ -35,8 +35,10 @@ beforeEach(async () => {
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
 })
 
-/** Dave cannot fetch checkpoint STEP and challenges; Bob proves he holds it. */
+/** Dave, assigned, cannot fetch checkpoint STEP and challenges; Bob proves he holds it. */
 function challengedAndAnswered (): void {
+  // the block whose on_initialize draws the verifiers (Dave and Eve, the only ones)
+  h.advance(1)
   expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
   const seed = availabilitySeed(hexToU8a(h.parentHash), 0)
   const answer = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
@@ -58,6 +60,8 @@ describe('withheld checkpoints', () => {
     expect(ev).toContain('Arbitration.TaskUnverified')
     expect(ev).toContain('Arbitration.AvailabilityDepositSettled')
     expect(total('Bob')).toBe(bob)
+    // Dave's challenge was the evidence of an assigned verifier that could not fetch: released, not penalized as silent
+    expect(harnessAssignments(h)!.verifiers.find(v => v.verifier === h.accounts.Dave)!.status).toBe('Released')
     expect(total('Dave')).toBe(dave)
     expect(h.reserved('Dave')).toBe(STAKE)
   })

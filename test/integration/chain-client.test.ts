@@ -46,9 +46,10 @@ describe('ChainClient over the dev chain', () => {
     await c.Bob.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_SOLVER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign)
     expect(await err(c.Eve.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_VERIFIER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign))).toBe('arbitration.PeerIdTaken')
     await c.Dave.registerNode(testPeer('12D3KooWDavePeer').peerId, ROLE_VERIFIER, 2000n * UNIT, testPeer('12D3KooWDavePeer').sign)
-    await c.Eve.registerNode(testPeer('12D3KooWEvePeer').peerId, ROLE_WHISTLEBLOWER, 1500n * UNIT, testPeer('12D3KooWEvePeer').sign)
+    await c.Eve.registerNode(testPeer('12D3KooWEvePeer').peerId, ROLE_VERIFIER | ROLE_WHISTLEBLOWER, 1500n * UNIT, testPeer('12D3KooWEvePeer').sign)
     await c.Eve.addStake(500n * UNIT)
-    await c.Eve.setRoles(ROLE_VERIFIER | ROLE_WHISTLEBLOWER)
+    // a whistleblower only: Dave is the one verifier the chain can draw
+    await c.Eve.setRoles(ROLE_WHISTLEBLOWER)
     expect((await c.Eve.node())?.stake).toBe(2000n * UNIT)
     expect(await c.Alice.peerOwner(testPeer('12D3KooWBobPeer').peerId)).toBe(c.Bob.accountId)
 
@@ -77,11 +78,18 @@ describe('ChainClient over the dev chain', () => {
     await advance(1)
     expect(await c.Dave.randomness(randomnessBlock)).toMatch(/^0x[0-9a-f]{64}$/)
     // an accepting verdict lists Dave's own sample (the whole 8-step run here: 44 steps for a lone verifier); it is the quorum of one
+    // the chain drew Dave, the only verifier, in the block after the randomness block
+    expect(await c.Eve.myAssignment(id2)).toBeNull()
     const sample = await clientSample(c.Dave, id2)
     expect(sample).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
     expect(await err(c.Dave.submitVerdict(id2, true, [0, 5]))).toBe('arbitration.SampleNotChecked')
     await c.Dave.submitVerdict(id2, true, sample)
     expect(await err(c.Dave.submitVerdict(id2, true, sample))).toBe('arbitration.AlreadyVoted')
+    // the draw is in storage, through the pallet view the node uses: Dave, round 0, seeded by the randomness block
+    const drawn = await c.Alice.assignments(id2)
+    expect(drawn?.verifiers.map(v => [v.verifier, v.round, v.seedBlock, v.status])).toEqual([[c.Dave.accountId, 0, randomnessBlock, 'Active']])
+    expect((await c.Dave.myAssignment(id2))?.deadline).toBe(challengeEnd)
+    expect(events.some(e => e.method === 'VerifiersAssigned' && (e.data.verifiers as string[]).includes(c.Dave.accountId))).toBe(true)
 
     // Eve challenges the solver and demands its commit on chain; Bob posts it, then forces it
     // on Eve, who stays silent and loses when the response window passes

@@ -172,7 +172,8 @@ describe('devnet dashboard in headless Chromium', () => {
     await bob.registerNode(peerIds[1]!, ROLE_SOLVER, 2000n * UNIT, signAs('peer1'))
     await dave.registerNode(peerIds[2]!, ROLE_VERIFIER, 1500n * UNIT, signAs('peer2'))
     const eveKey = testPeer('EveWhistleblower')
-    await eve.registerNode(eveKey.peerId, ROLE_VERIFIER | ROLE_WHISTLEBLOWER, 1200n * UNIT, eveKey.sign)
+    // a whistleblower only: Dave is the one verifier the chain can draw
+    await eve.registerNode(eveKey.peerId, ROLE_WHISTLEBLOWER, 1200n * UNIT, eveKey.sign)
     await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
     await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
 

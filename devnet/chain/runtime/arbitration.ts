@@ -12,6 +12,7 @@ import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy, type ProofRuling } from './forced-rulings.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
+import { activeAssignment } from './assignment.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
@@ -303,35 +304,33 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   // the submitter buys verification from others; its own accept would make the quorum meaningless
   ctx.ensure(t.submitter !== who, P, 'SubmitterCannotVerify')
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  // only the verifiers the chain drew give verdicts (verifier-rounds.ts): nobody can take a slot by being first
+  const assignment = activeAssignment(ctx, a.taskId, who)
+  if (assignment === undefined) ctx.fail(P, 'NotAssigned')
+  ctx.ensure(ctx.now <= t.challengeEnd && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
-  // slots bound the accepting verdicts a task pays for; a reject takes none (it is paid only if the proof failed)
-  // an accept that was slashed, or that listed the revealed forced step, holds no slot: an extension can refill it
-  const holding = t.verdicts.filter(v => v.accept && !v.void && !listsForcedStep(t, v)).length
-  ctx.ensure(!a.accept || holding < t.verifierCount, P, 'VerifiersFull')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
   ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < disputableSteps(t)), P, 'InvalidStep')
   // a diverged proof stands or falls with its last step: every accept vouches for it
   ctx.ensure(!a.accept || t.divergence === null || a.checkedSteps.includes(t.stepCount), P, 'DivergenceNotChecked')
-  // "accept" vouches for the steps the chain's randomness picked for this verifier:
+  // "accept" vouches for the steps the draw's randomness picked for this verifier:
   // without this, accepting after checking nothing would only risk a slash at steps listed
-  if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps)
+  if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps, assignment.seedBlock)
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
-  // the verifier's stake answers for its verdict until settlement: it cannot unregister before
-  adjustActive(ctx, who, 1)
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
 }
 
 /**
  * The verifier's sample (protocols/verification/verdict.ts), seeded by the hash
- * of block committed_at + 1: the solver could not know it when committing, and
- * it exists from block committed_at + 2 on (System.BlockHash of the parent).
+ * of its assignment's randomness block (committed_at + 1 for round 0, the block
+ * that closed the previous round for a replacement) and its account: the
+ * solver could not know it when committing, and the verifier gets it with its draw.
  */
-function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[]): void {
-  const block = t.committedAt + 1
-  ctx.ensure(ctx.now > block, P, 'RandomnessNotReady')
-  const seed = ctx.store.read<string>('System', 'BlockHash', block)
+function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[], seedBlock: number): void {
+  ctx.ensure(ctx.now > seedBlock, P, 'RandomnessNotReady')
+  const seed = ctx.store.read<string>('System', 'BlockHash', seedBlock)
+  // a proof diverged at step 0 has no transition to sample; its diverged step is checked above
   const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount)
   // on chain, step i is the transition from state i to i+1: the sample's step s is s-1
   ctx.ensure(missingSampled(required, checkedSteps.map(s => s + 1)).length === 0, P, 'SampleNotChecked')

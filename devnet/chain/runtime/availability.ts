@@ -2,6 +2,7 @@ import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
 import { adjustActive, getTask, params, putTask, requireNode, slashStake } from './arbitration.js'
+import { noteEvidence } from './assignment.js'
 import { repatriateReserved, reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
@@ -84,6 +85,8 @@ export function challengeAvailability (ctx: Context, who: string, a: { taskId: b
   ctx.store.put(P, 'OpenAvailability', a.taskId, [...open, [a.checkpointStep, id]])
   t.openDisputes += 1
   putTask(ctx, a.taskId, t)
+  // an assigned verifier that cannot fetch what it must check is not silent: this is its evidence
+  noteEvidence(ctx, a.taskId, who)
   adjustActive(ctx, who, 1)
   adjustActive(ctx, c.solver, 1)
   ctx.emit(P, 'AvailabilityChallenged', { challengeId: id, taskId: a.taskId, challenger: who, solver: c.solver, checkpointStep: a.checkpointStep, deposit: c.deposit, deadline: c.deadline })

@@ -3,6 +3,7 @@ import { sha256 } from '../../../protocols/commit/merkle.js'
 import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
 import { continuationError, linksTo } from '../../../protocols/dispute/transcript.js'
 import { adjustActive, disputableSteps, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
+import { noteEvidence } from './assignment.js'
 import { reserve } from './balances.js'
 import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
@@ -79,6 +80,8 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   putDispute(ctx, id, d)
   t.openDisputes += 1
   putTask(ctx, a.taskId, t)
+  // an assigned verifier's dispute is the evidence its reject needs
+  noteEvidence(ctx, a.taskId, who)
   adjustActive(ctx, who, 1)
   adjustActive(ctx, a.defender, 1)
   ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })

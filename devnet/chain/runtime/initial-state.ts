@@ -5,6 +5,7 @@ import { repatriateReserved, reserve, slashReserved, unreserve } from './balance
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 import { VERIFIER_SLASH_PPM } from './spec.js'
+import { noteEvidence } from './assignment.js'
 
 // The initial-state challenge (docs/disputes.md, "The initial state"), part of
 // the Arbitration pallet. Verifiers replay transitions; nothing else ties
@@ -35,6 +36,8 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   }
   const reason = u8aToHex(new TextEncoder().encode(ruling.reason.slice(0, 256)))
   const solver = t.solver as string
+  // an assigned verifier's claim is the evidence its reject needs, whichever way it is ruled
+  noteEvidence(ctx, a.taskId, who)
   if (ruling.winner === 'challenger') {
     unreserve(ctx, who, p.disputeBond)
     const slashed = penalizeSolver(ctx, a.taskId, t, who, NO_STEP)

@@ -40,3 +40,25 @@ export function pickWeighted (seed: string, candidates: Array<{ account: string,
 export function ppmOf (amount: bigint, ppm: number): bigint {
   return amount * BigInt(ppm) / 1_000_000n
 }
+
+/** Seed of the `index`-th verifier drawn in assignment round `round` of `taskId`, from the randomness block's hash. */
+export function assignmentSeed (blockHash: string, taskId: bigint, round: number, index: number): string {
+  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('assign'), hexToU8a(blockHash), u64le(taskId), u64le(round), u64le(index))))
+}
+
+/**
+ * Draws up to `count` distinct accounts, each stake-weighted among those not
+ * drawn yet (without replacement), from one block hash: who is drawn is fixed
+ * by the hash, the task and the round, nothing a candidate chooses.
+ */
+export function drawWeighted (blockHash: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>): string[] {
+  const out: string[] = []
+  let left = candidates
+  for (let i = 0; i < count && left.length > 0; i++) {
+    const pick = pickWeighted(assignmentSeed(blockHash, taskId, round, i), left)
+    if (pick === undefined) break
+    out.push(pick)
+    left = left.filter(x => x.account !== pick)
+  }
+  return out
+}

@@ -6,11 +6,13 @@ import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
 import { earnedReward, emitDiverged } from './divergence.js'
+import { closeRound, drawIfDue, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
 // challenge window has closed with every dispute resolved. Settlement pays
-// only for verification that happened: a quorum of verdicts that stood.
+// only for verification that happened: a quorum of verdicts that stood, from
+// verifiers the chain assigned (verifier-rounds.ts draws and replaces them).
 
 const P = 'Arbitration'
 
@@ -72,10 +74,10 @@ function payStanding (ctx: Context, t: TaskInfo): bigint {
   return paid
 }
 
-/** The task is over: its solver's and verifiers' stakes are free to leave again. */
-function releaseParties (ctx: Context, t: TaskInfo): void {
+/** The task is over: its solver's and assigned verifiers' stakes are free to leave again. */
+function releaseParties (ctx: Context, id: bigint, t: TaskInfo): void {
   adjustActive(ctx, t.solver, -1)
-  for (const v of t.verdicts) adjustActive(ctx, v.verifier, -1)
+  releaseAssigned(ctx, id)
 }
 
 /** Accepting verifiers that reported the forced step as checked: they did not replay it. */
@@ -95,7 +97,6 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   let solverPaid = 0n
   let jackpotPaid = 0n
   const winners = success ? jackpotWinners(ctx, t) : []
-  slashBlindAccepts(ctx, id, t)
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
     // the solver's forced error moves money within the coalition, never creates it
@@ -114,7 +115,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, success)
-  releaseParties(ctx, t)
+  releaseParties(ctx, id, t)
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskSettled', { taskId: id, success, solverPaid, verifiersPaid, refunded })
@@ -126,7 +127,7 @@ function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: numb
   const refunded = t.escrow - payStanding(ctx, t)
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, false)
-  releaseParties(ctx, t)
+  releaseParties(ctx, id, t)
   t.phase = 'Unverified'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskUnverified', { taskId: id, standing, refunded })
@@ -139,10 +140,15 @@ export function standingVerdicts (t: TaskInfo): number {
 
 /** The challenge window is over and nothing is pending: settle, extend the window for a quorum, or give up. */
 function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
+  slashBlindAccepts(ctx, id, t)
+  voidBareRejects(ctx, id, t)
   const standing = standingVerdicts(t)
   // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
   if (t.solverFailed || standing >= t.verifierCount) { settle(ctx, id, t); return }
-  if (t.extensions < MAX_VERIFY_EXTENSIONS) {
+  // assigned verifiers whose verdicts do not stand are closed; an extension draws their replacements
+  const extend = t.extensions < MAX_VERIFY_EXTENSIONS
+  closeRound(ctx, id, t, v => stood(t, v), extend)
+  if (extend) {
     t.extensions += 1
     t.challengeEnd = ctx.now + t.challengeWindow
     putTask(ctx, id, t)
@@ -175,6 +181,7 @@ export function onInitialize (ctx: Context): void {
       ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
       trySelect(ctx, id, t, true)
     } else if (t.phase === 'Verifying') {
+      drawIfDue(ctx, id, t)
       if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
       if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal')) closeVerification(ctx, id, t)
     }

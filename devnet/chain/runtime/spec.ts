@@ -1,6 +1,7 @@
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
+import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TYPES } from './assignment-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
 
@@ -166,7 +167,8 @@ export const NAMED_TYPES: NamedTypes = {
     ]
   },
   ...AVAILABILITY_TYPES,
-  ...DIVERGENCE_TYPES
+  ...DIVERGENCE_TYPES,
+  ...ASSIGNMENT_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -237,7 +239,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'NextDisputeId', type: 'u64', modifier: 'Default', docs: 'Id of the next dispute.' },
       { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' },
       { name: 'DisputeLastMove', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u8>', modifier: 'Optional', docs: 'The last dispute message posted on chain (CBOR {m, s, a}, protocols/dispute encodeSigned), while the dispute is open: what a forced answer must continue.' },
-      ...AVAILABILITY_STORAGE
+      ...AVAILABILITY_STORAGE,
+      ...ASSIGNMENT_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -252,7 +255,7 @@ export const PALLETS: PalletSpec[] = [
       },
       { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back for a fee of dispute_bond from its stake (not a free re-roll of the selection and its forced-error draw); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
-      { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A registered verifier reports its verdict. An accepting verdict must list (0-based) every step of the verifier\'s own sample (SampleNotChecked), which exists from block committed_at + 2 on (RandomnessNotReady); at most 1024 steps.' },
+      { name: 'submit_verdict', index: 7, args: [['task_id', 'u64'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>']], docs: 'A verifier the chain assigned to the task (VerifiersAssigned; others: NotAssigned) reports its verdict by its assignment\'s deadline. An accepting verdict must list (0-based) every step of the verifier\'s own sample (SampleNotChecked), seeded by the hash of its assignment\'s seed_block; at most 1024 steps. A reject must be backed by the verifier\'s own dispute, availability challenge or initial-state claim by the same deadline, or it is void and the verifier counts as silent.' },
       { name: 'open_dispute', index: 8, args: [['task_id', 'u64'], ['defender', 'AccountId'], ['kind', 'DisputeKind'], ['disputed_step', 'u32']], docs: 'Challenge the solver\'s proof; a bond is reserved. The bisection runs off chain (signed messages over libp2p); the chain sees it again only for a force or the final claim. Deadline = opened_at + trace allowance + (MAX_SEQ + 1) × 2 × (dispute_clock + 1).' },
       { name: 'force_move', index: 9, args: [['dispute_id', 'u64'], ['theirs', 'Vec<u8>'], ['mine', 'Vec<u8>']], docs: 'A party that waited in vain for an answer posts the other side\'s last signed message (`theirs`; empty when it is DisputeLastMove) and its own next one (`mine`), both CBOR {m, s, a}; the other side must answer_move by due = now + dispute_clock (+ the trace allowance ceil(((disputed_step mod checkpoint_every) + 1) × solve_timeout / steps) for the defender\'s commit). The challenger\'s first force has both empty: it demands the commit. Checked: signatures over (genesis hash, task id, dispute id, role), author parity (even seq: defender), seq/prev linkage, seq not older than what is on chain, and that `mine` continues `theirs` (protocols/dispute/transcript.ts).' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: a force unanswered after its due block loses for its addressee; past the dispute deadline with no force pending, the challenger loses.' },
@@ -291,7 +294,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
       ...INITIAL_STATE_EVENTS,
       { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' },
-      ...DIVERGENCE_EVENTS
+      ...DIVERGENCE_EVENTS,
+      ...ASSIGNMENT_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -309,7 +313,7 @@ export const PALLETS: PalletSpec[] = [
       err('DeadlineMissed', 'The solver\'s deadline has passed.'),
       err('NotVerifier', 'The caller is not registered with the verifier role.'),
       err('AlreadyVoted', 'This verifier already submitted a verdict.'),
-      err('VerifiersFull', 'The task already has verifier_count verdicts.'),
+      err('VerifiersFull', 'The task already has 64 verdicts.'),
       err('SolverCannotVerify', 'The solver cannot verify or challenge its own task.'),
       err('InvalidStep', 'Step out of range.'),
       err('TooManyCheckpoints', 'More checkpoint manifests than allowed.'),
@@ -334,8 +338,8 @@ export const PALLETS: PalletSpec[] = [
       err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (verifiers who accepted that step are slashed when it is ruled wrong).'),
       ...AVAILABILITY_ERRORS,
       // appended after the availability errors so that earlier error indices stay put
-      err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of block committed_at + 1: submit it from block committed_at + 2 on.'),
-      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of block committed_at + 1, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
+      err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of its assignment\'s seed_block (committed_at + 1 in round 0): submit it after that block.'),
+      err('SampleNotChecked', 'An accepting verdict\'s checked_steps must contain the verifier\'s own sample (protocols/verification/verdict.ts requiredSample: sampleSteps(hash of its assignment\'s seed_block, verifier account, step_count, min(samplesPerVerifier(verifier_count), 1024)), step s listed as s-1).'),
       err('IncompleteProof', 'commit_proof: step_count must be the task\'s steps.'),
       err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.'),
       err('ProgramHashMismatch', 'The program bytes do not hash (sha256) to program_hash.'),
@@ -350,7 +354,8 @@ export const PALLETS: PalletSpec[] = [
       ...INITIAL_STATE_ERRORS,
       err('NotExactForcedError', 'The exactness proof does not show the committed post-state of the forced step to be a State ruling\'s honest post-state with exactly element 0 of state tensor 0 set to |v| + 1 (protocols/dispute/forced-exact.ts).'),
       err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.'),
-      ...DIVERGENCE_ERRORS
+      ...DIVERGENCE_ERRORS,
+      ...ASSIGNMENT_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

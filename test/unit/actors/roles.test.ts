@@ -66,11 +66,23 @@ describe('role machines', () => {
     expect(p.calls).toEqual(['train 1', 'commit 1', 'train 2', 'defend 1 9', 'commit 2'])
   })
 
-  it('verifier: accepts a good proof; rejects a bad one and challenges the solver at the first bad step', async () => {
+  it('verifier: acts only where the chain drew it; accepts a good proof; rejects a bad one and challenges the solver at the first bad step', async () => {
     const p = ports()
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
-    a.send({ type: 'chain.proofCommitted', taskId: 4, byMe: false })
-    a.send({ type: 'chain.proofCommitted', taskId: 9, byMe: false })
+    // a committed proof, or a draw of other verifiers, is no work for it
+    a.send({ type: 'chain.proofCommitted', taskId: 3, byMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 5, forMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 4, forMe: true })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
+    await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
+    expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+  })
+
+  it('verifier: a refused verdict (its assignment lapsed) still leaves a wrong proof disputed; a refused accept is dropped', async () => {
+    const p = ports({ submitVerdict: async (t, v) => { p.calls.push(`verdict ${t} ${v.accept}`); throw new Error('arbitration.NotAssigned') } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.verifiersAssigned', taskId: 4, forMe: true })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
     expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
   })

@@ -32,10 +32,10 @@ describe('verifier: unavailable checkpoints', () => {
       ? { accept: false, checkedSteps: [], unavailable: { step: 5, reason: 'checkpoint data hash mismatch' } }
       : { accept: false, checkedSteps: [1, 2], firstBadStep: 2 })
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
-    a.send({ type: 'chain.proofCommitted', taskId: 1, byMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 1, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
     expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('dispute 4: challenger won')
-    a.send({ type: 'chain.proofCommitted', taskId: 2, byMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 2, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.context.history.length === 2, { timeout: 1000 })
     expect(p.calls).toEqual(['verdict 1 false', 'availability 1 5', 'verdict 2 false', 'challenge 2 solver 2'])
   })
@@ -43,7 +43,7 @@ describe('verifier: unavailable checkpoints', () => {
   it('a peer without availability challenges records a failed dispute instead of crashing', async () => {
     const p = ports(async () => ({ accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'not obtainable' } }), false)
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
-    a.send({ type: 'chain.proofCommitted', taskId: 3, byMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 3, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
     expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('dispute failed')
     expect(child(a, 'verifier').getSnapshot().context.error).toMatch(/cannot open data-availability challenges/)

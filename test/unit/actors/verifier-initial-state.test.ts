@@ -54,7 +54,7 @@ describe('verifier: initial state', () => {
       recheckVerdict: async () => ({ accept: true, checkedSteps: [] })
     }
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
-    a.send({ type: 'chain.proofCommitted', taskId: 1, byMe: false })
+    a.send({ type: 'chain.verifiersAssigned', taskId: 1, forMe: true })
     const child = (): any => (a.getSnapshot().children as any)[a.getSnapshot().context.active.verifier as string]
     await waitFor(child(), s => s.context.history.length === 1, { timeout: 1000 })
     expect(calls).toEqual(['verdict 1 false'])

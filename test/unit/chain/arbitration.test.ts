@@ -4,7 +4,7 @@ import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitrati
 import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { h32, hex, signed } from '../../helpers/dispute-msgs.js'
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
-import { harnessSample } from '../../helpers/verdict-sample.js'
+import { assignedNames, harnessSample } from '../../helpers/verdict-sample.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { testPeer } from '../../helpers/peer-key.js'
 import { Harness } from './harness.js'
@@ -199,8 +199,10 @@ describe('Arbitration: tasks', () => {
     expect(verdict('Dave')).toBeUndefined()
     expect(verdict('Dave')).toBe('Arbitration.AlreadyVoted')
     expect(verdict('Eve')).toBeUndefined()
+    // Dave and Eve were the only verifiers when the chain drew: a verifier registered later is not assigned
+    expect(assignedNames(h)).toEqual(expect.arrayContaining(['Dave', 'Eve']))
     register('Ferdie', 4)
-    expect(verdict('Ferdie')).toBe('Arbitration.VerifiersFull')
+    expect(verdict('Ferdie')).toBe('Arbitration.NotAssigned')
     const [aliceFree, sFree, daveFree] = [h.free('Alice'), h.free(s), h.free('Dave')]
     expect(h.advance(20)).not.toContain('Arbitration.TaskSettled')
     expect(h.advance(10)).toContain('Arbitration.TaskSettled')
@@ -219,16 +221,16 @@ describe('Arbitration: an accepting verdict vouches for the verifier\'s own samp
   const verdict = (w: string, accept: boolean, checkedSteps: number[]): [string, string, string, Record<string, unknown>] => [w, 'Arbitration', 'submit_verdict', { taskId: 0, accept, checkedSteps }]
   const all = Array.from({ length: 100 }, (_, i) => i)
 
-  it('is refused before the sample exists, without one of its steps, or with another verifier\'s sample; a superset or a rejection goes through', () => {
+  it('is refused before the sample exists, without one of its steps, or with another verifier\'s sample; a superset goes through', () => {
     // four verifiers: 11 sampled steps each out of 100
     for (const v of ['Ferdie', 'Peer1']) expect(register(v, 4)).toBeUndefined()
     committed({ verifierCount: 4, challengeWindow: 30 })
-    // the block right after the commit: its hash seeds the sample, so an accept cannot list it yet,
-    // not even listing every step; a rejection needs no sample
+    // the block right after the commit: its hash draws the verifiers and seeds their samples, so
+    // nobody is assigned yet and no verdict, accept or reject, is taken
     const { committedAt } = getTask(0)
     const early = h.block([verdict('Dave', true, all), verdict('Eve', false, [])])
     expect(h.number).toBe(committedAt + 1)
-    expect(early.results.map(r => r.error)).toEqual(['Arbitration.RandomnessNotReady', undefined])
+    expect(early.results.map(r => r.error)).toEqual(['Arbitration.NotAssigned', 'Arbitration.NotAssigned'])
     const dave = harnessSample(h, 'Dave')
     const ferdie = harnessSample(h, 'Ferdie')
     expect(dave).toHaveLength(11)
@@ -245,22 +247,23 @@ describe('Arbitration: an accepting verdict vouches for the verifier\'s own samp
     // more steps than the sample, in any order, is fine
     const more = [...all.filter(s => !ferdie.includes(s)).slice(0, 30), ...[...ferdie].reverse()]
     expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: more }).error).toBeUndefined()
-    expect(getTask(0).verdicts.map(v => [who(v.verifier), v.accept, v.checkedSteps.length])).toEqual([['Eve', false, 0], ['Dave', true, 11], ['Ferdie', true, 41]])
+    expect(getTask(0).verdicts.map(v => [who(v.verifier), v.accept, v.checkedSteps.length])).toEqual([['Dave', true, 11], ['Ferdie', true, 41]])
     // the sample's seed is the hash of block committedAt + 1 for every later block
     h.advance(3)
     expect(harnessSample(h, 'Peer1')).toHaveLength(11)
     expect(h.run('Peer1', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Peer1') }).error).toBeUndefined()
-    // three accepts of the four verdicts asked for (a reject without a dispute does not stand): the window runs again
+    // three accepts of the four verdicts asked for (Eve stayed silent): the window runs again
     expect(h.advance(30)).toContain('Arbitration.VerificationExtended')
   })
 
   it('a run no longer than the sample is checked whole', () => {
     // 1 verifier: 44 sampled steps, more than the 40-step run
     committed({ steps: 40, checkpointEvery: 10, verifierCount: 1 })
-    h.advance(1)
-    expect(harnessSample(h, 'Dave')).toEqual(all.slice(0, 40))
-    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(1, 40) }).error).toBe('Arbitration.SampleNotChecked')
-    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(0, 40) }).error).toBeUndefined()
+    h.advance(2)
+    const [v] = assignedNames(h)
+    expect(harnessSample(h, v)).toEqual(all.slice(0, 40))
+    expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(1, 40) }).error).toBe('Arbitration.SampleNotChecked')
+    expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: all.slice(0, 40) }).error).toBeUndefined()
   })
 })
 
@@ -342,37 +345,41 @@ describe('Arbitration: disputes', () => {
 
 describe('Arbitration: a silent solver', () => {
   it('forced and silent, loses its dispute and is slashed at once (no forced-error reveal); the challenger gains at most its bond, verdicts are not slashed', () => {
-    const s = committed({ challengeWindow: 60 })
     expect(register('Ferdie', 4)).toBeUndefined()
-    // Eve accepted after checking the disputed step (besides her sample); Ferdie accepted
-    // having checked his sample only, which misses that step (22 of 100 steps each)
-    const ferdie = harnessSample(h, 'Ferdie')
-    const step = [3, ...Array.from({ length: 100 }, (_, i) => i)].find(x => !ferdie.includes(x))!
-    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [...harnessSample(h, 'Eve'), step] }).error).toBeUndefined()
-    expect(h.run('Ferdie', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: ferdie }).error).toBeUndefined()
-    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
-    expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
+    const s = committed({ challengeWindow: 60 })
+    h.advance(2)
+    // two of Dave, Eve and Ferdie are assigned: they accept; the third one disputes
+    const [x, y] = assignedNames(h)
+    const c = ['Dave', 'Eve', 'Ferdie'].find(n => n !== x && n !== y)!
+    // x accepted after checking the disputed step (besides its sample); y accepted
+    // having checked its sample only, which misses that step (22 of 100 steps each)
+    const ys = harnessSample(h, y)
+    const step = [3, ...Array.from({ length: 100 }, (_, i) => i)].find(q => !ys.includes(q))!
+    expect(h.run(x, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [...harnessSample(h, x), step] }).error).toBeUndefined()
+    expect(h.run(y, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: ys }).error).toBeUndefined()
+    expect(h.run(c, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
+    expect(h.run(c, 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
     h.advance(h.read<DisputeInfo>('Arbitration', 'Disputes', 0)!.force!.due - h.number)
-    const daveFree = h.free('Dave') + 100n * UNIT // its bond comes back too
-    const r = h.run('Dave', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    const cFree = h.free(c) + 100n * UNIT // its bond comes back too
+    const r = h.run(c, 'Arbitration', 'claim_timeout', { disputeId: 0 })
     expect(r.error).toBeUndefined()
     expect(r.events).toContain('Arbitration.TimeoutPenalty')
     expect(r.events).not.toContain('Arbitration.SolverPenalized') // not deferred: there is nothing to reveal after a timeout
     // silence costs the solver what losing the claim would: half its stake
     expect(node(s).stake).toBe(STAKE / 2n)
     // the challenger gains at most the bond it risked: an outage is no jackpot for griefers
-    expect(h.free('Dave') - daveFree).toBe(100n * UNIT)
-    // nothing was ruled about the step: Eve's accept stands unslashed
+    expect(h.free(c) - cFree).toBe(100n * UNIT)
+    // nothing was ruled about the step: x's accept stands unslashed
     expect(r.events).not.toContain('Arbitration.VerdictSlashed')
-    expect(node('Eve').stake).toBe(STAKE)
-    expect(node('Ferdie').stake).toBe(STAKE)
+    expect(node(x).stake).toBe(STAKE)
+    expect(node(y).stake).toBe(STAKE)
     expect(getTask(0).rulings).toEqual([])
     expect(getTask(0).solverFailed).toBe(true)
-    // a verifier's stake answers for its verdict until settlement
-    expect(h.run('Ferdie', 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
+    // an assigned verifier's stake answers for its verdict until settlement
+    expect(h.run(y, 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
     expect(h.advance(60)).toContain('Arbitration.TaskSettled')
-    expect(node('Ferdie').activeTasks).toBe(0)
-    expect(h.run('Ferdie', 'Arbitration', 'unregister').error).toBeUndefined()
+    expect(node(y).activeTasks).toBe(0)
+    expect(h.run(y, 'Arbitration', 'unregister').error).toBeUndefined()
     expect(getTask(0).phase).toBe('Failed')
   })
 })

@@ -1,0 +1,39 @@
+import type { ErrorSpec, EventSpec, StorageSpec } from './spec-types.js'
+import type { NamedTypes } from './types.js'
+
+// The verifier-assignment part of the Arbitration pallet interface
+// (assignment.ts and verifier-rounds.ts implement it; spec.ts splices these
+// lists in). No calls: the chain draws verifiers in on_initialize.
+
+export const ASSIGNMENT_TYPES: NamedTypes = {
+  AssignmentStatus: {
+    path: ['pallet_arbitration', 'types', 'AssignmentStatus'],
+    variants: [{ name: 'Active' }, { name: 'Lapsed' }, { name: 'Released' }],
+    docs: ['Active: its verdict counts; Lapsed: silent (no verdict, no evidence) or a reject without its own evidence by the deadline: penalized, replaced; Released: it opened evidence but its verdict did not stand: replaced, no penalty']
+  },
+  VerifierAssignment: {
+    path: ['pallet_arbitration', 'types', 'VerifierAssignment'],
+    fields: [['verifier', 'AccountId'], ['round', 'u8'], ['seed_block', 'u32'], ['deadline', 'u32'], ['backed', 'bool'], ['status', 'AssignmentStatus']],
+    docs: ['seed_block: the block whose hash drew this verifier and seeds its sample; deadline: last block for its verdict and its evidence; backed: it opened a dispute, availability challenge or initial-state claim of its own on the task while assigned']
+  },
+  TaskAssignments: {
+    path: ['pallet_arbitration', 'types', 'TaskAssignments'],
+    fields: [['round', 'u8'], ['draw_at', 'u32'], ['seed_block', 'u32'], ['verifiers', 'Vec<VerifierAssignment>']],
+    docs: ['round: the latest round; draw_at: the block in whose on_initialize the next draw happens (0: none pending); seed_block: that draw\'s randomness block; verifiers: every assignment of every round']
+  }
+}
+
+export const ASSIGNMENT_STORAGE: StorageSpec[] = [
+  { name: 'Assignments', key: 'u64', hasher: 'Twox64Concat', type: 'TaskAssignments', modifier: 'Optional', docs: 'Per task: the verifiers the chain drew, by round (only their verdicts count and are paid).' }
+]
+
+export const ASSIGNMENT_EVENTS: EventSpec[] = [
+  { name: 'VerifiersAssigned', fields: [['task_id', 'u64'], ['verifiers', 'Vec<AccountId>'], ['round', 'u8'], ['seed_block', 'u32'], ['deadline', 'u32']], docs: 'Verifiers drawn stake-weighted from the hash of seed_block (never the submitter, the solver or an account drawn before for the task); each one\'s sample is seeded by the same hash and its account. Their verdicts are due by `deadline`.' },
+  { name: 'AssignmentLapsed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8'], ['penalty', 'u128']], docs: 'An assigned verifier gave no verdict and opened no evidence by its deadline, or rejected without its own dispute or availability challenge: no reward, `penalty` of its stake to the treasury, and it is replaced.' },
+  { name: 'AssignmentReleased', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8']], docs: 'An assigned verifier backed its verdict with evidence, but the verdict did not stand: no reward, no penalty, and it is replaced.' }
+]
+
+const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
+export const ASSIGNMENT_ERRORS: ErrorSpec[] = [
+  err('NotAssigned', 'The caller is not a verifier the chain assigned to this task (VerifiersAssigned), or its assignment is over: only assigned verifiers give verdicts. Anyone registered may still open a dispute.')
+]
