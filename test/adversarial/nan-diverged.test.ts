@@ -27,7 +27,8 @@ beforeAll(async () => {
   clean = await mlpRun()
 }, 120_000)
 
-const divergedAt = (stepCount: number, d: Divergence): { diverged: { stepCount: number, entry: number, flat: number } } => ({ diverged: { stepCount, ...d } })
+/** Dave and Eve are the task's verifiers (the chain draws both: verifier_count 2), Ferdie only whistleblows. */
+const divergedAt = (stepCount: number, d: Divergence): { diverged: { stepCount: number, entry: number, flat: number }, verifiers: string[] } => ({ diverged: { stepCount, ...d }, verifiers: ['Dave', 'Eve'] })
 const accept = (h: Harness, who: string, steps: number[]): string | undefined => h.run(who, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: steps }).error
 /** Runs blocks until task 0 is settled (or failed); bounded. */
 function settle (h: Harness): void {
