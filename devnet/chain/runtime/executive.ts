@@ -6,6 +6,7 @@ import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
 import * as disputes from './disputes.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
+import { CHUNK_HANDLERS } from './chunk-sampling.js'
 import { challengeInitialState } from './initial-state.js'
 import { onInitialize } from './settlement.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
@@ -114,7 +115,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.adjudicate': (ctx, who, a) => disputes.adjudicate(ctx, who, a as never),
   'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS,
-  'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never)
+  'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
+  ...CHUNK_HANDLERS
 }
 
 type FieldEncoder = (v: unknown) => Uint8Array

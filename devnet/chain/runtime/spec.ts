@@ -1,6 +1,7 @@
 import type { Fields, NamedTypes } from './types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
+import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } from './chunk-sampling-spec.js'
 
 // The declarative description of the runtime: every type, storage item, call,
 // event, error and constant of every pallet. Metadata V14 is generated from it,
@@ -191,7 +192,8 @@ export const NAMED_TYPES: NamedTypes = {
       ['challenger_output_root', 'H256'], ['challenger_row', 'SliceProof'], ['defender_output_root', 'H256'], ['defender_row', 'SliceProof']
     ]
   },
-  ...AVAILABILITY_TYPES
+  ...AVAILABILITY_TYPES,
+  ...CHUNK_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -261,7 +263,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'NextDisputeId', type: 'u64', modifier: 'Default', docs: 'Id of the next dispute.' },
       { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' },
       { name: 'DisputeLastMove', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u8>', modifier: 'Optional', docs: 'The last dispute message posted on chain (CBOR {m, s, a}, protocols/dispute encodeSigned), while the dispute is open: what a forced answer must continue.' },
-      ...AVAILABILITY_STORAGE
+      ...AVAILABILITY_STORAGE,
+      ...CHUNK_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -284,7 +287,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]'], ['exactness', 'Vec<u8>']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts), and `exactness` (CBOR, at most 64 KiB, protocols/dispute/forced-exact.ts): the committed post-state of that step is the honest one of a State ruling (its honest_post) with exactly element 0 of state tensor 0 set to |v| + 1. Valid: no slash for the State rulings at that step with that honest_post, a jackpot at settlement; other rulings there still await a reveal. Only before the ruling\'s reveal_deadline; again for rulings adjudicated after a first reveal.' },
       { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
       ...AVAILABILITY_CALLS,
-      ...INITIAL_STATE_CALLS
+      ...INITIAL_STATE_CALLS,
+      ...CHUNK_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -313,7 +317,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
       { name: 'TaskUnverified', fields: [['task_id', 'u64'], ['standing', 'u32'], ['refunded', 'u128']], docs: 'No quorum of standing verdicts after every extension: the solver is not paid (nor slashed), the submitter gets its escrow back less the verdicts that stood.' },
       ...INITIAL_STATE_EVENTS,
-      { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' }
+      { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' },
+      ...CHUNK_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -371,7 +376,8 @@ export const PALLETS: PalletSpec[] = [
       err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).'),
       ...INITIAL_STATE_ERRORS,
       err('NotExactForcedError', 'The exactness proof does not show the committed post-state of the forced step to be a State ruling\'s honest post-state with exactly element 0 of state tensor 0 set to |v| + 1 (protocols/dispute/forced-exact.ts).'),
-      err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.')
+      err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.'),
+      ...CHUNK_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
