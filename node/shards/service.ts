@@ -55,6 +55,8 @@ export interface AddFileOptions extends AddOptions {
    * or vanishes they count as missing. Default false (copy).
    */
   byReference?: boolean
+  /** by reference only: blocks of this size (an erasure-coded checkpoint's chunks.bin: one chunk per block); default 1 MiB */
+  blockSize?: number
 }
 
 export interface AddResult { cid: string, name: string, kind: string, size: number, blocks: number, byReference?: boolean }
@@ -254,6 +256,8 @@ export class ShardService {
   // One read of the file, sha256 per block (as a copy-add does), one reused
   // buffer, no block writes: only the refs and the manifest go to LevelDB.
   private async addFileByReference (path: string, meta: ShardMeta, opts: AddFileOptions): Promise<AddResult> {
+    const blockSize = opts.blockSize ?? MAX_BLOCK_BYTES
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > MAX_BLOCK_BYTES) throw new Error(`block size must be in [1, ${MAX_BLOCK_BYTES}]`)
     return await this.exclusive(async () => {
       const blocks: ManifestBlock[] = []
       const ranges: Array<{ cid: CID, offset: number, size: number }> = []
@@ -261,7 +265,7 @@ export class ShardService {
       let before, after
       try {
         before = await fh.stat()
-        const buf = new Uint8Array(MAX_BLOCK_BYTES)
+        const buf = new Uint8Array(blockSize)
         let offset = 0
         while (true) {
           let n = 0
@@ -282,17 +286,17 @@ export class ShardService {
       // a file still being written would give a root whose blocks no longer match
       if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new Error(`${path} changed while it was being added; add it once it is complete`)
       const named = { ...meta, name: meta.name ?? path.split('/').pop() }
-      const root = buildManifest(blocks, named).cid.toString()
+      const root = buildManifest(blocks, named, blockSize).cid.toString()
       await this.store.addRefs(ranges.map(r => ({
         cid: r.cid,
         ref: { root, path, offset: r.offset, size: r.size, fileSize: after.size, mtimeMs: after.mtimeMs }
       })))
-      return await this.finishAdd(blocks, named, opts, { path })
+      return await this.finishAdd(blocks, named, opts, { path }, blockSize)
     })
   }
 
-  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions, byReference?: { path: string }): Promise<AddResult> {
-    const { manifest, bytes, cid } = buildManifest(blocks, meta)
+  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions, byReference?: { path: string }, blockSize?: number): Promise<AddResult> {
+    const { manifest, bytes, cid } = buildManifest(blocks, meta, blockSize)
     await this.store.put(cid, bytes)
     const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts, byReference ?? null)
     if (opts.provide !== false) this.provideInBackground(cid)
@@ -428,6 +432,35 @@ export class ShardService {
       }
     }
     return { manifest, haveManifest, blockOpts, startSource }
+  }
+
+  /**
+   * Some blocks of a shard, by index in its manifest (chunks of an erasure-coded
+   * checkpoint: a verifier's samples, or any k of them to rebuild it). Returns
+   * the blocks it got within the options' timeouts; missing ones are absent.
+   */
+  async fetchBlocksOf (root: CID | string, indices: readonly number[], opts: FetchOptions = {}): Promise<Map<number, Uint8Array>> {
+    const cid = typeof root === 'string' ? parseShardCid(root) : root
+    const { key, signal, deps, source } = this.beginFetch(cid, opts)
+    const out = new Map<number, Uint8Array>()
+    try {
+      const { manifest, blockOpts, startSource } = await this.loadManifest(cid, opts, signal, deps, source)
+      const want = [...new Set(indices)].filter(i => Number.isInteger(i) && i >= 0 && i < manifest.blocks.length)
+      const missing: CID[] = []
+      for (const i of want) if (!(await this.store.has(manifest.blocks[i].cid))) missing.push(manifest.blocks[i].cid)
+      if (missing.length > 0) {
+        startSource()
+        await fetchBlocks(deps, source, missing, blockOpts).catch((err: Error) => { this.log.debug({ root: key, err: err.message }, 'not every requested block was fetched') })
+      }
+      for (const i of want) {
+        const b = await this.store.get(manifest.blocks[i].cid)
+        if (b != null) out.set(i, b)
+      }
+      return out
+    } finally {
+      source.close()
+      this.protect(key, -1)
+    }
   }
 
   /** Fetches a shard (if needed) and returns its content. */
