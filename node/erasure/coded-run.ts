@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { buildChunkResponses, chunkLeaf, chunkRootOf, codedRoot, codingParams, type ChunkList, type CodedCheckpoint } from '../../protocols/erasure/index.js'
@@ -31,12 +31,13 @@ function stateFile (dir: string): string {
 
 /** Codes one checkpoint directory (idempotent: an existing coding of the same data is kept). */
 export function codeCheckpoint (dir: string, step: number): CodedCheckpoint {
-  const data = new Uint8Array(readFileSync(stateFile(dir)))
+  const file = stateFile(dir)
   const listFile = join(dir, CHUNK_LIST_FILE)
   if (existsSync(listFile) && existsSync(join(dir, CHUNKS_FILE))) {
     const l = readJson(listFile, 'chunk list') as ChunkList
-    if (l.step === step && l.dataBytes === data.length) return { step, dataBytes: l.dataBytes, chunkRoot: fromHex(l.chunkRoot) }
+    if (l.step === step && l.dataBytes === statSync(file).size && statSync(listFile).mtimeMs >= statSync(file).mtimeMs) return { step, dataBytes: l.dataBytes, chunkRoot: fromHex(l.chunkRoot) }
   }
+  const data = new Uint8Array(readFileSync(file))
   const { params, chunks } = encodeChunks(data)
   const leaves = chunks.map(chunkLeaf)
   const chunkRoot = chunkRootOf(leaves)

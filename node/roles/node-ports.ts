@@ -15,8 +15,8 @@ import type { ShardService } from '../shards/index.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRun } from '../erasure/coded-run.js'
 import { VerifierChunks } from '../erasure/verifier.js'
-import { chunkRootEntry, codingParams } from '../../protocols/erasure/index.js'
-import { toHex } from '../../protocols/commit/merkle.js'
+import { chunkRootEntry, codedRoot, codingParams } from '../../protocols/erasure/index.js'
+import { fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { corruptCheckpoints } from '../availability/fault.js'
 import { commitmentsInChild, evaluateInChild, trainInChild } from './engine.js'
 import { WarmEngine } from './warm-engine.js'
@@ -345,16 +345,19 @@ export class NodePorts implements RolePorts {
     if (r.runIndex == null || r.proofCid == null) throw new Error(`task ${taskId}: the run was not published, nothing to commit`)
     const x = { ...r, runIndex: r.runIndex, proofCid: r.proofCid, checkpoints: r.checkpoints ?? [] }
     const chain = await this.chain()
+    // the erasure-coded checkpoints named by the run index, and their coded root (bound with the proof)
+    const indexed = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.read(x.runIndex)))).checkpoints
+    const coded = indexed.flatMap(c => c.coded != null ? [c.coded.list, c.coded.chunks] : [])
+    const codedRootHex = toHex(codedRoot(indexed.map(c => ({ step: c.step, dataBytes: c.coded?.dataBytes ?? 0, chunkRoot: fromHex(c.coded?.chunkRoot ?? '00'.repeat(32)) }))))
     const { challengeEnd } = await chain.commitProof(taskId, {
       proofRoot: hex0x(r.proofRoot),
       finalStateRoot: hex0x(r.finalStateRoot),
       stepCount: r.steps,
       // the coded root of the run's erasure-coded checkpoints, bound with the proof (chunk sampling)
-      checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(codeRun(join(this.dataDir, 'tasks', String(taskId), 'run')).codedRoot)]
+      checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(fromHex(codedRootHex))]
     })
     // keep every artefact of the run at least until the challenge window closes
-    // and the erasure-coded chunks with their lists (named by the run index)
-    const coded = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.read(x.runIndex)))).checkpoints.flatMap(c => c.coded != null ? [c.coded.list, c.coded.chunks] : [])
+    // and the erasure-coded chunks with their lists
     for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid), ...coded]) {
       await this.shards.retain(cid, { untilBlock: challengeEnd + 10 }, `task-${taskId}`).catch(() => {})
     }

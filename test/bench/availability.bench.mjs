@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { machine, writeSection } from './report.mjs'
 import { encodeChunks, decodeChunks } from '../../dist/protocols/erasure/coder.js'
 import { CHUNK_SAMPLES, codingParams, missProbability, missProbabilityIndependent } from '../../dist/protocols/erasure/index.js'
+import { overheadBench } from './availability-overhead.mjs'
 
 const TRIALS = Number(process.env.AVAILABILITY_TRIALS ?? 1000)
 const dir = mkdtempSync(join(tmpdir(), 'ps-availability-'))
@@ -37,6 +38,19 @@ try {
     t0 = performance.now(); decodeChunks(p.dataBytes, parityOnly); dec.push(performance.now() - t0)
     t0 = performance.now(); decodeChunks(p.dataBytes, chunks.map((c, i) => i < p.dataShards ? c : undefined)); decFast.push(performance.now() - t0)
   }
+  // honest verification overhead, with and without the chunk work, in this run
+  const o = process.env.AVAILABILITY_OVERHEAD === '0' ? undefined : await overheadBench(join(dir, 'overhead'))
+  if (o !== undefined) console.log(JSON.stringify(o))
+  const overhead = o === undefined ? '' : `
+**Honest verification overhead** (same run; the devnet's task: ${o.steps} steps, k = ${o.k}, ${o.checkpoints} checkpoints, ${o.dataset}; 2 verifiers, mean of ${o.trials} samples each): plain training ${o.plainCpu.toFixed(1)} s CPU. Per verifier: replay of its sample in the warm engine ${o.replayCpu.toFixed(2)} s, fetching the ${o.loads.toFixed(1)} checkpoints it loads from the solver ${o.transferCpu.toFixed(2)} s (fetch + serve, both in this process), and what erasure coding adds — the codings checked against the coded root and ${CHUNK_SAMPLES} chunks of one loaded checkpoint sampled from the solver (chunk list + chunks, each checked against its leaf hash) — ${(1000 * o.chunkCpu).toFixed(0)} ms.
+
+| | 2 verifiers' CPU / plain training CPU |
+|---|---|
+| before (replay + checkpoint transfer) | ${pct(o.before, 1)} |
+| **after (+ coded-root check + chunk sample)** | **${pct(o.after, 1)}** |
+
+The solver codes its ${o.checkpoints} checkpoints once before committing: ${o.codingCpu.toFixed(1)} s CPU (${pct(o.codingCpu / o.plainCpu, 0)} of plain training; verifiable training itself was ${o.verifCpu.toFixed(1)} s). A verifier decodes only a checkpoint it cannot fetch whole (not in the honest case).
+`
   const load = loadavg().map(x => x.toFixed(2)).join(' ')
   const body = `
 Machine: ${machine()}, load ${load}. Run: \`npm run bench -- availability\` (test/bench/availability.bench.mjs over test/adversarial/chunk-detection.test.ts, ${TRIALS} trials per fraction).
@@ -50,7 +64,7 @@ ${rows}
 A solver must withhold more than ${p.parityShards} of the ${p.total} chunks (over 50%) to make the checkpoint unrecoverable; that is caught with probability ≥ 1 − ${missProbability(p.total, p.parityShards + 1, CHUNK_SAMPLES).toExponential(1)} per request.
 
 Coding cost of one checkpoint of this size (median of 5, this machine): encode ${med(enc).toFixed(0)} ms (solver, once per checkpoint before commit_proof; the ${f.checkpoints} checkpoints of the trained run took ${f.codingMs.toFixed(0)} ms with hashing and writing), decode from the ${p.parityShards} parity chunks only ${med(dec).toFixed(0)} ms, from the ${p.dataShards} data chunks ${med(decFast).toFixed(1)} ms (a copy: the code is systematic). A verifier decodes only when it cannot fetch state.bin whole.
-`
+${overhead}`
   console.log(body)
   writeSection('Data availability', body)
 } finally {
