@@ -348,13 +348,13 @@ export class NodePorts implements RolePorts {
     // the erasure-coded checkpoints named by the run index, and their coded root (bound with the proof)
     const indexed = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.read(x.runIndex)))).checkpoints
     const coded = indexed.flatMap(c => c.coded != null ? [c.coded.list, c.coded.chunks] : [])
-    const codedRootHex = toHex(codedRoot(indexed.map(c => ({ step: c.step, dataBytes: c.coded?.dataBytes ?? 0, chunkRoot: fromHex(c.coded?.chunkRoot ?? '00'.repeat(32)) }))))
+    const root = codedRoot(indexed.map(c => ({ step: c.step, dataBytes: c.coded?.dataBytes ?? 0, chunkRoot: fromHex(c.coded?.chunkRoot ?? '00'.repeat(32)) })))
     const { challengeEnd } = await chain.commitProof(taskId, {
       proofRoot: hex0x(r.proofRoot),
       finalStateRoot: hex0x(r.finalStateRoot),
       stepCount: r.steps,
       // the coded root of the run's erasure-coded checkpoints, bound with the proof (chunk sampling)
-      checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(fromHex(codedRootHex))]
+      checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(root)]
     })
     // keep every artefact of the run at least until the challenge window closes
     // and the erasure-coded chunks with their lists

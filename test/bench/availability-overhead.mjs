@@ -60,6 +60,7 @@ export async function overheadBench (dir, trials = 3) {
   const k = recommendedCheckpointEvery(steps)
   const dataset = existsSync(FASHION) ? FASHION : 'synthetic'
   const data = dataset === FASHION ? ['--dataset-dir', FASHION] : []
+  mkdirSync(dir, { recursive: true })
   const task = join(dir, 'task.json')
   cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--optimizer', 'adam', '--out', task])
   const plain = cli(['train', '--task', task, '--out', join(dir, 'plain'), '--plain', '--no-evaluate', '--json', ...data])
