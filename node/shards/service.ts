@@ -9,7 +9,7 @@ import {
   type Manifest, type ManifestBlock, type ShardMeta
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
-import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
+import { NoProviderError, ProviderSource, concatChunks, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { InOrderHash, openPartFile, readAt, writeAt, writeChunksAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { StreamPool } from './stream-pool.js'
@@ -446,15 +446,31 @@ export class ShardService {
     try {
       const { manifest, blockOpts, startSource } = await this.loadManifest(cid, opts, signal, deps, source)
       const want = [...new Set(indices)].filter(i => Number.isInteger(i) && i >= 0 && i < manifest.blocks.length)
-      const missing: CID[] = []
-      for (const i of want) if (!(await this.store.has(manifest.blocks[i].cid))) missing.push(manifest.blocks[i].cid)
-      if (missing.length > 0) {
-        startSource()
-        await fetchBlocks(deps, source, missing, blockOpts).catch((err: Error) => { this.log.debug({ root: key, err: err.message }, 'not every requested block was fetched') })
+      // kept in memory, not written to the store: a sample is checked and dropped
+      const some = async (idx: number[], src: ProviderSource, o: BlockFetchOptions): Promise<void> => {
+        await fetchBlocks(deps, src, idx.map(i => manifest.blocks[i].cid), { ...o, sink: async (j, _cid, chunks) => { out.set(idx[j], concatChunks(chunks)) } })
+          .catch((err: Error) => { this.log.debug({ root: key, err: err.message }, 'not every requested block was fetched') })
       }
-      for (const i of want) {
-        const b = await this.store.get(manifest.blocks[i].cid)
-        if (b != null) out.set(i, b)
+      if (want.length > 0) {
+        startSource()
+        await some(want, source, blockOpts)
+      }
+      // a provider that lacks one block is dropped with the blocks queued behind it: ask for each
+      // remaining block on its own (a short wait each), so that exactly the blocks nobody has are missing
+      let rest = want.filter(i => !out.has(i))
+      if (rest.length > 0) {
+        const single = { ...blockOpts, findTimeoutMs: Math.min(blockOpts.findTimeoutMs ?? 30_000, 2_000) }
+        while (rest.length > 0 && !signal.aborted) {
+          await Promise.all(rest.splice(0, 8).map(async i => {
+            const src = new ProviderSource(deps, id => this.isBanned(id))
+            try {
+              if (opts.providers != null && opts.providers.length > 0) src.addExplicit(opts.providers)
+              else src.discover(cid, signal)
+              await some([i], src, single)
+            } finally { src.close() }
+          }))
+        }
+        rest = []
       }
       return out
     } finally {

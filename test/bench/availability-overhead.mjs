@@ -10,6 +10,7 @@
 //                      coded root + sampling 48 chunks of one loaded checkpoint
 //                      (chunk list + chunks, each checked against its leaf hash)
 // and the solver's one-off coding of the run.
+import '../../dist/node/polyfill.js'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

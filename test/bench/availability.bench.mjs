@@ -6,6 +6,7 @@
 //     them on the real runtime, one chain sample request per trial
 //   coding cost: Reed–Solomon encode and decode of that checkpoint, next to
 //     one plain training step of the same task
+import '../../dist/node/polyfill.js'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir, loadavg } from 'node:os'
