@@ -6,7 +6,7 @@ import type { Codec, ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
-import type { ArbitrationParams, AvailabilityView, DisputeKind, DisputeView, NodeView, TaskAssignmentsView, TaskParams, TaskView, VerifierAssignmentView } from './types.js'
+import type { ArbitrationParams, AvailabilityView, ChunkRequestView, DisputeKind, DisputeView, NodeView, TaskAssignmentsView, TaskParams, TaskView, VerifierAssignmentView } from './types.js'
 import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
 
 export * from './types.js'
@@ -273,6 +273,29 @@ export class ChainClient {
   }
 
   async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
+
+  // ---- chunk sampling of erasure-coded checkpoints (docs/protocol.md §5, "Chunk sampling") ----
+  async chunkRequest (id: bigint | number): Promise<ChunkRequestView | null> {
+    return toPlain(await this.api.query.arbitration.chunkRequests(id)) as unknown as ChunkRequestView | null
+  }
+
+  /** (checkpoint step, request id) of every open chunk-sample request of a task. */
+  async openChunkRequests (taskId: bigint | number): Promise<Array<[number, number]>> {
+    return (toPlain(await this.api.query.arbitration.openChunkRequests(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])
+  }
+
+  /** Asks the chain for samples of the coded chunks of checkpoint `checkpointStep` (a deposit is reserved); resolves with the request id. */
+  async sampleChunks (taskId: bigint | number, checkpointStep: number): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.sampleChunks(taskId, checkpointStep))
+    return this.field(o, 'ChunksRequested', 'requestId') as bigint
+  }
+
+  /** One part of the solver's answer: protocols/erasure buildChunkResponses bytes (≤ 1 MiB). */
+  async respondChunks (requestId: bigint | number, part: Uint8Array): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.respondChunks(requestId, u8aToHex(part)))
+  }
+
+  async chunksTimeout (requestId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.chunksTimeout(requestId)) }
 
   /** Claims that state root 0 of the task's proof is not the program's initialisation (protocols/dispute/init-claim.ts encodeInitClaim bytes); resolves with the ruling. */
   async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<{ solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }> {

@@ -127,3 +127,21 @@ export interface AvailabilityView {
   status: 'Open' | 'Answered' | 'TimedOut'
   responseHash: string
 }
+
+/** A chunk-sample request of an erasure-coded checkpoint (docs/protocol.md §5, "Chunk sampling"). */
+export interface ChunkRequestView {
+  taskId: bigint
+  requester: string
+  solver: string
+  checkpointStep: number
+  deposit: bigint
+  /** block that included the request: its hash seeds the drawn chunks */
+  openedAt: number
+  /** last block in which the solver may post */
+  deadline: number
+  /** chunks drawn (0 until the first part is posted) */
+  samples: number
+  /** bit k set: sample k is on chain */
+  posted: bigint
+  status: 'Open' | 'Answered' | 'TimedOut'
+}

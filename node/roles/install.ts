@@ -11,6 +11,7 @@ import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
 import type { DisputeService } from '../dispute/index.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
+import type { ChunkResponder } from '../erasure/responder.js'
 import { announcementCheck } from './announcement-check.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
@@ -57,6 +58,8 @@ export function installRoles (init: RolesInit) {
     let disputes: DisputeService | undefined
     // data-availability challenges (docs/disputes.md): the solver side answers from its run directory
     let availability: AvailabilityResponder | undefined
+    // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
+    let chunkRequests: ChunkResponder | undefined
     let badCheckpoints = false
     let trainFaultArgs: ((taskId: number, task: TaskView) => Promise<string[]>) | undefined
     if (init.chainUrl != null && shards != null) {
@@ -67,6 +70,8 @@ export function installRoles (init: RolesInit) {
       badCheckpoints = faults.badCheckpoint === true
       const { AvailabilityResponder } = await import('../availability/responder.js')
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
+      const { ChunkResponder } = await import('../erasure/responder.js')
+      chunkRequests = new ChunkResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'chunks' }) })
       trainFaultArgs = async (taskId, task) => {
         // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
@@ -91,6 +96,7 @@ export function installRoles (init: RolesInit) {
     peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
     peer.control.get('/v1/disputes', () => disputes?.finished ?? [])
     peer.control.get('/v1/availability', () => availability?.handled ?? [])
+    peer.control.get('/v1/chunk-requests', () => chunkRequests?.handled ?? [])
     peer.control.get('/v1/tasks', async () => {
       const records = await book.all()
       let views: Record<number, unknown> = {}
@@ -135,6 +141,7 @@ export function installRoles (init: RolesInit) {
           const unsub = await c.onEvents((e) => {
             const ev = toDomainEvent(e, c.accountId)
             availability?.onChainEvent(e, c.accountId)
+            chunkRequests?.onChainEvent(e, c.accountId)
             if (ev != null) svc.send(ev)
             const taskId = (e.data as { taskId?: unknown }).taskId
             if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })
@@ -160,6 +167,7 @@ export function installRoles (init: RolesInit) {
           }
           await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
           void availability?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with availability challenges failed'))
+          void chunkRequests?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with chunk-sample requests failed'))
           // roles changed at run time are mirrored on chain
           let last = JSON.stringify(peer.roles)
           svc.actor.subscribe((snap) => {

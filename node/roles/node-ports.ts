@@ -14,6 +14,10 @@ import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
+import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRun } from '../erasure/coded-run.js'
+import { VerifierChunks } from '../erasure/verifier.js'
+import { chunkRootEntry, codedRoot, codingParams } from '../../protocols/erasure/index.js'
+import { fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { corruptCheckpoints } from '../availability/fault.js'
 import { commitmentsInChild, evaluateInChild, trainInChild } from './engine.js'
 import { WarmEngine } from './warm-engine.js'
@@ -285,13 +289,23 @@ export class NodePorts implements RolePorts {
       const files = corruptCheckpoints(runDir, proof.checkpoints.map(c => c.step))
       this.log.warn({ taskId, files: files.length }, 'FAULT bad-checkpoint: flipped a byte in every checkpoint before publishing it')
     }
-    for (const c of proof.checkpoints) {
+    // every checkpoint erasure-coded (docs/shards.md): chunks.bin is served with one chunk per block
+    const coded = codeRun(runDir)
+    this.log.info({ taskId, checkpoints: coded.checkpoints.length, ms: Math.round(coded.ms) }, 'checkpoints erasure-coded')
+    for (const [i, c] of proof.checkpoints.entries()) {
       const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
+      const cc = coded.checkpoints[i]
       checkpoints.push({
         step: c.step,
         manifest: await add(join(dir, 'manifest.json'), `ckpt-${c.step}-manifest.json`, 'checkpoint'),
-        data: await add(join(dir, manifest.dataFile ?? 'state.bin'), `ckpt-${c.step}-state.bin`, 'checkpoint')
+        data: await add(join(dir, manifest.dataFile ?? 'state.bin'), `ckpt-${c.step}-state.bin`, 'checkpoint'),
+        coded: {
+          dataBytes: cc.dataBytes,
+          chunkRoot: toHex(cc.chunkRoot),
+          list: await add(join(dir, CHUNK_LIST_FILE), `ckpt-${c.step}-chunks.json`, 'checkpoint'),
+          chunks: (await this.shards.addFile(join(dir, CHUNKS_FILE), { name: `ckpt-${c.step}-chunks.bin`, kind: 'checkpoint' }, { reason: `task-${taskId}`, byReference: true, provide: false, blockSize: codingParams(cc.dataBytes).chunkBytes })).cid
+        }
       })
     }
     let model: string | undefined
@@ -334,10 +348,16 @@ export class NodePorts implements RolePorts {
     if (r.runIndex == null || r.proofCid == null) throw new Error(`task ${taskId}: the run was not published, nothing to commit`)
     const x = { ...r, runIndex: r.runIndex, proofCid: r.proofCid, checkpoints: r.checkpoints ?? [] }
     const chain = await this.chain()
-    const committed = { proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot), stepCount: r.steps, checkpoints: [RUN_INDEX_PREFIX + x.runIndex] }
+    // the erasure-coded checkpoints named by the run index, and their coded root (bound with the proof)
+    const indexed = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.read(x.runIndex)))).checkpoints
+    const coded = indexed.flatMap(c => c.coded != null ? [c.coded.list, c.coded.chunks] : [])
+    const root = codedRoot(indexed.map(c => ({ step: c.step, dataBytes: c.coded?.dataBytes ?? 0, chunkRoot: fromHex(c.coded?.chunkRoot ?? '00'.repeat(32)) })))
+    // the coded root of the run's erasure-coded checkpoints is bound with the proof (chunk sampling)
+    const committed = { proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot), stepCount: r.steps, checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(root)] }
     const { challengeEnd } = r.divergence !== undefined ? await chain.commitDiverged(taskId, { ...committed, ...r.divergence }) : await chain.commitProof(taskId, committed)
     // keep every artefact of the run at least until the challenge window closes
-    for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid)]) {
+    // and the erasure-coded chunks with their lists
+    for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid), ...coded]) {
       await this.shards.retain(cid, { untilBlock: challengeEnd + 10 }, `task-${taskId}`).catch(() => {})
     }
     await this.init.book.publish('proofs', {
@@ -413,6 +433,10 @@ export class NodePorts implements RolePorts {
     const needed = index.checkpoints.filter(c => loads.has(c.step))
     // checkpoints have no DHT provider records (publishRun): they come from the solver
     const solverPeer = await this.solverPeerOf(chain, task.solver)
+    // erasure-coded checkpoints: the run index's codings must be what the solver committed;
+    // a needed checkpoint that cannot be fetched whole is rebuilt from any k of its chunks
+    const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
+    const coded = chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
     const problems: Array<{ step: number, reason: string }> = []
     let next = 0
     let fetched = 0
@@ -422,7 +446,8 @@ export class NodePorts implements RolePorts {
         const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
         mkdirSync(dir, { recursive: true })
         // a checkpoint nobody serves makes the interval unreplayable: a data-availability challenge
-        const problem = await this.fetchCheckpoint(ck, dir, solverPeer)
+        let problem = await this.fetchCheckpoint(ck, dir, solverPeer)
+        if (problem != null && coded) problem = await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem)
         if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
         fetched++
         this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
@@ -431,6 +456,8 @@ export class NodePorts implements RolePorts {
     const tFetch = performance.now()
     await Promise.all(Array.from({ length: Math.min(CHECKPOINT_FETCHES, needed.length) }, fetchNext))
     this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
+    // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
+    if (coded && needed.length > 0) await chunks.sample(taskId, needed[Math.floor(Math.random() * needed.length)], solverPeer)
     if (problems.length > 0) {
       const { step, reason } = problems.sort((a, b) => a.step - b.step)[0]
       this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')

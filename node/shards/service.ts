@@ -9,7 +9,7 @@ import {
   type Manifest, type ManifestBlock, type ShardMeta
 } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
-import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
+import { NoProviderError, ProviderSource, concatChunks, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { InOrderHash, openPartFile, readAt, writeAt, writeChunksAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { StreamPool } from './stream-pool.js'
@@ -55,6 +55,8 @@ export interface AddFileOptions extends AddOptions {
    * or vanishes they count as missing. Default false (copy).
    */
   byReference?: boolean
+  /** by reference only: blocks of this size (an erasure-coded checkpoint's chunks.bin: one chunk per block); default 1 MiB */
+  blockSize?: number
 }
 
 export interface AddResult { cid: string, name: string, kind: string, size: number, blocks: number, byReference?: boolean }
@@ -254,6 +256,8 @@ export class ShardService {
   // One read of the file, sha256 per block (as a copy-add does), one reused
   // buffer, no block writes: only the refs and the manifest go to LevelDB.
   private async addFileByReference (path: string, meta: ShardMeta, opts: AddFileOptions): Promise<AddResult> {
+    const blockSize = opts.blockSize ?? MAX_BLOCK_BYTES
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > MAX_BLOCK_BYTES) throw new Error(`block size must be in [1, ${MAX_BLOCK_BYTES}]`)
     return await this.exclusive(async () => {
       const blocks: ManifestBlock[] = []
       const ranges: Array<{ cid: CID, offset: number, size: number }> = []
@@ -261,7 +265,7 @@ export class ShardService {
       let before, after
       try {
         before = await fh.stat()
-        const buf = new Uint8Array(MAX_BLOCK_BYTES)
+        const buf = new Uint8Array(blockSize)
         let offset = 0
         while (true) {
           let n = 0
@@ -282,17 +286,17 @@ export class ShardService {
       // a file still being written would give a root whose blocks no longer match
       if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new Error(`${path} changed while it was being added; add it once it is complete`)
       const named = { ...meta, name: meta.name ?? path.split('/').pop() }
-      const root = buildManifest(blocks, named).cid.toString()
+      const root = buildManifest(blocks, named, blockSize).cid.toString()
       await this.store.addRefs(ranges.map(r => ({
         cid: r.cid,
         ref: { root, path, offset: r.offset, size: r.size, fileSize: after.size, mtimeMs: after.mtimeMs }
       })))
-      return await this.finishAdd(blocks, named, opts, { path })
+      return await this.finishAdd(blocks, named, opts, { path }, blockSize)
     })
   }
 
-  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions, byReference?: { path: string }): Promise<AddResult> {
-    const { manifest, bytes, cid } = buildManifest(blocks, meta)
+  private async finishAdd (blocks: ManifestBlock[], meta: ShardMeta, opts: AddOptions, byReference?: { path: string }, blockSize?: number): Promise<AddResult> {
+    const { manifest, bytes, cid } = buildManifest(blocks, meta, blockSize)
     await this.store.put(cid, bytes)
     const rec = await this.upsertRoot(cid.toString(), manifest, true, 'added', opts, byReference ?? null)
     if (opts.provide !== false) this.provideInBackground(cid)
@@ -428,6 +432,51 @@ export class ShardService {
       }
     }
     return { manifest, haveManifest, blockOpts, startSource }
+  }
+
+  /**
+   * Some blocks of a shard, by index in its manifest (chunks of an erasure-coded
+   * checkpoint: a verifier's samples, or any k of them to rebuild it). Returns
+   * the blocks it got within the options' timeouts; missing ones are absent.
+   */
+  async fetchBlocksOf (root: CID | string, indices: readonly number[], opts: FetchOptions = {}): Promise<Map<number, Uint8Array>> {
+    const cid = typeof root === 'string' ? parseShardCid(root) : root
+    const { key, signal, deps, source } = this.beginFetch(cid, opts)
+    const out = new Map<number, Uint8Array>()
+    try {
+      const { manifest, blockOpts, startSource } = await this.loadManifest(cid, opts, signal, deps, source)
+      const want = [...new Set(indices)].filter(i => Number.isInteger(i) && i >= 0 && i < manifest.blocks.length)
+      // kept in memory, not written to the store: a sample is checked and dropped
+      const some = async (idx: number[], src: ProviderSource, o: BlockFetchOptions): Promise<void> => {
+        await fetchBlocks(deps, src, idx.map(i => manifest.blocks[i].cid), { ...o, sink: async (j, _cid, chunks) => { out.set(idx[j], concatChunks(chunks)) } })
+          .catch((err: Error) => { this.log.debug({ root: key, err: err.message }, 'not every requested block was fetched') })
+      }
+      if (want.length > 0) {
+        startSource()
+        await some(want, source, blockOpts)
+      }
+      // a provider that lacks one block is dropped with the blocks queued behind it: ask for each
+      // remaining block on its own (a short wait each), so that exactly the blocks nobody has are missing
+      let rest = want.filter(i => !out.has(i))
+      if (rest.length > 0) {
+        const single = { ...blockOpts, findTimeoutMs: Math.min(blockOpts.findTimeoutMs ?? 30_000, 2_000) }
+        while (rest.length > 0 && !signal.aborted) {
+          await Promise.all(rest.splice(0, 8).map(async i => {
+            const src = new ProviderSource(deps, id => this.isBanned(id))
+            try {
+              if (opts.providers != null && opts.providers.length > 0) src.addExplicit(opts.providers)
+              else src.discover(cid, signal)
+              await some([i], src, single)
+            } finally { src.close() }
+          }))
+        }
+        rest = []
+      }
+      return out
+    } finally {
+      source.close()
+      this.protect(key, -1)
+    }
   }
 
   /** Fetches a shard (if needed) and returns its content. */

@@ -16,8 +16,19 @@ export interface RunIndex {
   proof: string
   /** the trained model (tfjs layers JSON + weights), for the submitter */
   model?: string
-  /** checkpoint k: manifest.json and state.bin */
-  checkpoints: Array<{ step: number, manifest: string, data: string }>
+  /** checkpoint k: manifest.json and state.bin, and its erasure coding (protocols/erasure) */
+  checkpoints: Array<{ step: number, manifest: string, data: string, coded?: CodedEntry }>
+}
+
+/** An erasure-coded checkpoint: what the coded root commits (dataBytes, chunkRoot) and where its chunks are. */
+export interface CodedEntry {
+  dataBytes: number
+  /** hex chunk root */
+  chunkRoot: string
+  /** CID of chunks.json (the chunk list) */
+  list: string
+  /** CID of chunks.bin, a shard with one chunk per block */
+  chunks: string
 }
 
 const CID = /^b[a-z2-7]{20,120}$/
@@ -36,6 +47,10 @@ export function validateRunIndex (v: unknown): RunIndex {
   for (const c of r.checkpoints) {
     if (!Number.isInteger(c.step) || c.step <= last) bad('checkpoint steps must increase')
     if (!CID.test(String(c.manifest)) || !CID.test(String(c.data))) bad(`checkpoint ${c.step} CIDs`)
+    if (c.coded !== undefined) {
+      const x = c.coded
+      if (typeof x !== 'object' || x === null || !Number.isSafeInteger(x.dataBytes) || x.dataBytes < 1 || !/^[0-9a-f]{64}$/.test(String(x.chunkRoot)) || !CID.test(String(x.list)) || !CID.test(String(x.chunks))) bad(`checkpoint ${c.step} coding`)
+    }
     last = c.step
   }
   return r

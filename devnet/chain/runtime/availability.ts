@@ -7,6 +7,7 @@ import { repatriateReserved, reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
+import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
 // part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
@@ -164,6 +165,8 @@ export function settleAnsweredDeposits (ctx: Context, taskId: bigint, toSolver: 
     ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to: toSolver ? c.solver : c.challenger, amount: c.deposit })
   }
   ctx.store.remove(P, 'AnsweredAvailability', taskId)
+  // answered chunk-sample requests are settled by the same rule
+  settleAnsweredChunkDeposits(ctx, taskId, toSolver)
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

@@ -6,6 +6,7 @@ import type { ReferenceSemantics } from './adjudication.js'
 import * as arb from './arbitration.js'
 import * as disputes from './disputes.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
+import { CHUNK_HANDLERS } from './chunk-sampling.js'
 import { challengeInitialState } from './initial-state.js'
 import { commitDiverged } from './divergence.js'
 import { onInitialize } from './settlement.js'
@@ -107,7 +108,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS,
   'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
-  'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never)
+  'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never),
+  ...CHUNK_HANDLERS
 }
 
 type FieldEncoder = (v: unknown) => Uint8Array

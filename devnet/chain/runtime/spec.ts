@@ -4,6 +4,7 @@ import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABIL
 import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TYPES } from './assignment-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
+import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } from './chunk-sampling-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -168,7 +169,8 @@ export const NAMED_TYPES: NamedTypes = {
   },
   ...AVAILABILITY_TYPES,
   ...DIVERGENCE_TYPES,
-  ...ASSIGNMENT_TYPES
+  ...ASSIGNMENT_TYPES,
+  ...CHUNK_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -240,7 +242,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'Disputes', key: 'u64', hasher: 'Twox64Concat', type: 'DisputeInfo', modifier: 'Optional', docs: 'Disputes by id.' },
       { name: 'DisputeLastMove', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u8>', modifier: 'Optional', docs: 'The last dispute message posted on chain (CBOR {m, s, a}, protocols/dispute encodeSigned), while the dispute is open: what a forced answer must continue.' },
       ...AVAILABILITY_STORAGE,
-      ...ASSIGNMENT_STORAGE
+      ...ASSIGNMENT_STORAGE,
+      ...CHUNK_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -264,7 +267,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
       ...AVAILABILITY_CALLS,
       ...INITIAL_STATE_CALLS,
-      ...DIVERGENCE_CALLS
+      ...DIVERGENCE_CALLS,
+      ...CHUNK_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -295,7 +299,8 @@ export const PALLETS: PalletSpec[] = [
       ...INITIAL_STATE_EVENTS,
       { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' },
       ...DIVERGENCE_EVENTS,
-      ...ASSIGNMENT_EVENTS
+      ...ASSIGNMENT_EVENTS,
+      ...CHUNK_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -355,7 +360,8 @@ export const PALLETS: PalletSpec[] = [
       err('NotExactForcedError', 'The exactness proof does not show the committed post-state of the forced step to be a State ruling\'s honest post-state with exactly element 0 of state tensor 0 set to |v| + 1 (protocols/dispute/forced-exact.ts).'),
       err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.'),
       ...DIVERGENCE_ERRORS,
-      ...ASSIGNMENT_ERRORS
+      ...ASSIGNMENT_ERRORS,
+      ...CHUNK_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
