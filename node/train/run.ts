@@ -12,6 +12,8 @@ import { cachedDatasetFor } from './dataset-cache.js'
 import { StateHasher } from './state-hasher.js'
 import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
+import { GptNet } from './gpt.js'
+import { tokenize, unigramBaseline } from './text-dataset.js'
 import { traceStep, type StepTrace } from './tracer.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
 
@@ -53,6 +55,8 @@ export interface TrainResult {
   finalStateRoot?: string
   proofWritten: boolean
   accuracy?: number
+  /** text tasks: held-out cross-entropy (nats/token), the corpus's unigram baseline, and a generated sample */
+  text?: { validationLoss: number, unigramBaseline: number, sample: string }
   checkpoints: CheckpointRef[]
   /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
   hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number, /** states the training thread hashed itself (worker behind) */ inlineJobs?: number }
@@ -195,10 +199,13 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       }
     }
     saveModel(join(outDir, 'model'), trainer, phash)
-    if (o.evaluate !== false && result.completed && dataset.testSize > 0) result.accuracy = trainer.evaluate()
+    if (o.evaluate !== false && result.completed && dataset.testSize > 0) {
+      if (dataset.text === undefined) result.accuracy = trainer.evaluate()
+      else result.text = textReport(trainer, dataset)
+    }
     atomicWrite(join(outDir, 'run.json'), JSON.stringify({
       programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
-      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, proofRoot: result.proofRoot
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text, proofRoot: result.proofRoot
     }, null, 2) + '\n')
     return result
   } finally {
@@ -208,6 +215,18 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     rootsFile?.close()
     trainer.dispose()
   }
+}
+
+const SAMPLE_PROMPT = 'The '
+const SAMPLE_LENGTH = 200
+
+function textReport (trainer: Trainer, ds: Dataset): NonNullable<TrainResult['text']> {
+  const t = ds.text
+  if (t === undefined || !(trainer.net instanceof GptNet)) throw new Error('not a text task')
+  const vocab = t.spec.vocab
+  const prompt = [...tokenize(new TextEncoder().encode(SAMPLE_PROMPT), vocab)]
+  const sample = trainer.net.sample(prompt, SAMPLE_LENGTH, trainer.program.seed).map(i => vocab[i]).join('')
+  return { validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample }
 }
 
 /** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
@@ -234,7 +253,8 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
     format: 'layers-model',
     generatedBy: 'proofswarm',
     convertedBy: null,
-    modelTopology: trainer.program.model.topology,
+    modelTopology: trainer.program.model.topology ?? null,
+    ...(trainer.program.model.gpt !== undefined ? { gpt: trainer.program.model.gpt, text: trainer.program.dataset.text } : {}),
     weightsManifest: [{ paths: ['weights.bin'], weights: specs }],
     proofswarm: { programHash: phash, step: trainer.step }
   }) + '\n')
@@ -261,6 +281,7 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
     weightSpecs: m.weights,
     weightData: bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength)
   }))
+  if (program.model.topology === undefined) throw new Error(`evaluate reads Layers models; a ${program.model.name} run reports its validation loss when training ends (run.json)`)
   const first = program.model.topology.config.layers[0].config.batch_input_shape as number[]
   const accuracy = evaluateModel(model, ds, first.slice(1))
   model.dispose()

@@ -26,6 +26,14 @@ const LAYER: Record<string, string[]> = {
   Flatten: ['Reshape'],
   Reshape: ['Reshape']
 }
+/**
+ * The GPT (node/train/gpt.ts), forward and backward: one-hot embedding and
+ * dense layers as MatMuls (with transposes in the gradients and attention),
+ * heads split and merged by Transpose, layer norm, masked softmax and GELU
+ * from elementwise ops and last-axis reductions, bias and position gradients
+ * as column Sums.
+ */
+const GPT = ['BatchMatMul', 'Reshape', 'Transpose', 'Add', 'Sub', 'Multiply', 'RealDiv', 'Neg', 'Square', 'Sqrt', 'Exp', 'Mean', 'Max', 'Sum', 'Cast']
 const OPTIMIZER: Record<string, string[]> = {
   sgd: ['Multiply', 'Sub'],
   adam: ['Multiply', 'Add', 'Sub', 'Square', 'Sqrt', 'RealDiv']
@@ -38,7 +46,9 @@ export function stepKernels (p: Pick<TaskProgram, 'model' | 'optimizer'>): strin
     if (ks === undefined) throw new RangeError(`no kernel list for ${what}`)
     for (const k of ks) out.add(k)
   }
-  for (const l of p.model.topology.config.layers as LayerJson[]) {
+  const topo = p.model.topology
+  if (topo === undefined) add(GPT, 'model gpt')
+  for (const l of (topo?.config.layers ?? []) as LayerJson[]) {
     add(LAYER[l.class_name], `layer ${l.class_name}`)
     const a = l.config.activation
     if (a !== undefined) add(ACTIVATION[String(a)], `activation ${String(a)}`)

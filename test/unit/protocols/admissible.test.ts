@@ -6,7 +6,8 @@ import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, ne
 import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { initBackend } from '../../../node/train/backend.js'
-import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { datasetRef, syntheticDataset, textDataset, type Dataset } from '../../../node/train/dataset.js'
+import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { traceStep, type StepTrace } from '../../../node/train/tracer.js'
 
@@ -117,6 +118,44 @@ describe('admissibility vs traced steps of other admissible topologies (wasm)', 
       })
     }
   }
+})
+
+describe('admissibility vs traced GPT steps (wasm)', () => {
+  for (const optimizer of ['sgd', 'adam'] as const) {
+    for (const [what, gpt, context] of [['default sizes', {}, 64], ['1 layer, 3 heads, context 5', { layers: 1, dModel: 12, heads: 3, mlp: 8 }, 5]] as const) {
+      it(`gpt ${what}, ${optimizer}: the rule's kernels are exactly the step's, each judgeable; x and y have data claims`, async () => {
+        const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context })
+        const p = newProgram({ model: 'gpt', gpt, dataset: datasetRef(text), steps: 2, optimizer, batchSize: 2, seed: 9 })
+        const v = validateProgram(p)
+        const adm = admissibility(v, supportsElement)
+        expect(adm.reason).toBe('')
+        const t = await Trainer.create(p, text)
+        let tr: StepTrace
+        try { tr = traceStep(t) } finally { t.dispose() }
+        expect(traced(tr)).toEqual(stepKernels(p))
+        const widths = new Map(batchInputs(v).map(b => [b.name, b.width]))
+        expect(widths.get('x')).toBe(context * ASCII_VOCAB.length)
+        let data = 0
+        for (const e of tr.entries) {
+          if (e.kernel === STATE_PSEUDO_KERNEL) continue
+          expect(e.outputs.length, e.kernel).toBe(1)
+          const op = opShapeOf(e)
+          for (const flat of [0, sizeOf(op.output.shape) - 1]) expect(() => elementOperands(p.runtime, op, flat), `${e.kernel} ${JSON.stringify(e.attrs)}`).not.toThrow()
+          for (const inp of e.inputs) if (inp.ref.kind === 'data') { expect(isBatchLayout(inp.shape, p.batchSize, widths.get(inp.ref.name)!)).toBe(true); data++ }
+        }
+        expect(data).toBeGreaterThanOrEqual(2)
+      }, 60_000)
+    }
+  }
+
+  it('a GPT is refused when any one of its kernels lacks a reference (never passed silently)', () => {
+    const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 8 })
+    const v = validateProgram(newProgram({ model: 'gpt', gpt: { layers: 1, dModel: 8, heads: 2, mlp: 8 }, dataset: datasetRef(text), steps: 2, batchSize: 2 }))
+    for (const k of stepKernels(v)) {
+      const adm = admissibility(v, (rt, kk) => kk !== k && supportsElement(rt, kk))
+      expect(adm, k).toMatchObject({ ok: false, missingKernels: [k] })
+    }
+  })
 })
 
 describe('tfjs-cpu is not admissible', () => {
