@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { matrixView } from '../../../protocols/commit/tensor.js'
 import type { Claim } from '../../../protocols/dispute/claim.js'
 import { batchIndices } from '../../../protocols/data/order.js'
@@ -29,6 +29,10 @@ beforeAll(async () => {
   const ds = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 4 })
   for (const opt of ['sgd', 'adam'] as const) runs[opt] = await honestRun(PROGRAM(opt), ds, stepOf[opt])
 }, 120_000)
+
+// the disputes run without a macrotask turn; let the worker answer the test
+// runner's messages between tests
+afterEach(async () => { await new Promise(resolve => setTimeout(resolve, 10)) })
 
 function bound (run: Run, entry: number): number {
   const out = run.entries[entry].outputs[0] ?? { shape: [1] }
