@@ -7,7 +7,7 @@ import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
-import { loadDatasetFor, type Dataset } from './dataset.js'
+import { inputRows, labelRows, loadDatasetFor, type Dataset } from './dataset.js'
 import { cachedDatasetFor } from './dataset-cache.js'
 import { StateHasher } from './state-hasher.js'
 import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots } from './store.js'
@@ -261,7 +261,32 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
 }
 
 export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
-export interface EvaluateResult { accuracy: number, testSize: number, modelDir: string, step?: number, backend: string }
+/** accuracy: NaN for a GPT, which reports validationLoss (nats per token on the held-out windows) */
+export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string }
+
+/** Held-out loss of saved GPT weights (saveModel writes them in state order with their names). */
+function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): number {
+  const gpt = program.model.gpt; const text = program.dataset.text
+  if (gpt === undefined || text === undefined) throw new Error('not a GPT program')
+  const net = new GptNet(gpt, text, program.seed)
+  try {
+    if (specs.length !== net.weights.length) throw new Error(`model.json lists ${specs.length} weights, the GPT has ${net.weights.length}`)
+    let off = 0
+    net.weights.forEach((w, i) => {
+      const s = specs[i]; const n = w.variable.size
+      if (s.name !== w.name || s.shape.length !== w.variable.shape.length || s.shape.some((d, k) => d !== w.variable.shape[k])) throw new Error(`model.json weight ${i} is ${s.name} [${s.shape.join(',')}], expected ${w.name} [${w.variable.shape.join(',')}]`)
+      if (off + n * 4 > bin.length) throw new Error('weights.bin is too short')
+      const v = new Float32Array(bin.buffer.slice(bin.byteOffset + off, bin.byteOffset + off + n * 4))
+      tf.tidy(() => w.variable.assign(tf.tensor(v, w.variable.shape)))
+      off += n * 4
+    })
+    if (off !== bin.length) throw new Error('weights.bin is longer than the weights it lists')
+    return net.meanLoss(ds.testSize, (from, n) => {
+      const rows = new Uint32Array(n).map((_, i) => from + i)
+      return { x: inputRows(ds, rows, 'test'), y: labelRows(ds, rows, 'test') }
+    })
+  } finally { net.dispose() }
+}
 
 /** Test accuracy of a saved model (a run directory or its model/ subdirectory). */
 export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult> {
@@ -276,12 +301,16 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
   const m = mj.weightsManifest?.[0]
   if (m === undefined || !Array.isArray(m.paths) || m.paths.length !== 1 || !/^[\w.-]+$/.test(m.paths[0])) throw new Error('model.json: unsupported weightsManifest')
   const bin = readFileSync(join(modelDir, m.paths[0]))
+  if (program.model.gpt !== undefined) {
+    const validationLoss = evaluateSavedGpt(program, ds, m.weights, bin)
+    return { accuracy: NaN, validationLoss, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
+  }
   const model = await tf.loadLayersModel(tf.io.fromMemory({
     modelTopology: mj.modelTopology as tf.io.ModelJSON['modelTopology'],
     weightSpecs: m.weights,
     weightData: bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength)
   }))
-  if (program.model.topology === undefined) throw new Error(`evaluate reads Layers models; a ${program.model.name} run reports its validation loss when training ends (run.json)`)
+  if (program.model.topology === undefined) throw new Error('the program has no Layers topology')
   const first = program.model.topology.config.layers[0].config.batch_input_shape as number[]
   const accuracy = evaluateModel(model, ds, first.slice(1))
   model.dispose()
