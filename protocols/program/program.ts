@@ -94,7 +94,8 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   const trainSize = int(d.trainSize, 'dataset.trainSize', 1, 100_000_000)
   int(d.testSize, 'dataset.testSize', 0, 100_000_000)
   const rowSize = int(d.rowSize, 'dataset.rowSize', 1, 1 << 24)
-  const classes = int(d.classes, 'dataset.classes', 2, 1 << 16)
+  // a text row's labels are context × vocab one-hot values
+  const classes = int(d.classes, 'dataset.classes', 2, d.kind === 'text' ? 1 << 24 : 1 << 16)
   if (d.kind === 'synthetic') assertSeedP(d.syntheticSeed, 'dataset.syntheticSeed')
   if (d.cid !== undefined && typeof d.cid !== 'string') throw new ProgramError('dataset.cid must be a string')
   if (d.rowsRoot !== undefined && (typeof d.rowsRoot !== 'string' || !HEX64.test(d.rowsRoot))) throw new ProgramError('dataset.rowsRoot must be 64 lowercase hex digits')

@@ -30,6 +30,9 @@ describe('GPT programs', () => {
   it('sizes are options; the vocabulary and context are part of the program (and of its hash)', () => {
     const p = newProgram({ model: 'gpt', gpt: { layers: 1, dModel: 32, heads: 2, mlp: 64 }, dataset: text, steps: 10 })
     expect(validateProgram(p).info.weights.length).toBe(2 + 16 + 4)
+    // a long context: its label rows are wider than any image dataset's classes
+    const long = { ...text, rowSize: 1024 * V, classes: 1024 * V, text: { vocab: ASCII_VOCAB, context: 1024 } }
+    expect(validateProgram(newProgram({ model: 'gpt', dataset: long, steps: 1, batchSize: 4 })).info.inputShape).toEqual([1024 * V])
     const other = mutate(q => { q.dataset.text.vocab = ASCII_VOCAB.slice(1) + '\n' }) as TaskProgram
     expect(programHash(other)).not.toBe(programHash(base()))
   })
