@@ -1,4 +1,5 @@
 import { isBatchLayout } from '../data/layout.js'
+import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../trace/trace.js'
 import { runtimeInfo } from './runtime.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
@@ -65,6 +66,27 @@ export function batchInputs (p: Pick<TaskProgram, 'batchSize' | 'dataset'> & { i
   ]
 }
 
+/**
+ * An upper bound on the encoded size of the step's @state entry (one input per
+ * state tensor: weights, then Adam's moments and beta powers), which a state
+ * claim carries: names and shapes are the program's, refs and commitments the
+ * largest they can be.
+ */
+export function stateEntryBound (p: Pick<TaskProgram, 'optimizer'> & { info: Pick<TopologyInfo, 'weights'> }): { inputs: number, bytes: number } {
+  const weights = p.info.weights.map(w => ({ name: `${w.layer}/${w.name}`, shape: w.shape }))
+  const all = p.optimizer.name === 'adam'
+    ? [...weights, ...weights.map(w => ({ ...w, name: `${w.name}/m` })), ...weights.map(w => ({ ...w, name: `${w.name}/v` })), { name: 'adam/accBeta1', shape: [] }, { name: 'adam/accBeta2', shape: [] }]
+    : weights
+  const entry = {
+    index: 0xffffffff,
+    kernel: STATE_PSEUDO_KERNEL,
+    attrs: {},
+    inputs: all.map(t => ({ name: t.name, ref: { kind: 'op' as const, index: 0xffffffff, output: 0xffffffff }, dtype: 'float32' as const, shape: t.shape, commitment: 'f'.repeat(64) })),
+    outputs: []
+  }
+  return { inputs: all.length, bytes: encodeEntry(entry).length }
+}
+
 export interface Admissibility {
   ok: boolean
   runtime: string
@@ -91,6 +113,8 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   if (!rt.verifiable) problems.push(`runtime ${p.runtime} is not bitwise reproducible`)
   if (missingKernels.length > 0) problems.push(`runtime ${p.runtime} has no element reference for ${missingKernels.join(', ')}`)
   if (badInputs.length > 0) problems.push(`no data claim for batch input ${badInputs.join(', ')}`)
+  const st = stateEntryBound(p)
+  if (st.inputs > MAX_ENTRY_INPUTS || st.bytes > MAX_ENTRY_BYTES) problems.push(`its state has ${st.inputs} tensors, so its ${STATE_PSEUDO_KERNEL} entry (up to ${st.bytes} bytes) exceeds what a state claim carries (${MAX_ENTRY_INPUTS} tensors, ${MAX_ENTRY_BYTES} bytes)`)
   const ok = problems.length === 0
   return {
     ok,

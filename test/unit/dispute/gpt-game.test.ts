@@ -9,7 +9,7 @@ import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, textDataset } from '../../../node/train/dataset.js'
-import { clog2, honest, honestRun, nodeOf, playOnChain, tamperOp, type Run } from './fixture.js'
+import { clog2, honest, honestRun, nodeOf, playOnChain, tamperOp, tamperWeight, type Run } from './fixture.js'
 import { trainOnOtherRow } from './tamper-data.js'
 
 // Disputes over a real GPT step (a small GPT on the fortunes-min corpus) on
@@ -71,6 +71,14 @@ describe(`disputes over a GPT adam step (step ${stepOf.adam}): every kernel kind
 })
 
 for (const opt of ['sgd', 'adam'] as const) {
+  it(`GPT ${opt}: a weight changed after the step (the devnet's forced error) is caught on the @state entry`, async () => {
+    const run = runs[opt]
+    const { outcome } = await playOnChain(run, tamperWeight(run), honest(run))
+    expect(outcome.error).toBeUndefined()
+    expect(outcome.claim?.kind).toBe('state')
+    expect(outcome.status).toBe('ChallengerWon')
+  }, 60_000)
+
   it(`an honest GPT ${opt} solver challenged falsely (on the attention Transpose) wins; the challenger loses its bond`, async () => {
     const run = runs[opt]
     const i = run.entries.findIndex(e => e.kernel === 'Transpose')

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
 import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../protocols/commit/tensor.js'
 import { isBatchLayout } from '../../../protocols/data/layout.js'
-import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
+import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, stateEntryBound, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
 import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, encodeEntry } from '../../../protocols/trace/trace.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, textDataset, type Dataset } from '../../../node/train/dataset.js'
 import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
@@ -144,9 +144,29 @@ describe('admissibility vs traced GPT steps (wasm)', () => {
           for (const inp of e.inputs) if (inp.ref.kind === 'data') { expect(isBatchLayout(inp.shape, p.batchSize, widths.get(inp.ref.name)!)).toBe(true); data++ }
         }
         expect(data).toBeGreaterThanOrEqual(2)
+        // the @state entry a state claim carries: within the bound the rule computes, and within the chain's limits
+        const st = tr.entries[tr.entries.length - 1]
+        expect(st.kernel).toBe(STATE_PSEUDO_KERNEL)
+        const bound = stateEntryBound(v)
+        expect(bound.inputs).toBe(st.inputs.length)
+        expect(encodeEntry(st).length).toBeLessThanOrEqual(bound.bytes)
+        expect(bound.bytes).toBeLessThanOrEqual(MAX_ENTRY_BYTES)
       }, 60_000)
     }
   }
+
+  it('a GPT whose state is too many tensors for a state claim is refused (its @state entry could not be judged)', () => {
+    const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 8 })
+    const big = validateProgram(newProgram({ model: 'gpt', gpt: { layers: 12, dModel: 8, heads: 2, mlp: 8 }, dataset: datasetRef(text), steps: 2, batchSize: 2, optimizer: 'adam' }))
+    expect(stateEntryBound(big).bytes).toBeGreaterThan(MAX_ENTRY_BYTES)
+    const adm = admissibility(big, supportsElement)
+    expect(adm.ok).toBe(false)
+    expect(adm.missingKernels).toEqual([])
+    expect(adm.reason).toMatch(/@state entry .* exceeds what a state claim carries/)
+    // the same model with SGD (a third of the state tensors) fits
+    const { info: _info, ...bare } = big
+    expect(admissibility(validateProgram({ ...bare, optimizer: { name: 'sgd', learningRate: 0.1 } }), supportsElement).ok).toBe(true)
+  })
 
   it('a GPT is refused when any one of its kernels lacks a reference (never passed silently)', () => {
     const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 8 })
