@@ -90,6 +90,13 @@ describe('an op without a reference on the chain', () => {
     }
   })
 
+  it('a GPT whose @state entry is too large for a state claim is refused (a solver could change a weight after a step and win by timeout)', async () => {
+    await chain()
+    const big = taskProgram({ model: 'gpt', gpt: { layers: 12, dModel: 8, heads: 2, mlp: 8 }, dataset: TEST_TEXT, batchSize: 16, optimizer: 'adam' })
+    expect(submit(big)).toBe('Arbitration.ProgramNotVerifiable')
+    nothingPosted()
+  })
+
   it('a chain without reference semantics accepts no task at all', async () => {
     h = await Harness.create()
     expect(submit(taskProgram())).toBe('Arbitration.ProgramNotVerifiable')
