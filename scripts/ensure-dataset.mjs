@@ -1,23 +1,29 @@
 #!/usr/bin/env node
-// Tests train on the real Fashion-MNIST from the Debian package
-// dataset-fashion-mnist. If it is missing, install it when we can (root with
-// apt-get), else stop with the one command that fixes it.
+// Tests train on real data from Debian packages: Fashion-MNIST
+// (dataset-fashion-mnist) and the fortunes-min text corpus (fortunes-min, for
+// the GPT). If one is missing, install it when we can (root with apt-get),
+// else stop with the one command that fixes it.
 import { existsSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 
-const DIR = process.env.PROOFSWARM_FASHION_MNIST ?? '/usr/share/datasets/fashion-mnist'
-const FILE = 'train-images-idx3-ubyte.gz'
-const have = () => existsSync(`${DIR}/${FILE}`) || existsSync(`${DIR}/train-images-idx3-ubyte`)
+const FASHION = process.env.PROOFSWARM_FASHION_MNIST ?? '/usr/share/datasets/fashion-mnist'
+const FORTUNES = '/usr/share/games/fortunes'
+const NEEDS = [
+  { pkg: 'dataset-fashion-mnist', what: 'Fashion-MNIST', dir: FASHION, have: () => existsSync(`${FASHION}/train-images-idx3-ubyte.gz`) || existsSync(`${FASHION}/train-images-idx3-ubyte`), hint: '(or set PROOFSWARM_FASHION_MNIST to a directory with the IDX files)' },
+  { pkg: 'fortunes-min', what: 'the fortunes-min text corpus', dir: FORTUNES, have: () => ['fortunes', 'literature', 'riddles'].every(f => existsSync(`${FORTUNES}/${f}`)), hint: '' }
+]
 
-if (!have()) {
-  const root = typeof process.getuid === 'function' && process.getuid() === 0
-  if (root && spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0) {
-    process.stderr.write('Fashion-MNIST is missing: installing the Debian package dataset-fashion-mnist…\n')
-    const r = spawnSync('apt-get', ['install', '-y', 'dataset-fashion-mnist'], { stdio: 'inherit' })
-    if (r.status !== 0) spawnSync('sh', ['-c', 'apt-get update && apt-get install -y dataset-fashion-mnist'], { stdio: 'inherit' })
+const root = typeof process.getuid === 'function' && process.getuid() === 0
+const apt = root && spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0
+for (const n of NEEDS) {
+  if (n.have()) continue
+  if (apt) {
+    process.stderr.write(`${n.what} is missing: installing the Debian package ${n.pkg}…\n`)
+    const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', n.pkg], { stdio: 'inherit' })
+    if (r.status !== 0) spawnSync('sh', ['-c', `apt-get update && apt-get install -y --no-install-recommends ${n.pkg}`], { stdio: 'inherit' })
   }
-  if (!have()) {
-    process.stderr.write(`Fashion-MNIST not found in ${DIR}.\nInstall it with: sudo apt-get install -y dataset-fashion-mnist\n(or set PROOFSWARM_FASHION_MNIST to a directory with the IDX files)\n`)
+  if (!n.have()) {
+    process.stderr.write(`${n.what} not found in ${n.dir}.\nInstall it with: sudo apt-get install -y ${n.pkg}\n${n.hint}\n`)
     process.exit(1)
   }
 }

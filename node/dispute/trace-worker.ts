@@ -3,7 +3,7 @@ import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
 import { axisLayout, commitTensor, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
-import { normalizeRows, oneHot, Trainer, traceStep } from '../train/index.js'
+import { inputRows, labelRows, Trainer, traceStep } from '../train/index.js'
 import { openRunAt } from '../train/run.js'
 import { FaultInjector, parseOpFault, type TrainFaults } from '../train/fault.js'
 import { encodeTraceFile, type TraceFile } from './trace-file.js'
@@ -49,8 +49,8 @@ export async function traceForDispute (j: TraceJob): Promise<{ step: number, ent
     file = { step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore, stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows }
     if (j.datasetProofs === true) {
       const all = new Uint32Array(ds.trainSize).map((_, i) => i)
-      const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) }
-      const y: TensorData = { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: oneHot(ds.trainLabels, ds.classes, all) }
+      const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) }
+      const y: TensorData = { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }
       const px = rowProver(x); const py = rowProver(y)
       file.dataset = { xRoot: px.root, yRoot: py.root, rows: [...new Set(batchRows)].map(r => ({ row: r, x: px.prove(r), y: py.prove(r) })) }
     }

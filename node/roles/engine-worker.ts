@@ -2,7 +2,7 @@
 import '../polyfill.js'
 import { commitTensor } from '../../protocols/commit/tensor.js'
 import { datasetRootHex, disputeSkeletonRoot } from '../../protocols/dispute/index.js'
-import { datasetCommitment, initBackend, loadDatasetFor, oneHot, readProgram, Trainer, traceStep } from '../train/index.js'
+import { datasetCommitment, initBackend, labelRows, loadDatasetFor, readProgram, Trainer, traceStep } from '../train/index.js'
 import { traceForDispute } from '../dispute/trace-worker.js'
 
 // Engine work a peer runs in a child process (TensorFlow.js stays out of the
@@ -28,7 +28,7 @@ try {
     trainer.dispose()
     // what disputes prove against (docs/disputes.md): the skeleton with constants, inputs and labels
     const all = new Uint32Array(ds.trainSize).map((_, i) => i)
-    const yRoot = commitTensor({ shape: [ds.trainSize, ds.classes], dtype: 'float32', values: oneHot(ds.trainLabels, ds.classes, all) }).root
+    const yRoot = commitTensor({ shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }).root
     const datasetRoot = datasetRootHex(datasetCommitment(ds).root, yRoot)
     process.stdout.write(JSON.stringify({ skeletonRoot: disputeSkeletonRoot(trace.entries), datasetRoot }) + '\n')
   } else if (cmd === 'trace') {

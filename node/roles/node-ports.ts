@@ -152,7 +152,8 @@ export class NodePorts implements RolePorts {
     const programBytes = enc.encode(canonicalJson(program))
     writeFileSync(taskFile, programBytes)
     this.log.info({ programHash: phash }, 'computing the task commitments (skeleton, dataset)')
-    const { skeletonRoot, datasetRoot } = await commitmentsInChild(taskFile, this.init.datasetDir, this.log).result
+    // the configured directory holds IDX files; a text corpus is read where its package installs it
+    const { skeletonRoot, datasetRoot } = await commitmentsInChild(taskFile, program.dataset.kind === 'idx' ? this.init.datasetDir : undefined, this.log).result
     const programCid = (await this.shards.addBytes(programBytes, { name: 'task.json', kind: 'file' }, { pin: true })).cid
     const datasetCid = await this.publishDataset(program)
     const chain = await this.chain()

@@ -7,6 +7,8 @@ import { commitTensor, type TensorCommitment } from '../../protocols/commit/tens
 import { fastTensorRoot } from './fast-commit.js'
 import { Rng, deriveSeed } from '../../protocols/data/prng.js'
 import type { DatasetRef } from '../../protocols/program/program.js'
+import type { TextSpec } from '../../protocols/program/gpt.js'
+import { loadTextCorpus, oneHotWindows, windowCount } from './text-dataset.js'
 
 // Datasets in MNIST IDX format (Fashion-MNIST or any dir with the four files,
 // gzipped or raw) and a seeded synthetic one for tests. The content hash is
@@ -19,7 +21,7 @@ const HASH_DOMAIN = 'proofswarm-dataset-v1\n'
 
 export interface Dataset {
   name: string
-  kind: 'idx' | 'synthetic'
+  kind: 'idx' | 'synthetic' | 'text'
   rowSize: number
   classes: number
   trainSize: number
@@ -32,6 +34,8 @@ export interface Dataset {
   sha256: string
   syntheticSeed?: number
   dir?: string
+  /** text datasets: the vocabulary and window, and the token ids (the image and label arrays are empty) */
+  text?: { spec: TextSpec, train: Uint8Array, test: Uint8Array }
 }
 
 export class DatasetError extends Error {
@@ -157,9 +161,36 @@ export function syntheticDataset (seed: number, trainSize = 2048, testSize = 512
   return ds
 }
 
+/** A packaged text corpus tokenised with `spec` (text-dataset.ts): rows are one-hot windows. */
+export function textDataset (name: string, spec: TextSpec, dir?: string): Dataset {
+  const c = loadTextCorpus(name, spec.vocab, dir)
+  const width = spec.context * spec.vocab.length
+  const trainSize = windowCount(c.train.length, spec.context)
+  if (trainSize < 1) throw new DatasetError(`text corpus ${name} holds no window of ${spec.context + 1} tokens`)
+  const empty = new Uint8Array(0)
+  return {
+    name, kind: 'text', rowSize: width, classes: width, trainSize, testSize: windowCount(c.test.length, spec.context),
+    trainImages: empty, trainLabels: empty, testImages: empty, testLabels: empty,
+    sha256: c.sha256, dir: c.dir, text: { spec, train: c.train, test: c.test }
+  }
+}
+
+/** Normalised float32 input rows (x) of the given rows of the training or test split: x/255, or one-hot tokens. */
+export function inputRows (ds: Dataset, rows: ArrayLike<number>, split: 'train' | 'test' = 'train'): Float32Array {
+  if (ds.text !== undefined) return oneHotWindows(split === 'train' ? ds.text.train : ds.text.test, ds.text.spec, rows, false)
+  return normalizeRows(split === 'train' ? ds.trainImages : ds.testImages, ds.rowSize, rows)
+}
+
+/** One-hot float32 label rows (y) of the given rows: the class, or the next token at every position. */
+export function labelRows (ds: Dataset, rows: ArrayLike<number>, split: 'train' | 'test' = 'train'): Float32Array {
+  if (ds.text !== undefined) return oneHotWindows(split === 'train' ? ds.text.train : ds.text.test, ds.text.spec, rows, true)
+  return oneHot(split === 'train' ? ds.trainLabels : ds.testLabels, ds.classes, rows)
+}
+
 export function datasetRef (ds: Dataset, opts: { rowsRoot?: boolean } = {}): DatasetRef {
   const ref: DatasetRef = { kind: ds.kind, name: ds.name, sha256: ds.sha256, trainSize: ds.trainSize, testSize: ds.testSize, rowSize: ds.rowSize, classes: ds.classes }
   if (ds.kind === 'synthetic') ref.syntheticSeed = ds.syntheticSeed
+  if (ds.text !== undefined) ref.text = { vocab: ds.text.spec.vocab, context: ds.text.spec.context }
   if (opts.rowsRoot === true) ref.rowsRoot = datasetRowsRoot(ds)
   return ref
 }
@@ -167,17 +198,25 @@ export function datasetRef (ds: Dataset, opts: { rowsRoot?: boolean } = {}): Dat
 /** Root (hex) of datasetCommitment, computed with the fast implementation (~1.3 s for Fashion-MNIST). */
 export function datasetRowsRoot (ds: Dataset): string {
   const all = new Uint32Array(ds.trainSize).map((_, i) => i)
-  return toHex(fastTensorRoot({ shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) }))
+  return toHex(fastTensorRoot({ shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) }))
 }
 
 /** Loads the dataset a program refers to and checks its hash. */
 export function loadDatasetFor (ref: DatasetRef, dir?: string, opts: { checkRowsRoot?: boolean } = {}): Dataset {
   const ds = ref.kind === 'synthetic'
     ? syntheticDataset(ref.syntheticSeed ?? 0, ref.trainSize, ref.testSize)
-    : loadIdxDataset(dir ?? DEFAULT_FASHION_DIR, ref.name)
+    : ref.kind === 'text'
+      ? textDataset(ref.name, textSpecOf(ref), dir)
+      : loadIdxDataset(dir ?? DEFAULT_FASHION_DIR, ref.name)
+  if (ds.kind === 'text' && (ds.trainSize !== ref.trainSize || ds.testSize !== ref.testSize)) throw new DatasetError(`text dataset ${ref.name} gives ${ds.trainSize}/${ds.testSize} train/test windows, the task expects ${ref.trainSize}/${ref.testSize}`)
   if (ds.sha256 !== ref.sha256) throw new DatasetError(`dataset content hash mismatch: the task expects ${ref.sha256} but ${ds.dir ?? 'the synthetic generator'} gives ${ds.sha256}`)
   if (opts.checkRowsRoot === true && ref.rowsRoot !== undefined && datasetRowsRoot(ds) !== ref.rowsRoot) throw new DatasetError('dataset.rowsRoot does not match the dataset content')
   return ds
+}
+
+function textSpecOf (ref: DatasetRef): TextSpec {
+  if (ref.text === undefined) throw new DatasetError(`text dataset ${ref.name} has no vocabulary (dataset.text)`)
+  return ref.text
 }
 
 /** Normalised float32 rows x/255 for the given row indices (batch tensor bytes). */
@@ -203,5 +242,5 @@ export function oneHot (labels: Uint8Array, classes: number, rows: ArrayLike<num
  */
 export function datasetCommitment (ds: Dataset): TensorCommitment {
   const all = new Uint32Array(ds.trainSize).map((_, i) => i)
-  return commitTensor({ shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) })
+  return commitTensor({ shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) })
 }

@@ -1,7 +1,7 @@
 // Programmatic API of the training engine (used by the CLI and, in-process,
 // by the solver/verifier actors).
 export { initBackend, activeBackend, BACKEND_CHOICES, PINNED_WASM_SHA256, type BackendChoice, type BackendInfo } from './backend.js'
-export { loadIdxDataset, syntheticDataset, loadDatasetFor, datasetRef, datasetHash, datasetCommitment, datasetRowsRoot, normalizeRows, oneHot, parseIdx, DEFAULT_FASHION_DIR, DatasetError, type Dataset } from './dataset.js'
+export { loadIdxDataset, syntheticDataset, loadDatasetFor, datasetRef, datasetHash, datasetCommitment, datasetRowsRoot, normalizeRows, oneHot, inputRows, labelRows, textDataset, parseIdx, DEFAULT_FASHION_DIR, DatasetError, type Dataset } from './dataset.js'
 export { Trainer, evaluateModel } from './trainer.js'
 export { buildModel, seededTopology } from './model.js'
 export { traceStep, reexecuteOp, sameBits, type StepTrace, type OpValues } from './tracer.js'

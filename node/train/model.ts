@@ -26,11 +26,7 @@ export function seededTopology (topology: SequentialJson, seed: number): Sequent
 }
 
 export async function buildModel (program: TaskProgram): Promise<tf.LayersModel> {
+  if (program.model.topology === undefined) throw new Error(`model ${program.model.name} is not a Layers model`)
   const topo = seededTopology(program.model.topology, program.seed)
   return await tf.models.modelFromJSON({ modelTopology: topo as unknown as tf.io.ModelJSON['modelTopology'] })
-}
-
-/** The trainable variables in model order with their stable names. */
-export function modelVariables (model: tf.LayersModel): Array<{ name: string, variable: tf.Variable }> {
-  return model.trainableWeights.map(w => ({ name: w.originalName, variable: (w as unknown as { read: () => tf.Variable }).read() }))
 }

@@ -7,11 +7,13 @@ import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
-import { loadDatasetFor, type Dataset } from './dataset.js'
+import { inputRows, labelRows, loadDatasetFor, type Dataset } from './dataset.js'
 import { cachedDatasetFor } from './dataset-cache.js'
 import { StateHasher } from './state-hasher.js'
 import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, readProgram, readProof, readRoots } from './store.js'
 import { Trainer, evaluateModel } from './trainer.js'
+import { GptNet } from './gpt.js'
+import { tokenize, unigramBaseline } from './text-dataset.js'
 import { traceStep, type StepTrace } from './tracer.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
 import { NanWatch } from './nan-watch.js'
@@ -57,6 +59,8 @@ export interface TrainResult {
   finalStateRoot?: string
   proofWritten: boolean
   accuracy?: number
+  /** text tasks: held-out cross-entropy (nats/token), the corpus's unigram baseline, and a generated sample */
+  text?: { validationLoss: number, unigramBaseline: number, sample: string }
   checkpoints: CheckpointRef[]
   /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op trace; states 0..step are the proof's */
   divergence?: { step: number, entry: number, flat: number }
@@ -216,10 +220,13 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       }
     }
     saveModel(join(outDir, 'model'), trainer, phash)
-    if (o.evaluate !== false && result.completed && dataset.testSize > 0) result.accuracy = trainer.evaluate()
+    if (o.evaluate !== false && result.completed && dataset.testSize > 0) {
+      if (dataset.text === undefined) result.accuracy = trainer.evaluate()
+      else result.text = textReport(trainer, dataset)
+    }
     atomicWrite(join(outDir, 'run.json'), JSON.stringify({
       programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
-      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, proofRoot: result.proofRoot, divergence: result.divergence
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text, proofRoot: result.proofRoot, divergence: result.divergence
     }, null, 2) + '\n')
     return result
   } finally {
@@ -254,6 +261,18 @@ async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: numbe
   return { step: k, entry: first.entry, flat: first.flat }
 }
 
+const SAMPLE_PROMPT = 'The '
+const SAMPLE_LENGTH = 200
+
+function textReport (trainer: Trainer, ds: Dataset): NonNullable<TrainResult['text']> {
+  const t = ds.text
+  if (t === undefined || !(trainer.net instanceof GptNet)) throw new Error('not a text task')
+  const vocab = t.spec.vocab
+  const prompt = [...tokenize(new TextEncoder().encode(SAMPLE_PROMPT), vocab)]
+  const sample = trainer.net.sample(prompt, SAMPLE_LENGTH, trainer.program.seed).map(i => vocab[i]).join('')
+  return { validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample }
+}
+
 /** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
 function quiet<T> (p: Promise<T>): Promise<T> {
   p.catch(() => {})
@@ -278,14 +297,40 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
     format: 'layers-model',
     generatedBy: 'proofswarm',
     convertedBy: null,
-    modelTopology: trainer.program.model.topology,
+    modelTopology: trainer.program.model.topology ?? null,
+    ...(trainer.program.model.gpt !== undefined ? { gpt: trainer.program.model.gpt, text: trainer.program.dataset.text } : {}),
     weightsManifest: [{ paths: ['weights.bin'], weights: specs }],
     proofswarm: { programHash: phash, step: trainer.step }
   }) + '\n')
 }
 
 export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
-export interface EvaluateResult { accuracy: number, testSize: number, modelDir: string, step?: number, backend: string }
+/** accuracy: NaN for a GPT, which reports validationLoss (nats per token on the held-out windows) */
+export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string }
+
+/** Held-out loss of saved GPT weights (saveModel writes them in state order with their names). */
+function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): number {
+  const gpt = program.model.gpt; const text = program.dataset.text
+  if (gpt === undefined || text === undefined) throw new Error('not a GPT program')
+  const net = new GptNet(gpt, text, program.seed)
+  try {
+    if (specs.length !== net.weights.length) throw new Error(`model.json lists ${specs.length} weights, the GPT has ${net.weights.length}`)
+    let off = 0
+    net.weights.forEach((w, i) => {
+      const s = specs[i]; const n = w.variable.size
+      if (s.name !== w.name || s.shape.length !== w.variable.shape.length || s.shape.some((d, k) => d !== w.variable.shape[k])) throw new Error(`model.json weight ${i} is ${s.name} [${s.shape.join(',')}], expected ${w.name} [${w.variable.shape.join(',')}]`)
+      if (off + n * 4 > bin.length) throw new Error('weights.bin is too short')
+      const v = new Float32Array(bin.buffer.slice(bin.byteOffset + off, bin.byteOffset + off + n * 4))
+      tf.tidy(() => w.variable.assign(tf.tensor(v, w.variable.shape)))
+      off += n * 4
+    })
+    if (off !== bin.length) throw new Error('weights.bin is longer than the weights it lists')
+    return net.meanLoss(ds.testSize, (from, n) => {
+      const rows = new Uint32Array(n).map((_, i) => from + i)
+      return { x: inputRows(ds, rows, 'test'), y: labelRows(ds, rows, 'test') }
+    })
+  } finally { net.dispose() }
+}
 
 /** Test accuracy of a saved model (a run directory or its model/ subdirectory). */
 export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult> {
@@ -300,11 +345,16 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
   const m = mj.weightsManifest?.[0]
   if (m === undefined || !Array.isArray(m.paths) || m.paths.length !== 1 || !/^[\w.-]+$/.test(m.paths[0])) throw new Error('model.json: unsupported weightsManifest')
   const bin = readFileSync(join(modelDir, m.paths[0]))
+  if (program.model.gpt !== undefined) {
+    const validationLoss = evaluateSavedGpt(program, ds, m.weights, bin)
+    return { accuracy: NaN, validationLoss, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
+  }
   const model = await tf.loadLayersModel(tf.io.fromMemory({
     modelTopology: mj.modelTopology as tf.io.ModelJSON['modelTopology'],
     weightSpecs: m.weights,
     weightData: bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength)
   }))
+  if (program.model.topology === undefined) throw new Error('the program has no Layers topology')
   const first = program.model.topology.config.layers[0].config.batch_input_shape as number[]
   const accuracy = evaluateModel(model, ds, first.slice(1))
   model.dispose()

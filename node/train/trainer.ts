@@ -3,8 +3,10 @@ import type { TensorData, DType } from '../../protocols/commit/tensor.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { DataOrder } from '../../protocols/data/order.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
-import { normalizeRows, oneHot, type Dataset } from './dataset.js'
-import { buildModel, modelVariables } from './model.js'
+import { inputRows, labelRows, normalizeRows, type Dataset } from './dataset.js'
+import { GptNet } from './gpt.js'
+import { buildModel } from './model.js'
+import { LayersNet, type Net, type StateVar } from './net.js'
 
 // The deterministic training loop: custom loop with optimizer.minimize (never
 // model.fit, which shuffles with Math.random), data order from protocols/data,
@@ -12,7 +14,7 @@ import { buildModel, modelVariables } from './model.js'
 // order, then (Adam) first moments, second moments, accBeta1, accBeta2 — the
 // beta powers are state so a resumed run continues bit for bit.
 
-export interface StateVar { name: string, variable: tf.Variable }
+export type { StateVar } from './net.js'
 
 interface AdamInternals {
   accBeta1: tf.Variable
@@ -33,13 +35,13 @@ export class Trainer {
   private constructor (
     readonly program: TaskProgram,
     readonly dataset: Dataset,
-    readonly model: tf.LayersModel,
+    readonly net: Net,
     readonly optimizer: tf.Optimizer,
     readonly weights: StateVar[]
   ) {
     this.order = new DataOrder(program.seed, dataset.trainSize, program.batchSize)
-    const first = program.model.topology.config.layers[0].config.batch_input_shape as Array<number | null>
-    this.inputShape = first.slice(1) as number[]
+    const topo = program.model.topology
+    this.inputShape = topo === undefined ? [dataset.rowSize] : (topo.config.layers[0].config.batch_input_shape as Array<number | null>).slice(1) as number[]
     this.state = [...weights]
     if (program.optimizer.name === 'adam') {
       const a = optimizer as unknown as AdamInternals
@@ -57,10 +59,17 @@ export class Trainer {
 
   static async create (program: TaskProgram, dataset: Dataset): Promise<Trainer> {
     if (dataset.sha256 !== program.dataset.sha256) throw new Error(`dataset hash ${dataset.sha256} does not match the program's ${program.dataset.sha256}`)
-    const model = await buildModel(program)
+    const m = program.model
+    let net: Net
+    if (m.gpt !== undefined) {
+      if (program.dataset.text === undefined) throw new Error('a GPT program needs a text dataset')
+      net = new GptNet(m.gpt, program.dataset.text, program.seed)
+    } else {
+      net = new LayersNet(await buildModel(program))
+    }
     const o = program.optimizer
     const optimizer = o.name === 'sgd' ? tf.train.sgd(o.learningRate) : tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon)
-    return new Trainer(program, dataset, model, optimizer, modelVariables(model))
+    return new Trainer(program, dataset, net, optimizer, net.weights)
   }
 
   /** Rows and normalised batch bytes of 0-based step `step`. */
@@ -68,8 +77,8 @@ export class Trainer {
     const rows = this.order.batch(step)
     return {
       rows: rows.slice(),
-      x: normalizeRows(this.dataset.trainImages, this.dataset.rowSize, rows),
-      y: oneHot(this.dataset.trainLabels, this.dataset.classes, rows)
+      x: inputRows(this.dataset, rows),
+      y: labelRows(this.dataset, rows)
     }
   }
 
@@ -80,7 +89,7 @@ export class Trainer {
 
   /** The loss closure of one step (exposed so the tracer runs the very same code). */
   lossFn (x: tf.Tensor, y: tf.Tensor): () => tf.Scalar {
-    return () => tf.losses.softmaxCrossEntropy(y, this.model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar
+    return () => this.net.loss(x, y)
   }
 
   /** Runs step `this.step` (0-based) and returns the batch loss; `onBatch` sees the batch tensors first (tracer). */
@@ -150,13 +159,23 @@ export class Trainer {
     this.step = step
   }
 
-  /** Test-set accuracy with the current weights. */
+  /** Test-set accuracy with the current weights (a Layers model; NaN for a GPT: see validationLoss). */
   evaluate (batch = 1000): number {
-    return evaluateModel(this.model, this.dataset, this.inputShape, batch)
+    if (!(this.net instanceof LayersNet)) return NaN
+    return evaluateModel(this.net.model, this.dataset, this.inputShape, batch)
+  }
+
+  /** Mean cross-entropy (nats per token) of the held-out windows of a text dataset. */
+  validationLoss (): number {
+    if (!(this.net instanceof GptNet) || this.dataset.testSize === 0) return NaN
+    return this.net.meanLoss(this.dataset.testSize, (from, n) => {
+      const rows = new Uint32Array(n).map((_, i) => from + i)
+      return { x: inputRows(this.dataset, rows, 'test'), y: labelRows(this.dataset, rows, 'test') }
+    })
   }
 
   dispose (): void {
-    this.model.dispose()
+    this.net.dispose()
     this.optimizer.dispose()
     if (this.program.optimizer.name === 'adam') for (const s of this.state.slice(this.weights.length)) s.variable.dispose()
   }

@@ -1,5 +1,5 @@
 import { decode } from 'cborg'
-import type { TraceEntry } from '../trace/trace.js'
+import { MAX_ENTRY_INPUTS, type TraceEntry } from '../trace/trace.js'
 
 // Decoding a trace entry from untrusted bytes (a claim, a message): the
 // structure is checked so later code can index it without crashing. The
@@ -17,7 +17,7 @@ export function decodeEntry (bytes: Uint8Array): TraceEntry | undefined {
   try { e = decode(bytes) as TraceEntry } catch { return undefined }
   if (typeof e !== 'object' || e === null || !Number.isInteger(e.index) || e.index < 0 || typeof e.kernel !== 'string') return undefined
   if (typeof e.attrs !== 'object' || e.attrs === null || !Array.isArray(e.inputs) || !Array.isArray(e.outputs)) return undefined
-  if (e.inputs.length > 64 || e.outputs.length > 16) return undefined
+  if (e.inputs.length > MAX_ENTRY_INPUTS || e.outputs.length > 16) return undefined
   for (const i of e.inputs) {
     if (typeof i !== 'object' || i === null || typeof i.name !== 'string' || !DTYPES.includes(i.dtype) || !shapeOk(i.shape) || !HEX64.test(String(i.commitment))) return undefined
     const r = i.ref as { kind?: string, index?: number, output?: number, name?: string }

@@ -1,4 +1,5 @@
 import { isBatchLayout } from '../data/layout.js'
+import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../trace/trace.js'
 import { runtimeInfo } from './runtime.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
@@ -26,6 +27,14 @@ const LAYER: Record<string, string[]> = {
   Flatten: ['Reshape'],
   Reshape: ['Reshape']
 }
+/**
+ * The GPT (node/train/gpt.ts), forward and backward: one-hot embedding and
+ * dense layers as MatMuls (with transposes in the gradients and attention),
+ * heads split and merged by Transpose, layer norm, masked softmax and GELU
+ * from elementwise ops and last-axis reductions, bias and position gradients
+ * as column Sums.
+ */
+const GPT = ['BatchMatMul', 'Reshape', 'Transpose', 'Add', 'Sub', 'Multiply', 'RealDiv', 'Neg', 'Square', 'Sqrt', 'Exp', 'Mean', 'Max', 'Sum', 'Cast']
 const OPTIMIZER: Record<string, string[]> = {
   sgd: ['Multiply', 'Sub'],
   adam: ['Multiply', 'Add', 'Sub', 'Square', 'Sqrt', 'RealDiv']
@@ -38,7 +47,9 @@ export function stepKernels (p: Pick<TaskProgram, 'model' | 'optimizer'>): strin
     if (ks === undefined) throw new RangeError(`no kernel list for ${what}`)
     for (const k of ks) out.add(k)
   }
-  for (const l of p.model.topology.config.layers as LayerJson[]) {
+  const topo = p.model.topology
+  if (topo === undefined) add(GPT, 'model gpt')
+  for (const l of (topo?.config.layers ?? []) as LayerJson[]) {
     add(LAYER[l.class_name], `layer ${l.class_name}`)
     const a = l.config.activation
     if (a !== undefined) add(ACTIVATION[String(a)], `activation ${String(a)}`)
@@ -53,6 +64,27 @@ export function batchInputs (p: Pick<TaskProgram, 'batchSize' | 'dataset'> & { i
     { name: 'x', shape: [p.batchSize, ...p.info.inputShape], width: p.dataset.rowSize },
     { name: 'y', shape: [p.batchSize, p.dataset.classes], width: p.dataset.classes }
   ]
+}
+
+/**
+ * An upper bound on the encoded size of the step's @state entry (one input per
+ * state tensor: weights, then Adam's moments and beta powers), which a state
+ * claim carries: names and shapes are the program's, refs and commitments the
+ * largest they can be.
+ */
+export function stateEntryBound (p: Pick<TaskProgram, 'optimizer'> & { info: Pick<TopologyInfo, 'weights'> }): { inputs: number, bytes: number } {
+  const weights = p.info.weights.map(w => ({ name: `${w.layer}/${w.name}`, shape: w.shape }))
+  const all = p.optimizer.name === 'adam'
+    ? [...weights, ...weights.map(w => ({ ...w, name: `${w.name}/m` })), ...weights.map(w => ({ ...w, name: `${w.name}/v` })), { name: 'adam/accBeta1', shape: [] }, { name: 'adam/accBeta2', shape: [] }]
+    : weights
+  const entry = {
+    index: 0xffffffff,
+    kernel: STATE_PSEUDO_KERNEL,
+    attrs: {},
+    inputs: all.map(t => ({ name: t.name, ref: { kind: 'op' as const, index: 0xffffffff, output: 0xffffffff }, dtype: 'float32' as const, shape: t.shape, commitment: 'f'.repeat(64) })),
+    outputs: []
+  }
+  return { inputs: all.length, bytes: encodeEntry(entry).length }
 }
 
 export interface Admissibility {
@@ -81,6 +113,8 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   if (!rt.verifiable) problems.push(`runtime ${p.runtime} is not bitwise reproducible`)
   if (missingKernels.length > 0) problems.push(`runtime ${p.runtime} has no element reference for ${missingKernels.join(', ')}`)
   if (badInputs.length > 0) problems.push(`no data claim for batch input ${badInputs.join(', ')}`)
+  const st = stateEntryBound(p)
+  if (st.inputs > MAX_ENTRY_INPUTS || st.bytes > MAX_ENTRY_BYTES) problems.push(`its state has ${st.inputs} tensors, so its ${STATE_PSEUDO_KERNEL} entry (up to ${st.bytes} bytes) exceeds what a state claim carries (${MAX_ENTRY_INPUTS} tensors, ${MAX_ENTRY_BYTES} bytes)`)
   const ok = problems.length === 0
   return {
     ok,

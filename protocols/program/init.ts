@@ -4,6 +4,7 @@ import { deriveSeed } from '../data/prng.js'
 import { INIT_DOMAIN } from '../data/order.js'
 import { alea } from './alea.js'
 import type { TaskProgram } from './program.js'
+import { EMBEDDING_RANGE, gptWeights, type GptInit } from './gpt.js'
 import { SEEDED_INITIALIZERS, validateTopology, type LayerJson } from './topology.js'
 
 // The program's initial state, element by element, without tfjs: what
@@ -59,13 +60,27 @@ function weightRule (className: string, shape: readonly number[], seed: number):
   return { kind: 'uniform', seed: String(seed), min: -limit, range: limit - -limit }
 }
 
-/** The state tensors of a program's initial state in the trainer's order, with how each element is initialised. */
-export function initLayout (program: TaskProgram): StateTensorInit[] {
-  const topo = program.model.topology
+// GPT weights (gpt.ts): tfjs's glorotUniform, randomUniform(-0.05, 0.05)
+// (tfjs's Embedding default), ones and zeros, seeded like Layers weights.
+function gptRule (init: GptInit, shape: readonly number[], seed: number): InitRule {
+  if (init === 'Ones') return { kind: 'fill', value: 1 }
+  if (init === 'Zeros') return { kind: 'fill', value: 0 }
+  if (init === 'Embedding') return { kind: 'uniform', seed: String(seed), min: -EMBEDDING_RANGE, range: EMBEDDING_RANGE - -EMBEDDING_RANGE }
+  return weightRule(init, shape, seed)
+}
+
+function weightsLayout (program: TaskProgram): StateTensorInit[] {
+  const m = program.model
+  if (m.gpt !== undefined) {
+    const text = program.dataset.text
+    if (text === undefined) throw new InitUnsupported('a GPT program needs dataset.text')
+    return gptWeights(m.gpt, text).map((w, i) => ({ name: w.name, shape: [...w.shape], dtype: 'float32', rule: gptRule(w.init, w.shape, deriveSeed(program.seed, INIT_DOMAIN, i)) }))
+  }
+  const topo = m.topology
   const weights = validateTopology(topo, program.dataset.rowSize, program.dataset.classes).weights
   const layers = new Map<string, LayerJson>()
   topo.config.layers.forEach((l, i) => layers.set(typeof l.config.name === 'string' ? l.config.name : `layer${i}`, l))
-  const out: StateTensorInit[] = weights.map((w, i) => {
+  return weights.map((w, i): StateTensorInit => {
     const c = layers.get(w.layer)?.config ?? {}
     const key = w.name === 'kernel' ? 'kernel_initializer' : 'bias_initializer'
     const init = c[key] as { class_name?: unknown } | undefined | null
@@ -73,6 +88,11 @@ export function initLayout (program: TaskProgram): StateTensorInit[] {
     if (!SEEDED_INITIALIZERS.has(className) && className !== 'Zeros') throw new InitUnsupported(`initializer ${className}`)
     return { name: `${w.layer}/${w.name}`, shape: [...w.shape], dtype: 'float32', rule: weightRule(className, w.shape, deriveSeed(program.seed, INIT_DOMAIN, i)) }
   })
+}
+
+/** The state tensors of a program's initial state in the trainer's order, with how each element is initialised. */
+export function initLayout (program: TaskProgram): StateTensorInit[] {
+  const out = weightsLayout(program)
   const o = program.optimizer
   if (o.name === 'adam') {
     const zeros = { kind: 'fill', value: 0 } as const

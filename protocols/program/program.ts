@@ -1,6 +1,7 @@
 import { assertSeed } from '../data/prng.js'
 import { canonicalHash } from './canonical-json.js'
 import { runtimeInfo, WASM_RUNTIME } from './runtime.js'
+import { DEFAULT_GPT, validateGpt, validateTextSpec, type GptSpec, type TextSpec } from './gpt.js'
 import { ProgramError, validateTopology, type SequentialJson, type TopologyInfo } from './topology.js'
 import { ZOO } from './zoo.js'
 
@@ -8,6 +9,9 @@ import { ZOO } from './zoo.js'
 // Version 1. Inputs are rows of `rowSize` uint8 values normalised in plain JS
 // to float32 x/255; labels are one-hot float32. The loss is the mean softmax
 // cross-entropy over the batch (tf.losses.softmaxCrossEntropy on logits).
+// A text task (dataset kind 'text', model gpt) reads windows of `context`
+// tokens as one-hot float32 rows (normalize 'onehot'), its labels are the
+// next tokens one-hot, and the loss is the mean over every position.
 
 export const PROGRAM_VERSION = 1
 // the proof holds one 32-byte root per step: 500k steps ≈ 33 MB of proof.json
@@ -15,16 +19,19 @@ export const MAX_STEPS = 500_000
 export const MAX_BATCH = 4096
 
 export interface DatasetRef {
-  /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed` */
-  kind: 'idx' | 'synthetic'
+  /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed`; 'text': a packaged text corpus */
+  kind: 'idx' | 'synthetic' | 'text'
   name: string
   /** content hash, see docs/training.md ("Dataset hash") */
   sha256: string
   trainSize: number
   testSize: number
-  /** values per row (28*28) */
+  /** values per input row (28*28; text: context * vocab one-hot values) */
   rowSize: number
+  /** values per label row (the classes; text: context * vocab, the next tokens one-hot) */
   classes: number
+  /** text only: vocabulary and window length */
+  text?: TextSpec
   syntheticSeed?: number
   /**
    * commitment root (hex, protocols/commit) of the normalised training rows as
@@ -40,10 +47,12 @@ export type OptimizerSpec =
   | { name: 'sgd', learningRate: number }
   | { name: 'adam', learningRate: number, beta1: number, beta2: number, epsilon: number }
 
+export type ModelSpec = { name: string, topology: SequentialJson, gpt?: undefined } | { name: 'gpt', gpt: GptSpec, topology?: undefined }
+
 export interface TaskProgram {
   version: 1
   runtime: string
-  model: { name: string, topology: SequentialJson }
+  model: ModelSpec
   seed: number
   dataset: DatasetRef
   batchSize: number
@@ -51,7 +60,7 @@ export interface TaskProgram {
   optimizer: OptimizerSpec
   checkpointEvery: number
   loss: 'softmax-cross-entropy'
-  normalize: 'div255'
+  normalize: 'div255' | 'onehot'
 }
 
 function isObj (v: unknown): v is Record<string, unknown> {
@@ -81,20 +90,32 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   assertSeedP(p.seed, 'seed')
   const d = p.dataset
   if (!isObj(d)) throw new ProgramError('dataset must be an object')
-  if (d.kind !== 'idx' && d.kind !== 'synthetic') throw new ProgramError(`dataset.kind must be "idx" or "synthetic", got ${JSON.stringify(d.kind)}`)
+  if (d.kind !== 'idx' && d.kind !== 'synthetic' && d.kind !== 'text') throw new ProgramError(`dataset.kind must be "idx", "synthetic" or "text", got ${JSON.stringify(d.kind)}`)
   if (typeof d.name !== 'string' || d.name.length === 0 || d.name.length > 100) throw new ProgramError('dataset.name must be a non-empty string')
   if (typeof d.sha256 !== 'string' || !HEX64.test(d.sha256)) throw new ProgramError('dataset.sha256 must be 64 lowercase hex digits')
   const trainSize = int(d.trainSize, 'dataset.trainSize', 1, 100_000_000)
   int(d.testSize, 'dataset.testSize', 0, 100_000_000)
   const rowSize = int(d.rowSize, 'dataset.rowSize', 1, 1 << 24)
-  const classes = int(d.classes, 'dataset.classes', 2, 1 << 16)
+  // a text row's labels are context × vocab one-hot values
+  const classes = int(d.classes, 'dataset.classes', 2, d.kind === 'text' ? 1 << 24 : 1 << 16)
   if (d.kind === 'synthetic') assertSeedP(d.syntheticSeed, 'dataset.syntheticSeed')
   if (d.cid !== undefined && typeof d.cid !== 'string') throw new ProgramError('dataset.cid must be a string')
   if (d.rowsRoot !== undefined && (typeof d.rowsRoot !== 'string' || !HEX64.test(d.rowsRoot))) throw new ProgramError('dataset.rowsRoot must be 64 lowercase hex digits')
-  for (const k of Object.keys(d)) if (!['kind', 'name', 'sha256', 'trainSize', 'testSize', 'rowSize', 'classes', 'syntheticSeed', 'rowsRoot', 'cid'].includes(k)) throw new ProgramError(`unknown dataset field "${k}"`)
+  for (const k of Object.keys(d)) if (!['kind', 'name', 'sha256', 'trainSize', 'testSize', 'rowSize', 'classes', 'syntheticSeed', 'rowsRoot', 'cid', 'text'].includes(k)) throw new ProgramError(`unknown dataset field "${k}"`)
+  const text = d.kind === 'text' ? validateTextSpec(d.text) : undefined
+  if (text === undefined && d.text !== undefined) throw new ProgramError('dataset.text is only for a text dataset')
   const m = p.model
-  if (!isObj(m) || typeof m.name !== 'string') throw new ProgramError('model must be {name, topology}')
-  const info = validateTopology(m.topology, rowSize, classes)
+  if (!isObj(m) || typeof m.name !== 'string') throw new ProgramError('model must be {name, topology} or {name: "gpt", gpt}')
+  for (const k of Object.keys(m)) if (!['name', 'topology', 'gpt'].includes(k)) throw new ProgramError(`unknown model field "${k}"`)
+  let info: TopologyInfo
+  if (m.gpt !== undefined) {
+    if (m.name !== 'gpt' || m.topology !== undefined) throw new ProgramError('a GPT model is {name: "gpt", gpt} (no topology)')
+    if (text === undefined) throw new ProgramError('a GPT model needs a text dataset')
+    info = validateGpt(m.gpt, text, rowSize, classes).info
+  } else {
+    if (text !== undefined) throw new ProgramError('a text dataset needs a GPT model (--model gpt)')
+    info = validateTopology(m.topology, rowSize, classes)
+  }
   const batchSize = int(p.batchSize, 'batchSize', 1, MAX_BATCH)
   if (batchSize > trainSize) throw new ProgramError(`batchSize ${batchSize} is larger than the training set (${trainSize} rows)`)
   int(p.steps, 'steps', 1, MAX_STEPS)
@@ -113,7 +134,8 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
     throw new ProgramError(`unknown optimizer ${JSON.stringify(o.name)} (use sgd or adam)`)
   }
   if (p.loss !== 'softmax-cross-entropy') throw new ProgramError(`unknown loss ${JSON.stringify(p.loss)} (only softmax-cross-entropy)`)
-  if (p.normalize !== 'div255') throw new ProgramError(`unknown normalize ${JSON.stringify(p.normalize)} (only div255)`)
+  const norm = text === undefined ? 'div255' : 'onehot'
+  if (p.normalize !== norm) throw new ProgramError(`normalize must be ${norm} for a ${d.kind} dataset, got ${JSON.stringify(p.normalize)}`)
   const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'loss', 'normalize'])
   for (const k of Object.keys(p)) if (!known.has(k)) throw new ProgramError(`unknown program field "${k}"`)
   return { ...(p as unknown as TaskProgram), info }
@@ -139,12 +161,14 @@ export interface NewProgramOptions {
   optimizer?: 'sgd' | 'adam'
   learningRate?: number
   runtime?: string
+  /** GPT sizes (model gpt), defaults DEFAULT_GPT */
+  gpt?: Partial<GptSpec>
 }
 
 /** Builds a program from the zoo; validates it before returning. */
 export function newProgram (o: NewProgramOptions): TaskProgram {
   const z = ZOO[o.model]
-  if (z === undefined) throw new ProgramError(`unknown model "${o.model}" (zoo: ${Object.keys(ZOO).join(', ')})`)
+  if (z === undefined && o.model !== 'gpt') throw new ProgramError(`unknown model "${o.model}" (zoo: ${[...Object.keys(ZOO), 'gpt'].join(', ')})`)
   const optName = o.optimizer ?? 'adam'
   const optimizer: OptimizerSpec = optName === 'sgd'
     ? { name: 'sgd', learningRate: o.learningRate ?? 0.05 }
@@ -152,7 +176,7 @@ export function newProgram (o: NewProgramOptions): TaskProgram {
   const p: TaskProgram = {
     version: 1,
     runtime: o.runtime ?? WASM_RUNTIME,
-    model: { name: o.model, topology: z.topology() },
+    model: z === undefined ? { name: 'gpt', gpt: { ...DEFAULT_GPT, ...o.gpt } } : { name: o.model, topology: z.topology() },
     seed: o.seed ?? 1,
     dataset: o.dataset,
     batchSize: o.batchSize ?? 64,
@@ -160,7 +184,7 @@ export function newProgram (o: NewProgramOptions): TaskProgram {
     optimizer,
     checkpointEvery: o.checkpointEvery ?? 100,
     loss: 'softmax-cross-entropy',
-    normalize: 'div255'
+    normalize: o.dataset.kind === 'text' ? 'onehot' : 'div255'
   }
   validateProgram(p)
   return p

@@ -6,7 +6,8 @@
 export interface LayerJson { class_name: string, config: Record<string, unknown> }
 export interface SequentialJson { class_name: 'Sequential', config: { name?: string, layers: LayerJson[] } }
 
-export interface WeightSpec { layer: string, name: 'kernel' | 'bias', shape: number[] }
+/** name: 'kernel' or 'bias' for Layers models; GPT weights add 'embeddings', 'gamma', 'beta' */
+export interface WeightSpec { layer: string, name: string, shape: number[] }
 export interface TopologyInfo {
   inputShape: number[]
   outputShape: number[]

@@ -8,6 +8,7 @@ import { WASM_MATMUL } from './matmul.js'
 import { POOL_CONV } from './pool-conv.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
+import { TRANSPOSE } from './transpose.js'
 import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
 import type { TraceEntry } from '../trace/trace.js'
 
@@ -42,7 +43,8 @@ const WASM: Record<string, KernelRef> = {
   ...POOL_CONV,
   BatchMatMul: WASM_MATMUL,
   _FusedMatMul: WASM_MATMUL,
-  Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER
+  Conv2DBackpropFilter: CONV2D_BACKPROP_FILTER,
+  Transpose: TRANSPOSE
 }
 
 const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [CPU_RUNTIME]: CPU }

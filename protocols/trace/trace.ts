@@ -27,6 +27,14 @@ export interface TraceInput { name: string, ref: InputRef, dtype: DType, shape: 
 export interface TraceOutput { dtype: DType, shape: number[], commitment: string }
 export interface TraceEntry { index: number, kernel: string, attrs: Record<string, unknown>, inputs: TraceInput[], outputs: TraceOutput[] }
 
+/**
+ * Bounds on one encoded trace entry that a claim can carry (the chain decodes
+ * it): the @state entry has one input per state tensor, so a program whose
+ * state does not fit is not admissible (protocols/program/admissible.ts).
+ */
+export const MAX_ENTRY_INPUTS = 1024
+export const MAX_ENTRY_BYTES = 32768
+
 /** Constants with at most this many elements carry their values in the entry. */
 export const MAX_INLINE_CONST = 64
 

@@ -6,7 +6,7 @@ import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { sha256 } from '../../protocols/commit/merkle.js'
 import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram, type ProgramArgs } from '../helpers/program.js'
+import { TEST_TEXT, taskProgram, type ProgramArgs } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // Attack: post a task nobody can adjudicate (a runtime without element
@@ -76,6 +76,24 @@ describe('an op without a reference on the chain', () => {
     expect(submit(cnn)).toBe('Arbitration.ProgramNotVerifiable')
     nothingPosted()
     expect(submit(taskProgram({ model: 'mlp', optimizer: 'sgd' }))).toBeUndefined()
+  })
+
+  it('a GPT task is accepted by the chain; refused by one whose reference lacks Transpose (the attention heads) or Exp', async () => {
+    const gpt = (): ProgramArgs => taskProgram({ model: 'gpt', dataset: TEST_TEXT, batchSize: 16 })
+    await chain()
+    expect(submit(gpt())).toBeUndefined()
+    for (const missing of ['Transpose', 'Exp']) {
+      await chain({ ...reference, supportsElement: (rt: string, k: string) => k !== missing && reference.supportsElement(rt, k) })
+      expect(submit(gpt())).toBe('Arbitration.ProgramNotVerifiable')
+      nothingPosted()
+    }
+  })
+
+  it('a GPT whose @state entry is too large for a state claim is refused (a solver could change a weight after a step and win by timeout)', async () => {
+    await chain()
+    const big = taskProgram({ model: 'gpt', gpt: { layers: 12, dModel: 8, heads: 2, mlp: 8 }, dataset: TEST_TEXT, batchSize: 16, optimizer: 'adam' })
+    expect(submit(big)).toBe('Arbitration.ProgramNotVerifiable')
+    nothingPosted()
   })
 
   it('a chain without reference semantics accepts no task at all', async () => {

@@ -1,11 +1,15 @@
 import { u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../protocols/commit/merkle.js'
+import { ASCII_VOCAB } from '../../protocols/program/gpt.js'
 import { newProgram, programBytes, type DatasetRef, type NewProgramOptions, type TaskProgram } from '../../protocols/program/index.js'
 
 // A real task program for chain tests: submit_task carries the canonical
 // program bytes and refuses a program the chain could not adjudicate.
 
 export const TEST_DATASET: DatasetRef = { kind: 'synthetic', name: 'synthetic-test', sha256: 'ab'.repeat(32), trainSize: 1024, testSize: 0, rowSize: 784, classes: 10, syntheticSeed: 1 }
+
+/** A text dataset reference for GPT programs (fortunes-min shaped: context 64, 96 characters). */
+export const TEST_TEXT: DatasetRef = { kind: 'text', name: 'fortunes-min', sha256: 'cd'.repeat(32), trainSize: 1383, testSize: 153, rowSize: 64 * 96, classes: 64 * 96, text: { vocab: ASCII_VOCAB, context: 64 } }
 
 export interface ProgramArgs { program: TaskProgram, bytes: Uint8Array, programHash: string, programHex: string }
 

@@ -7,7 +7,7 @@ interface EvalOpts { model: string, json?: boolean, datasetDir?: string, backend
 
 export function register (program: Command): void {
   program.command('evaluate')
-    .description('test-set accuracy of a trained model')
+    .description('test-set accuracy of a trained model (a GPT: held-out loss)')
     .requiredOption('--model <dir>', 'run directory (or its model/ subdirectory)')
     .option('--backend <b>', `${BACKEND_CHOICES.join(' | ')}`, 'auto')
     .option('--dataset-dir <dir>', 'where the IDX files are')
@@ -17,6 +17,7 @@ export function register (program: Command): void {
       try {
         const r = await evaluateSaved({ modelDir: o.model, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log: cliLog('evaluate', o.logLevel) })
         if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
+        else if (r.validationLoss !== undefined) process.stdout.write(`validation loss ${r.validationLoss.toFixed(4)} nats/token on ${r.testSize} held-out windows\n`)
         else process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}% on ${r.testSize} samples\n`)
       } catch (e) { wrapError(e) }
     })

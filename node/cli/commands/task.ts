@@ -6,19 +6,27 @@ import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
 import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
 import { ZOO } from '../../../protocols/program/zoo.js'
-import { datasetRef, loadIdxDataset, syntheticDataset } from '../../train/dataset.js'
+import { datasetRef, loadIdxDataset, syntheticDataset, textDataset } from '../../train/dataset.js'
+import { TEXT_CORPORA } from '../../train/text-dataset.js'
+import { ASCII_VOCAB, DEFAULT_CONTEXT, DEFAULT_GPT, type GptSpec } from '../../../protocols/program/gpt.js'
 import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
-interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
 
 export function register (program: Command): void {
   const task = program.command('task').description('create and inspect training task programs')
   task.command('new')
     .description('print a valid task program (JSON) for a zoo model')
-    .requiredOption('--model <name>', `zoo model: ${Object.keys(ZOO).join(' | ')}`)
-    .requiredOption('--dataset <dir|synthetic>', 'directory with the four IDX files (gz or raw), or "synthetic"')
+    .requiredOption('--model <name>', `zoo model: ${[...Object.keys(ZOO), 'gpt'].join(' | ')}`)
+    .requiredOption('--dataset <dir|synthetic|text>', `directory with the four IDX files (gz or raw), "synthetic", or a text corpus for --model gpt: ${Object.keys(TEXT_CORPORA).join(' | ')} (directory with --dataset-dir)`)
+    .option('--dataset-dir <dir>', 'text corpus directory (default: where its Debian package installs it)')
+    .option('--context <n>', 'gpt: context length in characters', String(DEFAULT_CONTEXT))
+    .option('--layers <n>', `gpt: transformer blocks (default ${DEFAULT_GPT.layers})`)
+    .option('--d-model <n>', `gpt: model width (default ${DEFAULT_GPT.dModel})`)
+    .option('--heads <n>', `gpt: attention heads (default ${DEFAULT_GPT.heads})`)
+    .option('--mlp <n>', `gpt: MLP hidden width (default ${DEFAULT_GPT.mlp})`)
     .requiredOption('--steps <n>', 'number of training steps')
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
@@ -33,11 +41,19 @@ export function register (program: Command): void {
     .action((o: NewOpts) => {
       try {
         if (o.optimizer !== 'sgd' && o.optimizer !== 'adam') throw new CliError(`--optimizer must be sgd or adam, got "${o.optimizer}"`)
-        const ds = o.dataset === 'synthetic'
-          ? syntheticDataset(intOpt(o.seed, '--seed', 0, 0xffffffff) ?? 1, intOpt(o.syntheticSize, '--synthetic-size', 16, 1_000_000), 512)
-          : loadIdxDataset(o.dataset)
+        const isText = TEXT_CORPORA[o.dataset] !== undefined
+        if (isText !== (o.model === 'gpt')) throw new CliError(o.model === 'gpt' ? `--model gpt trains on a text corpus: --dataset ${Object.keys(TEXT_CORPORA).join(' | ')}` : `--dataset ${o.dataset} is a text corpus: use --model gpt`)
+        const ds = isText
+          ? textDataset(o.dataset, { vocab: ASCII_VOCAB, context: intOpt(o.context, '--context', 1, 1024) as number }, o.datasetDir)
+          : o.dataset === 'synthetic'
+            ? syntheticDataset(intOpt(o.seed, '--seed', 0, 0xffffffff) ?? 1, intOpt(o.syntheticSize, '--synthetic-size', 16, 1_000_000), 512)
+            : loadIdxDataset(o.dataset)
+        const gpt: Partial<GptSpec> = {}
+        const sizes = { layers: [o.layers, '--layers', 48], dModel: [o.dModel, '--d-model', 4096], heads: [o.heads, '--heads', 256], mlp: [o.mlp, '--mlp', 16384] } as const
+        for (const [k, [v, flag, max]] of Object.entries(sizes)) { const n = intOpt(v, flag, 1, max); if (n !== undefined) gpt[k as keyof typeof sizes] = n }
         const p = newProgram({
           model: o.model,
+          gpt,
           dataset: datasetRef(ds, { rowsRoot: o.rowsRoot }),
           steps: intOpt(o.steps, '--steps', 1, 500_000) as number,
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),

@@ -45,7 +45,7 @@ export function register (program: Command): void {
         })
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,
-          steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy,
+          steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy, text: r.text,
           seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
           proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
           ...(r.divergence !== undefined ? { divergence: r.divergence } : {})
@@ -55,6 +55,7 @@ export function register (program: Command): void {
           process.stdout.write(`trained ${r.steps}/${programJson.steps} steps in ${r.seconds.toFixed(1)} s (${Math.round(r.samplesPerSec)} samples/s) on ${r.backend.runtime}\n`)
           if (r.accuracy !== undefined) process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}%\n`)
           if (r.divergence !== undefined) process.stdout.write(`the run diverged: step ${r.divergence.step + 1} produced a NaN (entry ${r.divergence.entry}, element ${r.divergence.flat} of its op trace); a diverged proof of ${r.steps} steps\n`)
+          if (r.text !== undefined) process.stdout.write(`validation loss ${r.text.validationLoss.toFixed(4)} nats/token (perplexity ${Math.exp(r.text.validationLoss).toFixed(2)}); unigram baseline ${r.text.unigramBaseline.toFixed(4)}\nsample: ${JSON.stringify(r.text.sample)}\n`)
           process.stdout.write(r.proofWritten ? `proof root ${r.proofRoot}\n` : 'no proof written (run incomplete or backend not the pinned runtime)\n')
         }
       } catch (e) { wrapError(e) }

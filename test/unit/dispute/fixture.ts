@@ -16,7 +16,7 @@ import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
-import { datasetRef, normalizeRows, oneHot, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { datasetRef, inputRows, labelRows, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { reexecuteOp, traceStep, type OpValues } from '../../../node/train/tracer.js'
 import { Harness } from '../chain/harness.js'
@@ -45,8 +45,8 @@ export async function honestRun (program: TaskProgram, ds: Dataset, step: number
   return {
     program, programBytes: new TextEncoder().encode(canonicalJson(bare)), step, entries: tr.entries, values: tr.values, roots, before,
     skeleton: skeletonLeaves(tr.entries), ds,
-    x: { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: normalizeRows(ds.trainImages, ds.rowSize, all) },
-    y: { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: oneHot(ds.trainLabels, ds.classes, all) }
+    x: { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) },
+    y: { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }
   }
 }
 

@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
 import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../protocols/commit/tensor.js'
 import { isBatchLayout } from '../../../protocols/data/layout.js'
-import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
+import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, stateEntryBound, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
 import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, encodeEntry } from '../../../protocols/trace/trace.js'
 import { initBackend } from '../../../node/train/backend.js'
-import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { datasetRef, syntheticDataset, textDataset, type Dataset } from '../../../node/train/dataset.js'
+import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { traceStep, type StepTrace } from '../../../node/train/tracer.js'
 
@@ -117,6 +118,64 @@ describe('admissibility vs traced steps of other admissible topologies (wasm)', 
       })
     }
   }
+})
+
+describe('admissibility vs traced GPT steps (wasm)', () => {
+  for (const optimizer of ['sgd', 'adam'] as const) {
+    for (const [what, gpt, context] of [['default sizes', {}, 64], ['1 layer, 3 heads, context 5', { layers: 1, dModel: 12, heads: 3, mlp: 8 }, 5]] as const) {
+      it(`gpt ${what}, ${optimizer}: the rule's kernels are exactly the step's, each judgeable; x and y have data claims`, async () => {
+        const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context })
+        const p = newProgram({ model: 'gpt', gpt, dataset: datasetRef(text), steps: 2, optimizer, batchSize: 2, seed: 9 })
+        const v = validateProgram(p)
+        const adm = admissibility(v, supportsElement)
+        expect(adm.reason).toBe('')
+        const t = await Trainer.create(p, text)
+        let tr: StepTrace
+        try { tr = traceStep(t) } finally { t.dispose() }
+        expect(traced(tr)).toEqual(stepKernels(p))
+        const widths = new Map(batchInputs(v).map(b => [b.name, b.width]))
+        expect(widths.get('x')).toBe(context * ASCII_VOCAB.length)
+        let data = 0
+        for (const e of tr.entries) {
+          if (e.kernel === STATE_PSEUDO_KERNEL) continue
+          expect(e.outputs.length, e.kernel).toBe(1)
+          const op = opShapeOf(e)
+          for (const flat of [0, sizeOf(op.output.shape) - 1]) expect(() => elementOperands(p.runtime, op, flat), `${e.kernel} ${JSON.stringify(e.attrs)}`).not.toThrow()
+          for (const inp of e.inputs) if (inp.ref.kind === 'data') { expect(isBatchLayout(inp.shape, p.batchSize, widths.get(inp.ref.name)!)).toBe(true); data++ }
+        }
+        expect(data).toBeGreaterThanOrEqual(2)
+        // the @state entry a state claim carries: within the bound the rule computes, and within the chain's limits
+        const st = tr.entries[tr.entries.length - 1]
+        expect(st.kernel).toBe(STATE_PSEUDO_KERNEL)
+        const bound = stateEntryBound(v)
+        expect(bound.inputs).toBe(st.inputs.length)
+        expect(encodeEntry(st).length).toBeLessThanOrEqual(bound.bytes)
+        expect(bound.bytes).toBeLessThanOrEqual(MAX_ENTRY_BYTES)
+      }, 60_000)
+    }
+  }
+
+  it('a GPT whose state is too many tensors for a state claim is refused (its @state entry could not be judged)', () => {
+    const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 8 })
+    const big = validateProgram(newProgram({ model: 'gpt', gpt: { layers: 12, dModel: 8, heads: 2, mlp: 8 }, dataset: datasetRef(text), steps: 2, batchSize: 2, optimizer: 'adam' }))
+    expect(stateEntryBound(big).bytes).toBeGreaterThan(MAX_ENTRY_BYTES)
+    const adm = admissibility(big, supportsElement)
+    expect(adm.ok).toBe(false)
+    expect(adm.missingKernels).toEqual([])
+    expect(adm.reason).toMatch(/@state entry .* exceeds what a state claim carries/)
+    // the same model with SGD (a third of the state tensors) fits
+    const { info: _info, ...bare } = big
+    expect(admissibility(validateProgram({ ...bare, optimizer: { name: 'sgd', learningRate: 0.1 } }), supportsElement).ok).toBe(true)
+  })
+
+  it('a GPT is refused when any one of its kernels lacks a reference (never passed silently)', () => {
+    const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 8 })
+    const v = validateProgram(newProgram({ model: 'gpt', gpt: { layers: 1, dModel: 8, heads: 2, mlp: 8 }, dataset: datasetRef(text), steps: 2, batchSize: 2 }))
+    for (const k of stepKernels(v)) {
+      const adm = admissibility(v, (rt, kk) => kk !== k && supportsElement(rt, kk))
+      expect(adm, k).toMatchObject({ ok: false, missingKernels: [k] })
+    }
+  })
 })
 
 describe('tfjs-cpu is not admissible', () => {

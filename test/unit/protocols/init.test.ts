@@ -4,7 +4,8 @@ import { alea } from '../../../protocols/program/alea.js'
 import { InitUnsupported, initLayout, initialElement, initialState, initialStateRoot, initialTensor } from '../../../protocols/program/init.js'
 import { newProgram, type TaskProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
-import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
+import { datasetRef, syntheticDataset, textDataset, type Dataset } from '../../../node/train/dataset.js'
+import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import seedrandom from 'seedrandom'
 
@@ -58,6 +59,27 @@ describe('initial state, element-addressable and pure', () => {
     }
   }
 
+  for (const optimizer of ['sgd', 'adam'] as const) {
+    it(`gpt × ${optimizer}: embeddings, layer norms, dense weights and slots equal the engine's bit for bit`, async () => {
+      const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 16 })
+      const p = newProgram({ model: 'gpt', gpt: { layers: 2, dModel: 24, heads: 3, mlp: 40 }, dataset: datasetRef(text), steps: 3, optimizer, batchSize: 4, seed: 987654 })
+      const t = await Trainer.create(p, text)
+      try {
+        const engine = t.stateTensors()
+        const layout = initLayout(p)
+        expect(layout.map(l => l.name)).toEqual(t.stateNames())
+        expect(layout.map(l => [l.shape, l.dtype])).toEqual(t.stateLayout().map(l => [l.shape, l.dtype]))
+        expect(new Set(layout.map(l => l.rule.kind === 'uniform' ? `uniform ${l.rule.min}` : `fill ${l.rule.value}`)).size).toBeGreaterThanOrEqual(4)
+        initialState(p).forEach((x, i) => expect(bits(x.values), layout[i].name).toEqual(bits(engine[i].values)))
+        expect(toHex(initialStateRoot(p))).toBe(toHex(t.stateRoot()))
+        for (const [i, l] of layout.entries()) {
+          const n = engine[i].values.length
+          for (const k of [0, n >> 1, n - 1]) expect(bits([initialElement(l, k)])[0]).toBe(bits([engine[i].values[k]])[0])
+        }
+      } finally { t.dispose() }
+    }, 60_000)
+  }
+
   it('another seed gives another state; a normal initializer is refused, not guessed', () => {
     const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 3, optimizer: 'sgd', batchSize: 8, seed: 1 })
     const q = { ...p, seed: 2 }
@@ -65,7 +87,7 @@ describe('initial state, element-addressable and pure', () => {
     const l = initLayout(p)[0]
     expect(initialTensor(l).values[5]).toBe(initialElement(l, 5))
     const normal = JSON.parse(JSON.stringify(p)) as TaskProgram
-    normal.model.topology.config.layers[0].config.kernel_initializer = { class_name: 'GlorotNormal', config: { seed: null } }
+    normal.model.topology!.config.layers[0].config.kernel_initializer = { class_name: 'GlorotNormal', config: { seed: null } }
     expect(() => initLayout(normal)).toThrow(InitUnsupported)
   })
 })
