@@ -3,7 +3,7 @@
 // through what an operator has (control API, /proc). Every process started
 // here is killed on exit, on SIGINT/SIGTERM and on an uncaught error.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
 // e.g. SCALE_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every peer
@@ -12,7 +12,14 @@ const NODE_ARGS = (process.env.SCALE_BENCH_NODE_ARGS ?? '').split(' ').filter(Bo
 export const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
 const live = new Set()
-function killAll () { for (const c of live) { try { c.kill('SIGKILL') } catch {} } live.clear() }
+const dirs = new Set()
+/** a directory removed on exit, however the bench ends */
+export function tempDirToRemove (dir) { dirs.add(dir); return dir }
+function killAll () {
+  for (const c of live) { try { c.kill('SIGKILL') } catch {} }
+  live.clear()
+  for (const d of dirs) { try { rmSync(d, { recursive: true, force: true }) } catch {} }
+}
 process.on('exit', killAll)
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => { killAll(); process.exit(130) })
 process.on('uncaughtException', err => { console.error(err); killAll(); process.exit(1) })

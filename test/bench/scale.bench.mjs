@@ -16,7 +16,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { machine, pct, writeSection } from './report.mjs'
-import { SwarmProc, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.mjs'
+import { SwarmProc, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -24,22 +24,23 @@ const N = Number(process.argv[2] ?? 100)
 const STAGGER_MS = Number(process.argv[3] ?? 400)
 const D_LO = 4 // gossipsub D_lo (libp2p default, node/peer.ts MESH_D_LO)
 const PUBLISHERS = Math.min(5, N)
-const MESSAGES = Number(process.env.SCALE_BENCH_MESSAGES ?? 100)
+const MESSAGES = Number(process.env.SCALE_BENCH_MESSAGES ?? 60)
 // a protocol-like rate (tasks, proofs, verdicts); 2 cores cannot carry much more for 100 peers
-const PUBLISH_EVERY_MS = Number(process.env.SCALE_BENCH_PUBLISH_EVERY_MS ?? 200)
+const PUBLISH_EVERY_MS = Number(process.env.SCALE_BENCH_PUBLISH_EVERY_MS ?? 500)
 const PROVIDERS = Math.min(5, N)
 const LOOKUPS = 20
 const CHURN = Math.max(1, Math.round(N / 10))
 const MESH_WAIT_MS = 180_000
 const SETTLE_MS = 60_000
 const IDLE_S = 10
+const MAX_STARTING = 6
 if (!Number.isInteger(N) || N < 5 || N > 200) { console.error('peers: an integer in 5..200'); process.exit(2) }
 
 // never crowd out the other users of a shared machine: ~95 MiB a peer, and a margin
 const needMiB = (N + 1) * 130 + 2048
 if (memAvailableMiB() < needMiB) { console.error(`need ~${needMiB} MiB available for ${N} peers, have ${memAvailableMiB().toFixed(0)}`); process.exit(2) }
 
-const dir = mkdtempSync(join(tmpdir(), 'ps-scale-bench-'))
+const dir = tempDirToRemove(mkdtempSync(join(tmpdir(), 'ps-scale-bench-')))
 const t0 = performance.now()
 const at = () => ((performance.now() - t0) / 1000).toFixed(1) + ' s'
 const log = msg => console.error(`[scale ${at()}] ${msg}`)
@@ -49,7 +50,14 @@ const res = { peers: N, staggerMs: STAGGER_MS }
 let boot
 const peers = []
 let nextDir = 0
-const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0'], dataDir)
+const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8'], dataDir)
+const starting = ps => ps.filter(p => p.api == null && p.alive).length
+// a peer that failed to start is counted and left out (its error is printed), rather than losing the run
+const dropFailed = ps => {
+  const failed = ps.filter(p => p.api == null)
+  for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch(err => log(`start failed: ${err.message.slice(0, 600)}`)) }
+  return failed.length
+}
 const meshStats = (mins) => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
 
 try {
@@ -58,11 +66,20 @@ try {
 
   // ---- joining over time ----
   log(`starting ${N} peers, ${STAGGER_MS} ms apart`)
-  for (let i = 0; i < N; i++) { peers.push(startPeer()); await sleep(STAGGER_MS) }
+  // at most MAX_STARTING peers starting at once: each needs ~0.4 s of CPU to load libp2p, and on a
+  // loaded machine 100 processes starting together starve the bootstrap peer (dial timeouts)
+  for (let i = 0; i < N; i++) {
+    peers.push(startPeer())
+    const t = performance.now()
+    for (let w = 0; w < 600 && starting(peers) >= MAX_STARTING; w++) await sleep(100)
+    await sleep(Math.max(0, STAGGER_MS - (performance.now() - t)))
+    if (i % 10 === 9) log(`${i + 1} peers started`)
+  }
   const lastStart = performance.now()
-  await Promise.all(peers.map(p => p.ready))
-  await sleep(500) // control.json is written before the ready line; the client reads it on ready
-  log('all peers ready')
+  await Promise.allSettled(peers.map(p => p.ready))
+  res.startFailures = dropFailed(peers)
+  await sleep(500)
+  log(`all peers ready (${res.startFailures} failed to start)`)
 
   // ---- mesh formation: every peer with ≥ D_lo mesh peers on each topic it subscribes to ----
   const all = [boot, ...peers]
@@ -108,7 +125,7 @@ try {
   const cids = []
   for (let i = 0; i < PROVIDERS; i++) {
     const cid = CID.createV1(raw.code, await sha256.digest(randomBytes(32))).toString()
-    const p = peers[(i * 13 + 3) % N]
+    const p = peers[(i * 13 + 3) % peers.length]
     const q0 = performance.now()
     await p.api('POST', '/v1/dht/provide', { cid }, 30_000)
     cids.push({ cid, provider: p, provideMs: performance.now() - q0 })
@@ -116,7 +133,7 @@ try {
   const lookups = []
   for (let i = 0; i < LOOKUPS; i++) {
     const { cid, provider } = cids[i % cids.length]
-    const asker = peers[(i * 17 + 11) % N] === provider ? peers[(i * 17 + 12) % N] : peers[(i * 17 + 11) % N]
+    const asker = peers[(i * 17 + 11) % peers.length] === provider ? peers[(i * 17 + 12) % peers.length] : peers[(i * 17 + 11) % peers.length]
     const q0 = performance.now()
     const r = await asker.api('GET', `/v1/dht/providers?cid=${cid}&max=1&timeoutMs=10000`, undefined, 15_000)
     lookups.push({ wallMs: performance.now() - q0, found: r.providers.some(x => x.peerId === provider.status?.peerId), ...r.lookup })
@@ -134,7 +151,7 @@ try {
 
   // ---- churn: CHURN peers leave (half crash, half stop cleanly); half of them come back
   //      with the same identity, the other half are replaced by new peers ----
-  const leaving = Array.from({ length: CHURN }, (_, i) => peers[(i * 37 + 5) % N]).filter((p, i, a) => a.indexOf(p) === i)
+  const leaving = Array.from({ length: CHURN }, (_, i) => peers[(i * 37 + 5) % peers.length]).filter((p, i, a) => a.indexOf(p) === i)
   log(`churn: ${leaving.length} peers leave and are restarted or replaced`)
   const churnT0 = performance.now()
   for (let i = 0; i < leaving.length; i++) {
@@ -144,7 +161,8 @@ try {
     peers[peers.indexOf(p)] = back
     await sleep(STAGGER_MS)
   }
-  await Promise.all(peers.map(p => p.ready))
+  await Promise.allSettled(peers.map(p => p.ready))
+  res.churnStartFailures = dropFailed(peers)
   await sleep(500)
   const afterChurnStart = performance.now()
   let settledMs = NaN
@@ -156,7 +174,7 @@ try {
     await sleep(1000)
   }
   res.churn = { left: leaving.length, settledMs, ...meshStats(churnMins), afterMs: Math.round(performance.now() - churnT0) }
-  res.churn.gossip = await gossipRound(peers, 50, 'churn', false)
+  res.churn.gossip = await gossipRound(peers, 30, 'churn', false)
   log(`churn: ${JSON.stringify(res.churn)}`)
 } finally {
   const all = [boot, ...peers].filter(Boolean)
@@ -185,7 +203,7 @@ async function gossipRound (peers, messages, tag, measure) {
   const pending = []
   let rssLoad = []
   for (let r = 0; r < messages; r++) {
-    const from = peers[(r % PUBLISHERS) * Math.floor(N / PUBLISHERS)]
+    const from = peers[(r % PUBLISHERS) * Math.floor(peers.length / PUBLISHERS)]
     const nonce = `${tag}${r}`
     const sentAt = Date.now()
     sent.set(nonce, { sentAt, from })
@@ -205,7 +223,7 @@ async function gossipRound (peers, messages, tag, measure) {
       if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) lat.push(m.receivedAt - s.sentAt)
     }
   })
-  const out = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (N - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
+  const out = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
   if (measure) {
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
@@ -223,7 +241,7 @@ function report (r, goals) {
 Machine: ${machine()}; shared with other engineers' builds and tests while it ran (1-min load average
 ${r.load[0]} at the start, ${r.load[1]} at the end, on 2 cores), so times include queueing for CPU. ${r.peers} peers + 1 bootstrap peer,
 each a separate process started with the CLI (\`proofswarm join\`, one peer per process) ${r.staggerMs} ms after the previous one,
-on 127.0.0.1. Run: \`npm run bench -- scale\` (${r.minutes} min). Figures from the peers' control API and /proc only.
+on 127.0.0.1, at most ${MAX_STARTING} starting at a time. Run: \`npm run bench -- scale\` (${r.minutes} min).${r.startFailures + r.churnStartFailures > 0 ? ` **${r.startFailures + r.churnStartFailures} peers failed to start** (left out).` : ''} Figures from the peers' control API and /proc only.
 
 | goal | result | goal | result / goal | |
 |---|---|---|---|---|
