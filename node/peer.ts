@@ -9,6 +9,7 @@ import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
 import { createHost, type Host } from './p2p/host.js'
+import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
 import { topicName } from './p2p/topics.js'
@@ -228,16 +229,10 @@ export class Peer {
     c.get('/v1/dht/providers', async ({ url }) => {
       const cid = await parseCidBody({ cid: url.searchParams.get('cid') })
       const timeoutMs = Math.min(Number(url.searchParams.get('timeoutMs') ?? 10_000), 60_000)
-      const found: Array<{ peerId: string, addrs: string[] }> = []
-      try {
-        for await (const p of this.host.contentRouting.findProviders(cid, { signal: AbortSignal.timeout(timeoutMs) })) {
-          if (!found.some(f => f.peerId === p.id.toString())) found.push({ peerId: p.id.toString(), addrs: [...new Set(p.multiaddrs.map(a => a.toString()))] })
-          if (found.length >= 20) break
-        }
-      } catch (err) {
-        if (found.length === 0 && (err as Error).name !== 'AbortError' && (err as Error).name !== 'TimeoutError') throw err
-      }
-      return { cid: cid.toString(), providers: found }
+      // max=1: stop at the first provider (a fetcher needs one), instead of walking the DHT for up to 20
+      const max = Math.max(1, Math.min(Number(url.searchParams.get('max') ?? 20) || 20, 20))
+      const { providers, ...lookup } = await findProvidersTraced(this.host, cid, { timeoutMs, max })
+      return { cid: cid.toString(), providers, lookup }
     })
   }
 

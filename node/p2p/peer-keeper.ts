@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js'
+import { DialBackoff, shuffled } from './dial-backoff.js'
 import type { Host } from './host.js'
 
 // libp2p 3 does not dial peers by itself once the bootstrap list is done, so
@@ -15,6 +16,9 @@ import type { Host } from './host.js'
 // While idle it stays cheap: the peer store (every record decoded) is only
 // scanned when something changed, and a lookup that finds nobody new is
 // repeated less and less often (a small swarm stays below target forever).
+// A peer whose dial failed is left alone for a while (DialBackoff), and the
+// candidates are tried in random order: under CPU starvation noise handshakes
+// time out, and redialling the same peers every round fed the overload.
 
 export interface PeerKeeperOptions {
   target: number
@@ -25,6 +29,9 @@ export interface PeerKeeperOptions {
   /** DHT lookups of our own id: first gap, doubled after each that finds no new peer, up to the max */
   lookupMinIntervalMs?: number
   lookupMaxIntervalMs?: number
+  /** a peer whose dial failed is not redialled for this long, doubled after each further failure up to the max */
+  dialBackoffMinMs?: number
+  dialBackoffMaxMs?: number
 }
 
 export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOptions): () => void {
@@ -43,6 +50,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
   let ticks = 0
   let stopped = false
   let soon: NodeJS.Timeout | undefined
+  const backoff = new DialBackoff(opts.dialBackoffMinMs ?? 10_000, opts.dialBackoffMaxMs ?? 300_000)
 
   const lookup = (): void => {
     lookingUp = true
@@ -81,11 +89,16 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
         if (!dirty) return
         dirty = false
         const self = host.peerId.toString()
-        const candidates = (await host.peerStore.all())
-          .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
+        const candidates = shuffled((await host.peerStore.all())
+          .filter(p => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self && backoff.ready(p.id.toString())))
           .slice(0, Math.min(opts.dialsPerRound, opts.target - connected.size))
         await Promise.allSettled(candidates.map(async p => {
-          await host.dial(p.id, { signal: AbortSignal.timeout(5000) })
+          try {
+            await host.dial(p.id, { signal: AbortSignal.timeout(5000) })
+            backoff.succeeded(p.id.toString())
+          } catch {
+            backoff.failed(p.id.toString())
+          }
         }))
       } while (again && !stopped)
     } catch (err) {

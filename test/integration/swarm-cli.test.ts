@@ -92,6 +92,15 @@ describe('swarm through the CLI', () => {
       return providers.some(p => p.peerId === peers[1].id) ? providers : undefined
     }, 30_000, 'provider record')
     expect(found.find(p => p.peerId === peers[1].id).addrs.length).toBeGreaterThan(0)
+    // the lookup reports its cost: time, time to the first provider, peers queried, hops
+    const r = await runCli(['dht', 'find-providers', cid, '--json', '--timeout', '5000', '--data-dir', peers[3].dataDir])
+    const { providers, lookup } = JSON.parse(r.stdout)
+    expect(providers.map((p: any) => p.peerId)).toContain(peers[1].id)
+    expect(Number.isInteger(lookup.hops) && lookup.hops >= 0).toBe(true)
+    expect(lookup.firstProviderMs).toBeLessThanOrEqual(lookup.ms)
+    expect(Number.isInteger(lookup.queried)).toBe(true)
+    const text = await runCli(['dht', 'find-providers', cid, '--timeout', '5000', '--data-dir', peers[3].dataDir])
+    expect(text.stdout).toMatch(/\d+ ms, \d+ peers queried, first provider \d+ hop/)
   })
 
   it('the control API refuses requests without the right token, and the token file is private', async () => {

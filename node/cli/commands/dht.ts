@@ -22,10 +22,11 @@ export function register (program: Command): void {
   find.action(async (cid: string, o: { dataDir?: string, json?: boolean, timeout: number }) => {
     try {
       const c = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
-      const r = await c.get<{ providers: Array<{ peerId: string, addrs: string[] }> }>(`/v1/dht/providers?cid=${encodeURIComponent(cid)}&timeoutMs=${o.timeout}`)
+      const r = await c.get<{ providers: Array<{ peerId: string, addrs: string[] }>, lookup?: { ms: number, queried: number, hops?: number } }>(`/v1/dht/providers?cid=${encodeURIComponent(cid)}&timeoutMs=${o.timeout}`)
       if (o.json === true) { printJson(r); return }
       if (r.providers.length === 0) process.stdout.write('no providers found\n')
       for (const p of r.providers) process.stdout.write(`${p.peerId} ${p.addrs.join(' ')}\n`)
+      if (r.lookup != null) process.stdout.write(`(${r.lookup.ms} ms, ${r.lookup.queried} peers queried${r.lookup.hops != null ? `, first provider ${r.lookup.hops} hop(s) away` : ''})\n`)
     } catch (err) { throw new CliError((err as Error).message) }
   })
 }

@@ -1,0 +1,278 @@
+#!/usr/bin/env node
+// Swarm scale bench: N peers (default 100) + 1 bootstrap peer on this machine,
+// each a separate process started through the CLI, joining over time; then
+// gossip load from several publishers, DHT provider lookups, and 10 % churn.
+//   node test/bench/scale.bench.mjs [peers=100] [stagger-ms=400]
+// Figures come from what an operator sees: the control API (/v1/status:
+// per-topic mesh sizes; /v1/gossip/messages: receive times; /v1/dht/providers:
+// lookup time and hops) and /proc (RSS, CPU time). SCALE_BENCH_NO_WRITE=1
+// leaves docs/ alone. Every process started is killed on exit or failure.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { machine, pct, writeSection } from './report.mjs'
+import { SwarmProc, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const CLI = join(root, 'dist/node/cli/main.js')
+const N = Number(process.argv[2] ?? 100)
+const STAGGER_MS = Number(process.argv[3] ?? 400)
+const D_LO = 4 // gossipsub D_lo (libp2p default, node/peer.ts MESH_D_LO)
+const PUBLISHERS = Math.min(5, N)
+const MESSAGES = Number(process.env.SCALE_BENCH_MESSAGES ?? 60)
+// a protocol-like rate (tasks, proofs, verdicts); 2 cores cannot carry much more for 100 peers
+const PUBLISH_EVERY_MS = Number(process.env.SCALE_BENCH_PUBLISH_EVERY_MS ?? 500)
+const PROVIDERS = Math.min(5, N)
+const LOOKUPS = 20
+const CHURN = Math.max(1, Math.round(N / 10))
+const MESH_WAIT_MS = 180_000
+const SETTLE_MS = 60_000
+const IDLE_S = 10
+const MAX_STARTING = 6
+if (!Number.isInteger(N) || N < 5 || N > 200) { console.error('peers: an integer in 5..200'); process.exit(2) }
+
+// never crowd out the other users of a shared machine: ~95 MiB a peer, and a margin
+const needMiB = (N + 1) * 130 + 2048
+if (memAvailableMiB() < needMiB) { console.error(`need ~${needMiB} MiB available for ${N} peers, have ${memAvailableMiB().toFixed(0)}`); process.exit(2) }
+
+const dir = tempDirToRemove(mkdtempSync(join(tmpdir(), 'ps-scale-bench-')))
+const t0 = performance.now()
+const at = () => ((performance.now() - t0) / 1000).toFixed(1) + ' s'
+const log = msg => console.error(`[scale ${at()}] ${msg}`)
+const load = [loadavg()[0]]
+const res = { peers: N, staggerMs: STAGGER_MS }
+
+let boot
+const peers = []
+let nextDir = 0
+const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8'], dataDir)
+const starting = ps => ps.filter(p => p.api == null && p.alive).length
+// a peer that failed to start is counted and left out (its error is printed), rather than losing the run
+const dropFailed = ps => {
+  const failed = ps.filter(p => p.api == null)
+  for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch(err => log(`start failed: ${err.message.slice(0, 600)}`)) }
+  return failed.length
+}
+const meshStats = (mins) => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
+
+try {
+  boot = new SwarmProc(CLI, ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0'], join(dir, 'boot'))
+  res.bootAddr = (await boot.ready).multiaddrs[0]
+
+  // ---- joining over time ----
+  log(`starting ${N} peers, ${STAGGER_MS} ms apart`)
+  // at most MAX_STARTING peers starting at once: each needs ~0.4 s of CPU to load libp2p, and on a
+  // loaded machine 100 processes starting together starve the bootstrap peer (dial timeouts)
+  // on a machine too loaded to start all N in time, stop joining at the deadline and say so
+  const joinDeadline = performance.now() + Number(process.env.SCALE_BENCH_JOIN_DEADLINE_S ?? 3600) * 1000
+  for (let i = 0; i < N && performance.now() < joinDeadline; i++) {
+    peers.push(startPeer())
+    const t = performance.now()
+    for (let w = 0; w < 600 && starting(peers) >= MAX_STARTING; w++) await sleep(100)
+    await sleep(Math.max(0, STAGGER_MS - (performance.now() - t)))
+    if (i % 10 === 9) log(`${i + 1} peers started`)
+  }
+  const lastStart = performance.now()
+  await Promise.allSettled(peers.map(p => p.ready))
+  res.startFailures = dropFailed(peers)
+  res.joined = peers.length
+  await sleep(500)
+  log(`all peers ready (${res.startFailures} failed to start)`)
+
+  // ---- mesh formation: every peer with ≥ D_lo mesh peers on each topic it subscribes to ----
+  const all = [boot, ...peers]
+  let mins = []
+  let polls = 0
+  while (performance.now() - lastStart < MESH_WAIT_MS) {
+    mins = await meshMins(all)
+    polls++
+    if (mins.every(m => m >= D_LO)) break
+    await sleep(1000)
+  }
+  res.mesh = {
+    ...meshStats(mins),
+    afterLastStartMs: Math.round(performance.now() - lastStart),
+    afterFirstStartMs: Math.round(performance.now() - peers[0].t0),
+    topics: peers[0].status?.topics.map(t => t.topic)
+  }
+  // each peer's own milestone: process start → its meshes on every topic reached D_lo
+  const own = peers.map(p => { const m = Object.values(p.status?.milestones.meshMs ?? {}); return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN })
+  const joining = own.slice(D_LO) // the first peers wait for D_lo others to exist at all
+  res.mesh.perPeerMs = { p50: pct(joining, 50), p95: pct(joining, 95), max: Math.max(...joining) }
+  res.startup = {
+    readyMs: pct(peers.map(p => p.status?.milestones.readyMs ?? NaN), 50),
+    firstConnectionMs: pct(peers.map(p => p.status?.milestones.firstConnectionMs ?? NaN), 50)
+  }
+  res.connections = { p50: pct(peers.map(p => p.status?.connectedPeers.length ?? NaN), 50), bootstrap: boot.status?.connectedPeers.length }
+  log(`mesh: ${JSON.stringify(res.mesh)} after ${polls} polls`)
+
+  // ---- idle: CPU over IDLE_S seconds, RSS ----
+  await sleep(5000)
+  const idle0 = peers.map(p => cpuMs(p.pid))
+  await sleep(IDLE_S * 1000)
+  const idleCpu = peers.map((p, i) => (cpuMs(p.pid) - idle0[i]) / IDLE_S)
+  const idleRss = peers.map(p => rssMiB(p.pid))
+  res.idle = { cpuMsPerS: { mean: mean(idleCpu), max: Math.max(...idleCpu) }, rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) }, bootstrapRssMiB: rssMiB(boot.pid) }
+  log(`idle: ${JSON.stringify(res.idle)}`)
+
+  // ---- gossip load: MESSAGES from PUBLISHERS peers, publish → delivery at every other peer ----
+  res.gossip = await gossipRound(peers, MESSAGES, 'load', true)
+  log(`gossip: ${JSON.stringify(res.gossip)}`)
+
+  // ---- DHT: PROVIDERS peers each provide a CID; LOOKUPS lookups from other peers (one at a time) ----
+  const cids = []
+  for (let i = 0; i < PROVIDERS; i++) {
+    const cid = CID.createV1(raw.code, await sha256.digest(randomBytes(32))).toString()
+    const p = peers[(i * 13 + 3) % peers.length]
+    const q0 = performance.now()
+    await p.api('POST', '/v1/dht/provide', { cid }, 30_000)
+    cids.push({ cid, provider: p, provideMs: performance.now() - q0 })
+  }
+  const lookups = []
+  for (let i = 0; i < LOOKUPS; i++) {
+    const { cid, provider } = cids[i % cids.length]
+    const asker = peers[(i * 17 + 11) % peers.length] === provider ? peers[(i * 17 + 12) % peers.length] : peers[(i * 17 + 11) % peers.length]
+    const q0 = performance.now()
+    const r = await asker.api('GET', `/v1/dht/providers?cid=${cid}&max=1&timeoutMs=10000`, undefined, 15_000)
+    lookups.push({ wallMs: performance.now() - q0, found: r.providers.some(x => x.peerId === provider.status?.peerId), ...r.lookup })
+  }
+  const found = lookups.filter(l => l.found)
+  res.dht = {
+    provideMs: { p50: pct(cids.map(c => c.provideMs), 50), max: Math.max(...cids.map(c => c.provideMs)) },
+    lookups: LOOKUPS,
+    found: found.length,
+    firstProviderMs: { p50: pct(found.map(l => l.firstProviderMs), 50), p95: pct(found.map(l => l.firstProviderMs), 95), max: Math.max(...found.map(l => l.firstProviderMs)) },
+    hops: { p50: pct(found.map(l => l.hops), 50), max: Math.max(...found.map(l => l.hops)) },
+    queried: { p50: pct(lookups.map(l => l.queried), 50), max: Math.max(...lookups.map(l => l.queried)) }
+  }
+  log(`dht: ${JSON.stringify(res.dht)}`)
+
+  // ---- churn: CHURN peers leave (half crash, half stop cleanly); half of them come back
+  //      with the same identity, the other half are replaced by new peers ----
+  const leaving = Array.from({ length: CHURN }, (_, i) => peers[(i * 37 + 5) % peers.length]).filter((p, i, a) => a.indexOf(p) === i)
+  log(`churn: ${leaving.length} peers leave and are restarted or replaced`)
+  const churnT0 = performance.now()
+  for (let i = 0; i < leaving.length; i++) {
+    const p = leaving[i]
+    await p.stop(i % 2 === 0 ? 'SIGKILL' : 'SIGTERM')
+    const back = i % 2 === 0 ? startPeer(p.dataDir) : startPeer()
+    peers[peers.indexOf(p)] = back
+    await sleep(STAGGER_MS)
+  }
+  await Promise.allSettled(peers.map(p => p.ready))
+  res.churnStartFailures = dropFailed(peers)
+  await sleep(500)
+  const afterChurnStart = performance.now()
+  let settledMs = NaN
+  let churnMins = []
+  while (performance.now() - afterChurnStart < SETTLE_MS) {
+    churnMins = await meshMins([boot, ...peers])
+    if (Number.isNaN(settledMs) && churnMins.every(m => m >= D_LO)) settledMs = performance.now() - churnT0
+    if (!Number.isNaN(settledMs) && performance.now() - churnT0 > settledMs + 10_000) break // stays settled 10 s
+    await sleep(1000)
+  }
+  res.churn = { left: leaving.length, settledMs, ...meshStats(churnMins), afterMs: Math.round(performance.now() - churnT0) }
+  res.churn.gossip = await gossipRound(peers, 30, 'churn', false)
+  log(`churn: ${JSON.stringify(res.churn)}`)
+} finally {
+  const all = [boot, ...peers].filter(Boolean)
+  await Promise.all(all.map(p => p.stop('SIGTERM')))
+  rmSync(dir, { recursive: true, force: true })
+}
+load.push(loadavg()[0])
+res.load = load.map(x => Math.round(x * 10) / 10)
+res.minutes = Math.round((performance.now() - t0) / 6000) / 10
+
+const goals = [
+  ['gossip p95 < 100 ms', res.gossip.latencyMs.p95, 100, res.gossip.latencyMs.p95 < 100],
+  ['idle RSS per peer ≤ 100 MiB (max)', res.idle.rssMiB.max, 100, res.idle.rssMiB.max <= 100],
+  ['peers below D_lo after churn = 0', res.churn.below, 0, res.churn.below === 0]
+]
+console.log(JSON.stringify(res))
+for (const [name, v, goal, ok] of goals) console.log(`goal ${ok ? 'MET   ' : 'MISSED'} ${name}: ${f(v)} (${goal === 0 ? `goal ${goal}` : `ratio ${(v / goal).toFixed(2)}`})`)
+
+if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection('Swarm scale', report(res, goals))
+
+async function gossipRound (peers, messages, tag, measure) {
+  const since = Date.now()
+  const sent = new Map()
+  const cpu0 = peers.map(p => cpuMs(p.pid))
+  const g0 = performance.now()
+  const pending = []
+  let rssLoad = []
+  for (let r = 0; r < messages; r++) {
+    const from = peers[(r % PUBLISHERS) * Math.floor(peers.length / PUBLISHERS)]
+    const nonce = `${tag}${r}`
+    const sentAt = Date.now()
+    sent.set(nonce, { sentAt, from })
+    pending.push(from.api('POST', '/v1/gossip/publish', { topic: 'announce', data: JSON.stringify({ nonce, sentAt }) }).catch(() => {}))
+    if (measure && r === Math.floor(messages / 2)) rssLoad = peers.map(p => rssMiB(p.pid))
+    await sleep(PUBLISH_EVERY_MS)
+  }
+  await Promise.all(pending)
+  await sleep(2000)
+  const seconds = (performance.now() - g0) / 1000
+  const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds)
+  const lat = []
+  await pool(peers, 25, async p => {
+    const msgs = await p.api('GET', `/v1/gossip/messages?topic=announce&since=${since}`).catch(() => [])
+    for (const m of msgs) {
+      const s = sent.get(m.msg?.nonce)
+      if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) lat.push(m.receivedAt - s.sentAt)
+    }
+  })
+  const out = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
+  if (measure) {
+    out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
+    // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
+    out.cpuMsPerMsgPerPeer = (mean(cpu) - res.idle.cpuMsPerS.mean) * seconds / messages
+    out.rssMiB = { mean: mean(rssLoad), max: Math.max(...rssLoad) }
+  }
+  return out
+}
+
+function mean (xs) { const v = xs.filter(Number.isFinite); return v.reduce((a, b) => a + b, 0) / v.length }
+function f (x) { return Number.isFinite(x) ? (Math.abs(x) < 10 && !Number.isInteger(x) ? x.toFixed(1) : x.toFixed(0)) : 'n/a' }
+
+function report (r, goals) {
+  return `
+Machine: ${machine()}; shared with other engineers' builds and tests while it ran (1-min load average
+${r.load[0]} at the start, ${r.load[1]} at the end, on 2 cores), so times include queueing for CPU. ${r.joined} peers${r.joined < r.peers ? ` (of ${r.peers} asked: the join deadline passed)` : ''} + 1 bootstrap peer,
+each a separate process started with the CLI (\`proofswarm join\`, one peer per process) ${r.staggerMs} ms after the previous one,
+on 127.0.0.1, at most ${MAX_STARTING} starting at a time. Run: \`npm run bench -- scale\` (${r.minutes} min).${r.startFailures + r.churnStartFailures > 0 ? ` **${r.startFailures + r.churnStartFailures} peers failed to start** (left out).` : ''} Figures from the peers' control API and /proc only.
+
+| goal | result | goal | result / goal | |
+|---|---|---|---|---|
+${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal === 0 ? '' : (v / goal).toFixed(2)} | ${ok ? 'met' : 'MISSED'} |`).join('\n')}
+
+| measure | result |
+|---|---|
+| mesh formation: last peer started → every peer ≥ D_lo = ${D_LO} mesh peers on each of its topics (${(r.mesh.topics ?? []).length}) | ${r.mesh.below === 0 ? `${f(r.mesh.afterLastStartMs)} ms` : `not reached: ${r.mesh.below} peers below after ${f(r.mesh.afterLastStartMs)} ms`} |
+| … first peer started → all meshes | ${f(r.mesh.afterFirstStartMs)} ms |
+| … each peer's own start → its meshes on every topic (p50 / p95 / max, the ${r.peers - D_LO} peers that joined with ≥ D_lo others up) | ${f(r.mesh.perPeerMs.p50)} / ${f(r.mesh.perPeerMs.p95)} / ${f(r.mesh.perPeerMs.max)} ms |
+| process start → ready / first connection (p50) | ${f(r.startup.readyMs)} / ${f(r.startup.firstConnectionMs)} ms |
+| connections per peer (p50) / of the bootstrap peer | ${f(r.connections.p50)} / ${f(r.connections.bootstrap)} |
+| gossip publish → delivery p50 / p95 / p99 / max (${r.gossip.messages} messages from ${r.gossip.publishers} publishers, ${f(1000 / PUBLISH_EVERY_MS)}/s) | ${f(r.gossip.latencyMs.p50)} / ${f(r.gossip.latencyMs.p95)} / ${f(r.gossip.latencyMs.p99)} / ${f(r.gossip.latencyMs.max)} ms (${r.gossip.delivered}/${r.gossip.expected} delivered) |
+| DHT provide (p50 / max) | ${f(r.dht.provideMs.p50)} / ${f(r.dht.provideMs.max)} ms |
+| DHT provider lookup → first provider (p50 / p95 / max; ${r.dht.found}/${r.dht.lookups} found) | ${f(r.dht.firstProviderMs.p50)} / ${f(r.dht.firstProviderMs.p95)} / ${f(r.dht.firstProviderMs.max)} ms |
+| … hops to the peer that named the provider (p50 / max); peers queried (p50 / max) | ${f(r.dht.hops.p50)} / ${f(r.dht.hops.max)}; ${f(r.dht.queried.p50)} / ${f(r.dht.queried.max)} |
+| RSS per peer idle (mean / p95 / max); bootstrap peer | ${f(r.idle.rssMiB.mean)} / ${f(r.idle.rssMiB.p95)} / ${f(r.idle.rssMiB.max)} MiB; ${f(r.idle.bootstrapRssMiB)} MiB |
+| RSS per peer under gossip load (mean / max) | ${f(r.gossip.rssMiB.mean)} / ${f(r.gossip.rssMiB.max)} MiB |
+| CPU per peer idle (mean / max) | ${f(r.idle.cpuMsPerS.mean)} / ${f(r.idle.cpuMsPerS.max)} ms/s |
+| CPU per peer under gossip load (mean / max) | ${f(r.gossip.cpuMsPerS.mean)} / ${f(r.gossip.cpuMsPerS.max)} ms/s |
+| … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |
+| churn: ${r.churn.left} peers leave (half SIGKILL, half SIGTERM); half restart with their identity, half replaced by new peers | every peer ≥ D_lo again ${Number.isFinite(r.churn.settledMs) ? `${f(r.churn.settledMs)} ms after the first left` : 'not within the wait'} |
+| … peers below D_lo on some topic after churn settled (${f(r.churn.afterMs / 1000)} s) | ${r.churn.below} (smallest mesh: ${r.churn.min}) |
+| … gossip after churn p50 / p95 (${r.churn.gossip.messages} messages) | ${f(r.churn.gossip.latencyMs.p50)} / ${f(r.churn.gossip.latencyMs.p95)} ms (${r.churn.gossip.delivered}/${r.churn.gossip.expected} delivered) |
+
+CPU = user + system time of each peer process (/proc/<pid>/stat), idle over ${IDLE_S} s once meshes formed, under load over the
+gossip test (${MESSAGES} messages at ${f(1000 / PUBLISH_EVERY_MS)}/s, then 2 s). RSS = VmRSS, idle after the mesh wait, under load in the middle of the gossip test.
+Hops (from the lookup's own events, \`GET /v1/dht/providers\` → \`lookup\`): 1 = a peer in the asker's routing table named the provider.
+A provider record is stored on the K = 20 peers closest to the CID, so in a swarm of ≤ 20 peers every peer holds it and lookups end locally (0 hops).
+`
+}
