@@ -36,7 +36,8 @@ export function register (program: Command): void {
         return (BigInt(u) * 10n ** 12n).toString()
       }
       const economics = { solverReward: unit(o.solverReward, '--solver-reward'), verifierReward: unit(o.verifierReward, '--verifier-reward'), verifierCount: o.verifiers, challengeWindow: o.challengeWindow, solveTimeout: o.solveTimeout }
-      const r = await c.post<{ taskId: number }>('/v1/submit', { program: prog, economics })
+      // the peer computes the commitments, publishes the shards and waits for the chain (it gives up after 10 minutes)
+      const r = await c.post<{ taskId: number }>('/v1/submit', { program: prog, economics }, 610_000)
       if (o.json === true) printJson(r)
       else process.stdout.write(`task ${r.taskId} submitted; follow it with "proofswarm tasks"\n`)
     } catch (err) { throw new CliError((err as Error).message) }
