@@ -3,7 +3,9 @@ import '../node/polyfill.js'
 import { Command } from 'commander'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { isIP } from 'node:net'
 import { ControlClient } from '../node/control/client.js'
+import { joinHint } from '../node/cli/join-hint.js'
 import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
@@ -33,6 +35,7 @@ interface Opts {
   challengeWindow: number
   disputeClock: number
   synthetic?: boolean
+  public?: string
 }
 
 const program = new Command()
@@ -45,8 +48,11 @@ const program = new Command()
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
   .option('--task <file>', 'task program to submit (from "proofswarm task new"); default: the mlp on Fashion-MNIST')
   .option('--steps <n>', 'training steps of the default task (1000 ≈ 1 epoch of Fashion-MNIST at batch 64)', v => Number(v), 1000)
+  // measured (docs/benchmarks.md, "Devnet timing"): the whistleblower's full replay of the default
+  // task, the trace of the disputed step and its two transactions take ~18 s after the commit; the
+  // window is twice that. Faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
-  .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed (the whistleblower replays the whole run in it)', v => Number(v), 200)
+  .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed (the whistleblower replays the whole run in it: raise it on a slow or busy machine)', v => Number(v), 72)
   .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain; generous on a busy machine', v => Number(v), 60)
   .option('--synthetic', 'train the default task on a generated dataset instead of Fashion-MNIST (which is installed when missing, as root)')
   .option('--no-forced-error', 'do not make the chain order a Truebit forced error (by default the task has one, so a dispute runs)')
@@ -54,6 +60,7 @@ const program = new Command()
   .option('--exit-after <seconds>', 'stop the devnet after this many seconds', v => Number(v))
   .option('--dashboard-port <port>', 'dashboard port on 127.0.0.1 (0 picks a free one)', v => Number(v), 0)
   .option('--json', 'print progress as JSON lines')
+  .option('--public <ip>', 'let peers on other hosts join: the chain and every peer listen on all interfaces, and the devnet prints the join command for <ip> (this host\'s address as the others reach it)')
 
 program.command('status')
   .description('show the running devnet: processes, chain, dashboard, task phase')
@@ -107,6 +114,8 @@ async function run (o: Opts): Promise<void> {
   for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
     if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
   }
+  if (o.public != null && !isIP(o.public)) { process.stderr.write(`--public must be an IP address of this host, got "${o.public}"\n`); process.exit(2) }
+  const listenHost = o.public != null ? '0.0.0.0' : '127.0.0.1'
   const prev = readState(dir)
   if (prev != null && alive(prev.pid)) { process.stderr.write(`a devnet is already running in ${dir} (pid ${prev.pid}); stop it with "npm run devnet -- down" or use --dir\n`); process.exit(2) }
   if (o.keep !== true) await rm(dir, { recursive: true, force: true })
@@ -171,20 +180,28 @@ async function run (o: Opts): Promise<void> {
     }
 
     // 2. the dev chain
-    const chainArgs = ['chain', '--json', '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime), '--dispute-clock', String(o.disputeClock)]
+    const chainArgs = ['chain', '--json', '--host', listenHost, '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime), '--dispute-clock', String(o.disputeClock)]
     if (o.forcedError) chainArgs.push('--forced-error-ppm', '1000000')
     const chainH = track(spawnCli('chain', chainArgs, logDir), { dataDir: undefined })
-    const chainUrl: string = (await chainH.ready).url
+    // with --public the chain prints one URL per interface; this host's own processes use loopback
+    const chainReady = await chainH.ready
+    const chainUrl: string = (chainReady.urls as string[] | undefined)?.find(u => u.includes('127.0.0.1')) ?? chainReady.url
     state.chainUrl = chainUrl
     save()
     say(`dev chain ready: ${chainUrl} (blocks every ${o.blockTime} ms${o.forcedError ? '; Truebit forced errors on: the solver will be told to commit one wrong step' : ''})`)
 
     // 3. bootstrap peer and peers
-    const boot = track(spawnCli('bootstrap', ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir, 'bootstrap')], logDir), { dataDir: join(dir, 'bootstrap'), role: 'bootstrap' })
-    const bootAddr: string = (await boot.ready).multiaddrs[0]
+    const boot = track(spawnCli('bootstrap', ['bootstrap', '--json', '--private-addrs', '--listen', `/ip4/${listenHost}/tcp/0`, '--data-dir', join(dir, 'bootstrap')], logDir), { dataDir: join(dir, 'bootstrap'), role: 'bootstrap' })
+    const bootAddrs: string[] = (await boot.ready).multiaddrs
+    const bootAddr = bootAddrs.find(a => a.startsWith('/ip4/127.0.0.1/')) ?? bootAddrs[0]
     state.bootstrap = bootAddr
     save()
     say(`bootstrap peer ready: ${bootAddr}`, { bootstrap: bootAddr })
+    if (o.public != null) {
+      const publicBoot = bootAddr.replace('/ip4/127.0.0.1/', `/ip4/${o.public}/`)
+      const hint = joinHint({ listenAddrs: [publicBoot], network: 'devnet', privateAddrs: true, chainUrl: chainUrl.replace('127.0.0.1', o.public) })!
+      say(`another host joins this devnet with (the dev accounts //Alice … //Ferdie are funded):\n  ${hint.command}`, { join: hint.command })
+    }
 
     const { Keyring } = await import('@polkadot/keyring')
     const { u8aToHex } = await import('@polkadot/util')
@@ -198,7 +215,7 @@ async function run (o: Opts): Promise<void> {
       return { name, role, dataDir: join(dir, name), account, accountId: u8aToHex(keyring.addFromUri(account).publicKey) }
     })
     if (o.peers > 8) throw new Error('the dev chain funds //Peer1..//Peer8: at most 8 peers with chain accounts')
-    const handles = peers.map(p => track(spawnCli(p.name, ['join', '--json', '--bootstrap', bootAddr, '--roles', p.role, '--chain', chainUrl, '--account', p.account, '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', p.dataDir], logDir), { dataDir: p.dataDir, role: p.role, account: p.account }))
+    const handles = peers.map(p => track(spawnCli(p.name, ['join', '--json', '--bootstrap', bootAddr, '--roles', p.role, '--chain', chainUrl, '--account', p.account, '--private-addrs', '--listen', `/ip4/${listenHost}/tcp/0`, '--data-dir', p.dataDir], logDir), { dataDir: p.dataDir, role: p.role, account: p.account }))
     for (let i = 0; i < peers.length; i++) {
       const r = await handles[i].ready
       say(`${peers[i].name} ready: ${r.peerId as string} (account ${peers[i].account})`, { peer: peers[i].name, peerId: r.peerId, role: peers[i].role })
@@ -240,7 +257,7 @@ async function run (o: Opts): Promise<void> {
       program: JSON.parse(await readFile(taskFile, 'utf8')),
       // a reward above the chain's jackpot (200): a forced error's jackpot comes out of it, and the honest solver keeps the rest
       economics: { challengeWindow: o.challengeWindow, solveTimeout: Math.max(600, o.steps), solverReward: String(400n * 10n ** 12n) }
-    })
+    }, 610_000)
     taskId = sub.taskId
     state.taskId = taskId
     state.phase = 'submitted'
