@@ -12,6 +12,7 @@ import { startDashboard, type Dashboard } from './dashboard/server.js'
 import { ensureFashion } from './dataset.js'
 import { FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
+import { CALIBRATION_STEPS, challengeWindowFor } from './timing.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -32,7 +33,7 @@ interface Opts {
   steps: number
   blockTime: number
   forcedError: boolean
-  challengeWindow: number
+  challengeWindow?: number
   disputeClock: number
   synthetic?: boolean
   public?: string
@@ -48,11 +49,10 @@ const program = new Command()
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
   .option('--task <file>', 'task program to submit (from "proofswarm task new"); default: the mlp on Fashion-MNIST')
   .option('--steps <n>', 'training steps of the default task (1000 ≈ 1 epoch of Fashion-MNIST at batch 64)', v => Number(v), 1000)
-  // measured (docs/benchmarks.md, "Devnet timing"): the whistleblower's full replay of the default
-  // task, the trace of the disputed step and its two transactions take ~18 s after the commit; the
-  // window is twice that. Faster blocks would save ~1 s and cost every peer's chain client CPU.
+  // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
+  // faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
-  .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed (the whistleblower replays the whole run in it: raise it on a slow or busy machine)', v => Number(v), 72)
+  .option('--challenge-window <blocks>', 'blocks for verdicts and disputes after the proof is committed (the whistleblower replays the whole run in it); default: twice the whistleblower\'s path on this machine, measured by training the task\'s first steps before it is submitted', v => Number(v))
   .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain; generous on a busy machine', v => Number(v), 60)
   .option('--synthetic', 'train the default task on a generated dataset instead of Fashion-MNIST (which is installed when missing, as root)')
   .option('--no-forced-error', 'do not make the chain order a Truebit forced error (by default the task has one, so a dispute runs)')
@@ -112,6 +112,7 @@ async function down (dir: string): Promise<void> {
 async function run (o: Opts): Promise<void> {
   const dir = resolve(o.dir)
   for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
+    if (v === undefined) continue
     if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
   }
   if (o.public != null && !isIP(o.public)) { process.stderr.write(`--public must be an IP address of this host, got "${o.public}"\n`); process.exit(2) }
@@ -177,6 +178,20 @@ async function run (o: Opts): Promise<void> {
     } else {
       JSON.parse(await readFile(taskFile, 'utf8'))
       say(`task program: ${taskFile}`)
+    }
+
+    // the challenge window, from this machine's speed on this task (unless given)
+    let challengeWindow = o.challengeWindow
+    if (challengeWindow == null) {
+      const prog = JSON.parse(await readFile(taskFile, 'utf8')) as { steps: number, batchSize: number }
+      const cal = spawnCli('calibrate', ['train', '--task', taskFile, '--out', join(dir, 'calibration'), '--until', String(Math.min(CALIBRATION_STEPS, prog.steps)), '--no-evaluate', '--json'], logDir)
+      const r = await cal.ready.catch(() => undefined) as { samplesPerSec?: number } | undefined
+      await cal.exited
+      await rm(join(dir, 'calibration'), { recursive: true, force: true })
+      if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${cal.logFile} (or give --challenge-window)`)
+      const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
+      challengeWindow = w.blocks
+      say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
     }
 
     // 2. the dev chain
@@ -256,7 +271,7 @@ async function run (o: Opts): Promise<void> {
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
       program: JSON.parse(await readFile(taskFile, 'utf8')),
       // a reward above the chain's jackpot (200): a forced error's jackpot comes out of it, and the honest solver keeps the rest
-      economics: { challengeWindow: o.challengeWindow, solveTimeout: Math.max(600, o.steps), solverReward: String(400n * 10n ** 12n) }
+      economics: { challengeWindow, solveTimeout: Math.max(600, o.steps), solverReward: String(400n * 10n ** 12n) }
     }, 610_000)
     taskId = sub.taskId
     state.taskId = taskId
@@ -296,7 +311,7 @@ async function run (o: Opts): Promise<void> {
       disputes: watcher.disputes
     }
     // the window is sized for this machine idle (docs/benchmarks.md, "Devnet timing"): on a busy one the whistleblower may not finish in it
-    if (o.forcedError && watcher.disputes.length === 0 && result.success) say(`warning: the forced error was not caught within the challenge window of ${o.challengeWindow} blocks (a slow or busy machine?): the task settled without a dispute. Raise --challenge-window to see one.`)
+    if (o.forcedError && watcher.disputes.length === 0 && result.success) say(`warning: the forced error was not caught within the challenge window of ${challengeWindow} blocks (a slow or busy machine?): the task settled without a dispute. Raise --challenge-window to see one.`)
     // written before it is announced, so whoever reads the announcement finds the file
     await writeFile(join(dir, 'summary.json'), JSON.stringify(summary, null, 2))
     if (o.json === true) say('summary', { summary })
