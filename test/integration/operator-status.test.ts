@@ -12,7 +12,7 @@ let swarm: ChainSwarm | undefined
 afterAll(async () => { await swarm?.stop() })
 
 describe('operator status', () => {
-  it('status shows the chain link and its loss; metrics; invalid trace filters fail', async () => {
+  it('status shows the chain link and its loss; metrics; invalid trace filters and a submit without the role fail at once', async () => {
     swarm = await ChainSwarm.start('psw-opstatus-', ['--block-time', '200'], ['//Peer4'])
     const p = await swarm.startPeer('verifier', 'verifier', '//Peer4')
     await swarm.waitRegistered()
@@ -45,6 +45,13 @@ describe('operator status', () => {
     const bad = await runCli(['trace', '--role', 'judge', ...dd])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/--role judge: no such role; roles are submitter, solver, verifier, whistleblower/)
+
+    // a peer without the submitter role refuses before anything is said to be submitted
+    const taskFile = await swarm.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', '10'])
+    const sub = await runCli(['submit', '--task', taskFile, ...dd])
+    expect(sub.code).toBe(2)
+    expect(sub.stderr).toMatch(/does not have the submitter role; add it with "proofswarm roles add submitter"/)
+    expect(sub.stderr).not.toMatch(/submitting/)
 
     // the chain goes away: status says so, with the failure
     await swarm.chain.stop()
