@@ -12,6 +12,17 @@ function ipOf (addr: string): string | undefined {
   return multiaddr(addr).getComponents().find(c => c.name === 'ip4' || c.name === 'ip6')?.value
 }
 
+/** Every address is loopback: nothing on another host can dial it. */
+export function loopbackOnly (addrs: string[]): boolean {
+  return addrs.length > 0 && addrs.every(a => LOOPBACK.test(ipOf(a) ?? ''))
+}
+
+/** A joining peer that only listens on loopback while its bootstrap peer is elsewhere: peers there cannot fetch from it. */
+export function loopbackWarning (listenAddrs: string[], bootstrap: string[]): string | undefined {
+  if (!loopbackOnly(listenAddrs) || bootstrap.length === 0 || loopbackOnly(bootstrap)) return undefined
+  return 'this peer listens on loopback only but its bootstrap peer is on another host: peers there cannot reach it (verifiers cannot fetch its checkpoints). Listen on /ip4/0.0.0.0/tcp/4001 (the default).'
+}
+
 export interface JoinHint {
   command: string
   /** the bootstrap address the command names */

@@ -4,7 +4,7 @@ import { createLogger } from '../log.js'
 import { defaultServices } from '../services.js'
 import type { RolesInit } from '../roles/install.js'
 import { CliError } from './errors.js'
-import { joinHint } from './join-hint.js'
+import { joinHint, loopbackWarning } from './join-hint.js'
 import { printJson } from './options.js'
 
 export interface RunPeerOptions extends Omit<PeerOptions, 'logger'> {
@@ -31,6 +31,8 @@ export async function runPeer (opts: RunPeerOptions): Promise<Peer> {
   const hint = opts.kind === 'bootstrap' ? joinHint({ listenAddrs: s.listenAddrs, network: s.network, privateAddrs: s.privateAddrs.kept, chainUrl: opts.hintChainUrl ?? opts.chain?.chainUrl }) : undefined
   if (s.privateAddrs.warning != null) process.stderr.write(`\nWARNING: ${s.privateAddrs.warning}\n\n`)
   if (hint?.warning != null) process.stderr.write(`WARNING: ${hint.warning}\n`)
+  const lonely = opts.kind === 'peer' ? loopbackWarning(s.listenAddrs, opts.bootstrap) : undefined
+  if (lonely != null) { peer.log.warn(lonely); process.stderr.write(`\nWARNING: ${lonely}\n\n`) }
   if (opts.json === true) {
     printJson({ event: 'ready', peerId: s.peerId, multiaddrs: s.listenAddrs, roles: s.roles, network: s.network, dataDir: opts.dataDir, chain: opts.chain?.chainUrl ?? null, privateAddrs: s.privateAddrs.kept, ...(hint != null ? { join: hint.command } : {}) })
   } else {

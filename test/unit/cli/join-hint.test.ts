@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { joinHint } from '../../../node/cli/join-hint.js'
+import { joinHint, loopbackWarning } from '../../../node/cli/join-hint.js'
 
 const ID = '12D3KooWQFMUo2CWJDHxiuXVDYGvsUbaiwErhbTXN6Rx3FNzTbLU'
 
@@ -19,5 +19,11 @@ describe('the join command a bootstrap peer prints', () => {
     const h = joinHint({ listenAddrs: [`/ip4/127.0.0.1/tcp/4001/p2p/${ID}`], network: 'devnet', privateAddrs: true })!
     expect(h.bootstrap).toContain('/ip4/127.0.0.1/')
     expect(h.warning).toMatch(/loopback only/)
+  })
+
+  it('a joining peer on loopback only, with its bootstrap peer on another host, is warned; on one machine it is not', () => {
+    expect(loopbackWarning([`/ip4/127.0.0.1/tcp/4001/p2p/${ID}`], [`/ip4/10.77.0.1/tcp/4001/p2p/${ID}`])).toMatch(/loopback only/)
+    expect(loopbackWarning([`/ip4/127.0.0.1/tcp/4001/p2p/${ID}`], [`/ip4/127.0.0.1/tcp/4002/p2p/${ID}`])).toBeUndefined()
+    expect(loopbackWarning([`/ip4/10.77.0.2/tcp/4001/p2p/${ID}`, `/ip4/127.0.0.1/tcp/4001/p2p/${ID}`], [`/ip4/10.77.0.1/tcp/4001/p2p/${ID}`])).toBeUndefined()
   })
 })
