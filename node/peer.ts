@@ -11,6 +11,7 @@ import { GossipRouter } from './p2p/gossip.js'
 import { createHost, type Host } from './p2p/host.js'
 import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
+import { decidePrivateAddrs, listenHosts, type PrivateAddrsDecision } from './p2p/private-addrs.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
 import { topicName } from './p2p/topics.js'
 import { PROTOCOL_TOPICS } from '../protocols/messages/schemas.js'
@@ -26,7 +27,7 @@ export interface PeerOptions {
   controlPort?: number
   logLevel?: string
   logger?: Logger
-  /** keep loopback/private addresses (devnets, LANs); default: network is a devnet */
+  /** keep loopback/private addresses in DHT records (LANs, one machine); default: only when every address of this peer is private (node/p2p/private-addrs.ts) */
   privateNetwork?: boolean
   bootstrapAttempts?: number
   bootstrapBaseDelayMs?: number
@@ -45,6 +46,8 @@ export interface PeerStatus {
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
+  /** whether loopback/private addresses are kept in DHT records, and why */
+  privateAddrs: { kept: boolean, reason: string, warning?: string }
   gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
@@ -72,7 +75,8 @@ export class Peer {
     readonly gossip: GossipRouter,
     readonly control: ControlServer,
     readonly metrics: NodeMetrics,
-    public roles: Role[]
+    public roles: Role[],
+    readonly privateAddrs: PrivateAddrsDecision
   ) {}
 
   get network (): string { return this.opts.network ?? DEFAULT_NETWORK }
@@ -97,12 +101,15 @@ export class Peer {
       else roles = parseRoles(await getJson<string[]>(meta, ROLES_KEY) ?? [])
 
       const metrics = createNodeMetrics()
+      const privateAddrs = decidePrivateAddrs(opts.privateNetwork, listenHosts(opts.listen))
+      log.info({ keep: privateAddrs.keep }, privateAddrs.reason)
+      if (privateAddrs.warning != null) log.warn(privateAddrs.warning)
       const host = await createHost({
         privateKey: identity.privateKey,
         listen: opts.listen,
         bootstrap: [],
         bootstrapPeerIds: bootstrapAddrs.map(a => a.getComponents().find(c => c.name === 'p2p')?.value).filter((v): v is string => v != null),
-        privateNetwork: opts.privateNetwork ?? network.includes('devnet'),
+        privateNetwork: privateAddrs.keep,
         scoredTopics: ['announce', ...PROTOCOL_TOPICS].map(t => topicName(network, t)),
         metricsRegistry: metrics.registry
       }).catch((err: NodeJS.ErrnoException) => { throw explainListenError(err, opts.listen) })
@@ -115,7 +122,7 @@ export class Peer {
 
       const token = newToken()
       const control = new ControlServer(token)
-      const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles)
+      const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles, privateAddrs)
       peer.installRoutes()
       const port = await control.listen(opts.controlPort ?? 0)
       cleanup.unshift(async () => await control.close())
@@ -182,6 +189,7 @@ export class Peer {
       topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
       roles: this.roles,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
+      privateAddrs: { kept: this.privateAddrs.keep, reason: this.privateAddrs.reason, ...(this.privateAddrs.warning != null ? { warning: this.privateAddrs.warning } : {}) },
       gossip: {
         accepted: this.gossip.stats.accepted,
         ignored: this.gossip.stats.ignored,

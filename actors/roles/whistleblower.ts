@@ -5,6 +5,9 @@ import { errorMessage, initialContext, record, type RoleContext } from './common
 // Whistleblower (Truebit): re-checks verifiers' accepting verdicts; when a
 // verdict is wrong — a forced error the verifier missed, or a lazy or
 // colluding verifier — it challenges the verdict and wins the jackpot.
+// It starts replaying as soon as the proof is committed rather than at the
+// first accepting verdict: the challenge window then has to cover one full
+// replay, not the verifiers' latency plus a replay.
 
 interface WbContext extends RoleContext { pending: Array<{ taskId: number, verifier: string }>, target?: { taskId: number, verifier: string }, check?: VerifyResult }
 
@@ -34,6 +37,10 @@ export const whistleblowerMachine = setup({
   context: ({ input }) => ({ ...initialContext(input), pending: [] }),
   initial: 'idle',
   on: {
+    'chain.proofCommitted': {
+      guard: ({ context, event }) => !event.byMe && !context.draining && context.current !== event.taskId && !context.history.some(h => h.taskId === event.taskId),
+      actions: assign({ pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId) ? context.pending : [...context.pending, { taskId: event.taskId, verifier: '' }] })
+    },
     'chain.verdict': {
       // only accepting verdicts can hide an error; a rejecting one already opened a dispute
       // one re-check per task, however many verifiers accepted it

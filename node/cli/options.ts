@@ -51,17 +51,19 @@ export function chainInit (o: { chain?: string, account?: string, stake?: string
   if (o.chain != null && o.account == null) throw new CliError('--chain needs --account (the chain account that signs for this peer)', 2)
   const account = o.account != null ? readAccount(o.account) : undefined
   const chain = account != null ? (o.chain ?? DEFAULT_CHAIN_URL) : undefined
-  if (chain != null) {
-    let ok = false
-    try { const u = new URL(chain); ok = (u.protocol === 'ws:' || u.protocol === 'wss:') && u.hostname !== '' } catch {}
-    if (!ok) throw new CliError(`--chain ${chain} is not a WebSocket URL: give ws://host:port (the dev chain prints it), e.g. ${DEFAULT_CHAIN_URL}`, 2)
-  }
+  if (chain != null) checkChainUrl(chain)
   let stake: bigint | undefined
   if (o.stake != null) {
     if (!/^\d+$/.test(o.stake)) throw new CliError(`--stake must be a whole number of units, got "${o.stake}"`, 2)
     stake = BigInt(o.stake) * 10n ** 12n
   }
   return { chainUrl: chain, account, stake, datasetDir: o.datasetDir }
+}
+
+export function checkChainUrl (chain: string): void {
+  let ok = false
+  try { const u = new URL(chain); ok = (u.protocol === 'ws:' || u.protocol === 'wss:') && u.hostname !== '' } catch {}
+  if (!ok) throw new CliError(`--chain ${chain} is not a WebSocket URL: give ws://host:port (the dev chain prints it), e.g. ${DEFAULT_CHAIN_URL}`, 2)
 }
 
 /** A SURI/mnemonic given inline, or read from a key file (which should not be readable by others). */

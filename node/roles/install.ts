@@ -13,6 +13,7 @@ import type { DisputeService } from '../dispute/index.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import { announcementCheck } from './announcement-check.js'
+import { Observability } from './observability.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -35,14 +36,18 @@ export interface RolesInit {
 export function installRoles (init: RolesInit) {
   return async (peer: Peer): Promise<void> => {
     const book = new TaskBook(peer)
-    const shards = findShardService(peer)
+    const obs = new Observability(peer.metrics.registry, { url: init.chainUrl, account: init.account }, () => peer.roles, peer.log)
+    const rawShards = findShardService(peer)
+    const shards = rawShards != null ? obs.recordingShards(rawShards) : undefined
     let chainPromise: Promise<ChainClient> | undefined
     // the peer's libp2p key proves to the chain that this account may bind its peer id
     const signPeer = async (payload: Uint8Array): Promise<Uint8Array> => await peer.identity.privateKey.sign(payload)
     const chain = async (): Promise<ChainClient> => {
       if (init.chainUrl == null || init.account == null) throw new Error('this peer has no chain account: start it with --account <suri|keyfile> (and --chain <ws-url> unless the dev chain runs on ws://127.0.0.1:9944)')
       chainPromise ??= (async () => {
-        const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log })
+        obs.chainConnecting()
+        const c = await connectChain({ url: init.chainUrl!, account: init.account!, log: peer.log }).catch((err: Error) => { obs.chainFailed(err); throw err })
+        obs.chainConnected(c)
         peer.onStop(async () => { await c.disconnect().catch(() => {}) })
         await ensureRegistered(c, peer.peerId, peer.roles as RoleName[], peer.log, signPeer, init.stake)
         // with a chain, announcements are checked against it before they are stored or forwarded
@@ -89,10 +94,11 @@ export function installRoles (init: RolesInit) {
         badCheckpoints,
         recheckSteps: init.recheckSteps
       })
-      return nodePorts
+      return obs.instrumentPorts(nodePorts)
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!
+    peer.control.get('/v1/health', async () => ({ chain: { ...obs.chain, head: await obs.head() ?? obs.chain.head }, failures: obs.recentFailures() }))
     peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
     peer.control.get('/v1/disputes', () => disputes?.finished ?? [])
     peer.control.get('/v1/availability', () => availability?.handled ?? [])
@@ -108,7 +114,8 @@ export function installRoles (init: RolesInit) {
         } catch (err) { peer.log.debug({ err }, 'task views unavailable') }
       }
       const ids = new Set<number>([...records.map(r => r.taskId), ...Object.keys(views).map(Number)])
-      return [...ids].sort((a, b) => a - b).map(id => ({ taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null }))
+      const head = await obs.head()
+      return [...ids].sort((a, b) => a - b).map(id => ({ taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null, head: head ?? null, failedFetches: obs.failedFetches(id) }))
     })
     peer.control.post('/v1/submit', async ({ body }) => {
       const { program, economics } = body as { program?: unknown, economics?: Record<string, unknown> }
@@ -139,6 +146,7 @@ export function installRoles (init: RolesInit) {
           const c = await chain()
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
           const unsub = await c.onEvents((e) => {
+            obs.onChainEvent(e, c.accountId)
             const ev = toDomainEvent(e, c.accountId)
             availability?.onChainEvent(e, c.accountId)
             chunkRequests?.onChainEvent(e, c.accountId)

@@ -22,7 +22,9 @@ export function register (program: Command): void {
     .description('join a swarm through one or more bootstrap peers')
     .requiredOption('--bootstrap <multiaddr>', 'bootstrap peer multiaddr with /p2p/<id> (repeatable)', collect)
     .option('--roles <roles>', 'comma-separated roles: submitter,solver,verifier,whistleblower (stored; default: the stored roles)')
-    .option('--listen <multiaddr>', 'address to listen on (repeatable)', collect)
+    .option('--listen <multiaddr>', 'address to listen on (repeatable; default /ip4/0.0.0.0/tcp/0: every interface, so peers on other hosts can fetch from this one)', collect)
+    .option('--private-addrs', 'keep loopback and private addresses in DHT records: for a LAN or one-machine swarm (default: only when every address of this peer is private)')
+    .option('--no-private-addrs', 'drop loopback and private addresses from DHT records: for a public swarm')
     .option('--network <name>', 'swarm name used in gossip topics', DEFAULT_NETWORK)
     .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
     .option('--bootstrap-retries <n>', 'dial attempts (exponential backoff) before giving up', parseIntOption('--bootstrap-retries', 1, 100), 5)
@@ -32,7 +34,7 @@ export function register (program: Command): void {
     .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
   addChainOptions(cmd)
   addDataDir(cmd, 'peer'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string }) => {
+  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string, privateAddrs?: boolean }) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
@@ -40,7 +42,8 @@ export function register (program: Command): void {
     await runPeer({
       kind: 'peer',
       dataDir: dataDirOf(o, 'peer'),
-      listen: o.listen ?? ['/ip4/127.0.0.1/tcp/0'],
+      listen: o.listen ?? ['/ip4/0.0.0.0/tcp/0'],
+      privateNetwork: o.privateAddrs,
       bootstrap: o.bootstrap,
       roles,
       network: o.network,

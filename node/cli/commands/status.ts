@@ -1,6 +1,9 @@
 import type { Command } from 'commander'
 import { ControlClient } from '../../control/client.js'
 import type { PeerStatus } from '../../peer.js'
+import type { ChainStatus, Failure } from '../../roles/observability.js'
+
+interface Health { chain: ChainStatus, failures: Failure[] }
 import { CliError } from '../errors.js'
 import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
 
@@ -10,13 +13,17 @@ export function register (program: Command): void {
   addDataDir(cmd, 'peer'); addJson(cmd)
   cmd.action(async (o: { dataDir?: string, json?: boolean }) => {
     let s: PeerStatus
+    let health: Health | undefined
     try {
       const client = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
       s = await client.get<PeerStatus>('/v1/status')
+      // a peer without role services has no chain link to report
+      health = await client.get<Health>('/v1/health').catch(() => undefined)
     } catch (err) {
       throw new CliError((err as Error).message)
     }
-    if (o.json === true) { printJson(s); return }
+    if (o.json === true) { printJson({ ...s, ...(health ?? {}) }); return }
+    const c = health?.chain
     const lines = [
       `peer id:        ${s.peerId} (${s.kind}, network "${s.network}")`,
       `uptime:         ${s.uptimeSeconds} s`,
@@ -25,7 +32,15 @@ export function register (program: Command): void {
       `connected peers: ${s.connectedPeers.length}`, ...s.connectedPeers.map(p => `  ${p.peerId}  ${p.addrs.join(' ')}`),
       `DHT routing table: ${s.dhtRoutingTableSize} peers`,
       'gossip topics:', ...s.topics.map(t => `  ${t.topic}  mesh=${t.meshPeers} subscribers=${t.subscribers}`),
-      `gossip messages: ${s.gossip.accepted} accepted, ${s.gossip.rejected} rejected`
+      `gossip messages: ${s.gossip.accepted} accepted, ${s.gossip.rejected} rejected`,
+      `private addresses: ${s.privateAddrs.kept ? 'kept' : 'dropped'} (${s.privateAddrs.reason})`,
+      ...(s.privateAddrs.warning != null ? [`WARNING: ${s.privateAddrs.warning}`] : []),
+      c == null || c.state === 'none'
+        ? 'chain:          none (no --account: this peer takes no tasks)'
+        : `chain:          ${c.url ?? '-'}  ${c.state.toUpperCase()} since ${c.since}${c.head != null ? `, head #${c.head}` : ''}${c.state !== 'connected' && c.lastError != null ? ` (${c.lastError})` : ''}`,
+      ...(c?.account != null ? [`account:        ${c.account}`] : []),
+      `recent failures: ${health == null || health.failures.length === 0 ? 'none' : ''}`,
+      ...(health?.failures ?? []).map(f => `  ${f.at}  ${f.kind}${f.taskId != null ? ` task ${f.taskId}` : ''}: ${f.message}`)
     ]
     process.stdout.write(lines.join('\n') + '\n')
   })

@@ -29,16 +29,20 @@ export function register (program: Command): void {
     if (!adm.ok) throw new CliError(`task refused: ${adm.reason}`, 2)
     try {
       const c = await ControlClient.fromDataDir(dataDirOf(o, 'peer'))
-      process.stderr.write('submitting (commitments are computed first; this takes a few seconds)…\n')
+      // refused before "submitting…" is said: a peer without the role would only refuse after it
+      const { roles } = await c.get<{ roles: string[] }>('/v1/roles')
+      if (!roles.includes('submitter')) throw new CliError('this peer does not have the submitter role; add it with "proofswarm roles add submitter"', 2)
       const unit = (u: string | undefined, flag: string): string | undefined => {
         if (u == null) return undefined
         if (!/^\d+$/.test(u)) throw new CliError(`${flag} must be a whole number of units`, 2)
         return (BigInt(u) * 10n ** 12n).toString()
       }
       const economics = { solverReward: unit(o.solverReward, '--solver-reward'), verifierReward: unit(o.verifierReward, '--verifier-reward'), verifierCount: o.verifiers, challengeWindow: o.challengeWindow, solveTimeout: o.solveTimeout }
-      const r = await c.post<{ taskId: number }>('/v1/submit', { program: prog, economics })
+      process.stderr.write('submitting (commitments are computed first; this takes a few seconds)…\n')
+      // the peer computes the commitments, publishes the shards and waits for the chain (it gives up after 10 minutes)
+      const r = await c.post<{ taskId: number }>('/v1/submit', { program: prog, economics }, 610_000)
       if (o.json === true) printJson(r)
       else process.stdout.write(`task ${r.taskId} submitted; follow it with "proofswarm tasks"\n`)
-    } catch (err) { throw new CliError((err as Error).message) }
+    } catch (err) { throw err instanceof CliError ? err : new CliError((err as Error).message) }
   })
 }

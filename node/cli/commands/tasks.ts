@@ -5,8 +5,23 @@ import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
 
 interface TaskRow {
   taskId: number
-  chain: null | { phase: string, solver: string | null, steps: number, proofRoot: string, verdicts: Array<{ verifier: string, accept: boolean }>, openDisputes: number, escrow: string }
+  chain: null | { phase: string, solver: string | null, steps: number, proofRoot: string, verdicts: Array<{ verifier: string, accept: boolean }>, openDisputes: number, escrow: string, deadline: number, challengeEnd: number }
   gossip: null | { chain?: { TaskSettled?: { success: boolean, solverPaid: unknown, verifiersPaid: unknown, refunded: unknown } }, proof?: { solver: string } }
+  /** the chain's best block when asked (null without a chain) */
+  head?: number | null
+  /** shard fetches for this task that failed on this peer */
+  failedFetches?: number
+}
+
+/** What the task waits for, and how many blocks are left of it. */
+export function countdown (t: NonNullable<TaskRow['chain']>, head: number | null | undefined): string {
+  if (head == null) return ''
+  if (t.phase === 'Solving') return `  solve deadline in ${Math.max(0, t.deadline - head)} blocks`
+  if (t.phase === 'Verifying') {
+    const left = t.challengeEnd - head
+    return left >= 0 ? `  challenge window: ${left} blocks left` : `  challenge window over ${-left} blocks ago${t.openDisputes > 0 ? ' (waiting for the open disputes)' : ''}`
+  }
+  return ''
 }
 
 const short = (s: string | null | undefined): string => s == null ? '-' : s.length > 14 ? `${s.slice(0, 8)}…${s.slice(-4)}` : s
@@ -28,7 +43,8 @@ export function register (program: Command): void {
       const t = r.chain
       const settled = r.gossip?.chain?.TaskSettled
       const verdicts = t?.verdicts.map(v => `${short(v.verifier)}:${v.accept ? 'accept' : 'reject'}`).join(' ') ?? ''
-      process.stdout.write(`task ${r.taskId}  phase=${t?.phase ?? '?'}  solver=${short(t?.solver)}  steps=${t?.steps ?? '?'}  disputes=${t?.openDisputes ?? 0}\n`)
+      process.stdout.write(`task ${r.taskId}  phase=${t?.phase ?? '?'}  solver=${short(t?.solver)}  steps=${t?.steps ?? '?'}  disputes=${t?.openDisputes ?? 0}${t != null ? countdown(t, r.head) : ''}\n`)
+      if ((r.failedFetches ?? 0) > 0) process.stdout.write(`  failed fetches on this peer: ${r.failedFetches} (see "proofswarm status")\n`)
       if (verdicts !== '') process.stdout.write(`  verdicts: ${verdicts}\n`)
       if (settled != null) process.stdout.write(`  settled: success=${settled.success} solver paid ${units(settled.solverPaid)}, verifiers paid ${units(settled.verifiersPaid)}, refunded ${units(settled.refunded)} (units)\n`)
     }

@@ -1,8 +1,11 @@
 import type { Command } from 'commander'
 import { ControlClient } from '../../control/client.js'
 import type { TraceEntry } from '../../../actors/trace.js'
+import { ROLES } from '../../config.js'
 import { CliError } from '../errors.js'
 import { addDataDir, addJson, dataDirOf, parseIntOption } from '../options.js'
+
+const TRACE_ROLES: string[] = [...ROLES, 'supervisor']
 
 /** "10m", "2h", "30s", an ISO date, or ms since the epoch. */
 export function parseSince (s: string, now = Date.now()): number {
@@ -34,6 +37,8 @@ export function register (program: Command): void {
     .option('--follow', 'keep streaming new entries (Ctrl-C stops)')
   addDataDir(cmd, 'peer'); addJson(cmd)
   cmd.action(async (o: { actor?: string, role?: string, since?: string, limit: number, follow?: boolean, dataDir?: string, json?: boolean }) => {
+    // a filter nothing can match is a mistake, not an empty answer
+    if (o.role != null && !TRACE_ROLES.includes(o.role)) throw new CliError(`--role ${o.role}: no such role; roles are ${TRACE_ROLES.join(', ')}`, 2)
     const params = new URLSearchParams()
     if (o.actor != null) params.set('actor', o.actor)
     if (o.role != null) params.set('role', o.role)

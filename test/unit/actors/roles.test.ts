@@ -122,4 +122,15 @@ describe('whistleblower', () => {
     await new Promise(resolve => setTimeout(resolve, 50))
     expect(p.calls).toEqual(['recheck 5'])
   })
+
+  it('starts re-checking when the proof is committed, and not again for the verdicts that follow; never its own proof', async () => {
+    const p = ports({ recheckVerdict: async (t) => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
+    a.send({ type: 'chain.proofCommitted', taskId: 3, byMe: true })
+    a.send({ type: 'chain.proofCommitted', taskId: 5, byMe: false })
+    await waitFor(child(a, 'whistleblower'), s => s.value === 'idle' && s.context.history.length === 1, { timeout: 1000 })
+    a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v1', accept: true, byMe: false })
+    await new Promise(resolve => setTimeout(resolve, 50))
+    expect(p.calls).toEqual(['recheck 5'])
+  })
 })
