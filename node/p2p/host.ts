@@ -70,6 +70,11 @@ const topicScore = {
 
 export const HEARTBEAT_MS = 700
 
+/** TCP sockets the listener accepts (above the connection manager's maxConnections, which prunes) */
+export const MAX_SOCKETS = 512
+/** streams open at once on one connection, all protocols (yamux's default is 1,000) */
+export const MAX_STREAMS_PER_CONNECTION = 256
+
 /**
  * Duplicate filter key, read before any signature check: the signer and its
  * sequence number, which is what the message id (StrictSign) is made of, so
@@ -89,9 +94,13 @@ export async function createHost (init: HostInit): Promise<Host> {
   return await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
-    transports: [tcp()],
+    // Hard caps under the connection manager's: sockets the listener accepts
+    // at all (idle ones included; the manager prunes to maxConnections), and
+    // streams one connection (one peer) may have open at once over every
+    // protocol (each protocol also has its own maxInboundStreams).
+    transports: [tcp({ maxConnections: MAX_SOCKETS })],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]
       : [],
