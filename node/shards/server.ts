@@ -10,16 +10,23 @@ import type { BlockStore } from './store.js'
 // answers in order. Requests over MAX_REQUEST_BYTES or malformed ones get an
 // ERROR frame and the stream is closed. Fault injection (tests only) comes
 // from PROOFSWARM_FAULT_SHARDS: "corrupt" flips a byte in every served block,
-// "delay:<ms>" waits before each answer (to kill a provider mid-transfer).
+// "corrupt:<cid>" in that block only, "delay:<ms>" waits before each answer
+// (to kill a provider mid-transfer).
 
-export interface ShardFault { corrupt: boolean, delayMs: number }
+export interface ShardFault {
+  corrupt: boolean
+  delayMs: number
+  /** blocks (CID strings) served with a byte flipped */
+  corruptCids?: Set<string>
+}
 
 export function parseFault (s: string | undefined): ShardFault {
   const f: ShardFault = { corrupt: false, delayMs: 0 }
   for (const part of (s ?? '').split(',').map(p => p.trim()).filter(Boolean)) {
     if (part === 'corrupt') f.corrupt = true
     else if (/^delay:\d+$/.test(part)) f.delayMs = Number(part.slice(6))
-    else throw new Error(`PROOFSWARM_FAULT_SHARDS: unknown fault "${part}" (use corrupt, delay:<ms>)`)
+    else if (part.startsWith('corrupt:')) (f.corruptCids ??= new Set()).add(part.slice(8))
+    else throw new Error(`PROOFSWARM_FAULT_SHARDS: unknown fault "${part}" (use corrupt, corrupt:<cid>, delay:<ms>)`)
   }
   return f
 }
@@ -43,7 +50,7 @@ export class ShardServer {
   ) {}
 
   async start (): Promise<void> {
-    if (this.fault.corrupt || this.fault.delayMs > 0) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
+    if (this.fault.corrupt || this.fault.delayMs > 0 || this.fault.corruptCids != null) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
     await this.host.handle(SHARD_PROTOCOL, (stream, connection) => {
       void this.serve(stream, connection).catch((err: unknown) => {
         this.log.debug({ err: errMessage(err), peer: connection.remotePeer.toString() }, 'shard stream ended with an error')
@@ -164,7 +171,7 @@ export class ShardServer {
     frame.set(encodeResponseHeader(Status.OK, id), 0)
     const size = frame.length - RESPONSE_HEADER_BYTES
     // fault injection: flip one byte of the payload (the frame is a fresh buffer, never the stored block)
-    if (this.fault.corrupt && size > 0) frame[RESPONSE_HEADER_BYTES + (size >> 1)] ^= 0xff
+    if ((this.fault.corrupt || this.fault.corruptCids?.has(cid.toString()) === true) && size > 0) frame[RESPONSE_HEADER_BYTES + (size >> 1)] ^= 0xff
     this.stats.served++
     this.stats.bytes += size
     return { frame, last: false }

@@ -13,6 +13,7 @@ import { NoProviderError, ProviderSource, fetchBlocks, type BlockFetchOptions, t
 import { InOrderHash, openPartFile, readAt, writeAt, writeChunksAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
 import { collect, type GcResult } from './collector.js'
+import { ProviderBans } from './bans.js'
 import { StreamPool } from './stream-pool.js'
 import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
 
@@ -33,7 +34,7 @@ export interface ShardServiceInit {
   defaultRetentionMs?: number
   /** automatic GC period; 0 disables (default 10 min) */
   gcIntervalMs?: number
-  /** how long a provider that sent a bad block is ignored (default 1 h) */
+  /** how long a provider that sent a bad block is ignored for it (for everything after MAX_BAD_BLOCKS) (default 1 h) */
   banMs?: number
 }
 
@@ -133,7 +134,7 @@ export class ShardService {
   private readonly log: Logger
   private readonly defaultRetentionMs: number
   private readonly banMs: number
-  private readonly banned = new Map<string, number>()
+  private readonly bans: ProviderBans
   /** when each provider's reward tag was last refreshed */
   private readonly rewardedAt = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
@@ -153,6 +154,7 @@ export class ShardService {
     this.server = new ShardServer(init.host, this.store, init.log, init.fault)
     this.defaultRetentionMs = init.defaultRetentionMs ?? 24 * 3600_000
     this.banMs = init.banMs ?? 3600_000
+    this.bans = new ProviderBans(this.banMs)
   }
 
   /** Opens the shard store, registers the protocol handler, starts the GC timer and re-announces stored shards. */
@@ -727,13 +729,11 @@ export class ShardService {
 
   // ---- providers' reputation ----------------------------------------------
 
-  isBanned (peerId: string): boolean {
-    const until = this.banned.get(peerId)
-    if (until == null) return false
-    if (Date.now() < until) return true
-    this.banned.delete(peerId)
-    return false
-  }
+  /** Banned for everything (it sent MAX_BAD_BLOCKS bad blocks within the ban time)? */
+  isBanned (peerId: string): boolean { return this.bans.isBanned(peerId) }
+
+  /** Banned for this block (it sent a bad copy of it)? */
+  isBlockBanned (peerId: string, cid: string): boolean { return this.bans.blockBanned(peerId, cid) }
 
   private fetcherDeps (): FetcherDeps {
     return {
@@ -741,13 +741,17 @@ export class ShardService {
       store: this.store,
       log: this.log,
       streams: this.streams,
-      penalise: (peerId, reason) => {
-        this.banned.set(peerId, Date.now() + this.banMs)
-        this.log.warn({ provider: peerId, reason, banMs: this.banMs }, 'penalised a shard provider')
-        void this.host.peerStore.merge(peerIdFromString(peerId), {
-          tags: { [PROVIDER_TAG]: undefined, [BAD_TAG]: { value: 1, ttl: this.banMs } }
-        }).catch(() => {})
+      penalise: (peerId, reason, cid) => {
+        const verdict = this.bans.badBlock(peerId, cid)
+        this.log.warn({ provider: peerId, reason, block: cid, banned: verdict === 'peer' ? 'for every block' : 'for this block', banMs: this.banMs }, 'penalised a shard provider')
+        if (verdict === 'peer') {
+          void this.host.peerStore.merge(peerIdFromString(peerId), {
+            tags: { [PROVIDER_TAG]: undefined, [BAD_TAG]: { value: 1, ttl: this.banMs } }
+          }).catch(() => {})
+        }
+        return verdict
       },
+      blockBanned: (peerId, cid) => this.bans.blockBanned(peerId, cid),
       reward: (peerId) => {
         // a peer-store write per fetched shard was ~5% of a verifier's fetch CPU;
         // the tag lasts 10 minutes, so refreshing it once a minute is enough
