@@ -1,7 +1,7 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Level } from 'level'
 import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
-import { ControlServer, HttpError } from './control/server.js'
+import { ControlServer, HttpError, intParam } from './control/server.js'
 import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { createLogger, type Logger } from './log.js'
@@ -218,7 +218,7 @@ export class Peer {
     }
     c.get('/v1/gossip/messages', ({ url }) => this.gossip.received({
       topic: url.searchParams.get('topic') ?? undefined,
-      since: url.searchParams.has('since') ? Number(url.searchParams.get('since')) : undefined
+      since: url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined
     }))
     c.post('/v1/dht/provide', async ({ body }) => {
       const cid = await parseCidBody(body)
@@ -227,7 +227,7 @@ export class Peer {
     })
     c.get('/v1/dht/providers', async ({ url }) => {
       const cid = await parseCidBody({ cid: url.searchParams.get('cid') })
-      const timeoutMs = Math.min(Number(url.searchParams.get('timeoutMs') ?? 10_000), 60_000)
+      const timeoutMs = intParam(url, 'timeoutMs', 1, 60_000, 10_000)
       const found: Array<{ peerId: string, addrs: string[] }> = []
       try {
         for await (const p of this.host.contentRouting.findProviders(cid, { signal: AbortSignal.timeout(timeoutMs) })) {
