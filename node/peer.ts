@@ -2,6 +2,8 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { Level } from 'level'
 import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
 import { ControlServer, HttpError, intParam } from './control/server.js'
+import { gossipMetricsRegister, type GossipMetricsRegister } from './p2p/gossip-metrics.js'
+import { disconnectGraylisted } from './p2p/graylist.js'
 import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { createLogger, type Logger } from './log.js'
@@ -44,12 +46,14 @@ export interface PeerStatus {
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
-  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
+  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, invalid: Record<string, number>, scores: Record<string, number> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
 
 const MESH_D_LO = 4
+/** gossipsub's count of messages it refused itself, by reason (invalid_signature: forged) */
+const INVALID_SERIES = 'gossipsub_msg_received_invalid_total'
 
 const ROLES_KEY = 'roles'
 
@@ -59,6 +63,7 @@ export class Peer {
   private stopping?: Promise<void>
   private readonly onStopHooks: Array<() => Promise<void> | void> = []
   private uptimeTimer?: NodeJS.Timeout
+  private gossipMetrics?: GossipMetricsRegister
   private readonly milestones: PeerStatus['milestones'] = { meshMs: {} }
 
   private constructor (
@@ -96,7 +101,9 @@ export class Peer {
       else roles = parseRoles(await getJson<string[]>(meta, ROLES_KEY) ?? [])
 
       const metrics = createNodeMetrics()
+      const gossipMetrics = gossipMetricsRegister(metrics.registry, [INVALID_SERIES])
       const host = await createHost({
+        gossipMetrics,
         privateKey: identity.privateKey,
         listen: opts.listen,
         bootstrap: [],
@@ -115,6 +122,7 @@ export class Peer {
       const token = newToken()
       const control = new ControlServer(token)
       const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles)
+      peer.gossipMetrics = gossipMetrics
       peer.installRoutes()
       const port = await control.listen(opts.controlPort ?? 0)
       cleanup.unshift(async () => await control.close())
@@ -134,6 +142,7 @@ export class Peer {
       })
       const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8 })
       peer.onStop(stopKeeper)
+      peer.onStop(disconnectGraylisted(host, log))
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
@@ -186,6 +195,8 @@ export class Peer {
         ignored: this.gossip.stats.ignored,
         rejected: this.gossip.stats.rejected,
         rejectedBy: { ...this.gossip.stats.rejectedBy },
+        // refused by gossipsub before our validators: bad signatures (forged), bad seqno/from, ...
+        invalid: Object.fromEntries(Object.entries(this.gossipMetrics?.mirrored(INVALID_SERIES) ?? {}).map(([k, v]) => [k.replace(/^error=/, ''), v])),
         scores: Object.fromEntries(this.host.getPeers().map(p => [p.toString(), Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(p.toString()) * 100) / 100]))
       },
       milestones: this.milestones
