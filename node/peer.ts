@@ -3,7 +3,7 @@ import type { Level } from 'level'
 import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
 import { ControlServer, HttpError, intParam } from './control/server.js'
 import { gossipMetricsRegister, type GossipMetricsRegister } from './p2p/gossip-metrics.js'
-import { disconnectGraylisted } from './p2p/graylist.js'
+import { disconnectGraylisted, type GraylistGuard } from './p2p/graylist.js'
 import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { createLogger, type Logger } from './log.js'
@@ -46,7 +46,7 @@ export interface PeerStatus {
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
-  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, invalid: Record<string, number>, scores: Record<string, number> }
+  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, invalid: Record<string, number>, scores: Record<string, number>, disconnected: Record<string, { score: number, at: number }> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
@@ -64,6 +64,7 @@ export class Peer {
   private readonly onStopHooks: Array<() => Promise<void> | void> = []
   private uptimeTimer?: NodeJS.Timeout
   private gossipMetrics?: GossipMetricsRegister
+  private graylist?: GraylistGuard
   private readonly milestones: PeerStatus['milestones'] = { meshMs: {} }
 
   private constructor (
@@ -142,7 +143,8 @@ export class Peer {
       })
       const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8 })
       peer.onStop(stopKeeper)
-      peer.onStop(disconnectGraylisted(host, log))
+      peer.graylist = disconnectGraylisted(host, log)
+      peer.onStop(() => peer.graylist?.stop())
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
@@ -197,7 +199,10 @@ export class Peer {
         rejectedBy: { ...this.gossip.stats.rejectedBy },
         // refused by gossipsub before our validators: bad signatures (forged), bad seqno/from, ...
         invalid: Object.fromEntries(Object.entries(this.gossipMetrics?.mirrored(INVALID_SERIES) ?? {}).map(([k, v]) => [k.replace(/^error=/, ''), v])),
-        scores: Object.fromEntries(this.host.getPeers().map(p => [p.toString(), Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(p.toString()) * 100) / 100]))
+        // connected peers, and those hung up on for their score (gossipsub keeps it a while)
+        scores: Object.fromEntries([...new Set([...this.host.getPeers().map(p => p.toString()), ...Object.keys(this.graylist?.disconnected() ?? {})])]
+          .map(id => [id, Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(id) * 100) / 100])),
+        disconnected: this.graylist?.disconnected() ?? {}
       },
       milestones: this.milestones
     }

@@ -9,14 +9,14 @@ export class ControlClient {
     return new ControlClient(`http://127.0.0.1:${info.port}`, token)
   }
 
-  async request<T = unknown> (method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async request<T = unknown> (method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = 30_000): Promise<T> {
     let res: Response
     try {
       res = await fetch(this.baseUrl + path, {
         method,
         headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000)
+        signal: AbortSignal.timeout(timeoutMs)
       })
     } catch (err) {
       throw new Error(`cannot reach the peer's control API at ${this.baseUrl} (${(err as Error).message}); is the peer still running?`)
@@ -32,5 +32,5 @@ export class ControlClient {
   }
 
   async get<T = unknown> (path: string): Promise<T> { return await this.request<T>('GET', path) }
-  async post<T = unknown> (path: string, body: unknown = {}): Promise<T> { return await this.request<T>('POST', path, body) }
+  async post<T = unknown> (path: string, body: unknown = {}, timeoutMs?: number): Promise<T> { return await this.request<T>('POST', path, body, timeoutMs) }
 }
