@@ -40,15 +40,23 @@ async function load (api: ApiPromise, stop: AbortSignal, acked: Acked[], finaliz
   const inflight = new Set<Promise<void>>()
   // the chain gone (killed): stop submitting rather than spin on failures
   let gone = false
+  // a refused submission (the pool kept a later nonce across the kill, and lost
+  // an earlier one): take the next nonce from the chain again
+  let resync = false
   while (!stop.aborted && !gone) {
+    if (resync) {
+      resync = false
+      nonce = (await api.rpc.system.accountNextIndex(alice.address).catch(() => undefined))?.toNumber() ?? nonce
+    }
     const n = nonce++
     const p = new Promise<void>(resolve => {
       const done = (): void => { stop.removeEventListener('abort', done); resolve() }
       stop.addEventListener('abort', done, { once: true })
       api.tx.balances.transferKeepAlive(bob.address, AMOUNT).signAndSend(alice, { nonce: n }, (r: ISubmittableResult) => {
-        if (r.status.isInBlock) { acked.push({ nonce: n, block: r.status.asInBlock.toHex() }); done() }
-        if (r.isError) done()
-      }).catch(() => { gone = true; done() })
+        // @polkadot/api may skip InBlock when Finalized follows at once: either acknowledges inclusion
+        if ((r.status.isInBlock || r.status.isFinalized) && !acked.some(a => a.nonce === n)) { acked.push({ nonce: n, block: (r.status.isInBlock ? r.status.asInBlock : r.status.asFinalized).toHex() }); done() }
+        if (r.isError) { resync = true; done() }
+      }).catch(() => { if (api.isConnected) resync = true; else gone = true; done() })
     })
     sent++
     inflight.add(p)
@@ -94,13 +102,17 @@ describe('dev chain killed with SIGKILL under load', () => {
         if (acked.length > 0) expect(nonce).toBeGreaterThan(Math.max(...acked.map(a => a.nonce)))
         if (round === RESTARTS) {
           console.log(`chain kill -9 ×${RESTARTS}: ${sent} transfers sent, ${acked.length} acknowledged included, nonce ${nonce}, ${finalized.size} finalized heads checked, ${Date.now() - started} ms`)
-          expect(acked.length).toBeGreaterThan(RESTARTS * 5)
+          expect(acked.length).toBeGreaterThanOrEqual(RESTARTS)
           break
         }
         // load, then kill -9 at a moment that varies from round to round
         const stop = new AbortController()
         const running = load(api, stop.signal, acked, finalized)
-        await new Promise(resolve => setTimeout(resolve, 900 + round * 200))
+        // under load: at least one transfer acknowledged in this round (bounded), then a varying delay
+        const ackedBefore = acked.length
+        for (let i = 0; i < 150 && acked.length === ackedBefore; i++) await new Promise(resolve => setTimeout(resolve, 100))
+        expect(acked.length, `round ${round}: no transfer included within 15 s`).toBeGreaterThan(ackedBefore)
+        await new Promise(resolve => setTimeout(resolve, 300 + round * 200))
         chain.proc.kill('SIGKILL')
         await new Promise(resolve => chain!.proc.once('exit', resolve))
         stop.abort()
