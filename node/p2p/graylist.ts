@@ -4,9 +4,10 @@ import type { Host } from './host.js'
 // gossipsub graylists a peer whose score fell below graylistThreshold (it
 // ignores its RPCs) but keeps the connection: a peer that sent forged or
 // invalid messages stayed connected, using a slot and the other protocols.
-// Graylisted peers are hung up on; the score outlives the connection
-// (retainScore), and the connection gater (host.ts) refuses the peer while
-// it stays under the threshold.
+// Graylisted peers are hung up on, once per fall under the threshold: one
+// that dials back (to fetch a shard, to answer a dispute — its verdicts on
+// chain still count) is let in, and gossipsub keeps ignoring its RPCs while
+// its score, which outlives the connection, stays low.
 
 export const GRAYLIST_CHECK_MS = 1000
 const REMEMBERED = 256
@@ -21,11 +22,16 @@ export function disconnectGraylisted (host: Host, log: Logger, everyMs = GRAYLIS
   const pubsub = host.services.pubsub as unknown as { getScore: (id: string) => number, opts: { scoreThresholds: { graylistThreshold: number } } }
   const threshold = pubsub.opts.scoreThresholds.graylistThreshold
   const hungUp = new Map<string, { score: number, at: number }>()
+  /** peers hung up on and still under the threshold: not hung up on again */
+  const episode = new Set<string>()
   const timer = setInterval(() => {
+    for (const id of [...episode]) if (pubsub.getScore(id) >= threshold) episode.delete(id)
     for (const p of host.getPeers()) {
       const id = p.toString()
       const score = pubsub.getScore(id)
-      if (score >= threshold) continue
+      if (score >= threshold || episode.has(id)) continue
+      episode.add(id)
+      if (episode.size > REMEMBERED) episode.delete(episode.values().next().value as string)
       hungUp.delete(id)
       hungUp.set(id, { score: Math.round(score * 100) / 100, at: Date.now() })
       if (hungUp.size > REMEMBERED) hungUp.delete(hungUp.keys().next().value as string)

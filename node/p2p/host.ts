@@ -94,17 +94,7 @@ export const BOOTSTRAP_APP_SCORE = 20
 
 export async function createHost (init: HostInit): Promise<Host> {
   const bootstrapIds = new Set(init.bootstrapPeerIds ?? [])
-  // a peer gossipsub graylists (forged or invalid messages) is hung up on
-  // (graylist.ts) and refused when it connects again, while its score stays
-  // under the threshold (gossipsub retains scores of gone peers for a while)
-  let pubsub: { getScore: (id: string) => number, opts: { scoreThresholds: { graylistThreshold: number } } } | undefined
-  const graylisted = (id: { toString: () => string }): boolean =>
-    pubsub != null && pubsub.getScore(id.toString()) < pubsub.opts.scoreThresholds.graylistThreshold
-  const node = await createLibp2p<HostServices>({
-    connectionGater: {
-      denyInboundEncryptedConnection: graylisted,
-      denyOutboundEncryptedConnection: graylisted
-    },
+  return await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
     // Hard caps under the connection manager's: sockets the listener accepts
@@ -181,6 +171,4 @@ export async function createHost (init: HostInit): Promise<Host> {
       })
     }
   })
-  pubsub = node.services.pubsub as unknown as typeof pubsub
-  return node
 }
