@@ -1,7 +1,9 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Level } from 'level'
 import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
-import { ControlServer, HttpError } from './control/server.js'
+import { ControlServer, HttpError, intParam } from './control/server.js'
+import { gossipMetricsRegister, type GossipMetricsRegister } from './p2p/gossip-metrics.js'
+import { disconnectGraylisted, type GraylistGuard } from './p2p/graylist.js'
 import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { createLogger, type Logger } from './log.js'
@@ -48,12 +50,14 @@ export interface PeerStatus {
   uptimeSeconds: number
   /** whether loopback/private addresses are kept in DHT records, and why */
   privateAddrs: { kept: boolean, reason: string, warning?: string }
-  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, scores: Record<string, number> }
+  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, invalid: Record<string, number>, scores: Record<string, number>, disconnected: Record<string, { score: number, at: number }> }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
 
 const MESH_D_LO = 4
+/** gossipsub's count of messages it refused itself, by reason (invalid_signature: forged) */
+const INVALID_SERIES = 'gossipsub_msg_received_invalid_total'
 
 const ROLES_KEY = 'roles'
 
@@ -63,6 +67,8 @@ export class Peer {
   private stopping?: Promise<void>
   private readonly onStopHooks: Array<() => Promise<void> | void> = []
   private uptimeTimer?: NodeJS.Timeout
+  private gossipMetrics?: GossipMetricsRegister
+  private graylist?: GraylistGuard
   private readonly milestones: PeerStatus['milestones'] = { meshMs: {} }
 
   private constructor (
@@ -104,7 +110,9 @@ export class Peer {
       const privateAddrs = decidePrivateAddrs(opts.privateNetwork, listenHosts(opts.listen))
       log.info({ keep: privateAddrs.keep }, privateAddrs.reason)
       if (privateAddrs.warning != null) log.warn(privateAddrs.warning)
+      const gossipMetrics = gossipMetricsRegister(metrics.registry, [INVALID_SERIES])
       const host = await createHost({
+        gossipMetrics,
         privateKey: identity.privateKey,
         listen: opts.listen,
         bootstrap: [],
@@ -123,6 +131,7 @@ export class Peer {
       const token = newToken()
       const control = new ControlServer(token)
       const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles, privateAddrs)
+      peer.gossipMetrics = gossipMetrics
       peer.installRoutes()
       const port = await control.listen(opts.controlPort ?? 0)
       cleanup.unshift(async () => await control.close())
@@ -142,6 +151,8 @@ export class Peer {
       })
       const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8 })
       peer.onStop(stopKeeper)
+      peer.graylist = disconnectGraylisted(host, log)
+      peer.onStop(() => peer.graylist?.stop())
       host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
@@ -195,7 +206,12 @@ export class Peer {
         ignored: this.gossip.stats.ignored,
         rejected: this.gossip.stats.rejected,
         rejectedBy: { ...this.gossip.stats.rejectedBy },
-        scores: Object.fromEntries(this.host.getPeers().map(p => [p.toString(), Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(p.toString()) * 100) / 100]))
+        // refused by gossipsub before our validators: bad signatures (forged), bad seqno/from, ...
+        invalid: Object.fromEntries(Object.entries(this.gossipMetrics?.mirrored(INVALID_SERIES) ?? {}).map(([k, v]) => [k.replace(/^error=/, ''), v])),
+        // connected peers, and those hung up on for their score (gossipsub keeps it a while)
+        scores: Object.fromEntries([...new Set([...this.host.getPeers().map(p => p.toString()), ...Object.keys(this.graylist?.disconnected() ?? {})])]
+          .map(id => [id, Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(id) * 100) / 100])),
+        disconnected: this.graylist?.disconnected() ?? {}
       },
       milestones: this.milestones
     }
@@ -227,7 +243,7 @@ export class Peer {
     }
     c.get('/v1/gossip/messages', ({ url }) => this.gossip.received({
       topic: url.searchParams.get('topic') ?? undefined,
-      since: url.searchParams.has('since') ? Number(url.searchParams.get('since')) : undefined
+      since: url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined
     }))
     c.post('/v1/dht/provide', async ({ body }) => {
       const cid = await parseCidBody(body)
@@ -236,9 +252,9 @@ export class Peer {
     })
     c.get('/v1/dht/providers', async ({ url }) => {
       const cid = await parseCidBody({ cid: url.searchParams.get('cid') })
-      const timeoutMs = Math.min(Number(url.searchParams.get('timeoutMs') ?? 10_000), 60_000)
+      const timeoutMs = intParam(url, 'timeoutMs', 1, 60_000, 10_000)
       // max=1: stop at the first provider (a fetcher needs one), instead of walking the DHT for up to 20
-      const max = Math.max(1, Math.min(Number(url.searchParams.get('max') ?? 20) || 20, 20))
+      const max = intParam(url, 'max', 1, 20, 20)
       const { providers, ...lookup } = await findProvidersTraced(this.host, cid, { timeoutMs, max })
       return { cid: cid.toString(), providers, lookup }
     })

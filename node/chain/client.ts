@@ -8,6 +8,17 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
 import type { ArbitrationParams, AvailabilityView, ChunkRequestView, DisputeKind, DisputeView, NodeView, TaskAssignmentsView, TaskParams, TaskView, VerifierAssignmentView } from './types.js'
 import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
+import type { Logger } from '../log.js'
+import { keepConnected, type Reconnector } from './reconnect.js'
+
+const CONNECT_TIMEOUT_MS = 15_000
+
+async function withTimeout<T> (p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([p, new Promise<never>((_resolve, reject) => { t = setTimeout(() => reject(new Error(what)), ms) })])
+  } finally { clearTimeout(t) }
+}
 
 export * from './types.js'
 
@@ -36,6 +47,8 @@ export class ChainError extends Error {
 
 export interface ChainClientOptions {
   url: string
+  /** where connection losses and reconnect attempts are logged */
+  log?: Logger
   /** secret URI (e.g. //Alice, a mnemonic) or a KeyringPair */
   signer: string | KeyringPair
   /** wait for finality instead of inclusion (default false) */
@@ -63,11 +76,24 @@ export class ChainClient {
   static async connect (opts: ChainClientOptions): Promise<ChainClient> {
     await cryptoWaitReady()
     const pair = typeof opts.signer === 'string' ? new Keyring({ type: 'sr25519' }).addFromUri(opts.signer) : opts.signer
-    const api = await ApiPromise.create({ provider: new WsProvider(opts.url, 1000), noInitWarn: true, throwOnConnect: true })
-    return new ChainClient(api, pair, opts)
+    // auto-connect off: a failed first connection throws (the caller retries
+    // with a backoff) and a lost one is re-dialled by keepConnected, which logs each attempt
+    const provider = new WsProvider(opts.url, false)
+    const connecting = provider.connect()
+    const api = await withTimeout(ApiPromise.create({ provider, noInitWarn: true, throwOnConnect: true }), CONNECT_TIMEOUT_MS, `no answer from the chain at ${opts.url} within ${CONNECT_TIMEOUT_MS / 1000} s`)
+      .catch(async (err: unknown) => { await provider.disconnect().catch(() => {}); throw err })
+    await connecting.catch(() => {})
+    const client = new ChainClient(api, pair, opts)
+    client.reconnector = keepConnected(provider, opts.url, opts.log)
+    return client
   }
 
-  async disconnect (): Promise<void> { await this.api.disconnect() }
+  private reconnector?: Reconnector
+
+  async disconnect (): Promise<void> {
+    this.reconnector?.stop()
+    await this.api.disconnect()
+  }
 
   // ---- queries ----
   async bestNumber (): Promise<number> { return (await this.api.rpc.chain.getHeader()).number.toNumber() }

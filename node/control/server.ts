@@ -1,11 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 
 // A small JSON-over-HTTP control API bound to 127.0.0.1, guarded by a bearer
 // token. Routes are registered by the parts of the node that own them.
 
 export const MAX_BODY_BYTES = 1024 * 1024
+/**
+ * Sockets open at once (idle ones included): past it new ones are closed at
+ * once. The CLI opens one per command; without a cap 2,000 idle sockets were
+ * accepted and kept.
+ */
+export const MAX_SOCKETS = 64
+/** a socket must have sent its request headers within this time (an idle socket is closed) */
+export const HEADERS_TIMEOUT_MS = 5_000
 
 export class HttpError extends Error {
   constructor (readonly status: number, message: string) { super(message) }
@@ -38,9 +46,22 @@ export class ControlServer {
   text (path: string, handler: Handler): this { this.routes.push({ method: 'GET', path, handler, text: true }); return this }
 
   async listen (port: number, host = '127.0.0.1'): Promise<number> {
-    const server = createServer((req, res) => { void this.dispatch(req, res) })
+    const server = createServer({
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: 30_000, // receiving the request (a ≤ 1 MiB body); long responses (streams) are not cut
+      connectionsCheckingInterval: 1000
+    }, (req, res) => { void this.dispatch(req, res) })
     this.server = server
     server.keepAliveTimeout = 1000
+    server.maxConnections = MAX_SOCKETS
+    // headersTimeout runs from a request's first byte: a socket that never
+    // sends one is closed here (long responses, e.g. trace streams, are not timed)
+    server.on('connection', (sock: Socket) => {
+      const t = setTimeout(() => sock.destroy(), HEADERS_TIMEOUT_MS)
+      t.unref()
+      sock.once('data', () => clearTimeout(t))
+      sock.once('close', () => clearTimeout(t))
+    })
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         reject(err.code === 'EADDRINUSE'
@@ -78,6 +99,9 @@ export class ControlServer {
         throw new HttpError(other ? 405 : 404, other ? `method ${req.method ?? ''} not allowed on ${url.pathname}` : `no such endpoint ${url.pathname}`)
       }
       const body = req.method === 'POST' ? await readJsonBody(req) : undefined
+      if (req.method === 'POST' && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+        throw new HttpError(400, `request body must be a JSON object (got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}); send {} for no arguments`)
+      }
       const out = await route.handler({ url, body, req, res })
       if (res.writableEnded || res.headersSent) return
       if (route.text === true) {
@@ -91,6 +115,18 @@ export class ControlServer {
       if (!res.writableEnded) res.end(JSON.stringify({ error: (err as Error).message }))
     }
   }
+}
+
+/**
+ * An integer query parameter in [min, max], `dflt` when absent; anything else
+ * is a 400 naming the parameter and its range.
+ */
+export function intParam (url: URL, name: string, min: number, max: number, dflt: number): number {
+  const v = url.searchParams.get(name)
+  if (v == null || v === '') return dflt
+  const n = Number(v)
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new HttpError(400, `"${name}" must be an integer from ${min} to ${max}, got "${v}"`)
+  return n
 }
 
 async function readJsonBody (req: IncomingMessage): Promise<unknown> {

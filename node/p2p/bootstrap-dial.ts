@@ -1,3 +1,4 @@
+import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { Logger } from '../log.js'
 import type { Host } from './host.js'
@@ -11,8 +12,15 @@ export function parseBootstrapAddrs (addrs: string[]): Multiaddr[] {
     } catch (err) {
       throw new Error(`invalid bootstrap multiaddr "${a}": ${(err as Error).message}`)
     }
-    if (ma.getComponents().find(c => c.name === 'p2p') == null) {
+    const p2p = ma.getComponents().find(c => c.name === 'p2p')
+    if (p2p == null) {
       throw new Error(`bootstrap multiaddr "${a}" has no /p2p/<peer-id> part; copy the full address printed by "proofswarm bootstrap"`)
+    }
+    // a malformed peer id can never be dialled: say so now rather than after every retry
+    try {
+      peerIdFromString(p2p.value ?? '')
+    } catch {
+      throw new Error(`bootstrap multiaddr "${a}": "${p2p.value ?? ''}" is not a peer id (a peer id looks like 12D3KooW…); copy the full address printed by "proofswarm bootstrap"`)
     }
     return ma
   })

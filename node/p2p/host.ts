@@ -1,5 +1,5 @@
 import { bootstrap } from '@libp2p/bootstrap'
-import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
+import { gossipsub, type GossipSub, type GossipsubOpts } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
 import { noise } from '@libp2p/noise'
@@ -13,6 +13,7 @@ import type { Ping } from '@libp2p/ping'
 import type { PrivateKey } from '@libp2p/interface'
 import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
+import type { GossipMetricsRegister } from './gossip-metrics.js'
 
 // a type alias (not an interface) so it satisfies libp2p's ServiceMap index signature
 export type HostServices = {
@@ -42,6 +43,8 @@ export interface HostInit {
   bootstrapPeerIds?: string[]
   /** prom-client registry for libp2p's own metrics */
   metricsRegistry?: Registry
+  /** gossipsub's metrics (on /metrics), built on the same registry */
+  gossipMetrics?: GossipMetricsRegister
 }
 
 // Scoring on protocol topics: one invalid message (P4) costs -100 × 1², below
@@ -70,6 +73,11 @@ const topicScore = {
 
 export const HEARTBEAT_MS = 700
 
+/** TCP sockets the listener accepts (above the connection manager's maxConnections, which prunes) */
+export const MAX_SOCKETS = 512
+/** streams open at once on one connection, all protocols (yamux's default is 1,000) */
+export const MAX_STREAMS_PER_CONNECTION = 256
+
 /**
  * Duplicate filter key, read before any signature check: the signer and its
  * sequence number, which is what the message id (StrictSign) is made of, so
@@ -89,9 +97,13 @@ export async function createHost (init: HostInit): Promise<Host> {
   return await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
-    transports: [tcp()],
+    // Hard caps under the connection manager's: sockets the listener accepts
+    // at all (idle ones included; the manager prunes to maxConnections), and
+    // streams one connection (one peer) may have open at once over every
+    // protocol (each protocol also has its own maxInboundStreams).
+    transports: [tcp({ maxConnections: MAX_SOCKETS })],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]
       : [],
@@ -122,6 +134,12 @@ export async function createHost (init: HostInit): Promise<Host> {
         allowQueryWithZeroPeers: true
       }),
       pubsub: gossipsub({
+        ...(init.gossipMetrics != null
+          ? {
+              metricsRegister: init.gossipMetrics as unknown as NonNullable<GossipsubOpts['metricsRegister']>,
+              metricsTopicStrToLabel: new Map((init.scoredTopics ?? []).map(t => [t, t]))
+            }
+          : {}),
         allowPublishToZeroTopicPeers: true,
         emitSelf: false,
         maxInboundDataLength: GOSSIP_MAX_INBOUND_DATA_LENGTH,

@@ -20,11 +20,13 @@ export interface ChainLinkOptions {
 export async function connectChain (o: ChainLinkOptions): Promise<ChainClient> {
   // loaded on use: polkadot.js costs start-up time and memory
   const { ChainClient } = await import('../chain/client.js')
+  const { routePolkadotLogs } = await import('../chain/polkadot-log.js')
+  routePolkadotLogs(o.log)
   const attempts = o.attempts ?? 8
   let last: unknown
   for (let i = 1; i <= attempts; i++) {
     try {
-      return await ChainClient.connect({ url: o.url, signer: o.account, timeoutMs: 60_000 })
+      return await ChainClient.connect({ url: o.url, signer: o.account, timeoutMs: 60_000, log: o.log })
     } catch (err) {
       last = err
       const delay = Math.min(500 * 2 ** (i - 1), 8000)

@@ -13,11 +13,29 @@ import { shardLp, type ShardLp, type StreamPool } from './stream-pool.js'
 
 // Fetches a list of blocks from several providers at once. Each provider gets
 // one stream with up to `pipeline` requests in flight; every block is checked
-// against its CID before it is stored. A provider that sends a wrong block is
-// penalised and dropped; one that fails (closed, timed out, lacks a block) is
-// dropped and its outstanding blocks go back to the queue for the others.
+// against its CID before it is stored. Faults are charged per block: a
+// provider that sends a wrong block is banned for that block (and for
+// everything once it has sent MAX_BAD_BLOCKS of them), one that lacks a block
+// is not asked for it again in this fetch; both go on serving the others. A
+// provider whose connection fails or times out goes back to the pool after a
+// backoff (provider-pool.ts): one that restarts is fetched from again. Blocks
+// a provider did not deliver go back to the queue for the others.
 
-export interface ProviderStat { peerId: string, blocks: number, bytes: number, corrupt: number, error?: string }
+export interface ProviderStat {
+  peerId: string
+  blocks: number
+  bytes: number
+  /** blocks it sent that did not match their CID */
+  corrupt: number
+  /** blocks it answered NOT_FOUND for */
+  notFound: number
+  /** times its connection failed and it was tried again after a backoff */
+  retries: number
+  error?: string
+}
+
+/** a provider answering NOT_FOUND this many times without serving anything is dropped from the fetch */
+const MAX_NOT_FOUND_WITHOUT_BLOCK = 8
 
 export interface BlockFetchOptions {
   signal?: AbortSignal
@@ -42,8 +60,13 @@ export interface FetcherDeps {
   host: Host
   store: BlockStore
   log: Logger
-  /** bans and un-tags a provider that served a block not matching its CID */
-  penalise: (peerId: string, reason: string) => void
+  /**
+   * Records that `peerId` served bytes not matching `cid`: bans it for that
+   * block, and for everything once it did so too often ('peer').
+   */
+  penalise: (peerId: string, reason: string, cid: string) => 'block' | 'peer'
+  /** was `peerId` banned for `cid` (a bad copy of it before)? */
+  blockBanned?: (peerId: string, cid: string) => boolean
   /** succesful provider: keep its connection */
   reward: (peerId: string) => void
   /** idle streams reused across fetches (none: a stream per fetch, closed after it) */
@@ -106,11 +129,11 @@ export class ProviderSource {
     })()
   }
 
-  close (): void { this.stop.abort() }
+  close (): void { this.stop.abort(); this.pool.close() }
 
   stat (peerId: string): ProviderStat {
     let s = this.stats.get(peerId)
-    if (s == null) { s = { peerId, blocks: 0, bytes: 0, corrupt: 0 }; this.stats.set(peerId, s) }
+    if (s == null) { s = { peerId, blocks: 0, bytes: 0, corrupt: 0, notFound: 0, retries: 0 }; this.stats.set(peerId, s) }
     return s
   }
 }
@@ -136,12 +159,30 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   const done = new Uint8Array(cids.length)
   const flying = new Uint8Array(cids.length) // how many providers have the block in flight
   const finished = new AbortController() // every block stored: stop the lingering workers
-  const nextDuplicate = (own: Array<{ index: number }>): number | undefined => {
+  // blocks a provider must not be asked for: it lacked them in this fetch, or sent a bad copy (then banned)
+  const lacking = new Map<number, Set<string>>()
+  const notFound = new Map<number, Set<string>>()
+  const badCopy = new Map<number, Set<string>>()
+  const keys: Array<string | undefined> = new Array(cids.length)
+  const keyOf = (i: number): string => (keys[i] ??= cids[i].toString())
+  const skip = (peer: string, i: number): boolean =>
+    lacking.get(i)?.has(peer) === true || deps.blockBanned?.(peer, keyOf(i)) === true
+  const nextDuplicate = (own: Array<{ index: number }>, peer: string): number | undefined => {
     for (let i = 0; i < cids.length; i++) {
-      if (done[i] === 0 && flying[i] === 1 && !own.some(x => x.index === i)) return i
+      if (done[i] === 0 && flying[i] === 1 && !own.some(x => x.index === i) && !skip(peer, i)) return i
     }
     return undefined
   }
+  const takeFor = (peer: string): number | undefined => {
+    for (let k = 0; k < queue.length; k++) {
+      const i = queue[k]
+      if (done[i] === 1) { queue.splice(k--, 1); continue }
+      if (!skip(peer, i)) { queue.splice(k, 1); return i }
+    }
+    return undefined
+  }
+  const hasWorkFor = (c: Candidate): boolean =>
+    queue.some(i => done[i] === 0 && !skip(c.peerId, i)) || nextDuplicate([], c.peerId) != null
   const active = new Set<Promise<void>>()
   let fatal: Error | undefined
   let wake: () => void = () => {}
@@ -197,9 +238,8 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       let backlog = 0
       while (true) {
         while (inflight.length < pipeline) {
-          let index = queue.shift()
-          while (index != null && done[index] === 1) index = queue.shift()
-          index ??= nextDuplicate(inflight)
+          let index = takeFor(c.peerId)
+          index ??= nextDuplicate(inflight, c.peerId)
           if (index == null) break
           const id = nextId++
           inflight.push({ index, id })
@@ -218,17 +258,38 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         const chunks = [...frame.sublist(RESPONSE_HEADER_BYTES)]
         const size = frame.byteLength - RESPONSE_HEADER_BYTES
         const want = inflight[0]
-        if (resp.status === Status.ERROR) throw new Error(`provider refused: ${errorText(concatChunks(chunks))}`)
-        if (resp.id !== want.id) throw new Error(`protocol error: answer ${resp.id} for request ${want.id}`)
-        if (resp.status === Status.NOT_FOUND) throw new Error(`provider does not have block ${cids[want.index].toString()}`)
+        if (resp.status === Status.ERROR) throw new PermanentError(`provider refused: ${errorText(concatChunks(chunks))}`)
+        if (resp.id !== want.id) throw new PermanentError(`protocol error: answer ${resp.id} for request ${want.id}`)
         const cid = cids[want.index]
+        // a block this provider cannot give: not asked of it again, and back to the queue for the others
+        const giveBack = (why: Map<number, Set<string>>): void => {
+          inflight.shift()
+          flying[want.index]--
+          for (const m of [lacking, why]) {
+            let set = m.get(want.index)
+            if (set == null) { set = new Set(); m.set(want.index, set) }
+            set.add(c.peerId)
+          }
+          if (done[want.index] === 0 && flying[want.index] === 0) queue.unshift(want.index)
+          wakeUp()
+        }
+        if (resp.status === Status.NOT_FOUND) {
+          stat.notFound++
+          if (stat.blocks === 0 && stat.notFound >= MAX_NOT_FOUND_WITHOUT_BLOCK) throw new PermanentError(`provider has none of the ${stat.notFound} blocks asked`)
+          giveBack(notFound)
+          continue
+        }
         if (!chunksMatch(cid, chunks)) {
           stat.corrupt++
-          deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`)
-          throw new Error(`served a block not matching ${cid.toString()} (dropped)`)
+          giveBack(badCopy)
+          if (deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`, keyOf(want.index)) === 'peer') {
+            throw new PermanentError(`served blocks not matching their CIDs (${stat.corrupt} in this fetch; banned)`)
+          }
+          continue
         }
         inflight.shift()
         flying[want.index]--
+        source.pool.succeeded(c.peerId)
         if (done[want.index] === 1) continue // the other copy of an end-game duplicate won
         done[want.index] = 1
         backlog++
@@ -292,9 +353,18 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         ? (opts.signal?.aborted === true ? 'aborted' : `no answer within ${requestTimeoutMs} ms`)
         : e.message
       stat.error = msg
-      source.pool.markFailed(c.peerId)
-      if (opts.signal?.aborted !== true) deps.log.warn({ provider: c.peerId, err: msg, requeued: inflight.length }, 'dropping a shard provider')
       stream?.abort(e)
+      if (opts.signal?.aborted === true) {
+        source.pool.markFailed(c.peerId)
+      } else if (e instanceof PermanentError || fatal != null) {
+        source.pool.markFailed(c.peerId)
+        deps.log.warn({ provider: c.peerId, err: msg, requeued: inflight.length }, 'dropping a shard provider')
+      } else {
+        // a dropped connection or a timeout may pass (the provider restarts): try it again later
+        const delay = source.pool.retryLater(c)
+        if (delay != null) stat.retries++
+        deps.log.warn({ provider: c.peerId, err: msg, requeued: inflight.length, retryInMs: delay }, delay != null ? 'shard provider failed; trying it again after a backoff' : 'dropping a shard provider (failed too often)')
+      }
     } finally {
       clearTimeout(timer)
       opts.signal?.removeEventListener('abort', onAbort)
@@ -319,19 +389,27 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   while (remaining > 0) {
     if (fatal != null) throw fatal
     if (isAborted(opts.signal)) throw new Error('fetch aborted')
-    while (active.size < maxProviders && source.pool.size > 0 && (queue.length > 0 || nextDuplicate([]) != null)) start(source.pool.take()!)
+    while (active.size < maxProviders) {
+      const c = source.pool.take(hasWorkFor)
+      if (c == null) break
+      start(c)
+    }
     if (active.size > 0) idleSince = Date.now()
     if (remaining === 0) break
     const woke = new Promise<void>(resolve => { wake = resolve })
     if (active.size === 0) {
       // nobody is working: wait (bounded) for a provider to appear
       const left = findTimeoutMs - (Date.now() - idleSince)
-      if (left <= 0 || !(await source.pool.wait(left, opts.signal))) {
+      if (left <= 0 || !(await source.pool.wait(left, opts.signal, hasWorkFor))) {
         if (isAborted(opts.signal)) throw new Error('fetch aborted')
         const tried = [...source.stats.values()].filter(s => s.error != null)
         let detail = tried.length > 0 ? `; ${tried.length} provider(s) failed: ${tried.map(s => `${s.peerId.slice(-8)}: ${s.error ?? ''}`).join('; ')}` : ''
         const banned = [...source.pool.excluded]
         if (banned.length > 0) detail += `; ignored ${banned.length} provider(s) banned for serving bad blocks: ${banned.map(id => id.slice(-8)).join(', ')}`
+        const lacked = [...notFound].filter(([i]) => done[i] === 0).slice(0, 3)
+        if (lacked.length > 0) detail += `; ${lacked.map(([i, peers]) => `${[...peers].map(id => id.slice(-8)).join(', ')} does not have block ${keyOf(i)}`).join('; ')}`
+        const bad = [...badCopy].filter(([i]) => done[i] === 0).slice(0, 3)
+        if (bad.length > 0) detail += `; ${bad.map(([i, peers]) => `${[...peers].map(id => id.slice(-8)).join(', ')} sent a bad copy of block ${keyOf(i)}`).join('; ')}`
         throw new NoProviderError(`no usable provider found within ${Math.round(findTimeoutMs / 100) / 10} s (${remaining} of ${cids.length} block(s) missing)${detail}`)
       }
       continue
@@ -340,7 +418,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     const cancel = new AbortController()
     // a free worker slot and queued work: a new provider would be used at once
     // (the pool is empty here, else the loop above would have started one)
-    if (queue.length > 0 && active.size < maxProviders) waits.push(source.pool.wait(60_000, cancel.signal))
+    if (queue.length > 0 && active.size < maxProviders) waits.push(source.pool.wait(60_000, cancel.signal, hasWorkFor))
     await Promise.race(waits)
     cancel.abort()
   }
@@ -348,6 +426,9 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   await Promise.allSettled([...active])
   if (fatal != null) throw fatal
 }
+
+/** A provider fault that will not pass by trying again (protocol error, refusal, ban). */
+class PermanentError extends Error {}
 
 export function concatChunks (chunks: Uint8Array[]): Uint8Array {
   if (chunks.length === 1) return chunks[0]

@@ -1,29 +1,39 @@
 import { lpStream } from '@libp2p/utils'
 import type { Connection, Stream } from '@libp2p/interface'
 import type { Logger } from 'pino'
-import { MAX_PIPELINE, MAX_REQUEST_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
+import { MAX_PIPELINE, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
+import { ServeBudget } from './serve-budget.js'
 import type { BlockStore } from './store.js'
 
 // Serves blocks on /proofswarm/shards/1.0.0: reads requests one by one and
 // answers in order. Requests over MAX_REQUEST_BYTES or malformed ones get an
 // ERROR frame and the stream is closed. Fault injection (tests only) comes
 // from PROOFSWARM_FAULT_SHARDS: "corrupt" flips a byte in every served block,
-// "delay:<ms>" waits before each answer (to kill a provider mid-transfer).
+// "corrupt:<cid>" in that block only, "delay:<ms>" waits before each answer
+// (to kill a provider mid-transfer).
 
-export interface ShardFault { corrupt: boolean, delayMs: number }
+export interface ShardFault {
+  corrupt: boolean
+  delayMs: number
+  /** blocks (CID strings) served with a byte flipped */
+  corruptCids?: Set<string>
+}
 
 export function parseFault (s: string | undefined): ShardFault {
   const f: ShardFault = { corrupt: false, delayMs: 0 }
   for (const part of (s ?? '').split(',').map(p => p.trim()).filter(Boolean)) {
     if (part === 'corrupt') f.corrupt = true
     else if (/^delay:\d+$/.test(part)) f.delayMs = Number(part.slice(6))
-    else throw new Error(`PROOFSWARM_FAULT_SHARDS: unknown fault "${part}" (use corrupt, delay:<ms>)`)
+    else if (part.startsWith('corrupt:')) (f.corruptCids ??= new Set()).add(part.slice(8))
+    else throw new Error(`PROOFSWARM_FAULT_SHARDS: unknown fault "${part}" (use corrupt, corrupt:<cid>, delay:<ms>)`)
   }
   return f
 }
 
 export const MAX_INBOUND_STREAMS = 32
+/** an answer not written within this time ends its stream (the fetcher stopped reading) */
+export const WRITE_STALL_MS = 30_000
 
 export interface ServerStats { streams: number, served: number, notFound: number, refused: number, bytes: number }
 
@@ -34,11 +44,13 @@ export class ShardServer {
     private readonly host: Host,
     private readonly store: BlockStore,
     private readonly log: Logger,
-    private readonly fault: ShardFault = { corrupt: false, delayMs: 0 }
+    private readonly fault: ShardFault = { corrupt: false, delayMs: 0 },
+    readonly budget = new ServeBudget(),
+    private readonly writeStallMs = WRITE_STALL_MS
   ) {}
 
   async start (): Promise<void> {
-    if (this.fault.corrupt || this.fault.delayMs > 0) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
+    if (this.fault.corrupt || this.fault.delayMs > 0 || this.fault.corruptCids != null) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
     await this.host.handle(SHARD_PROTOCOL, (stream, connection) => {
       void this.serve(stream, connection).catch((err: unknown) => {
         this.log.debug({ err: errMessage(err), peer: connection.remotePeer.toString() }, 'shard stream ended with an error')
@@ -54,23 +66,30 @@ export class ShardServer {
   // A reader loop parses requests and starts their LevelDB reads at once; a
   // writer loop sends the answers in request order. Reading block n+1 while
   // block n is on the wire keeps the stream busy (the store read would
-  // otherwise leave it idle between blocks). At most MAX_PIPELINE answers are
-  // pending per stream: past that the reader stops reading (backpressure).
+  // otherwise leave it idle between blocks). Backpressure: at most
+  // MAX_PIPELINE answers are pending per stream, each is charged to the
+  // fetcher's share of the serve budget before its block is read, and the
+  // reader reads no further request until the charge is granted. An answer
+  // that cannot be written within WRITE_STALL_MS (a fetcher that stopped
+  // reading) ends the stream, which frees its share.
   private async serve (stream: Stream, connection: Connection): Promise<void> {
     this.stats.streams++
     const lp = lpStream(stream, { maxDataLength: MAX_REQUEST_BYTES })
     const peer = connection.remotePeer.toString()
-    const pending: Array<Promise<{ frame: Uint8Array, last: boolean }>> = []
+    const pending: Array<{ answer: Promise<{ frame: Uint8Array, last: boolean }>, cost: number }> = []
+    const ended = new AbortController()
+    // a reset stream must also wake a reader queued for budget (it reads nothing meanwhile)
+    const onClose = (): void => { ended.abort(); wakeReader(); wakeWriter() }
+    stream.addEventListener('close', onClose, { once: true })
     let readerDone = false
-    let closed = false
     let wakeWriter: () => void = () => {}
     let wakeReader: () => void = () => {}
 
     const reader = async (): Promise<void> => {
       try {
         while (true) {
-          while (pending.length >= MAX_PIPELINE && !closed) await new Promise<void>(resolve => { wakeReader = resolve })
-          if (closed) return
+          while (pending.length >= MAX_PIPELINE && !ended.signal.aborted) await new Promise<void>(resolve => { wakeReader = resolve })
+          if (ended.signal.aborted) return
           let frame: { subarray: () => Uint8Array }
           try {
             frame = await lp.read()
@@ -80,7 +99,7 @@ export class ShardServer {
             if (name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError') {
               this.stats.refused++
               this.log.warn({ peer }, `refused an oversized shard request (over ${MAX_REQUEST_BYTES} bytes)`)
-              pending.push(Promise.resolve({ frame: errorFrame(0, `request over ${MAX_REQUEST_BYTES} bytes`), last: true }))
+              pending.push({ answer: Promise.resolve({ frame: errorFrame(0, `request over ${MAX_REQUEST_BYTES} bytes`), last: true }), cost: 0 })
               return
             }
             throw err
@@ -90,10 +109,20 @@ export class ShardServer {
             req = decodeRequest(frame.subarray())
           } catch (err) {
             this.stats.refused++
-            pending.push(Promise.resolve({ frame: errorFrame(0, (err as Error).message), last: true }))
+            pending.push({ answer: Promise.resolve({ frame: errorFrame(0, (err as Error).message), last: true }), cost: 0 })
             return
           }
-          pending.push(this.answer(req.id, req.cid))
+          try {
+            await this.budget.acquire(peer, MAX_RESPONSE_BYTES, ended.signal)
+          } catch { return } // the stream ended while waiting
+          const entry = { answer: this.answer(req.id, req.cid), cost: MAX_RESPONSE_BYTES }
+          // charge what the answer really holds (a NOT_FOUND is 5 bytes)
+          entry.answer = entry.answer.then(a => {
+            const extra = entry.cost - a.frame.byteLength
+            if (extra > 0) { entry.cost -= extra; this.budget.release(peer, extra) }
+            return a
+          })
+          pending.push(entry)
           wakeWriter()
         }
       } finally {
@@ -111,17 +140,22 @@ export class ShardServer {
           await new Promise<void>(resolve => { wakeWriter = resolve; if (pending.length > 0 || readerDone) resolve() })
           continue
         }
-        const { frame, last } = await pending[0]
-        pending.shift()
-        wakeReader()
+        const head = pending[0]
+        const { frame, last } = await head.answer
         // fault injection: one answer per delay, in order (a slow provider)
         if (this.fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, this.fault.delayMs))
-        await write(lp, frame)
+        await write(lp, frame, this.writeStallMs)
+        pending.shift()
+        this.budget.release(peer, head.cost)
+        wakeReader()
         if (last) break
       }
     } finally {
-      closed = true
+      stream.removeEventListener('close', onClose)
+      ended.abort()
       wakeReader()
+      // answers never written: their charge is released once their reads settle
+      for (const p of pending.splice(0)) void p.answer.then(() => {}, () => {}).then(() => this.budget.release(peer, p.cost))
     }
     await readerDonePromise // rethrows a read error (stream reset...)
     await stream.close().catch(() => {})
@@ -137,18 +171,20 @@ export class ShardServer {
     frame.set(encodeResponseHeader(Status.OK, id), 0)
     const size = frame.length - RESPONSE_HEADER_BYTES
     // fault injection: flip one byte of the payload (the frame is a fresh buffer, never the stored block)
-    if (this.fault.corrupt && size > 0) frame[RESPONSE_HEADER_BYTES + (size >> 1)] ^= 0xff
+    if ((this.fault.corrupt || this.fault.corruptCids?.has(cid.toString()) === true) && size > 0) frame[RESPONSE_HEADER_BYTES + (size >> 1)] ^= 0xff
     this.stats.served++
     this.stats.bytes += size
     return { frame, last: false }
   }
 }
 
-async function write (lp: { write: (d: Uint8Array) => Promise<void> }, data: Uint8Array): Promise<void> {
+async function write (lp: { write: (d: Uint8Array, o?: { signal?: AbortSignal }) => Promise<void> }, data: Uint8Array, stallMs: number): Promise<void> {
   try {
-    await lp.write(data)
+    await lp.write(data, { signal: AbortSignal.timeout(stallMs) })
   } catch (err) {
-    throw toError(err)
+    const e = toError(err)
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new Error(`the fetcher read nothing for ${stallMs} ms: stream closed`)
+    throw e
   }
 }
 

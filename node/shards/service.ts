@@ -12,6 +12,8 @@ import type { Host } from '../p2p/host.js'
 import { NoProviderError, ProviderSource, concatChunks, fetchBlocks, type BlockFetchOptions, type FetcherDeps, type ProviderStat } from './fetcher.js'
 import { InOrderHash, openPartFile, readAt, writeAt, writeChunksAt } from './file-sink.js'
 import { ShardServer, type ShardFault } from './server.js'
+import { collect, type GcResult } from './collector.js'
+import { ProviderBans } from './bans.js'
 import { StreamPool } from './stream-pool.js'
 import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
 
@@ -20,7 +22,7 @@ import { BlockStore, rootKept, type BlockRef, type RetentionHold, type RootRecor
 // retention hold says, then garbage-collect it.
 
 export { NoProviderError }
-export type { BlockRef, RetentionHold, RootRecord, ProviderStat }
+export type { BlockRef, GcResult, RetentionHold, RootRecord, ProviderStat }
 
 export interface ShardServiceInit {
   host: Host
@@ -32,7 +34,7 @@ export interface ShardServiceInit {
   defaultRetentionMs?: number
   /** automatic GC period; 0 disables (default 10 min) */
   gcIntervalMs?: number
-  /** how long a provider that sent a bad block is ignored (default 1 h) */
+  /** how long a provider that sent a bad block is ignored for it (for everything after MAX_BAD_BLOCKS) (default 1 h) */
   banMs?: number
 }
 
@@ -120,14 +122,6 @@ export interface FetchResult {
 }
 
 export interface GcOptions { currentBlock?: number, now?: number }
-export interface GcResult {
-  removedRoots: string[]
-  removedBlocks: number
-  freedBytes: number
-  keptRoots: number
-  /** block references dropped (roots added by reference; the files themselves are never deleted) */
-  removedRefs: number
-}
 
 // fetchToFile writers per output path, for the whole process: the part file
 // is named by pid, so two services (peers) in one process must not share it at once
@@ -142,7 +136,7 @@ export class ShardService {
   private readonly log: Logger
   private readonly defaultRetentionMs: number
   private readonly banMs: number
-  private readonly banned = new Map<string, number>()
+  private readonly bans: ProviderBans
   /** when each provider's reward tag was last refreshed */
   private readonly rewardedAt = new Map<string, number>()
   private readonly fetching = new Map<string, Promise<FetchResult>>()
@@ -151,6 +145,7 @@ export class ShardService {
   private readonly protectedRoots = new Map<string, number>()
   private lock: Promise<unknown> = Promise.resolve()
   private gcTimer?: NodeJS.Timeout
+  private strayswept = false
   private stopped = new AbortController()
   /** chain height source for block-number holds (set by the chain client); unknown → such holds stay */
   chainHeight: () => number | undefined = () => undefined
@@ -161,6 +156,7 @@ export class ShardService {
     this.server = new ShardServer(init.host, this.store, init.log, init.fault)
     this.defaultRetentionMs = init.defaultRetentionMs ?? 24 * 3600_000
     this.banMs = init.banMs ?? 3600_000
+    this.bans = new ProviderBans(this.banMs)
   }
 
   /** Opens the shard store, registers the protocol handler, starts the GC timer and re-announces stored shards. */
@@ -752,7 +748,11 @@ export class ShardService {
   async gc (opts: GcOptions = {}): Promise<GcResult> {
     return await this.exclusive(async () => {
       const now = opts.now ?? Date.now()
-      return await this.collect(r => !rootKept(r, now, opts.currentBlock) && !this.protectedRoots.has(r.cid))
+      // strays only come from a crash mid-add: swept by the first GC after a start
+      const sweep = !this.strayswept
+      const r = await this.collect(r => !rootKept(r, now, opts.currentBlock) && !this.protectedRoots.has(r.cid), sweep)
+      this.strayswept = true
+      return r
     })
   }
 
@@ -766,65 +766,23 @@ export class ShardService {
     return await this.exclusive(async () => {
       if (await this.store.getRoot(key) == null) throw new Error(`shard ${key} is not stored here`)
       if (this.protectedRoots.has(key)) throw new Error(`shard ${key} is being fetched; remove it afterwards`)
-      return await this.collect(r => r.cid === key)
+      return await this.collect(r => r.cid === key, false)
     })
   }
 
-  // Deletes the roots `drop` selects, then every block no remaining root
-  // references, and every reference whose root is gone (never the file).
-  private async collect (drop: (r: RootRecord) => boolean): Promise<GcResult> {
-    const live = new Set<string>()
-    const liveRoots = new Set<string>()
-    const removedRoots: string[] = []
-    let kept = 0
-    for (const r of await this.store.listRoots()) {
-      if (!drop(r)) {
-        kept++
-        live.add(r.cid)
-        liveRoots.add(r.cid)
-        const m = await this.store.manifest(r.cid).catch(() => undefined)
-        for (const b of m?.blocks ?? []) live.add(b.cid.toString())
-      } else {
-        removedRoots.push(r.cid)
-      }
-    }
-    let removedBlocks = 0
-    let freedBytes = 0
-    let batch: string[] = []
-    for await (const k of this.store.blockKeys()) {
-      if (live.has(k)) continue
-      const v = await this.store.get(k)
-      freedBytes += v?.length ?? 0
-      batch.push(k)
-      if (batch.length >= 256) { await this.store.deleteBlocks(batch); removedBlocks += batch.length; batch = [] }
-    }
-    await this.store.deleteBlocks(batch)
-    removedBlocks += batch.length
-    let removedRefs = 0
-    const refEdits: Array<[string, BlockRef[]]> = []
-    for await (const [k, refs] of this.store.refEntries()) {
-      const keep = refs.filter(r => liveRoots.has(r.root) && live.has(k))
-      if (keep.length === refs.length) continue
-      removedRefs += refs.length - keep.length
-      refEdits.push([k, keep])
-    }
-    await this.store.setRefs(refEdits)
-    for (const k of removedRoots) {
-      await this.store.deleteRoot(k)
-      await this.host.contentRouting.cancelReprovide(parseShardCid(k)).catch(() => {})
-    }
-    return { removedRoots, removedBlocks, freedBytes, keptRoots: kept, removedRefs }
+  private async collect (drop: (r: RootRecord) => boolean, sweepStrays: boolean): Promise<GcResult> {
+    const r = await collect(this.store, drop, { sweepStrays })
+    for (const k of r.removedRoots) await this.host.contentRouting.cancelReprovide(parseShardCid(k)).catch(() => {})
+    return r
   }
 
   // ---- providers' reputation ----------------------------------------------
 
-  isBanned (peerId: string): boolean {
-    const until = this.banned.get(peerId)
-    if (until == null) return false
-    if (Date.now() < until) return true
-    this.banned.delete(peerId)
-    return false
-  }
+  /** Banned for everything (it sent MAX_BAD_BLOCKS bad blocks within the ban time)? */
+  isBanned (peerId: string): boolean { return this.bans.isBanned(peerId) }
+
+  /** Banned for this block (it sent a bad copy of it)? */
+  isBlockBanned (peerId: string, cid: string): boolean { return this.bans.blockBanned(peerId, cid) }
 
   private fetcherDeps (): FetcherDeps {
     return {
@@ -832,13 +790,17 @@ export class ShardService {
       store: this.store,
       log: this.log,
       streams: this.streams,
-      penalise: (peerId, reason) => {
-        this.banned.set(peerId, Date.now() + this.banMs)
-        this.log.warn({ provider: peerId, reason, banMs: this.banMs }, 'penalised a shard provider')
-        void this.host.peerStore.merge(peerIdFromString(peerId), {
-          tags: { [PROVIDER_TAG]: undefined, [BAD_TAG]: { value: 1, ttl: this.banMs } }
-        }).catch(() => {})
+      penalise: (peerId, reason, cid) => {
+        const verdict = this.bans.badBlock(peerId, cid)
+        this.log.warn({ provider: peerId, reason, block: cid, banned: verdict === 'peer' ? 'for every block' : 'for this block', banMs: this.banMs }, 'penalised a shard provider')
+        if (verdict === 'peer') {
+          void this.host.peerStore.merge(peerIdFromString(peerId), {
+            tags: { [PROVIDER_TAG]: undefined, [BAD_TAG]: { value: 1, ttl: this.banMs } }
+          }).catch(() => {})
+        }
+        return verdict
       },
+      blockBanned: (peerId, cid) => this.bans.blockBanned(peerId, cid),
       reward: (peerId) => {
         // a peer-store write per fetched shard was ~5% of a verifier's fetch CPU;
         // the tag lasts 10 minutes, so refreshing it once a minute is enough

@@ -2,7 +2,9 @@ import type { Level } from 'level'
 import type { TraceEntry } from '../../actors/trace.js'
 
 // Actor traces in the peer's LevelDB, keyed by time then sequence so range
-// scans by time are cheap; live subscribers get every new entry.
+// scans by time are cheap; live subscribers get every new entry. Retention
+// (maxEntries) counts what is on disk: the count starts from the stored
+// entries, so the store does not grow by maxEntries at every restart.
 
 export interface TraceQuery {
   actor?: string
@@ -11,7 +13,8 @@ export interface TraceQuery {
   limit?: number
 }
 
-const MAX_ENTRIES = 200_000
+/** entries kept; past it the oldest 10 % are pruned */
+export const MAX_TRACE_ENTRIES = 200_000
 const enc = new TextEncoder()
 const dec = new TextDecoder()
 
@@ -29,8 +32,16 @@ export class TraceStore {
   private flushing?: Promise<void>
   private count = 0
   private closed = false
+  /** the stored entries counted (keys only, once per start) */
+  private readonly counted: Promise<void>
 
-  constructor (private readonly db: Level<string, Uint8Array>) {}
+  constructor (private readonly db: Level<string, Uint8Array>, private readonly maxEntries = MAX_TRACE_ENTRIES) {
+    this.counted = (async () => {
+      let n = 0
+      for await (const _k of this.db.keys()) n++
+      this.count += n
+    })().catch(() => {})
+  }
 
   append (e: TraceEntry): void {
     if (this.closed) return
@@ -47,11 +58,12 @@ export class TraceStore {
       this.count += batch.length
     }
     this.flushing = undefined
-    if (this.count > MAX_ENTRIES) await this.prune()
+    await this.counted
+    if (this.count > this.maxEntries) await this.prune()
   }
 
   private async prune (): Promise<void> {
-    const drop = this.count - Math.floor(MAX_ENTRIES * 0.9)
+    const drop = this.count - Math.floor(this.maxEntries * 0.9)
     let n = 0
     const keys: string[] = []
     for await (const k of this.db.keys({ limit: drop })) { keys.push(k); n++ }
@@ -59,17 +71,29 @@ export class TraceStore {
     this.count -= n
   }
 
+  /**
+   * Entries in time order: from `since` on (the oldest first), or without
+   * `since` the newest `limit` ones (what an operator asking for a trace wants).
+   */
   async query (q: TraceQuery = {}): Promise<TraceEntry[]> {
     await this.flushing
     const out: TraceEntry[] = []
     const limit = Math.min(q.limit ?? 10_000, 100_000)
-    const gte = q.since != null ? String(q.since).padStart(15, '0') : undefined
-    for await (const v of this.db.values(gte != null ? { gte } : {})) {
+    const newest = q.since == null
+    const range = newest ? { reverse: true } : { gte: String(q.since).padStart(15, '0') }
+    for await (const v of this.db.values(range)) {
       const e = JSON.parse(dec.decode(v)) as TraceEntry
       if (matches(e, q)) out.push(e)
       if (out.length >= limit) break
     }
-    return out
+    return newest ? out.reverse() : out
+  }
+
+  /** entries stored (for retention) */
+  async size (): Promise<number> {
+    await this.counted
+    await this.flushing
+    return this.count
   }
 
   subscribe (fn: (e: TraceEntry) => void): () => void {

@@ -11,6 +11,7 @@ import { getShardService, type ShardService } from '../../node/shards/index.js'
 import type { ShardFault } from '../../node/shards/server.js'
 import { MAX_BLOCK_BYTES, MAX_RESPONSE_BYTES, SHARD_PROTOCOL, Status, decodeResponse, encodeRequest, parseShardCid } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
+import { MAX_BAD_BLOCKS } from '../../node/shards/bans.js'
 import { startShardPeer } from '../helpers/shard-peer.js'
 
 // fetchToFile writing blocks straight into the output file (no copy in the
@@ -112,9 +113,12 @@ describe('fetchToFile straight into the file', () => {
     const path = out('state-2.bin')
     const r = await svc(fetcher).fetchToFile(a.cid, path, { providers: [corrupt.peerId, provider.peerId], maxProviders: 2, provide: false })
     const bad = r.providers.find(p => p.peerId === corrupt.peerId)!
-    expect(bad.corrupt).toBe(1)
+    // banned per block, then for everything at its MAX_BAD_BLOCKS-th bad block
+    // (how many it gets to send before the honest provider has the rest depends on timing)
+    expect(bad.corrupt).toBeGreaterThanOrEqual(1)
+    expect(bad.corrupt).toBeLessThanOrEqual(MAX_BAD_BLOCKS)
     expect(bad.blocks).toBe(0)
-    expect(svc(fetcher).isBanned(corrupt.peerId)).toBe(true)
+    expect(svc(fetcher).isBanned(corrupt.peerId)).toBe(bad.corrupt === MAX_BAD_BLOCKS)
     expect(r.providers.find(p => p.peerId === provider.peerId)!.blocks).toBe(5)
     expect(sha(await readFile(path))).toBe(sha(data))
     expect(r.sha256).toBe(sha(data))

@@ -60,7 +60,9 @@ describe('hostile gossip', () => {
     await publishRaw('hostile', 'tasks', fake({ programCid: otherCid }))
     for (let i = 0; i < 40; i++) await publishRaw('hostile', 'tasks', fake({ taskId: 10_000 + i, programHash: '0x' + (i + 1).toString(16).padStart(64, '0') }))
     await new Promise(resolve => setTimeout(resolve, 2000))
-    const st = await waitFor(async () => { const x = await status(); return x.gossip.scores[hostileId] < -100 ? x : undefined }, 30_000, 'the hostile peer penalised at the honest peer')
+    // penalised: graylisted (score under -80) and disconnected for it (once: it may dial back, its
+    // gossip ignored; its score, cut off from the flood, then decays)
+    const st = await waitFor(async () => { const x = await status(); return x.gossip.disconnected[hostileId]?.score < -80 ? x : undefined }, 30_000, 'the hostile peer penalised at the honest peer')
     expect(st.gossip.rejectedBy[hostileId]).toBeGreaterThanOrEqual(1)
     // only the liar: nobody relayed its lies (peers that cannot check do not relay announcements)
     expect(Object.keys(st.gossip.rejectedBy)).toEqual([hostileId])

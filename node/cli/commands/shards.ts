@@ -28,7 +28,7 @@ export function register (program: Command): void {
   add.action(async (file: string, o: Common & { pin?: boolean, name?: string, kind: string, untilBlock?: number, until?: number, reason?: string, byReference?: boolean }) => {
     const r = await call(o, async c => await c.post<{ cid: string, size: number, blocks: number }>('/v1/shards/add', {
       path: resolve(file), pin: o.pin === true, name: o.name, kind: o.kind, untilBlock: o.untilBlock, untilTime: o.until, reason: o.reason, byReference: o.byReference === true
-    }))
+    }, ADD_TIMEOUT_MS))
     if (o.json === true) printJson(r)
     else process.stdout.write(`${r.cid}\n`)
   })
@@ -156,6 +156,9 @@ async function call<T> (o: Common, f: (c: ControlClient) => Promise<T>): Promise
     return await f(await ControlClient.fromDataDir(dataDirOf(o, 'peer')))
   } catch (err) { throw new CliError((err as Error).message) }
 }
+
+/** the peer reads and hashes the whole file before answering: a large file on a slow or busy disk takes minutes */
+const ADD_TIMEOUT_MS = 30 * 60_000
 
 function mib (n: number): string { return (n / 1048576).toFixed(1) }
 
