@@ -206,13 +206,23 @@ describe('chunk sampling: honest solvers and requesters', () => {
   })
 
   it('on a task nobody could verify, an answered request costs the requester nothing and pays the solver nothing', () => {
-    const [bob, dave] = [worth('Bob'), worth('Dave')]
-    const { id, seed } = ask('Dave')
+    // Ferdie (a whistleblower, never drawn) asks: the assigned verifiers' silence is priced apart (verifier-assignment.test.ts)
+    const [bob, ferdie] = [worth('Bob'), worth('Ferdie')]
+    const { id, seed } = ask('Ferdie')
     answerHonestly(id, seed)
     const ev = toTheEnd()
     expect(ev).toContain('Arbitration.TaskUnverified')
     expect(ev).toContain('Arbitration.ChunkDepositSettled')
     expect(worth('Bob')).toBe(bob)
-    expect(worth('Dave')).toBe(dave)
+    expect(worth('Ferdie')).toBe(ferdie)
+  })
+
+  it('an answered chunk sample is no excuse for an assigned verifier\'s silence: the data was there', () => {
+    const dave = worth('Dave')
+    const { id, seed } = ask('Dave')
+    answerHonestly(id, seed)
+    const ev = toTheEnd()
+    expect(ev).toContain('Arbitration.TaskUnverified')
+    expect(worth('Dave')).toBeLessThan(dave)
   })
 })
