@@ -14,6 +14,9 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              before publishing it and keeps no true copy, so
 //                              verifiers find the mismatch and it cannot answer
 //                              a data-availability challenge (node/availability)
+//   fake-divergence@<step>     the solver stops before 1-based <step> and commits a diverged
+//                              proof with a made-up divergence point (to be paid for less
+//                              work): every verifier replays that step and disputes it
 //   train-through-nan          the solver trains on through a NaN and commits a complete
 //                              proof of NaN states instead of a diverged one (a `nan`
 //                              claim of the verifier that replays the step wins)
@@ -23,7 +26,7 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 // element, which is what it must prove when it reveals the draw
 // (protocols/dispute/forced-exact.ts).
 
-export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean, nanThrough?: boolean }
+export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean, nanThrough?: boolean, fakeDivergence?: number }
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
 
@@ -38,13 +41,14 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     else if (s === 'silent') f.silent = true
     else if (s === 'bad-checkpoint') f.badCheckpoint = true
     else if (s === 'train-through-nan') f.nanThrough = true
-    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint, train-through-nan)`)
+    else if (/^fake-divergence@[1-9]\d*$/.test(s)) f.fakeDivergence = Number(s.slice(16))
+    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint, train-through-nan, fake-divergence@<step>)`)
   }
   return f
 }
 
 export function anyFault (f: NodeFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true
+  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true || f.fakeDivergence !== undefined
 }
 
 /** Arguments for the training/trace child: the node's faults plus its forced error (on-chain step, 0-based). */

@@ -82,7 +82,7 @@ export function installRoles (init: RolesInit) {
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
         if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: corrupting it on purpose')
         // train-through-nan is the training child's alone (a trace child traces whatever the step holds)
-        return [...d.faultArgs(faults, forced), ...(faults.nanThrough === true ? ['--fault-nan-through'] : [])]
+        return [...d.faultArgs(faults, forced), ...(faults.nanThrough === true ? ['--fault-nan-through'] : []), ...(faults.fakeDivergence !== undefined ? ['--fault-diverge', String(faults.fakeDivergence)] : [])]
       }
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {

@@ -41,6 +41,8 @@ export interface TrainOptions {
   progressEveryMs?: number
   /** false: FAULT INJECTION, train on through a NaN and write a complete proof (an honest verifiable run ends at its first NaN) */
   haltOnNaN?: boolean
+  /** FAULT INJECTION: claim the run diverged in 1-based step s (at the first matmul's element 0) without any NaN, to be paid without the rest of the work */
+  fakeDivergence?: number
   /** FAULT INJECTION (tests, devnet, forced errors): corrupt ops/weights at given steps (node/train/fault.ts) */
   faults?: TrainFaults
 }
@@ -177,6 +179,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     let loss = NaN
     const every = o.progressEveryMs ?? 500
     while (trainer.step < last) {
+      if (verifiable && o.fakeDivergence === trainer.step + 1) { diverged = trainer.step; break }
       injector?.before(trainer.step + 1)
       if (watch !== undefined) watch.seen = false
       loss = trainer.runStep()
@@ -201,7 +204,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       checkpoints.push(...await Promise.all(pendingCheckpoints))
       if (diverged !== undefined) {
         watch?.dispose(); watch = undefined
-        result.divergence = await locateDivergence(trainer, hasher, diverged, { outDir, phash, names, stateSizes, checkpoints })
+        result.divergence = await locateDivergence(trainer, hasher, diverged, { outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined })
         result.steps = diverged
         const fresh = await Promise.all(roots.slice(rootsWritten))
         rootsFile?.write(rootsWritten, fresh)
@@ -245,7 +248,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
  * divergence point. State k, the proof's last, is written as a checkpoint
  * (verifiers replay step k from it) unless it is one already.
  */
-async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: number, o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[] }): Promise<{ step: number, entry: number, flat: number }> {
+async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: number, o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }): Promise<{ step: number, entry: number, flat: number }> {
   const c = Math.max(...o.checkpoints.filter(x => x.step <= k).map(x => x.step))
   const ck = readCheckpoint(o.outDir, c, { programHash: o.phash })
   trainer.loadState(ck.tensors, c)
@@ -254,7 +257,9 @@ async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: numbe
     const r = await (await hasher.submit({ step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names } })).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })
   }
-  const first = firstNaNOf(traceStep(trainer).values.map(v => v.outputs))
+  const tr = traceStep(trainer)
+  const first = firstNaNOf(tr.values.map(v => v.outputs))
+  if (first === undefined && o.fake === true) return { step: k, entry: Math.max(0, tr.entries.findIndex(e => e.kernel === '_FusedMatMul' || e.kernel === 'BatchMatMul')), flat: 0 }
   if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when traced again: the runtime is not deterministic here`)
   // only output 0 has element references: a first NaN elsewhere could not be judged
   if (first.output !== 0) throw new Error(`step ${k + 1}: the first NaN is in output ${first.output} of entry ${first.entry}, which no claim can address`)

@@ -52,7 +52,7 @@ import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
 // claims at later entries lose for the challenger, and the divergence
 // point's element must be a NaN (and the reference's, from NaN-free operands).
 //
-// Only the challenger may submit the first six and init, only the defender
+// Only the challenger may submit the first six, init and nan, only the defender
 // badOpen, so neither party can end the game with a fact about itself.
 
 export type { ClaimSlice, TensorHead } from './claim-parts.js'

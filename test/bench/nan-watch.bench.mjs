@@ -49,7 +49,7 @@ for (const [model, batch] of [['mlp', 64], ['cnn', 32]]) {
 }
 const body = `Run: \`npm run bench -- nan-watch\` (test/bench/nan-watch.bench.mjs), ${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after (the machine is shared).
 Training steps (Fashion-MNIST, Adam) with and without the NaN watch of verifiable runs (every op
-output scanned for a NaN in place on the wasm heap), ${PAIRS} ABBA pairs of ${BLOCK}-step blocks in one process.
+output of a kernel that can make a NaN scanned in place on the wasm heap with \`Float32Array#includes(NaN)\`), ${PAIRS} ABBA pairs of ${BLOCK}-step blocks in one process.
 
 | model | batch | ms/step without | ms/step with the watch | median ratio (with / without) |
 |---|---|---|---|---|

@@ -13,7 +13,7 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 const STEPS = 10
 
 /** A dev chain with a submitter, a solver (extra `join` flags) and a verifier, and a diverging task written. */
-async function swarm (solverExtra: string[]): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
+async function swarm (solverExtra: string[], lr = '1e30'): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
   const sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300'], ['//Peer1', '//Peer2', '//Peer4'])
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
@@ -21,7 +21,7 @@ async function swarm (solverExtra: string[]): Promise<{ sw: ChainSwarm, acct: Ma
     sw.startPeer('verifier', 'verifier', '//Peer4')
   ])
   await sw.waitRegistered()
-  await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '5', '--batch', '32', '--optimizer', 'sgd', '--lr', '1e30'])
+  await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '5', '--batch', '32', '--optimizer', 'sgd', '--lr', lr])
   return { sw, acct: sw.accountIds }
 }
 
@@ -71,5 +71,28 @@ describe('a solver that trains on through the NaN (fault) between real peers on 
     expect(resolved.data.winner).toBe(acct.get('//Peer4'))
     const done = await sw.settled(taskId, 180_000)
     expect(done.phase).toBe('Failed')
+  }, 400_000)
+})
+
+describe('a solver faking an early divergence (fault) between real peers on the dev chain', () => {
+  let sw: ChainSwarm
+  let acct: Map<string, string>
+  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'fake-divergence@3'], '0.05')) }, 120_000)
+  afterAll(async () => { await sw?.stop() })
+
+  it('the verifier replays the diverged step, finds no NaN there, disputes it and wins; the task fails', async () => {
+    const taskId = await sw.submit()
+    const diverged = await sw.waitOr(async () => sw.ev('ProofDiverged', d => Number(d.taskId) === taskId), 120_000, 'a diverged proof')
+    expect(Number(diverged.data.step)).toBe(2)
+    const opened = await sw.waitOr(async () => sw.ev('DisputeOpened', d => Number(d.taskId) === taskId), 120_000, 'a dispute')
+    expect(opened.data.challenger).toBe(acct.get('//Peer4'))
+    expect(Number(opened.data.disputedStep)).toBe(2)
+    const adjudicated = await sw.waitOr(async () => sw.ev('Adjudicated', d => BigInt(String(d.disputeId)) === BigInt(String(opened.data.disputeId))), 120_000, 'the claim')
+    expect(Buffer.from(String(adjudicated.data.reason).replace(/^0x/, ''), 'hex').toString('utf8')).toMatch(/holds no NaN/)
+    const resolved = await sw.waitOr(async () => sw.ev('DisputeResolved', d => BigInt(String(d.disputeId)) === BigInt(String(opened.data.disputeId))), 30_000, 'the ruling')
+    expect(resolved.data.winner).toBe(acct.get('//Peer4'))
+    const done = await sw.settled(taskId, 180_000)
+    expect(done.phase).toBe('Failed')
+    expect(sw.ev('TaskDiverged', d => Number(d.taskId) === taskId)).toBeUndefined()
   }, 400_000)
 })

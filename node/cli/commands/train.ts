@@ -6,7 +6,7 @@ import { trainTask } from '../../train/run.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], faultNanThrough?: boolean, plain?: boolean }
+interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], faultNanThrough?: boolean, faultDiverge?: string, plain?: boolean }
 
 export function register (program: Command): void {
   program.command('train')
@@ -23,6 +23,7 @@ export function register (program: Command): void {
     .option('--log-level <level>', 'log level', 'info')
     // FAULT INJECTION (tests, devnet, Truebit forced errors; node/train/fault.ts): hidden on purpose
     .addOption(new Option('--fault-op <kernel@step>', 'FAULT INJECTION: corrupt the first <kernel> op output at 1-based <step>').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
+    .addOption(new Option('--fault-diverge <step>', 'FAULT INJECTION: stop before 1-based <step> and commit a diverged proof with a made-up divergence point').hideHelp())
     .addOption(new Option('--fault-nan-through', 'FAULT INJECTION: train on through a NaN and write a complete proof (an honest run ends at its first NaN)').hideHelp())
     .addOption(new Option('--fault-weight <step>', 'FAULT INJECTION: perturb a weight after 1-based <step> (0: the initial state)').argParser((v: string, p: string[] = []) => [...p, v]).hideHelp())
     .action(async (o: TrainOpts) => {
@@ -41,6 +42,7 @@ export function register (program: Command): void {
           log: cliLog('train', o.logLevel),
           onProgress: progressPrinter(),
           ...(o.faultNanThrough === true ? { haltOnNaN: false } : {}),
+          ...(o.faultDiverge !== undefined ? { fakeDivergence: intOpt(o.faultDiverge, '--fault-diverge', 1, 500_000) } : {}),
           faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 0, 500_000) as number) }
         })
         const summary = {

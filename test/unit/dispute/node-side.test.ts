@@ -34,6 +34,14 @@ describe('fault specs (join --fault)', () => {
     expect(() => parseNodeFaults(['tamper-op=Relu@0'])).toThrow(/≥ 1/)
     expect(() => parseNodeFaults(['explode'])).toThrow(/unknown fault "explode"/)
     expect(() => parseNodeFaults(['tamper-weight@x'])).toThrow(/unknown fault/)
+    expect(() => parseNodeFaults(['fake-divergence@0'])).toThrow(/unknown fault/)
+  })
+
+  it('NaN faults are the training child\'s only (a trace child traces whatever the step holds)', () => {
+    const f = parseNodeFaults(['train-through-nan', 'fake-divergence@3'])
+    expect(f).toMatchObject({ nanThrough: true, fakeDivergence: 3 })
+    expect(anyFault(f)).toBe(true)
+    expect(faultArgs(f, null)).toEqual([])
   })
 })
 
