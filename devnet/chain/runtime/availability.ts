@@ -1,12 +1,12 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
-import { adjustActive, getTask, params, putTask, requireNode, slashStake } from './arbitration.js'
+import { adjustActive, getTask, params, putTask, requireNode } from './arbitration.js'
 import { noteEvidence } from './assignment.js'
-import { repatriateReserved, reserve, unreserve } from './balances.js'
+import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { ppmOf } from './randomness.js'
+import { settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
@@ -143,9 +143,7 @@ export function availabilityTimeout (ctx: Context, _who: string, a: { challengeI
   ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
   ctx.ensure(ctx.now > c.deadline, P, 'DeadlineNotReached')
   unreserve(ctx, c.challenger, c.deposit)
-  // slashed like a lost dispute: slash_ppm of the stake, winner_share_ppm of it to the challenger
-  const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', c.solver)
-  const slashed = slashStake(ctx, c.solver, c.challenger, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+  const slashed = slashUnanswered(ctx, c.solver, c.challenger)
   c.status = 'TimedOut'
   finish(ctx, a.challengeId, c)
   ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
@@ -160,9 +158,8 @@ export function settleAnsweredDeposits (ctx: Context, taskId: bigint, toSolver: 
   for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', taskId)) {
     const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
     if (c === undefined) continue
-    if (toSolver) repatriateReserved(ctx, c.challenger, c.solver, c.deposit)
-    else unreserve(ctx, c.challenger, c.deposit)
-    ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to: toSolver ? c.solver : c.challenger, amount: c.deposit })
+    const to = settleHeldDeposit(ctx, { requester: c.challenger, solver: c.solver, deposit: c.deposit }, toSolver)
+    ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to, amount: c.deposit })
   }
   ctx.store.remove(P, 'AnsweredAvailability', taskId)
   // answered chunk-sample requests are settled by the same rule

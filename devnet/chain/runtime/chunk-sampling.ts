@@ -2,11 +2,11 @@ import { hexToU8a } from '@polkadot/util'
 import { ChunkResponseRejected, checkChunkResponse, chunkSampleSeed } from '../../../protocols/erasure/response.js'
 import { findChunkRoot } from '../../../protocols/erasure/commitment.js'
 import { checkpointPosition } from '../../../protocols/erasure/params.js'
-import { adjustActive, getTask, params, putTask, requireNode, slashStake } from './arbitration.js'
-import { repatriateReserved, reserve, unreserve } from './balances.js'
+import { adjustActive, getTask, params, putTask, requireNode } from './arbitration.js'
+import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { ppmOf } from './randomness.js'
+import { settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
 // sampling"), part of the Arbitration pallet. A node that cannot fetch a
@@ -127,9 +127,7 @@ export function chunksTimeout (ctx: Context, _who: string, a: { requestId: bigin
   ctx.ensure(r.status === 'Open', P, 'ChunkRequestClosed')
   ctx.ensure(ctx.now > r.deadline, P, 'DeadlineNotReached')
   unreserve(ctx, r.requester, r.deposit)
-  // slashed like a lost dispute: slash_ppm of the stake, winner_share_ppm of it to the requester
-  const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', r.solver)
-  const slashed = slashStake(ctx, r.solver, r.requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+  const slashed = slashUnanswered(ctx, r.solver, r.requester)
   r.status = 'TimedOut'
   finish(ctx, a.requestId, r)
   ctx.emit(P, 'ChunksTimedOut', { requestId: a.requestId, taskId: r.taskId, solver: r.solver, slashed })
@@ -140,9 +138,8 @@ export function settleAnsweredChunkDeposits (ctx: Context, taskId: bigint, toSol
   for (const id of ctx.store.read<bigint[]>(P, 'AnsweredChunkRequests', taskId)) {
     const r = ctx.store.get<ChunkRequest>(P, 'ChunkRequests', id)
     if (r === undefined) continue
-    if (toSolver) repatriateReserved(ctx, r.requester, r.solver, r.deposit)
-    else unreserve(ctx, r.requester, r.deposit)
-    ctx.emit(P, 'ChunkDepositSettled', { requestId: id, taskId, to: toSolver ? r.solver : r.requester, amount: r.deposit })
+    const to = settleHeldDeposit(ctx, r, toSolver)
+    ctx.emit(P, 'ChunkDepositSettled', { requestId: id, taskId, to, amount: r.deposit })
   }
   ctx.store.remove(P, 'AnsweredChunkRequests', taskId)
 }

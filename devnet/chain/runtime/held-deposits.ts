@@ -1,0 +1,23 @@
+import { params, slashStake } from './arbitration.js'
+import { repatriateReserved, unreserve } from './balances.js'
+import type { Context } from './context.js'
+import { ppmOf } from './randomness.js'
+
+// What availability challenges and chunk-sample requests share: an unanswered
+// one slashes the solver like a lost dispute, and an answered one's deposit
+// is held until the task ends.
+
+const P = 'Arbitration'
+
+/** The solver let a data-availability request go unanswered: slash_ppm of its stake, winner_share_ppm of that to the requester. */
+export function slashUnanswered (ctx: Context, solver: string, requester: string): bigint {
+  const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', solver)
+  return slashStake(ctx, solver, requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+}
+
+/** An answered request's deposit at the task's end: to the solver when `toSolver` (the task was verified anyway), else back to its requester. Returns who got it. */
+export function settleHeldDeposit (ctx: Context, held: { requester: string, solver: string, deposit: bigint }, toSolver: boolean): string {
+  if (toSolver) repatriateReserved(ctx, held.requester, held.solver, held.deposit)
+  else unreserve(ctx, held.requester, held.deposit)
+  return toSolver ? held.solver : held.requester
+}
