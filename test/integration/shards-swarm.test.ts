@@ -111,7 +111,9 @@ describe('shards across 6 peer processes', () => {
     expect(sha(await readFile(out))).toBe(sha(data))
     const bad = r.providers.find((p: any) => p.peerId === peers[4].id)
     expect(bad.corrupt).toBeGreaterThanOrEqual(1)
-    expect(bad.error).toMatch(/not matching/)
+    // banned for each bad block it sent; for everything only from its third bad block on (node/shards/bans.ts)
+    if (bad.corrupt >= 3) expect(bad.error).toMatch(/not matching/)
+    else expect(bad.error).toBeUndefined()
     expect(r.providers.find((p: any) => p.peerId === peers[0].id).corrupt).toBe(0)
   })
 
