@@ -24,7 +24,7 @@ export function spawnCli (name: string, args: string[], logDir: string): ChildHa
   child.stderr!.pipe(log)
   let out = ''
   const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
-  const ready = new Promise<ChildHandle["ready"] extends Promise<infer T> ? T : never>((resolve, reject) => {
+  const ready = new Promise<ChildHandle['ready'] extends Promise<infer T> ? T : never>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString()
       const v = tryJson(out)

@@ -61,7 +61,7 @@ export class ScenarioWatcher {
   }
 
   async start (): Promise<() => void> {
-    return await this.chain.onEvents((e) => this.onEvent(e))
+    return await this.chain.onEvents(e => this.onEvent(e))
   }
 
   private onEvent (e: ChainEvent): void {
@@ -133,7 +133,7 @@ export function watchProgress (peers: PeerRef[], taskId: () => number | undefine
   const timer = setInterval(() => {
     const id = taskId()
     if (id == null) return
-    void Promise.all(peers.filter(p => p.role === 'solver' || p.role === 'verifier' || p.role === 'whistleblower').map(async (p) => {
+    void Promise.all(peers.filter(p => p.role === 'solver' || p.role === 'verifier' || p.role === 'whistleblower').map(async p => {
       try {
         const c = await ControlClient.fromDataDir(p.dataDir)
         const all = await c.get<WorkProgress[]>('/v1/progress')

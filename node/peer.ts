@@ -143,7 +143,7 @@ export class Peer {
         metrics.connectedPeers.set(host.getPeers().length)
         peer.milestones.firstConnectionMs ??= sinceStart()
       })
-      host.services.pubsub.addEventListener('gossipsub:graft', (evt) => {
+      host.services.pubsub.addEventListener('gossipsub:graft', evt => {
         const topic = evt.detail.topic
         if (peer.milestones.meshMs[topic] != null) return
         const mesh = (host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).length

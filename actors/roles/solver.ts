@@ -113,4 +113,3 @@ export const solverMachine = setup({
     retired: { type: 'final' }
   }
 })
-

@@ -193,13 +193,13 @@ export class RpcServer {
       system_localPeerId: () => '',
       system_nodeRoles: () => ['Authority'],
       system_syncState: () => ({ startingBlock: 0, currentBlock: c.headNumber, highestBlock: c.headNumber }),
-      system_accountNextIndex: (p) => {
+      system_accountNextIndex: p => {
         if (typeof p[0] !== 'string') throw invalidParams('account id')
         let acc: string
         try { acc = u8aToHex(decodeAddress(p[0])) } catch { throw invalidParams('account id is not an SS58 address or 32-byte hex') }
         return c.nextNonce(acc)
       },
-      chain_getBlockHash: (p) => {
+      chain_getBlockHash: p => {
         const one = (n: unknown): string | null => {
           if (n === undefined || n === null) return c.head.hash
           const v = typeof n === 'string' && isHex(n) ? parseInt(n, 16) : n
@@ -208,12 +208,12 @@ export class RpcServer {
         }
         return Array.isArray(p[0]) ? p[0].slice(0, MAX_KEYS).map(one) : one(p[0])
       },
-      chain_getHeader: (p) => {
+      chain_getHeader: p => {
         const h = optHash(p[0])
         const b = h === undefined ? c.head : c.blocks.get(h)
         return b === undefined ? null : b.header
       },
-      chain_getBlock: (p) => {
+      chain_getBlock: p => {
         const h = optHash(p[0])
         const b = h === undefined ? c.head : c.blocks.get(h)
         return b === undefined ? null : { block: { header: b.header, extrinsics: b.extrinsics }, justifications: null }
@@ -225,23 +225,23 @@ export class RpcServer {
       chain_unsubscribeNewHeads: (p, conn) => this.unsubscribe(conn, p),
       chain_unsubscribeAllHeads: (p, conn) => this.unsubscribe(conn, p),
       chain_unsubscribeFinalizedHeads: (p, conn) => this.unsubscribe(conn, p),
-      state_getMetadata: (p) => { this.block(optHash(p[0])); return rt.types.metadataHex },
-      state_getRuntimeVersion: (p) => { this.block(optHash(p[0])); return version() },
-      state_call: (p) => {
+      state_getMetadata: p => { this.block(optHash(p[0])); return rt.types.metadataHex },
+      state_getRuntimeVersion: p => { this.block(optHash(p[0])); return version() },
+      state_call: p => {
         if (typeof p[0] !== 'string') throw invalidParams('method must be a string')
         this.block(optHash(p[2]))
         return runtimeCall(p[0], p[1] === undefined || p[1] === null ? '0x' : hexParam(p[1], 'data'), rt.types.metadataHex)
       },
-      state_getStorage: async (p) => await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1])),
-      state_getStorageHash: async (p) => {
+      state_getStorage: async p => await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1])),
+      state_getStorageHash: async p => {
         const v = await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1]))
         return v === null ? null : u8aToHex(blake2AsU8a(hexToU8a(v)))
       },
-      state_getStorageSize: async (p) => {
+      state_getStorageSize: async p => {
         const v = await this.storageAt(hexParam(p[0], 'storage key'), optHash(p[1]))
         return v === null ? null : (v.length - 2) / 2
       },
-      state_queryStorageAt: async (p) => {
+      state_queryStorageAt: async p => {
         if (!Array.isArray(p[0]) || p[0].length > MAX_KEYS) throw invalidParams(`keys must be an array of at most ${MAX_KEYS}`)
         const keys = p[0].map((k, i) => hexParam(k, `key ${i}`))
         const at = this.block(optHash(p[1]))
@@ -249,7 +249,7 @@ export class RpcServer {
         for (const k of keys) changes.push([k, await this.storageAt(k, at.hash)])
         return [{ block: at.hash, changes }]
       },
-      state_getKeysPaged: async (p) => {
+      state_getKeysPaged: async p => {
         const prefix = p[0] === null || p[0] === undefined ? '0x' : hexParam(p[0], 'prefix')
         const count = p[1]
         if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_KEYS) throw invalidParams(`count must be an integer in [0, ${MAX_KEYS}]`)
@@ -257,7 +257,7 @@ export class RpcServer {
         const keys = await this.keysAt(prefix, optHash(p[3]))
         return keys.filter(k => start === undefined || k > start).slice(0, count)
       },
-      state_getKeys: async (p) => (await this.keysAt(hexParam(p[0], 'prefix'), optHash(p[1]))).slice(0, MAX_KEYS * 10),
+      state_getKeys: async p => (await this.keysAt(hexParam(p[0], 'prefix'), optHash(p[1]))).slice(0, MAX_KEYS * 10),
       state_subscribeStorage: (p, conn) => {
         const raw = p[0]
         if (raw !== undefined && raw !== null && (!Array.isArray(raw) || raw.length > MAX_KEYS)) throw invalidParams('keys must be an array')
@@ -276,7 +276,7 @@ export class RpcServer {
       state_unsubscribeStorage: (p, conn) => this.unsubscribe(conn, p),
       state_subscribeRuntimeVersion: (_p, conn) => this.subscribe(conn, 'state_runtimeVersion', emit => { emit(version()); return () => {} }),
       state_unsubscribeRuntimeVersion: (p, conn) => this.unsubscribe(conn, p),
-      author_submitExtrinsic: async (p) => (await c.submit(this.submitBytes(p))).hash,
+      author_submitExtrinsic: async p => (await c.submit(this.submitBytes(p))).hash,
       author_submitAndWatchExtrinsic: async (p, conn) => {
         // submit resolves once the transaction is in the pool; nothing runs between
         // that and the listener below, so no inBlock notification can be missed

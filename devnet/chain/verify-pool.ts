@@ -65,7 +65,7 @@ export class VerifyPool {
       slot.inflight -= batch.length
       batch.forEach((p, i) => p.resolve(m.ok?.[i] === 1))
     })
-    worker.on('error', (e) => { this.log?.error({ err: e.message }, 'verify worker failed'); this.retire(slot) })
+    worker.on('error', e => { this.log?.error({ err: e.message }, 'verify worker failed'); this.retire(slot) })
     worker.on('exit', () => this.retire(slot))
     this.slots.push(slot)
   }

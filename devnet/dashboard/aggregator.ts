@@ -73,7 +73,7 @@ export class Aggregator {
   constructor (readonly opts: AggregatorOptions) {
     this.pollMs = opts.pollMs ?? 1000
     this.traceCap = Math.max(100, opts.traceCap ?? 5000)
-    this.watches = opts.peers.map(p => new PeerWatch(p, (e) => this.addTrace(e), Math.min(this.traceCap, 2000)))
+    this.watches = opts.peers.map(p => new PeerWatch(p, e => this.addTrace(e), Math.min(this.traceCap, 2000)))
     this.chain = new ChainWatch(opts.chainUrl, opts.accounts)
   }
 

@@ -50,7 +50,7 @@ export class ChainWatch {
     const c = await ChainClient.connect({ url: this.url!, signer: '//Alice', timeoutMs: 5000 })
     try {
       this.accounts = await resolveAccounts(this.accountRefs)
-      this.unsubscribe = await c.onEvents((e) => this.onEvent(e))
+      this.unsubscribe = await c.onEvents(e => this.onEvent(e))
     } catch (err) {
       await c.disconnect().catch(() => {})
       throw err
@@ -128,7 +128,7 @@ async function probeWebSocket (url: string, ms = 2000): Promise<void> {
     const ws = new WebSocket(url)
     const t = setTimeout(() => { ws.terminate(); reject(new Error(`no chain at ${url} (no answer within ${ms} ms)`)) }, ms)
     ws.once('open', () => { clearTimeout(t); ws.close(); resolve() })
-    ws.once('error', (err) => { clearTimeout(t); ws.terminate(); reject(new Error(`no chain at ${url} (${err.message})`)) })
+    ws.once('error', err => { clearTimeout(t); ws.terminate(); reject(new Error(`no chain at ${url} (${err.message})`)) })
   })
 }
 

@@ -115,7 +115,7 @@ export class PeerWatch {
         if (!res.ok || res.body == null) throw new Error(`trace stream: HTTP ${res.status}`)
         this.view.traceStream = 'live'
         delay = 500
-        await readSse(res.body, (data) => {
+        await readSse(res.body, data => {
           let e: TraceEntry
           try { e = JSON.parse(data) as TraceEntry } catch { return }
           if (typeof e?.time !== 'number' || typeof e.actorId !== 'string') return

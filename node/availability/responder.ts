@@ -111,7 +111,7 @@ export class AvailabilityResponder {
         if (name === 'arbitration.SamplesNotReady') { await sleep(300); continue }
         if (name === 'arbitration.AvailabilityClosed') return
         if (name === 'arbitration.ResponseTooLate') { done(false, { reason: 'too late' }); throw err }
-        if (name !== '' ) { done(false, { reason: name }); throw err }
+        if (name !== '') { done(false, { reason: name }); throw err }
         await sleep(500) // transport trouble: retry
       }
     }

@@ -71,7 +71,7 @@ function rowProver (t: TensorData): { root: Uint8Array, prove: (row: number) => 
   const none = new Map<string, Uint8Array>()
   return {
     root: c.root,
-    prove: (row) => {
+    prove: row => {
       const leaf = Math.floor(row / layout.group)
       return { dtype: t.dtype, shape: [...t.shape], axis: 'row', index: row, bytes: tensorLeafBytes(t, 'row', leaf), siblings: pathWith(levels, none, leaf), otherRoot: c.colRoot }
     }

@@ -21,7 +21,7 @@ const key = (l: Labels): string => Object.entries(l).map(([k, v]) => `${k}=${v}`
 export function gossipMetricsRegister (registry: Registry, mirror: string[] = []): GossipMetricsRegister {
   const mirrors = new Map<string, Map<string, number>>(mirror.map(n => [n, new Map()]))
   return {
-    gauge: (c) => {
+    gauge: c => {
       const collects: Array<(g: unknown) => void> = []
       const m = mirrors.get(c.name)
       let wrapper: unknown
@@ -49,7 +49,7 @@ export function gossipMetricsRegister (registry: Registry, mirror: string[] = []
       }
       return wrapper
     },
-    histogram: (c) => {
+    histogram: c => {
       const h = new Histogram({ name: c.name, help: c.help, labelNames: c.labelNames ?? [], buckets: c.buckets, registers: [registry] })
       return {
         startTimer: () => h.startTimer(),
@@ -58,7 +58,7 @@ export function gossipMetricsRegister (registry: Registry, mirror: string[] = []
       }
     },
     // one gauge per series with a "stat" label: avg, min, max of the values last set
-    avgMinMax: (c) => {
+    avgMinMax: c => {
       const g = new Gauge({ name: c.name, help: c.help, labelNames: [...(c.labelNames ?? []), 'stat'], registers: [registry] })
       const put = (l: Labels, values: number[]): void => {
         if (values.length === 0) return
@@ -68,6 +68,6 @@ export function gossipMetricsRegister (registry: Registry, mirror: string[] = []
       }
       return { set: (a: Labels | number[], b?: number[]) => { if (Array.isArray(a)) put({}, a); else put(a, b ?? []) } }
     },
-    mirrored: (name) => Object.fromEntries(mirrors.get(name) ?? [])
+    mirrored: name => Object.fromEntries(mirrors.get(name) ?? [])
   }
 }

@@ -47,7 +47,7 @@ export class GossipRouter {
 
   constructor (private readonly pubsub: GossipSub, readonly network: string, private readonly logger: Logger,
     private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void) {
-    pubsub.addEventListener('message', (evt) => { void this.onMessage(evt.detail) })
+    pubsub.addEventListener('message', evt => { void this.onMessage(evt.detail) })
   }
 
   /** Subscribes to a topic of this network and installs its validator. */

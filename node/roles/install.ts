@@ -130,7 +130,7 @@ export function installRoles (init: RolesInit) {
       const prevError = sub.getSnapshot().context.error
       const result = new Promise<{ taskId: number }>((resolve, reject) => {
         const timer = setTimeout(() => { s.unsubscribe(); reject(new HttpError(504, 'the task was not submitted within 10 minutes; see "proofswarm trace --role submitter"')) }, 600_000)
-        const s = sub.subscribe((st) => {
+        const s = sub.subscribe(st => {
           const added = st.context.open.find(t => !before.has(t))
           if (added != null) { clearTimeout(timer); s.unsubscribe(); resolve({ taskId: added }) } else if (st.context.error != null && st.context.error !== prevError) { clearTimeout(timer); s.unsubscribe(); reject(new HttpError(502, `submission failed: ${st.context.error}`)) }
         })
@@ -145,7 +145,7 @@ export function installRoles (init: RolesInit) {
         try {
           const c = await chain()
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
-          const unsub = await c.onEvents((e) => {
+          const unsub = await c.onEvents(e => {
             obs.onChainEvent(e, c.accountId)
             const ev = toDomainEvent(e, c.accountId)
             availability?.onChainEvent(e, c.accountId)
@@ -178,7 +178,7 @@ export function installRoles (init: RolesInit) {
           void chunkRequests?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with chunk-sample requests failed'))
           // roles changed at run time are mirrored on chain
           let last = JSON.stringify(peer.roles)
-          svc.actor.subscribe((snap) => {
+          svc.actor.subscribe(snap => {
             const roles = snap.context.roles as RoleName[]
             if (JSON.stringify(roles) === last) return
             last = JSON.stringify(roles)

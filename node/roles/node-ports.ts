@@ -259,7 +259,7 @@ export class NodePorts implements RolePorts {
     // disputes (issue 7): fault injection / forced error for the training child
     const extra = (await this.init.trainFaultArgs?.(taskId, task)) ?? []
     if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' ') }, 'fault arguments for training (a forced error and/or FAULT INJECTION)')
-    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, (line) => {
+    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, line => {
       const p = parseProgressLine(line)
       if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
       if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }

@@ -149,8 +149,7 @@ export class Observability {
       else if (e.method === 'TaskUnverified') {
         this.phases.set(taskId, 'Unverified')
         this.log.warn({ taskId, standing: Number(d.standing) }, 'task ended UNVERIFIED: too few verdicts stood after every extension; nobody was paid for the proof')
-      }
-      else if (PHASE_OF[e.method] != null) this.phases.set(taskId, PHASE_OF[e.method])
+      } else if (PHASE_OF[e.method] != null) this.phases.set(taskId, PHASE_OF[e.method])
     }
     if (e.method === 'DisputeOpened' && (d.challenger === me || d.defender === me)) this.disputes.inc({ event: 'opened' })
     if (e.method === 'DisputeResolved' && (d.winner === me || d.loser === me)) this.disputes.inc({ event: d.winner === me ? 'won' : 'lost' })

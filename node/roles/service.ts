@@ -27,14 +27,14 @@ export function rolesService (makePorts: PortsFactory) {
     const ports = await makePorts(peer)
     const actor = createActor(nodeSupervisor, {
       input: { roles: peer.roles as RoleName[], roleInput: ports },
-      inspect: (ev) => {
+      inspect: ev => {
         const e = conv.convert(ev)
         if (e != null) traces.append(e)
       }
     })
-    actor.subscribe({ error: (err) => peer.log.error({ err }, 'supervisor actor failed') })
+    actor.subscribe({ error: err => peer.log.error({ err }, 'supervisor actor failed') })
     actor.start()
-    const svc: RolesService = { actor, traces, send: (ev) => actor.send(ev) }
+    const svc: RolesService = { actor, traces, send: ev => actor.send(ev) }
     services.set(peer, svc)
     peer.onStop(async () => {
       actor.send({ type: 'shutdown' })

@@ -42,7 +42,7 @@ export class TaskBook {
 
   constructor (private readonly peer: Peer) {
     this.db = sublevel(peer.db, 'taskbook')
-    void peer.host.handle(TASKBOOK_PROTOCOL, (stream) => {
+    void peer.host.handle(TASKBOOK_PROTOCOL, stream => {
       void (async () => {
         const lp = lpStream(stream, { maxDataLength: 64 })
         const req = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())) as { taskId?: unknown }
@@ -55,9 +55,9 @@ export class TaskBook {
     }, { maxInboundStreams: 8, maxOutboundStreams: 8 }).catch(err => peer.log.warn({ err }, 'cannot serve the task book'))
     for (const topic of PROTOCOL_TOPICS) {
       peer.gossip.register(topic, {
-        decode: (data) => decodeMessage(topic, data),
+        decode: data => decodeMessage(topic, data),
         check: async (msg, author) => await this.check(topic, msg as never, author),
-        handle: async (msg) => { await this.record(topic, msg as never) }
+        handle: async msg => { await this.record(topic, msg as never) }
       })
     }
   }
@@ -132,7 +132,7 @@ export class TaskBook {
   /** Asks up to 8 connected peers for a task's announcements; valid answers are recorded. */
   async pull (taskId: number): Promise<void> {
     const peers = this.peer.host.getPeers().slice(0, 8)
-    await Promise.allSettled(peers.map(async (pid) => {
+    await Promise.allSettled(peers.map(async pid => {
       const stream = await this.peer.host.dialProtocol(pid, TASKBOOK_PROTOCOL, { signal: AbortSignal.timeout(5000) })
       try {
         const lp = lpStream(stream, { maxDataLength: MAX_RECORD_BYTES })
@@ -164,7 +164,7 @@ export class TaskBook {
     const pulled = await this.get(taskId)
     if (pulled != null && pred(pulled)) return pulled
     return await new Promise<TaskRecord>((resolve, reject) => {
-      const w: Waiter = { taskId, pred, resolve: (r) => { clearTimeout(t); resolve(r) } }
+      const w: Waiter = { taskId, pred, resolve: r => { clearTimeout(t); resolve(r) } }
       const t = setTimeout(() => { this.waiters.delete(w); reject(new Error(`no ${what} for task ${taskId} heard over gossip within ${timeoutMs} ms`)) }, timeoutMs)
       this.waiters.add(w)
     })

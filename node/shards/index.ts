@@ -33,7 +33,7 @@ export async function installShards (peer: Peer): Promise<void> {
 
 /** An installer with explicit settings (in-process tests, embedders). */
 export function shardsService (init: Omit<ShardServiceInit, 'host' | 'dataDir' | 'log'> = {}): (peer: Peer) => Promise<void> {
-  return async (peer) => await attach(peer, init)
+  return async peer => await attach(peer, init)
 }
 
 async function attach (peer: Peer, init: Omit<ShardServiceInit, 'host' | 'dataDir' | 'log'>): Promise<void> {

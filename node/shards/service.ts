@@ -130,6 +130,8 @@ const writingPaths = new Map<string, Promise<unknown>>()
 const PROVIDER_TAG = 'proofswarm-shard-provider'
 const BAD_TAG = 'proofswarm-shard-misbehaved'
 
+interface LoadedManifest { manifest: Manifest, haveManifest: boolean, blockOpts: BlockFetchOptions, startSource: () => void }
+
 export class ShardService {
   readonly server: ShardServer
   private readonly host: Host
@@ -396,9 +398,7 @@ export class ShardService {
 
   // The manifest: local, or fetched (from one provider) into the store. The
   // provider source starts lazily: a local manifest with every block here needs no lookup.
-  private async loadManifest (root: CID, opts: FetchOptions, signal: AbortSignal, deps: FetcherDeps, source: ProviderSource): Promise<{
-    manifest: Manifest, haveManifest: boolean, blockOpts: BlockFetchOptions, startSource: () => void
-  }> {
+  private async loadManifest (root: CID, opts: FetchOptions, signal: AbortSignal, deps: FetcherDeps, source: ProviderSource): Promise<LoadedManifest> {
     const key = root.toString()
     let started = false
     const startSource = (): void => {
@@ -801,7 +801,7 @@ export class ShardService {
         return verdict
       },
       blockBanned: (peerId, cid) => this.bans.blockBanned(peerId, cid),
-      reward: (peerId) => {
+      reward: peerId => {
         // a peer-store write per fetched shard was ~5% of a verifier's fetch CPU;
         // the tag lasts 10 minutes, so refreshing it once a minute is enough
         const now = Date.now()

@@ -198,7 +198,7 @@ export class BlockStore {
     return out
   }
 
-  async * blockKeys (): AsyncGenerator<string> {
+  async* blockKeys (): AsyncGenerator<string> {
     for await (const k of this.blocks.keys()) yield k
   }
 
@@ -270,7 +270,7 @@ export class BlockStore {
     } finally { this.refsWritten(byKey.keys()) }
   }
 
-  async * refEntries (): AsyncGenerator<[string, BlockRef[]]> {
+  async* refEntries (): AsyncGenerator<[string, BlockRef[]]> {
     for await (const [k, v] of this.refs.iterator()) yield [k, parseRefs(v)]
   }
 

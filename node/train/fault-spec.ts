@@ -16,4 +16,3 @@ export function parseOpFault (s: string): OpFault {
 export function hasFaults (f: TrainFaults | undefined): f is TrainFaults {
   return f != null && (f.ops.length > 0 || f.weights.length > 0)
 }
-

@@ -39,7 +39,7 @@ export class FaultInjector {
       tf.unregisterKernel(kernel, backendName)
       tf.registerKernel({
         ...cfg,
-        kernelFunc: (args) => {
+        kernelFunc: args => {
           const out = orig(args)
           if (!this.armed.has(kernel)) return out
           this.armed.delete(kernel) // only the first op of that kernel in the step

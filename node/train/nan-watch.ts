@@ -42,7 +42,7 @@ export class NanWatch {
       tf.unregisterKernel(k.kernelName, this.backendName)
       tf.registerKernel({
         ...k,
-        kernelFunc: (args) => {
+        kernelFunc: args => {
           const out = orig(args)
           if (!this.seen) {
             const backend = args.backend as unknown as WasmBackendLike

@@ -73,7 +73,7 @@ export function traceStep (trainer: Trainer): StepTrace {
     tf.unregisterKernel(k.kernelName, backendName)
     tf.registerKernel({
       ...k,
-      kernelFunc: (args) => {
+      kernelFunc: args => {
         const backend = args.backend as unknown as KernelBackendLike
         const names = Object.keys(args.inputs).filter(n => args.inputs[n] != null)
         const inVals = names.map(n => copyValues(backend, args.inputs[n] as tf.TensorInfo))

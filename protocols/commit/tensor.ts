@@ -268,4 +268,3 @@ export function valuesFromBytes (dtype: DType, bytes: Uint8Array): TypedValues {
   for (let i = 0; i < n; i++) out[i] = dtype === 'float32' ? dv.getFloat32(i * 4, true) : dv.getInt32(i * 4, true)
   return out
 }
-

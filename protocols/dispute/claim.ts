@@ -60,7 +60,6 @@ export type { ClaimSlice, TensorHead } from './claim-parts.js'
 export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
 
-
 interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
 export type Claim =
   | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
@@ -360,7 +359,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       }
       reject('InvalidClaim', `input claims are for state and op inputs (this one is ${inp.ref.kind}: use a ${inp.ref.kind === 'data' ? 'data' : 'skeleton'} claim)`)
     }
-     
+
     case 'state': {
       const commit = traceCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'state')
@@ -499,4 +498,3 @@ function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Rul
   if (at === 'after' || (at === 'at' && flat >= (env.divergence?.flat ?? 0))) return challengerLoses(`element ${flat} of ${where} is at or past the run's divergence point`)
   return defenderLoses(`NaN in a committed tensor: element ${flat} of ${where}`)
 }
-

@@ -10,7 +10,7 @@ export interface ShardMeta { name?: string, kind?: ShardKind, labels?: Record<st
 export interface Chunk { cid: CID, bytes: Uint8Array }
 
 /** Splits content into ≤ blockSize chunks with their CIDs (views, no copies). */
-export function * chunk (bytes: Uint8Array, blockSize = MAX_BLOCK_BYTES): Generator<Chunk> {
+export function* chunk (bytes: Uint8Array, blockSize = MAX_BLOCK_BYTES): Generator<Chunk> {
   if (blockSize < 1 || blockSize > MAX_BLOCK_BYTES) throw new Error(`block size must be in [1, ${MAX_BLOCK_BYTES}]`)
   for (let off = 0; off < bytes.length; off += blockSize) {
     const b = bytes.subarray(off, Math.min(off + blockSize, bytes.length))

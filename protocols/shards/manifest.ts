@@ -89,7 +89,7 @@ export function decodeManifest (bytes: Uint8Array): Manifest {
     name: raw.name,
     size: raw.size,
     blockSize: raw.blockSize,
-    blocks: (raw.blocks as unknown[]).map((b) => {
+    blocks: (raw.blocks as unknown[]).map(b => {
       if (!Array.isArray(b) || b.length !== 2) throw new Error('manifest block entry must be [cid, size]')
       return { cid: b[0] as CID, size: b[1] as number }
     }),

@@ -73,7 +73,7 @@ function withheldSets (seed: number): (count: number, total: number) => Set<numb
 
 describe('withheld chunks are detected by sampling through the chain', () => {
   const draw = withheldSets(0xc0ffee)
-  it.each(FRACTIONS)(`withholding %d of a real coded checkpoint's chunks: caught as often as 1 − C(n−w,s)/C(n,s) says, ≥ 99% from 10% on (${TRIALS} trials)`, async (f) => {
+  it.each(FRACTIONS)(`withholding %d of a real coded checkpoint's chunks: caught as often as 1 − C(n−w,s)/C(n,s) says, ≥ 99% from 10% on (${TRIALS} trials)`, async f => {
     const c = coded.checkpoints.find(x => x.step === STEP)!
     const { total } = codingParams(c.dataBytes)
     expect(total).toBe(256)

@@ -33,7 +33,7 @@ const FASHION = '/usr/share/datasets/fashion-mnist'
 const VERIFIERS = 2
 const TICK = 100
 const quiet = createLogger('bench', { level: 'silent', pretty: false })
-const cpuSec = (u) => (u.user + u.system) / 1e6
+const cpuSec = u => (u.user + u.system) / 1e6
 
 function cpuOfPid (pid) {
   const s = readFileSync(`/proc/${pid ?? 'self'}/stat`, 'utf8')
@@ -52,9 +52,9 @@ async function shardPeer (dataDir) {
   const host = await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })
   return { host, svc: await ShardService.start({ host, dataDir, log: quiet, gcIntervalMs: 0 }) }
 }
-const seedOf = (i) => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
-const acctOf = (v) => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+const seedOf = i => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
+const acctOf = v => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
+const mean = xs => xs.reduce((a, b) => a + b, 0) / xs.length
 
 export async function overheadBench (dir, trials = 3) {
   const steps = 1000

@@ -30,7 +30,7 @@ try {
   // coding cost of one such checkpoint (same size), median of 5
   const data = new Uint8Array(p.dataBytes)
   for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
-  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  const med = xs => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const enc = []; const dec = []; const decFast = []
   let chunks
   for (let t = 0; t < 5; t++) {
@@ -42,7 +42,9 @@ try {
   // honest verification overhead, with and without the chunk work, in this run
   const o = process.env.AVAILABILITY_OVERHEAD === '0' ? undefined : await overheadBench(join(dir, 'overhead'))
   if (o !== undefined) console.log(JSON.stringify(o))
-  const overhead = o === undefined ? '' : `
+  const overhead = o === undefined
+    ? ''
+    : `
 **Honest verification overhead** (same run; the devnet's task: ${o.steps} steps, k = ${o.k}, ${o.checkpoints} checkpoints, ${o.dataset}; 2 verifiers, mean of ${o.trials} samples each): plain training ${o.plainCpu.toFixed(1)} s CPU. Per verifier: replay of its sample in the warm engine ${o.replayCpu.toFixed(2)} s, fetching the ${o.loads.toFixed(1)} checkpoints it loads from the solver ${o.transferCpu.toFixed(2)} s (fetch + serve, both in this process), and what erasure coding adds — the codings checked against the coded root and ${CHUNK_SAMPLES} chunks of one loaded checkpoint sampled from the solver (chunk list + chunks, each checked against its leaf hash) — ${(1000 * o.chunkCpu).toFixed(0)} ms.
 
 | | 2 verifiers' CPU / plain training CPU |

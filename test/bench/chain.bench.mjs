@@ -232,7 +232,7 @@ async function adjudicationBench () {
   const op = { kernel: 'BatchMatMul', attrs: { transposeA: false, transposeB: false }, inputs: [{ shape: A.shape, dtype: 'float32' }, { shape: B.shape, dtype: 'float32' }], output: { shape: [1, M, N], dtype: 'float32' }, outputIndex: 0 }
   if (!reference.supportsElement(runtime, op.kernel)) throw new Error(`protocols/reference has no ${op.kernel} for ${runtime}`)
   const colsB = Array.from({ length: N }, (_, j) => Float32Array.from({ length: K }, (_, k) => B.values[k * N + j]))
-  const operandValues = (f) => reference.elementOperands(runtime, op, f).map(o => o.input === 0 ? A.values.subarray(o.index * K, (o.index + 1) * K) : colsB[o.index])
+  const operandValues = f => reference.elementOperands(runtime, op, f).map(o => o.input === 0 ? A.values.subarray(o.index * K, (o.index + 1) * K) : colsB[o.index])
   // whole op on chain (the alternative to a single-element claim): commit A, B, C and recompute every element
   const C = { shape: [1, M, N], dtype: 'float32', values: new Float32Array(M * N) }
   const wholeOp = () => {
@@ -244,7 +244,7 @@ async function adjudicationBench () {
   // the defender's output: one element wrong by one ulp-ish
   const f = 5 * N + 17
   const bad = { ...C, values: C.values.slice() }; bad.values[f] += 1e-3
-  const entry = (index) => ({
+  const entry = index => ({
     index, kernel: op.kernel, attrs: op.attrs,
     inputs: [{ name: 'a', ref: { kind: 'state', index: 0 }, dtype: 'float32', shape: A.shape, commitment: toHex(commitTensor(A).root) }, { name: 'b', ref: { kind: 'state', index: 1 }, dtype: 'float32', shape: B.shape, commitment: toHex(commitTensor(B).root) }],
     outputs: [{ dtype: 'float32', shape: bad.shape, commitment: toHex(commitTensor(bad).root) }]
@@ -292,7 +292,7 @@ async function adjudicationBench () {
     const snake = Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/[A-Z]/g, x => '_' + x.toLowerCase()), v]))
     return reg.createType('Call', { callIndex: [p.index, c.index], args: snake })
   }
-  const block = (calls) => {
+  const block = calls => {
     number++
     const b = rt.initializeBlock(reader, { number, parentHash: '0x' + (number % 256).toString(16).padStart(2, '0').repeat(32) })
     for (const [who, section, method, args] of calls) {
@@ -345,13 +345,13 @@ if (tr !== undefined) console.log(JSON.stringify({ load0: tr.load0, load1: tr.lo
 if (WRITE && adj !== undefined && tr !== undefined) writeSection('Chain', report(adj, tr))
 
 function report (adj, tr) {
-  const f0 = (x) => x.toFixed(0)
-  const f2 = (x) => x < 0.1 ? x.toFixed(3) : x.toFixed(2)
-  const load = (l) => l.map(x => x.toFixed(1)).join(' / ')
+  const f0 = x => x.toFixed(0)
+  const f2 = x => x < 0.1 ? x.toFixed(3) : x.toFixed(2)
+  const load = l => l.map(x => x.toFixed(1)).join(' / ')
   const head = tr.runs.find(r => r.variant === tr.variants[0].name)
   const rows = tr.runs.map(r => `| ${r.variant} | ${r.txs} | ${r.timedOut ? `≥ ${f0(r.sustainedPerSec)} (${r.included}/${r.txs} in ${LIMIT_S} s)` : `**${f0(r.sustainedPerSec)}**`} | ${f0(r.admitPerSec)} | ${r.perBlock.length <= 8 ? r.perBlock.join(', ') : `${r.perBlock.length} blocks, max ${Math.max(...r.perBlock)}`} | ${r.chainCpuS.toFixed(1)} | ${r.clientCpuS.toFixed(2)} |`)
-  const span = (rs) => rs.length === 0 ? 'n/a' : `${f0(Math.min(...rs.map(r => r.sustainedPerSec)))}–${f0(Math.max(...rs.map(r => r.sustainedPerSec)))}/s`
-  const isOld = (r) => r.variant.startsWith('old path')
+  const span = rs => rs.length === 0 ? 'n/a' : `${f0(Math.min(...rs.map(r => r.sustainedPerSec)))}–${f0(Math.max(...rs.map(r => r.sustainedPerSec)))}/s`
+  const isOld = r => r.variant.startsWith('old path')
   const fresh = tr.runs.filter(r => !isOld(r))
   const met = fresh.every(r => !r.timedOut && r.sustainedPerSec >= 500)
   return `

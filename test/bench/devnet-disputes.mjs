@@ -22,7 +22,7 @@ try {
   let api
   let buf = ''
   const seen = new Set()
-  const onBlock = async (header) => {
+  const onBlock = async header => {
     const hash = header.hash.toHex()
     const n = header.number.toNumber()
     if (seen.has(n)) return

@@ -29,14 +29,14 @@ try {
   if (r.status !== 0) throw new Error('the dispute matrix failed')
   const matrixSec = (Date.now() - t0) / 1000
   const figs = JSON.parse(readFileSync(figFile, 'utf8'))
-  const by = (opt) => figs.filter(f => f.opt === opt)
+  const by = opt => figs.filter(f => f.opt === opt)
   const max = (xs, k) => Math.max(...xs.map(x => x[k]))
   const mean = (xs, k) => xs.reduce((s, x) => s + x[k], 0) / xs.length
   const rows = figs.map(f => `| ${f.opt} | ${f.kernel} (entry ${f.entry}/${f.entries}) | ${f.kind} | ${f.moves} (≤ ${f.bound}) | ${f.txs} | ${f.claimBytes} | ${f.adjudicateMs.toFixed(2)} |`)
   if (figs.some(f => f.txs !== 2)) throw new Error('a cooperative dispute of the matrix sent other than two transactions')
   // on-chain bytes of one dispute: before, every message was a record_move next to the opening and the claim
-  const chainBefore = (f) => OPEN_BYTES + f.moves * RECORD_MOVE_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
-  const chainAfter = (f) => OPEN_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
+  const chainBefore = f => OPEN_BYTES + f.moves * RECORD_MOVE_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
+  const chainAfter = f => OPEN_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
   for (const f of figs) { f.chainBefore = chainBefore(f); f.chainAfter = chainAfter(f) }
 
   // 1b. dispute wall time over libp2p between real processes (issue 7's node side)

@@ -27,7 +27,7 @@ const rows = []
 for (const [model, batch] of [['mlp', 64], ['cnn', 32]]) {
   const t = await Trainer.create(newProgram({ model, dataset: datasetRef(ds), steps: 10_000, batchSize: batch, optimizer: 'adam', checkpointEvery: 100 }), ds)
   for (let i = 0; i < 5; i++) t.runStep()
-  const block = (watched) => {
+  const block = watched => {
     const w = watched ? new NanWatch() : undefined
     const t0 = performance.now()
     for (let i = 0; i < BLOCK; i++) { if (w) w.seen = false; t.runStep() }

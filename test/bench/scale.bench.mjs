@@ -58,7 +58,7 @@ const dropFailed = ps => {
   for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch(err => log(`start failed: ${err.message.slice(0, 600)}`)) }
   return failed.length
 }
-const meshStats = (mins) => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
+const meshStats = mins => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
 
 try {
   boot = new SwarmProc(CLI, ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0'], join(dir, 'boot'))

@@ -110,7 +110,7 @@ async function rawStreamProcesses (): Promise<void> {
 async function rawStream (): Promise<void> {
   const hosts: Host[] = await Promise.all([0, 1].map(async () => await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })))
   try {
-    await hosts[1].handle('/bench/raw/1', (stream) => {
+    await hosts[1].handle('/bench/raw/1', stream => {
       void (async () => {
         const lp = lpStream(stream, { maxDataLength: 2 * MiB, maxBufferSize: 8 * MiB })
         const block = new Uint8Array(MiB)

@@ -43,7 +43,7 @@ function cpuMs (pid) {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(f[11]) + Number(f[12])) * 10 // utime + stime, in ticks of 10 ms
 }
-const sumCpu = (ps) => ps.reduce((a, p) => a + cpuMs(p.child.pid), 0)
+const sumCpu = ps => ps.reduce((a, p) => a + cpuMs(p.child.pid), 0)
 
 function rssMiB (pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
@@ -53,7 +53,7 @@ function rssMiB (pid) {
 async function runSwarm (cli) {
   const dir = mkdtempSync(join(tmpdir(), 'ps-swarm-bench-'))
   const procs = []
-  const start = (args) => {
+  const start = args => {
     const t0 = performance.now()
     const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PROOFSWARM_LOG_LEVEL: 'warn' } })
     procs.push(child)
@@ -162,7 +162,7 @@ for (let r = 0; r < (BASELINE ? ROUNDS_AB : 1); r++) {
 }
 
 const f = x => Number.isFinite(x) ? x.toFixed(0) : 'n/a'
-const row = (r) => `${f(r.readyMs.p50)} / ${f(r.readyMs.max)} ms | ${f(r.firstConnectionMs.p50)} / ${f(r.firstConnectionMs.max)} ms | ` +
+const row = r => `${f(r.readyMs.p50)} / ${f(r.readyMs.max)} ms | ${f(r.firstConnectionMs.p50)} / ${f(r.firstConnectionMs.max)} ms | ` +
   `${f(r.fullMeshMs.p50)} / ${f(r.fullMeshMs.max)} ms${r.fullMeshMs.missing ? ` (${r.fullMeshMs.missing} never)` : ''} | ` +
   `${f(r.fullMeshJoiningMs.p50)} / ${f(r.fullMeshJoiningMs.max)} ms | ` +
   `${f(r.gossipLatencyMs.p50)} / ${f(r.gossipLatencyMs.p95)} ms (${r.gossipLatencyMs.delivered}/${r.gossipLatencyMs.expected}) | ` +

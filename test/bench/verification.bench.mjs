@@ -49,7 +49,7 @@ if (process.argv[2] === 'solver') {
   const cks = {}
   for (const d of readdirSync(join(runDir, 'checkpoints')).sort()) {
     const step = Number(d.replace('step-', ''))
-    const add = async (f) => (await svc.addFile(join(runDir, 'checkpoints', d, f), { name: `${d}-${f}`, kind: 'checkpoint' }, { byReference: true, provide: false })).cid
+    const add = async f => (await svc.addFile(join(runDir, 'checkpoints', d, f), { name: `${d}-${f}`, kind: 'checkpoint' }, { byReference: true, provide: false })).cid
     cks[step] = { manifest: await add('manifest.json'), data: await add('state.bin') }
   }
   process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), cks }) + '\n')
@@ -83,8 +83,8 @@ function cli (args) {
   return { wall, cpu: cpuOf() - c0, json: line != null ? JSON.parse(line) : undefined, status: r.status }
 }
 
-const seedOf = (i) => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
-const acctOf = (v) => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
+const seedOf = i => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
+const acctOf = v => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
 const engine = new WarmEngine(pino({ level: 'warn' }))
 
 /** One verifier's sample of a run: the 1-based steps, the replays and checkpoints it needs. */
@@ -96,7 +96,7 @@ function sampleOf (runDir, steps, k, seed, v) {
   return { sampled, loads: loads.length, replayed }
 }
 
-const caughtIn = (results) => results.some(x => !x.match || x.firstMismatch != null)
+const caughtIn = results => results.some(x => !x.match || x.firstMismatch != null)
 
 /** The replay in the warm engine: wall and engine CPU seconds. */
 async function warmRun (runDir, sampled) {
@@ -122,7 +122,7 @@ function runBytes (runDir) {
 }
 
 const dir = process.argv[2] === 'solver' ? undefined : mkdtempSync(join(tmpdir(), 'ps-verify-bench-'))
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+const mean = xs => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /**
  * What fetching a verifier's checkpoints costs, as a verifier node does it
@@ -233,7 +233,7 @@ if (dir !== undefined) try {
           cpu.push((await warmRun(run, sampled)).cpu)
         }
       }
-      const det = (f) => 1 - missProbability(steps, Math.ceil(f * steps), n) ** VERIFIERS
+      const det = f => 1 - missProbability(steps, Math.ceil(f * steps), n) ** VERIFIERS
       curve.push({ n, overhead: VERIFIERS * mean(cpu) / plainCpu, d5: det(0.05), d10: det(0.1), d20: det(0.2) })
       console.log(JSON.stringify(curve.at(-1)))
     }
@@ -257,7 +257,7 @@ if (dir !== undefined) try {
   }
   const load = loadavg().map(x => x.toFixed(2)).join(' ')
 
-  const pct = (x) => `${(100 * x).toFixed(1)}%`
+  const pct = x => `${(100 * x).toFixed(1)}%`
   const met = rows.filter(r => r.overWarmCpu <= 0.25 && r.detection >= 0.99)
   writeSection('Verification overhead vs detection', `
 Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- verification\` (test/bench/verification.bench.mjs), dataset: ${dataset === FASHION ? 'Fashion-MNIST' : 'synthetic (Fashion-MNIST not installed)'}.

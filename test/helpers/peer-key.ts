@@ -10,7 +10,7 @@ export interface TestPeer { peerId: string, publicKey: Uint8Array, sign: (payloa
 /** A deterministic peer identity per name. */
 export function testPeer (name: string): TestPeer {
   const pair = ed25519PairFromSeed(blake2AsU8a(`proofswarm test peer ${name}`, 256))
-  return { peerId: peerIdOfEd25519(pair.publicKey), publicKey: pair.publicKey, sign: (m) => ed25519Sign(m, pair) }
+  return { peerId: peerIdOfEd25519(pair.publicKey), publicKey: pair.publicKey, sign: m => ed25519Sign(m, pair) }
 }
 
 /** register_node arguments for `account` on the chain with `genesis`, binding the peer named `peerName`. */

@@ -27,7 +27,7 @@ export function startCli (args: string[], env: Record<string, string> = {}): Pro
   let err = ''
   child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
   child.stderr!.on('data', (d: Buffer) => { err += d.toString() })
-  const exited = new Promise<number | null>(resolve => child.on('exit', (code) => { running.delete(child); resolve(code) }))
+  const exited = new Promise<number | null>(resolve => child.on('exit', code => { running.delete(child); resolve(code) }))
   return { child, stdout: () => out, stderr: () => err, exited }
 }
 

@@ -103,7 +103,7 @@ describe('ChainClient over the dev chain', () => {
     expect(await err(c.Bob.answerMove(did, encodeSigned(signed('Bob', { ...ctx, genesis: h32(0x22) }, { t: 'commit', d: Number(did), step: 3, traceRoot: h32(7), depth: 3 }))))).toBe('arbitration.InvalidMove')
     await c.Bob.answerMove(did, encodeSigned(commit))
     expect(await err(c.Bob.answerMove(did, encodeSigned(commit)))).toBe('arbitration.NotAddressee')
-    expect(Buffer.from((await c.Alice.disputeLastMove(did))!).toString("hex")).toBe(Buffer.from(encodeSigned(commit)).toString("hex"))
+    expect(Buffer.from((await c.Alice.disputeLastMove(did))!).toString('hex')).toBe(Buffer.from(encodeSigned(commit)).toString('hex'))
     // a claim that is not a dispute claim (protocols/dispute) is refused with a clear module error
     expect(await err(c.Eve.adjudicate(did, Uint8Array.of(1, 2, 3)))).toBe('arbitration.InvalidClaim')
     expect(await err(c.Dave.claimTimeout(did))).toBe('arbitration.NotExpired')

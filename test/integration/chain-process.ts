@@ -83,7 +83,7 @@ export async function raw (url: string, body: string | object): Promise<any> {
   try {
     const reply = new Promise<string>((resolve, reject) => {
       ws.once('message', d => resolve(d.toString()))
-      ws.once('close', (code) => reject(new Error(`closed ${code}`)))
+      ws.once('close', code => reject(new Error(`closed ${code}`)))
     })
     ws.send(typeof body === 'string' ? body : JSON.stringify(body))
     return JSON.parse(await reply)

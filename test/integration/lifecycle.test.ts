@@ -101,7 +101,7 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     expect(committed.phase).toBe('Verifying')
   }, 180_000)
 
-  it("switches a running peer's roles mid-run: the whistleblower becomes a verifier", async () => {
+  it('switches a running peer\'s roles mid-run: the whistleblower becomes a verifier', async () => {
     const r = await cli('switcher', 'roles', 'set', 'verifier')
     expect(r.roles).toEqual(['verifier'])
     const switcher = peers.get('switcher')!

@@ -22,7 +22,7 @@ async function start (name: string, bootstrap: string[] = []): Promise<{ peer: P
   const peer = await Peer.start({
     kind: 'peer', dataDir: join(d.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap,
     logger: createLogger(name, { level: 'silent' }),
-    services: [async (p) => { book = new TaskBook(p) }]
+    services: [async p => { book = new TaskBook(p) }]
   })
   peers.push(peer)
   return { peer, book }

@@ -7,7 +7,6 @@ import { raw, removeDir, startChainProcess, tempDir, type ChainProcess } from '.
 // blocks. Manual seal is served only on instant-seal chains or with an
 // explicit --unsafe-rpc. Method names are looked up as own properties only.
 
-
 let timer: ChainProcess
 let unsafe: ChainProcess
 const dirs: string[] = []

@@ -54,4 +54,3 @@ export const verify = (msg: Uint8Array, sig: Uint8Array, pub: Uint8Array): boole
 export function contextOf (ctx: Context, id: bigint, d: DisputeInfo): DisputeContext {
   return { genesis: hexToU8a(genesisHash(ctx)), taskId: Number(d.taskId), disputeId: Number(id) }
 }
-

@@ -201,4 +201,3 @@ export function claimTimeout (ctx: Context, _who: string, a: { disputeId: bigint
   ctx.ensure(ctx.now > d.deadline, P, 'NotExpired')
   resolve(ctx, a.disputeId, d, 'Defender', 'Timeout')
 }
-

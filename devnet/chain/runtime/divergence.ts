@@ -30,4 +30,3 @@ export function emitDiverged (ctx: Context, id: bigint, t: TaskInfo, solverPaid:
   if (t.divergence === null) return
   ctx.emit(P, 'TaskDiverged', { taskId: id, step: t.stepCount, entry: t.divergence.entry, flat: t.divergence.flat, solverPaid })
 }
-

@@ -117,9 +117,9 @@ const HEX32 = /^0x[0-9a-fA-F]{64}$/
 
 /** Encoders for event field types that occur on every transfer; undefined (anything unusual) → createType. */
 const FAST_FIELDS: Record<string, (v: unknown) => Uint8Array | undefined> = {
-  AccountId: (v) => typeof v === 'string' && HEX32.test(v) ? hexToU8a(v) : undefined,
-  u128: (v) => typeof v === 'bigint' && v >= 0n && v < (1n << 128n) ? u128Bytes(v) : undefined,
-  u32: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff ? u32Bytes(v) : undefined
+  AccountId: v => typeof v === 'string' && HEX32.test(v) ? hexToU8a(v) : undefined,
+  u128: v => typeof v === 'bigint' && v >= 0n && v < (1n << 128n) ? u128Bytes(v) : undefined,
+  u32: v => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff ? u32Bytes(v) : undefined
 }
 
 /** frame_system::Phase: ApplyExtrinsic(u32) = 0, Finalization = 1, Initialization = 2. */

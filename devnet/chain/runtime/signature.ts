@@ -18,7 +18,7 @@ export interface SignatureJob {
 /** A verifier: true iff the signature is valid. Must never throw. */
 export type Verifier = (job: SignatureJob) => boolean
 
-export const verifySignature: Verifier = (j) => {
+export const verifySignature: Verifier = j => {
   try {
     // the wasm verifier is ~50x faster than util-crypto 14's pure-JS one
     if (j.kind === 'Sr25519') return wasmReady() ? wasmSr25519Verify(j.signature, j.message, j.publicKey) : sr25519Verify(j.message, j.signature, j.publicKey)

@@ -75,7 +75,7 @@ export class Storage {
   }
 
   /** Optional items: undefined when absent; Default items: the zero value. */
-  get<T = Plain>(pallet: string, item: string, key?: Plain): T | undefined {
+  get<T = Plain> (pallet: string, item: string, key?: Plain): T | undefined {
     const info = this.types.storage(pallet, item)
     const raw = this.state.get(this.key(pallet, item, key))
     if (raw === undefined) {
@@ -97,7 +97,7 @@ export class Storage {
   }
 
   /** Like get but the item must exist (Default items always do). */
-  read<T = Plain>(pallet: string, item: string, key?: Plain): T {
+  read<T = Plain> (pallet: string, item: string, key?: Plain): T {
     const v = this.get<T>(pallet, item, key)
     if (v === undefined) throw new Error(`${pallet}.${item} missing`)
     return v

@@ -21,5 +21,5 @@ export const commandModules: Record<string, () => Promise<{ register: Register }
   trace: async () => await import('./trace.js'),
   shards: async () => await import('./shards.js'),
   submit: async () => await import('./submit.js'),
-  tasks: async () => await import('./tasks.js'),
+  tasks: async () => await import('./tasks.js')
 }

@@ -121,7 +121,7 @@ export function register (program: Command): void {
     })
   }
 
-  const retain = s.command('retain <cid>').description("keep a shard until a chain block and/or a time (e.g. the end of a task's challenge window)")
+  const retain = s.command('retain <cid>').description('keep a shard until a chain block and/or a time (e.g. the end of a task\'s challenge window)')
     .option('--until-block <n>', 'chain block number', parseIntOption('--until-block'))
     .option('--until <time>', 'ISO 8601 time or ms since epoch', parseTime)
     .option('--reason <id>', 'who holds it (a task id); one hold per reason', 'default')

@@ -9,7 +9,7 @@ import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
 
 export function register (program: Command): void {
   const cmd = program.command('status')
-    .description("ask a running peer for its id, addresses, connections, DHT and gossip state, roles and uptime")
+    .description('ask a running peer for its id, addresses, connections, DHT and gossip state, roles and uptime')
   addDataDir(cmd, 'peer'); addJson(cmd)
   cmd.action(async (o: { dataDir?: string, json?: boolean }) => {
     let s: PeerStatus

@@ -29,7 +29,7 @@ export function formatEntry (e: TraceEntry): string {
 
 export function register (program: Command): void {
   const cmd = program.command('trace')
-    .description("show a running peer's actor state traces (every event and transition)")
+    .description('show a running peer\'s actor state traces (every event and transition)')
     .option('--actor <id>', 'only this actor (e.g. solver#1, supervisor)')
     .option('--role <role>', 'only actors of this role')
     .option('--since <time>', 'only entries since a duration ago (10m), an ISO date or epoch ms')

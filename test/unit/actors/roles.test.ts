@@ -10,14 +10,14 @@ function ports (over: Partial<RolePorts> = {}): RolePorts & { calls: string[] } 
   const p: RolePorts = {
     peerId: 'me',
     submitTask: async () => { calls.push('submit'); return { taskId: 7, programHash: '0x' } },
-    collectResult: async (t) => { calls.push(`collect ${t}`); return { accuracy: 0.85 } },
-    train: async (t) => { calls.push(`train ${t}`); return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } },
-    commitProof: async (t) => { calls.push(`commit ${t}`) },
-    verify: async (t) => { calls.push(`verify ${t}`); return { accept: t !== 9, checkedSteps: [1], firstBadStep: t === 9 ? 3 : undefined } },
+    collectResult: async t => { calls.push(`collect ${t}`); return { accuracy: 0.85 } },
+    train: async t => { calls.push(`train ${t}`); return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } },
+    commitProof: async t => { calls.push(`commit ${t}`) },
+    verify: async t => { calls.push(`verify ${t}`); return { accept: t !== 9, checkedSteps: [1], firstBadStep: t === 9 ? 3 : undefined } },
     submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
     challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
     defend: async (t, d) => { calls.push(`defend ${t} ${d}`); return { disputeId: d, winner: 'challenger' } },
-    recheckVerdict: async (t) => { calls.push(`recheck ${t}`); return { accept: false, checkedSteps: [2], firstBadStep: 2 } },
+    recheckVerdict: async t => { calls.push(`recheck ${t}`); return { accept: false, checkedSteps: [2], firstBadStep: 2 } },
     ...over
   }
   return Object.assign(p, { calls })
@@ -44,7 +44,7 @@ describe('role machines', () => {
     let release!: () => void
     const gate = new Promise<void>(resolve => { release = resolve })
     const p = ports({
-      train: async (t) => { p.calls.push(`train ${t}`); if (t === 2) await gate; return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } }
+      train: async t => { p.calls.push(`train ${t}`); if (t === 2) await gate; return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 } }
     })
     const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
     a.send({ type: 'chain.solverSelected', taskId: 1, forMe: true })
@@ -113,7 +113,7 @@ describe('role machines', () => {
 
 describe('whistleblower', () => {
   it('re-checks a task once however many verifiers accepted it', async () => {
-    const p = ports({ recheckVerdict: async (t) => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
+    const p = ports({ recheckVerdict: async t => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
     const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
     a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v1', accept: true, byMe: false })
     a.send({ type: 'chain.verdict', taskId: 5, verifier: 'v2', accept: true, byMe: false })
@@ -124,7 +124,7 @@ describe('whistleblower', () => {
   })
 
   it('starts re-checking when the proof is committed, and not again for the verdicts that follow; never its own proof', async () => {
-    const p = ports({ recheckVerdict: async (t) => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
+    const p = ports({ recheckVerdict: async t => { p.calls.push(`recheck ${t}`); return { accept: true, checkedSteps: [1] } } })
     const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()
     a.send({ type: 'chain.proofCommitted', taskId: 3, byMe: true })
     a.send({ type: 'chain.proofCommitted', taskId: 5, byMe: false })

@@ -28,7 +28,7 @@ const child = (a: any, role: string): any => a.getSnapshot().children[a.getSnaps
 
 describe('verifier: unavailable checkpoints', () => {
   it('votes reject and challenges the checkpoint\'s availability; a wrong step still goes to a dispute', async () => {
-    const p = ports(async (t) => t === 1
+    const p = ports(async t => t === 1
       ? { accept: false, checkedSteps: [], unavailable: { step: 5, reason: 'checkpoint data hash mismatch' } }
       : { accept: false, checkedSteps: [1, 2], firstBadStep: 2 })
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()

@@ -277,4 +277,3 @@ export async function forcedTask (): Promise<ForcedRun> {
   if (d.step === null) throw new Error('the draw ordered no forced error')
   return { run: await honestRun(p, ds, d.step), step: d.step, output: d.output, proof: d.proof }
 }
-

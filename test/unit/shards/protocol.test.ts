@@ -79,4 +79,3 @@ describe('wire messages', () => {
     expect(() => decodeResponse(Uint8Array.of(9, 0, 0, 0, 1))).toThrow(/unknown response status/)
   })
 })
-
