@@ -6,7 +6,7 @@ import { noteEvidence } from './assignment.js'
 import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { settleHeldDeposit, slashUnanswered } from './held-deposits.js'
+import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
@@ -44,11 +44,6 @@ function getChallenge (ctx: Context, id: bigint): AvailabilityChallenge {
 }
 const putChallenge = (ctx: Context, id: bigint, c: AvailabilityChallenge): void => ctx.store.put(P, 'AvailabilityChallenges', id, c)
 const openOf = (ctx: Context, taskId: bigint): Array<[number, bigint]> => ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', taskId)
-function closeOpen (ctx: Context, taskId: bigint, id: bigint): void {
-  const rest = openOf(ctx, taskId).filter(([, x]) => x !== id)
-  if (rest.length === 0) ctx.store.remove(P, 'OpenAvailability', taskId)
-  else ctx.store.put(P, 'OpenAvailability', taskId, rest)
-}
 
 /** Checkpoints are taken every checkpoint_every steps and at the last step (node/train/run.ts). */
 export function isCheckpointStep (step: number, checkpointEvery: number, stepCount: number): boolean {
@@ -103,13 +98,7 @@ export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChalleng
 
 function finish (ctx: Context, id: bigint, c: AvailabilityChallenge): void {
   putChallenge(ctx, id, c)
-  closeOpen(ctx, c.taskId, id)
-  const t = getTask(ctx, c.taskId)
-  t.openDisputes = Math.max(0, t.openDisputes - 1)
-  if (c.status === 'TimedOut') t.solverFailed = true
-  putTask(ctx, c.taskId, t)
-  adjustActive(ctx, c.challenger, -1)
-  adjustActive(ctx, c.solver, -1)
+  closeRequest(ctx, 'OpenAvailability', id, { taskId: c.taskId, requester: c.challenger, solver: c.solver, status: c.status })
 }
 
 export function respondAvailability (ctx: Context, who: string, a: { challengeId: bigint, response: string }): void {

@@ -6,7 +6,7 @@ import { adjustActive, getTask, params, putTask, requireNode } from './arbitrati
 import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { settleHeldDeposit, slashUnanswered } from './held-deposits.js'
+import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
 // sampling"), part of the Arbitration pallet. A node that cannot fetch a
@@ -81,15 +81,7 @@ export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, ch
 
 function finish (ctx: Context, id: bigint, r: ChunkRequest): void {
   putRequest(ctx, id, r)
-  const rest = openOf(ctx, r.taskId).filter(([, x]) => x !== id)
-  if (rest.length === 0) ctx.store.remove(P, 'OpenChunkRequests', r.taskId)
-  else ctx.store.put(P, 'OpenChunkRequests', r.taskId, rest)
-  const t = getTask(ctx, r.taskId)
-  t.openDisputes = Math.max(0, t.openDisputes - 1)
-  if (r.status === 'TimedOut') t.solverFailed = true
-  putTask(ctx, r.taskId, t)
-  adjustActive(ctx, r.requester, -1)
-  adjustActive(ctx, r.solver, -1)
+  closeRequest(ctx, 'OpenChunkRequests', id, r)
 }
 
 const utf8 = (hex: string): string => new TextDecoder().decode(hexToU8a(hex))

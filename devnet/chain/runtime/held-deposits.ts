@@ -1,11 +1,12 @@
-import { params, slashStake } from './arbitration.js'
+import { adjustActive, getTask, params, putTask, slashStake } from './arbitration.js'
 import { repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 
-// What availability challenges and chunk-sample requests share: an unanswered
-// one slashes the solver like a lost dispute, and an answered one's deposit
-// is held until the task ends.
+// What availability challenges and chunk-sample requests share: while open
+// the task does not settle and both parties' stakes stay bound; an
+// unanswered one slashes the solver like a lost dispute and fails the task,
+// and an answered one's deposit is held until the task ends.
 
 const P = 'Arbitration'
 
@@ -20,4 +21,17 @@ export function settleHeldDeposit (ctx: Context, held: { requester: string, solv
   if (toSolver) repatriateReserved(ctx, held.requester, held.solver, held.deposit)
   else unreserve(ctx, held.requester, held.deposit)
   return toSolver ? held.solver : held.requester
+}
+
+/** A request answered or timed out: off its task's open list (storage item `openItem`), the task may settle again (failed on a timeout), both parties' stakes released. */
+export function closeRequest (ctx: Context, openItem: string, id: bigint, r: { taskId: bigint, requester: string, solver: string, status: string }): void {
+  const rest = ctx.store.read<Array<[number, bigint]>>(P, openItem, r.taskId).filter(([, x]) => x !== id)
+  if (rest.length === 0) ctx.store.remove(P, openItem, r.taskId)
+  else ctx.store.put(P, openItem, r.taskId, rest)
+  const t = getTask(ctx, r.taskId)
+  t.openDisputes = Math.max(0, t.openDisputes - 1)
+  if (r.status === 'TimedOut') t.solverFailed = true
+  putTask(ctx, r.taskId, t)
+  adjustActive(ctx, r.requester, -1)
+  adjustActive(ctx, r.solver, -1)
 }
