@@ -85,6 +85,8 @@ export class ProviderSource {
   private readonly self: string
   /** when the first provider became known (ms since epoch) */
   firstFoundAt?: number
+  /** providers are looked up in the DHT; without it the pool only ever holds the explicit ones */
+  discovering = false
 
   constructor (private readonly deps: FetcherDeps, exclude: (peerId: string) => boolean) {
     const self = deps.host.peerId.toString()
@@ -103,6 +105,7 @@ export class ProviderSource {
 
   /** Looks providers up in the DHT now, and again whenever the pool starves, until closed. */
   discover (root: CID, signal?: AbortSignal): void {
+    this.discovering = true
     const stop = signal != null ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal
     void (async () => {
       let gapMs = 1000
@@ -398,8 +401,11 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
     if (remaining === 0) break
     const woke = new Promise<void>(resolve => { wake = resolve })
     if (active.size === 0) {
-      // nobody is working: wait (bounded) for a provider to appear
-      const left = findTimeoutMs - (Date.now() - idleSince)
+      // nobody is working: wait (bounded) for a provider to appear; with only
+      // explicit providers, none lacking these blocks, and none backing off,
+      // none can appear: waiting would only delay the answer
+      const exhausted = !source.discovering && source.pool.retrying === 0
+      const left = exhausted ? 0 : findTimeoutMs - (Date.now() - idleSince)
       if (left <= 0 || !(await source.pool.wait(left, opts.signal, hasWorkFor))) {
         if (isAborted(opts.signal)) throw new Error('fetch aborted')
         const tried = [...source.stats.values()].filter(s => s.error != null)

@@ -12,7 +12,7 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // never answers: the verifier forces its commit on chain and wins when the
 // response window passes).
 
-const BLOCK_MS = 500
+const BLOCK_MS = 250
 const DISPUTE_CALLS = ['openDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
 const TAMPERED_STEP = 8 // 1-based engine step; on chain: step 7
 let sw: ChainSwarm
