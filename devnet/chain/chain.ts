@@ -70,6 +70,8 @@ export class DevChain extends EventEmitter {
   readonly blocks = new Map<string, StoredBlock>()
   genesisHash = ZERO
   finalizedNumber = 0
+  /** the newest finalized block on disk: the one clients are told about */
+  private announcedFinalized = 0
   private readonly pool = new Map<string, PoolEntry>()
   private readonly poolBySenderNonce = new Map<string, string>()
   private seq = 0
@@ -97,7 +99,7 @@ export class DevChain extends EventEmitter {
 
   get head (): StoredBlock { return this.blocks.get(this.hashes[this.hashes.length - 1]) as StoredBlock }
   get headNumber (): number { return this.hashes.length - 1 }
-  get finalizedHash (): string { return this.hashes[this.finalizedNumber] }
+  get finalizedHash (): string { return this.hashes[this.announcedFinalized] }
 
   async start (): Promise<void> {
     await this.store.open()
@@ -138,6 +140,7 @@ export class DevChain extends EventEmitter {
     for (const [hash, json] of await this.store.loadPrefix('b!')) this.blocks.set(hash, JSON.parse(json) as StoredBlock)
     this.genesisHash = this.hashes[0]
     this.finalizedNumber = Number(await this.store.get('m!finalized') ?? '0')
+    this.announcedFinalized = this.finalizedNumber
     this.stateRoot = this.head.header.stateRoot
     // the pool survives restarts; transactions that became invalid are dropped
     for (const [hash, hex] of await this.store.loadPrefix('p!')) {
@@ -320,18 +323,30 @@ export class DevChain extends EventEmitter {
     ops.push({ type: 'put', key: `b!${hash}`, value: JSON.stringify(block) }, { type: 'put', key: `n!${pad(number)}`, value: hash },
       { type: 'put', key: 'm!head', value: String(number) }, { type: 'put', key: 'm!finalized', value: String(this.finalizedNumber) })
     for (const t of [...included.map(x => x.hash), ...dropped]) ops.push({ type: 'del', key: `p!${t}` })
-    this.store.enqueue(ops)
+    const written = this.store.enqueue(ops)
     this.opts.log?.debug({ number, hash, extrinsics: included.length, events: events.length }, 'block')
+    // the new best head is shown at once (readers see its state); what
+    // acknowledges a transaction or a finality waits for the block's batch on
+    // disk, so that a kill -9 cannot lose anything a client was told about.
+    // Batches are written in order, so acknowledgements keep their order too.
     this.emit('block', block, changedKeys)
-    for (const t of included) this.emit(`tx:${t.hash}`, { inBlock: hash })
     for (const h of dropped) this.emit(`tx:${h}`, 'invalid')
+    const finalizedNow: Array<{ block: StoredBlock, txs: string[] }> = []
     for (let n = prevFinal + 1; n <= this.finalizedNumber; n++) {
       const fb = this.blocks.get(this.hashes[n]) as StoredBlock
-      this.emit('finalized', fb)
       const txs = this.blockTxHashes.get(fb.hash) ?? fb.extrinsics.map(x => u8aToHex(blake2AsU8a(hexToU8a(x))))
       this.blockTxHashes.delete(fb.hash)
-      for (const h of txs) this.emit(`tx:${h}`, { finalized: fb.hash })
+      finalizedNow.push({ block: fb, txs })
     }
+    void written.then(ok => {
+      if (!ok) { this.opts.log?.error({ number, hash }, 'block not written to disk: its transactions and finality are not announced'); return }
+      for (const t of included) this.emit(`tx:${t.hash}`, { inBlock: hash })
+      for (const f of finalizedNow) {
+        this.announcedFinalized = Math.max(this.announcedFinalized, Number(f.block.header.number))
+        this.emit('finalized', f.block)
+        for (const h of f.txs) this.emit(`tx:${h}`, { finalized: f.block.hash })
+      }
+    })
     if (this.opts.instantSeal === true) {
       // finalize this block by sealing an empty one a little later (never in the same tick as inBlock)
       if (this.finalizeTimer !== undefined) clearTimeout(this.finalizeTimer)

@@ -29,17 +29,30 @@ export class ChainStore {
   private writes: Promise<void> = Promise.resolve()
   private failed: Error | undefined
 
+  /** a fault for tests: every batch waits this long before it is written (a slow disk) */
+  private readonly slowDiskMs: number
+
   constructor (dir: string) {
+    const slow = Number(process.env.PROOFSWARM_CHAIN_SLOW_DISK_MS ?? 0)
+    this.slowDiskMs = Number.isFinite(slow) && slow > 0 ? slow : 0
     this.db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' })
   }
 
   async open (): Promise<void> { await this.db.open() }
 
-  /** Writes are queued in order; readers of history await the queue first. */
-  enqueue (ops: Array<{ type: 'put', key: string, value: string } | { type: 'del', key: string }>): void {
+  /**
+   * Writes are queued in order; readers of history await the queue first.
+   * Resolves true once this batch is on disk, false when it (or an earlier
+   * one) failed: what depends on it must not be announced then.
+   */
+  enqueue (ops: Array<{ type: 'put', key: string, value: string } | { type: 'del', key: string }>): Promise<boolean> {
+    const slowDiskMs = this.slowDiskMs
     this.writes = this.writes.then(async () => {
+      if (this.failed !== undefined) return
+      if (slowDiskMs > 0) await new Promise(resolve => setTimeout(resolve, slowDiskMs))
       if (ops.length > 0) await this.db.batch(ops)
     }).catch((e: Error) => { this.failed = e })
+    return this.writes.then(() => this.failed === undefined)
   }
 
   async flush (): Promise<void> {

@@ -19,8 +19,8 @@ export async function tempDir (prefix: string): Promise<string> {
   return await mkdtemp(join(tmpdir(), prefix))
 }
 
-export async function startChainProcess (dataDir: string, extra: string[] = ['--instant-seal']): Promise<ChainProcess> {
-  const proc = spawn(process.execPath, [MAIN, 'chain', '--port', '0', '--data-dir', dataDir, '--json', '--log-level', 'warn', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startChainProcess (dataDir: string, extra: string[] = ['--instant-seal'], env: Record<string, string> = {}): Promise<ChainProcess> {
+  const proc = spawn(process.execPath, [MAIN, 'chain', '--port', '0', '--data-dir', dataDir, '--json', '--log-level', 'warn', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
   let err = ''
   proc.stderr?.on('data', (d: Buffer) => { err += d.toString() })
   const url = await new Promise<string>((resolve, reject) => {
@@ -60,8 +60,10 @@ export async function sendAndFinalize (api: ApiPromise, tx: SubmittableExtrinsic
   return await new Promise<SendResult>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('not finalized in time')), timeoutMs)
     tx.signAndSend(signer, (r: ISubmittableResult) => {
-      if (r.status.isInBlock) {
-        res.inBlock = r.status.asInBlock.toHex()
+      // @polkadot/api drops InBlock when Finalized follows before InBlock's events
+      // were fetched (a loaded machine): the Finalized result carries them then
+      if (r.status.isInBlock || (r.status.isFinalized && res.inBlock === undefined)) {
+        res.inBlock = (r.status.isInBlock ? r.status.asInBlock : r.status.asFinalized).toHex()
         res.events = r.events.map(e => `${e.event.section}.${e.event.method}`)
         if (r.dispatchError !== undefined) {
           if (r.dispatchError.isModule) {

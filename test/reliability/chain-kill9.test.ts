@@ -122,4 +122,47 @@ describe('dev chain killed with SIGKILL under load', () => {
       }
     }
   }, 180_000) // ~36 s on a quiet machine; the bound is for a loaded one
+
+  it('on a slow disk, a transfer is acknowledged only once its block is written: killed at the acknowledgement, nothing is lost', async () => {
+    const slowDir = await tempDir('ps-chain-slow-disk-')
+    const alice = keyring.addFromUri('//Alice')
+    const bob = keyring.addFromUri('//Bob')
+    try {
+      // every LevelDB batch waits 250 ms before it is written (a fault: a slow disk)
+      let slow: ChainProcess | undefined = await startChainProcess(slowDir, ['--block-time', '300'], { PROOFSWARM_CHAIN_SLOW_DISK_MS: '250' })
+      let api = await connect(slow.url)
+      const acks: Array<{ how: string, block: string }> = []
+      try {
+        const proc = slow.proc
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error('no acknowledgement within 30 s')), 30_000)
+          api.tx.balances.transferKeepAlive(bob.address, AMOUNT).signAndSend(alice, (r: ISubmittableResult) => {
+            if (!(r.status.isInBlock || r.status.isFinalized) || acks.length > 0) return
+            // killed the moment the client hears of the inclusion
+            proc.kill('SIGKILL')
+            acks.push({ how: r.status.type, block: (r.status.isInBlock ? r.status.asInBlock : r.status.asFinalized).toHex() })
+            clearTimeout(t)
+            resolve()
+          }).catch(reject)
+        })
+        await new Promise(resolve => proc.exitCode !== null || proc.signalCode !== null ? resolve(undefined) : proc.once('exit', resolve))
+      } finally {
+        await api.disconnect().catch(() => {})
+      }
+      slow = await startChainProcess(slowDir, ['--block-time', '100'])
+      chain = slow
+      api = await connect(slow.url)
+      try {
+        const header = await api.rpc.chain.getHeader(acks[0].block).catch(() => undefined)
+        expect(header, `the block of the ${acks[0].how} acknowledgement survives the kill`).toBeDefined()
+        const A = await api.query.system.account(alice.address)
+        expect(A.nonce.toNumber()).toBe(1)
+      } finally {
+        await api.disconnect().catch(() => {})
+        await slow.stop()
+      }
+    } finally {
+      await removeDir(slowDir)
+    }
+  }, 90_000)
 })
