@@ -77,8 +77,8 @@ export class ScenarioWatcher {
       case 'SolverTimedOut': line(`solver ${this.name(d.solver)} missed its deadline: slashed ${units(d.slashed as bigint)}, another solver is selected`); break
       case 'ProofCommitted': this.times.proofCommitted ??= now; line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
       case 'VerifiersAssigned': line(`verifiers drawn by the chain (round ${String(d.round)}, from the hash of block ${String(d.seedBlock)}): ${((d.verifiers as unknown[] | undefined) ?? []).map(v => this.name(v)).join(', ') || 'none eligible'}; verdicts due by block ${String(d.deadline)}`); break
-      case 'AssignmentLapsed': line(`assigned verifier ${this.name(d.verifier)} stayed silent (or rejected without a dispute): penalty ${units(d.penalty as bigint)}, replaced`); break
-      case 'AssignmentReleased': line(`assigned verifier ${this.name(d.verifier)}'s verdict did not stand: replaced (no penalty, it had evidence)`); break
+      case 'AssignmentLapsed': line(`assigned verifier ${this.name(d.verifier)} failed its slot (silent, a reject without evidence, or a lost dispute): penalty ${units(d.penalty as bigint)}, replaced`); break
+      case 'AssignmentReleased': line(`assigned verifier ${this.name(d.verifier)}'s verdict did not stand: replaced (no penalty: its accept was already slashed, or its availability challenge was answered)`); break
       case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
       case 'DisputeOpened': this.times.disputeOpened ??= now; this.disputedStep.set(Number(d.disputeId), Number(d.disputedStep)); line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
       case 'MoveForced': line(`dispute ${String(d.disputeId)}: ${this.name(d.by)} forced a move on chain (message ${String(d.seq)} due at block ${String(d.due)})`); break

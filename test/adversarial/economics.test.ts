@@ -125,7 +125,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     // honest play: Alice pays R + V and the drawn puppet earns V back
     const honestPlay = -u(REWARD)
     const expected = deviant - honestPlay
-    rows.push({ deviation: 'submitter\'s puppets stay silent to end the task Unverified', honest: honestPlay, deviant, expected, note: 'puppets hold all the verifier stake (worst case): one is drawn and silent in each of the 3 rounds, each paying B + R/3' })
+    rows.push({ deviation: 'submitter\'s puppets stay silent to end the task Unverified', honest: honestPlay, deviant, expected, note: 'puppets hold all the verifier stake (worst case): one is drawn and silent in each of the 3 rounds, each paying B + R (one alone already costs more than R)' })
     expect(expected).toBeLessThan(0)
   }, 60_000)
 

@@ -179,7 +179,7 @@ describe('silence and bare rejects', () => {
     expect(verdict('Dave')).toBe('Arbitration.NotAssigned')
     expect(verdict('Eve')).toBeUndefined()
     expect(toTheEnd()).toContain('Arbitration.TaskSettled')
-    expect(worth('Dave') - dave).toBe(-(BOND + REWARD / BigInt(MAX_VERIFY_EXTENSIONS + 1)))
+    expect(worth('Dave') - dave).toBe(-(BOND + REWARD))
     expect(worth('Eve') - eve).toBe(VREWARD)
     expect(worth('Bob') - bob).toBe(REWARD)
   })
@@ -239,5 +239,24 @@ describe('re-drawing cannot be steered', () => {
     expect(task().phase).toBe('Unverified')
     // honest play: Alice pays R + V and her puppet earns V back: the coalition is down R
     expect(coalition() - start).toBeLessThan(-REWARD)
+  })
+})
+
+describe('stake that answers for the penalty', () => {
+  it('a verifier is drawn only while its stake not bound to its other assignments covers the task\'s penalty', () => {
+    register('Bob', 2)
+    // Dave holds the minimum stake, 1000: a task of R = 600 binds B + R = 700 of it
+    const min = h.read<{ minStake: bigint }>('Arbitration', 'Params')!.minStake
+    register('Dave', 4, min)
+    committed(1)
+    expect(assignedNames(h, 0)).toEqual(['Dave'])
+    // a second task while the first is open: 700 + 700 > 1000, so Dave cannot answer for both
+    committed(1)
+    expect(assignedNames(h, 1)).toEqual([])
+    // Eve, with the stake for it, is drawn for the second task's next round
+    register('Eve', 4)
+    for (let i = 0; i < 40 && !assignedNames(h, 1).includes('Eve'); i++) h.advance(1)
+    expect(assignedNames(h, 1)).toEqual(['Eve'])
+    expect(silencePenalty(h.read('Arbitration', 'Params')!, task(1))).toBeGreaterThan(min - silencePenalty(h.read('Arbitration', 'Params')!, task(0)))
   })
 })

@@ -138,6 +138,16 @@ export function availabilityTimeout (ctx: Context, _who: string, a: { challengeI
   ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
 }
 
+/** Accounts whose availability challenge of the task was answered (possession shown; serving cannot be proven on chain). */
+export function answeredChallengers (ctx: Context, taskId: bigint): Set<string> {
+  const out = new Set<string>()
+  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', taskId)) {
+    const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
+    if (c !== undefined) out.add(c.challenger)
+  }
+  return out
+}
+
 /**
  * At the end of a task: the deposits of answered challenges go to the solver
  * when `toSolver` (the task was verified by others: the challenge was

@@ -2,8 +2,9 @@ import { TREASURY } from './balances.js'
 import type { Context } from './context.js'
 import { adjustActive, params, slashStake, type Params, type TaskInfo, type Verdict } from './arbitration.js'
 import { getAssignments, putAssignments, type TaskAssignments } from './assignment.js'
+import { answeredChallengers } from './availability.js'
 import { drawWeighted } from './randomness.js'
-import { MAX_VERIFY_EXTENSIONS, ROLE_VERIFIER } from './spec.js'
+import { ROLE_VERIFIER } from './spec.js'
 
 // Assignment rounds (docs/protocol.md, "Verifier assignment"). Round 0 is
 // drawn in the block after the randomness block committed_at + 1 (the block
@@ -17,25 +18,50 @@ import { MAX_VERIFY_EXTENSIONS, ROLE_VERIFIER } from './spec.js'
 const P = 'Arbitration'
 
 /**
- * What silence (or a bare reject) costs an assigned verifier, besides its
- * reward: a bond, plus a 1/(rounds) share of the solver's reward. A coalition
- * that wants a task to end Unverified (a submitter keeping the escrow) must be
- * silent in every one of the MAX_VERIFY_EXTENSIONS + 1 rounds, so it pays more
- * than the reward it withholds (docs/economics.md).
+ * What a failed slot costs an assigned verifier, besides its reward: a bond
+ * plus the whole solver reward. The one party that gains from a task ending
+ * Unverified is its submitter (the escrow comes back), and it gains at most
+ * R; one failed slot already costs more, so no number of rounds (nor a
+ * verifier pool too thin to refill the slot) makes a stall pay
+ * (docs/economics.md, "Verifier assignment").
  */
 export function silencePenalty (p: Params, t: Pick<TaskInfo, 'solverReward'>): bigint {
-  return p.disputeBond + t.solverReward / BigInt(MAX_VERIFY_EXTENSIONS + 1)
+  return p.disputeBond + t.solverReward
 }
 
-/** Registered verifiers that may be drawn for the task: never its submitter or solver, nor anyone drawn for it before. */
+/** What each verifier's stake already answers for: the penalties of its live assignments. */
+function boundStakes (ctx: Context): Map<string, bigint> {
+  const p = params(ctx)
+  const out = new Map<string, bigint>()
+  for (const id of ctx.store.read<bigint[]>(P, 'OpenTasks')) {
+    const a = getAssignments(ctx, id)
+    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+    if (a === undefined || t === undefined) continue
+    const penalty = silencePenalty(p, t)
+    for (const v of a.verifiers) if (v.status === 'Active') out.set(v.verifier, (out.get(v.verifier) ?? 0n) + penalty)
+  }
+  return out
+}
+
+/**
+ * Registered verifiers that may be drawn for the task: never its submitter or
+ * solver, nor anyone drawn for it before, and only while the stake not yet
+ * bound to other assignments covers this task's penalty (a minimum-stake
+ * puppet, or one verifier drawn for many tasks at once, could otherwise fail
+ * slots for less than they withhold).
+ */
 function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments): Array<{ account: string, stake: bigint }> {
-  const minStake = params(ctx).minStake
+  const p = params(ctx)
+  const need = silencePenalty(p, t)
+  const bound = boundStakes(ctx)
   const drawn = new Set(a.verifiers.map(v => v.verifier))
   const out: Array<{ account: string, stake: bigint }> = []
   for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
     if (acc === t.submitter || acc === t.solver || drawn.has(acc)) continue
     const n = ctx.store.get<{ roles: number, stake: bigint }>(P, 'Nodes', acc)
-    if (n !== undefined && (n.roles & ROLE_VERIFIER) !== 0 && n.stake >= minStake) out.push({ account: acc, stake: n.stake })
+    if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < p.minStake) continue
+    if (n.stake - (bound.get(acc) ?? 0n) < need) continue
+    out.push({ account: acc, stake: n.stake })
   }
   return out
 }
@@ -72,23 +98,25 @@ export function voidBareRejects (ctx: Context, id: bigint, t: TaskInfo): void {
 
 /**
  * The round ended without a quorum: every active assignment whose verdict
- * does not stand is closed (its verdict voided): lapsed with the silence
- * penalty when it gave no verdict or a reject without evidence of its own,
- * released otherwise (evidence, or an accept already slashed). With
- * `replace`, the next round's draw is scheduled from this block's hash.
+ * does not stand is closed (its verdict voided): released when it accepted
+ * (already slashed as a blind accept) or its availability challenge was
+ * answered (the chain cannot tell whether the solver served it), lapsed with
+ * the penalty otherwise: silence, a bare reject, or a reject whose own
+ * evidence failed (a dispute or initial-state claim it lost: the task would
+ * have failed had it been right). With `replace`, the next round's draw is
+ * scheduled from this block's hash.
  */
 export function closeRound (ctx: Context, id: bigint, t: TaskInfo, stands: (v: Verdict) => boolean, replace: boolean): void {
   const a = getAssignments(ctx, id)
   if (a === undefined) return
   const penalty = silencePenalty(params(ctx), t)
+  const unserved = answeredChallengers(ctx, id)
   for (const x of a.verifiers) {
     if (x.status !== 'Active') continue
     const v = t.verdicts.find(y => y.verifier === x.verifier)
     if (v !== undefined && stands(v)) continue
     if (v !== undefined) v.void = true
-    // an accept that did not stand was already answered for (slashed as a blind accept); a reject
-    // without evidence of its own is no more than silence
-    if (x.backed || v?.accept === true) {
+    if (v?.accept === true || unserved.has(x.verifier)) {
       x.status = 'Released'
       ctx.emit(P, 'AssignmentReleased', { taskId: id, verifier: x.verifier, round: x.round })
     } else {
