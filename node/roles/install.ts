@@ -1,5 +1,5 @@
 import type { RoleName } from '../../actors/supervisor.js'
-import type { ChainClient, TaskView } from '../chain/client.js'
+import type { ChainClient, TaskInfo } from '../chain/client.js'
 import { serveRoutes } from '../control/routes.js'
 import type { Peer } from '../peer.js'
 import { findShardService } from '../shards/index.js'
@@ -71,7 +71,7 @@ export function installRoles (init: RolesInit) {
     // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
     let chunkRequests: ChunkResponder | undefined
     let badCheckpoints = false
-    let trainFaultArgs: ((taskId: number, task: TaskView) => Promise<string[]>) | undefined
+    let trainFaultArgs: ((taskId: number, task: TaskInfo) => Promise<string[]>) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])

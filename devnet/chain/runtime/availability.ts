@@ -6,6 +6,7 @@ import { noteEvidence } from './assignment.js'
 import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
+import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
 import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 
@@ -23,19 +24,7 @@ import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
 
-export type AvailabilityStatus = 'Open' | 'Answered' | 'TimedOut'
-export interface AvailabilityChallenge {
-  taskId: bigint
-  challenger: string
-  solver: string
-  checkpointStep: number
-  deposit: bigint
-  openedAt: number
-  deadline: number
-  samples: number
-  status: AvailabilityStatus
-  responseHash: string
-}
+export type { AvailabilityChallenge, AvailabilityStatus }
 
 function getChallenge (ctx: Context, id: bigint): AvailabilityChallenge {
   const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)

@@ -6,6 +6,7 @@ import { adjustActive, getTask, params, putTask, requireNode } from './arbitrati
 import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
+import type { ChunkRequest, ChunkRequestStatus } from '../../../protocols/pallet-types.js'
 import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
@@ -21,19 +22,7 @@ import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposit
 
 const P = 'Arbitration'
 
-export type ChunkRequestStatus = 'Open' | 'Answered' | 'TimedOut'
-export interface ChunkRequest {
-  taskId: bigint
-  requester: string
-  solver: string
-  checkpointStep: number
-  deposit: bigint
-  openedAt: number
-  deadline: number
-  samples: number
-  posted: bigint
-  status: ChunkRequestStatus
-}
+export type { ChunkRequest, ChunkRequestStatus }
 
 function getRequest (ctx: Context, id: bigint): ChunkRequest {
   const r = ctx.store.get<ChunkRequest>(P, 'ChunkRequests', id)
