@@ -141,12 +141,15 @@ export interface TaskAssignments {
   verifiers: VerifierAssignment[]
 }
 
+/** A held request is open until the solver answers it in full or its deadline passes. */
+export type HeldRequestStatus = 'Open' | 'Answered' | 'TimedOut'
+
 /**
  * What a request against the solver that it must answer by a deadline holds
  * (availability challenges, chunk-sample requests): a deposit held until it
  * is answered or times out.
  */
-export interface HeldRequestInfo<Status extends string> {
+export interface HeldRequestInfo {
   taskId: bigint
   solver: string
   checkpointStep: number
@@ -156,19 +159,19 @@ export interface HeldRequestInfo<Status extends string> {
   /** last block in which the solver may answer */
   deadline: number
   samples: number
-  status: Status
+  status: HeldRequestStatus
 }
 
-export type AvailabilityStatus = 'Open' | 'Answered' | 'TimedOut'
+export type AvailabilityStatus = HeldRequestStatus
 /** A data-availability challenge (docs/disputes.md, "Withheld checkpoints"). */
-export interface AvailabilityChallenge extends HeldRequestInfo<AvailabilityStatus> {
+export interface AvailabilityChallenge extends HeldRequestInfo {
   challenger: string
   responseHash: string
 }
 
-export type ChunkRequestStatus = 'Open' | 'Answered' | 'TimedOut'
+export type ChunkRequestStatus = HeldRequestStatus
 /** A chunk-sample request of an erasure-coded checkpoint (docs/protocol.md §5, "Chunk sampling"); samples: chunks drawn (0 until the first part is posted). */
-export interface ChunkRequest extends HeldRequestInfo<ChunkRequestStatus> {
+export interface ChunkRequest extends HeldRequestInfo {
   requester: string
   /** bit k set: sample k is on chain */
   posted: bigint
