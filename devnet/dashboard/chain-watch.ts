@@ -1,4 +1,4 @@
-import type { ChainClient, ChainEvent, DisputeView, NodeView, TaskView } from '../../node/chain/client.js'
+import type { ChainClient, ChainEvent, DisputeInfo, NodeInfo, TaskInfo } from '../../node/chain/client.js'
 
 // Watches the chain for the dashboard: tasks, disputes, balances and stakes
 // of the dev accounts, and a bounded log of Arbitration events. The chain
@@ -13,7 +13,7 @@ export interface AccountView {
   accountId: string
   free?: bigint
   reserved?: bigint
-  node?: (Omit<NodeView, 'peerId'> & { peerId: string }) | null
+  node?: (Omit<NodeInfo, 'peerId'> & { peerId: string }) | null
 }
 
 export interface ChainView {
@@ -21,8 +21,8 @@ export interface ChainView {
   state: 'none' | 'connecting' | 'connected' | 'down'
   error?: string
   bestBlock?: number
-  tasks: Array<TaskView & { id: string }>
-  disputes: Array<DisputeView & { id: string }>
+  tasks: Array<TaskInfo & { id: string }>
+  disputes: Array<DisputeInfo & { id: string }>
   accounts: AccountView[]
   events: Array<{ section: string, method: string, data: Record<string, unknown>, blockNumber: number }>
 }

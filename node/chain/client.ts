@@ -6,7 +6,7 @@ import type { Codec, ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { toPlain, type Plain } from './plain.js'
-import type { ArbitrationParams, AvailabilityView, ChunkRequestView, DisputeKind, DisputeView, NodeView, TaskAssignmentsView, TaskParams, TaskView, VerifierAssignmentView } from './types.js'
+import type { AvailabilityChallenge, ChunkRequest, DisputeInfo, DisputeKind, NodeInfo, Params, SubmitTaskArgs, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
 import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
 import type { Logger } from '../log.js'
 import { keepConnected, type Reconnector } from './reconnect.js'
@@ -20,7 +20,11 @@ async function withTimeout<T> (p: Promise<T>, ms: number, what: string): Promise
   } finally { clearTimeout(t) }
 }
 
-export * from './types.js'
+// the pallet's storage types, as this client returns them (defined once, with the runtime)
+export type * from '../../protocols/pallet-types.js'
+export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../protocols/roles.js'
+/** @deprecated the pallet's TaskInfo; kept for node/roles/node-ports.ts until it imports TaskInfo */
+export type TaskView = TaskInfo
 
 // The node's typed chain client. It speaks only to the Arbitration pallet
 // interface through an unmodified ApiPromise, so it works the same against
@@ -108,17 +112,17 @@ export class ChainClient {
     return { free: a.data.free, reserved: a.data.reserved }
   }
 
-  async params (): Promise<ArbitrationParams> { return toPlain(await this.api.query.arbitration.params()) as unknown as ArbitrationParams }
-  async node (who = this.accountId): Promise<NodeView | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeView | null }
-  async task (id: bigint | number): Promise<TaskView | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskView | null }
+  async params (): Promise<Params> { return toPlain(await this.api.query.arbitration.params()) as unknown as Params }
+  async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
+  async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
   /** The verifiers the chain drew for a task, every round (null before the first draw). */
-  async assignments (taskId: bigint | number): Promise<TaskAssignmentsView | null> { return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignmentsView | null }
+  async assignments (taskId: bigint | number): Promise<TaskAssignments | null> { return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignments | null }
   /** This account's live assignment on a task, if the chain drew it and it is not over. */
-  async myAssignment (taskId: bigint | number, who = this.accountId): Promise<VerifierAssignmentView | null> {
+  async myAssignment (taskId: bigint | number, who = this.accountId): Promise<VerifierAssignment | null> {
     return (await this.assignments(taskId))?.verifiers.find(v => v.verifier === who && v.status === 'Active') ?? null
   }
 
-  async dispute (id: bigint | number): Promise<DisputeView | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeView | null }
+  async dispute (id: bigint | number): Promise<DisputeInfo | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeInfo | null }
   /** Id the next submitted task will get: every task id below it exists. */
   async nextTaskId (): Promise<bigint> { return BigInt(toPlain(await this.api.query.arbitration.nextTaskId()) as bigint) }
   async openTasks (): Promise<bigint[]> { return toPlain(await this.api.query.arbitration.openTasks()) as bigint[] }
@@ -217,7 +221,7 @@ export class ChainClient {
   async unregister (): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.unregister()) }
 
   /** `program`: the canonical program bytes (protocols/program programBytes) that programHash is the sha256 of. */
-  async submitTask (p: TaskParams & { program: Uint8Array }): Promise<bigint> {
+  async submitTask (p: SubmitTaskArgs & { program: Uint8Array }): Promise<bigint> {
     const o = await this.send(this.api.tx.arbitration.submitTask(p.programHash, u8aToHex(p.program), p.datasetRoot, p.skeletonRoot, p.steps, p.checkpointEvery,
       p.escrow, p.solverReward, p.verifierReward, p.verifierCount, p.challengeWindow, p.solveTimeout))
     return this.field(o, 'TaskSubmitted', 'taskId') as bigint
@@ -278,8 +282,8 @@ export class ChainClient {
   }
 
   // ---- data-availability challenges (docs/disputes.md, "Withheld checkpoints") ----
-  async availabilityChallenge (id: bigint | number): Promise<AvailabilityView | null> {
-    return toPlain(await this.api.query.arbitration.availabilityChallenges(id)) as unknown as AvailabilityView | null
+  async availabilityChallenge (id: bigint | number): Promise<AvailabilityChallenge | null> {
+    return toPlain(await this.api.query.arbitration.availabilityChallenges(id)) as unknown as AvailabilityChallenge | null
   }
 
   /** (checkpoint step, challenge id) of every open availability challenge of a task. */
@@ -301,8 +305,8 @@ export class ChainClient {
   async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
 
   // ---- chunk sampling of erasure-coded checkpoints (docs/protocol.md §5, "Chunk sampling") ----
-  async chunkRequest (id: bigint | number): Promise<ChunkRequestView | null> {
-    return toPlain(await this.api.query.arbitration.chunkRequests(id)) as unknown as ChunkRequestView | null
+  async chunkRequest (id: bigint | number): Promise<ChunkRequest | null> {
+    return toPlain(await this.api.query.arbitration.chunkRequests(id)) as unknown as ChunkRequest | null
   }
 
   /** (checkpoint step, request id) of every open chunk-sample request of a task. */

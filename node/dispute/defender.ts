@@ -6,7 +6,7 @@ import { toHex } from '../../protocols/commit/merkle.js'
 import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram } from '../../protocols/program/program.js'
-import type { ChainClient, DisputeView } from '../chain/client.js'
+import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { faultArgs, type NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
@@ -180,7 +180,7 @@ export class Defender {
    * One look at the chain while the dispute is open: answer a force on us;
    * force our last message if the challenger has been quiet too long.
    */
-  async tick (disputeId: number, d: DisputeView): Promise<void> {
+  async tick (disputeId: number, d: DisputeInfo): Promise<void> {
     if (this.h.faults.silent || d.status !== 'Open') return
     const s = await this.session(disputeId).catch(() => undefined)
     if (s == null || s.ended != null) return

@@ -1,6 +1,6 @@
 import { hexToU8a } from '@polkadot/util'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../protocols/dispute/forced-error.js'
-import type { ChainClient, TaskView } from '../chain/client.js'
+import type { ChainClient, TaskInfo } from '../chain/client.js'
 
 // The solver's private Truebit draw (protocols/dispute/forced-error.ts): its
 // sr25519 VRF over task id ‖ selection seed. Only this node can compute it,
@@ -17,7 +17,7 @@ export interface ForcedDraw {
 const cache = new Map<string, ForcedDraw>()
 
 /** This node's draw for a task it solves; null when it is not the task's solver. */
-export async function forcedErrorDraw (chain: ChainClient, taskId: number | bigint, task: TaskView): Promise<ForcedDraw | null> {
+export async function forcedErrorDraw (chain: ChainClient, taskId: number | bigint, task: TaskInfo): Promise<ForcedDraw | null> {
   if (task.solver !== chain.accountId) return null
   const key = `${chain.accountId}:${String(taskId)}:${task.selectionSeed}`
   const known = cache.get(key)

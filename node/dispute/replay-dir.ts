@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateRunIndex } from '../../protocols/verification/run-index.js'
-import type { TaskView } from '../chain/client.js'
+import type { TaskInfo } from '../chain/client.js'
 import { runIndexCidOf } from '../roles/node-ports.js'
 import type { ShardService } from '../shards/index.js'
 
@@ -14,7 +14,7 @@ import type { ShardService } from '../shards/index.js'
  * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
  * have no DHT provider records).
  */
-export async function ensureReplayDir (shards: ShardService, taskId: number, task: TaskView, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
+export async function ensureReplayDir (shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
   const indexCid = runIndexCidOf(task)
   if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
   mkdirSync(runDir, { recursive: true })

@@ -6,7 +6,7 @@ import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
 import { bytesEqual } from '../../protocols/commit/merkle.js'
 import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type Signed } from '../../protocols/dispute/index.js'
-import type { ChainClient, DisputeView } from '../chain/client.js'
+import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runJson } from '../roles/engine.js'
@@ -167,13 +167,13 @@ export class DisputeService {
     throw new Error(`dispute ${disputeId} still open after ${(this.o.maxDisputeMs ?? 900_000) / 1000} s`)
   }
 
-  private resultOf (disputeId: number, d: DisputeView): DisputeResult {
+  private resultOf (disputeId: number, d: DisputeInfo): DisputeResult {
     const winner = d.status === 'ChallengerWon' ? 'challenger' : 'defender'
     return { disputeId, winner, reason: this.endings.get(disputeId) ?? `resolved on chain after ${d.moves} moves` }
   }
 
   /** claim_timeout when a force on the other side is past due (the next block is when it would execute), or, for the defender, past the dispute deadline. */
-  private async maybeClaimTimeout (chain: ChainClient, disputeId: number, d: DisputeView, me: 'challenger' | 'defender'): Promise<boolean> {
+  private async maybeClaimTimeout (chain: ChainClient, disputeId: number, d: DisputeInfo, me: 'challenger' | 'defender'): Promise<boolean> {
     const theirTurn = me === 'challenger' ? 'Defender' : 'Challenger'
     if (d.status !== 'Open') return false
     const best = await chain.bestNumber()

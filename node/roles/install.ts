@@ -1,10 +1,9 @@
 import type { RoleName } from '../../actors/supervisor.js'
-import type { ChainClient, TaskView } from '../chain/client.js'
-import { validateProgram } from '../../protocols/program/program.js'
-import { HttpError } from '../control/server.js'
+import type { ChainClient, TaskInfo } from '../chain/client.js'
+import { serveRoutes } from '../control/routes.js'
 import type { Peer } from '../peer.js'
 import { findShardService } from '../shards/index.js'
-import { connectChain, ensureRegistered, toDomainEvent } from './chain-link.js'
+import { connectChain, ensureRegistered } from './chain-link.js'
 import { NodePorts, type EconomicsConfig } from './node-ports.js'
 import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
@@ -14,6 +13,12 @@ import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import { announcementCheck } from './announcement-check.js'
 import { Observability } from './observability.js'
+import { followChain } from './chain-follow.js'
+import { rolesRoutes } from './api/routes.js'
+import { statusHandlers } from './api/status.js'
+import { recordHandlers } from './api/records.js'
+import { tasksHandler } from './api/tasks.js'
+import { submitHandler } from './api/submit.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -66,7 +71,7 @@ export function installRoles (init: RolesInit) {
     // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
     let chunkRequests: ChunkResponder | undefined
     let badCheckpoints = false
-    let trainFaultArgs: ((taskId: number, task: TaskView) => Promise<string[]>) | undefined
+    let trainFaultArgs: ((taskId: number, task: TaskInfo) => Promise<string[]>) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])
@@ -98,45 +103,11 @@ export function installRoles (init: RolesInit) {
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!
-    peer.control.get('/v1/health', async () => ({ chain: { ...obs.chain, head: await obs.head() ?? obs.chain.head }, failures: obs.recentFailures() }))
-    peer.control.get('/v1/progress', () => [...(nodePorts?.progress.values() ?? [])])
-    peer.control.get('/v1/disputes', () => disputes?.finished ?? [])
-    peer.control.get('/v1/availability', () => availability?.handled ?? [])
-    peer.control.get('/v1/chunk-requests', () => chunkRequests?.handled ?? [])
-    peer.control.get('/v1/tasks', async () => {
-      const records = await book.all()
-      let views: Record<number, unknown> = {}
-      if (chainPromise != null) {
-        try {
-          const c = await chain()
-          const ids = new Set<number>([...records.map(r => r.taskId), ...(await c.openTasks()).map(Number)])
-          views = Object.fromEntries(await Promise.all([...ids].map(async id => [id, jsonSafe(await c.task(id))])))
-        } catch (err) { peer.log.debug({ err }, 'task views unavailable') }
-      }
-      const ids = new Set<number>([...records.map(r => r.taskId), ...Object.keys(views).map(Number)])
-      const head = await obs.head()
-      return [...ids].sort((a, b) => a - b).map(id => ({ taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null, head: head ?? null, failedFetches: obs.failedFetches(id) }))
-    })
-    peer.control.post('/v1/submit', async ({ body }) => {
-      const { program, economics } = body as { program?: unknown, economics?: Record<string, unknown> }
-      if (economics != null && (typeof economics !== 'object' || Array.isArray(economics))) throw new HttpError(400, 'economics must be an object')
-      if (program == null) throw new HttpError(400, 'body must be {"program": <task program>}')
-      try { validateProgram(program) } catch (err) { throw new HttpError(400, `invalid task program: ${(err as Error).message}`) }
-      const snap = svc.actor.getSnapshot()
-      const id = snap.context.active.submitter
-      if (id == null) throw new HttpError(409, 'this peer does not have the submitter role; add it with "proofswarm roles add submitter"')
-      const sub = (snap.children as Record<string, { getSnapshot: () => { context: { open: number[], error?: string, history: unknown[] } }, subscribe: (fn: (s: { context: { open: number[], error?: string } }) => void) => { unsubscribe: () => void } } | undefined>)[id]!
-      const before = new Set(sub.getSnapshot().context.open)
-      const prevError = sub.getSnapshot().context.error
-      const result = new Promise<{ taskId: number }>((resolve, reject) => {
-        const timer = setTimeout(() => { s.unsubscribe(); reject(new HttpError(504, 'the task was not submitted within 10 minutes; see "proofswarm trace --role submitter"')) }, 600_000)
-        const s = sub.subscribe(st => {
-          const added = st.context.open.find(t => !before.has(t))
-          if (added != null) { clearTimeout(timer); s.unsubscribe(); resolve({ taskId: added }) } else if (st.context.error != null && st.context.error !== prevError) { clearTimeout(timer); s.unsubscribe(); reject(new HttpError(502, `submission failed: ${st.context.error}`)) }
-        })
-      })
-      svc.send({ type: 'cmd.submit', spec: { program, economics: economics as never } })
-      return await result
+    serveRoutes(peer.control, rolesRoutes, {
+      ...statusHandlers(obs, () => nodePorts),
+      ...recordHandlers({ disputes, availability, chunkRequests }),
+      tasks: tasksHandler({ book, obs, chainIfStarted: () => chainPromise != null ? chain() : undefined, log: peer.log }),
+      submit: submitHandler(svc)
     })
 
     if (init.chainUrl != null && init.account != null) {
@@ -145,56 +116,11 @@ export function installRoles (init: RolesInit) {
         try {
           const c = await chain()
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
-          const unsub = await c.onEvents(e => {
-            obs.onChainEvent(e, c.accountId)
-            const ev = toDomainEvent(e, c.accountId)
-            availability?.onChainEvent(e, c.accountId)
-            chunkRequests?.onChainEvent(e, c.accountId)
-            if (ev != null) svc.send(ev)
-            const taskId = (e.data as { taskId?: unknown }).taskId
-            if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })
-          })
-          peer.onStop(unsub)
-          // work in flight on chain that this peer's actors should pick up:
-          // after a restart (a solver resumes from its last checkpoint) and
-          // when a role is added at run time (a new verifier joins open tasks)
-          const catchUp = async (): Promise<void> => {
-            const me = c.accountId
-            const best = await c.bestNumber()
-            for (const id of await c.openTasks()) {
-              const t = await c.task(id)
-              if (t == null) continue
-              const taskId = Number(id)
-              if (t.phase === 'Solving' && t.solver === me) svc.send({ type: 'chain.solverSelected', taskId, forMe: true })
-              if (t.phase === 'Verifying' && t.challengeEnd > best && t.solver !== me) {
-                // a verifier acts only where the chain drew it (and it has not voted yet)
-                if (!t.verdicts.some(v => v.verifier === me) && await c.myAssignment(id) != null) svc.send({ type: 'chain.verifiersAssigned', taskId, forMe: true })
-                for (const v of t.verdicts) if (v.accept && v.verifier !== me) svc.send({ type: 'chain.verdict', taskId, verifier: v.verifier, accept: true, byMe: false })
-              }
-            }
-          }
-          await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
-          void availability?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with availability challenges failed'))
-          void chunkRequests?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with chunk-sample requests failed'))
-          // roles changed at run time are mirrored on chain
-          let last = JSON.stringify(peer.roles)
-          svc.actor.subscribe(snap => {
-            const roles = snap.context.roles as RoleName[]
-            if (JSON.stringify(roles) === last) return
-            last = JSON.stringify(roles)
-            void ensureRegistered(c, peer.peerId, roles, peer.log, signPeer, init.stake)
-              .then(async () => { await catchUp() })
-              .catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
-          })
+          await followChain(c, { peer, svc, book, obs, availability, chunkRequests, signPeer, stake: init.stake })
         } catch (err) {
           peer.log.error(`chain unavailable: ${(err as Error).message}`)
         }
       })()
     }
   }
-}
-
-/** JSON-able copy: bigints become decimal strings. */
-export function jsonSafe (v: unknown): unknown {
-  return JSON.parse(JSON.stringify(v, (_k, x) => typeof x === 'bigint' ? x.toString() : x))
 }

@@ -194,7 +194,7 @@ describe('devnet dashboard in headless Chromium', () => {
     const { due } = await bob.forceMove(did, new Uint8Array(), encodeSigned(commit))
     const dispute = `#disputes [data-dispute="${did}"]`
     await page.waitForSelector(sel.disputeStatus(did, 'Open'))
-    // the chain's DisputeView: one message on chain, the challenger owes the next one
+    // the chain's DisputeInfo: one message on chain, the challenger owes the next one
     await page.waitForSelector(`${dispute} .clocks:has-text("messages on chain 1 · forced: Challenger owes message 1 by block ${due}")`)
     await advance(due - await alice.bestNumber())
     await dave.claimTimeout(did)

@@ -10,8 +10,9 @@ import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../prot
 import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { excusedBy, type ProofRuling } from './forced-rulings.js'
+import { excusedBy } from './forced-rulings.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
+import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
@@ -27,49 +28,8 @@ const ZERO_HASH = '0x' + '00'.repeat(32)
 const MAX_PEER_ID = 128
 const MAX_VERIFIERS = 64
 
-export interface Params {
-  minStake: bigint
-  disputeBond: bigint
-  disputeClock: number
-  slashPpm: number
-  winnerSharePpm: number
-  missedDeadlineSlashPpm: number
-  jackpot: bigint
-  forcedErrorPpm: number
-  maxCheckpoints: number
-}
-
-export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }
-export interface Verdict { verifier: string, accept: boolean, checkedSteps: number[], void: boolean }
-/** Unverified: the challenge window (and its extensions) ended without a quorum of standing verdicts: nobody is paid for the proof */
-export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified'
-// the submitted parameters, then what the chain tracks (the SCALE layout is spec.ts's)
-export interface TaskInfo extends SubmitTaskArgs {
-  submitter: string
-  phase: TaskPhase
-  solver: string | null
-  deadline: number
-  excluded: string[]
-  proofRoot: string
-  finalStateRoot: string
-  stepCount: number
-  checkpoints: string[]
-  committedAt: number
-  challengeEnd: number
-  selectionSeed: string
-  /** the forced-error step the solver proved with its VRF (reveal_forced_error), else null */
-  revealedForcedError: number | null
-  rulings: ProofRuling[]
-  solverFailed: boolean
-  verdicts: Verdict[]
-  openDisputes: number
-  createdAt: number
-  /** times the challenge window was extended for lack of a verdict quorum */
-  extensions: number
-  /** a diverged proof's divergence point in its last step, `stepCount` (commit_diverged), else null */
-  divergence: Divergence | null
-}
-export type { ProofRuling, RulingOutcome } from './forced-rulings.js'
+// the pallet's storage types are defined once, in protocols/ (the node's chain client decodes the same)
+export type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict }
 // ---- storage helpers ----
 export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
 const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
@@ -145,19 +105,6 @@ export function unregisterNode (ctx: Context, who: string): void {
 }
 
 // ---- tasks ----
-export interface SubmitTaskArgs {
-  programHash: string
-  datasetRoot: string
-  skeletonRoot: string
-  steps: number
-  checkpointEvery: number
-  escrow: bigint
-  solverReward: bigint
-  verifierReward: bigint
-  verifierCount: number
-  challengeWindow: number
-  solveTimeout: number
-}
 
 export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { program: string }): bigint {
   const { program, ...a } = call

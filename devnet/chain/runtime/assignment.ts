@@ -1,3 +1,4 @@
+import type { AssignmentStatus, TaskAssignments, VerifierAssignment } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 
 // Verifier assignments, part of the Arbitration pallet: storage and lookups
@@ -8,26 +9,7 @@ import type { Context } from './context.js'
 
 const P = 'Arbitration'
 
-export type AssignmentStatus = 'Active' | 'Lapsed' | 'Released'
-export interface VerifierAssignment {
-  verifier: string
-  round: number
-  /** the block whose hash drew this verifier and seeds its sample */
-  seedBlock: number
-  /** last block for its verdict and for the evidence of a reject */
-  deadline: number
-  /** it opened a dispute, availability challenge or initial-state claim of its own on the task while assigned */
-  backed: boolean
-  status: AssignmentStatus
-}
-export interface TaskAssignments {
-  round: number
-  /** the block in whose on_initialize the next draw happens; 0: none pending */
-  drawAt: number
-  /** that draw's randomness block */
-  seedBlock: number
-  verifiers: VerifierAssignment[]
-}
+export type { AssignmentStatus, TaskAssignments, VerifierAssignment }
 
 export const getAssignments = (ctx: Context, taskId: bigint): TaskAssignments | undefined => ctx.store.get<TaskAssignments>(P, 'Assignments', taskId)
 export const putAssignments = (ctx: Context, taskId: bigint, a: TaskAssignments): void => ctx.store.put(P, 'Assignments', taskId, a)

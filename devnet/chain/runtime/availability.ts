@@ -1,12 +1,12 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
-import { adjustActive, getTask, params, putTask, requireNode } from './arbitration.js'
+import { getTask } from './arbitration.js'
 import { noteEvidence } from './assignment.js'
-import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
+import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
+import { answerHeld, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
@@ -23,27 +23,18 @@ import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
 
-export type AvailabilityStatus = 'Open' | 'Answered' | 'TimedOut'
-export interface AvailabilityChallenge {
-  taskId: bigint
-  challenger: string
-  solver: string
-  checkpointStep: number
-  deposit: bigint
-  openedAt: number
-  deadline: number
-  samples: number
-  status: AvailabilityStatus
-  responseHash: string
-}
+export type { AvailabilityChallenge, AvailabilityStatus }
 
-function getChallenge (ctx: Context, id: bigint): AvailabilityChallenge {
-  const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
-  if (c === undefined) ctx.fail(P, 'AvailabilityNotFound')
-  return c
+const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
+  items: 'AvailabilityChallenges',
+  open: 'OpenAvailability',
+  answered: 'AnsweredAvailability',
+  nextId: 'NextAvailabilityId',
+  notFound: 'AvailabilityNotFound',
+  closed: 'AvailabilityClosed',
+  alreadyOpen: 'AvailabilityAlreadyOpen',
+  requester: c => c.challenger
 }
-const putChallenge = (ctx: Context, id: bigint, c: AvailabilityChallenge): void => ctx.store.put(P, 'AvailabilityChallenges', id, c)
-const openOf = (ctx: Context, taskId: bigint): Array<[number, bigint]> => ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', taskId)
 
 /** Checkpoints are taken every checkpoint_every steps and at the last step (node/train/run.ts). */
 export function isCheckpointStep (step: number, checkpointEvery: number, stepCount: number): boolean {
@@ -51,40 +42,10 @@ export function isCheckpointStep (step: number, checkpointEvery: number, stepCou
 }
 
 export function challengeAvailability (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
-  requireNode(ctx, who)
-  const t = getTask(ctx, a.taskId)
-  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
-  ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
-  ctx.ensure(isCheckpointStep(a.checkpointStep, t.checkpointEvery, t.stepCount), P, 'NotCheckpointStep')
-  const open = openOf(ctx, a.taskId)
-  ctx.ensure(!open.some(([s]) => s === a.checkpointStep), P, 'AvailabilityAlreadyOpen')
-  const p = params(ctx)
-  reserve(ctx, who, p.disputeBond)
-  const id = ctx.store.read<bigint>(P, 'NextAvailabilityId')
-  ctx.store.put(P, 'NextAvailabilityId', undefined, id + 1n)
-  // samples are drawn from this block's hash, readable from the next block on;
-  // the solver gets dispute_clock blocks after that
-  const c: AvailabilityChallenge = {
-    taskId: a.taskId,
-    challenger: who,
-    solver: t.solver!,
-    checkpointStep: a.checkpointStep,
-    deposit: p.disputeBond,
-    openedAt: ctx.now,
-    deadline: ctx.now + 1 + p.disputeClock,
-    samples: SAMPLE_COUNT,
-    status: 'Open',
-    responseHash: ZERO_HASH
-  }
-  putChallenge(ctx, id, c)
-  ctx.store.put(P, 'OpenAvailability', a.taskId, [...open, [a.checkpointStep, id]])
-  t.openDisputes += 1
-  putTask(ctx, a.taskId, t)
+  const { id, r: c } = openHeld(ctx, AVAILABILITY, who, a, (t, step) => isCheckpointStep(step, t.checkpointEvery, t.stepCount),
+    base => ({ ...base, challenger: who, samples: SAMPLE_COUNT, responseHash: ZERO_HASH }))
   // an assigned verifier that cannot fetch what it must check is not silent: this is its evidence
   noteEvidence(ctx, a.taskId, who)
-  adjustActive(ctx, who, 1)
-  adjustActive(ctx, c.solver, 1)
   ctx.emit(P, 'AvailabilityChallenged', { challengeId: id, taskId: a.taskId, challenger: who, solver: c.solver, checkpointStep: a.checkpointStep, deposit: c.deposit, deadline: c.deadline })
   return id
 }
@@ -96,13 +57,8 @@ export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChalleng
   return availabilitySeed(hexToU8a(h), id)
 }
 
-function finish (ctx: Context, id: bigint, c: AvailabilityChallenge): void {
-  putChallenge(ctx, id, c)
-  closeRequest(ctx, 'OpenAvailability', id, { taskId: c.taskId, requester: c.challenger, solver: c.solver, status: c.status })
-}
-
 export function respondAvailability (ctx: Context, who: string, a: { challengeId: bigint, response: string }): void {
-  const c = getChallenge(ctx, a.challengeId)
+  const c = getHeld(ctx, AVAILABILITY, a.challengeId)
   ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
   ctx.ensure(who === c.solver, P, 'NotSelectedSolver')
   const seed = challengeSeed(ctx, a.challengeId, c)
@@ -120,21 +76,13 @@ export function respondAvailability (ctx: Context, who: string, a: { challengeId
   // the deposit stays reserved until settlement: it goes to the solver if the task is
   // verified anyway (the challenge was needless), back to the challenger if nobody
   // could verify it (the solver held the data but did not serve it)
-  ctx.store.put(P, 'AnsweredAvailability', c.taskId, [...ctx.store.read<bigint[]>(P, 'AnsweredAvailability', c.taskId), a.challengeId])
-  c.status = 'Answered'
   c.responseHash = u8aToHex(sha256(bytes))
-  finish(ctx, a.challengeId, c)
+  answerHeld(ctx, AVAILABILITY, a.challengeId, c)
   ctx.emit(P, 'AvailabilityAnswered', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, response: a.response })
 }
 
 export function availabilityTimeout (ctx: Context, _who: string, a: { challengeId: bigint }): void {
-  const c = getChallenge(ctx, a.challengeId)
-  ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
-  ctx.ensure(ctx.now > c.deadline, P, 'DeadlineNotReached')
-  unreserve(ctx, c.challenger, c.deposit)
-  const slashed = slashUnanswered(ctx, c.solver, c.challenger)
-  c.status = 'TimedOut'
-  finish(ctx, a.challengeId, c)
+  const { r: c, slashed } = timeOutHeld(ctx, AVAILABILITY, a.challengeId)
   ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
 }
 
@@ -154,13 +102,7 @@ export function answeredChallengers (ctx: Context, taskId: bigint): Set<string> 
  * needless), else back to their challengers (possession shown, but nothing served).
  */
 export function settleAnsweredDeposits (ctx: Context, taskId: bigint, toSolver: boolean): void {
-  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', taskId)) {
-    const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
-    if (c === undefined) continue
-    const to = settleHeldDeposit(ctx, { requester: c.challenger, solver: c.solver, deposit: c.deposit }, toSolver)
-    ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to, amount: c.deposit })
-  }
-  ctx.store.remove(P, 'AnsweredAvailability', taskId)
+  settleHeld(ctx, AVAILABILITY, taskId, toSolver, (id, c, to) => { ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to, amount: c.deposit }) })
   // answered chunk-sample requests are settled by the same rule
   settleAnsweredChunkDeposits(ctx, taskId, toSolver)
 }

@@ -2,11 +2,11 @@ import { hexToU8a } from '@polkadot/util'
 import { ChunkResponseRejected, checkChunkResponse, chunkSampleSeed } from '../../../protocols/erasure/response.js'
 import { findChunkRoot } from '../../../protocols/erasure/commitment.js'
 import { checkpointPosition } from '../../../protocols/erasure/params.js'
-import { adjustActive, getTask, params, putTask, requireNode } from './arbitration.js'
-import { reserve, unreserve } from './balances.js'
+import { getTask } from './arbitration.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposits.js'
+import type { ChunkRequest, ChunkRequestStatus } from '../../../protocols/pallet-types.js'
+import { answerHeld, getHeld, openHeld, putHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
 // sampling"), part of the Arbitration pallet. A node that cannot fetch a
@@ -21,73 +21,31 @@ import { closeRequest, settleHeldDeposit, slashUnanswered } from './held-deposit
 
 const P = 'Arbitration'
 
-export type ChunkRequestStatus = 'Open' | 'Answered' | 'TimedOut'
-export interface ChunkRequest {
-  taskId: bigint
-  requester: string
-  solver: string
-  checkpointStep: number
-  deposit: bigint
-  openedAt: number
-  deadline: number
-  samples: number
-  posted: bigint
-  status: ChunkRequestStatus
-}
+export type { ChunkRequest, ChunkRequestStatus }
 
-function getRequest (ctx: Context, id: bigint): ChunkRequest {
-  const r = ctx.store.get<ChunkRequest>(P, 'ChunkRequests', id)
-  if (r === undefined) ctx.fail(P, 'ChunkRequestNotFound')
-  return r
+const CHUNKS: HeldKind<ChunkRequest> = {
+  items: 'ChunkRequests',
+  open: 'OpenChunkRequests',
+  answered: 'AnsweredChunkRequests',
+  nextId: 'NextChunkRequestId',
+  notFound: 'ChunkRequestNotFound',
+  closed: 'ChunkRequestClosed',
+  alreadyOpen: 'ChunkRequestOpen',
+  requester: r => r.requester
 }
-const putRequest = (ctx: Context, id: bigint, r: ChunkRequest): void => ctx.store.put(P, 'ChunkRequests', id, r)
-const openOf = (ctx: Context, taskId: bigint): Array<[number, bigint]> => ctx.store.read<Array<[number, bigint]>>(P, 'OpenChunkRequests', taskId)
 
 export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
-  requireNode(ctx, who)
-  const t = getTask(ctx, a.taskId)
-  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
-  ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
-  ctx.ensure(checkpointPosition(a.checkpointStep, t.stepCount, t.checkpointEvery) !== null, P, 'NotCheckpointStep')
-  const open = openOf(ctx, a.taskId)
-  ctx.ensure(!open.some(([s]) => s === a.checkpointStep), P, 'ChunkRequestOpen')
-  const p = params(ctx)
-  reserve(ctx, who, p.disputeBond)
-  const id = ctx.store.read<bigint>(P, 'NextChunkRequestId')
-  ctx.store.put(P, 'NextChunkRequestId', undefined, id + 1n)
-  // the indices come from this block's hash, readable from the next block on
-  const r: ChunkRequest = {
-    taskId: a.taskId,
-    requester: who,
-    solver: t.solver!,
-    checkpointStep: a.checkpointStep,
-    deposit: p.disputeBond,
-    openedAt: ctx.now,
-    deadline: ctx.now + 1 + p.disputeClock,
-    samples: 0,
-    posted: 0n,
-    status: 'Open'
-  }
-  putRequest(ctx, id, r)
-  ctx.store.put(P, 'OpenChunkRequests', a.taskId, [...open, [a.checkpointStep, id]])
-  t.openDisputes += 1
-  putTask(ctx, a.taskId, t)
-  adjustActive(ctx, who, 1)
-  adjustActive(ctx, r.solver, 1)
+  // samples stays 0 until the first part is posted: the indices come from the including block's hash
+  const { id, r } = openHeld(ctx, CHUNKS, who, a, (t, step) => checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null,
+    base => ({ ...base, requester: who, posted: 0n }))
   ctx.emit(P, 'ChunksRequested', { requestId: id, taskId: a.taskId, requester: who, solver: r.solver, checkpointStep: a.checkpointStep, deposit: r.deposit, deadline: r.deadline })
   return id
-}
-
-function finish (ctx: Context, id: bigint, r: ChunkRequest): void {
-  putRequest(ctx, id, r)
-  closeRequest(ctx, 'OpenChunkRequests', id, r)
 }
 
 const utf8 = (hex: string): string => new TextDecoder().decode(hexToU8a(hex))
 
 export function respondChunks (ctx: Context, who: string, a: { requestId: bigint, response: string }): void {
-  const r = getRequest(ctx, a.requestId)
+  const r = getHeld(ctx, CHUNKS, a.requestId)
   ctx.ensure(r.status === 'Open', P, 'ChunkRequestClosed')
   ctx.ensure(who === r.solver, P, 'NotSelectedSolver')
   ctx.ensure(ctx.now > r.openedAt, P, 'SamplesNotReady')
@@ -107,33 +65,19 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
   for (const k of checked.posted) r.posted |= 1n << BigInt(k)
   r.samples = checked.samples
   ctx.emit(P, 'ChunksPosted', { requestId: a.requestId, taskId: r.taskId, posted: checked.posted.length, response: a.response })
-  if (r.posted !== (1n << BigInt(r.samples)) - 1n) { putRequest(ctx, a.requestId, r); return }
-  ctx.store.put(P, 'AnsweredChunkRequests', r.taskId, [...ctx.store.read<bigint[]>(P, 'AnsweredChunkRequests', r.taskId), a.requestId])
-  r.status = 'Answered'
-  finish(ctx, a.requestId, r)
+  if (r.posted !== (1n << BigInt(r.samples)) - 1n) { putHeld(ctx, CHUNKS, a.requestId, r); return }
+  answerHeld(ctx, CHUNKS, a.requestId, r)
   ctx.emit(P, 'ChunksAnswered', { requestId: a.requestId, taskId: r.taskId, solver: r.solver })
 }
 
 export function chunksTimeout (ctx: Context, _who: string, a: { requestId: bigint }): void {
-  const r = getRequest(ctx, a.requestId)
-  ctx.ensure(r.status === 'Open', P, 'ChunkRequestClosed')
-  ctx.ensure(ctx.now > r.deadline, P, 'DeadlineNotReached')
-  unreserve(ctx, r.requester, r.deposit)
-  const slashed = slashUnanswered(ctx, r.solver, r.requester)
-  r.status = 'TimedOut'
-  finish(ctx, a.requestId, r)
+  const { r, slashed } = timeOutHeld(ctx, CHUNKS, a.requestId)
   ctx.emit(P, 'ChunksTimedOut', { requestId: a.requestId, taskId: r.taskId, solver: r.solver, slashed })
 }
 
 /** At the end of a task, the deposits of answered requests: to the solver when `toSolver` (verified anyway), else back to their requesters. */
 export function settleAnsweredChunkDeposits (ctx: Context, taskId: bigint, toSolver: boolean): void {
-  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredChunkRequests', taskId)) {
-    const r = ctx.store.get<ChunkRequest>(P, 'ChunkRequests', id)
-    if (r === undefined) continue
-    const to = settleHeldDeposit(ctx, r, toSolver)
-    ctx.emit(P, 'ChunkDepositSettled', { requestId: id, taskId, to, amount: r.deposit })
-  }
-  ctx.store.remove(P, 'AnsweredChunkRequests', taskId)
+  settleHeld(ctx, CHUNKS, taskId, toSolver, (id, r, to) => { ctx.emit(P, 'ChunkDepositSettled', { requestId: id, taskId, to, amount: r.deposit }) })
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

@@ -1,5 +1,6 @@
 import { hexToU8a } from '@polkadot/util'
 import type { DisputeContext } from '../../../protocols/dispute/messages.js'
+import type { DisputeInfo, DisputeKind, Force, PartyName } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { verifySignature } from './signature.js'
 
@@ -8,29 +9,7 @@ import { verifySignature } from './signature.js'
 
 const P = 'Arbitration'
 
-export type DisputeKind = 'SolverProof' | 'VerifierVerdict'
-export type PartyName = 'Challenger' | 'Defender'
-/** A move forced on chain: `to` must post message `seq` by block `due`. */
-export interface Force { to: PartyName, seq: number, at: number, due: number }
-export interface DisputeInfo {
-  taskId: bigint
-  challenger: string
-  defender: string
-  kind: DisputeKind
-  disputedStep: number
-  bond: bigint
-  status: 'Open' | 'ChallengerWon' | 'DefenderWon'
-  openedAt: number
-  /** after it, with no force pending, the challenger loses (the burden of proof is its own) */
-  deadline: number
-  /** the lowest seq a force may post: one past the last message on chain */
-  nextSeq: number
-  /** sha256 of the last message on chain (zero: none) */
-  lastHash: string
-  force: Force | null
-  /** messages posted on chain (forced moves and answers) */
-  moves: number
-}
+export type { DisputeInfo, DisputeKind, Force, PartyName }
 
 export function getDispute (ctx: Context, id: bigint): DisputeInfo {
   const d = ctx.store.get<DisputeInfo>(P, 'Disputes', id)

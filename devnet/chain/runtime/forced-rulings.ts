@@ -1,6 +1,7 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import type { Claim } from '../../../protocols/dispute/claim.js'
 import { checkForcedExact, rulingBasis } from '../../../protocols/dispute/forced-exact.js'
+import type { ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { REVEAL_WINDOW } from './spec.js'
 
@@ -14,20 +15,7 @@ import { REVEAL_WINDOW } from './spec.js'
 
 const P = 'Arbitration'
 
-export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
-export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'
-/** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
-export interface ProofRuling {
-  disputeId: bigint
-  challenger: string
-  step: number
-  revealDeadline: number
-  outcome: RulingOutcome
-  /** what the ruling was decided on */
-  claimKind: RulingClaimKind
-  /** State rulings: the post-state root the defender's signed @state entry hashes to (0x hex) */
-  honestPost: string | null
-}
+export type { ProofRuling, RulingClaimKind, RulingOutcome }
 
 /** What a ruling records of the claim it was decided on. */
 export interface RulingBasis { claimKind: RulingClaimKind, honestPost: string | null }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { assign, createActor, setup, type AnyActorLogic } from 'xstate'
 import { createSupervisorMachine, ROLE_NAMES, type RoleName } from '../../../actors/supervisor.js'
+import { activeRoleActor, nodeSupervisor } from '../../../actors/index.js'
 import { TraceConverter, type TraceEntry } from '../../../actors/trace.js'
 
 // A role with in-flight work, obeying the drain contract every role follows.
@@ -72,5 +73,19 @@ describe('supervisor', () => {
     expect(Object.keys(children(actor))).toEqual([])
     actor.send({ type: 'random.event' })
     expect(actor.getSnapshot().value).toBe('running')
+  })
+})
+
+describe('activeRoleActor', () => {
+  it('gives the active actor of a role, typed by its machine, and nothing without the role', () => {
+    const actor = createActor(nodeSupervisor, { input: { roles: ['submitter'], roleInput: {} } })
+    actor.start()
+    const sub = activeRoleActor(actor.getSnapshot(), 'submitter')
+    expect(sub?.id).toMatch(/^submitter#/)
+    expect(sub!.getSnapshot().context.open).toEqual([])
+    expect(activeRoleActor(actor.getSnapshot(), 'solver')).toBeUndefined()
+    actor.send({ type: 'roles.remove', roles: ['submitter'] })
+    expect(activeRoleActor(actor.getSnapshot(), 'submitter')).toBeUndefined()
+    actor.stop()
   })
 })
