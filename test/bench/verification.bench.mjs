@@ -102,7 +102,7 @@ const caughtIn = results => results.some(x => !x.match || x.firstMismatch != nul
 async function warmRun (runDir, sampled) {
   const c0 = cpuOf(engine.pid)
   const t = performance.now()
-  // as node/roles/node-ports.ts verify: checkpoints laid out by the program (a verifier fetches only their data)
+  // as node/roles/verifier-ports.ts verify: checkpoints laid out by the program (a verifier fetches only their data)
   const out = await engine.replay(runDir, sampled, dataset === FASHION ? FASHION : undefined, undefined, 'program')
   const wall = (performance.now() - t) / 1000
   if (out.unavailable != null) throw new Error(`checkpoint ${out.unavailable.step} unusable: ${out.unavailable.reason}`)
@@ -149,7 +149,7 @@ async function transferCost (runDir, steps, k, trials) {
         const c0 = process.cpuUsage(); const p0 = cpuOf(child.pid); const w0 = performance.now()
         for (const step of loads) {
           const d = join(dest, String(step)); mkdirSync(d, { recursive: true })
-          // as node/roles/node-ports.ts fetchCheckpoint: the data only (the engine lays it out by the
+          // as node/roles/verifier-checks.ts fetchCheckpoint: the data only (the engine lays it out by the
           // program and checks it by the replayed roots), no sha256 of the file
           await me.svc.fetchToFile(info.cks[step].data, join(d, 'state.bin'), { providers: [info.peerId], provide: false, contentHash: false })
         }
