@@ -1,6 +1,6 @@
 import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, VerifyResult } from '../../actors/ports.js'
 import { DEFAULT_ECONOMICS } from './economics.js'
-import { WarmEngine } from './warm-engine.js'
+import { WarmEngine } from '../engine/warm-engine.js'
 import type { NodePortsInit, PortsShared } from './ports-part.js'
 import { SubmitterPorts } from './submitter-ports.js'
 import { SolverPorts } from './solver-ports.js'

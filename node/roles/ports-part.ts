@@ -3,12 +3,13 @@ import { join } from 'node:path'
 import type { DisputeResult } from '../../actors/ports.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import type { ChainClient, TaskView } from '../chain/client.js'
+import type { EngineFaults } from '../engine/protocol.js'
+import type { WarmEngine } from '../engine/warm-engine.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
 import type { EconomicsConfig } from './economics.js'
 import type { TaskBook } from './task-book.js'
-import type { WarmEngine } from './warm-engine.js'
 import type { WorkProgress } from './work-progress.js'
 
 // What every role's ports share (node-ports.ts composes them): the peer's
@@ -28,8 +29,8 @@ export interface NodePortsInit {
     defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
   }
   // ---- disputes (issue 7) ----
-  /** extra training-child arguments for a task: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
-  trainFaultArgs?: (taskId: number, task: TaskView) => Promise<string[]>
+  /** the faults of a task's training job: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
+  trainFaults?: (taskId: number, task: TaskView) => Promise<EngineFaults>
   /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */
   badCheckpoints?: boolean
   /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */

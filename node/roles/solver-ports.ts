@@ -10,9 +10,10 @@ import { fromHex, toHex } from '../../protocols/commit/merkle.js'
 import type { TaskView } from '../chain/client.js'
 import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRun } from '../erasure/coded-run.js'
 import { corruptCheckpoints } from '../availability/fault.js'
-import { trainInChild } from './engine.js'
+import { runEngineJob } from '../engine/engine.js'
+import { anyEngineFault } from '../engine/protocol.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
-import { parseProgressLine } from './work-progress.js'
+import { trainingEvents } from './work-progress.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
@@ -40,22 +41,18 @@ export class SolverPorts extends PortsPart {
     writeFileSync(taskFile, canonicalJson(program))
     const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
-    let lastLog = 0
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
-    // disputes (issue 7): fault injection / forced error for the training child
-    const extra = (await this.init.trainFaultArgs?.(taskId, task)) ?? []
-    if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' ') }, 'fault arguments for training (a forced error and/or FAULT INJECTION)')
-    const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, line => {
-      const p = parseProgressLine(line)
-      if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
-      if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }
-    }).result.catch((err: Error) => {
+    // disputes (issue 7): fault injection / forced error for the training job
+    const faults = await this.init.trainFaults?.(taskId, task)
+    if (faults !== undefined && anyEngineFault(faults)) this.log.warn({ taskId, faults }, 'faults for training (a forced error and/or FAULT INJECTION)')
+    const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log) }).result.catch((err: Error) => {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
       throw err
     })
     const div = summary.divergence
     if (div !== undefined) this.log.warn({ taskId, step: div.step, entry: div.entry, flat: div.flat }, 'the program diverged (a NaN): committing a diverged proof')
     else if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
+    if (summary.proofRoot === undefined || summary.finalStateRoot === undefined) throw new Error(`training of task ${taskId} wrote no proof: the engine's backend ${summary.backend.name} does not implement the task's runtime ${program.runtime}`)
     this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
     this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, updatedAt: Date.now() })

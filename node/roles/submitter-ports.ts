@@ -7,7 +7,7 @@ import { admissibility } from '../../protocols/program/admissible.js'
 import { supportsElement } from '../../protocols/reference/index.js'
 import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { EconomicsConfig } from './economics.js'
-import { commitmentsInChild, evaluateInChild } from './engine.js'
+import { runEngineJob } from '../engine/engine.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 
 // The submitter's ports: a task's commitments computed by the engine, its
@@ -29,7 +29,7 @@ export class SubmitterPorts extends PortsPart {
     writeFileSync(taskFile, programBytes)
     this.log.info({ programHash: phash }, 'computing the task commitments (skeleton, dataset)')
     // the configured directory holds IDX files; a text corpus is read where its package installs it
-    const { skeletonRoot, datasetRoot } = await commitmentsInChild(taskFile, program.dataset.kind === 'idx' ? this.init.datasetDir : undefined, this.log).result
+    const { skeletonRoot, datasetRoot } = await runEngineJob({ kind: 'commitments', taskFile, datasetDir: program.dataset.kind === 'idx' ? this.init.datasetDir : undefined }, this.log, 'task commitments').result
     const programCid = (await this.shards.addBytes(programBytes, { name: 'task.json', kind: 'file' }, { pin: true })).cid
     const datasetCid = await this.publishDataset(program)
     const chain = await this.chain()
@@ -86,7 +86,7 @@ export class SubmitterPorts extends PortsPart {
     await this.fetchBundleTo(index.model, join(dir, 'model'))
     // the evaluator reads the program next to the model (dataset reference)
     await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
-    const r = await evaluateInChild(dir, this.init.datasetDir, this.log).result
+    const r = await runEngineJob({ kind: 'evaluate', modelDir: dir, datasetDir: this.init.datasetDir }, this.log, 'evaluation').result
     this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
     return { accuracy: r.accuracy, modelCid: index.model }
   }

@@ -1,3 +1,6 @@
+import type { JobEvent } from '../engine/protocol.js'
+import type { Logger } from '../log.js'
+
 // What this peer's engine is doing, by task: for status, the devnet and the dashboard.
 
 export interface WorkProgress {
@@ -12,9 +15,18 @@ export interface WorkProgress {
   updatedAt: number
 }
 
-/** "step 65/300 (21%)  loss 0.0015  1247 samples/s  ETA 12s" → fields */
-export function parseProgressLine (line: string): Partial<WorkProgress> | undefined {
-  const m = /step (\d+)\/(\d+).*?loss ([\d.eE+-]+|NaN).*?(\d+) samples\/s.*?ETA (\d+)s/.exec(line)
-  if (m == null) return undefined
-  return { step: Number(m[1]), steps: Number(m[2]), loss: Number(m[3]), samplesPerSec: Number(m[4]), etaSec: Number(m[5]) }
+/** What a training job's events say, for the progress table and the peer's log (a progress line every 5 s at most). */
+export function trainingEvents (taskId: number, progress: Map<number, WorkProgress>, log: Logger): (e: JobEvent) => void {
+  let lastLog = 0
+  return e => {
+    if (e.type === 'log') {
+      if (e.level === 'warn') log.warn({ taskId }, e.message)
+      else log.debug({ taskId }, e.message)
+      return
+    }
+    if (e.type === 'checkpoint') return
+    const p = { step: e.step, steps: e.steps, loss: e.loss, samplesPerSec: Math.round(e.samplesPerSec), ...(Number.isFinite(e.etaSec) ? { etaSec: Math.round(e.etaSec) } : {}) }
+    progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
+    if (Date.now() - lastLog > 5000) { lastLog = Date.now(); log.info({ taskId, ...p }, 'training') }
+  }
 }
