@@ -1,4 +1,4 @@
-import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, VerifyResult } from '../../actors/ports.js'
+import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, PublishedRun, VerifyResult } from '../../actors/ports.js'
 import { DEFAULT_ECONOMICS } from './economics.js'
 import { WarmEngine } from '../engine/warm-engine.js'
 import type { NodePortsInit, PortsShared } from './ports-part.js'
@@ -49,8 +49,8 @@ export class NodePorts implements RolePorts {
   async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> { return await this.submitter.collectResult(taskId) }
 
   // ---- solver ----
-  async train (taskId: number): Promise<TrainResult> { return await this.solver.train(taskId) }
-  async commitProof (taskId: number, r: TrainResult): Promise<void> { await this.solver.commitProof(taskId, r) }
+  async train (taskId: number): Promise<PublishedRun> { return await this.solver.train(taskId) }
+  async commitProof (taskId: number, r: PublishedRun): Promise<void> { await this.solver.commitProof(taskId, r) }
 
   // ---- verifier / whistleblower ----
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> { return await this.verifier.verify(taskId, sampleCount) }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { TrainResult } from '../../actors/ports.js'
+import type { PublishedRun } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
@@ -31,7 +31,7 @@ export class SolverPorts extends PortsPart {
     return { program, datasetCid: rec.task!.datasetCid, programCid }
   }
 
-  async train (taskId: number): Promise<TrainResult> {
+  async train (taskId: number): Promise<PublishedRun> {
     const task = await this.taskOrThrow(taskId)
     const { program, datasetCid, programCid } = await this.programFor(taskId, task)
     const datasetDir = await this.datasetDirFor(program, datasetCid)
@@ -119,7 +119,7 @@ export class SolverPorts extends PortsPart {
     return (await this.shards.addBytes(enc.encode(JSON.stringify({ kind: 'bundle', files })), { name, kind }, { reason: `task-${taskId}` })).cid
   }
 
-  async commitProof (taskId: number, r: TrainResult): Promise<void> {
+  async commitProof (taskId: number, r: PublishedRun): Promise<void> {
     if (r.runIndex == null || r.proofCid == null) throw new Error(`task ${taskId}: the run was not published, nothing to commit`)
     const x = { ...r, runIndex: r.runIndex, proofCid: r.proofCid, checkpoints: r.checkpoints ?? [] }
     const chain = await this.chain()
