@@ -71,7 +71,9 @@ export class EngineProcess {
     if (this.child.connected) this.child.disconnect()
   }
 
-  kill (signal: NodeJS.Signals = 'SIGTERM'): void {
+  /** Ends the process; `why`: what its jobs in flight fail with (default: how it exited). */
+  kill (signal: NodeJS.Signals = 'SIGTERM', why?: string): void {
+    if (why !== undefined) this.failure ??= new Error(why)
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
   }
 
@@ -81,9 +83,8 @@ export class EngineProcess {
       m = parseMessage(raw)
     } catch (err) {
       // an engine that speaks anything else is not trusted with the jobs it holds
-      this.failure = err as Error
       this.log.warn({ err: (err as Error).message }, 'malformed message from the engine: stopping it')
-      this.kill('SIGKILL')
+      this.kill('SIGKILL', (err as Error).message)
       return
     }
     if (m.type === 'ready') return
@@ -103,22 +104,27 @@ export class EngineProcess {
   }
 }
 
-export interface EngineRun<T> { result: Promise<T>, kill: () => void }
+export interface EngineRun<T> { result: Promise<T>, kill: () => void, pid: number | undefined }
 
 /**
  * Runs one job in a fresh engine process that ends with it: training starts
  * from a clean tfjs state every time, and a task's engine gives its memory back.
  */
-export function runEngineJob<J extends EngineJob> (job: J, log: Logger, what: string, o: { onEvent?: (e: JobEvent) => void, timeoutMs?: number, env?: NodeJS.ProcessEnv } = {}): EngineRun<ResultOf<J>> {
+export function runEngineJob<J extends EngineJob> (job: J, log: Logger, what: string, o: { onEvent?: (e: JobEvent) => void, timeoutMs?: number, env?: NodeJS.ProcessEnv, signal?: AbortSignal } = {}): EngineRun<ResultOf<J>> {
   let exited!: () => void
   const gone = new Promise<void>(resolve => { exited = resolve })
   const engine = new EngineProcess(log, { env: o.env, onExit: () => exited() })
-  const timer = o.timeoutMs != null ? setTimeout(() => engine.kill('SIGKILL'), o.timeoutMs) : undefined
+  const timer = o.timeoutMs != null ? setTimeout(() => engine.kill('SIGKILL', `no result within ${o.timeoutMs} ms`), o.timeoutMs) : undefined
+  // the one who asked no longer wants the result (e.g. the task went to another solver)
+  const abort = (): void => engine.kill('SIGTERM', 'aborted')
+  if (o.signal?.aborted === true) abort()
+  else o.signal?.addEventListener('abort', abort, { once: true })
   const result = (async () => {
     try {
       return await engine.run(job, what, o.onEvent)
     } finally {
       if (timer != null) clearTimeout(timer)
+      o.signal?.removeEventListener('abort', abort)
       engine.release()
       // resolved once the process is gone, as its memory is (it exits when its channel closes; a stuck one is killed)
       const stuck = setTimeout(() => engine.kill('SIGKILL'), 10_000)
@@ -127,5 +133,5 @@ export function runEngineJob<J extends EngineJob> (job: J, log: Logger, what: st
     }
   })()
   log.debug({ kind: job.kind, pid: engine.pid }, `${what} started`)
-  return { result, kill: () => engine.kill() }
+  return { result, kill: () => engine.kill(), pid: engine.pid }
 }

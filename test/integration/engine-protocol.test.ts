@@ -78,6 +78,17 @@ describe('engine protocol with a real engine process', () => {
     await expect(job.result).rejects.toThrow(/^training failed: engine protocol: progress message\.step: expected an integer$/)
   }, 60_000)
 
+  it('a job whose host gives up (abort, timeout) fails saying so, and its engine process is gone', async () => {
+    const gone = (pid: number | undefined): boolean => { try { process.kill(pid!, 0); return false } catch { return true } }
+    const ac = new AbortController()
+    const job = runEngineJob({ kind: 'train', taskFile: task, outDir: join(dir, 'run-aborted'), evaluate: false }, log, 'training', { signal: ac.signal, onEvent: () => ac.abort() })
+    await expect(job.result).rejects.toThrow(/^training failed: aborted$/)
+    expect(gone(job.pid)).toBe(true)
+    const slow = runEngineJob({ kind: 'train', taskFile: task, outDir: join(dir, 'run-timeout'), evaluate: false }, log, 'training', { timeoutMs: 50 })
+    await expect(slow.result).rejects.toThrow(/^training failed: no result within 50 ms$/)
+    expect(gone(slow.pid)).toBe(true)
+  }, 60_000)
+
   it('a request the engine cannot read gets a clear error, and the engine goes on serving', async () => {
     const engine = new EngineProcess(log)
     try {
