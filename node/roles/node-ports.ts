@@ -49,7 +49,7 @@ export class NodePorts implements RolePorts {
   async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> { return await this.submitter.collectResult(taskId) }
 
   // ---- solver ----
-  async train (taskId: number): Promise<PublishedRun> { return await this.solver.train(taskId) }
+  async train (taskId: number, signal?: AbortSignal): Promise<PublishedRun> { return await this.solver.train(taskId, signal) }
   async commitProof (taskId: number, r: PublishedRun): Promise<void> { await this.solver.commitProof(taskId, r) }
 
   // ---- verifier / whistleblower ----

@@ -31,7 +31,8 @@ export class SolverPorts extends PortsPart {
     return { program, datasetCid: rec.task!.datasetCid, programCid }
   }
 
-  async train (taskId: number): Promise<PublishedRun> {
+  /** `signal`: the actor no longer wants the result; the training job's engine process is ended */
+  async train (taskId: number, signal?: AbortSignal): Promise<PublishedRun> {
     const task = await this.taskOrThrow(taskId)
     const { program, datasetCid, programCid } = await this.programFor(taskId, task)
     const datasetDir = await this.datasetDirFor(program, datasetCid)
@@ -45,7 +46,7 @@ export class SolverPorts extends PortsPart {
     // disputes (issue 7): fault injection / forced error for the training job
     const faults = await this.init.trainFaults?.(taskId, task)
     if (faults !== undefined && anyEngineFault(faults)) this.log.warn({ taskId, faults }, 'faults for training (a forced error and/or FAULT INJECTION)')
-    const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log) }).result.catch((err: Error) => {
+    const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log), signal }).result.catch((err: Error) => {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
       throw err
     })
