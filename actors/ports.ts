@@ -18,7 +18,8 @@ export interface TaskSpec {
 
 export interface SubmitResult { taskId: number, programHash: string }
 
-export interface TrainResult {
+/** A solver's trained and published run: its roots and the CIDs of its artefacts, what commitProof commits (the engine's own training result is another thing). */
+export interface PublishedRun {
   proofRoot: string
   finalStateRoot: string
   steps: number
@@ -50,8 +51,8 @@ export interface RolePorts {
   submitTask: (spec: TaskSpec) => Promise<SubmitResult>
   collectResult: (taskId: number) => Promise<{ accuracy?: number, modelCid?: string }>
   // solver
-  train: (taskId: number) => Promise<TrainResult>
-  commitProof: (taskId: number, result: TrainResult) => Promise<void>
+  train: (taskId: number) => Promise<PublishedRun>
+  commitProof: (taskId: number, result: PublishedRun) => Promise<void>
   // verifier
   verify: (taskId: number) => Promise<VerifyResult>
   submitVerdict: (taskId: number, verdict: VerifyResult) => Promise<void>

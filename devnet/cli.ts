@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path'
 import { isIP } from 'node:net'
 import { ControlClient } from '../node/control/client.js'
 import { joinHint } from '../node/cli/join-hint.js'
+import { runEngineJob } from '../node/engine/engine.js'
+import { createLogger } from '../node/log.js'
 import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
@@ -184,11 +186,15 @@ async function run (o: Opts): Promise<void> {
     let challengeWindow = o.challengeWindow
     if (challengeWindow == null) {
       const prog = JSON.parse(await readFile(taskFile, 'utf8')) as { steps: number, batchSize: number }
-      const cal = spawnCli('calibrate', ['train', '--task', taskFile, '--out', join(dir, 'calibration'), '--until', String(Math.min(CALIBRATION_STEPS, prog.steps)), '--no-evaluate', '--json'], logDir)
-      const r = await cal.ready.catch(() => undefined) as { samplesPerSec?: number } | undefined
-      await cal.exited
+      // the engine's train job, as a solver peer runs it; its log lines go to calibrate.log
+      const calLog = join(logDir, 'calibrate.log')
+      const lines: string[] = []
+      const r = await runEngineJob({ kind: 'train', taskFile, outDir: join(dir, 'calibration'), until: Math.min(CALIBRATION_STEPS, prog.steps), evaluate: false }, createLogger('devnet', { level: 'warn' }), 'calibration', {
+        onEvent: e => { if (e.type === 'log') lines.push(`${e.level}: ${e.message}`) }
+      }).result.then(t => ({ samplesPerSec: Math.round(t.samplesPerSec) }), (err: Error) => { lines.push(`error: ${err.message}`); return undefined })
+      await writeFile(calLog, lines.join('\n') + '\n')
       await rm(join(dir, 'calibration'), { recursive: true, force: true })
-      if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${cal.logFile} (or give --challenge-window)`)
+      if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${calLog} (or give --challenge-window)`)
       const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
       challengeWindow = w.blocks
       say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })

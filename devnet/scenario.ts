@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { ChainClient, ChainEvent } from '../node/chain/client.js'
 import { ControlClient } from '../node/control/client.js'
-import type { WorkProgress } from '../node/roles/node-ports.js'
+import type { WorkProgress } from '../node/roles/work-progress.js'
 
 // The devnet's scenario: follow one task from submission to settlement on
 // the chain, show progress (training, verification, disputes) and report

@@ -1,5 +1,5 @@
 import { and, assign, fromPromise, setup, stateIn } from 'xstate'
-import type { DisputeResult, DomainEvent, TrainResult } from '../ports.js'
+import type { DisputeResult, DomainEvent, PublishedRun } from '../ports.js'
 import { enqueueTask, errorMessage, initialContext, record, type RoleContext } from './common.js'
 
 // Solver: selected on chain for a task → trains it (program and dataset come
@@ -10,7 +10,7 @@ import { enqueueTask, errorMessage, initialContext, record, type RoleContext } f
 // stays on the solver's books until the chain settles it.
 
 interface SolverContext extends RoleContext {
-  result?: TrainResult
+  result?: PublishedRun
   /** committed tasks awaiting settlement */
   committed: number[]
   /** disputes against this solver: queue and the one being defended */
@@ -21,7 +21,7 @@ interface SolverContext extends RoleContext {
 export const solverMachine = setup({
   types: {} as { context: SolverContext, events: DomainEvent | { type: 'drain' }, input: unknown },
   actors: {
-    train: fromPromise<TrainResult, { ctx: SolverContext }>(async ({ input }) => await input.ctx.ports.train(input.ctx.current!)),
+    train: fromPromise<PublishedRun, { ctx: SolverContext }>(async ({ input }) => await input.ctx.ports.train(input.ctx.current!)),
     commit: fromPromise<void, { ctx: SolverContext }>(async ({ input }) => await input.ctx.ports.commitProof(input.ctx.current!, input.ctx.result!)),
     defend: fromPromise<DisputeResult, { ctx: SolverContext }>(async ({ input }) => await input.ctx.ports.defend(input.ctx.defending!.taskId, input.ctx.defending!.disputeId))
   },

@@ -23,8 +23,6 @@ async function withTimeout<T> (p: Promise<T>, ms: number, what: string): Promise
 // the pallet's storage types, as this client returns them (defined once, with the runtime)
 export type * from '../../protocols/pallet-types.js'
 export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../protocols/roles.js'
-/** @deprecated the pallet's TaskInfo; kept for node/roles/node-ports.ts until it imports TaskInfo */
-export type TaskView = TaskInfo
 
 // The node's typed chain client. It speaks only to the Arbitration pallet
 // interface through an unmodified ApiPromise, so it works the same against

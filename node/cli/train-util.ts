@@ -2,6 +2,7 @@ import { parseInteger } from './options.js'
 import { CliError } from './errors.js'
 import { createLogger } from '../log.js'
 import type { BackendLog } from '../train/backend.js'
+import type { JobEvent } from '../engine/protocol.js'
 import type { Progress } from '../train/run.js'
 
 // Small helpers shared by the training CLI commands.
@@ -37,6 +38,15 @@ export function progressPrinter (): (p: Progress) => void {
     const bar = tty ? '[' + '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.') + '] ' : ''
     const line = `${bar}step ${p.step}/${p.steps} (${pct}%)  loss ${p.loss.toFixed(4)}  ${Math.round(p.samplesPerSec)} samples/s  ETA ${eta}`
     process.stderr.write(tty ? `\r${line}${done ? '\n' : ''}` : `${line}\n`)
+  }
+}
+
+/** Prints an engine job's events: its progress line and its log lines (a checkpoint written says nothing here). */
+export function cliEvents (log: BackendLog): (e: JobEvent) => void {
+  const progress = progressPrinter()
+  return e => {
+    if (e.type === 'progress') progress(e)
+    else if (e.type === 'log') log[e.level](e.message)
   }
 }
 

@@ -8,10 +8,11 @@ import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.j
 import { validateProgram } from '../../protocols/program/program.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
-import { faultArgs, type NodeFaults } from './faults.js'
+import { traceFaults, type NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeDefender } from './players.js'
-import type { TraceFile } from './trace-file.js'
+import type { TraceJob } from '../engine/protocol.js'
+import type { TraceFile } from '../engine/trace-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
 
 // The defender's side of a dispute (docs/disputes.md, "Node side"): it traces
@@ -30,7 +31,8 @@ export interface DefenderHost {
   faults: NodeFaults
   dataDir: string
   chain: () => Promise<ChainClient>
-  traceInChild: (runDir: string, step: number, out: string, extra: string[]) => Promise<TraceFile>
+  /** an engine trace job (1-based step), its file read back */
+  traceInChild: (runDir: string, step: number, out: string, o: Pick<TraceJob, 'faults' | 'datasetProofs'>) => Promise<TraceFile>
   adjudicate: (chain: ChainClient, disputeId: number, claim: Claim) => Promise<string>
   /** quiet time after which a party forces its pending move on chain */
   forceAfterMs: number
@@ -107,7 +109,7 @@ export class Defender {
         if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
         const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
         const forced = await forcedErrorDraw(chain, taskId, task)
-        const trace = await this.h.traceInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), faultArgs(this.h.faults, forced?.step))
+        const trace = await this.h.traceInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), { faults: traceFaults(this.h.faults, forced?.step) })
         return { trace, proof }
       })()
       this.traces.set(key, made)

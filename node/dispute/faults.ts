@@ -1,3 +1,4 @@
+import type { EngineFaults } from '../engine/protocol.js'
 import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 
 // FAULT INJECTION for tests and the devnet (`proofswarm join --fault <spec>`,
@@ -51,8 +52,13 @@ export function anyFault (f: NodeFaults): boolean {
   return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true || f.fakeDivergence !== undefined
 }
 
-/** Arguments for the training/trace child: the node's faults plus its forced error (on-chain step, 0-based). */
-export function faultArgs (f: NodeFaults, forcedError: number | null | undefined): string[] {
+/** The faults a trace job re-enacts: the node's op and weight faults plus its forced error (on-chain step, 0-based). */
+export function traceFaults (f: NodeFaults, forcedError: number | null | undefined): Pick<EngineFaults, 'ops' | 'weights'> {
   const weights = forcedError != null && !f.weights.includes(forcedError + 1) ? [...f.weights, forcedError + 1] : f.weights
-  return [...f.ops.flatMap(o => ['--fault-op', `${o.kernel}@${o.step}`]), ...weights.flatMap(w => ['--fault-weight', String(w)])]
+  return { ops: f.ops, weights }
+}
+
+/** The faults of a training job: a trace job's, plus the NaN faults, which are training's alone (a trace job traces whatever the step holds). */
+export function trainFaults (f: NodeFaults, forcedError: number | null | undefined): EngineFaults {
+  return { ...traceFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}), ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {}) }
 }

@@ -2,7 +2,7 @@ import { toHex } from '../../protocols/commit/merkle.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { encodeExactness, forcedState, proveExactness } from '../../protocols/dispute/forced-exact.js'
 import { STATE_PSEUDO_KERNEL } from '../../protocols/trace/trace.js'
-import type { TraceFile } from './trace-file.js'
+import type { TraceFile } from '../engine/trace-file.js'
 
 // The solver's exactness proof for a revealed forced error, from its own
 // trace of the forced step (traced with the forced error, which is applied

@@ -5,7 +5,7 @@ import { ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
-import type { TraceFile } from './trace-file.js'
+import type { TraceFile } from '../engine/trace-file.js'
 
 // The pure players of protocols/dispute, built from what a peer has on disk:
 // a trace file (from the trace child), the defender's per-step state roots

@@ -2,9 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { validateRunIndex } from '../../protocols/verification/run-index.js'
+import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { TaskInfo } from '../chain/client.js'
-import { runIndexCidOf } from '../roles/node-ports.js'
 import type { ShardService } from '../shards/index.js'
 
 // What a challenger needs on disk before it can trace a disputed step.

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
@@ -9,7 +8,8 @@ import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, verifySigned, t
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
-import { runJson } from '../roles/engine.js'
+import { runEngineJob } from '../engine/engine.js'
+import type { TraceJob } from '../engine/protocol.js'
 import type { ShardService } from '../shards/index.js'
 import { Defender, contextOf, verify } from './defender.js'
 import type { NodeFaults } from './faults.js'
@@ -17,7 +17,7 @@ import { forcedErrorDraw } from './forced-error.js'
 import { exactnessFromTrace } from './forced-exact.js'
 import { nanFacts, makeChallenger } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
-import { readTraceFile, type TraceFile } from './trace-file.js'
+import { readTraceFile, type TraceFile } from '../engine/trace-file.js'
 import { request, serve, type DisputeRequest } from './transport.js'
 
 // The node side of a dispute (docs/disputes.md): the challenger traces the
@@ -30,7 +30,6 @@ import { request, serve, type DisputeRequest } from './transport.js'
 // (answer_move); the final claim goes through adjudicate; a force left
 // unanswered past its due block is ended with claim_timeout.
 
-const WORKER = join(dirname(fileURLToPath(import.meta.url)), '..', 'roles', 'engine-worker.js')
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 
 export interface DisputeServiceInit {
@@ -63,7 +62,7 @@ export class DisputeService {
       faults: o.faults,
       dataDir: o.peer.opts.dataDir,
       chain: o.chain,
-      traceInChild: async (runDir, step, out, extra) => await this.traceInChild(runDir, step, out, extra),
+      traceInChild: async (runDir, step, out, o) => await this.traceInChild(runDir, step, out, o),
       adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
       forceAfterMs: this.forceAfterMs
     })
@@ -80,10 +79,9 @@ export class DisputeService {
 
   private get dataDir (): string { return this.o.peer.opts.dataDir }
 
-  private async traceInChild (runDir: string, step: number, out: string, extra: string[]): Promise<TraceFile> {
+  private async traceInChild (runDir: string, step: number, out: string, o: Pick<TraceJob, 'faults' | 'datasetProofs'>): Promise<TraceFile> {
     const t0 = Date.now()
-    const args = ['trace', runDir, String(step), out, ...(this.o.datasetDir != null ? ['--dataset-dir', this.o.datasetDir] : []), ...extra]
-    const r = await runJson<{ bytes: number, entries: number }>(WORKER, args, this.log, `trace of step ${step}`, { timeoutMs: 300_000 }).result
+    const r = await runEngineJob({ kind: 'trace', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `trace of step ${step}`, { timeoutMs: 300_000 }).result
     const f = readTraceFile(out)
     this.log.info({ step, entries: r.entries, bytes: r.bytes, ms: Date.now() - t0 }, 'traced the disputed step in a child process')
     return f
@@ -222,7 +220,7 @@ export class DisputeService {
     const runDir = join(this.dataDir, 'verify', String(taskId))
     const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), ['--dataset-proofs'])
+    const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
     // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
     // step holds a NaN the defender committed, or a diverged step does not diverge as it says
     if (trace.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)

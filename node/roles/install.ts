@@ -9,6 +9,7 @@ import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
 import type { DisputeService } from '../dispute/index.js'
+import type { EngineFaults } from '../engine/protocol.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import { announcementCheck } from './announcement-check.js'
@@ -71,7 +72,7 @@ export function installRoles (init: RolesInit) {
     // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
     let chunkRequests: ChunkResponder | undefined
     let badCheckpoints = false
-    let trainFaultArgs: ((taskId: number, task: TaskInfo) => Promise<string[]>) | undefined
+    let trainFaults: ((taskId: number, task: TaskInfo) => Promise<EngineFaults>) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])
@@ -82,12 +83,11 @@ export function installRoles (init: RolesInit) {
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
       const { ChunkResponder } = await import('../erasure/responder.js')
       chunkRequests = new ChunkResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'chunks' }) })
-      trainFaultArgs = async (taskId, task) => {
+      trainFaults = async (taskId, task) => {
         // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
         if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: corrupting it on purpose')
-        // train-through-nan is the training child's alone (a trace child traces whatever the step holds)
-        return [...d.faultArgs(faults, forced), ...(faults.nanThrough === true ? ['--fault-nan-through'] : []), ...(faults.fakeDivergence !== undefined ? ['--fault-diverge', String(faults.fakeDivergence)] : [])]
+        return d.trainFaults(faults, forced)
       }
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
@@ -95,7 +95,7 @@ export function installRoles (init: RolesInit) {
       nodePorts = new NodePorts({
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
         disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
-        trainFaultArgs,
+        trainFaults,
         badCheckpoints,
         recheckSteps: init.recheckSteps
       })

@@ -7,12 +7,12 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm'
 import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
+import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
 
 // Backend selection. tfjs has one global engine per process, so the backend is
 // chosen once; asking for a different one later is an error, not a silent switch.
 
-export type BackendChoice = 'auto' | 'wasm' | 'cpu' | 'node' | 'node-gpu'
-export const BACKEND_CHOICES: BackendChoice[] = ['auto', 'wasm', 'cpu', 'node', 'node-gpu']
+export { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
 
 /** sha256 of tfjs-backend-wasm@4.22.0 dist/tfjs-backend-wasm-simd.wasm: the pinned binary. */
 export const PINNED_WASM_SHA256 = '77ebb28a6d34f371dbbf2086b7f2de8994acd8ea5a3cf1fa24d2c26c840cac7b'

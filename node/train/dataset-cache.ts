@@ -1,7 +1,7 @@
 import type { DatasetRef } from '../../protocols/program/program.js'
 import { loadDatasetFor, type Dataset } from './dataset.js'
 
-// Datasets by content. A warm engine process (node/roles/engine-server.ts)
+// Datasets by content. A warm engine process (node/engine/engine-server.ts)
 // verifies task after task on the same dataset; reading, decompressing and
 // hashing Fashion-MNIST costs ~0.2 s of CPU each time. A dataset is reused
 // only for a task naming the same content hash it was checked against, so a

@@ -39,6 +39,8 @@ export interface TrainOptions {
   log?: BackendLog
   onProgress?: (p: Progress) => void
   progressEveryMs?: number
+  /** a checkpoint of state `step` is on disk, with every root before it */
+  onCheckpoint?: (step: number) => void
   /** false: FAULT INJECTION, train on through a NaN and write a complete proof (an honest verifiable run ends at its first NaN) */
   haltOnNaN?: boolean
   /** FAULT INJECTION: claim the run diverged in 1-based step s (at the first matmul's element 0) without any NaN, to be paid without the rest of the work */
@@ -113,6 +115,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       pendingCheckpoints.push(quiet(result.then(async r => {
         // results arrive in order: every earlier root is known by now
         rootsFile?.write(from, await Promise.all(fresh))
+        o.onCheckpoint?.(s)
         return { step: s, manifestHash: r.manifestHash as string }
       })))
     }

@@ -58,3 +58,17 @@ export function validateRunIndex (v: unknown): RunIndex {
 
 /** How the run index CID is written into the chain's checkpoint list. */
 export const RUN_INDEX_PREFIX = 'run-index:'
+
+/** A committed checkpoint entry as the chain holds it (hex of its UTF-8 text) → the text. */
+export function decodeCheckpointEntry (hex: string): string {
+  return Buffer.from(hex.startsWith('0x') ? hex.slice(2) : hex, 'hex').toString('utf8')
+}
+
+/** The run index's CID among a task's committed checkpoint entries (undefined: none committed). */
+export function runIndexCidOf (task: { checkpoints: readonly string[] }): string | undefined {
+  for (const c of task.checkpoints) {
+    const s = decodeCheckpointEntry(c)
+    if (s.startsWith(RUN_INDEX_PREFIX)) return s.slice(RUN_INDEX_PREFIX.length)
+  }
+  return undefined
+}

@@ -243,7 +243,7 @@ async function transferRound (dir) {
       for (const [i, ck] of cks.entries()) {
         const d = join(dir, 'fetched', `${b}-${i}`)
         await mkdir(d, { recursive: true })
-        // as node/roles/node-ports.ts fetchCheckpoint: the data only, no content sha256 (the engine checks what it loads)
+        // as node/roles/verifier-checks.ts fetchCheckpoint: the data only, no content sha256 (the engine checks what it loads)
         await me.svc.fetchToFile(ck.data, join(d, 'state.bin'), { providers: [info.peerId], provide: false, contentHash: false })
       }
       const u = process.cpuUsage(c0)

@@ -3,7 +3,7 @@
 // devnet's peers run, on the devnet's task (Fashion-MNIST MLP, Adam, batch 64):
 //   plain local training = `proofswarm train --plain` (a process, start to exit)
 //   one verifier's work  = the replay of its sample in the verifier peer's warm
-//                          engine (node/roles/engine-server.ts, already started:
+//                          engine (node/engine/engine-server.ts, already started:
 //                          a verifier peer keeps it between tasks and warms it
 //                          while checkpoints download), and, for comparison, a
 //                          cold `proofswarm replay --steps …` process per task
@@ -28,7 +28,7 @@ import pino from 'pino'
 import { machine, writeSection } from './report.mjs'
 import { DETECTION_GOAL, checkpointLoads, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps } from '../../dist/protocols/verification/sample.js'
 import { requiredSampleCount } from '../../dist/protocols/verification/verdict.js'
-import { WarmEngine } from '../../dist/node/roles/warm-engine.js'
+import { WarmEngine } from '../../dist/node/engine/warm-engine.js'
 import { tunePeerHeap } from '../../dist/node/cli/peer-heap.js'
 
 // this process fetches checkpoints as a verifier peer does, its 'solver' child serves them
@@ -102,7 +102,7 @@ const caughtIn = results => results.some(x => !x.match || x.firstMismatch != nul
 async function warmRun (runDir, sampled) {
   const c0 = cpuOf(engine.pid)
   const t = performance.now()
-  // as node/roles/node-ports.ts verify: checkpoints laid out by the program (a verifier fetches only their data)
+  // as node/roles/verifier-ports.ts verify: checkpoints laid out by the program (a verifier fetches only their data)
   const out = await engine.replay(runDir, sampled, dataset === FASHION ? FASHION : undefined, undefined, 'program')
   const wall = (performance.now() - t) / 1000
   if (out.unavailable != null) throw new Error(`checkpoint ${out.unavailable.step} unusable: ${out.unavailable.reason}`)
@@ -149,7 +149,7 @@ async function transferCost (runDir, steps, k, trials) {
         const c0 = process.cpuUsage(); const p0 = cpuOf(child.pid); const w0 = performance.now()
         for (const step of loads) {
           const d = join(dest, String(step)); mkdirSync(d, { recursive: true })
-          // as node/roles/node-ports.ts fetchCheckpoint: the data only (the engine lays it out by the
+          // as node/roles/verifier-checks.ts fetchCheckpoint: the data only (the engine lays it out by the
           // program and checks it by the replayed roots), no sha256 of the file
           await me.svc.fetchToFile(info.cks[step].data, join(d, 'state.bin'), { providers: [info.peerId], provide: false, contentHash: false })
         }
@@ -264,7 +264,7 @@ Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- 
 
 **Sampling rule** (protocols/verification/sample.ts): each verifier draws n distinct steps from chain randomness it could not steer (the hash of the block after the proof's commit, mixed with its account), and for every sampled step s replays from the checkpoint before it (or on from the previous sample, when that is at or after the checkpoint) up to s, comparing the state roots at s − 1 and s (node/train/replay-many.ts). Every sampled transition is itself re-executed, so a solver faking *any* set of ≥ 10% of its steps escapes one verifier with probability ≤ 0.9ⁿ whatever their placement; ${VERIFIERS} verifiers sample independently, so n = ⌈log 0.01 / log 0.9⌉ / ${VERIFIERS} = ${requiredSampleCount(VERIFIERS)} each reach 99%, and the chain refuses an accepting verdict that does not list the verifier's own sample (SampleNotChecked).
 
-**Task**: the devnet's — MLP 784-128-10, Adam, batch 64, checkpoints every k steps (k = ${recommendedCheckpointEvery(1000)} is \`task new\`'s default at 1000 steps, from the cost model in docs/protocol.md §5; k = 10 was the previous default). Plain = \`proofswarm train --plain\` as a process (start to exit, dataset load included). A verifier = the replay of its sample in the verifier peer's warm engine, checkpoints laid out by the program as a verifier peer loads them (node/roles/engine-server.ts: a peer keeps it between tasks and warms it, backend and dataset, while checkpoints download — its start-up is not counted); "cold" = a \`proofswarm replay --steps …\` process per task, as before. Both include loading and checking the checkpoints; fetching them from the solver is measured separately below. Mean of ${TRIALS} samples × ${VERIFIERS} verifiers (cold: 1 × ${VERIFIERS}). Overhead = ${VERIFIERS} verifiers / plain training, in CPU time (all threads) and wall time. Solver = CPU of verifiable training (state root every step + checkpoints) over plain. Detection = exact probability that at least one verifier samples a step of a faked 10% (hypergeometric, worst placement).
+**Task**: the devnet's — MLP 784-128-10, Adam, batch 64, checkpoints every k steps (k = ${recommendedCheckpointEvery(1000)} is \`task new\`'s default at 1000 steps, from the cost model in docs/protocol.md §5; k = 10 was the previous default). Plain = \`proofswarm train --plain\` as a process (start to exit, dataset load included). A verifier = the replay of its sample in the verifier peer's warm engine, checkpoints laid out by the program as a verifier peer loads them (node/engine/engine-server.ts: a peer keeps it between tasks and warms it, backend and dataset, while checkpoints download — its start-up is not counted); "cold" = a \`proofswarm replay --steps …\` process per task, as before. Both include loading and checking the checkpoints; fetching them from the solver is measured separately below. Mean of ${TRIALS} samples × ${VERIFIERS} verifiers (cold: 1 × ${VERIFIERS}). Overhead = ${VERIFIERS} verifiers / plain training, in CPU time (all threads) and wall time. Solver = CPU of verifiable training (state root every step + checkpoints) over plain. Detection = exact probability that at least one verifier samples a step of a faked 10% (hypergeometric, worst placement).
 
 | task steps | k | checkpoints (MiB) | samples per verifier: steps replayed, checkpoints loaded | plain training CPU (wall) | one verifier, warm: CPU (wall) | **verification overhead, warm: CPU** (wall) | cold: CPU (wall) | solver's own extra CPU | detection of 10% faked |
 |---|---|---|---|---|---|---|---|---|---|

@@ -8,8 +8,8 @@ import { promisify } from 'node:util'
 import pino from 'pino'
 import { canonicalHash, canonicalJson } from '../../protocols/program/canonical-json.js'
 
-// The verifier's warm engine (node/roles/engine-server.ts behind
-// node/roles/warm-engine.ts): a real child process over IPC, replaying a real
+// The verifier's warm engine (node/engine/engine-server.ts behind
+// node/engine/warm-engine.ts): a real child process over IPC, replaying a real
 // run written by the CLI, reused across requests, restarted after it dies, and
 // telling a bad checkpoint (data availability) from a bad step.
 const run = promisify(execFile)
@@ -33,7 +33,7 @@ beforeAll(async () => {
   await cli('train', '--task', join(dir, 'task.json'), '--out', join(dir, 'run'), '--no-evaluate', '--json')
   // the same task with one op of step 12 corrupted: a solver that faked that step
   await cli('train', '--task', join(dir, 'task.json'), '--out', join(dir, 'faked'), '--no-evaluate', '--json', '--fault-op', 'BatchMatMul@12')
-  const { WarmEngine } = await import(join(DIST, 'node/roles/warm-engine.js')) as { WarmEngine: new (log: unknown) => Engine }
+  const { WarmEngine } = await import(join(DIST, 'node/engine/warm-engine.js')) as { WarmEngine: new (log: unknown) => Engine }
   engine = new WarmEngine(pino({ level: 'silent' }))
 }, 240_000)
 afterAll(() => {

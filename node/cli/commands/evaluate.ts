@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
-import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
-import { cliLog, wrapError } from '../train-util.js'
-import { evaluateSaved } from '../../train/run.js'
+import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend-choice.js'
+import { cliEvents, cliLog, wrapError } from '../train-util.js'
+import { runJob } from '../../engine/jobs.js'
 
 interface EvalOpts { model: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string }
 
@@ -15,7 +15,7 @@ export function register (program: Command): void {
     .option('--log-level <level>', 'log level', 'info')
     .action(async (o: EvalOpts) => {
       try {
-        const r = await evaluateSaved({ modelDir: o.model, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log: cliLog('evaluate', o.logLevel) })
+        const r = await runJob({ kind: 'evaluate', modelDir: o.model, datasetDir: o.datasetDir, backend: o.backend as BackendChoice }, cliEvents(cliLog('evaluate', o.logLevel)))
         if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
         else if (r.validationLoss !== undefined) process.stdout.write(`validation loss ${r.validationLoss.toFixed(4)} nats/token on ${r.testSize} held-out windows\n`)
         else process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}% on ${r.testSize} samples\n`)

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander'
-import { parseOpFault } from '../../train/fault.js'
-import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
-import { cliLog, intOpt, progressPrinter, wrapError } from '../train-util.js'
-import { trainTask } from '../../train/run.js'
+import { parseOpFault } from '../../train/fault-spec.js'
+import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend-choice.js'
+import { cliEvents, cliLog, intOpt, wrapError } from '../train-util.js'
+import { runJob } from '../../engine/jobs.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
@@ -30,21 +30,26 @@ export function register (program: Command): void {
       try {
         if (!BACKEND_CHOICES.includes(o.backend as BackendChoice)) throw new CliError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}`)
         const programJson = readProgram(o.task)
-        const r = await trainTask({
-          program: programJson,
+        const until = intOpt(o.until, '--until', 1, 500_000)
+        const fakeDivergence = intOpt(o.faultDiverge, '--fault-diverge', 1, 500_000)
+        // the engine's train job, run here; what it prints comes from its events, as a peer's progress does
+        const r = await runJob({
+          kind: 'train',
+          taskFile: o.task,
           outDir: o.out,
           datasetDir: o.datasetDir,
           backend: o.backend as BackendChoice,
           resume: o.resume === true,
-          until: intOpt(o.until, '--until', 1, 500_000),
+          ...(until !== undefined ? { until } : {}),
           evaluate: o.evaluate,
-          ...(o.plain === true ? { verifiable: false } : {}),
-          log: cliLog('train', o.logLevel),
-          onProgress: progressPrinter(),
-          ...(o.faultNanThrough === true ? { haltOnNaN: false } : {}),
-          ...(o.faultDiverge !== undefined ? { fakeDivergence: intOpt(o.faultDiverge, '--fault-diverge', 1, 500_000) } : {}),
-          faults: { ops: (o.faultOp ?? []).map(parseOpFault), weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 0, 500_000) as number) }
-        })
+          plain: o.plain === true,
+          faults: {
+            ops: (o.faultOp ?? []).map(parseOpFault),
+            weights: (o.faultWeight ?? []).map(w => intOpt(w, '--fault-weight', 0, 500_000) as number),
+            ...(o.faultNanThrough === true ? { nanThrough: true } : {}),
+            ...(fakeDivergence !== undefined ? { fakeDivergence } : {})
+          }
+        }, cliEvents(cliLog('train', o.logLevel)))
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,
           steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy, text: r.text,

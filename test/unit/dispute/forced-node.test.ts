@@ -7,8 +7,8 @@ import { checkForcedExact } from '../../../protocols/dispute/forced-exact.js'
 import { validateProof } from '../../../protocols/pol/proof.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { exactnessFromTrace } from '../../../node/dispute/forced-exact.js'
-import { readTraceFile } from '../../../node/dispute/trace-file.js'
-import { traceForDispute } from '../../../node/dispute/trace-worker.js'
+import { readTraceFile } from '../../../node/engine/trace-file.js'
+import { traceForDispute } from '../../../node/engine/trace-job.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { trainTask } from '../../../node/train/run.js'
@@ -37,7 +37,7 @@ describe('a forced error on the node (node/train/fault.ts, node/dispute/forced-e
     expect(c[f + 1]).not.toBe(h[f + 1])
     // the defender's trace of its forced step: honest ops and @state, the forced state committed
     const out = join(forcedDir, 'trace.cbor')
-    await traceForDispute({ runDir: forcedDir, step: f + 1, out, faultWeights: [f + 1] })
+    await traceForDispute({ runDir: forcedDir, step: f + 1, out, faults: { ops: [], weights: [f + 1] } })
     const trace = readTraceFile(out)
     expect(trace.stateRootAfter.replace(/^0x/, '')).toBe(h[f + 1].replace(/^0x/, ''))
     const ex = exactnessFromTrace(trace, c)

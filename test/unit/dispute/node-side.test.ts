@@ -4,8 +4,8 @@ import { Keyring } from '@polkadot/keyring'
 import { cryptoWaitReady, sr25519Verify } from '@polkadot/util-crypto'
 import { proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { MAX_MESSAGE_BYTES, signMsg, verifySigned, type Signed } from '../../../protocols/dispute/index.js'
-import { anyFault, faultArgs, parseNodeFaults } from '../../../node/dispute/faults.js'
-import { decodeTraceFile, encodeTraceFile, type TraceFile } from '../../../node/dispute/trace-file.js'
+import { anyFault, parseNodeFaults, trainFaults, traceFaults } from '../../../node/dispute/faults.js'
+import { decodeTraceFile, encodeTraceFile, type TraceFile } from '../../../node/engine/trace-file.js'
 import { DISPUTE_PROTOCOL, SILENT, decodeRequest, decodeResponse, encodeRequest, encodeResponse, request, serve, type DisputeRequest } from '../../../node/dispute/transport.js'
 import { createHost, type Host } from '../../../node/p2p/host.js'
 import { lpStream } from '@libp2p/utils'
@@ -15,18 +15,19 @@ import { lpStream } from '@libp2p/utils'
 // libp2p hosts on 127.0.0.1 (signed messages, oversized frames, silence).
 
 describe('fault specs (join --fault)', () => {
-  it('parses every fault and turns them into training-child arguments', () => {
+  it('parses every fault and turns them into the faults of engine jobs', () => {
     const f = parseNodeFaults(['tamper-op=BatchMatMul@8', 'tamper-weight', 'tamper-weight@3', 'lie-in-bisection', 'silent'])
     expect(f).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3], lie: true, silent: true })
     expect(anyFault(f)).toBe(true)
     expect(anyFault(parseNodeFaults([]))).toBe(false)
-    expect(faultArgs(f, null)).toEqual(['--fault-op', 'BatchMatMul@8', '--fault-weight', '1', '--fault-weight', '3'])
+    expect(traceFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
+    expect(trainFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
   })
 
   it('a forced error at on-chain step i changes one element of the state after engine step i+1, with no fault configured', () => {
-    expect(faultArgs(parseNodeFaults([]), 7)).toEqual(['--fault-weight', '8'])
-    expect(faultArgs(parseNodeFaults(['tamper-weight@8']), 7)).toEqual(['--fault-weight', '8'])
-    expect(faultArgs(parseNodeFaults([]), null)).toEqual([])
+    expect(traceFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [8] })
+    expect(trainFaults(parseNodeFaults(['tamper-weight@8']), 7)).toEqual({ ops: [], weights: [8] })
+    expect(traceFaults(parseNodeFaults([]), null)).toEqual({ ops: [], weights: [] })
   })
 
   it('refuses unknown or malformed specs with a clear message', () => {
@@ -37,11 +38,12 @@ describe('fault specs (join --fault)', () => {
     expect(() => parseNodeFaults(['fake-divergence@0'])).toThrow(/unknown fault/)
   })
 
-  it('NaN faults are the training child\'s only (a trace child traces whatever the step holds)', () => {
+  it('NaN faults are the training job\'s only (a trace job traces whatever the step holds)', () => {
     const f = parseNodeFaults(['train-through-nan', 'fake-divergence@3'])
     expect(f).toMatchObject({ nanThrough: true, fakeDivergence: 3 })
     expect(anyFault(f)).toBe(true)
-    expect(faultArgs(f, null)).toEqual([])
+    expect(traceFaults(f, null)).toEqual({ ops: [], weights: [] })
+    expect(trainFaults(f, 2)).toEqual({ ops: [], weights: [3], nanThrough: true, fakeDivergence: 3 })
   })
 })
 

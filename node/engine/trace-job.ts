@@ -5,31 +5,20 @@ import { axisLayout, commitTensor, tensorLeafBytes, tensorLeaves, type SliceProo
 import { batchIndices } from '../../protocols/data/order.js'
 import { inputRows, labelRows, Trainer, traceStep } from '../train/index.js'
 import { openRunAt } from '../train/run.js'
-import { FaultInjector, parseOpFault, type TrainFaults } from '../train/fault.js'
+import { FaultInjector, NO_FAULTS } from '../train/fault.js'
+import type { TraceJob, TraceSummary } from './protocol.js'
 import { encodeTraceFile, type TraceFile } from './trace-file.js'
 
-// Runs in the engine-worker child (loads TensorFlow.js): re-executes 1-based
-// step `step` of a run directory from the nearest checkpoint before it and
-// writes the op trace with all tensor values for the dispute players. A
-// defender passes the same faults its training child had, so its trace is the
-// one its proof was built from.
+// The engine's `trace` job (loads TensorFlow.js): re-executes 1-based step
+// `step` of a run directory from the nearest checkpoint before it and writes
+// the op trace with all tensor values for the dispute players. A defender
+// passes the same faults its training had, so its trace is the one its proof
+// was built from.
 
-export interface TraceJob {
-  runDir: string
-  /** 1-based engine step */
-  step: number
-  out: string
-  datasetDir?: string
-  /** challenger: include Merkle proofs of the batch rows (data claims) */
-  datasetProofs?: boolean
-  faultOps?: string[]
-  faultWeights?: number[]
-}
-
-export async function traceForDispute (j: TraceJob): Promise<{ step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }> {
+export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<TraceSummary> {
   const t0 = performance.now()
   const { program, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute tracing')
-  const faults: TrainFaults = { ops: (j.faultOps ?? []).map(parseOpFault), weights: j.faultWeights ?? [] }
+  const faults = j.faults ?? NO_FAULTS
   const trainer = await Trainer.create(program, ds)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined
   let file: TraceFile

@@ -3,7 +3,7 @@ import { decode, encode } from 'cborg'
 import type { DType, SliceProof, TensorData } from '../../protocols/commit/tensor.js'
 import type { TraceEntry } from '../../protocols/trace/trace.js'
 
-// The file a trace child (engine-worker trace) hands to the peer: the op
+// The file an engine trace job (jobs.ts) hands to the peer: the op
 // trace of one step with the values of every op's inputs and outputs, the
 // pre-state leaves and (challenger) proofs of the step's batch rows. CBOR;
 // tensors as raw little-endian bytes. No tfjs here: the peer reads it.

@@ -1,0 +1,102 @@
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { SubmitResult, TaskSpec } from '../../actors/ports.js'
+import { canonicalJson } from '../../protocols/program/canonical-json.js'
+import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { admissibility } from '../../protocols/program/admissible.js'
+import { supportsElement } from '../../protocols/reference/index.js'
+import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
+import type { EconomicsConfig } from './economics.js'
+import { runEngineJob } from '../engine/engine.js'
+import { PortsPart, enc, hex0x } from './ports-part.js'
+
+// The submitter's ports: a task's commitments computed by the engine, its
+// program and dataset published as shards, the task put on chain and
+// announced; at the end, the trained model fetched and evaluated.
+
+export class SubmitterPorts extends PortsPart {
+  async submitTask (spec: TaskSpec): Promise<SubmitResult> {
+    const validated = validateProgram(spec.program)
+    // refused here with the reason, before the commitments are computed (the chain refuses it too)
+    const adm = admissibility(validated, supportsElement)
+    if (!adm.ok) throw new Error(`task refused: ${adm.reason}`)
+    const { info: _info, ...program } = validated
+    const phash = programHash(program)
+    const dir = join(this.dataDir, 'submit', phash.slice(0, 16))
+    mkdirSync(dir, { recursive: true })
+    const taskFile = join(dir, 'task.json')
+    const programBytes = enc.encode(canonicalJson(program))
+    writeFileSync(taskFile, programBytes)
+    this.log.info({ programHash: phash }, 'computing the task commitments (skeleton, dataset)')
+    // the configured directory holds IDX files; a text corpus is read where its package installs it
+    const { skeletonRoot, datasetRoot } = await runEngineJob({ kind: 'commitments', taskFile, datasetDir: program.dataset.kind === 'idx' ? this.init.datasetDir : undefined }, this.log, 'task commitments').result
+    const programCid = (await this.shards.addBytes(programBytes, { name: 'task.json', kind: 'file' }, { pin: true })).cid
+    const datasetCid = await this.publishDataset(program)
+    const chain = await this.chain()
+    const o = spec.economics ?? {}
+    const e: EconomicsConfig = {
+      ...this.econ,
+      ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
+      ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
+      ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),
+      ...(o.challengeWindow != null ? { challengeWindow: o.challengeWindow } : {}),
+      ...(o.solveTimeout != null ? { solveTimeout: o.solveTimeout } : {})
+    }
+    const taskId = await chain.submitTask({
+      programHash: hex0x(phash),
+      program: programBytes,
+      datasetRoot: hex0x(datasetRoot),
+      skeletonRoot: hex0x(skeletonRoot),
+      steps: program.steps,
+      checkpointEvery: program.checkpointEvery,
+      escrow: e.solverReward + e.verifierReward * BigInt(e.verifierCount),
+      solverReward: e.solverReward,
+      verifierReward: e.verifierReward,
+      verifierCount: e.verifierCount,
+      challengeWindow: e.challengeWindow,
+      solveTimeout: e.solveTimeout
+    })
+    const id = Number(taskId)
+    await this.init.book.publish('tasks', { taskId: id, programHash: hex0x(phash), programCid, datasetCid, submitter: this.peerId, steps: program.steps, createdAt: Date.now() })
+    this.log.info({ taskId: id, programCid, datasetCid }, 'task submitted on chain and announced')
+    return { taskId: id, programHash: phash }
+  }
+
+  /** Publishes the dataset's files as shards (once per dataset), returning a bundle CID. */
+  private async publishDataset (program: TaskProgram): Promise<string | undefined> {
+    if (program.dataset.kind !== 'idx') return undefined
+    const dir = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
+    const files = readdirSync(dir).filter(f => /idx\d-ubyte(\.gz)?$/.test(f)).sort()
+    const entries: Array<{ name: string, cid: string }> = []
+    for (const f of files) {
+      const r = await this.shards.addFile(join(dir, f), { name: f, kind: 'dataset' }, { pin: true })
+      entries.push({ name: f, cid: r.cid })
+    }
+    const bundle = enc.encode(JSON.stringify({ kind: 'dataset-bundle', sha256: program.dataset.sha256, files: entries }))
+    return (await this.shards.addBytes(bundle, { name: `${program.dataset.name}.bundle.json`, kind: 'dataset' }, { pin: true })).cid
+  }
+
+  async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> {
+    const task = await this.taskOrThrow(taskId)
+    const indexCid = runIndexCidOf(task)
+    if (indexCid == null || !task.phase.startsWith('Settled')) return {}
+    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+    if (index.model == null) return {}
+    const dir = join(this.dataDir, 'results', String(taskId))
+    await this.fetchBundleTo(index.model, join(dir, 'model'))
+    // the evaluator reads the program next to the model (dataset reference)
+    await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
+    const r = await runEngineJob({ kind: 'evaluate', modelDir: dir, datasetDir: this.init.datasetDir }, this.log, 'evaluation').result
+    this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
+    return { accuracy: r.accuracy, modelCid: index.model }
+  }
+
+  private async fetchBundleTo (cid: string, dir: string): Promise<void> {
+    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(cid))) as { files: Array<{ name: string, cid: string }> }
+    mkdirSync(dir, { recursive: true })
+    for (const f of bundle.files) {
+      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
+      await this.shards.fetchToFile(f.cid, join(dir, f.name))
+    }
+  }
+}

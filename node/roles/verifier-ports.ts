@@ -1,0 +1,220 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
+import { canonicalJson } from '../../protocols/program/canonical-json.js'
+import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { validateProof } from '../../protocols/pol/proof.js'
+import { checkpointLoads, replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
+import { checkpointStepsOf, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
+import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
+import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
+import type { ChainClient } from '../chain/client.js'
+import { runAvailabilityChallenge } from '../availability/challenger.js'
+import { VerifierChunks } from '../erasure/verifier.js'
+import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
+import { VerifierChecks } from './verifier-checks.js'
+
+// The verifier's and whistleblower's ports: the published run fetched and
+// checked against the chain, a random sample of its steps replayed bit for
+// bit in the warm engine, the verdict put on chain.
+
+/** checkpoints a verifier fetches at once */
+const CHECKPOINT_FETCHES = 4
+
+export class VerifierPorts extends PortsPart {
+  private readonly checks: VerifierChecks
+
+  constructor (shared: PortsShared) {
+    super(shared)
+    this.checks = new VerifierChecks(shared)
+  }
+
+  async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
+    const chain = await this.chain()
+    const task = await this.taskOrThrow(taskId)
+    const indexCid = runIndexCidOf(task)
+    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
+    // randomness: the hash of a block produced after the commitment; an assigned verifier's
+    // sample is seeded by its own draw's block (a replacement's is later than committed_at + 1)
+    const seedBlock = (await chain.myAssignment(taskId))?.seedBlock ?? task.committedAt + 1
+    const seed = await this.waitForRandomness(chain, seedBlock)
+    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
+    const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
+    const runDir = join(this.dataDir, 'verify', String(taskId))
+    mkdirSync(runDir, { recursive: true })
+    let index: RunIndex
+    let program: TaskProgram
+    let proof: ReturnType<typeof validateProof>
+    try {
+      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+      if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
+      const programBytes = await this.shards.fetchBytes(index.program)
+      const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
+      program = p
+      if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
+      writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
+      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+      proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+      if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
+      if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
+      if (proof.divergence !== undefined) {
+        const div = proof.divergence
+        // a diverged proof (a NaN ended the run): the chain holds the same divergence point
+        if (task.divergence == null || task.divergence.entry !== div.entry || task.divergence.flat !== div.flat) throw new Error(`proof.json of task ${taskId} names another divergence point than the chain`)
+        if (proof.steps >= task.steps || program.steps !== task.steps) throw new Error(`diverged proof of task ${taskId} covers ${proof.steps} of ${task.steps} steps`)
+      } else if (proof.steps !== task.steps || program.steps !== task.steps) {
+        // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
+        throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
+      }
+    } catch (err) {
+      // what the solver published cannot be obtained or is not what it committed: not a reason to stay
+      // silent, but a data-availability challenge of the first checkpoint this sample needs
+      const step = firstNeededCheckpoint(task.stepCount === 0 ? [] : sampleSteps(seed, chain.accountId, task.stepCount, count), task.stepCount, task.checkpointEvery)
+      const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
+      this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+    }
+    const div = proof.divergence
+    // replays check transitions only: the first state must be the program's initialisation
+    const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, index, runDir)
+    if (init !== undefined) return init
+    const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
+    // the engine loads its backend and the dataset while the checkpoints download
+    const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
+    const sampled = proof.steps === 0 ? [] : sampleSteps(seed, chain.accountId, proof.steps, count)
+    const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
+    this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
+    // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
+    // provider lookups more than on bytes), then replay all of them in one engine run
+    // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
+    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
+    // every verifier replays a diverged proof's last step, from the checkpoint of its last state
+    if (div !== undefined) loads.add(proof.steps)
+    const needed = index.checkpoints.filter(c => loads.has(c.step))
+    // checkpoints have no DHT provider records (publishRun): they come from the solver
+    const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
+    // erasure-coded checkpoints: the run index's codings must be what the solver committed;
+    // a needed checkpoint that cannot be fetched whole is rebuilt from any k of its chunks
+    const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
+    const coded = chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
+    const problems: Array<{ step: number, reason: string }> = []
+    let next = 0
+    let fetched = 0
+    const fetchNext = async (): Promise<void> => {
+      while (next < needed.length && problems.length === 0) {
+        const ck = needed[next++]
+        const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+        mkdirSync(dir, { recursive: true })
+        // a checkpoint nobody serves makes the interval unreplayable: a data-availability challenge
+        let problem = await this.checks.fetchCheckpoint(ck, dir, solverPeer)
+        if (problem != null && coded) problem = await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem)
+        if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
+        fetched++
+        this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
+      }
+    }
+    const tFetch = performance.now()
+    await Promise.all(Array.from({ length: Math.min(CHECKPOINT_FETCHES, needed.length) }, fetchNext))
+    this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
+    // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
+    if (coded && needed.length > 0) await chunks.sample(taskId, needed[Math.floor(Math.random() * needed.length)], solverPeer)
+    if (problems.length > 0) {
+      const { step, reason } = problems.sort((a, b) => a.step - b.step)[0]
+      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unavailable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+    }
+    this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
+    await warming
+    const tReplay = performance.now()
+    // every sampled step is replayed from its checkpoint and its transition (roots
+    // before and after it) compared: those are the steps this verdict vouches for.
+    // The engine checks each checkpoint as it loads it; one that is not the
+    // committed state (or is corrupt) is, like a missing one, a data-availability problem.
+    const out = sampled.length === 0 ? { results: [] } : await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
+    if (out.unavailable != null) {
+      const { step, reason } = out.unavailable
+      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unusable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+    }
+    const { results } = out
+    const checked: number[] = []
+    for (const r of results) {
+      if (r.nanStep != null && r.nanStep <= (r.firstMismatch ?? r.step)) {
+        // the replay met a NaN in a committed step: the run should have ended there (docs/disputes.md, "NaN")
+        this.log.warn({ taskId, step: r.nanStep }, 'a committed step holds a NaN')
+        return { accept: false, checkedSteps: [...checked.filter(s => s < r.nanStep!), r.nanStep], firstBadStep: r.nanStep }
+      }
+      if (!r.match || r.firstMismatch != null) {
+        const bad = r.firstMismatch ?? r.step
+        this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
+        return { accept: false, checkedSteps: [...checked.filter(s => s < bad), bad], firstBadStep: bad }
+      }
+      checked.push(r.step)
+    }
+    if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
+    if (div !== undefined) {
+      const dc = await this.engine.checkDivergence(runDir, datasetDir, program.runtime, 'program')
+      if (dc.unavailable != null) return { accept: false, checkedSteps: [], unavailable: dc.unavailable }
+      const k1 = dc.check.step
+      if (!dc.check.ok) {
+        this.log.warn({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step does not diverge as the proof says')
+        return { accept: false, checkedSteps: [...checked, k1], firstBadStep: k1 }
+      }
+      this.log.info({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step replays to its divergence point')
+      checked.push(k1)
+    }
+    this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
+    this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
+    return { accept: true, checkedSteps: checked }
+  }
+
+  /**
+   * Data-availability challenge of the solver's checkpoint at `step`; resolves when the chain has ruled.
+   * An assigned verifier needs a challenge of its own (it backs its reject): when another node already
+   * challenged that checkpoint, it challenges another checkpoint of the run.
+   */
+  async challengeAvailability (taskId: number, step: number): Promise<DisputeResult> {
+    const chain = await this.chain()
+    let alternatives: number[] = []
+    if (await chain.myAssignment(taskId) != null) {
+      const t = await this.taskOrThrow(taskId)
+      alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step)
+    }
+    const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives })
+    return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}` }
+  }
+
+  private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {
+    const deadline = Date.now() + 120_000
+    while (Date.now() < deadline) {
+      const r = await chain.randomness(block)
+      if (r != null) return r
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    throw new Error(`block ${block} (verification randomness) was not produced within 120 s`)
+  }
+
+  async submitVerdict (taskId: number, v: VerifyResult): Promise<void> {
+    const chain = await this.chain()
+    // only the verifiers the chain drew give verdicts (a reject must then be backed by our own dispute or challenge)
+    const mine = await chain.myAssignment(taskId)
+    if (mine == null) throw new Error(`task ${taskId}: this peer is not an assigned verifier (or its assignment is over): a verdict would not count`)
+    const best = await chain.bestNumber()
+    if (best >= mine.deadline) this.log.warn({ taskId, best, deadline: mine.deadline }, 'the verdict is late for this assignment: the chain will refuse it')
+    // an accepting verdict must list this verifier's own sample (the chain checks it):
+    // it goes first, so a verifier that replayed more than the cap still lists it
+    let required: number[] = []
+    if (v.accept) {
+      const task = await this.taskOrThrow(taskId)
+      // a proof that diverged at its first step has no completed step to sample
+      required = task.stepCount === 0 ? [] : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount)
+    }
+    const listed = verdictSteps(required, v.checkedSteps)
+    // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based
+    await chain.submitVerdict(taskId, v.accept, listed.map(s => s - 1))
+    await this.init.book.publish('verdicts', { taskId, verifier: this.peerId, accept: v.accept, checkedSteps: listed, firstBadStep: v.firstBadStep })
+    this.log.info({ taskId, accept: v.accept, firstBadStep: v.firstBadStep }, 'verdict submitted')
+  }
+}
