@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // A verifier fetching checkpoints with fetchToFile, the old way vs the new
 // (run: npm run bench -- shards-fetch-to-file; needs dist/, which `npm run
 // bench` builds). Old (`copy: true`): every block into LevelDB, then read

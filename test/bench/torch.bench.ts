@@ -9,9 +9,11 @@
 // since the machine is shared; figures are medians over pairs, ratios the
 // medians of the per-pair ratios. Every verifiable run of a model must give
 // the same proof root, whatever the cores.
-//   npm run bench -- torch [--pairs 2] [--scale 1] [--models mlp,cnn,gpt] [--cores 1,2] [--no-write]
+//   npm run bench -- torch [--pairs 2] [--scale 1] [--models mlp,cnn,gpt] [--cores 1,2] [--k 5] [--no-write]
 // --scale multiplies the steps (mlp 400, cnn 60, gpt 40 at 1); a run of the
-// defaults takes a few minutes on an idle 2-core machine.
+// defaults takes a few minutes on an idle 2-core machine. Verifiable runs
+// checkpoint every k steps: by default the devnet's task's k (1000 steps), so
+// that short runs do not pay a short task's denser checkpoints.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -22,6 +24,7 @@ import type { TaskProgram } from '../../protocols/program/program.js'
 
 const { DataOrder } = await fromDist<typeof import('../../protocols/data/order.js')>('protocols/data/order.js')
 const { textDataset } = await fromDist<typeof import('../../node/train/dataset.js')>('node/train/dataset.js')
+const { recommendedCheckpointEvery } = await fromDist<typeof import('../../protocols/verification/sample.js')>('protocols/verification/sample.js')
 
 const argv = process.argv.slice(2)
 const arg = (name: string, dflt: string): string => { const i = argv.indexOf(name); return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : dflt }
@@ -30,8 +33,9 @@ const SCALE = Number(arg('--scale', '1'))
 const MODELS = arg('--models', 'mlp,cnn,gpt').split(',')
 const CORES = arg('--cores', '1,2').split(',').map(Number)
 const WRITE = !argv.includes('--no-write')
-if (!(PAIRS >= 1 && SCALE > 0 && CORES.every(c => c === 1 || c === 2) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
-  console.error('usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--models mlp,cnn,gpt] [--cores 1,2] [--no-write]')
+const K = Number(arg('--k', String(recommendedCheckpointEvery(1000))))
+if (!(Number.isInteger(K) && K >= 1 && PAIRS >= 1 && SCALE > 0 && CORES.every(c => c === 1 || c === 2) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
+  console.error('usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--models mlp,cnn,gpt] [--cores 1,2] [--k steps ≥ 1] [--no-write]')
   process.exit(2)
 }
 
@@ -83,7 +87,7 @@ interface Prepared { cfg: Config, task: string, program: TaskProgram, torchArgs:
 function prepare (cfg: Config, dir: string): Prepared {
   const task = join(dir, `${cfg.model}.json`)
   const data = cfg.model === 'gpt' ? ['--dataset', 'fortunes-min'] : ['--dataset', FASHION]
-  const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), '--out', task], { encoding: 'utf8' })
+  const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), '--checkpoint-every', String(K), '--out', task], { encoding: 'utf8' })
   if (made.status !== 0 || !existsSync(task)) throw new Error(`task new --model ${cfg.model} failed:\n${made.stderr}`)
   const program = JSON.parse(readFileSync(task, 'utf8')) as TaskProgram
   // the task's data order, every step's rows, for torch to read
@@ -185,7 +189,7 @@ Run: \`npm run bench -- torch\` (test/bench/torch.bench.ts, PyTorch side test/be
 Same model, data order (the task's, rows handed to PyTorch), batch and Adam hyper-parameters; PyTorch written as a PyTorch user would (nn.Linear/Conv2d/Embedding/LayerNorm, cross_entropy on class indices).
 1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads, proofswarm's wasm training single-threaded with its hashing thread on the other core.
 Figures: the training loop's throughput (batch assembly included; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (PyTorch, plain, verifiable, then the reverse).
-Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
+Verifiable runs checkpoint every ${K} steps (the devnet's 1000-step task's spacing). Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
 
 const image = rows.filter(r => r.model !== 'gpt')
 const gpt = rows.filter(r => r.model === 'gpt')

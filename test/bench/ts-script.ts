@@ -4,6 +4,8 @@
 // processes are found next to the module that starts them. A process whose
 // own memory or heap a bench measures (its RSS, its GC under the peer heap
 // settings) runs natively instead: vite-node adds ~45 MiB to a process.
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { build } from 'esbuild'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -25,16 +27,22 @@ export async function fromDist<M> (path: string): Promise<M> {
 /**
  * node arguments that run `file` (a .ts script) in node alone: the script and
  * the scripts it imports relatively are bundled by esbuild into one ES module
- * passed with -e (packages and dist/ stay imports node resolves); argv and
- * import.meta.url are those of `file`, as when run as a script.
+ * (packages and dist/ stay imports node resolves), written under
+ * node_modules/.cache (so that packages resolve from it) by content hash;
+ * argv[1] and import.meta.url are those of `file` in every bundled script
+ * (keep them in test/bench), as when it runs as a script.
  */
 export async function nativeScriptArgs (file: string, args: string[] = [], nodeArgs: string[] = []): Promise<string[]> {
   const url = pathToFileURL(file).href
   const out = await build({
     entryPoints: [file], bundle: true, write: false, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
     define: { 'import.meta.url': JSON.stringify(url) },
-    banner: { js: `process.argv.splice(1, 0, ${JSON.stringify(file)});` },
+    banner: { js: `process.argv[1] = ${JSON.stringify(file)};` },
     logLevel: 'error'
   })
-  return [...nodeArgs, '--experimental-detect-module', '-e', out.outputFiles[0].text, '--', ...args]
+  const code = out.outputFiles[0].text
+  const dir = join(ROOT, 'node_modules', '.cache', 'proofswarm-bench')
+  const bundle = join(dir, `${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`)
+  if (!existsSync(bundle)) { mkdirSync(dir, { recursive: true }); writeFileSync(bundle, code) }
+  return [...nodeArgs, bundle, ...args]
 }
