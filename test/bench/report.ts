@@ -13,7 +13,7 @@ export function machine (): string {
 
 export function writeSection (heading: string, body: string): void {
   mkdirSync(dirname(FILE), { recursive: true })
-  let doc = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRun with `npm run bench` (all) or `npm run bench -- <name>`. Figures are from the latest run on the machine named in each section; ratios are measured side by side in one run, since these machines are shared and noisy.\n'
+  let doc = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRun with `npm run bench` (all) or `npm run bench -- <name> [args]` (test/bench/<name>.bench.ts, TypeScript run by vite-node after a build; docs/architecture.md). Figures are from the latest run on the machine named in each section; ratios are measured side by side in one run, since these machines are shared and noisy.\n'
   const start = `<!-- bench:${heading} -->`
   const end = `<!-- /bench:${heading} -->`
   const section = `${start}\n## ${heading}\n\n${body.trim()}\n${end}`
