@@ -55,7 +55,8 @@ export function register (program: Command): void {
           steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy, text: r.text,
           seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
           proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
-          ...(r.divergence !== undefined ? { divergence: r.divergence } : {})
+          ...(r.divergence !== undefined ? { divergence: r.divergence } : {}),
+          ...(r.hashing !== undefined ? { hashing: r.hashing.mode } : {})
         }
         if (o.json === true) process.stdout.write(JSON.stringify(summary) + '\n')
         else {

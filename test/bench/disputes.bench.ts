@@ -2,13 +2,13 @@
 // and adjudication time (from the fault-injection matrix, test/unit/dispute),
 // and dispute wall time between real processes, against the figures of the
 // protocol that recorded every move on chain (record_move). Verification
-// overhead: verification.bench.mjs. Plain node script over dist/ (npm run bench -- disputes).
-import '../../dist/node/polyfill.js'
+// overhead: verification.bench.ts. Plain script over dist/ (npm run bench -- disputes).
+import '../../node/polyfill.js'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { machine, writeSection } from './report.mjs'
+import { machine, writeSection } from './report.js'
 
 // The record_move protocol, as measured by this bench before moves went off chain (docs/benchmarks.md
 // history): moves per dispute of the same matrix, and the tamper-op dispute between processes.
@@ -29,14 +29,14 @@ try {
   if (r.status !== 0) throw new Error('the dispute matrix failed')
   const matrixSec = (Date.now() - t0) / 1000
   const figs = JSON.parse(readFileSync(figFile, 'utf8'))
-  const by = opt => figs.filter(f => f.opt === opt)
-  const max = (xs, k) => Math.max(...xs.map(x => x[k]))
-  const mean = (xs, k) => xs.reduce((s, x) => s + x[k], 0) / xs.length
-  const rows = figs.map(f => `| ${f.opt} | ${f.kernel} (entry ${f.entry}/${f.entries}) | ${f.kind} | ${f.moves} (≤ ${f.bound}) | ${f.txs} | ${f.claimBytes} | ${f.adjudicateMs.toFixed(2)} |`)
-  if (figs.some(f => f.txs !== 2)) throw new Error('a cooperative dispute of the matrix sent other than two transactions')
+  const by = (opt: string): any[] => figs.filter((f: any) => f.opt === opt)
+  const max = (xs: any[], k: string): number => Math.max(...xs.map(x => x[k]))
+  const mean = (xs: any[], k: string): number => xs.reduce((s, x) => s + x[k], 0) / xs.length
+  const rows = figs.map((f: any) => `| ${f.opt} | ${f.kernel} (entry ${f.entry}/${f.entries}) | ${f.kind} | ${f.moves} (≤ ${f.bound}) | ${f.txs} | ${f.claimBytes} | ${f.adjudicateMs.toFixed(2)} |`)
+  if (figs.some((f: any) => f.txs !== 2)) throw new Error('a cooperative dispute of the matrix sent other than two transactions')
   // on-chain bytes of one dispute: before, every message was a record_move next to the opening and the claim
-  const chainBefore = f => OPEN_BYTES + f.moves * RECORD_MOVE_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
-  const chainAfter = f => OPEN_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
+  const chainBefore = (f: any): number => OPEN_BYTES + f.moves * RECORD_MOVE_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
+  const chainAfter = (f: any): number => OPEN_BYTES + ENVELOPE_BYTES + 8 + 4 + f.claimBytes
   for (const f of figs) { f.chainBefore = chainBefore(f); f.chainAfter = chainAfter(f) }
 
   // 1b. dispute wall time over libp2p between real processes (issue 7's node side)
@@ -48,7 +48,7 @@ try {
   if (tamper == null || silent == null) throw new Error('the dispute swarm test printed no figures')
 
   writeSection('Disputes', `
-Machine: ${machine()}. Run: \`npm run bench -- disputes\` (test/bench/disputes.bench.mjs).
+Machine: ${machine()}. Run: \`npm run bench -- disputes\` (test/bench/disputes.bench.ts).
 
 ### Before and after: moves off chain (force-move)
 
@@ -63,7 +63,7 @@ Until this version every bisection message was recorded on chain as a hash (\`re
 | claim bytes | ≤ ${BEFORE.claimMax} | ${max(all, 'claimBytes')} max / ${mean(all, 'claimBytes').toFixed(0)} mean (unchanged but for \`seq\`/\`prev\` in the signed messages it carries) |
 | tamper-op dispute between processes | ${BEFORE.swarm.moves} moves on chain, ${BEFORE.swarm.blocks} blocks of ${BEFORE.swarm.blockMs} ms, ${(BEFORE.swarm.wallMs / 1000).toFixed(1)} s | **${tamper.txs} transactions (${tamper.txBytes} bytes), ${tamper.blocks} blocks of ${tamper.blockMs} ms, ${(tamper.wallMs / 1000).toFixed(1)} s** |
 
-The devnet's forced-error scenario (\`node test/bench/devnet-disputes.mjs 500\`, run separately: 6 peers, a synthetic 40-step MLP task, 500 ms blocks, every block read): both disputes of the forced step (verifier, whistleblower) were exactly \`open_dispute\` + \`adjudicate\`, 11,579 bytes each, ruled 2 blocks (1.0 s) and 1 block (0.5 s) after their opening (docs/disputes.md, "On the devnet", has the earlier runs: up to 19 blocks before the challenger announced the step to the defender).
+The devnet's forced-error scenario (\`npx vite-node test/bench/devnet-disputes.ts 500\`, run separately: 6 peers, a synthetic 40-step MLP task, 500 ms blocks, every block read): both disputes of the forced step (verifier, whistleblower) were exactly \`open_dispute\` + \`adjudicate\`, 11,579 bytes each, ruled 2 blocks (1.0 s) and 1 block (0.5 s) after their opening (docs/disputes.md, "On the devnet", has the earlier runs: up to 19 blocks before the challenger announced the step to the defender).
 
 On-chain bytes are the signed extrinsics: ${RECORD_MOVE_BYTES} bytes per \`record_move\` (envelope ${ENVELOPE_BYTES} + dispute id + hash), ${OPEN_BYTES} for \`open_dispute\`, the claim plus ${ENVELOPE_BYTES + 12} for \`adjudicate\`; the process figure is read from the blocks. A forced move costs \`force_move\` (both messages in full: a few hundred bytes, a slice up to its 2 KiB leaf) and \`answer_move\` (the answer in full); the fault tests measure it: a defender that answers every force on chain but never off chain costs 2 transactions per defender message (test/unit/dispute/game.test.ts).
 
@@ -87,7 +87,7 @@ ${rows.join('\n')}
 
 Dispute wall time over libp2p (test/integration/dispute-swarm.test.ts: chain, bootstrap, submitter, solver and verifier as separate processes on 127.0.0.1, dev chain at ${tamper.blockMs} ms blocks, synthetic MLP task with Adam, 20 steps): a solver with \`--fault tamper-op=BatchMatMul@8\`, caught by the verifier — **${(tamper.wallMs / 1000).toFixed(1)} s** from \`DisputeOpened\` to \`DisputeResolved\` (${tamper.blocks} blocks; ${tamper.txs} dispute transactions, ${tamper.txBytes} bytes; the off-chain bisection and an \`element\` claim included, the defender having traced the step the verifier announced before opening); submission to the dispute's end ${(tamper.totalMs / 1000).toFixed(1)} s. A silent solver is forced (its commit demanded on chain after the verifier's 20 s of patience) and loses by \`claim_timeout\` after ${(silent.wallMs / 1000).toFixed(1)} s (${silent.blocks} blocks: 20 s, the 40-block window and the trace allowance).
 
-Verification overhead vs detection: section "Verification overhead vs detection" (test/bench/verification.bench.mjs).
+Verification overhead vs detection: section "Verification overhead vs detection" (test/bench/verification.bench.ts).
 `)
   console.log('docs/benchmarks.md: Disputes section written')
 } finally {

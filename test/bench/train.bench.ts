@@ -1,8 +1,7 @@
-#!/usr/bin/env node
 // Training benchmark (not part of `npm test`). Runs the compiled engine
 // (npm run build first), each run in its own process so peak RSS is per run:
-//   node test/bench/train.bench.mjs [steps] [--reps N] [--no-write]
-//   node test/bench/train.bench.mjs --from-json <saved output>   (re-renders the section only)
+//   npm run bench -- train [steps] [--reps N] [--no-write]
+//   npm run bench -- train --from-json <saved output>   (re-renders the section only)
 //   --baseline <checkout with dist/>@<label>: also runs the first configuration's
 //   verifiable mode and times the state root with an older build, in the same
 //   run (e.g. the tensor commitment before grouped leaves)
@@ -10,21 +9,29 @@
 // verifiable runs of the same configuration are interleaved (ABBA order) and
 // the figure reported is the median of the per-pair ratios; CPU time per step
 // (all threads) is reported too, as it depends less on the load. Results go
-// to the "Training" section of docs/benchmarks.md (report.mjs writeSection).
+// to the "Training" section of docs/benchmarks.md (report.ts writeSection).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { machine, writeSection } from './report.mjs'
+import { machine, writeSection } from './report.js'
+import { nativeScriptArgs } from './ts-script.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-let dist = p => join(root, 'dist', p)
+let dist = (p: string): string => join(root, 'dist', p)
+// a module of a build (this one's, or the baseline's), typed by this source
+const load = async <M>(path: string, d = dist): Promise<M> => await import(d(path)) as M
+
+interface Cfg { backend: 'wasm' | 'cpu', model: 'mlp' | 'cnn', batch: number, steps: number, checkpointEvery?: number, mode: string, root?: string, baselineRoot?: string, baselineLabel?: string }
+interface RunFigures { samplesPerSec: number, seconds: number, cpuMsPerStep: number, mainCpuMsPerStep: number, inlineJobs?: number, maxRssMiB: number }
+interface RootImpl { label: string, fastMs: number, fastCpuMs: number, refMs: number }
+interface TraceFigures { plainStepMs: number, stateRootMs: number, stateRootCpuMs: number, rootImpls?: RootImpl[], tracedStepMs: number, kernels: number, maxRssMiB: number }
 
 // CPU time of the calling thread (Linux /proc, clock ticks of 10 ms): the
 // training thread's own cost, which is the wall-clock overhead when the
 // hashing thread has a core to itself
-function threadCpuMs () {
+function threadCpuMs (): number {
   try {
     const f = readFileSync('/proc/thread-self/stat', 'utf8')
     const v = f.slice(f.lastIndexOf(')') + 2).split(' ')
@@ -32,15 +39,16 @@ function threadCpuMs () {
   } catch { return NaN }
 }
 
-async function child (cfg) {
-  if (cfg.root !== undefined) dist = p => join(cfg.root, 'dist', p)
-  await import(dist('node/polyfill.js'))
-  const { trainTask } = await import(dist('node/train/run.js'))
-  const { initBackend } = await import(dist('node/train/backend.js'))
-  const { loadIdxDataset, datasetRef } = await import(dist('node/train/dataset.js'))
-  const { newProgram } = await import(dist('protocols/program/index.js'))
-  const { Trainer } = await import(dist('node/train/trainer.js'))
-  const { traceStep } = await import(dist('node/train/tracer.js'))
+async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
+  const own = cfg.root
+  if (own !== undefined) dist = p => join(own, 'dist', p)
+  await load('node/polyfill.js')
+  const { trainTask } = await load<typeof import('../../node/train/run.js')>('node/train/run.js')
+  const { initBackend } = await load<typeof import('../../node/train/backend.js')>('node/train/backend.js')
+  const { loadIdxDataset, datasetRef } = await load<typeof import('../../node/train/dataset.js')>('node/train/dataset.js')
+  const { newProgram } = await load<typeof import('../../protocols/program/index.js')>('protocols/program/index.js')
+  const { Trainer } = await load<typeof import('../../node/train/trainer.js')>('node/train/trainer.js')
+  const { traceStep } = await load<typeof import('../../node/train/tracer.js')>('node/train/tracer.js')
   const runtime = cfg.backend === 'cpu' ? 'tfjs-cpu@4.22.0' : 'tfjs-wasm@4.22.0-simd'
   await initBackend(cfg.backend, runtime)
   const ds = loadIdxDataset()
@@ -49,17 +57,19 @@ async function child (cfg) {
     const t = await Trainer.create(program, ds)
     for (let i = 0; i < 3; i++) t.runStep()
     let t0 = performance.now(); for (let i = 0; i < 10; i++) t.runStep(); const plain = (performance.now() - t0) / 10
-    const { fastStateRoot } = await import(dist('node/train/fast-commit.js'))
+    const { fastStateRoot } = await load<typeof import('../../node/train/fast-commit.js')>('node/train/fast-commit.js')
     const c0 = process.cpuUsage()
     t0 = performance.now(); for (let i = 0; i < 20; i++) fastStateRoot(t.stateTensors(), t.step); const hash = (performance.now() - t0) / 20
     const c = process.cpuUsage(c0)
     // the same state hashed by this build's and (with --baseline) an older build's implementations, interleaved
-    const impls = [['this build', dist]]
-    if (cfg.baselineRoot !== undefined) impls.push([cfg.baselineLabel, p => join(cfg.baselineRoot, 'dist', p)])
-    const roots = []
+    const impls: Array<[string, (p: string) => string]> = [['this build', dist]]
+    const baseRoot = cfg.baselineRoot
+    if (baseRoot !== undefined) impls.push([cfg.baselineLabel ?? 'baseline', p => join(baseRoot, 'dist', p)])
+    type StateRootFn = typeof import('../../protocols/commit/index.js')['stateRoot']
+    const roots: Array<{ label: string, fast: StateRootFn, ref: StateRootFn, fastMs: number[], fastCpuMs: number[], refMs: number[] }> = []
     for (const [label, d] of impls) {
-      const fast = (await import(d('node/train/fast-commit.js'))).fastStateRoot
-      const ref = (await import(d('protocols/commit/index.js'))).stateRoot
+      const fast = (await load<typeof import('../../node/train/fast-commit.js')>('node/train/fast-commit.js', d)).fastStateRoot
+      const ref = (await load<typeof import('../../protocols/commit/index.js')>('protocols/commit/index.js', d)).stateRoot
       roots.push({ label, fast, ref, fastMs: [], fastCpuMs: [], refMs: [] })
     }
     const ts = t.stateTensors()
@@ -71,7 +81,7 @@ async function child (cfg) {
         w0 = performance.now(); for (let i = 0; i < 4; i++) r.ref(ts, t.step); r.refMs.push((performance.now() - w0) / 4)
       }
     }
-    const med = xs => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
+    const med = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
     const rootImpls = roots.map(r => ({ label: r.label, fastMs: med(r.fastMs), fastCpuMs: med(r.fastCpuMs), refMs: med(r.refMs) }))
     t0 = performance.now(); let n = 0; for (let i = 0; i < 5; i++) n = traceStep(t).entries.length; const traced = (performance.now() - t0) / 5
     return { plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls, tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
@@ -87,30 +97,33 @@ async function child (cfg) {
 }
 
 if (process.argv[2] === '--child') {
-  const r = await child(JSON.parse(process.argv[3]))
+  const r = await child(JSON.parse(process.argv[3]) as Cfg)
   process.stdout.write(JSON.stringify(r) + '\n')
   process.exit(0)
 }
 
 const args = process.argv.slice(2)
-const flag = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? Number(args[i + 1]) : dflt }
+const flag = (name: string, dflt: number): number => { const i = args.indexOf(name); return i >= 0 ? Number(args[i + 1]) : dflt }
 const steps = Number(args.find(a => /^\d+$/.test(a) && args[args.indexOf(a) - 1] !== '--reps') ?? 300)
 const reps = flag('--reps', 4)
 const write = !args.includes('--no-write')
 const baselineArg = args.indexOf('--baseline') >= 0 ? args[args.indexOf('--baseline') + 1] : undefined
 const baseline = baselineArg === undefined ? undefined : { root: baselineArg.split('@')[0], label: baselineArg.split('@')[1] ?? 'baseline build' }
 
-function run (cfg) {
-  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-  return JSON.parse(out.trim().split('\n').pop())
+// each run in a process of its own, in node alone (its peak RSS is a figure)
+const childArgs = await nativeScriptArgs(fileURLToPath(import.meta.url))
+function run<F = RunFigures> (cfg: Cfg): F {
+  const out = execFileSync(process.execPath, [...childArgs, '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  return JSON.parse(out.trim().split('\n').pop() ?? 'null') as F
 }
-const median = xs => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
-const pctOver = r => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(0)}%`
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const pctOver = (r: number): string => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(0)}%`
 
 // pairs: plain vs verifiable of the same run, interleaved
-const { recommendedCheckpointEvery } = await import(dist('protocols/verification/sample.js'))
+const { recommendedCheckpointEvery } = await load<typeof import('../../protocols/verification/sample.js')>('protocols/verification/sample.js')
 const defaultK = recommendedCheckpointEvery(steps)
-const pairs = [
+interface Pair { name: string, backend: 'wasm' | 'cpu', model: 'mlp' | 'cnn', batch: number, steps: number, reps: number, checkpointEvery?: number, verifiableMode?: string }
+const pairs: Pair[] = [
   { name: 'wasm mlp b64', backend: 'wasm', model: 'mlp', batch: 64, steps, reps },
   { name: 'wasm mlp b128', backend: 'wasm', model: 'mlp', batch: 128, steps, reps: Math.max(2, reps >> 1) },
   // the spacing `task new` chooses for this many steps (the verifiers' cost model, protocols/verification/sample.ts)
@@ -123,24 +136,25 @@ const pairs = [
   { name: 'cpu mlp b64', backend: 'cpu', model: 'mlp', batch: 64, steps: Math.ceil(steps / 2), reps: 2 },
   { name: 'wasm cnn b64', backend: 'wasm', model: 'cnn', batch: 64, steps: Math.ceil(steps / 3), reps: 2 }
 ]
-const fromJson = args.indexOf('--from-json') >= 0 ? JSON.parse(readFileSync(args[args.indexOf('--from-json') + 1], 'utf8').trim().split('\n').filter(l => l.startsWith('{"loadBefore"')).pop()) : undefined
+const fromJson = args.indexOf('--from-json') >= 0 ? JSON.parse(readFileSync(args[args.indexOf('--from-json') + 1], 'utf8').trim().split('\n').filter(l => l.startsWith('{"loadBefore"')).pop() ?? 'null') : undefined
 const loadBefore = fromJson?.loadBefore ?? loadavg()
-const rows = fromJson?.rows ?? []
+type Row = Pair & Record<string, any>
+const rows: Row[] = fromJson?.rows ?? []
 for (const p of fromJson === undefined ? pairs : []) {
   const base = { backend: p.backend, model: p.model, batch: p.batch, steps: p.steps, checkpointEvery: p.checkpointEvery }
-  const plain = []; const ver = []; const old = []
+  const plain: RunFigures[] = []; const ver: RunFigures[] = []; const old: RunFigures[] = []
   // the first configuration also runs the baseline build's verifiable mode against the same plain runs
   const withOld = baseline !== undefined && p === pairs[0]
   for (let i = 0; i < p.reps; i++) {
     let order = i % 2 === 0 ? ['plain', 'v'] : ['v', 'plain'] // ABBA
     if (withOld) order = [['plain', 'v', 'old'], ['old', 'v', 'plain'], ['v', 'old', 'plain'], ['plain', 'old', 'v']][i % 4]
-    const got = {}
-    for (const m of order) got[m] = run({ ...base, mode: m === 'plain' ? 'plain' : (p.verifiableMode ?? 'verifiable'), ...(m === 'old' ? { root: baseline.root } : {}) })
+    const got: Record<string, RunFigures> = {}
+    for (const m of order) got[m] = run({ ...base, mode: m === 'plain' ? 'plain' : (p.verifiableMode ?? 'verifiable'), ...(m === 'old' ? { root: baseline?.root } : {}) })
     plain.push(got.plain); ver.push(got.v); if (withOld) old.push(got.old)
-    const fmt = r => `${Math.round(r.samplesPerSec)} (CPU ${r.cpuMsPerStep.toFixed(1)}, training thread ${r.mainCpuMsPerStep.toFixed(1)}, ${Math.round(r.maxRssMiB)} MiB${r.inlineJobs ? `, ${r.inlineJobs} states hashed inline` : ''})`
-    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, training thread ${got.plain.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${fmt(got.v)}${withOld ? `  verifiable with ${baseline.label} ${fmt(got.old)}` : ''}  load ${loadavg()[0].toFixed(1)}`)
+    const fmt = (r: RunFigures): string => `${Math.round(r.samplesPerSec)} (CPU ${r.cpuMsPerStep.toFixed(1)}, training thread ${r.mainCpuMsPerStep.toFixed(1)}, ${Math.round(r.maxRssMiB)} MiB${r.inlineJobs ? `, ${r.inlineJobs} states hashed inline` : ''})`
+    console.log(`${p.name.padEnd(30)} pair ${i + 1}: plain ${Math.round(got.plain.samplesPerSec)} samples/s (CPU ${got.plain.cpuMsPerStep.toFixed(1)} ms/step, training thread ${got.plain.mainCpuMsPerStep.toFixed(1)}, ${Math.round(got.plain.maxRssMiB)} MiB)  verifiable ${fmt(got.v)}${withOld ? `  verifiable with ${baseline?.label} ${fmt(got.old)}` : ''}  load ${loadavg()[0].toFixed(1)}`)
   }
-  const summarise = (q, ver) => {
+  const summarise = (q: Pair & { baseline?: boolean }, ver: RunFigures[]): Row => {
     const wall = plain.map((x, i) => ver[i].seconds / x.seconds)
     const cpu = plain.map((x, i) => ver[i].cpuMsPerStep / x.cpuMsPerStep)
     return {
@@ -154,9 +168,9 @@ for (const p of fromJson === undefined ? pairs : []) {
     }
   }
   rows.push(summarise(p, ver))
-  if (withOld) rows.push(summarise({ ...p, name: `${p.name}, ${baseline.label}`, baseline: true }, old))
+  if (withOld) rows.push(summarise({ ...p, name: `${p.name}, ${baseline?.label}`, baseline: true }, old))
 }
-const trace = fromJson?.trace ?? run({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace', ...(baseline !== undefined ? { baselineRoot: baseline.root, baselineLabel: baseline.label } : {}) })
+const trace: TraceFigures = fromJson?.trace ?? run<TraceFigures>({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace', ...(baseline !== undefined ? { baselineRoot: baseline.root, baselineLabel: baseline.label } : {}) })
 const loadAfter = fromJson?.loadAfter ?? loadavg()
 for (const r of rows) console.log(`${r.name.padEnd(30)} time ${pctOver(r.wallRatio)} (pairs ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU/step ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} ms (${pctOver(r.cpuRatio)}), training thread ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} ms (${pctOver(r.mainRatio)}), peak RSS ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB`)
 for (const r of trace.rootImpls ?? []) console.log(`state root (${r.label}): worker implementation ${r.fastMs.toFixed(2)} ms (CPU ${r.fastCpuMs.toFixed(2)}), protocols/commit ${r.refMs.toFixed(2)} ms`)
@@ -164,12 +178,12 @@ console.log(`op trace: plain step ${trace.plainStepMs.toFixed(1)} ms, state root
 console.log(JSON.stringify({ loadBefore, loadAfter, rows, trace }))
 
 if (write) {
-  const la = xs => xs.map(x => x.toFixed(1)).join(' ')
+  const la = (xs: number[]): string => xs.map(x => x.toFixed(1)).join(' ')
   const table = rows.map(r => `| ${r.name} (${r.steps} steps, ${r.reps} pairs${r.verifiableMode === 'inline' ? '' : `; ${(r.inlineShare * 100).toFixed(0)}% inline`}) | ${Math.round(r.plainSps)} / ${Math.round(r.verSps)} | **${pctOver(r.wallRatio)}** (${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}) | ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} (${pctOver(r.cpuRatio)}) | ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} (${pctOver(r.mainRatio)}) | ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB |`).join('\n')
   const b64 = rows[0]
   const old = rows.find(r => r.baseline)
   const impl = trace.rootImpls ?? []
-  const rootRow = r => `${r.fastCpuMs.toFixed(2)} ms CPU (${r.fastMs.toFixed(2)} ms wall) in the hashing thread's implementation, ${r.refMs.toFixed(1)} ms in protocols/commit`
+  const rootRow = (r: RootImpl): string => `${r.fastCpuMs.toFixed(2)} ms CPU (${r.fastMs.toFixed(2)} ms wall) in the hashing thread's implementation, ${r.refMs.toFixed(1)} ms in protocols/commit`
   writeSection('Training', `
 Latest run: ${new Date().toISOString().slice(0, 10)}, \`npm run bench -- train\` (${machine()}; load average ${la(loadBefore)} before, ${la(loadAfter)} after — the 2 cores are shared with other engineers' jobs).
 Fashion-MNIST, Adam, checkpoints every 100 steps unless the row names k. Each run is its own process; plain and verifiable runs of the same
@@ -195,7 +209,7 @@ ${[...impl.map(r => `| … the root alone of one state read once, ${r.label} (me
   // (a blank line would end the markdown table)
   ...(old === undefined ? [] : [`| all-thread CPU per step, wasm mlp b64: this build vs ${baseline?.label ?? 'baseline'} (same plain runs) | ${b64.verCpu.toFixed(1)} (${pctOver(b64.cpuRatio)}) vs ${old.verCpu.toFixed(1)} ms (${pctOver(old.cpuRatio)}) | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |`])].join('\n')}
 | op-trace recording of one Adam step vs a plain step | ${trace.tracedStepMs.toFixed(0)} ms vs ${trace.plainStepMs.toFixed(1)} ms (${trace.kernels} kernels) | | |
-| wasm vs cpu, mlp b64 plain (CPU ms/step) | ${(rows.find(r => r.backend === 'cpu')?.plainCpu / b64.plainCpu).toFixed(1)}× less CPU on wasm | | |
+| wasm vs cpu, mlp b64 plain (CPU ms/step) | ${((rows.find(r => r.backend === 'cpu')?.plainCpu ?? NaN) / b64.plainCpu).toFixed(1)}× less CPU on wasm | | |
 | mlp Fashion-MNIST test accuracy (Adam 1e-3, b128, 938 steps, verifiable; test/integration/train-fashion.test.ts) | 85.55% | ≥ 84% | |
 | tfjs-node / tfjs-node-gpu | not installable here (install script downloads libtensorflow) | | |
 

@@ -1,20 +1,19 @@
-#!/usr/bin/env node
 // Swarm benchmark (issue 2): N peers on one machine, each a separate process
 // started through the CLI. Measures process start → first connection and →
 // gossip mesh, gossip publish → delivery latency, and RSS per idle peer.
-//   node test/bench/swarm.bench.mjs [peers=20] [stagger-ms=1000]
+//   npm run bench -- swarm [peers=20] [stagger-ms=1000]
 // Side by side with another build (the machine is shared, so figures from
 // different runs are not comparable): SWARM_BENCH_BASELINE=<dir with a built
 // dist/> SWARM_BENCH_ROUNDS=2 runs baseline and current swarms alternately in
 // one run and reports both (SWARM_BENCH_BASELINE_LABEL names it in the report).
 // A baseline dir: git archive <commit> | tar -x -C dir; ln -s $PWD/node_modules
 // dir/; (cd dir && npx tsc -p tsconfig.json). SWARM_BENCH_NO_WRITE=1 leaves docs/ alone.
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { machine, pct, writeSection } from './report.mjs'
+import { machine, pct, writeSection } from './report.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -26,9 +25,10 @@ const N = Number(process.argv[2] ?? 20)
 const STAGGER_MS = Number(process.argv[3] ?? 1000)
 const MESH_MIN = 4 // gossipsub D_lo (the peer records when its mesh reaches it)
 const ROUNDS = 30 // gossip messages
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
-function client (dataDir) {
+type Api = (method: string, path: string, body?: unknown) => Promise<any>
+function client (dataDir: string): Api {
   const info = JSON.parse(readFileSync(join(dataDir, 'control.json'), 'utf8'))
   const token = readFileSync(join(dataDir, 'control.token'), 'utf8').trim()
   return async (method, path, body) => {
@@ -39,29 +39,29 @@ function client (dataDir) {
 
 // CPU time (user + system) of a process in ms: unlike wall-clock figures, it barely depends on
 // what else the shared machine runs
-function cpuMs (pid) {
+function cpuMs (pid: number | undefined): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(f[11]) + Number(f[12])) * 10 // utime + stime, in ticks of 10 ms
 }
-const sumCpu = ps => ps.reduce((a, p) => a + cpuMs(p.child.pid), 0)
+const sumCpu = (ps: Array<{ child: ChildProcess }>): number => ps.reduce((a, p) => a + cpuMs(p.child.pid), 0)
 
-function rssMiB (pid) {
+function rssMiB (pid: number | undefined): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Number(m[1]) / 1024 : NaN
 }
 
-async function runSwarm (cli) {
+async function runSwarm (cli: string): Promise<Record<string, any>> {
   const dir = mkdtempSync(join(tmpdir(), 'ps-swarm-bench-'))
-  const procs = []
-  const start = args => {
+  const procs: ChildProcess[] = []
+  const start = (args: string[]): { child: ChildProcess, t0: number, ready: Promise<any> } => {
     const t0 = performance.now()
     const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PROOFSWARM_LOG_LEVEL: 'warn' } })
     procs.push(child)
     let out = ''
     let err = ''
-    child.stderr.on('data', d => { err = (err + d).slice(-2000) })
-    const ready = new Promise((resolve, reject) => {
-      child.stdout.on('data', d => {
+    child.stderr.on('data', (d: Buffer) => { err = (err + d).slice(-2000) })
+    const ready = new Promise<any>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
         out += d
         try { const j = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)); resolve(j) } catch {}
       })
@@ -74,10 +74,11 @@ async function runSwarm (cli) {
   try {
     const boot = start(['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir, 'boot')])
     const bootAddr = (await boot.ready).multiaddrs[0]
-    const peers = []
+    const peers: Array<{ dataDir: string, child: ChildProcess, t0: number, ready: Promise<any>, api: Api }> = []
+    const notReady: Api = async () => { throw new Error('peer not ready') }
     for (let i = 0; i < N; i++) {
       const dataDir = join(dir, `p${i}`)
-      peers.push({ dataDir, ...start(['join', '--json', '--bootstrap', bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dataDir]) })
+      peers.push({ dataDir, api: notReady, ...start(['join', '--json', '--bootstrap', bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dataDir]) })
       await sleep(STAGGER_MS)
     }
     const readyAt = new Array(N).fill(NaN)
@@ -149,7 +150,7 @@ async function runSwarm (cli) {
   }
 }
 
-const runs = { current: [], baseline: [] }
+const runs: { current: Array<Record<string, any>>, baseline: Array<Record<string, any>> } = { current: [], baseline: [] }
 for (let r = 0; r < (BASELINE ? ROUNDS_AB : 1); r++) {
   if (BASELINE) {
     const b = await runSwarm(join(BASELINE, 'dist/node/cli/main.js'))
@@ -161,13 +162,13 @@ for (let r = 0; r < (BASELINE ? ROUNDS_AB : 1); r++) {
   runs.current.push(c)
 }
 
-const f = x => Number.isFinite(x) ? x.toFixed(0) : 'n/a'
-const row = r => `${f(r.readyMs.p50)} / ${f(r.readyMs.max)} ms | ${f(r.firstConnectionMs.p50)} / ${f(r.firstConnectionMs.max)} ms | ` +
+const f = (x: number): string => Number.isFinite(x) ? x.toFixed(0) : 'n/a'
+const row = (r: Record<string, any>): string => `${f(r.readyMs.p50)} / ${f(r.readyMs.max)} ms | ${f(r.firstConnectionMs.p50)} / ${f(r.firstConnectionMs.max)} ms | ` +
   `${f(r.fullMeshMs.p50)} / ${f(r.fullMeshMs.max)} ms${r.fullMeshMs.missing ? ` (${r.fullMeshMs.missing} never)` : ''} | ` +
   `${f(r.fullMeshJoiningMs.p50)} / ${f(r.fullMeshJoiningMs.max)} ms | ` +
   `${f(r.gossipLatencyMs.p50)} / ${f(r.gossipLatencyMs.p95)} ms (${r.gossipLatencyMs.delivered}/${r.gossipLatencyMs.expected}) | ` +
   `${f(r.rssMiB.mean)} / ${f(r.rssMiB.max)} MiB | ${r.cpu.idleMsPerSPerPeer.toFixed(1)} ms/s | ${r.cpu.gossipMsPerMsgPerPeer.toFixed(1)} ms | ${r.load[0]} → ${r.load[1]}`
-const last = runs.current.at(-1)
+const last = runs.current[runs.current.length - 1]
 const table = (BASELINE
   ? [...runs.baseline.map((r, i) => `| baseline, run ${i + 1} | ${row(r)} |`), ...runs.current.map((r, i) => `| current, run ${i + 1} | ${row(r)} |`)]
   : runs.current.map(r => `| current | ${row(r)} |`)).join('\n')

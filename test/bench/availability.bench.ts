@@ -6,31 +6,32 @@
 //     them on the real runtime, one chain sample request per trial
 //   coding cost: Reed–Solomon encode and decode of that checkpoint, next to
 //     one plain training step of the same task
-import '../../dist/node/polyfill.js'
+import '../../node/polyfill.js'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { machine, writeSection } from './report.mjs'
-import { encodeChunks, decodeChunks } from '../../dist/protocols/erasure/coder.js'
-import { CHUNK_SAMPLES, missProbability, missProbabilityIndependent } from '../../dist/protocols/erasure/index.js'
-import { overheadBench } from './availability-overhead.mjs'
+import { machine, writeSection } from './report.js'
+import { overheadBench } from './availability-overhead.js'
+import { fromDist } from './ts-script.js'
+const { encodeChunks, decodeChunks } = await fromDist<typeof import('../../protocols/erasure/coder.js')>('protocols/erasure/coder.js')
+const { CHUNK_SAMPLES, missProbability, missProbabilityIndependent } = await fromDist<typeof import('../../protocols/erasure/index.js')>('protocols/erasure/index.js')
 
 const TRIALS = Number(process.env.AVAILABILITY_TRIALS ?? 1000)
 const dir = mkdtempSync(join(tmpdir(), 'ps-availability-'))
-const pct = (x, d = 2) => `${(100 * x).toFixed(d)}%`
+const pct = (x: number, d = 2): string => `${(100 * x).toFixed(d)}%`
 try {
   const out = join(dir, 'figures.json')
   const r = spawnSync('npx', ['vitest', 'run', 'test/adversarial/chunk-detection.test.ts'], { env: { ...process.env, AVAILABILITY_TRIALS: String(TRIALS), AVAILABILITY_FIGURES: out }, stdio: 'inherit' })
   if (r.status !== 0) throw new Error('the detection run failed: a withholding solver passed more often than the sampling allows, or the chain disagreed with the draw')
   const f = JSON.parse(readFileSync(out, 'utf8'))
   const p = f.params
-  const rows = f.figures.map(x => `| ${pct(x.fraction, 0)} | ${x.withheld} / ${x.total} | ${x.caught} / ${x.trials} | **${pct(x.rate)}** | ${pct(x.expected)} | ${pct(1 - missProbabilityIndependent(x.fraction, CHUNK_SAMPLES))} | ${x.blocksPerTrial.toFixed(1)} |`).join('\n')
+  const rows = f.figures.map((x: any) => `| ${pct(x.fraction, 0)} | ${x.withheld} / ${x.total} | ${x.caught} / ${x.trials} | **${pct(x.rate)}** | ${pct(x.expected)} | ${pct(1 - missProbabilityIndependent(x.fraction, CHUNK_SAMPLES))} | ${x.blocksPerTrial.toFixed(1)} |`).join('\n')
 
   // coding cost of one such checkpoint (same size), median of 5
   const data = new Uint8Array(p.dataBytes)
   for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
-  const med = xs => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const enc = []; const dec = []; const decFast = []
   let chunks
   for (let t = 0; t < 5; t++) {
@@ -56,7 +57,7 @@ The solver codes its ${o.checkpoints} checkpoints once before committing: ${o.co
 `
   const load = loadavg().map(x => x.toFixed(2)).join(' ')
   const body = `
-Machine: ${machine()}, load ${load}. Run: \`npm run bench -- availability\` (test/bench/availability.bench.mjs over test/adversarial/chunk-detection.test.ts, ${TRIALS} trials per fraction).
+Machine: ${machine()}, load ${load}. Run: \`npm run bench -- availability\` (test/bench/availability.bench.ts over test/adversarial/chunk-detection.test.ts, ${TRIALS} trials per fraction).
 
 The devnet's task (MLP 784-128-10, Adam, batch 64) trained on Fashion-MNIST; its checkpoint of step 10 (${(p.dataBytes / 2 ** 20).toFixed(2)} MiB) coded into ${p.total} chunks of ${p.chunkBytes} B (k = ${p.dataShards} data + m = ${p.parityShards} parity, rate 1/2). Per trial the solver withholds a fresh random set of chunks, a whistleblower calls \`sample_chunks\` on the real runtime (the dev chain's pallet, in process), and the solver posts the ${CHUNK_SAMPLES} drawn chunks if it has them all; otherwise the request times out and the solver is slashed. Caught = timed out; the chain's outcome matched the drawn indices in every trial.
 

@@ -7,13 +7,13 @@ import { cpus, totalmem } from 'node:os'
 
 const FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'benchmarks.md')
 
-export function machine () {
+export function machine (): string {
   return `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`
 }
 
-export function writeSection (heading, body) {
+export function writeSection (heading: string, body: string): void {
   mkdirSync(dirname(FILE), { recursive: true })
-  let doc = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRun with `npm run bench` (all) or `npm run bench -- <name>`. Figures are from the latest run on the machine named in each section; ratios are measured side by side in one run, since these machines are shared and noisy.\n'
+  let doc = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRun with `npm run bench` (all) or `npm run bench -- <name> [args]` (test/bench/<name>.bench.ts, TypeScript run by vite-node after a build; docs/architecture.md). Figures are from the latest run on the machine named in each section; ratios are measured side by side in one run, since these machines are shared and noisy.\n'
   const start = `<!-- bench:${heading} -->`
   const end = `<!-- /bench:${heading} -->`
   const section = `${start}\n## ${heading}\n\n${body.trim()}\n${end}`
@@ -24,7 +24,7 @@ export function writeSection (heading, body) {
   writeFileSync(FILE, doc)
 }
 
-export function pct (xs, p) {
+export function pct (xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   if (s.length === 0) return NaN
   return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))]

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { machine, writeSection } from './report.mjs'
+import { machine, writeSection } from './report.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'ps-economics-'))
 try {
@@ -17,7 +17,7 @@ try {
   const table = readFileSync(out, 'utf8')
   console.log(table)
   writeSection('Economics', `
-Machine: ${machine()}. Run: \`npm run bench -- economics\` (test/bench/economics.bench.mjs over test/adversarial/economics.test.ts, ${draws} Monte-Carlo draws).
+Machine: ${machine()}. Run: \`npm run bench -- economics\` (test/bench/economics.bench.ts over test/adversarial/economics.test.ts, ${draws} Monte-Carlo draws).
 
 Dev chain parameters (slash 50 %, winner share 50 %, bond 100, jackpot 200, verifier slash 20 %, forced errors on every task as on \`npm run devnet\`) with the fixture's task (solver reward 600, verifier reward 100, stakes 10,000). Payoffs in units, each measured by running a task to its end on the pure runtime with real claims on a real trace; the expected profit is against honest play (docs/economics.md has the model and the deviations refused outright).
 

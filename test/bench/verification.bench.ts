@@ -11,25 +11,27 @@
 // network pays and is less disturbed by other jobs on this shared machine.
 // Detection is checked for real against a solver that fakes one contiguous
 // block of 10% of its steps.
-// Plain node script over dist/ (npm run bench -- verification).
-import '../../dist/node/polyfill.js'
+// Plain script over dist/ (npm run bench -- verification); the solver child runs in node alone,
+// with the peer heap settings, as a solver peer does.
+import '../../node/polyfill.js'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
-import { createHost } from '../../dist/node/p2p/host.js'
-import { createLogger } from '../../dist/node/log.js'
-import { ShardService } from '../../dist/node/shards/service.js'
 import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
-import { machine, writeSection } from './report.mjs'
-import { DETECTION_GOAL, checkpointLoads, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps } from '../../dist/protocols/verification/sample.js'
-import { requiredSampleCount } from '../../dist/protocols/verification/verdict.js'
-import { WarmEngine } from '../../dist/node/engine/warm-engine.js'
-import { tunePeerHeap } from '../../dist/node/cli/peer-heap.js'
+import { machine, writeSection } from './report.js'
+import { fromDist, nativeScriptArgs } from './ts-script.js'
+const { createHost } = await fromDist<typeof import('../../node/p2p/host.js')>('node/p2p/host.js')
+const { createLogger } = await fromDist<typeof import('../../node/log.js')>('node/log.js')
+const { ShardService } = await fromDist<typeof import('../../node/shards/service.js')>('node/shards/service.js')
+const { DETECTION_GOAL, checkpointLoads, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps } = await fromDist<typeof import('../../protocols/verification/sample.js')>('protocols/verification/sample.js')
+const { requiredSampleCount } = await fromDist<typeof import('../../protocols/verification/verdict.js')>('protocols/verification/verdict.js')
+const { WarmEngine } = await fromDist<typeof import('../../node/engine/warm-engine.js')>('node/engine/warm-engine.js')
+const { tunePeerHeap } = await fromDist<typeof import('../../node/cli/peer-heap.js')>('node/cli/peer-heap.js')
 
 // this process fetches checkpoints as a verifier peer does, its 'solver' child serves them
 // as a solver peer does: both with the V8 heap settings of `proofswarm join`
@@ -37,7 +39,7 @@ tunePeerHeap()
 
 const CLI = join('dist', 'node', 'cli', 'main.js')
 const quiet = createLogger('bench', { level: 'silent', pretty: false })
-async function shardPeer (dataDir) {
+async function shardPeer (dataDir: string) {
   const host = await createHost({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true })
   return { host, svc: await ShardService.start({ host, dataDir, log: quiet, gcIntervalMs: 0 }) }
 }
@@ -46,10 +48,10 @@ if (process.argv[2] === 'solver') {
   // child: a solver's shard service publishing a run's checkpoints as the node does (by reference, no DHT records)
   const [, , , dataDir, runDir] = process.argv
   const { host, svc } = await shardPeer(dataDir)
-  const cks = {}
+  const cks: Record<number, { manifest: string, data: string }> = {}
   for (const d of readdirSync(join(runDir, 'checkpoints')).sort()) {
     const step = Number(d.replace('step-', ''))
-    const add = async f => (await svc.addFile(join(runDir, 'checkpoints', d, f), { name: `${d}-${f}`, kind: 'checkpoint' }, { byReference: true, provide: false })).cid
+    const add = async (f: string): Promise<string> => (await svc.addFile(join(runDir, 'checkpoints', d, f), { name: `${d}-${f}`, kind: 'checkpoint' }, { byReference: true, provide: false })).cid
     cks[step] = { manifest: await add('manifest.json'), data: await add('state.bin') }
   }
   process.stdout.write(JSON.stringify({ peerId: host.peerId.toString(), addr: host.getMultiaddrs()[0].toString(), cks }) + '\n')
@@ -66,14 +68,14 @@ const data = dataset === FASHION ? ['--dataset-dir', FASHION] : []
 const TICK = 100 // USER_HZ on Linux
 
 /** CPU seconds (user + system) of this process's waited-for children, or of process `pid` (all its threads). */
-function cpuOf (pid) {
+function cpuOf (pid?: number): number {
   const s = readFileSync(`/proc/${pid ?? 'self'}/stat`, 'utf8')
   const f = s.slice(s.lastIndexOf(')') + 2).split(' ')
   // fields 14–17 of proc(5): utime, stime, cutime, cstime → indices 11–14 here
   return pid == null ? (Number(f[13]) + Number(f[14])) / TICK : (Number(f[11]) + Number(f[12])) / TICK
 }
 
-function cli (args) {
+function cli (args: string[]): { wall: number, cpu: number, json: any, status: number | null } {
   const c0 = cpuOf()
   const t = performance.now()
   const r = spawnSync(process.execPath, [CLI, ...args, ...(args[0] === 'task' ? [] : ['--log-level', 'warn'])], { encoding: 'utf8', maxBuffer: 64 << 20 })
@@ -83,23 +85,23 @@ function cli (args) {
   return { wall, cpu: cpuOf() - c0, json: line != null ? JSON.parse(line) : undefined, status: r.status }
 }
 
-const seedOf = i => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
-const acctOf = v => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
+const seedOf = (i: number): string => '0x' + (0x5eed0000 + i).toString(16).padStart(64, '0')
+const acctOf = (v: number): string => '0x' + (0xacc00000 + v).toString(16).padStart(64, '0')
 const engine = new WarmEngine(pino({ level: 'warn' }))
 
 /** One verifier's sample of a run: the 1-based steps, the replays and checkpoints it needs. */
-function sampleOf (runDir, steps, k, seed, v) {
+function sampleOf (runDir: string, steps: number, k: number, seed: string, v: number): { sampled: number[], loads: number, replayed: number } {
   const sampled = sampleSteps(seed, acctOf(v), steps, requiredSampleCount(VERIFIERS))
   const proof = JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8'))
-  const loads = checkpointLoads(sampled, proof.checkpoints.map(c => c.step))
+  const loads = checkpointLoads(sampled, proof.checkpoints.map((c: { step: number }) => c.step))
   const replayed = replaysFor(sampled, steps, k).reduce((n, x) => n + (x.toStep - x.fromStep), 0)
   return { sampled, loads: loads.length, replayed }
 }
 
-const caughtIn = results => results.some(x => !x.match || x.firstMismatch != null)
+const caughtIn = (results: Array<{ match: boolean, firstMismatch?: unknown }>): boolean => results.some(x => !x.match || x.firstMismatch != null)
 
 /** The replay in the warm engine: wall and engine CPU seconds. */
-async function warmRun (runDir, sampled) {
+async function warmRun (runDir: string, sampled: number[]): Promise<{ wall: number, cpu: number, caught: boolean }> {
   const c0 = cpuOf(engine.pid)
   const t = performance.now()
   // as node/roles/verifier-ports.ts verify: checkpoints laid out by the program (a verifier fetches only their data)
@@ -109,42 +111,42 @@ async function warmRun (runDir, sampled) {
   return { wall, cpu: cpuOf(engine.pid) - c0, caught: caughtIn(out.results) }
 }
 
-function coldRun (runDir, sampled) {
+function coldRun (runDir: string, sampled: number[]): { wall: number, cpu: number, caught: boolean } {
   const r = cli(['replay', '--proof', runDir, '--steps', sampled.join(','), '--json', ...data])
   const results = r.json?.results ?? []
   if (results.length === 0) throw new Error(`replay printed no results: ${JSON.stringify(r.json)}`)
   return { wall: r.wall, cpu: r.cpu, caught: caughtIn(results) }
 }
 
-function runBytes (runDir) {
+function runBytes (runDir: string): number {
   const d = join(runDir, 'checkpoints')
   return readdirSync(d).reduce((n, c) => n + statSync(join(d, c, 'state.bin')).size, 0)
 }
 
 const dir = process.argv[2] === 'solver' ? undefined : mkdtempSync(join(tmpdir(), 'ps-verify-bench-'))
-const mean = xs => xs.reduce((a, b) => a + b, 0) / xs.length
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /**
  * What fetching a verifier's checkpoints costs, as a verifier node does it
  * (fetchToFile from the solver's peer over libp2p on 127.0.0.1): CPU of the
  * fetching process and of the serving solver, per verifier sample.
  */
-async function transferCost (runDir, steps, k, trials) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'solver', join(dir, 'solver-shards'), runDir], { stdio: ['pipe', 'pipe', 'inherit'] })
+async function transferCost (dir: string, runDir: string, steps: number, k: number, trials: number) {
+  const child = spawn(process.execPath, await nativeScriptArgs(fileURLToPath(import.meta.url), ['solver', join(dir, 'solver-shards'), runDir]), { stdio: ['pipe', 'pipe', 'inherit'] })
   const exited = new Promise(resolve => child.on('exit', resolve))
   const me = await shardPeer(join(dir, 'verifier-shards'))
   try {
-    const info = JSON.parse(await new Promise((resolve, reject) => {
+    const info = JSON.parse(await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout }).once('line', resolve)
       child.once('exit', code => reject(new Error(`solver process exited (${code})`)))
     }))
     await me.host.dial(multiaddr(info.addr))
-    const out = []
+    const out: Array<{ fetchCpu: number, serveCpu: number, wall: number, checkpoints: number }> = []
     for (let t = -1; t < trials; t++) {
       for (let v = 0; v < VERIFIERS; v++) {
         const s = sampleOf(runDir, steps, k, seedOf(700 + t), v)
         const proof = JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8'))
-        const loads = checkpointLoads(s.sampled, proof.checkpoints.map(c => c.step))
+        const loads = checkpointLoads(s.sampled, proof.checkpoints.map((c: { step: number }) => c.step))
         const dest = join(dir, `fetched-${t}-${v}`)
         const c0 = process.cpuUsage(); const p0 = cpuOf(child.pid); const w0 = performance.now()
         for (const step of loads) {
@@ -167,9 +169,10 @@ async function transferCost (runDir, steps, k, trials) {
 }
 
 if (dir !== undefined) try {
-  const rows = []
-  let devnetRow
-  const configs = [[400, recommendedCheckpointEvery(400)], [1000, 10], [1000, recommendedCheckpointEvery(1000)], [2000, recommendedCheckpointEvery(2000)]]
+  type Row = Record<string, any>
+  const rows: Row[] = []
+  let devnetRow: Row | undefined
+  const configs: Array<[number, number]> = [[400, recommendedCheckpointEvery(400)], [1000, 10], [1000, recommendedCheckpointEvery(1000)], [2000, recommendedCheckpointEvery(2000)]]
   for (const [steps, k] of configs) {
     const task = join(dir, `task-${steps}-${k}.json`)
     cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--optimizer', 'adam', '--out', task])
@@ -179,9 +182,9 @@ if (dir !== undefined) try {
     if (verif.json?.proofWritten !== true) throw new Error(`no proof for the ${steps}-step task`)
     // the verifier peer's engine is warm before its first replay (as in a peer, which warms it while checkpoints download)
     await engine.warm(join(run, 'task.json'), dataset === FASHION ? FASHION : undefined)
-    const warm = []
-    const cold = []
-    const shapes = []
+    const warm: Array<{ wall: number, cpu: number, caught: boolean }> = []
+    const cold: Array<{ wall: number, cpu: number, caught: boolean }> = []
+    const shapes: Array<{ sampled: number[], loads: number, replayed: number }> = []
     for (let t = 0; t < TRIALS; t++) {
       for (let v = 0; v < VERIFIERS; v++) {
         const s = sampleOf(run, steps, k, seedOf(t), v)
@@ -193,7 +196,7 @@ if (dir !== undefined) try {
     if ([...warm, ...cold].some(p => p.caught)) throw new Error('an honest proof was rejected')
     const n = requiredSampleCount(VERIFIERS)
     const faked = Math.ceil(DETECTION_GOAL.fakedShare * steps)
-    const row = {
+    const row: Row = {
       steps, k, n, checkpoints: Math.ceil(steps / k), ckMiB: runBytes(run) / 2 ** 20,
       plainWall: plain.wall, plainCpu: plain.cpu, verifWall: verif.wall, verifCpu: verif.cpu,
       warmWall: mean(warm.map(p => p.wall)), warmCpu: mean(warm.map(p => p.cpu)),
@@ -213,27 +216,28 @@ if (dir !== undefined) try {
 
   // fetching the checkpoints: the devnet's task, as a verifier node does it
   const devK = recommendedCheckpointEvery(1000)
-  const transfer = await transferCost(join(dir, `run-1000-${devK}`), 1000, devK, TRIALS)
+  if (devnetRow === undefined) throw new Error('the devnet task was not measured')
+  const transfer = await transferCost(dir, join(dir, `run-1000-${devK}`), 1000, devK, TRIALS)
   console.log(JSON.stringify({ transfer }))
   devnetRow.transfer = transfer
   devnetRow.overAll = VERIFIERS * (devnetRow.warmCpu + transfer.fetchCpu + transfer.serveCpu) / devnetRow.plainCpu
 
   // overhead vs detection on the devnet's task: larger or smaller samples per verifier
-  const curve = []
+  const curve: Array<{ n: number, overhead: number, d5: number, d10: number, d20: number }> = []
   {
     const steps = 1000
     const k = recommendedCheckpointEvery(steps)
     const run = join(dir, `run-${steps}-${k}`)
     const plainCpu = devnetRow.plainCpu
     for (const n of [6, 11, 22, 33, 44]) {
-      const cpu = []
+      const cpu: number[] = []
       for (let t = 0; t < TRIALS; t++) {
         for (let v = 0; v < VERIFIERS; v++) {
           const sampled = sampleSteps(seedOf(500 + t), acctOf(v), steps, n)
           cpu.push((await warmRun(run, sampled)).cpu)
         }
       }
-      const det = f => 1 - missProbability(steps, Math.ceil(f * steps), n) ** VERIFIERS
+      const det = (f: number): number => 1 - missProbability(steps, Math.ceil(f * steps), n) ** VERIFIERS
       curve.push({ n, overhead: VERIFIERS * mean(cpu) / plainCpu, d5: det(0.05), d10: det(0.1), d20: det(0.2) })
       console.log(JSON.stringify(curve.at(-1)))
     }
@@ -245,22 +249,22 @@ if (dir !== undefined) try {
   const block = Math.ceil(DETECTION_GOAL.fakedShare * steps)
   const start = 1 + 137 * 3 // any position; the sample does not depend on it
   const fakeRun = join(dir, 'faked')
-  const ops = []
+  const ops: string[] = []
   for (let s = start; s < start + block; s++) ops.push('--fault-op', `BatchMatMul@${s}`)
   const fakedRun = cli(['train', '--task', join(dir, `task-1000-${k}.json`), '--out', fakeRun, '--no-evaluate', '--json', ...data, ...ops])
   if (fakedRun.json?.proofWritten !== true) throw new Error('the faking solver wrote no proof')
   let caught = 0
   for (let t = 0; t < DETECT_TRIALS; t++) {
-    const hits = []
+    const hits: boolean[] = []
     for (let v = 0; v < VERIFIERS; v++) hits.push((await warmRun(fakeRun, sampleOf(fakeRun, steps, k, seedOf(1000 + t), v).sampled)).caught)
     if (hits.some(Boolean)) caught++
   }
   const load = loadavg().map(x => x.toFixed(2)).join(' ')
 
-  const pct = x => `${(100 * x).toFixed(1)}%`
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`
   const met = rows.filter(r => r.overWarmCpu <= 0.25 && r.detection >= 0.99)
   writeSection('Verification overhead vs detection', `
-Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- verification\` (test/bench/verification.bench.mjs), dataset: ${dataset === FASHION ? 'Fashion-MNIST' : 'synthetic (Fashion-MNIST not installed)'}.
+Machine: ${machine()}; load average at the end ${load}. Run: \`npm run bench -- verification\` (test/bench/verification.bench.ts), dataset: ${dataset === FASHION ? 'Fashion-MNIST' : 'synthetic (Fashion-MNIST not installed)'}.
 
 **Sampling rule** (protocols/verification/sample.ts): each verifier draws n distinct steps from chain randomness it could not steer (the hash of the block after the proof's commit, mixed with its account), and for every sampled step s replays from the checkpoint before it (or on from the previous sample, when that is at or after the checkpoint) up to s, comparing the state roots at s − 1 and s (node/train/replay-many.ts). Every sampled transition is itself re-executed, so a solver faking *any* set of ≥ 10% of its steps escapes one verifier with probability ≤ 0.9ⁿ whatever their placement; ${VERIFIERS} verifiers sample independently, so n = ⌈log 0.01 / log 0.9⌉ / ${VERIFIERS} = ${requiredSampleCount(VERIFIERS)} each reach 99%, and the chain refuses an accepting verdict that does not list the verifier's own sample (SampleNotChecked).
 

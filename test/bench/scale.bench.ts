@@ -1,8 +1,7 @@
-#!/usr/bin/env node
 // Swarm scale bench: N peers (default 100) + 1 bootstrap peer on this machine,
 // each a separate process started through the CLI, joining over time; then
 // gossip load from several publishers, DHT provider lookups, and 10 % churn.
-//   node test/bench/scale.bench.mjs [peers=100] [stagger-ms=400]
+//   npm run bench -- scale [peers=100] [stagger-ms=400]
 // Figures come from what an operator sees: the control API (/v1/status:
 // per-topic mesh sizes; /v1/gossip/messages: receive times; /v1/dht/providers:
 // lookup time and hops) and /proc (RSS, CPU time). SCALE_BENCH_NO_WRITE=1
@@ -15,8 +14,8 @@ import { fileURLToPath } from 'node:url'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { machine, pct, writeSection } from './report.mjs'
-import { SwarmProc, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.mjs'
+import { machine, pct, writeSection } from './report.js'
+import { SwarmProc, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -43,22 +42,23 @@ if (memAvailableMiB() < needMiB) { console.error(`need ~${needMiB} MiB available
 const dir = tempDirToRemove(mkdtempSync(join(tmpdir(), 'ps-scale-bench-')))
 const t0 = performance.now()
 const at = () => ((performance.now() - t0) / 1000).toFixed(1) + ' s'
-const log = msg => console.error(`[scale ${at()}] ${msg}`)
+const log = (msg: string): void => console.error(`[scale ${at()}] ${msg}`)
 const load = [loadavg()[0]]
-const res = { peers: N, staggerMs: STAGGER_MS }
+// the figures, as JSON (printed, and rendered by report())
+const res: Record<string, any> = { peers: N, staggerMs: STAGGER_MS }
 
-let boot
-const peers = []
+let boot: SwarmProc | undefined
+const peers: SwarmProc[] = []
 let nextDir = 0
 const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8'], dataDir)
-const starting = ps => ps.filter(p => p.api == null && p.alive).length
+const starting = (ps: SwarmProc[]): number => ps.filter(p => p.api == null && p.alive).length
 // a peer that failed to start is counted and left out (its error is printed), rather than losing the run
-const dropFailed = ps => {
+const dropFailed = (ps: SwarmProc[]): number => {
   const failed = ps.filter(p => p.api == null)
-  for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch(err => log(`start failed: ${err.message.slice(0, 600)}`)) }
+  for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch((err: Error) => log(`start failed: ${err.message.slice(0, 600)}`)) }
   return failed.length
 }
-const meshStats = mins => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
+const meshStats = (mins: number[]): { below: number, min: number, unreadable: number } => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
 
 try {
   boot = new SwarmProc(CLI, ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0'], join(dir, 'boot'))
@@ -86,7 +86,7 @@ try {
 
   // ---- mesh formation: every peer with ≥ D_lo mesh peers on each topic it subscribes to ----
   const all = [boot, ...peers]
-  let mins = []
+  let mins: number[] = []
   let polls = 0
   while (performance.now() - lastStart < MESH_WAIT_MS) {
     mins = await meshMins(all)
@@ -98,10 +98,10 @@ try {
     ...meshStats(mins),
     afterLastStartMs: Math.round(performance.now() - lastStart),
     afterFirstStartMs: Math.round(performance.now() - peers[0].t0),
-    topics: peers[0].status?.topics.map(t => t.topic)
+    topics: peers[0].status?.topics.map((t: { topic: string }) => t.topic)
   }
   // each peer's own milestone: process start → its meshes on every topic reached D_lo
-  const own = peers.map(p => { const m = Object.values(p.status?.milestones.meshMs ?? {}); return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN })
+  const own = peers.map(p => { const m = Object.values(p.status?.milestones.meshMs ?? {}) as number[]; return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN })
   const joining = own.slice(D_LO) // the first peers wait for D_lo others to exist at all
   res.mesh.perPeerMs = { p50: pct(joining, 50), p95: pct(joining, 95), max: Math.max(...joining) }
   res.startup = {
@@ -139,7 +139,7 @@ try {
     const asker = peers[(i * 17 + 11) % peers.length] === provider ? peers[(i * 17 + 12) % peers.length] : peers[(i * 17 + 11) % peers.length]
     const q0 = performance.now()
     const r = await asker.api('GET', `/v1/dht/providers?cid=${cid}&max=1&timeoutMs=10000`, undefined, 15_000)
-    lookups.push({ wallMs: performance.now() - q0, found: r.providers.some(x => x.peerId === provider.status?.peerId), ...r.lookup })
+    lookups.push({ wallMs: performance.now() - q0, found: r.providers.some((x: { peerId: string }) => x.peerId === provider.status?.peerId), ...r.lookup })
   }
   const found = lookups.filter(l => l.found)
   res.dht = {
@@ -169,7 +169,7 @@ try {
   await sleep(500)
   const afterChurnStart = performance.now()
   let settledMs = NaN
-  let churnMins = []
+  let churnMins: number[] = []
   while (performance.now() - afterChurnStart < SETTLE_MS) {
     churnMins = await meshMins([boot, ...peers])
     if (Number.isNaN(settledMs) && churnMins.every(m => m >= D_LO)) settledMs = performance.now() - churnT0
@@ -180,7 +180,7 @@ try {
   res.churn.gossip = await gossipRound(peers, 30, 'churn', false)
   log(`churn: ${JSON.stringify(res.churn)}`)
 } finally {
-  const all = [boot, ...peers].filter(Boolean)
+  const all = [boot, ...peers].filter((p): p is SwarmProc => p !== undefined)
   await Promise.all(all.map(p => p.stop('SIGTERM')))
   rmSync(dir, { recursive: true, force: true })
 }
@@ -188,7 +188,7 @@ load.push(loadavg()[0])
 res.load = load.map(x => Math.round(x * 10) / 10)
 res.minutes = Math.round((performance.now() - t0) / 6000) / 10
 
-const goals = [
+const goals: Array<[string, number, number, boolean]> = [
   ['gossip p95 < 100 ms', res.gossip.latencyMs.p95, 100, res.gossip.latencyMs.p95 < 100],
   ['idle RSS per peer ≤ 100 MiB (max)', res.idle.rssMiB.max, 100, res.idle.rssMiB.max <= 100],
   ['peers below D_lo after churn = 0', res.churn.below, 0, res.churn.below === 0]
@@ -198,13 +198,13 @@ for (const [name, v, goal, ok] of goals) console.log(`goal ${ok ? 'MET   ' : 'MI
 
 if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection('Swarm scale', report(res, goals))
 
-async function gossipRound (peers, messages, tag, measure) {
+async function gossipRound (peers: SwarmProc[], messages: number, tag: string, measure: boolean): Promise<Record<string, any>> {
   const since = Date.now()
-  const sent = new Map()
+  const sent = new Map<string, { sentAt: number, from: SwarmProc }>()
   const cpu0 = peers.map(p => cpuMs(p.pid))
   const g0 = performance.now()
-  const pending = []
-  let rssLoad = []
+  const pending: Array<Promise<unknown>> = []
+  let rssLoad: number[] = []
   for (let r = 0; r < messages; r++) {
     const from = peers[(r % PUBLISHERS) * Math.floor(peers.length / PUBLISHERS)]
     const nonce = `${tag}${r}`
@@ -218,7 +218,7 @@ async function gossipRound (peers, messages, tag, measure) {
   await sleep(2000)
   const seconds = (performance.now() - g0) / 1000
   const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds)
-  const lat = []
+  const lat: number[] = []
   await pool(peers, 25, async p => {
     const msgs = await p.api('GET', `/v1/gossip/messages?topic=announce&since=${since}`).catch(() => [])
     for (const m of msgs) {
@@ -226,7 +226,7 @@ async function gossipRound (peers, messages, tag, measure) {
       if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) lat.push(m.receivedAt - s.sentAt)
     }
   })
-  const out = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
+  const out: Record<string, any> = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
   if (measure) {
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
@@ -236,10 +236,10 @@ async function gossipRound (peers, messages, tag, measure) {
   return out
 }
 
-function mean (xs) { const v = xs.filter(Number.isFinite); return v.reduce((a, b) => a + b, 0) / v.length }
-function f (x) { return Number.isFinite(x) ? (Math.abs(x) < 10 && !Number.isInteger(x) ? x.toFixed(1) : x.toFixed(0)) : 'n/a' }
+function mean (xs: number[]): number { const v = xs.filter(Number.isFinite); return v.reduce((a, b) => a + b, 0) / v.length }
+function f (x: number): string { return Number.isFinite(x) ? (Math.abs(x) < 10 && !Number.isInteger(x) ? x.toFixed(1) : x.toFixed(0)) : 'n/a' }
 
-function report (r, goals) {
+function report (r: Record<string, any>, goals: Array<[string, number, number, boolean]>): string {
   return `
 Machine: ${machine()}; shared with other engineers' builds and tests while it ran (1-min load average
 ${r.load[0]} at the start, ${r.load[1]} at the end, on 2 cores), so times include queueing for CPU. ${r.joined} peers${r.joined < r.peers ? ` (of ${r.peers} asked: the join deadline passed)` : ''} + 1 bootstrap peer,

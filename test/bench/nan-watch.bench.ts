@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The NaN watch's cost (node/train/nan-watch.ts): a verifiable run scans every
 // op output for a NaN (docs/disputes.md, "NaN: a NaN ends the run"). Training
 // steps with and without the watch installed, interleaved in blocks (ABBA) in
@@ -6,28 +5,24 @@
 // ratios, since the machine is shared. Writes the "NaN watch" section of
 // docs/benchmarks.md. Run: npm run bench -- nan-watch
 import { loadavg } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { machine, writeSection } from './report.mjs'
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const dist = p => join(root, 'dist', p)
-await import(dist('node/polyfill.js'))
-const { initBackend } = await import(dist('node/train/backend.js'))
-const { loadIdxDataset, datasetRef } = await import(dist('node/train/dataset.js'))
-const { newProgram } = await import(dist('protocols/program/index.js'))
-const { Trainer } = await import(dist('node/train/trainer.js'))
-const { NanWatch } = await import(dist('node/train/nan-watch.js'))
+import '../../node/polyfill.js'
+import { machine, writeSection } from './report.js'
+import { fromDist } from './ts-script.js'
+const { initBackend } = await fromDist<typeof import('../../node/train/backend.js')>('node/train/backend.js')
+const { loadIdxDataset, datasetRef } = await fromDist<typeof import('../../node/train/dataset.js')>('node/train/dataset.js')
+const { newProgram } = await fromDist<typeof import('../../protocols/program/index.js')>('protocols/program/index.js')
+const { Trainer } = await fromDist<typeof import('../../node/train/trainer.js')>('node/train/trainer.js')
+const { NanWatch } = await fromDist<typeof import('../../node/train/nan-watch.js')>('node/train/nan-watch.js')
 
 await initBackend('wasm')
 const ds = loadIdxDataset()
 const BLOCK = 10; const PAIRS = 8
 const load0 = loadavg()[0]
 const rows = []
-for (const [model, batch] of [['mlp', 64], ['cnn', 32]]) {
+for (const [model, batch] of [['mlp', 64], ['cnn', 32]] as const) {
   const t = await Trainer.create(newProgram({ model, dataset: datasetRef(ds), steps: 10_000, batchSize: batch, optimizer: 'adam', checkpointEvery: 100 }), ds)
   for (let i = 0; i < 5; i++) t.runStep()
-  const block = watched => {
+  const block = (watched: boolean): number => {
     const w = watched ? new NanWatch() : undefined
     const t0 = performance.now()
     for (let i = 0; i < BLOCK; i++) { if (w) w.seen = false; t.runStep() }
@@ -47,7 +42,7 @@ for (const [model, batch] of [['mlp', 64], ['cnn', 32]]) {
   rows.push({ model, batch, plain: plainSum / (2 * PAIRS), watched: watchSum / (2 * PAIRS), median })
   console.log(`${model} batch ${batch}: ${(plainSum / (2 * PAIRS)).toFixed(2)} ms/step plain, ${(watchSum / (2 * PAIRS)).toFixed(2)} watched, median ratio ${median.toFixed(3)}`)
 }
-const body = `Run: \`npm run bench -- nan-watch\` (test/bench/nan-watch.bench.mjs), ${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after (the machine is shared).
+const body = `Run: \`npm run bench -- nan-watch\` (test/bench/nan-watch.bench.ts), ${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after (the machine is shared).
 Training steps (Fashion-MNIST, Adam) with and without the NaN watch of verifiable runs (every op
 output of a kernel that can make a NaN scanned in place on the wasm heap with \`Float32Array#includes(NaN)\`), ${PAIRS} ABBA pairs of ${BLOCK}-step blocks in one process.
 
