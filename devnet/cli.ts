@@ -10,9 +10,11 @@ import type { PeerStatus } from '../node/peer.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
 import { ensureFashion } from './dataset.js'
-import { FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
+import { FASHION_DIR, ScenarioWatcher, units, watchProgress, watchWindow, type PeerRef } from './scenario.js'
+import { ProgressLine, type ProgressItem } from './progress.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
-import { CALIBRATION_STEPS, challengeWindowFor } from './timing.js'
+import { CALIBRATION_STEPS, challengeWindowFor, checkpointSpacingFor } from './timing.js'
+import { timeCheckpointCoding } from './calibrate.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -31,6 +33,7 @@ interface Opts {
   dashboardPort: number
   task?: string
   steps: number
+  checkpointEvery?: number
   blockTime: number
   forcedError: boolean
   challengeWindow?: number
@@ -49,6 +52,7 @@ const program = new Command()
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
   .option('--task <file>', 'task program to submit (from "proofswarm task new"); default: the mlp on Fashion-MNIST')
   .option('--steps <n>', 'training steps of the default task (1000 ≈ 1 epoch of Fashion-MNIST at batch 64)', v => Number(v), 1000)
+  .option('--checkpoint-every <k>', 'checkpoint spacing of the default task; default: from what a checkpoint costs on this machine, erasure coding included (measured with the challenge window), else task new\'s default', v => Number(v))
   // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
   // faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
@@ -111,7 +115,7 @@ async function down (dir: string): Promise<void> {
 
 async function run (o: Opts): Promise<void> {
   const dir = resolve(o.dir)
-  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
+  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--checkpoint-every', o.checkpointEvery, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
     if (v === undefined) continue
     if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
   }
@@ -124,9 +128,18 @@ async function run (o: Opts): Promise<void> {
   await mkdir(logDir, { recursive: true })
   const t0 = Date.now()
 
+  const stamp = (): string => `[devnet +${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s]`
+  // progress of the long waits: bars on a terminal, plain lines every few seconds otherwise (devnet/progress.ts)
+  const progress = new ProgressLine(process.stdout)
   const say = (msg: string, data: Record<string, unknown> = {}): void => {
     if (o.json === true) process.stdout.write(JSON.stringify({ time: new Date().toISOString(), msg, ...data }, (_k, v) => typeof v === 'bigint' ? v.toString() : v) + '\n')
-    else process.stdout.write(`[devnet +${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`)
+    else progress.log(`${stamp()} ${msg}`)
+  }
+  const showProgress = (key: string, item: ProgressItem | undefined, data: Record<string, unknown>): void => {
+    if (o.json === true) { if (item != null) say(key === 'window' ? `${item.label}: ${item.text}` : `${key}: ${item.text}`, { ...data, ...(item.fraction != null ? { fraction: Number(item.fraction.toFixed(3)) } : {}) }); return }
+    if (item == null) { progress.delete(key); return }
+    if (progress.tty) progress.set(key, item)
+    else progress.set(key, { ...item, label: `${stamp()} ${key === 'window' ? item.label : key}` })
   }
 
   const children: ChildHandle[] = []
@@ -139,6 +152,7 @@ async function run (o: Opts): Promise<void> {
   const shutdown = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true
+      progress.clear()
       say('stopping every process…')
       for (const c of cleanups) c()
       await observer?.disconnect().catch(() => {})
@@ -170,7 +184,7 @@ async function run (o: Opts): Promise<void> {
       const useFashion = o.synthetic !== true
       if (useFashion) await ensureFashion(say)
       else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
-      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--optimizer', 'adam', '--out', taskFile]
+      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--optimizer', 'adam', '--out', taskFile, ...(o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : [])]
       const t = spawnCli('task-new', args, logDir)
       const code = await t.exited
       if (code !== 0) throw new Error(`could not create the task program; see ${t.logFile}`)
@@ -187,8 +201,19 @@ async function run (o: Opts): Promise<void> {
       const cal = spawnCli('calibrate', ['train', '--task', taskFile, '--out', join(dir, 'calibration'), '--until', String(Math.min(CALIBRATION_STEPS, prog.steps)), '--no-evaluate', '--json'], logDir)
       const r = await cal.ready.catch(() => undefined) as { samplesPerSec?: number } | undefined
       await cal.exited
-      await rm(join(dir, 'calibration'), { recursive: true, force: true })
       if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${cal.logFile} (or give --challenge-window)`)
+      // the default task's checkpoints spaced by what one costs here, erasure coding included (devnet/timing.ts)
+      if (o.task == null && o.checkpointEvery == null) {
+        const ck = timeCheckpointCoding(join(dir, 'calibration'))
+        if (ck != null) {
+          const prog = JSON.parse(await readFile(taskFile, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number }
+          const sp = checkpointSpacingFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, codeMs: ck.ms, stateBytes: ck.bytes })
+          say(`checkpoints every ${sp.every} steps (${Math.ceil(prog.steps / sp.every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)`, { checkpointEvery: sp.every, codeMs: ck.ms, stepMs: sp.stepMs })
+          prog.checkpointEvery = sp.every
+          await writeFile(taskFile, JSON.stringify(prog, null, 2) + '\n')
+        }
+      }
+      await rm(join(dir, 'calibration'), { recursive: true, force: true })
       const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
       challengeWindow = w.blocks
       say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
@@ -265,7 +290,10 @@ async function run (o: Opts): Promise<void> {
     let taskId: number | undefined
     const watcher = new ScenarioWatcher(observer, peers, () => taskId, say)
     cleanups.push(await watcher.start())
-    cleanups.push(watchProgress(peers, () => taskId, say))
+    cleanups.push(watchProgress(peers, () => taskId, (key, item, w) => {
+      if (w.phase === 'done' || w.phase === 'failed') { showProgress(key, undefined, {}); say(`${key}: ${item.text}`, { peer: key, progress: w }) } else showProgress(key, item, { peer: key, progress: w })
+    }, key => showProgress(key, undefined, {}), progress.tty ? 500 : 1000))
+    cleanups.push(watchWindow(observer, watcher, o.blockTime, (item, data) => showProgress('window', item, data), progress.tty && o.json !== true ? 1000 : 5000))
     const submitter = peers.find(p => p.role === 'submitter')!
     say(`submitting the task through ${submitter.name} (program and dataset are published as shards; the submitter computes the commitments)…`)
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
@@ -279,6 +307,7 @@ async function run (o: Opts): Promise<void> {
     save()
     await writeFile(join(dir, 'task-id'), String(taskId))
     const result = await watcher.waitSettled(Math.max(30 * 60_000, o.steps * 2000))
+    progress.clear()
     state.phase = result.success ? 'settled (success)' : 'settled (failed)'
     save()
 

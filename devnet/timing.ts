@@ -1,3 +1,5 @@
+import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../protocols/verification/sample.js'
+
 // The devnet's challenge window, from the speed of this machine: a
 // whistleblower replays every step of the task after the commitment (about
 // as long as training it), then traces the disputed step and sends two
@@ -18,4 +20,20 @@ export function challengeWindowFor (o: { steps: number, batchSize: number, sampl
   const replaySeconds = o.steps * o.batchSize / o.samplesPerSec
   const windowSeconds = WINDOW_MARGIN * (replaySeconds + DISPUTE_OVERHEAD_S)
   return { blocks: Math.max(MIN_WINDOW_BLOCKS, Math.ceil(windowSeconds * 1000 / o.blockTimeMs)), replaySeconds, windowSeconds }
+}
+
+/**
+ * The checkpoint spacing of the devnet's task, from this machine's measured
+ * cost of a checkpoint in training steps: CHECKPOINT_COST_STEPS (its hash, file
+ * and shard CIDs) plus its erasure coding (protocols/erasure, ~150 ms for the
+ * MLP's 1.2 MB state, about 14 steps of ~11 ms), by the optimum of
+ * recommendedCheckpointEvery. Coding was not in that constant: at the spacing
+ * it gave (5 at 1000 steps) the solver coded 201 checkpoints for ~30 s, more
+ * than twice the training.
+ */
+export function checkpointSpacingFor (o: { steps: number, batchSize: number, samplesPerSec: number, codeMs: number, stateBytes: number }): { every: number, costSteps: number, stepMs: number } {
+  if (!(o.samplesPerSec > 0) || !(o.codeMs >= 0)) throw new Error(`cannot space checkpoints from ${o.samplesPerSec} samples/s and ${o.codeMs} ms of coding`)
+  const stepMs = o.batchSize / o.samplesPerSec * 1000
+  const costSteps = CHECKPOINT_COST_STEPS + o.codeMs / stepMs
+  return { every: recommendedCheckpointEvery(o.steps, o.stateBytes, costSteps), costSteps, stepMs }
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, TrainResult, VerifyResult } from '../../actors/ports.js'
+import { availableParallelism } from 'node:os'
+import type { CollectedResult, DisputeResult, RolePorts, SubmitResult, TaskSpec, TextResult, TrainResult, VerifyResult } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { admissibility } from '../../protocols/program/admissible.js'
@@ -14,7 +15,8 @@ import type { ChainClient, TaskView } from '../chain/client.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
-import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRun } from '../erasure/coded-run.js'
+import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRunWith } from '../erasure/coded-run.js'
+import { CodeAhead, CodingPool } from '../erasure/coding-pool.js'
 import { VerifierChunks } from '../erasure/verifier.js'
 import { chunkRootEntry, codedRoot, codingParams } from '../../protocols/erasure/index.js'
 import { fromHex, toHex } from '../../protocols/commit/merkle.js'
@@ -99,7 +101,28 @@ export interface WorkProgress {
   samplesPerSec?: number
   etaSec?: number
   detail?: string
+  /** training: [step, loss] of the progress reports so far (thinned to at most CURVE_POINTS) */
+  curve?: Array<[number, number]>
   updatedAt: number
+}
+
+export const CURVE_POINTS = 400
+
+/**
+ * Appends a point. A full curve keeps every other point, which doubles the
+ * spacing of its first points; a newer point closer than that to the one
+ * before replaces the newest instead of adding one, so the curve stays evenly
+ * spread over the whole run and always ends at the latest report.
+ */
+export function addCurvePoint (curve: Array<[number, number]>, step: number, loss: number, max = CURVE_POINTS): void {
+  if (!Number.isFinite(loss) || (curve.length > 0 && curve[curve.length - 1][0] >= step)) return
+  const n = curve.length
+  if (n >= 3 && curve[n - 1][0] - curve[n - 2][0] < curve[1][0] - curve[0][0]) { curve[n - 1] = [step, loss]; return }
+  curve.push([step, loss])
+  if (curve.length > max) {
+    const kept = curve.filter((_, i) => i % 2 === 0 || i === curve.length - 1)
+    curve.splice(0, curve.length, ...kept)
+  }
 }
 
 /** "step 65/300 (21%)  loss 0.0015  1247 samples/s  ETA 12s" → fields */
@@ -200,7 +223,7 @@ export class NodePorts implements RolePorts {
     return (await this.shards.addBytes(bundle, { name: `${program.dataset.name}.bundle.json`, kind: 'dataset' }, { pin: true })).cid
   }
 
-  async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> {
+  async collectResult (taskId: number): Promise<CollectedResult> {
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
     if (indexCid == null || !task.phase.startsWith('Settled')) return {}
@@ -210,9 +233,11 @@ export class NodePorts implements RolePorts {
     await this.fetchBundleTo(index.model, join(dir, 'model'))
     // the evaluator reads the program next to the model (dataset reference)
     await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
-    const r = await evaluateInChild(dir, this.init.datasetDir, this.log).result
-    this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
-    return { accuracy: r.accuracy, modelCid: index.model }
+    // evaluate's JSON also has `text` for a GPT (node/train/run.ts EvaluateResult)
+    const r: { accuracy: number, text?: TextResult } = await evaluateInChild(dir, this.init.datasetDir, this.log).result
+    this.log.info({ taskId, accuracy: r.accuracy, validationLoss: r.text?.validationLoss }, 'collected the trained model')
+    // a GPT has no accuracy (NaN, which JSON cannot carry): its held-out loss, the corpus's unigram baseline and a sample
+    return r.text != null ? { modelCid: index.model, text: r.text } : { accuracy: r.accuracy, modelCid: index.model }
   }
 
   // ---- solver ----
@@ -259,20 +284,33 @@ export class NodePorts implements RolePorts {
     // disputes (issue 7): fault injection / forced error for the training child
     const extra = (await this.init.trainFaultArgs?.(taskId, task)) ?? []
     if (extra.length > 0) this.log.warn({ taskId, args: extra.join(' ') }, 'fault arguments for training (a forced error and/or FAULT INJECTION)')
+    // checkpoints are erasure-coded in a worker thread as training writes them (node/erasure/coding-pool.ts)
+    const pool = new CodingPool(1)
+    const ahead = new CodeAhead(runDir, pool)
+    const curve: Array<[number, number]> = []
     const summary = await trainInChild(taskFile, runDir, { resume, datasetDir, extra }, this.log, line => {
       const p = parseProgressLine(line)
-      if (p != null) this.progress.set(taskId, { taskId, phase: 'training', ...p, updatedAt: Date.now() })
+      if (p != null) {
+        if (p.step != null && p.loss != null) addCurvePoint(curve, p.step, p.loss)
+        this.progress.set(taskId, { taskId, phase: 'training', ...p, curve, updatedAt: Date.now() })
+      }
       if (Date.now() - lastLog > 5000) { lastLog = Date.now(); this.log.info({ taskId }, line.trim()) }
-    }).result.catch((err: Error) => {
+      ahead.poll()
+    }).result.catch(async (err: Error) => {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
+      await ahead.stop()
+      await pool.close()
       throw err
     })
+    await ahead.stop()
+    await pool.close()
+    this.log.info({ taskId, checkpoints: ahead.coded }, 'checkpoints erasure-coded during training')
     const div = summary.divergence
     if (div !== undefined) this.log.warn({ taskId, step: div.step, entry: div.entry, flat: div.flat }, 'the program diverged (a NaN): committing a diverged proof')
     else if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
-    this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, updatedAt: Date.now() })
+    this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, curve, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
-    this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, updatedAt: Date.now() })
+    this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, curve, updatedAt: Date.now() })
     return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: div !== undefined ? div.step : program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof, ...(div !== undefined ? { divergence: { entry: div.entry, flat: div.flat } } : {}) }
   }
 
@@ -291,8 +329,21 @@ export class NodePorts implements RolePorts {
       this.log.warn({ taskId, files: files.length }, 'FAULT bad-checkpoint: flipped a byte in every checkpoint before publishing it')
     }
     // every checkpoint erasure-coded (docs/shards.md): chunks.bin is served with one chunk per block
-    const coded = codeRun(runDir)
+    // what training left uncoded (its last checkpoints, or all of them without a worker), on every core now that training is over
+    const curve = this.progress.get(taskId)?.curve
+    const publishing = (detail: string): void => { this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, detail, curve, updatedAt: Date.now() }) }
+    const more = new CodingPool(Math.max(1, Math.min(2, availableParallelism())))
+    let done = 0
+    const total = proof.checkpoints.length
+    const coded = await codeRunWith(runDir, {
+      code: async (dir, step) => {
+        const c = await more.code(dir, step)
+        if (++done % 8 === 0 || done === total) publishing(`erasure-coded ${done}/${total} checkpoints`)
+        return c
+      }
+    }).finally(async () => { await more.close() })
     this.log.info({ taskId, checkpoints: coded.checkpoints.length, ms: Math.round(coded.ms) }, 'checkpoints erasure-coded')
+    publishing(`adding ${total} checkpoints to the shard store`)
     for (const [i, c] of proof.checkpoints.entries()) {
       const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }

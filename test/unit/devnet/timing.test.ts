@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { challengeWindowFor, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
+import { challengeWindowFor, checkpointSpacingFor, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
+import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
 describe('the devnet\'s challenge window', () => {
   it('is twice a full replay plus the dispute, in blocks, and grows on a slower machine', () => {
@@ -15,5 +16,21 @@ describe('the devnet\'s challenge window', () => {
 
   it('refuses a speed it cannot use', () => {
     expect(() => challengeWindowFor({ steps: 10, batchSize: 4, samplesPerSec: 0, blockTimeMs: 500 })).toThrow(/cannot size/)
+  })
+})
+
+describe('the devnet\'s checkpoint spacing', () => {
+  it('counts erasure coding in a checkpoint\'s cost: fewer checkpoints when coding is dear, more when steps are slow', () => {
+    // idle: ~11 ms steps, ~150 ms to code the MLP's 1.2 MB state
+    const idle = checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 150, stateBytes: 1_221_248 })
+    expect(idle.stepMs).toBeCloseTo(11.03, 1)
+    expect(idle.costSteps).toBeCloseTo(CHECKPOINT_COST_STEPS + 150 / 11.03, 1)
+    expect(idle.every).toBe(recommendedCheckpointEvery(1000, 1_221_248, idle.costSteps))
+    expect(idle.every).toBeGreaterThan(recommendedCheckpointEvery(1000))
+    // free coding: the old spacing
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 0, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000))
+    // the same coding on slower steps is fewer steps' worth: checkpoints closer together
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 1000, codeMs: 150, stateBytes: 0 }).every).toBeLessThan(idle.every)
+    expect(() => checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 0, codeMs: 150, stateBytes: 0 })).toThrow(/cannot space/)
   })
 })
