@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { challengeWindowFor, checkpointSpacingFor, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
+import { challengeWindowFor, checkpointSpacingFor, MAX_SPACING_FACTOR, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
 import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
 describe('the devnet\'s challenge window', () => {
@@ -25,12 +25,15 @@ describe('the devnet\'s checkpoint spacing', () => {
     const idle = checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 150, stateBytes: 1_221_248 })
     expect(idle.stepMs).toBeCloseTo(11.03, 1)
     expect(idle.costSteps).toBeCloseTo(CHECKPOINT_COST_STEPS + 150 / 11.03, 1)
-    expect(idle.every).toBe(recommendedCheckpointEvery(1000, 1_221_248, idle.costSteps))
-    expect(idle.every).toBeGreaterThan(recommendedCheckpointEvery(1000))
+    expect(idle.optimum).toBe(recommendedCheckpointEvery(1000, 1_221_248, idle.costSteps))
+    expect(idle.optimum).toBeGreaterThan(recommendedCheckpointEvery(1000))
+    // capped: a verifier's replays cross the forced step at most about twice as often as at the default spacing
+    expect(idle.every).toBe(MAX_SPACING_FACTOR * recommendedCheckpointEvery(1000))
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 20, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000, 0, CHECKPOINT_COST_STEPS + 20 / 11.03))
     // free coding: the old spacing
     expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 0, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000))
     // the same coding on slower steps is fewer steps' worth: checkpoints closer together
-    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 1000, codeMs: 150, stateBytes: 0 }).every).toBeLessThan(idle.every)
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 1000, codeMs: 150, stateBytes: 0 }).optimum).toBeLessThan(idle.optimum)
     expect(() => checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 0, codeMs: 150, stateBytes: 0 })).toThrow(/cannot space/)
   })
 })
