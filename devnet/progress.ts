@@ -74,7 +74,9 @@ export class ProgressLine {
 
   private draw (): void {
     if (!this.tty || this.items.size === 0) return
-    const width = Math.max(20, (this.out.columns ?? 100) - 1)
+    // a terminal that reports no size (a pty without a window) says 0 columns
+    const cols = this.out.columns
+    const width = Math.max(20, (cols != null && cols > 0 ? cols : 100) - 1)
     let s = [...this.items.values()].map(ttyItem).join(' │ ')
     if (s.length > width) s = s.slice(0, width - 1) + '…'
     this.out.write(s)

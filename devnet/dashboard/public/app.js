@@ -253,7 +253,7 @@ function renderTasks (s) {
         p.result?.accuracy != null ? el('span', { class: 'small', 'data-testid': 'task-accuracy', text: ` test accuracy ${(p.result.accuracy * 100).toFixed(2)}%` }) : null),
       el('div', { class: 'pictures-row' },
         el('figure', {}, window.pictures.lossCurve(p), el('figcaption', { class: 'small muted', text: 'training loss by step' + (text != null ? '; dashed: held-out loss and unigram baseline' : '') })),
-        el('figure', {}, window.pictures.sampleMap(p, accountName), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
+        el('figure', {}, window.pictures.sampleMap(p, v => v), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
       text != null ? window.pictures.textResult(text) : null)
   })
   replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)), pics)

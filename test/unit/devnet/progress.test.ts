@@ -32,6 +32,16 @@ describe('devnet progress', () => {
     expect(all).not.toMatch(/step 250\/1000/)
   })
 
+  it('a terminal without a size (0 columns) gets a full line, a narrow one a cut line', () => {
+    const wide = { ...sink(true), columns: 0 }
+    new ProgressLine(wide).set('a', { label: 'peer2-solver training', fraction: 0.5, etaSec: 3, text: 'x' })
+    expect(wide.out.join('')).toMatch(/peer2-solver training █+░+ 50% ETA 3 s$/)
+    const narrow = { ...sink(true), columns: 30 }
+    new ProgressLine(narrow).set('a', { label: 'peer2-solver training', fraction: 0.5, etaSec: 3, text: 'x' })
+    expect(narrow.out.join('').length).toBe(29)
+    expect(narrow.out.join('').endsWith('…')).toBe(true)
+  })
+
   it('otherwise: a plain line when the text changes, at most every everyMs per item', () => {
     const s = sink(false)
     let t = 0
