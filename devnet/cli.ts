@@ -50,7 +50,7 @@ const program = new Command()
   .option('--dir <dir>', 'devnet directory (data dirs, logs, devnet.json)', '.devnet')
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
   .option('--task <mlp|gpt|file>', 'the task to run: mlp (784-128-10 on Fashion-MNIST, the default), gpt (a small character-level GPT on Debian\'s fortunes-min), or a task program file (from "proofswarm task new")')
-  .option('--steps <n>', 'training steps of a built-in task (mlp: 1000 ≈ 1 epoch of Fashion-MNIST at batch 64; gpt: 250)', v => Number(v))
+  .option('--steps <n>', 'training steps of a built-in task (mlp: 1000 ≈ 1 epoch of Fashion-MNIST at batch 64; gpt: 150)', v => Number(v))
   .option('--checkpoint-every <k>', 'checkpoint spacing of a built-in task; default: from what a checkpoint costs on this machine, erasure coding included (measured with the challenge window), else task new\'s default', v => Number(v))
   // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
   // faster blocks would save ~1 s and cost every peer's chain client CPU.
@@ -263,7 +263,7 @@ async function run (o: Opts): Promise<void> {
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
       program: JSON.parse(await readFile(taskFile, 'utf8')),
       // a reward above the chain's jackpot (200): a forced error's jackpot comes out of it, and the honest solver keeps the rest
-      economics: { challengeWindow, solveTimeout: Math.max(600, task.steps), solverReward: String(400n * 10n ** 12n) }
+      economics: { challengeWindow, solveTimeout: task.solveTimeout, solverReward: String(400n * 10n ** 12n) }
     }, 610_000)
     taskId = sub.taskId
     state.taskId = taskId

@@ -4,7 +4,7 @@ import { timeCheckpointCoding } from './calibrate.js'
 import { ensureFashion } from './dataset.js'
 import { spawnCli } from './processes.js'
 import { FASHION_DIR } from './scenario.js'
-import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, challengeWindowFor, checkpointSpacingFor } from './timing.js'
+import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, challengeWindowFor, checkpointSpacingFor, solveTimeoutFor } from './timing.js'
 
 // The devnet's task program: one of the built-in tasks (the MLP on
 // Fashion-MNIST, a small GPT on Debian's fortunes-min) or a given file; then,
@@ -16,12 +16,12 @@ export type BuiltinTask = typeof BUILTIN_TASKS[number]
 
 /**
  * The GPT the devnet trains by default: the zoo's GPT (2 blocks, d 64, 4 heads,
- * MLP 256) on a context of 32 characters, 250 Adam steps of 16 windows: about
- * 1.4 passes over fortunes-min, to a held-out loss well under the corpus's
- * unigram baseline in well under a minute of training on this machine
- * (docs/benchmarks.md, "Devnet timing").
+ * MLP 256) on a context of 32 characters, 150 Adam steps of 16 windows (77k
+ * characters, most of one pass over fortunes-min): a held-out loss well under
+ * the corpus's unigram baseline from ~20 s of training on this machine idle
+ * (docs/training.md, "GPT").
  */
-export const GPT_DEFAULTS = { steps: 250, batch: 16, context: 32, lr: 0.003 }
+export const GPT_DEFAULTS = { steps: 150, batch: 16, context: 32, lr: 0.003 }
 export const MLP_DEFAULTS = { steps: 1000, batch: 64 }
 
 export interface TaskOptions {
@@ -33,7 +33,7 @@ export interface TaskOptions {
   blockTime: number
 }
 
-export interface PreparedTask { file: string, builtin?: BuiltinTask, steps: number, challengeWindow: number }
+export interface PreparedTask { file: string, builtin?: BuiltinTask, steps: number, challengeWindow: number, solveTimeout: number }
 
 type Say = (msg: string, data?: Record<string, unknown>) => void
 
@@ -63,7 +63,8 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     say(`task program: ${file}`)
   }
   const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, model?: { name?: string } }
-  if (o.challengeWindow != null) return { file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow }
+  // without a calibration, as many blocks as steps (an MLP step is well under a block)
+  if (o.challengeWindow != null) return { file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps) }
 
   // the challenge window, from this machine's speed on this task
   const calSteps = Math.min(prog.model?.name === 'gpt' ? GPT_CALIBRATION_STEPS : CALIBRATION_STEPS, prog.steps)
@@ -77,7 +78,7 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     const ck = timeCheckpointCoding(calDir)
     if (ck != null) {
       const sp = checkpointSpacingFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, codeMs: ck.ms, stateBytes: ck.bytes })
-      say(`checkpoints every ${sp.every} steps (${Math.ceil(prog.steps / sp.every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so verifiers' replays rarely cross the forced error` : ''}`, { checkpointEvery: sp.every, codeMs: ck.ms, stepMs: sp.stepMs })
+      say(`checkpoints every ${sp.every} steps (${Math.ceil(prog.steps / sp.every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so each verifier replays a small share of the run` : ''}`, { checkpointEvery: sp.every, codeMs: ck.ms, stepMs: sp.stepMs })
       prog.checkpointEvery = sp.every
       await writeFile(file, JSON.stringify(prog, null, 2) + '\n')
     }
@@ -85,7 +86,7 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   await rm(calDir, { recursive: true, force: true })
   const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
   say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
-  return { file, builtin, steps: prog.steps, challengeWindow: w.blocks }
+  return { file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime }) }
 }
 
 async function taskNew (args: string[], logDir: string): Promise<void> {

@@ -40,16 +40,30 @@ export function checkpointSpacingFor (o: { steps: number, batchSize: number, sam
 }
 
 /**
- * At most this many times task new's default spacing. A verifier replays each
- * sample from the checkpoint before it, so its replays cross a given step with
- * probability ≈ 22 (k + 1) / (2 · steps): the forced error is caught by a
- * verifier, not only by the whistleblower, that much more often, and a
- * verifier whose reject stands leaves the devnet's two-verifier quorum with no
- * replacement to draw (the task ends Unverified; docs/benchmarks.md, "Devnet
- * timing"). Twice the default at most doubles that chance (~6% → ~12% per
- * verifier at 1000 steps) and halves the coding.
+ * At most this many times task new's default spacing. The optimum weighs CPU
+ * work; on the devnet's two cores the verifiers' replays also compete with the
+ * whistleblower's full replay inside the challenge window, and a verifier
+ * replays ≈ 22 (k + 1) / 2 steps: at most about an eighth of a 1000-step run
+ * at twice the default (k = 10) instead of about a quarter at the optimum
+ * (k ≈ 25), while the coding is still halved.
  */
 export const MAX_SPACING_FACTOR = 2
 
 /** A GPT step costs ~10× an MLP step: fewer calibration steps give the same timing in a couple of seconds. */
 export const GPT_CALIBRATION_STEPS = 20
+
+/** The solver's training and publishing, this many times the measured replay (a training takes about as long), plus publishing. */
+export const SOLVE_MARGIN = 4
+export const PUBLISH_ALLOWANCE_S = 30
+export const MIN_SOLVE_BLOCKS = 600
+
+/**
+ * The solve timeout of the devnet's task: max(600 blocks, SOLVE_MARGIN × (its
+ * measured training time + publishing)). A fixed max(600, steps) blocks assumed
+ * MLP-sized steps: a GPT step is ~10× one, and a solver on a loaded machine
+ * was slashed for training slower than that.
+ */
+export function solveTimeoutFor (o: { replaySeconds: number, blockTimeMs: number }): number {
+  if (!(o.replaySeconds >= 0) || !(o.blockTimeMs > 0)) throw new Error(`cannot size a solve timeout from ${o.replaySeconds} s and ${o.blockTimeMs} ms blocks`)
+  return Math.max(MIN_SOLVE_BLOCKS, Math.ceil(SOLVE_MARGIN * (o.replaySeconds + PUBLISH_ALLOWANCE_S) * 1000 / o.blockTimeMs))
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { challengeWindowFor, checkpointSpacingFor, MAX_SPACING_FACTOR, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
+import { challengeWindowFor, checkpointSpacingFor, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, MIN_WINDOW_BLOCKS, solveTimeoutFor } from '../../../devnet/timing.js'
 import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
 describe('the devnet\'s challenge window', () => {
@@ -35,5 +35,14 @@ describe('the devnet\'s checkpoint spacing', () => {
     // the same coding on slower steps is fewer steps' worth: checkpoints closer together
     expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 1000, codeMs: 150, stateBytes: 0 }).optimum).toBeLessThan(idle.optimum)
     expect(() => checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 0, codeMs: 150, stateBytes: 0 })).toThrow(/cannot space/)
+  })
+})
+
+describe('the devnet\'s solve timeout', () => {
+  it('is four times the measured training plus publishing, never under 600 blocks', () => {
+    expect(solveTimeoutFor({ replaySeconds: 12, blockTimeMs: 500 })).toBe(MIN_SOLVE_BLOCKS)
+    // a GPT at 11 samples/s: 150 steps of 16 take ~220 s
+    expect(solveTimeoutFor({ replaySeconds: 220, blockTimeMs: 500 })).toBe(Math.ceil(4 * (220 + 30) * 2))
+    expect(() => solveTimeoutFor({ replaySeconds: 10, blockTimeMs: 0 })).toThrow(/cannot size/)
   })
 })
