@@ -49,7 +49,7 @@ export interface RolePorts {
   peerId: string
   // submitter
   submitTask: (spec: TaskSpec) => Promise<SubmitResult>
-  collectResult: (taskId: number) => Promise<{ accuracy?: number, modelCid?: string }>
+  collectResult: (taskId: number) => Promise<CollectedResult>
   // solver
   train: (taskId: number) => Promise<PublishedRun>
   commitProof: (taskId: number, result: PublishedRun) => Promise<void>
@@ -77,3 +77,8 @@ export type DomainEvent =
   | { type: 'chain.disputeResolved', taskId: number, disputeId: number, winner: 'challenger' | 'defender' }
   | { type: 'chain.taskSettled', taskId: number }
   | { type: 'chain.solverReplaced', taskId: number, wasMe: boolean }
+
+/** A text model's report: held-out loss (nats per token), the corpus's unigram baseline, a generated sample. */
+export interface TextResult { validationLoss: number, unigramBaseline: number, sample: string }
+/** What the submitter learns of the trained model it collected. */
+export interface CollectedResult { accuracy?: number, modelCid?: string, text?: TextResult }

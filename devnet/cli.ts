@@ -6,15 +6,14 @@ import { join, resolve } from 'node:path'
 import { isIP } from 'node:net'
 import { ControlClient } from '../node/control/client.js'
 import { joinHint } from '../node/cli/join-hint.js'
-import { runEngineJob } from '../node/engine/engine.js'
-import { createLogger } from '../node/log.js'
 import type { PeerStatus } from '../node/peer.js'
+import type { CollectedResult } from '../actors/ports.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
-import { ensureFashion } from './dataset.js'
-import { FASHION_DIR, ScenarioWatcher, units, watchProgress, type PeerRef } from './scenario.js'
+import { ScenarioWatcher, units, watchProgress, watchWindow, type PeerRef } from './scenario.js'
+import { ProgressLine, type ProgressItem } from './progress.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
-import { CALIBRATION_STEPS, challengeWindowFor } from './timing.js'
+import { prepareTask } from './task.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -32,7 +31,8 @@ interface Opts {
   json?: boolean
   dashboardPort: number
   task?: string
-  steps: number
+  steps?: number
+  checkpointEvery?: number
   blockTime: number
   forcedError: boolean
   challengeWindow?: number
@@ -49,8 +49,9 @@ const program = new Command()
   .option('--peers <n>', 'number of peers besides the bootstrap peer (roles cycle: submitter, solver, solver, verifier, verifier, whistleblower)', v => Number(v), 6)
   .option('--dir <dir>', 'devnet directory (data dirs, logs, devnet.json)', '.devnet')
   .option('--keep', 'keep the data dirs from a previous run instead of starting fresh')
-  .option('--task <file>', 'task program to submit (from "proofswarm task new"); default: the mlp on Fashion-MNIST')
-  .option('--steps <n>', 'training steps of the default task (1000 ≈ 1 epoch of Fashion-MNIST at batch 64)', v => Number(v), 1000)
+  .option('--task <mlp|gpt|file>', 'the task to run: mlp (784-128-10 on Fashion-MNIST, the default), gpt (a small character-level GPT on Debian\'s fortunes-min), or a task program file (from "proofswarm task new")')
+  .option('--steps <n>', 'training steps of a built-in task (mlp: 1000 ≈ 1 epoch of Fashion-MNIST at batch 64; gpt: 150)', v => Number(v))
+  .option('--checkpoint-every <k>', 'checkpoint spacing of a built-in task; default: from what a checkpoint costs on this machine, erasure coding included (measured with the challenge window), else task new\'s default', v => Number(v))
   // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
   // faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
@@ -113,7 +114,7 @@ async function down (dir: string): Promise<void> {
 
 async function run (o: Opts): Promise<void> {
   const dir = resolve(o.dir)
-  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
+  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--checkpoint-every', o.checkpointEvery, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
     if (v === undefined) continue
     if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
   }
@@ -126,9 +127,18 @@ async function run (o: Opts): Promise<void> {
   await mkdir(logDir, { recursive: true })
   const t0 = Date.now()
 
+  const stamp = (): string => `[devnet +${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s]`
+  // progress of the long waits: bars on a terminal, plain lines every few seconds otherwise (devnet/progress.ts)
+  const progress = new ProgressLine(process.stdout)
   const say = (msg: string, data: Record<string, unknown> = {}): void => {
     if (o.json === true) process.stdout.write(JSON.stringify({ time: new Date().toISOString(), msg, ...data }, (_k, v) => typeof v === 'bigint' ? v.toString() : v) + '\n')
-    else process.stdout.write(`[devnet +${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`)
+    else progress.log(`${stamp()} ${msg}`)
+  }
+  const showProgress = (key: string, item: ProgressItem | undefined, data: Record<string, unknown>): void => {
+    if (o.json === true) { if (item != null) say(key === 'window' ? `${item.label}: ${item.text}` : `${key}: ${item.text}`, { ...data, ...(item.fraction != null ? { fraction: Number(item.fraction.toFixed(3)) } : {}) }); return }
+    if (item == null) { progress.delete(key); return }
+    if (progress.tty) progress.set(key, item)
+    else progress.set(key, { ...item, label: `${stamp()} ${key === 'window' ? item.label : key}` })
   }
 
   const children: ChildHandle[] = []
@@ -141,6 +151,7 @@ async function run (o: Opts): Promise<void> {
   const shutdown = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true
+      progress.clear()
       say('stopping every process…')
       for (const c of cleanups) c()
       await observer?.disconnect().catch(() => {})
@@ -166,39 +177,10 @@ async function run (o: Opts): Promise<void> {
 
   if (o.exitAfter != null) setTimeout(() => { say(`--exit-after ${o.exitAfter} s reached`); void shutdown(0) }, o.exitAfter * 1000).unref()
   try {
-    // 1. the task program (checked first: a missing dataset is said loudly)
-    const taskFile = o.task != null ? resolve(o.task) : join(dir, 'task.json')
-    if (o.task == null) {
-      const useFashion = o.synthetic !== true
-      if (useFashion) await ensureFashion(say)
-      else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
-      const args = ['task', 'new', '--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(o.steps), '--batch', '64', '--optimizer', 'adam', '--out', taskFile]
-      const t = spawnCli('task-new', args, logDir)
-      const code = await t.exited
-      if (code !== 0) throw new Error(`could not create the task program; see ${t.logFile}`)
-      say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${o.steps} Adam steps of batch 64 (${taskFile})`)
-    } else {
-      JSON.parse(await readFile(taskFile, 'utf8'))
-      say(`task program: ${taskFile}`)
-    }
-
-    // the challenge window, from this machine's speed on this task (unless given)
-    let challengeWindow = o.challengeWindow
-    if (challengeWindow == null) {
-      const prog = JSON.parse(await readFile(taskFile, 'utf8')) as { steps: number, batchSize: number }
-      // the engine's train job, as a solver peer runs it; its log lines go to calibrate.log
-      const calLog = join(logDir, 'calibrate.log')
-      const lines: string[] = []
-      const r = await runEngineJob({ kind: 'train', taskFile, outDir: join(dir, 'calibration'), until: Math.min(CALIBRATION_STEPS, prog.steps), evaluate: false }, createLogger('devnet', { level: 'warn' }), 'calibration', {
-        onEvent: e => { if (e.type === 'log') lines.push(`${e.level}: ${e.message}`) }
-      }).result.then(t => ({ samplesPerSec: Math.round(t.samplesPerSec) }), (err: Error) => { lines.push(`error: ${err.message}`); return undefined })
-      await writeFile(calLog, lines.join('\n') + '\n')
-      await rm(join(dir, 'calibration'), { recursive: true, force: true })
-      if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${calLog} (or give --challenge-window)`)
-      const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
-      challengeWindow = w.blocks
-      say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
-    }
+    // 1. the task program (checked first: a missing dataset is said loudly), its challenge window and checkpoint spacing
+    const task = await prepareTask(o, dir, logDir, say)
+    const taskFile = task.file
+    const challengeWindow = task.challengeWindow
 
     // 2. the dev chain
     const chainArgs = ['chain', '--json', '--host', listenHost, '--port', '0', '--data-dir', join(dir, 'chain'), '--block-time', String(o.blockTime), '--dispute-clock', String(o.disputeClock)]
@@ -257,9 +239,10 @@ async function run (o: Opts): Promise<void> {
     observer = await ChainClient.connect({ url: chainUrl, signer: '//Alice' })
     const deadline = Date.now() + 60_000
     for (;;) {
-      const statuses = await Promise.all(peers.map(async p => await (await ControlClient.fromDataDir(p.dataDir)).get<PeerStatus>('/v1/status')))
+      // a peer too busy to answer in time (a loaded machine) counts as not connected yet, not as a failure
+      const statuses = await Promise.all(peers.map(async p => await (await ControlClient.fromDataDir(p.dataDir)).get<PeerStatus>('/v1/status').catch(() => undefined)))
       const registered = await Promise.all(peers.map(async p => await observer!.node(p.accountId)))
-      const min = Math.min(...statuses.map(s => s.connectedPeers.length))
+      const min = Math.min(...statuses.map(s => s?.connectedPeers.length ?? 0))
       if (min >= Math.min(o.peers, 4) && registered.every(r => r != null)) { say(`swarm formed (every peer sees ≥ ${min} others) and all ${o.peers} peers registered on chain with their stake`); break }
       if (Date.now() > deadline) throw new Error(`the swarm did not form within 60 s (min connections ${min}, registered ${registered.filter(r => r != null).length}/${o.peers}); see ${logDir}`)
       await new Promise(resolve => setTimeout(resolve, 500))
@@ -271,32 +254,39 @@ async function run (o: Opts): Promise<void> {
     let taskId: number | undefined
     const watcher = new ScenarioWatcher(observer, peers, () => taskId, say)
     cleanups.push(await watcher.start())
-    cleanups.push(watchProgress(peers, () => taskId, say))
+    cleanups.push(watchProgress(peers, () => taskId, (key, item, w) => {
+      if (w.phase === 'done' || w.phase === 'failed') { showProgress(key, undefined, {}); say(`${key}: ${item.text}`, { peer: key, progress: w }) } else showProgress(key, item, { peer: key, progress: w })
+    }, key => showProgress(key, undefined, {}), progress.tty ? 500 : 1000))
+    cleanups.push(watchWindow(observer, watcher, o.blockTime, (item, data) => showProgress('window', item, data), progress.tty && o.json !== true ? 1000 : 5000))
     const submitter = peers.find(p => p.role === 'submitter')!
     say(`submitting the task through ${submitter.name} (program and dataset are published as shards; the submitter computes the commitments)…`)
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {
       program: JSON.parse(await readFile(taskFile, 'utf8')),
       // a reward above the chain's jackpot (200): a forced error's jackpot comes out of it, and the honest solver keeps the rest
-      economics: { challengeWindow, solveTimeout: Math.max(600, o.steps), solverReward: String(400n * 10n ** 12n) }
+      economics: { challengeWindow, solveTimeout: task.solveTimeout, solverReward: String(400n * 10n ** 12n) }
     }, 610_000)
     taskId = sub.taskId
     state.taskId = taskId
     state.phase = 'submitted'
     save()
     await writeFile(join(dir, 'task-id'), String(taskId))
-    const result = await watcher.waitSettled(Math.max(30 * 60_000, o.steps * 2000))
+    const result = await watcher.waitSettled(Math.max(30 * 60_000, task.steps * 2000))
+    progress.clear()
     state.phase = result.success ? 'settled (success)' : 'settled (failed)'
     save()
 
     // 7. summary
-    let accuracy: number | undefined
+    // the trained model as the submitter evaluated it: test accuracy, or a text model's held-out loss and sample
+    let collected: CollectedResult | undefined
     const accDeadline = Date.now() + 120_000
-    while (accuracy == null && Date.now() < accDeadline) {
-      const a = await (await ControlClient.fromDataDir(submitter.dataDir)).get<{ actors: Array<{ id: string, context: { results?: Record<string, { accuracy?: number }>, error?: string } }> }>('/v1/actors')
-      const ctx = a.actors.find(x => x.id.startsWith('submitter'))?.context
-      accuracy = ctx?.results?.[String(taskId)]?.accuracy
-      if (accuracy == null) await new Promise(resolve => setTimeout(resolve, 1000))
+    while (collected == null && Date.now() < accDeadline) {
+      const a = await (await ControlClient.fromDataDir(submitter.dataDir)).get<{ actors: Array<{ id: string, context: { results?: Record<string, CollectedResult>, error?: string } }> }>('/v1/actors')
+      const r = a.actors.find(x => x.id.startsWith('submitter'))?.context?.results?.[String(taskId)]
+      if (r?.accuracy != null || r?.text != null) collected = r
+      else await new Promise(resolve => setTimeout(resolve, 1000))
     }
+    const accuracy = collected?.accuracy
+    const text = collected?.text
     const t = watcher.times
     const span = (a?: number, b?: number): string => a != null && b != null ? `${((b - a) / 1000).toFixed(1)} s` : '-'
     const payouts: Array<{ name: string, delta: bigint }> = []
@@ -305,6 +295,7 @@ async function run (o: Opts): Promise<void> {
       taskId,
       success: result.success,
       testAccuracy: accuracy ?? null,
+      ...(text != null ? { validationLoss: text.validationLoss, unigramBaseline: text.unigramBaseline, sample: text.sample } : {}),
       phases: {
         'submission → solver selected': span(t.submitted, t.solverSelected),
         'training + publishing → proof committed': span(t.solverSelected, t.proofCommitted),
@@ -326,7 +317,9 @@ async function run (o: Opts): Promise<void> {
         '',
         '================ devnet summary ================',
         `task ${taskId}: ${result.success ? 'settled successfully' : 'FAILED (the solver was found cheating)'}`,
-        `test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`,
+        ...(text != null
+          ? [`held-out loss of the trained model: ${text.validationLoss.toFixed(3)} nats/token (perplexity ${Math.exp(text.validationLoss).toFixed(1)}); unigram baseline of the corpus ${text.unigramBaseline.toFixed(3)}`, `sample: ${JSON.stringify(text.sample)}`]
+          : [`test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`]),
         'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
         'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (its jackpot, out of the solver reward, shared by the challengers that caught it)' : `slashed ${d.slashed}`}`)),
         'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import type { ChainClient, ChainEvent } from '../node/chain/client.js'
 import { ControlClient } from '../node/control/client.js'
 import type { WorkProgress } from '../node/roles/work-progress.js'
+import type { ProgressItem } from './progress.js'
 
 // The devnet's scenario: follow one task from submission to settlement on
 // the chain, show progress (training, verification, disputes) and report
@@ -47,6 +48,9 @@ export class ScenarioWatcher {
   readonly disputes: Summary['disputes'] = []
   /** the Truebit forced step, once the solver revealed it (it is private until then) */
   forcedStep?: number
+  /** the block the proof was committed in, and the challenge window's last block */
+  committedAt?: number
+  challengeEnd?: number
   private readonly disputedStep = new Map<number, number>()
   private settled?: { success: boolean }
   private readonly waiters: Array<() => void> = []
@@ -75,7 +79,7 @@ export class ScenarioWatcher {
       case 'TaskSubmitted': this.times.submitted ??= now; line(`task ${String(d.taskId)} submitted on chain, escrow ${units(d.escrow as bigint)}`); break
       case 'SolverSelected': this.times.solverSelected ??= now; line(`solver selected: ${this.name(d.solver)} (deadline block ${String(d.deadline)})`); break
       case 'SolverTimedOut': line(`solver ${this.name(d.solver)} missed its deadline: slashed ${units(d.slashed as bigint)}, another solver is selected`); break
-      case 'ProofCommitted': this.times.proofCommitted ??= now; line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
+      case 'ProofCommitted': this.times.proofCommitted ??= now; this.committedAt = e.blockNumber; this.challengeEnd = Number(d.challengeEnd); line(`proof committed by ${this.name(d.solver)}: root ${String(d.proofRoot).slice(0, 18)}…, challenge window ends at block ${String(d.challengeEnd)}`); break
       case 'VerifiersAssigned': line(`verifiers drawn by the chain (round ${String(d.round)}, from the hash of block ${String(d.seedBlock)}): ${((d.verifiers as unknown[] | undefined) ?? []).map(v => this.name(v)).join(', ') || 'none eligible'}; verdicts due by block ${String(d.deadline)}`); break
       case 'AssignmentLapsed': line(`assigned verifier ${this.name(d.verifier)} failed its slot (silent, a reject without evidence, or a lost dispute): penalty ${units(d.penalty as bigint)}, replaced`); break
       case 'AssignmentReleased': line(`assigned verifier ${this.name(d.verifier)}'s verdict did not stand: replaced (no penalty: its accept was already slashed, or its availability challenge was answered)`); break
@@ -91,7 +95,7 @@ export class ScenarioWatcher {
         break
       case 'Slashed': line(`slashed ${this.name(d.who)}: ${units(d.amount as bigint)} (${units(d.toWinner as bigint)} to the winner, ${units(d.toTreasury as bigint)} to the treasury)`); break
       case 'JackpotPaid': line(`jackpot share paid to ${this.name(d.who)} (dispute ${String(d.disputeId)}), out of the solver's reward: ${units(d.amount as bigint)}`); break
-      case 'VerificationExtended': line(`challenge window over with ${String(d.standing)} standing verdict(s), fewer than the task asks: extended to block ${String(d.challengeEnd)}`); break
+      case 'VerificationExtended': this.challengeEnd = Number(d.challengeEnd); line(`challenge window over with ${String(d.standing)} standing verdict(s), fewer than the task asks: extended to block ${String(d.challengeEnd)}`); break
       // the forced step is private to the solver until it proves it after a ruling
       case 'ForcedErrorRevealed':
         this.forcedStep = Number(d.step)
@@ -127,8 +131,24 @@ export class ScenarioWatcher {
   get isSettled (): boolean { return this.settled != null }
 }
 
-/** Prints training and verification progress of the peers every few seconds. */
-export function watchProgress (peers: PeerRef[], taskId: () => number | undefined, say: (m: string, d?: Record<string, unknown>) => void, everyMs = 3000): () => void {
+/** One peer's work on the task as a progress item (training, coding and publishing, verifying). */
+export function progressItem (name: string, w: WorkProgress): ProgressItem {
+  if (w.phase === 'training') {
+    const fraction = (w.step ?? 0) / Math.max(1, w.steps ?? 1)
+    return { label: `${name} training`, fraction, etaSec: w.etaSec, text: `training step ${w.step ?? 0}/${w.steps ?? '?'} (${Math.round(100 * fraction)}%), loss ${w.loss?.toFixed(4) ?? '?'}, ${w.samplesPerSec ?? '?'} samples/s, ETA ${w.etaSec ?? '?'} s` }
+  }
+  const of = /(\d+)\/(\d+)/.exec(w.detail ?? '')
+  const fraction = of != null ? Number(of[1]) / Math.max(1, Number(of[2])) : undefined
+  if (w.phase === 'verifying') return { label: `${name} verifying`, fraction, text: `verifying: interval ${(w.step ?? 0) + 1}/${w.steps ?? '?'}, ${w.detail ?? ''}` }
+  return { label: `${name} ${w.phase}`, fraction: w.phase === 'publishing' ? fraction : undefined, text: `${w.phase}${w.detail != null ? `: ${w.detail}` : ''}` }
+}
+
+/**
+ * Follows the peers' work on the task (training, erasure coding and
+ * publishing, verification) every `everyMs`; `report` gets each item whose
+ * text changed, `done` a peer whose work on the task is over.
+ */
+export function watchProgress (peers: PeerRef[], taskId: () => number | undefined, report: (key: string, item: ProgressItem, w: WorkProgress) => void, done: (key: string) => void, everyMs = 1000): () => void {
   const last = new Map<string, string>()
   const timer = setInterval(() => {
     const id = taskId()
@@ -139,12 +159,33 @@ export function watchProgress (peers: PeerRef[], taskId: () => number | undefine
         const all = await c.get<WorkProgress[]>('/v1/progress')
         const w = all.find(x => x.taskId === id)
         if (w == null) return
-        const text = w.phase === 'training'
-          ? `training step ${w.step ?? 0}/${w.steps ?? '?'} (${Math.round(100 * (w.step ?? 0) / Math.max(1, w.steps ?? 1))}%), loss ${w.loss?.toFixed(4) ?? '?'}, ${w.samplesPerSec ?? '?'} samples/s, ETA ${w.etaSec ?? '?'} s`
-          : w.phase === 'verifying' ? `verifying: interval ${(w.step ?? 0) + 1}/${w.steps ?? '?'}, ${w.detail ?? ''}` : `${w.phase}${w.detail != null ? `: ${w.detail}` : ''}`
-        if (last.get(p.name) !== text) { last.set(p.name, text); say(`${p.name}: ${text}`, { peer: p.name, progress: w }) }
+        const item = progressItem(p.name, w)
+        if (last.get(p.name) === item.text) return
+        last.set(p.name, item.text)
+        if (w.phase === 'done' || w.phase === 'failed') done(p.name)
+        report(p.name, item, w)
       } catch { /* a peer may be restarting */ }
     }))
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}
+
+/** The challenge window's countdown, from the chain's head once the proof is committed (until settlement). */
+export function watchWindow (chain: ChainClient, watcher: ScenarioWatcher, blockTimeMs: number, report: (item: ProgressItem | undefined, data: Record<string, unknown>) => void, everyMs = 1000): () => void {
+  let lastText = ''
+  const timer = setInterval(() => {
+    const end = watcher.challengeEnd
+    const from = watcher.committedAt
+    if (end == null || from == null) return
+    if (watcher.isSettled) { report(undefined, {}); clearInterval(timer); return }
+    void chain.bestNumber().then(best => {
+      const left = Math.max(0, end - best)
+      const item: ProgressItem = { label: 'challenge window', fraction: (best - from) / Math.max(1, end - from), etaSec: left * blockTimeMs / 1000, text: `block ${best} of ${end}: ${left} block(s) (~${Math.round(left * blockTimeMs / 1000)} s) left` }
+      if (item.text === lastText || watcher.isSettled) return
+      lastText = item.text
+      report(item, { block: best, challengeEnd: end, blocksLeft: left })
+    }).catch(() => {})
   }, everyMs)
   timer.unref()
   return () => clearInterval(timer)

@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate'
-import type { DomainEvent, SubmitResult, TaskSpec } from '../ports.js'
+import type { CollectedResult, DomainEvent, SubmitResult, TaskSpec } from '../ports.js'
 import { errorMessage, initialContext, type RoleContext } from './common.js'
 
 // Submitter: submits tasks on chain (escrow) and announces them; when one is
@@ -9,14 +9,14 @@ interface SubmitterContext extends RoleContext {
   specs: TaskSpec[]
   open: number[]
   settled: number[]
-  results: Record<number, { accuracy?: number, modelCid?: string }>
+  results: Record<number, CollectedResult>
 }
 
 export const submitterMachine = setup({
   types: {} as { context: SubmitterContext, events: DomainEvent | { type: 'drain' }, input: unknown },
   actors: {
     submit: fromPromise<SubmitResult, { ctx: SubmitterContext }>(async ({ input }) => await input.ctx.ports.submitTask(input.ctx.specs[0])),
-    collect: fromPromise<{ accuracy?: number, modelCid?: string }, { ctx: SubmitterContext }>(async ({ input }) => await input.ctx.ports.collectResult(input.ctx.settled[0]))
+    collect: fromPromise<CollectedResult, { ctx: SubmitterContext }>(async ({ input }) => await input.ctx.ports.collectResult(input.ctx.settled[0]))
   },
   guards: {
     hasSpecs: ({ context }) => context.specs.length > 0,

@@ -1,4 +1,6 @@
 import { stateString } from '../../actors/trace.js'
+import type { CollectedResult } from '../../actors/ports.js'
+import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { ChainWatch, type AccountRef, type ChainView } from './chain-watch.js'
 import { PeerWatch, type DashboardPeer, type PeerView } from './peer-watch.js'
@@ -18,6 +20,21 @@ export interface AggregatorOptions {
 }
 
 export interface TaskWorker { peer: string, actorId: string, role: string, state: string, relation: string }
+/** What the page draws for a task: its loss curve, the steps each verifier checked, the disputed and forced steps, the result. */
+export interface TaskPictures {
+  /** the solver's training loss by step (its progress reports) */
+  curve?: { peer: string, phase: string, steps?: number, points: Array<[number, number]> }
+  /** the trained model as the submitter evaluated it: test accuracy, or a text model's held-out loss, baseline and sample */
+  result?: CollectedResult
+  /** accepting or rejecting verdicts on chain, with the steps each verifier checked */
+  samples: Array<{ verifier: string, accept: boolean, void: boolean, steps: number[] }>
+  /** peers replaying every step (whistleblowers) */
+  replayingAll: string[]
+  disputed: Array<{ disputeId: string, step: number, status: string }>
+  forcedStep?: number
+  steps?: number
+  checkpointEvery?: number
+}
 export interface TaskRow {
   id: string
   phase: string
@@ -25,6 +42,7 @@ export interface TaskRow {
   phaseSource: string
   chain?: ChainView['tasks'][number]
   workers: TaskWorker[]
+  pictures: TaskPictures
 }
 
 export interface DisputeRound { time?: number, blockNumber?: number, source: 'trace' | 'chain' | 'gossip', peer?: string, actorId?: string, event: string, detail?: Record<string, unknown> }
@@ -40,6 +58,10 @@ export interface DisputeRow {
   winner?: string
   how?: string
   slashed?: string
+  /** how the bisection narrowed (from the challenger's record), and the claim the chain ruled on */
+  narrowing?: NarrowStep[]
+  narrowedBy?: string
+  claim?: { kind: string, reason: string }
 }
 
 export interface DashboardState {
@@ -165,7 +187,7 @@ export class Aggregator {
     const rows = new Map<string, TaskRow>()
     const row = (id: string): TaskRow => {
       let r = rows.get(id)
-      if (r == null) { r = { id, phase: 'unknown', phaseSource: 'actors', workers: [] }; rows.set(id, r) }
+      if (r == null) { r = { id, phase: 'unknown', phaseSource: 'actors', workers: [], pictures: { samples: [], replayingAll: [], disputed: [] } }; rows.set(id, r) }
       return r
     }
     for (const t of this.chain.view.tasks) Object.assign(row(t.id), { phase: t.phase, phaseSource: 'chain', chain: t })
@@ -198,7 +220,41 @@ export class Aggregator {
       }
     }
     for (const r of rows.values()) if (r.phaseSource === 'actors') r.phase = inferPhase(r.workers)
+    this.pictures(rows, peers)
     return [...rows.values()].sort((a, b) => Number(b.id) - Number(a.id))
+  }
+
+  private pictures (rows: Map<string, TaskRow>, peers: PeerView[]): void {
+    const accountName = new Map(this.chain.view.accounts.map(a => [a.accountId, a.name]))
+    const peerOfAccount = (acct: string): string => {
+      const a = this.chain.view.accounts.find(x => x.accountId === acct)
+      return peers.find(p => a?.node != null && p.status?.peerId === a.node.peerId)?.name ?? accountName.get(acct) ?? acct.slice(0, 10) + '…'
+    }
+    for (const r of rows.values()) {
+      const pic = r.pictures
+      const c = r.chain
+      if (c != null) {
+        pic.steps = c.stepCount > 0 ? c.stepCount : c.steps
+        pic.checkpointEvery = c.checkpointEvery
+        pic.samples = c.verdicts.map(v => ({ verifier: peerOfAccount(v.verifier), accept: v.accept, void: v.void, steps: v.checkedSteps.slice(0, 4096) }))
+        if (c.revealedForcedError != null) pic.forcedStep = c.revealedForcedError
+      }
+      pic.disputed = this.chain.view.disputes.filter(d => String(d.taskId) === r.id).map(d => ({ disputeId: d.id, step: d.disputedStep, status: d.status }))
+    }
+    for (const p of peers) {
+      for (const w of p.progress ?? []) {
+        const r = rows.get(String(w.taskId))
+        if (r == null) continue
+        if (w.curve != null && w.curve.length > 0 && (r.pictures.curve == null || r.pictures.curve.points.length <= w.curve.length)) {
+          r.pictures.curve = { peer: p.name, phase: w.phase, steps: w.steps, points: w.curve }
+        }
+        if (w.phase === 'verifying' && p.role === 'whistleblower' && !r.pictures.replayingAll.includes(p.name)) r.pictures.replayingAll.push(p.name)
+      }
+      for (const a of p.actors?.actors ?? []) {
+        const results = (a.context as { results?: Record<string, CollectedResult> }).results
+        for (const [id, res] of Object.entries(results ?? {})) { const r = rows.get(id); if (r != null && res != null) r.pictures.result = res }
+      }
+    }
   }
 
   private disputes (peers: PeerView[]): DisputeRow[] {
@@ -245,12 +301,32 @@ export class Aggregator {
         if (r.status === 'unknown') r.status = r.verdict
       }
     }
+    // the bisection's narrowing, as its challenger recorded it, and the claim the chain adjudicated
+    for (const p of peers) {
+      for (const f of p.disputes ?? []) {
+        if (f.role !== 'challenger' || f.narrowing == null || f.narrowing.length === 0) continue
+        const r = row(String(f.disputeId))
+        r.narrowing = f.narrowing
+        r.narrowedBy = p.name
+        r.taskId ??= f.taskId != null ? String(f.taskId) : undefined
+      }
+    }
+    for (const ev of this.chain.view.events) {
+      if (ev.method !== 'Adjudicated' || ev.data.disputeId == null) continue
+      row(String(ev.data.disputeId)).claim = { kind: utf8(ev.data.kind), reason: utf8(ev.data.reason) }
+    }
     for (const r of rows.values()) {
       if (r.status === 'unknown' && r.rounds.length > 0) r.status = 'Open'
       if (r.chain != null && r.chain.status !== 'Open') r.verdict = r.chain.status
     }
     return [...rows.values()].sort((a, b) => (Number(b.id) || 0) - (Number(a.id) || 0))
   }
+}
+
+/** Vec<u8> event fields arrive as 0x-hex */
+function utf8 (v: unknown): string {
+  const s = String(v)
+  return /^0x[0-9a-f]*$/i.test(s) ? Buffer.from(s.slice(2), 'hex').toString('utf8') : s
 }
 
 function isDisputeEntry (e: TraceEntry): boolean {

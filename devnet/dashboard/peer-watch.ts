@@ -1,5 +1,7 @@
 import { ControlClient } from '../../node/control/client.js'
 import type { PeerStatus } from '../../node/peer.js'
+import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
+import type { WorkProgress } from '../../node/roles/work-progress.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { readSse } from './sse.js'
 
@@ -49,8 +51,15 @@ export interface PeerView {
   actors?: ActorsReply | null
   /** null when the peer has no task book (older peers) */
   tasks?: PeerTask[] | null
+  /** the peer's work on tasks: training (with its loss curve), publishing, verifying; null without role actors */
+  progress?: WorkProgress[] | null
+  /** disputes this peer finished (a challenger's with the bisection's narrowing) */
+  disputes?: FinishedDispute[] | null
   traceStream: 'connecting' | 'live' | 'down'
 }
+
+/** A peer's /v1/disputes entry (node/dispute/service.ts `finished`). */
+export interface FinishedDispute { disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[] }
 
 const REQUEST_TIMEOUT_MS = 2500
 /** on (re)connect, replay at most this much history */
@@ -91,8 +100,12 @@ export class PeerWatch {
         this.get<ActorsReply>('/v1/actors').catch(orNull)
       ])
       // tasks cost the peer chain queries: every third poll
-      const tasks = this.polls++ % 3 === 0 ? await this.get<PeerTask[]>('/v1/tasks').then(t => Array.isArray(t) ? t.slice(-64) : null).catch(orNull) : this.view.tasks
-      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks })
+      const third = this.polls++ % 3 === 0
+      const tasks = third ? await this.get<PeerTask[]>('/v1/tasks').then(t => Array.isArray(t) ? t.slice(-64) : null).catch(orNull) : this.view.tasks
+      // progress is a map lookup on the peer: every poll, so a loss curve grows live
+      const progress = actors != null ? await this.get<WorkProgress[]>('/v1/progress').then(p => Array.isArray(p) ? p.slice(-16) : null).catch(orNull) : null
+      const disputes = actors != null && third ? await this.get<FinishedDispute[]>('/v1/disputes').then(d => Array.isArray(d) ? d.slice(-16) : null).catch(orNull) : this.view.disputes
+      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes })
     } catch (err) {
       this.client = undefined
       this.view.connected = false

@@ -31,6 +31,7 @@ const PUBLIC_DIRS = [join(here, 'public'), resolve(here, '../../../devnet/dashbo
 const STATIC: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/pictures.js': { file: 'pictures.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }
 }
 const MAX_SSE_CLIENTS = 32

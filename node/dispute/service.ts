@@ -4,7 +4,7 @@ import type { KeyringPair } from '@polkadot/keyring/types'
 import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
 import { bytesEqual } from '../../protocols/commit/merkle.js'
-import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type Signed } from '../../protocols/dispute/index.js'
+import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, narrowingOf, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type NarrowStep, type Signed } from '../../protocols/dispute/index.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
@@ -53,7 +53,7 @@ export class DisputeService {
   /** dispute id → how this node ended it (for DisputeResult.reason) */
   private readonly endings = new Map<number, string>()
   /** figures of finished disputes (wall time, moves), for benchmarks and status */
-  readonly finished: Array<{ disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string }> = []
+  readonly finished: Array<{ disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[] }> = []
 
   constructor (private readonly o: DisputeServiceInit) {
     this.log = o.peer.log.child({ component: 'dispute' })
@@ -234,10 +234,12 @@ export class DisputeService {
     const defenderKey = hexToU8a(task.solver)
     let moves = 0
     let sent: Signed | undefined
+    const heard: Msg[] = []
     try {
       let incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, undefined, false)
       while (incoming != null) {
         const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
+        heard.push(msg)
         moves++
         const next = game.onMessage(msg, incoming.signed)
         if ('claim' in next) { await this.adjudicate(chain, disputeId, next.claim); break }
@@ -253,7 +255,7 @@ export class DisputeService {
       this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
     const result = await this.followToEnd(disputeId, 'challenger')
-    this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '' })
+    this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: step - 1, narrowing: narrowingOf(heard) })
     this.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result
   }

@@ -97,7 +97,10 @@ const RESULTS: Record<JobKind, (v: unknown, path: string) => void> = {
     const b = o.backend as Obj
     str(b.name, `${p}.backend.name`); str(b.runtime, `${p}.backend.runtime`); bool(b.verifiable, `${p}.backend.verifiable`)
   },
-  evaluate: (v, p) => fields(obj(v, p), p, { accuracy: num, validationLoss: opt(num), testSize: nat, modelDir: str, step: opt(nat), backend: str }),
+  evaluate: (v, p) => fields(obj(v, p), p, {
+    accuracy: num, validationLoss: opt(num), testSize: nat, modelDir: str, step: opt(nat), backend: str,
+    text: opt((t, tp) => { fields(obj(t, tp), tp, { validationLoss: num, unigramBaseline: num, sample: str }); return t })
+  }),
   commitments: (v, p) => fields(obj(v, p), p, { skeletonRoot: str, datasetRoot: str }),
   trace: (v, p) => fields(obj(v, p), p, { step: nat, entries: nat, bytes: nat, fromCheckpoint: nat, stateRootAfter: str, seconds: num }),
   warm: (v, p) => fields(obj(v, p), p, { backend: str, datasetRows: nat }),

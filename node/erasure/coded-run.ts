@@ -57,6 +57,14 @@ export function codeRun (runDir: string): CodedRunInfo {
   return { checkpoints, codedRoot: codedRoot(checkpoints), ms: performance.now() - t0 }
 }
 
+/** codeRun with the coding in a pool's worker threads (checkpoints already coded cost a read of their chunk list). */
+export async function codeRunWith (runDir: string, pool: { code: (dir: string, step: number) => Promise<CodedCheckpoint> }): Promise<CodedRunInfo> {
+  const t0 = performance.now()
+  const proof = validateProof(readJson(join(runDir, 'proof.json'), 'proof'))
+  const checkpoints = await Promise.all(proof.checkpoints.map(async c => await pool.code(checkpointDir(runDir, c.step), c.step)))
+  return { checkpoints, codedRoot: codedRoot(checkpoints), ms: performance.now() - t0 }
+}
+
 /** The n chunks of a coded checkpoint, from its chunks.bin. */
 export function readChunks (runDir: string, step: number): { list: ChunkList, chunks: Uint8Array[] } {
   const dir = checkpointDir(runDir, step)

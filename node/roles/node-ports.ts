@@ -1,4 +1,4 @@
-import type { DisputeResult, RolePorts, SubmitResult, TaskSpec, PublishedRun, VerifyResult } from '../../actors/ports.js'
+import type { CollectedResult, DisputeResult, RolePorts, SubmitResult, TaskSpec, PublishedRun, VerifyResult } from '../../actors/ports.js'
 import { DEFAULT_ECONOMICS } from './economics.js'
 import { WarmEngine } from '../engine/warm-engine.js'
 import type { NodePortsInit, PortsShared } from './ports-part.js'
@@ -46,7 +46,7 @@ export class NodePorts implements RolePorts {
 
   // ---- submitter ----
   async submitTask (spec: TaskSpec): Promise<SubmitResult> { return await this.submitter.submitTask(spec) }
-  async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> { return await this.submitter.collectResult(taskId) }
+  async collectResult (taskId: number): Promise<CollectedResult> { return await this.submitter.collectResult(taskId) }
 
   // ---- solver ----
   async train (taskId: number, signal?: AbortSignal): Promise<PublishedRun> { return await this.solver.train(taskId, signal) }

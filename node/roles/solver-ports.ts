@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PublishedRun } from '../../actors/ports.js'
@@ -8,7 +9,8 @@ import { RUN_INDEX_PREFIX, RUN_INDEX_VERSION, validateRunIndex, type RunIndex } 
 import { chunkRootEntry, codedRoot, codingParams } from '../../protocols/erasure/index.js'
 import { fromHex, toHex } from '../../protocols/commit/merkle.js'
 import type { TaskInfo } from '../chain/client.js'
-import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRun } from '../erasure/coded-run.js'
+import { CHUNKS_FILE, CHUNK_LIST_FILE, codeRunWith } from '../erasure/coded-run.js'
+import { CodeAhead, CodingPool } from '../erasure/coding-pool.js'
 import { corruptCheckpoints } from '../availability/fault.js'
 import { runEngineJob } from '../engine/engine.js'
 import { anyEngineFault } from '../engine/protocol.js'
@@ -46,17 +48,26 @@ export class SolverPorts extends PortsPart {
     // disputes (issue 7): fault injection / forced error for the training job
     const faults = await this.init.trainFaults?.(taskId, task)
     if (faults !== undefined && anyEngineFault(faults)) this.log.warn({ taskId, faults }, 'faults for training (a forced error and/or FAULT INJECTION)')
-    const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log), signal }).result.catch((err: Error) => {
+    // checkpoints are erasure-coded in a worker thread as training writes them (node/erasure/coding-pool.ts)
+    const pool = new CodingPool(1)
+    const ahead = new CodeAhead(runDir, pool)
+    const curve: Array<[number, number]> = []
+    const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log, curve, () => { ahead.poll() }), signal }).result.catch(async (err: Error) => {
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
+      await ahead.stop()
+      await pool.close()
       throw err
     })
+    await ahead.stop()
+    await pool.close()
+    this.log.info({ taskId, checkpoints: ahead.coded }, 'checkpoints erasure-coded during training')
     const div = summary.divergence
     if (div !== undefined) this.log.warn({ taskId, step: div.step, entry: div.entry, flat: div.flat }, 'the program diverged (a NaN): committing a diverged proof')
     else if (!summary.completed) throw new Error(`training of task ${taskId} stopped at step ${summary.steps}`)
     if (summary.proofRoot === undefined || summary.finalStateRoot === undefined) throw new Error(`training of task ${taskId} wrote no proof: the engine's backend ${summary.backend.name} does not implement the task's runtime ${program.runtime}`)
-    this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, updatedAt: Date.now() })
+    this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, curve, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
-    this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, updatedAt: Date.now() })
+    this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, curve, updatedAt: Date.now() })
     return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: div !== undefined ? div.step : program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof, ...(div !== undefined ? { divergence: { entry: div.entry, flat: div.flat } } : {}) }
   }
 
@@ -75,8 +86,21 @@ export class SolverPorts extends PortsPart {
       this.log.warn({ taskId, files: files.length }, 'FAULT bad-checkpoint: flipped a byte in every checkpoint before publishing it')
     }
     // every checkpoint erasure-coded (docs/shards.md): chunks.bin is served with one chunk per block
-    const coded = codeRun(runDir)
+    // what training left uncoded (its last checkpoints, or all of them without a worker), on every core now that training is over
+    const curve = this.progress.get(taskId)?.curve
+    const publishing = (detail: string): void => { this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, detail, curve, updatedAt: Date.now() }) }
+    const more = new CodingPool(Math.max(1, Math.min(2, availableParallelism())))
+    let done = 0
+    const total = proof.checkpoints.length
+    const coded = await codeRunWith(runDir, {
+      code: async (dir, step) => {
+        const c = await more.code(dir, step)
+        if (++done % 8 === 0 || done === total) publishing(`erasure-coded ${done}/${total} checkpoints`)
+        return c
+      }
+    }).finally(async () => { await more.close() })
     this.log.info({ taskId, checkpoints: coded.checkpoints.length, ms: Math.round(coded.ms) }, 'checkpoints erasure-coded')
+    publishing(`adding ${total} checkpoints to the shard store`)
     for (const [i, c] of proof.checkpoints.entries()) {
       const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { SubmitResult, TaskSpec } from '../../actors/ports.js'
+import type { CollectedResult, SubmitResult, TaskSpec } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { admissibility } from '../../protocols/program/admissible.js'
@@ -76,7 +76,7 @@ export class SubmitterPorts extends PortsPart {
     return (await this.shards.addBytes(bundle, { name: `${program.dataset.name}.bundle.json`, kind: 'dataset' }, { pin: true })).cid
   }
 
-  async collectResult (taskId: number): Promise<{ accuracy?: number, modelCid?: string }> {
+  async collectResult (taskId: number): Promise<CollectedResult> {
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
     if (indexCid == null || !task.phase.startsWith('Settled')) return {}
@@ -87,8 +87,9 @@ export class SubmitterPorts extends PortsPart {
     // the evaluator reads the program next to the model (dataset reference)
     await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
     const r = await runEngineJob({ kind: 'evaluate', modelDir: dir, datasetDir: this.init.datasetDir }, this.log, 'evaluation').result
-    this.log.info({ taskId, accuracy: r.accuracy }, 'collected the trained model')
-    return { accuracy: r.accuracy, modelCid: index.model }
+    this.log.info({ taskId, accuracy: r.accuracy, validationLoss: r.text?.validationLoss }, 'collected the trained model')
+    // a GPT has no accuracy (NaN): its held-out loss, the corpus's unigram baseline and a sample
+    return r.text != null ? { modelCid: index.model, text: r.text } : { accuracy: r.accuracy, modelCid: index.model }
   }
 
   private async fetchBundleTo (cid: string, dir: string): Promise<void> {

@@ -314,10 +314,10 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
 
 export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 /** accuracy: NaN for a GPT, which reports validationLoss (nats per token on the held-out windows) */
-export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string }
+export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string, text?: { validationLoss: number, unigramBaseline: number, sample: string } }
 
 /** Held-out loss of saved GPT weights (saveModel writes them in state order with their names). */
-function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): number {
+function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): { validationLoss: number, unigramBaseline: number, sample: string } {
   const gpt = program.model.gpt; const text = program.dataset.text
   if (gpt === undefined || text === undefined) throw new Error('not a GPT program')
   const net = new GptNet(gpt, text, program.seed)
@@ -333,10 +333,16 @@ function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.Weigh
       off += n * 4
     })
     if (off !== bin.length) throw new Error('weights.bin is longer than the weights it lists')
-    return net.meanLoss(ds.testSize, (from, n) => {
+    const validationLoss = net.meanLoss(ds.testSize, (from, n) => {
       const rows = new Uint32Array(n).map((_, i) => from + i)
       return { x: inputRows(ds, rows, 'test'), y: labelRows(ds, rows, 'test') }
     })
+    // the same report as training's (textReport): baseline of the corpus and a sample after the same prompt
+    const t = ds.text
+    if (t === undefined) throw new Error('a GPT program without a text dataset')
+    const vocab = t.spec.vocab
+    const sample = net.sample([...tokenize(new TextEncoder().encode(SAMPLE_PROMPT), vocab)], SAMPLE_LENGTH, program.seed).map(i => vocab[i]).join('')
+    return { validationLoss, unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample }
   } finally { net.dispose() }
 }
 
@@ -354,8 +360,8 @@ export async function evaluateSaved (o: EvaluateOptions): Promise<EvaluateResult
   if (m === undefined || !Array.isArray(m.paths) || m.paths.length !== 1 || !/^[\w.-]+$/.test(m.paths[0])) throw new Error('model.json: unsupported weightsManifest')
   const bin = readFileSync(join(modelDir, m.paths[0]))
   if (program.model.gpt !== undefined) {
-    const validationLoss = evaluateSavedGpt(program, ds, m.weights, bin)
-    return { accuracy: NaN, validationLoss, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
+    const text = evaluateSavedGpt(program, ds, m.weights, bin)
+    return { accuracy: NaN, validationLoss: text.validationLoss, text, testSize: ds.testSize, modelDir, step: mj.proofswarm?.step, backend: backend.name }
   }
   const model = await tf.loadLayersModel(tf.io.fromMemory({
     modelTopology: mj.modelTopology as tf.io.ModelJSON['modelTopology'],

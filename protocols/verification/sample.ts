@@ -130,11 +130,14 @@ export const DEFAULT_CHECKPOINT_BUDGET_BYTES = 2 * 1024 ** 3
  * of the run, checkpoints ~10%), 15 at 10,000 (~3.5% + 3.3%); at most
  * MAX_DEFAULT_CHECKPOINTS checkpoints and, when the state's size is given,
  * DEFAULT_CHECKPOINT_BUDGET_BYTES of them (a large model checkpoints less often
- * and its verification replays more).
+ * and its verification replays more). `costSteps` replaces CHECKPOINT_COST_STEPS
+ * when the caller measured a checkpoint's cost on its machine, erasure coding
+ * included (the devnet does: devnet/timing.ts).
  */
-export function recommendedCheckpointEvery (steps: number, stateBytes = 0): number {
+export function recommendedCheckpointEvery (steps: number, stateBytes = 0, costSteps = CHECKPOINT_COST_STEPS): number {
   if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, got ${steps}`)
+  if (!(costSteps > 0) || !Number.isFinite(costSteps)) throw new Error(`a checkpoint's cost must be a positive number of steps, got ${costSteps}`)
   const n = samplesForDetection(DETECTION_GOAL.fakedShare, 1 - DETECTION_GOAL.confidence)
   const byDisk = Math.ceil(steps * Math.max(0, stateBytes) / DEFAULT_CHECKPOINT_BUDGET_BYTES)
-  return Math.max(1, Math.ceil(steps / MAX_DEFAULT_CHECKPOINTS), byDisk, Math.round(Math.sqrt(CHECKPOINT_COST_STEPS * steps / (n / 2))))
+  return Math.max(1, Math.ceil(steps / MAX_DEFAULT_CHECKPOINTS), byDisk, Math.min(steps, Math.round(Math.sqrt(costSteps * steps / (n / 2)))))
 }

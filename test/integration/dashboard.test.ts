@@ -184,7 +184,8 @@ describe('devnet dashboard in headless Chromium', () => {
     expect(await page.textContent(task)).toContain('Bob')
     const { challengeEnd } = await bob.commitProof(id, { proofRoot: H(9), finalStateRoot: H(8), stepCount: 8, checkpoints: ['bafyckpt0', 'bafyckpt1'] })
     await advance(1)
-    await dave.submitVerdict(id, true, await clientSample(dave, id))
+    const sample = await clientSample(dave, id)
+    await dave.submitVerdict(id, true, sample)
     await waitTaskPhase(page, id, 'Verifying')
     await page.waitForSelector(`${task} td:text-is("1 accept / 0 reject")`)
 
@@ -194,6 +195,17 @@ describe('devnet dashboard in headless Chromium', () => {
     const { due } = await bob.forceMove(did, new Uint8Array(), encodeSigned(commit))
     const dispute = `#disputes [data-dispute="${did}"]`
     await page.waitForSelector(sel.disputeStatus(did, 'Open'))
+    // the sample map: the steps Dave's verdict on chain lists (Dave is peer2's account), the checkpoints, the disputed step
+    const pics = `[data-task-pictures="${id}"]`
+    await page.waitForSelector(`${pics} [data-testid="sample-map"] [data-testid="disputed"][data-step="3"]`)
+    expect(sample.length).toBeGreaterThan(0)
+    expect(await page.locator(`${pics} [data-testid="sample-row"][data-verifier="peer2"] circle`).count()).toBe(sample.length)
+    const dots = await page.locator(`${pics} [data-testid="sample-row"] circle title`).allTextContents()
+    expect(dots.map(t => Number(/step (\d+)/.exec(t)![1]) - 1).sort((a, b) => a - b)).toEqual([...sample].sort((a, b) => a - b))
+    expect(await page.locator(`${pics} [data-testid="checkpoints"] line`).count()).toBe(8 / 4 + 1)
+    // nobody trained this task: an empty curve, said so
+    expect(await page.getAttribute(`${pics} [data-testid="loss-curve"]`, 'data-points')).toBe('0')
+    expect(await page.textContent(`${pics} [data-testid="loss-curve"]`)).toContain('no loss reported yet')
     // the chain's DisputeInfo: one message on chain, the challenger owes the next one
     await page.waitForSelector(`${dispute} .clocks:has-text("messages on chain 1 · forced: Challenger owes message 1 by block ${due}")`)
     await advance(due - await alice.bestNumber())

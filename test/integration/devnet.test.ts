@@ -102,7 +102,39 @@ describe('npm run devnet', () => {
     await waitTaskPhase(dash!.page, taskId, lines.find(l => l.msg === 'summary').summary.success === true ? 'Settled' : 'Failed', 30_000)
     const verdict = await waitDisputeVerdict(dash!.page, undefined, 30_000)
     expect(verdict).toMatch(/ChallengerWon|DefenderWon/)
-    await dash!.page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
+    // the pictures, drawn from what the peers and the chain report (compared with the dashboard's own state)
+    const page = dash!.page
+    const state = await (await fetch(new URL('/api/state', page.url()))).json()
+    const task = state.tasks.find((t: any) => t.id === String(taskId))
+    const pics = `[data-task-pictures="${taskId}"]`
+    // the solver's loss curve: one point per progress report, falling from the first to the last
+    const points = task.pictures.curve.points as Array<[number, number]>
+    expect(points.length).toBeGreaterThanOrEqual(3)
+    expect(points[points.length - 1][1]).toBeLessThan(points[0][1])
+    expect(Number(await page.getAttribute(`${pics} [data-testid="loss-curve"]`, 'data-points'))).toBe(points.length)
+    expect(await page.locator(`${pics} [data-testid="loss-curve"] path.curve`).count()).toBe(1)
+    // the sample map: a dot per step each verdict on chain checked, the checkpoints, the disputed step
+    // two verdicts (an accept lists its whole sample; a reject the steps up to the one it disputes)
+    expect(task.pictures.samples.length).toBeGreaterThanOrEqual(2)
+    for (const v of task.pictures.samples) expect(v.steps.length).toBeGreaterThanOrEqual(1)
+    const checked = task.pictures.samples.reduce((n: number, v: any) => n + v.steps.length, 0)
+    expect(await page.locator(`${pics} [data-testid="sample-row"] circle`).count()).toBe(checked)
+    expect(await page.locator(`${pics} [data-testid="checkpoints"] line`).count()).toBe(task.pictures.steps / task.pictures.checkpointEvery + 1)
+    const dispute = state.disputes.find((d: any) => d.chain != null)
+    expect(Number(await page.getAttribute(`${pics} [data-testid="disputed"]`, 'data-step'))).toBe(dispute.chain.disputedStep)
+    // the bisection as the challenger recorded it, one bar per answer of the defender, and the claim the chain ruled on.
+    // A forced error changes only the committed post-state: both traces agree, so the game ends at the
+    // defender's commitment (the whole trace of the step) with a state claim
+    const bis = `#disputes [data-dispute="${dispute.id}"] [data-testid="bisection"]`
+    await page.waitForSelector(bis, { timeout: 15_000 })
+    const narrowing = (await (await fetch(new URL('/api/state', page.url()))).json()).disputes.find((d: any) => d.id === dispute.id).narrowing as Array<{ stage: string, lo: number, hi: number, of: number }>
+    const stages = await page.locator(`${bis} g.narrow`).evaluateAll(gs => gs.map(g => g.getAttribute('data-stage')))
+    expect(stages).toEqual(narrowing.map(n => n.stage))
+    expect(stages[0]).toBe('trace')
+    expect(narrowing[0].lo).toBe(0)
+    expect(narrowing[0].hi).toBe(narrowing[0].of)
+    expect(await page.textContent(`#disputes [data-dispute="${dispute.id}"] [data-testid="bisection-claim"]`)).toMatch(/state claim — the @state entry hashes to/)
+    await page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
   }, 90_000)
 
   it('devnet status reports it; devnet down stops every process cleanly', async () => {

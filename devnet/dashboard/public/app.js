@@ -243,7 +243,20 @@ function renderTasks (s) {
       el('td', { class: 'small' }, t.workers.map(w => `${w.peer}:${w.actorId} ${w.relation}${w.relation === 'working' ? ` (${w.state})` : ''}`).join('; ') || '–')
     )
   })
-  replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)))
+  // pictures of the newest tasks: loss curve, which steps were checked, the result
+  const pics = s.tasks.slice(0, 3).map(t => {
+    const p = t.pictures
+    if (p == null) return null
+    const text = p.result?.text
+    return el('div', { class: 'task-pictures', 'data-task-pictures': t.id },
+      el('h4', {}, `task #${t.id}`, el('span', { class: 'muted small', text: p.curve != null ? ` training loss (${p.curve.peer}, ${p.curve.phase})` : '' }),
+        p.result?.accuracy != null ? el('span', { class: 'small', 'data-testid': 'task-accuracy', text: ` test accuracy ${(p.result.accuracy * 100).toFixed(2)}%` }) : null),
+      el('div', { class: 'pictures-row' },
+        el('figure', {}, window.pictures.lossCurve(p), el('figcaption', { class: 'small muted', text: 'training loss by step' + (text != null ? '; dashed: held-out loss and unigram baseline' : '') })),
+        el('figure', {}, window.pictures.sampleMap(p, v => v), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
+      text != null ? window.pictures.textResult(text) : null)
+  })
+  replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)), pics)
 }
 
 function renderDisputes (s) {
@@ -261,12 +274,17 @@ function renderDisputes (s) {
     const clocks = c != null
       ? el('div', { class: 'clocks' }, `messages on chain ${c.moves} · ${c.force != null ? `forced: ${c.force.to} owes message ${c.force.seq} by block ${c.force.due}` : 'no force pending'} · deadline block ${c.deadline} · opened at block ${c.openedAt}`)
       : el('div', { class: 'clocks', text: 'no chain record (yet): rounds from events and actor traces' })
-    const rounds = d.rounds.length > 0
+    const list = d.rounds.length > 0
       ? el('ol', {}, d.rounds.slice(-60).map(r => el('li', {},
         r.source === 'chain' ? `block ${r.blockNumber}: ${r.event.replace(/^arbitration\./, '')}` : r.source === 'gossip' ? `gossip (heard by ${r.peer}): ${r.event.slice(7)}` : `${time(r.time)} ${peerNameOf(r.peer)}/${r.actorId}: ${r.event}`,
         r.detail != null ? el('span', { class: 'muted', text: ` ${fmtData(r.detail)}` }) : null)))
       : el('p', { class: 'empty', text: 'no rounds yet' })
-    return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, rounds)
+    // the narrowing when the challenger reported it; the raw rounds folded away
+    const narrowing = d.narrowing != null && d.narrowing.length > 0
+      ? el('figure', {}, window.pictures.bisectionView(d), el('figcaption', { class: 'small muted', text: `how the bisection narrowed (${d.narrowing.length} answers of the defender, as ${d.narrowedBy} recorded them): the filled part is still in dispute after each answer` }))
+      : (d.claim != null ? el('div', { class: 'small', 'data-testid': 'bisection-claim', text: `on chain: ${d.claim.kind} claim — ${d.claim.reason}` }) : null)
+    const rounds = narrowing != null ? el('details', {}, el('summary', { class: 'small muted', text: `${d.rounds.length} events and trace entries` }), list) : list
+    return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, narrowing, rounds)
   }))
 }
 

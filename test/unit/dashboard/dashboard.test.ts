@@ -84,6 +84,34 @@ describe('aggregator', () => {
   })
 })
 
+describe('the data of the task and dispute pictures', () => {
+  it('takes the longest loss curve, whistleblowers replaying everything, the collected result and the challenger\'s narrowing', async () => {
+    const agg = new Aggregator({ peers: [{ name: 'solver', dataDir: '/nonexistent', role: 'solver' }, { name: 'wb', dataDir: '/nonexistent', role: 'whistleblower' }, { name: 'sub', dataDir: '/nonexistent', role: 'submitter' }] })
+    const [solver, wb, sub] = agg.watches.map(w => w.view)
+    const actors = (id: string, context: Record<string, unknown>): typeof solver.actors => ({ supervisor: { state: 'running', roles: [] }, actors: [{ id, state: 'idle', status: 'active', context }] })
+    solver.actors = actors('solver#1', { current: 4 })
+    solver.progress = [{ taskId: 4, phase: 'done', step: 150, steps: 150, curve: [[1, 4.8], [75, 2.7], [150, 2.4]], updatedAt: 1 }]
+    wb.actors = actors('whistleblower#1', {})
+    wb.progress = [{ taskId: 4, phase: 'verifying', step: 0, steps: 50, curve: undefined, updatedAt: 1 }]
+    const text = { validationLoss: 2.525, unigramBaseline: 3.344, sample: 'The rnteeven thing' }
+    sub.actors = actors('submitter#1', { open: [4], results: { 4: { modelCid: 'bafy', text } } })
+    const narrowing = [{ seq: 0, stage: 'trace', lo: 0, hi: 128, of: 128 }, { seq: 2, stage: 'trace', lo: 64, hi: 128, of: 128 }]
+    wb.disputes = [{ disputeId: 1, role: 'challenger', ms: 900, moves: 2, winner: 'challenger', reason: 'state claim', taskId: 4, step: 63, narrowing: narrowing as never }]
+    // a defender's record has no narrowing and is not drawn
+    solver.disputes = [{ disputeId: 1, role: 'defender', ms: 900, moves: 2, winner: 'challenger', reason: '' }]
+    const s = agg.state()
+    const p = s.tasks.find(t => t.id === '4')!.pictures
+    expect(p.curve).toEqual({ peer: 'solver', phase: 'done', steps: 150, points: [[1, 4.8], [75, 2.7], [150, 2.4]] })
+    expect(p.replayingAll).toEqual(['wb'])
+    expect(p.result).toEqual({ modelCid: 'bafy', text })
+    const d = s.disputes.find(x => x.id === '1')!
+    expect(d.narrowing).toEqual(narrowing)
+    expect(d.narrowedBy).toBe('wb')
+    expect(d.taskId).toBe('4')
+    await agg.stop()
+  })
+})
+
 describe('server-sent events reader', () => {
   it('joins events split across chunks and multi-line data; ignores comments', async () => {
     const chunks = ['data: {"a":', '1}\n\n: keep-alive\n\nid: 5\ndata: x\r\ndata: y\r\n', '\r\n']

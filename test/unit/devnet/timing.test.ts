@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { challengeWindowFor, MIN_WINDOW_BLOCKS } from '../../../devnet/timing.js'
+import { challengeWindowFor, checkpointSpacingFor, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, MIN_WINDOW_BLOCKS, solveTimeoutFor } from '../../../devnet/timing.js'
+import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
 describe('the devnet\'s challenge window', () => {
   it('is twice a full replay plus the dispute, in blocks, and grows on a slower machine', () => {
@@ -15,5 +16,33 @@ describe('the devnet\'s challenge window', () => {
 
   it('refuses a speed it cannot use', () => {
     expect(() => challengeWindowFor({ steps: 10, batchSize: 4, samplesPerSec: 0, blockTimeMs: 500 })).toThrow(/cannot size/)
+  })
+})
+
+describe('the devnet\'s checkpoint spacing', () => {
+  it('counts erasure coding in a checkpoint\'s cost: fewer checkpoints when coding is dear, more when steps are slow', () => {
+    // idle: ~11 ms steps, ~150 ms to code the MLP's 1.2 MB state
+    const idle = checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 150, stateBytes: 1_221_248 })
+    expect(idle.stepMs).toBeCloseTo(11.03, 1)
+    expect(idle.costSteps).toBeCloseTo(CHECKPOINT_COST_STEPS + 150 / 11.03, 1)
+    expect(idle.optimum).toBe(recommendedCheckpointEvery(1000, 1_221_248, idle.costSteps))
+    expect(idle.optimum).toBeGreaterThan(recommendedCheckpointEvery(1000))
+    // capped: a verifier's replays cross the forced step at most about twice as often as at the default spacing
+    expect(idle.every).toBe(MAX_SPACING_FACTOR * recommendedCheckpointEvery(1000))
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 20, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000, 0, CHECKPOINT_COST_STEPS + 20 / 11.03))
+    // free coding: the old spacing
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 0, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000))
+    // the same coding on slower steps is fewer steps' worth: checkpoints closer together
+    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 1000, codeMs: 150, stateBytes: 0 }).optimum).toBeLessThan(idle.optimum)
+    expect(() => checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 0, codeMs: 150, stateBytes: 0 })).toThrow(/cannot space/)
+  })
+})
+
+describe('the devnet\'s solve timeout', () => {
+  it('is four times the measured training plus publishing, never under 600 blocks', () => {
+    expect(solveTimeoutFor({ replaySeconds: 12, blockTimeMs: 500 })).toBe(MIN_SOLVE_BLOCKS)
+    // a GPT at 11 samples/s: 150 steps of 16 take ~220 s
+    expect(solveTimeoutFor({ replaySeconds: 220, blockTimeMs: 500 })).toBe(Math.ceil(4 * (220 + 30) * 2))
+    expect(() => solveTimeoutFor({ replaySeconds: 10, blockTimeMs: 0 })).toThrow(/cannot size/)
   })
 })

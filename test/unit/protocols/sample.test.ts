@@ -83,6 +83,16 @@ describe('verification sampling', () => {
     }
     // 44 samples replay ≈ 44 (k + 1) / 2 steps: ~13% of a 1000-step run
     expect(44 * (recommendedCheckpointEvery(1000) + 1) / 2 / 1000).toBeLessThan(0.14)
+    // a measured checkpoint cost (erasure coding included) spaces them further apart, by the same optimum
+    for (const c of [2, 14, 40]) {
+      const cost = (k: number): number => 22 * (k + 1) + c * 1000 / k
+      const k = recommendedCheckpointEvery(1000, 0, c)
+      expect(cost(k)).toBeLessThanOrEqual(Math.min(cost(k - 1 || 1), cost(k + 1)) + 1e-9)
+    }
+    expect(recommendedCheckpointEvery(1000, 0, 14)).toBe(25)
+    expect(recommendedCheckpointEvery(3, 0, 1000)).toBe(3)
+    expect(() => recommendedCheckpointEvery(1000, 0, 0)).toThrow(/positive number/)
+    expect(() => recommendedCheckpointEvery(1000, 0, NaN)).toThrow(/positive number/)
   })
 
   it('lists the checkpoints a replay of a sample loads', () => {

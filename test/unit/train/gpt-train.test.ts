@@ -46,6 +46,8 @@ describe('GPT training runs (wasm)', () => {
     const ev = await evaluateSaved({ modelDir: a })
     expect(ev.validationLoss).toBe(t.validationLoss)
     expect(Number.isNaN(ev.accuracy)).toBe(true)
+    // what the submitter reports after collecting the model: the training's own report, sample included
+    expect(ev.text).toEqual(t)
   }, 120_000)
 
   it('plain training learns: held-out loss falls below the unigram baseline', async () => {

@@ -1,0 +1,101 @@
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { timeCheckpointCoding } from './calibrate.js'
+import { ensureFashion } from './dataset.js'
+import { runEngineJob } from '../node/engine/engine.js'
+import { createLogger } from '../node/log.js'
+import { spawnCli } from './processes.js'
+import { FASHION_DIR } from './scenario.js'
+import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, challengeWindowFor, checkpointSpacingFor, solveTimeoutFor } from './timing.js'
+
+// The devnet's task program: one of the built-in tasks (the MLP on
+// Fashion-MNIST, a small GPT on Debian's fortunes-min) or a given file; then,
+// unless given, the challenge window and (built-in tasks) the checkpoint
+// spacing from this machine's measured speed on the task itself.
+
+export const BUILTIN_TASKS = ['mlp', 'gpt'] as const
+export type BuiltinTask = typeof BUILTIN_TASKS[number]
+
+/**
+ * The GPT the devnet trains by default: the zoo's GPT (2 blocks, d 64, 4 heads,
+ * MLP 256) on a context of 32 characters, 150 Adam steps of 16 windows (77k
+ * characters, most of one pass over fortunes-min): a held-out loss well under
+ * the corpus's unigram baseline from ~20 s of training on this machine idle
+ * (docs/training.md, "GPT").
+ */
+export const GPT_DEFAULTS = { steps: 150, batch: 16, context: 32, lr: 0.003 }
+export const MLP_DEFAULTS = { steps: 1000, batch: 64 }
+
+export interface TaskOptions {
+  task?: string
+  steps?: number
+  checkpointEvery?: number
+  synthetic?: boolean
+  challengeWindow?: number
+  blockTime: number
+}
+
+export interface PreparedTask { file: string, builtin?: BuiltinTask, steps: number, challengeWindow: number, solveTimeout: number }
+
+type Say = (msg: string, data?: Record<string, unknown>) => void
+
+export function builtinOf (task: string | undefined): BuiltinTask | undefined {
+  if (task == null) return 'mlp'
+  return (BUILTIN_TASKS as readonly string[]).includes(task) ? task as BuiltinTask : undefined
+}
+
+export async function prepareTask (o: TaskOptions, dir: string, logDir: string, say: Say): Promise<PreparedTask> {
+  const builtin = builtinOf(o.task)
+  const file = builtin != null ? join(dir, 'task.json') : resolve(o.task!)
+  const spacing = o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []
+  if (builtin === 'mlp') {
+    const useFashion = o.synthetic !== true
+    if (useFashion) await ensureFashion(say)
+    else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
+    const steps = o.steps ?? MLP_DEFAULTS.steps
+    await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing], logDir)
+    say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch} (${file})`)
+  } else if (builtin === 'gpt') {
+    const g = GPT_DEFAULTS
+    const steps = o.steps ?? g.steps
+    await taskNew(['--model', 'gpt', '--dataset', 'fortunes-min', '--steps', String(steps), '--batch', String(g.batch), '--context', String(g.context), '--lr', String(g.lr), '--optimizer', 'adam', '--out', file, ...spacing], logDir)
+    say(`task program: GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows (${file})`)
+  } else {
+    JSON.parse(await readFile(file, 'utf8'))
+    say(`task program: ${file}`)
+  }
+  const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, model?: { name?: string } }
+  // without a calibration, as many blocks as steps (an MLP step is well under a block)
+  if (o.challengeWindow != null) return { file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps) }
+
+  // the challenge window, from this machine's speed on this task
+  const calSteps = Math.min(prog.model?.name === 'gpt' ? GPT_CALIBRATION_STEPS : CALIBRATION_STEPS, prog.steps)
+  const calDir = join(dir, 'calibration')
+  // the engine's train job, as a solver peer runs it; its log lines go to calibrate.log
+  const calLog = join(logDir, 'calibrate.log')
+  const lines: string[] = []
+  const r = await runEngineJob({ kind: 'train', taskFile: file, outDir: calDir, until: calSteps, evaluate: false }, createLogger('devnet', { level: 'warn' }), 'calibration', {
+    onEvent: e => { if (e.type === 'log') lines.push(`${e.level}: ${e.message}`) }
+  }).result.then(t => ({ samplesPerSec: Math.round(t.samplesPerSec) }), (err: Error) => { lines.push(`error: ${err.message}`); return undefined })
+  await writeFile(calLog, lines.join('\n') + '\n')
+  if (r?.samplesPerSec == null) throw new Error(`could not time the task on this machine; see ${calLog} (or give --challenge-window)`)
+  // a built-in task's checkpoints spaced by what one costs here, erasure coding included
+  if (builtin != null && o.checkpointEvery == null) {
+    const ck = timeCheckpointCoding(calDir)
+    if (ck != null) {
+      const sp = checkpointSpacingFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, codeMs: ck.ms, stateBytes: ck.bytes })
+      say(`checkpoints every ${sp.every} steps (${Math.ceil(prog.steps / sp.every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so each verifier replays a small share of the run` : ''}`, { checkpointEvery: sp.every, codeMs: ck.ms, stepMs: sp.stepMs })
+      prog.checkpointEvery = sp.every
+      await writeFile(file, JSON.stringify(prog, null, 2) + '\n')
+    }
+  }
+  await rm(calDir, { recursive: true, force: true })
+  const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
+  say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
+  return { file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime }) }
+}
+
+async function taskNew (args: string[], logDir: string): Promise<void> {
+  const t = spawnCli('task-new', ['task', 'new', ...args], logDir)
+  if (await t.exited !== 0) throw new Error(`could not create the task program; see ${t.logFile}`)
+}
