@@ -50,7 +50,8 @@ export interface RolePorts {
   submitTask: (spec: TaskSpec) => Promise<SubmitResult>
   collectResult: (taskId: number) => Promise<{ accuracy?: number, modelCid?: string }>
   // solver
-  train: (taskId: number) => Promise<TrainResult>
+  /** `signal`: aborted when the actor no longer wants the result (the task went to another solver) */
+  train: (taskId: number, signal?: AbortSignal) => Promise<TrainResult>
   commitProof: (taskId: number, result: TrainResult) => Promise<void>
   // verifier
   verify: (taskId: number) => Promise<VerifyResult>

@@ -14,6 +14,8 @@ import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import { announcementCheck } from './announcement-check.js'
 import { Observability } from './observability.js'
+import { scheduledPorts } from './scheduling.js'
+import type { SchedulerOptions } from './job-scheduler.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -31,6 +33,8 @@ export interface RolesInit {
   faults?: string[]
   /** checkpoint intervals a whistleblower replays (default: all) */
   recheckSteps?: number
+  /** limits of the peer's training and replay jobs (default: one per core, half the memory) */
+  jobs?: SchedulerOptions
 }
 
 export function installRoles (init: RolesInit) {
@@ -94,7 +98,7 @@ export function installRoles (init: RolesInit) {
         badCheckpoints,
         recheckSteps: init.recheckSteps
       })
-      return obs.instrumentPorts(nodePorts)
+      return obs.instrumentPorts(scheduledPorts(peer, nodePorts, { chain, book, shards }, init.jobs))
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!
