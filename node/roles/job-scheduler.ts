@@ -39,6 +39,7 @@ export interface SchedulerDeps {
 /** Blocks left until `deadlineBlock` are worth this many ms; blocks the commitment itself needs are kept aside. */
 const SAFETY_BLOCKS = 2
 const PUMP_MS = 2000
+const PROGRAM_WAIT_MS = 10_000
 
 export function defaultLimits (o: SchedulerOptions = {}): JobLimits {
   return { maxJobs: o.maxJobs ?? availableParallelism(), maxMemory: o.maxJobMemory ?? Math.floor(totalmem() / 2) }
@@ -134,10 +135,13 @@ export class PeerScheduler {
   }
 
   private async programOrUndefined (taskId: number): Promise<ValidProgram | undefined> {
-    try { return await this.deps.program(taskId) } catch (err) {
+    // the estimate must not hold the job up: the job fetches the program itself anyway
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`not fetched within ${PROGRAM_WAIT_MS} ms`)), PROGRAM_WAIT_MS) })
+    try { return await Promise.race([this.deps.program(taskId), late]) } catch (err) {
       this.deps.log.debug({ taskId, err: (err as Error).message }, 'no program for the job estimate: a default size is assumed')
       return undefined
-    }
+    } finally { clearTimeout(timer) }
   }
 
   private async run<R> (o: { kind: JobKind, taskId: number, program: ValidProgram | undefined, deadlineBlock: number, estimateMs: number, signal?: AbortSignal, observe: (ms: number) => void }, work: () => Promise<R>, onRefused?: () => Promise<void>): Promise<R> {
