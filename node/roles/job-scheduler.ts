@@ -114,6 +114,8 @@ export class PeerScheduler {
       const chain = await this.deps.chain()
       const task = await chain.task(taskId)
       if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
+      // a selection heard late (a catch-up, a slow event): the task may have moved on since
+      if (task.phase !== 'Solving' || task.solver !== chain.accountId) throw new Error(`task ${taskId} is no longer this peer's to solve (phase ${task.phase})`)
       const program = await this.programOrUndefined(taskId)
       return await this.run({ kind: 'train', taskId, program, deadlineBlock: task.deadline, estimateMs: this.speed.train(task.steps), signal, observe: ms => { this.speed.observeTrain(task.steps, ms) } }, async () => await train(taskId, signal),
         async () => {

@@ -131,7 +131,7 @@ async function runOnce (o: Options): Promise<Result> {
         const dataDir = join(dir.path, r.name)
         const proc = startCli(['join', '--json', '--bootstrap', bootAddr, '--roles', r.roles, '--chain', chainUrl, '--account', `//Bench/${r.name}`, '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0', '--private-addrs', ...jobArgs])
         procs.push(proc)
-        await waitForOutput(proc, hasJson, 60_000, `${r.name} ready`)
+        await waitForOutput(proc, hasJson, 240_000, `${r.name} ready`)
         peers.set(r.name, { proc, dataDir })
       }))
     }
