@@ -40,6 +40,9 @@ export interface SchedulerDeps {
 const SAFETY_BLOCKS = 2
 const PUMP_MS = 2000
 const PROGRAM_WAIT_MS = 10_000
+/** a training that fails is tried this many times before the task is handed back */
+const TRAIN_ATTEMPTS = 3
+const RETRY_MS = 5000
 
 export function defaultLimits (o: SchedulerOptions = {}): JobLimits {
   return { maxJobs: o.maxJobs ?? availableParallelism(), maxMemory: o.maxJobMemory ?? Math.floor(totalmem() / 2) }
@@ -112,17 +115,32 @@ export class PeerScheduler {
     const verify = ports.verify.bind(ports)
     ports.train = async (taskId: number, signal?: AbortSignal): Promise<TrainResult> => {
       const chain = await this.deps.chain()
-      const task = await chain.task(taskId)
-      if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
-      // a selection heard late (a catch-up, a slow event): the task may have moved on since
-      if (task.phase !== 'Solving' || task.solver !== chain.accountId) throw new Error(`task ${taskId} is no longer this peer's to solve (phase ${task.phase})`)
-      const program = await this.programOrUndefined(taskId)
-      return await this.run({ kind: 'train', taskId, program, deadlineBlock: task.deadline, estimateMs: this.speed.train(task.steps), signal, observe: ms => { this.speed.observeTrain(task.steps, ms) } }, async () => await train(taskId, signal),
-        async () => {
-          // handing it back at once: another solver gets it now rather than after the solve timeout
-          const out = await chain.releaseTask(taskId).then(() => 'released on chain', (err: Error) => `release failed: ${err.message}`)
-          this.deps.log.warn({ taskId }, `task ${taskId} handed back (${out})`)
-        })
+      // handing it back at once: another solver gets it now rather than after the solve timeout
+      const handBack = async (why: string): Promise<void> => {
+        const out = await chain.releaseTask(taskId).then(() => 'released on chain', (err: Error) => `release failed: ${err.message}`)
+        this.deps.log.warn({ taskId }, `task ${taskId} handed back (${why}; ${out})`)
+      }
+      for (let attempt = 1; ; attempt++) {
+        const task = await chain.task(taskId)
+        if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
+        // a selection heard late (a catch-up, a slow event): the task may have moved on since
+        if (task.phase !== 'Solving' || task.solver !== chain.accountId) throw new Error(`task ${taskId} is no longer this peer's to solve (phase ${task.phase})`)
+        const program = await this.programOrUndefined(taskId)
+        try {
+          return await this.run({ kind: 'train', taskId, program, deadlineBlock: task.deadline, estimateMs: this.speed.train(task.steps), signal, observe: ms => { this.speed.observeTrain(task.steps, ms) } },
+            async () => await train(taskId, signal), async () => { await handBack('it could not finish in time') })
+        } catch (err) {
+          if (err instanceof JobRefused || signal?.aborted === true) throw err
+          // most failures under load pass (an announcement heard late, a fetch that timed out): try again while
+          // the deadline allows (the next admission checks it); a task this peer cannot train goes back, not to the timeout
+          if (attempt >= TRAIN_ATTEMPTS) {
+            await handBack(`training failed ${attempt} times: ${(err as Error).message}`)
+            throw err
+          }
+          this.deps.log.warn({ taskId, attempt, err: (err as Error).message }, `training of task ${taskId} failed: trying again`)
+          await new Promise(resolve => setTimeout(resolve, RETRY_MS))
+        }
+      }
     }
     // a whistleblower's re-check replays through verify (node-ports.ts): scheduled there, once
     ports.verify = async (taskId: number): Promise<VerifyResult> => {
