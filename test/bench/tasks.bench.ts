@@ -25,7 +25,7 @@ import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitF
 interface Options { tasks: number, solvers: number, verifiers: number, whistleblowers: number, submitters: number, steps: number, maxJobs?: number, blockMs: number, limitMin: number, write: boolean, compare: boolean, solveTimeout: number, challengeWindow: number }
 
 function parseArgs (argv: string[]): Options {
-  const o: Options = { tasks: 20, solvers: 6, verifiers: 6, whistleblowers: 2, submitters: 4, steps: 20, blockMs: 500, limitMin: 40, write: true, compare: false, solveTimeout: 2400, challengeWindow: 240 }
+  const o: Options = { tasks: 20, solvers: 6, verifiers: 6, whistleblowers: 2, submitters: 4, steps: 20, blockMs: 500, limitMin: 40, write: true, compare: false, solveTimeout: 2400, challengeWindow: 600 }
   const ints: Record<string, keyof Options> = { '--tasks': 'tasks', '--solvers': 'solvers', '--verifiers': 'verifiers', '--whistleblowers': 'whistleblowers', '--submitters': 'submitters', '--steps': 'steps', '--max-jobs': 'maxJobs', '--block-ms': 'blockMs', '--limit-min': 'limitMin', '--solve-timeout': 'solveTimeout', '--challenge-window': 'challengeWindow' }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -270,6 +270,8 @@ async function runOnce (o: Options): Promise<Result> {
   }
 }
 
+const loadSummary = (l: number[]): string => `${l[0]}, ${Math.max(...l)}, ${l.at(-1)!}`
+
 /** GET on a peer's control API. */
 async function control (dataDir: string, path: string): Promise<unknown> {
   const { port } = JSON.parse(readFileSync(join(dataDir, 'control.json'), 'utf8')) as { port: number }
@@ -298,7 +300,7 @@ function writeDoc (runs: Array<{ label: string, r: Result }>): void {
   const ratio = runs.length === 2 ? `\n\nSide by side in one run: with the scheduler, ${(cols[1].settledPerHour / Math.max(1, cols[0].settledPerHour)).toFixed(2)}× the tasks settled per hour of one job at a time, and the slowest task ${(cols[0].slowestTaskSec / cols[1].slowestTaskSec).toFixed(2)}× sooner.` : ''
   const section = `## Task throughput
 
-\`npm run bench -- tasks\` (test/bench/tasks.bench.ts): ${x.tasks} tasks submitted at once (by ${x.peers.submitters} submitters, each submitting its share back to back) to a devnet of CLI peers on the real dev chain (${x.blockMs} ms blocks): ${x.peers.solvers} solvers, ${x.peers.verifiers} verifiers, ${x.peers.whistleblowers} whistleblowers, each peer with its job scheduler. Tasks: MLP on the synthetic dataset, ${x.steps} steps, batch 32, 2 verifiers each, challenge window ${x.challengeWindow} blocks (a task settles when it closes), solve timeout ${x.solveTimeout} blocks. Machine: ${x.machine.cores} cores, ${x.machine.memGiB} GiB, shared with other work; 1-minute load average during the runs ${cols.map(c => c.machine.load.join(' → ')).join('; ')}.
+\`npm run bench -- tasks\` (test/bench/tasks.bench.ts): ${x.tasks} tasks submitted at once (by ${x.peers.submitters} submitters, each submitting its share back to back) to a devnet of CLI peers on the real dev chain (${x.blockMs} ms blocks): ${x.peers.solvers} solvers, ${x.peers.verifiers} verifiers, ${x.peers.whistleblowers} whistleblowers, each peer with its job scheduler. Tasks: MLP on the synthetic dataset, ${x.steps} steps, batch 32, 2 verifiers each, challenge window ${x.challengeWindow} blocks (a task settles when it closes), solve timeout ${x.solveTimeout} blocks. Machine: ${x.machine.cores} cores, ${x.machine.memGiB} GiB, shared with other work; 1-minute load average (start, peak, end of each run) ${cols.map(c => loadSummary(c.machine.load as number[])).join('; ')}.
 
 | measure | ${runs.map(run => run.label).join(' | ')} |
 |---|${runs.map(() => '---|').join('')}
