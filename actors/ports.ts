@@ -51,7 +51,8 @@ export interface RolePorts {
   submitTask: (spec: TaskSpec) => Promise<SubmitResult>
   collectResult: (taskId: number) => Promise<CollectedResult>
   // solver
-  train: (taskId: number) => Promise<PublishedRun>
+  /** `signal`: aborted when the actor no longer wants the result (the task went to another solver) */
+  train: (taskId: number, signal?: AbortSignal) => Promise<PublishedRun>
   commitProof: (taskId: number, result: PublishedRun) => Promise<void>
   // verifier
   verify: (taskId: number) => Promise<VerifyResult>

@@ -1,6 +1,7 @@
-import { assign, fromPromise, setup } from 'xstate'
-import type { DisputeResult, DomainEvent, VerifyResult } from '../ports.js'
-import { enqueueTask, errorMessage, initialContext, record, type RoleContext } from './common.js'
+import { and, assign, enqueueActions, fromPromise, setup } from 'xstate'
+import type { DisputeResult, DomainEvent, RolePorts, VerifyResult } from '../ports.js'
+import { errorMessage, initialContext, type RoleContext } from './common.js'
+import { childOf, jobId, parseJobId, recordTask, shownStage, withStage, type TaskJob } from './jobs.js'
 
 // Verifier: the chain draws it for a committed proof (only assigned verifiers'
 // verdicts count: a proof commitment alone is no work for it) → re-executes
@@ -8,82 +9,113 @@ import { enqueueTask, errorMessage, initialContext, record, type RoleContext } f
 // DHT → posts its verdict → on a mismatch, challenges the solver and plays the
 // dispute game (a reject without its own dispute is void); when a checkpoint
 // it needs is missing or not the committed state, it opens a
-// data-availability challenge instead of staying silent.
+// data-availability challenge instead of staying silent. Every assignment is
+// a job of its own (verifying, voting, challenging), so several tasks are
+// checked side by side as far as the peer's scheduler lets them; the actor's
+// state is the stage of its oldest job.
 
-interface VerifierContext extends RoleContext { verdict?: VerifyResult }
+type Stage = 'verifying' | 'voting' | 'challenging'
+const STAGES = ['verify', 'vote', 'challenge'] as const
+
+interface VerifierContext extends RoleContext { jobs: Array<TaskJob<Stage>> }
+
+type VerifierEvent = DomainEvent | { type: 'drain' } | { type: `xstate.done.actor.${string}`, output: unknown } | { type: `xstate.error.actor.${string}`, error: unknown }
+
+const jobsAt = (jobs: Array<TaskJob<Stage>>): Pick<VerifierContext, 'jobs' | 'current'> => ({ jobs, current: jobs[0]?.taskId })
 
 export const verifierMachine = setup({
-  types: {} as { context: VerifierContext, events: DomainEvent | { type: 'drain' }, input: unknown },
+  types: {} as { context: VerifierContext, events: VerifierEvent, input: unknown },
   actors: {
-    verify: fromPromise<VerifyResult, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.verify(input.ctx.current!)),
-    vote: fromPromise<void, { ctx: VerifierContext }>(async ({ input }) => await input.ctx.ports.submitVerdict(input.ctx.current!, input.ctx.verdict!)),
-    challenge: fromPromise<DisputeResult, { ctx: VerifierContext }>(async ({ input }) => {
-      const { ports, current, verdict } = input.ctx
-      // the initial state was already ruled on by challenge_initial_state: no game to play
-      if (verdict?.initialState != null) return { disputeId: -1, winner: verdict.initialState.solverWrong ? 'challenger' : 'defender', reason: `initial state: ${verdict.initialState.reason}` }
-      // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
-      if (verdict?.unavailable != null) {
-        if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
-        return await ports.challengeAvailability(current!, verdict.unavailable.step)
+    verify: fromPromise<VerifyResult, { ports: RolePorts, taskId: number }>(async ({ input }) => await input.ports.verify(input.taskId)),
+    vote: fromPromise<VerifyResult, { ports: RolePorts, taskId: number, verdict: VerifyResult }>(async ({ input }) => {
+      try {
+        await input.ports.submitVerdict(input.taskId, input.verdict)
+      } catch (err) {
+        // the verdict was refused (the assignment lapsed, say): a wrong proof is still worth a dispute, as any whistleblower's
+        if (input.verdict.accept) throw err
+        return { ...input.verdict, voteError: errorMessage(err) } as VerifyResult
       }
-      return await ports.challenge(current!, 'solver', verdict?.firstBadStep)
+      return input.verdict
+    }),
+    challenge: fromPromise<DisputeResult, { ports: RolePorts, taskId: number, verdict: VerifyResult }>(async ({ input }) => {
+      const { ports, taskId, verdict } = input
+      // the initial state was already ruled on by challenge_initial_state: no game to play
+      if (verdict.initialState != null) return { disputeId: -1, winner: verdict.initialState.solverWrong ? 'challenger' : 'defender', reason: `initial state: ${verdict.initialState.reason}` }
+      // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
+      if (verdict.unavailable != null) {
+        if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
+        return await ports.challengeAvailability(taskId, verdict.unavailable.step)
+      }
+      return await ports.challenge(taskId, 'solver', verdict.firstBadStep)
     })
   },
   guards: {
-    hasQueued: ({ context }) => context.queue.length > 0,
     draining: ({ context }) => context.draining,
-    rejected: ({ context }) => context.verdict?.accept === false
+    noJobs: ({ context }) => context.jobs.length === 0,
+    showsVerifying: ({ context }) => shownStage(context.jobs) === 'verifying',
+    showsVoting: ({ context }) => shownStage(context.jobs) === 'voting',
+    showsChallenging: ({ context }) => shownStage(context.jobs) === 'challenging'
   }
 }).createMachine({
   id: 'verifier',
-  context: ({ input }) => initialContext(input),
+  context: ({ input }) => ({ ...initialContext(input), jobs: [] }),
   initial: 'idle',
   on: {
     'chain.verifiersAssigned': {
-      guard: ({ context, event }) => event.forMe && !context.draining && !context.history.some(h => h.taskId === event.taskId),
-      actions: assign({ queue: ({ context, event }) => enqueueTask(context, event.taskId) })
+      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId) && !context.history.some(h => h.taskId === event.taskId),
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        enqueue.spawnChild('verify', { id: jobId('verify', event.taskId), input: { ports: context.ports, taskId: event.taskId } })
+        enqueue.assign(jobsAt(withStage(context.jobs, event.taskId, 'verifying')))
+      })
+    },
+    'xstate.done.actor.*': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const job = parseJobId(childOf(event.type), STAGES)
+        if (job === undefined || !context.jobs.some(j => j.taskId === job.taskId)) return
+        const { taskId } = job
+        const output = (event as { output: unknown }).output
+        if (job.stage === 'verify') {
+          enqueue.spawnChild('vote', { id: jobId('vote', taskId), input: { ports: context.ports, taskId, verdict: output as VerifyResult } })
+          enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'voting')))
+        } else if (job.stage === 'vote') {
+          const v = output as VerifyResult & { voteError?: string }
+          if (v.accept) {
+            enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, 'accepted') })
+            return
+          }
+          const { voteError, ...verdict } = v
+          enqueue.spawnChild('challenge', { id: jobId('challenge', taskId), input: { ports: context.ports, taskId, verdict } })
+          enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, 'challenging')), ...(voteError !== undefined ? { error: voteError } : {}) })
+        } else {
+          const r = output as DisputeResult
+          enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, `dispute ${r.disputeId}: ${r.winner} won`) })
+        }
+      })
+    },
+    'xstate.error.actor.*': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const job = parseJobId(childOf(event.type), STAGES)
+        if (job === undefined || !context.jobs.some(j => j.taskId === job.taskId)) return
+        const error = (event as { error: unknown }).error
+        const outcome = (error as Error | undefined)?.name === 'JobRefused' ? 'dropped' : { verify: 'verification failed', vote: 'vote failed', challenge: 'dispute failed' }[job.stage]!
+        enqueue.assign({ ...jobsAt(withStage(context.jobs, job.taskId, undefined)), error: errorMessage(error), history: recordTask(context, job.taskId, outcome) })
+      })
     },
     drain: { actions: assign({ draining: true }) }
   },
   states: {
     idle: {
-      entry: assign({ current: undefined, verdict: undefined }),
       always: [
-        { guard: 'draining', target: 'retired' },
-        { guard: 'hasQueued', target: 'verifying', actions: assign({ current: ({ context }) => context.queue[0], queue: ({ context }) => context.queue.slice(1) }) }
+        // draining: retire once the jobs in flight are done
+        { guard: and(['draining', 'noJobs']), target: 'retired' },
+        { guard: 'showsVerifying', target: 'verifying' },
+        { guard: 'showsVoting', target: 'voting' },
+        { guard: 'showsChallenging', target: 'challenging' }
       ]
     },
-    verifying: {
-      invoke: {
-        src: 'verify',
-        input: ({ context }) => ({ ctx: context }),
-        onDone: { target: 'voting', actions: assign({ verdict: ({ event }) => event.output }) },
-        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'verification failed') }) }
-      }
-    },
-    voting: {
-      invoke: {
-        src: 'vote',
-        input: ({ context }) => ({ ctx: context }),
-        onDone: [
-          { guard: 'rejected', target: 'challenging' },
-          { target: 'idle', actions: assign({ history: ({ context }) => record(context, 'accepted') }) }
-        ],
-        onError: [
-          // the verdict was refused (the assignment lapsed, say): a wrong proof is still worth a dispute, as any whistleblower's
-          { guard: 'rejected', target: 'challenging', actions: assign({ error: ({ event }) => errorMessage(event.error) }) },
-          { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'vote failed') }) }
-        ]
-      }
-    },
-    challenging: {
-      invoke: {
-        src: 'challenge',
-        input: ({ context }) => ({ ctx: context }),
-        onDone: { target: 'idle', actions: assign({ history: ({ context, event }) => record(context, `dispute ${event.output.disputeId}: ${event.output.winner} won`) }) },
-        onError: { target: 'idle', actions: assign({ error: ({ event }) => errorMessage(event.error), history: ({ context }) => record(context, 'dispute failed') }) }
-      }
-    },
+    verifying: { always: [{ guard: 'noJobs', target: 'idle' }, { guard: 'showsVoting', target: 'voting' }, { guard: 'showsChallenging', target: 'challenging' }] },
+    voting: { always: [{ guard: 'noJobs', target: 'idle' }, { guard: 'showsVerifying', target: 'verifying' }, { guard: 'showsChallenging', target: 'challenging' }] },
+    challenging: { always: [{ guard: 'noJobs', target: 'idle' }, { guard: 'showsVerifying', target: 'verifying' }, { guard: 'showsVoting', target: 'voting' }] },
     retired: { type: 'final' }
   }
 })

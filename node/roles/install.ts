@@ -20,6 +20,8 @@ import { statusHandlers } from './api/status.js'
 import { recordHandlers } from './api/records.js'
 import { tasksHandler } from './api/tasks.js'
 import { submitHandler } from './api/submit.js'
+import { scheduledPorts } from './scheduling.js'
+import type { SchedulerOptions } from './job-scheduler.js'
 
 // Wires a peer's role actors to the world: the task book (gossip), the chain
 // (registration, events → actors) and the shard exchange. Without --chain
@@ -37,6 +39,8 @@ export interface RolesInit {
   faults?: string[]
   /** checkpoint intervals a whistleblower replays (default: all) */
   recheckSteps?: number
+  /** limits of the peer's training and replay jobs (default: one per core, half the memory) */
+  jobs?: SchedulerOptions
 }
 
 export function installRoles (init: RolesInit) {
@@ -99,7 +103,7 @@ export function installRoles (init: RolesInit) {
         badCheckpoints,
         recheckSteps: init.recheckSteps
       })
-      return obs.instrumentPorts(nodePorts)
+      return obs.instrumentPorts(scheduledPorts(peer, nodePorts, { chain, book, shards }, init.jobs))
     }
     await rolesService(makePorts)(peer)
     const svc = getRolesService(peer)!

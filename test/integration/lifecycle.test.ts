@@ -28,8 +28,8 @@ beforeAll(async () => {
   ;({ dir, observer, peers } = sw)
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
-    sw.startPeer('solverA', 'solver', '//Peer2'),
-    sw.startPeer('solverB', 'solver', '//Peer3'),
+    sw.startPeer('solverA', 'solver', '//Peer2', ['--max-jobs', '1']),
+    sw.startPeer('solverB', 'solver', '//Peer3', ['--max-jobs', '1']),
     sw.startPeer('verifier', 'verifier', '//Peer4'),
     sw.startPeer('switcher', 'whistleblower', '//Peer5', [], { PROOFSWARM_DEBUG_ROUTES: '1' })
   ])
@@ -82,6 +82,12 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const [name, p] = victim!
     // wait until it is really training, then kill it without warning
     await waitFor(async () => (await cli(name, 'trace', '--role', 'solver')).some((e: any) => workState(e.to) === 'training'), 30_000, 'training started')
+    // the training is a job of the peer's scheduler, shown by status (and tasks)
+    const jobs = await waitFor(async () => { const j = (await cli(name, 'status')).jobs; return j?.running.length > 0 ? j : undefined }, 20_000, 'the training job in status')
+    expect(jobs.limits.maxJobs).toBe(1)
+    expect(jobs.running).toEqual([expect.objectContaining({ taskId, kind: 'train', state: 'running' })])
+    expect(jobs.running[0].memory).toBeGreaterThan(100 * 2 ** 20)
+    expect((await cli(name, 'tasks')).find((r: any) => r.taskId === taskId).jobs).toEqual([expect.stringMatching(/^train running \d+ s$/)])
     p.proc.child.kill('SIGKILL')
     await p.proc.exited
     peers.delete(name)

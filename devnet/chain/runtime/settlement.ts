@@ -173,7 +173,10 @@ export function onInitialize (ctx: Context): void {
     } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
       const solver = t.solver
       const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', solver)
-      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, ppmOf(n.stake, params(ctx).missedDeadlineSlashPpm))
+      // never less than release_task's fee: sitting on a task it cannot finish must not be cheaper than handing it back
+      const p = params(ctx)
+      const share = n === undefined ? 0n : ppmOf(n.stake, p.missedDeadlineSlashPpm)
+      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, share > p.disputeBond ? share : p.disputeBond)
       adjustActive(ctx, solver, -1)
       t.excluded.push(solver)
       t.solver = null

@@ -32,9 +32,11 @@ export function register (program: Command): void {
   cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint', collect)
     .option('--verify-steps <n|all>', 'steps a verifier samples and replays (default: its share of the task\'s verifiers of a sample that catches a solver faking ≥ 10% of its steps with 99% probability)')
     .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
+  cmd.option('--max-jobs <n>', 'training and replay jobs run at once; the rest wait in a queue (default: the number of cores)', parseIntOption('--max-jobs', 1, 1024))
+    .option('--max-job-memory <MiB>', 'memory the running jobs may use together, in MiB, from each job\'s estimate (default: half the machine\'s memory)', parseIntOption('--max-job-memory', 64, 16 * 1024 * 1024))
   addChainOptions(cmd)
   addDataDir(cmd, 'peer'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string, privateAddrs?: boolean }) => {
+  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string, privateAddrs?: boolean, maxJobs?: number, maxJobMemory?: number }) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
@@ -51,7 +53,7 @@ export function register (program: Command): void {
       bootstrapAttempts: o.bootstrapRetries,
       logLevel: o.logLevel,
       json: o.json,
-      chain: { ...chainInit(o), ...disputeInit(o) }
+      chain: { ...chainInit(o), ...disputeInit(o), jobs: { maxJobs: o.maxJobs, maxJobMemory: o.maxJobMemory != null ? o.maxJobMemory * 2 ** 20 : undefined } }
     })
   })
 }

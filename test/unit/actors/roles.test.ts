@@ -23,6 +23,16 @@ function ports (over: Partial<RolePorts> = {}): RolePorts & { calls: string[] } 
   return Object.assign(p, { calls })
 }
 
+/** calls grouped by task id: "verify 4" → { 4: ['verify'] } */
+function perTask (calls: string[]): Record<number, string[]> {
+  const out: Record<number, string[]> = {}
+  for (const c of calls) {
+    const [verb, t, ...rest] = c.split(' ')
+    ;(out[Number(t)] ??= []).push([verb, ...rest].join(' '))
+  }
+  return out
+}
+
 const child = (a: any, role: string): any => a.getSnapshot().children[a.getSnapshot().context.active[role]]
 
 describe('role machines', () => {
@@ -66,6 +76,46 @@ describe('role machines', () => {
     expect(p.calls).toEqual(['train 1', 'commit 1', 'train 2', 'defend 1 9', 'commit 2'])
   })
 
+  it('solver: trains tasks side by side, each committed when its own training ends; a replaced one is abandoned', async () => {
+    const gates = new Map<number, () => void>()
+    const signals = new Map<number, AbortSignal>()
+    const p = ports({
+      train: async (t, signal) => {
+        p.calls.push(`train ${t}`)
+        if (signal != null) signals.set(t, signal)
+        await new Promise<void>(resolve => gates.set(t, resolve))
+        return { proofRoot: '0x1', finalStateRoot: '0x2', steps: 4 }
+      }
+    })
+    const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
+    for (const t of [1, 2, 3]) a.send({ type: 'chain.solverSelected', taskId: t, forMe: true })
+    // the same selection twice (a catch-up after a restart) is one job
+    a.send({ type: 'chain.solverSelected', taskId: 2, forMe: true })
+    await waitFor(child(a, 'solver'), () => gates.size === 3, { timeout: 1000 })
+    expect(child(a, 'solver').getSnapshot().context.jobs).toEqual([{ taskId: 1, stage: 'training' }, { taskId: 2, stage: 'training' }, { taskId: 3, stage: 'training' }])
+    gates.get(2)!()
+    await waitFor(child(a, 'solver'), s => s.context.committed.includes(2), { timeout: 1000 })
+    a.send({ type: 'chain.solverReplaced', taskId: 1, wasMe: true })
+    expect(signals.get(1)!.aborted).toBe(true)
+    expect(signals.get(3)!.aborted).toBe(false)
+    // the oldest job left is task 3's: the work region shows it
+    expect(child(a, 'solver').getSnapshot().context.current).toBe(3)
+    expect(child(a, 'solver').getSnapshot().matches({ active: { work: 'training' } })).toBe(true)
+    gates.get(3)!()
+    await waitFor(child(a, 'solver'), s => s.context.committed.includes(3) && s.matches({ active: { work: 'idle' } }), { timeout: 1000 })
+    expect(p.calls).toEqual(['train 1', 'train 2', 'train 3', 'commit 2', 'commit 3'])
+    expect(child(a, 'solver').getSnapshot().context.history).toEqual([{ taskId: 1, outcome: 'replaced' }])
+  })
+
+  it('solver: a task its scheduler hands back is recorded as such, not as a failure', async () => {
+    const p = ports({ train: async () => { throw Object.assign(new Error('would finish too late'), { name: 'JobRefused' }) } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['solver'], roleInput: p } }).start()
+    a.send({ type: 'chain.solverSelected', taskId: 4, forMe: true })
+    await waitFor(child(a, 'solver'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(child(a, 'solver').getSnapshot().context.history).toEqual([{ taskId: 4, outcome: 'handed back' }])
+    expect(child(a, 'solver').getSnapshot().matches({ active: { work: 'idle' } })).toBe(true)
+  })
+
   it('verifier: acts only where the chain drew it; accepts a good proof; rejects a bad one and challenges the solver at the first bad step', async () => {
     const p = ports()
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
@@ -75,7 +125,9 @@ describe('role machines', () => {
     a.send({ type: 'chain.verifiersAssigned', taskId: 4, forMe: true })
     a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
-    expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+    // both are checked side by side; each task's own steps stay in order
+    expect(perTask(p.calls)).toEqual({ 4: ['verify', 'verdict true'], 9: ['verify', 'verdict false', 'challenge solver 3'] })
+    expect(child(a, 'verifier').getSnapshot().context.history).toEqual([{ taskId: 4, outcome: 'accepted' }, { taskId: 9, outcome: 'dispute 1: challenger won' }])
   })
 
   it('verifier: a refused verdict (its assignment lapsed) still leaves a wrong proof disputed; a refused accept is dropped', async () => {
@@ -84,7 +136,9 @@ describe('role machines', () => {
     a.send({ type: 'chain.verifiersAssigned', taskId: 4, forMe: true })
     a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
     await waitFor(child(a, 'verifier'), s => s.value === 'idle' && p.calls.length === 5, { timeout: 1000 })
-    expect(p.calls).toEqual(['verify 4', 'verdict 4 true', 'verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+    // both are checked side by side; each task's own steps stay in order
+    expect(perTask(p.calls)).toEqual({ 4: ['verify', 'verdict true'], 9: ['verify', 'verdict false', 'challenge solver 3'] })
+    expect(child(a, 'verifier').getSnapshot().context.history).toEqual([{ taskId: 4, outcome: 'vote failed' }, { taskId: 9, outcome: 'dispute 1: challenger won' }])
   })
 
   it('whistleblower: rechecks accepting verdicts and challenges a wrong one', async () => {

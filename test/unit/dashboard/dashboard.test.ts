@@ -8,24 +8,28 @@ import { readSse } from '../../../devnet/dashboard/sse.js'
 // Dashboard parts that need no processes: statecharts read from the machine
 // definitions, the bounded trace buffer, dispute and task views, SSE parsing.
 
+type ChartTransitionLike = { event: string, guard?: string }
+
 const entry = (over: Partial<TraceEntry>): TraceEntry => ({ seq: 1, time: 1000, peer: 'P', actorId: 'solver#1', role: 'solver', kind: 'transition', event: 'e', ...over })
 
 describe('statecharts from machine definitions', () => {
   it('lists the solver\'s states, initial state and labelled transitions', () => {
     const c = machineChart(roleMachines.solver)
     expect(c.id).toBe('solver')
-    // two parallel regions: work (one task at a time) and disputes (defended meanwhile)
+    // two parallel regions: work (the stage of the oldest of the tasks training side by side) and disputes (defended meanwhile)
     expect(c.initial).toBe('active')
     expect(c.states.map(s => s.path)).toEqual(['active', 'active.work', 'active.work.idle', 'active.work.training', 'active.work.committing', 'active.disputes', 'active.disputes.idle', 'active.disputes.defending', 'retired'])
     expect(c.states.find(s => s.path === 'active')?.type).toBe('parallel')
-    expect(c.states.find(s => s.path === 'active.work.training')?.invoke).toEqual(['train'])
+    // each task's training and commitment are actors spawned per task, not invoked by a state
+    expect(c.states.find(s => s.path === 'active.work.training')?.invoke).toEqual([])
+    expect(c.states.find(s => s.path === 'active.disputes.defending')?.invoke).toEqual(['defend'])
     expect(c.states.find(s => s.path === 'retired')?.type).toBe('final')
-    const t = (from: string, to: string | null): string[] => c.transitions.filter(x => x.from === from && x.to === to).map(x => x.event)
-    expect(t('active.work.training', 'active.work.committing')).toEqual(['done: train'])
-    expect(t('active.work.training', 'active.work.idle')).toEqual(expect.arrayContaining(['chain.solverReplaced', 'error: train']))
-    expect(c.transitions.find(x => x.from === 'active.work.idle' && x.to === 'active.work.training')).toMatchObject({ event: '', guard: 'hasQueued' })
-    // root-level handlers without a target (queueing, drain) are kept as actions
-    expect(c.transitions.filter(x => x.from === '' && x.to === null).map(x => x.event)).toEqual(expect.arrayContaining(['chain.solverSelected', 'drain']))
+    const t = (from: string, to: string | null): ChartTransitionLike[] => c.transitions.filter(x => x.from === from && x.to === to)
+    expect(t('active.work.training', 'active.work.committing')).toMatchObject([{ event: '', guard: 'showsCommitting' }])
+    expect(t('active.work.training', 'active.work.idle')).toMatchObject([{ event: '', guard: 'noJobs' }])
+    expect(t('active.work.idle', 'active.work.training')).toMatchObject([{ event: '', guard: 'showsTraining' }])
+    // root-level handlers without a target (jobs, drain) are kept as actions
+    expect(c.transitions.filter(x => x.from === '' && x.to === null).map(x => x.event)).toEqual(expect.arrayContaining(['chain.solverSelected', 'chain.solverReplaced', 'drain']))
   })
 
   it('handles the supervisor and nested states', () => {

@@ -1,0 +1,27 @@
+import type { RolePorts } from '../../actors/ports.js'
+import { validateProgram } from '../../protocols/program/program.js'
+import type { ChainClient } from '../chain/client.js'
+import type { Peer } from '../peer.js'
+import type { ShardService } from '../shards/index.js'
+import { PeerScheduler, defaultLimits, type SchedulerOptions, type ValidProgram } from './job-scheduler.js'
+import type { TaskBook } from './task-book.js'
+
+// Puts a peer's training and replays under its job scheduler, and shows the
+// scheduler on the control API (/v1/jobs: `proofswarm status` and `tasks`)
+// and in /metrics.
+
+export interface SchedulingDeps { chain: () => Promise<ChainClient>, book: TaskBook, shards: ShardService }
+
+export function scheduledPorts<T extends RolePorts> (peer: Peer, ports: T, deps: SchedulingDeps, opts: SchedulerOptions = {}): T {
+  const limits = defaultLimits(opts)
+  const log = peer.log.child({ component: 'scheduler' })
+  const program = async (taskId: number): Promise<ValidProgram> => {
+    const rec = await deps.book.waitFor(taskId, r => r.task != null, 30_000, 'task announcement')
+    return validateProgram(JSON.parse(new TextDecoder().decode(await deps.shards.fetchBytes(rec.task!.programCid))))
+  }
+  const s = new PeerScheduler(limits, { chain: deps.chain, program, log, registry: peer.metrics.registry })
+  peer.onStop(() => { s.stop() })
+  peer.control.get('/v1/jobs', () => s.view())
+  log.info({ maxJobs: limits.maxJobs, maxJobMemoryMiB: Math.round(limits.maxMemory / 2 ** 20) }, 'job scheduler limits')
+  return s.wrap(ports)
+}

@@ -1,0 +1,68 @@
+// Estimates of a job's memory and run time, from what the task program says.
+// Rough on purpose: they decide how many jobs run side by side and whether a
+// queued job can still make its deadline, so they err towards more memory
+// and learn the speed from the jobs this peer finished.
+
+export interface ProgramSize {
+  /** trainable parameters */
+  params: number
+  optimizer: 'sgd' | 'adam'
+  batchSize: number
+  steps: number
+  /** values per input row and per label row */
+  rowSize: number
+  classes: number
+  /** training rows the engine holds */
+  trainSize: number
+  datasetKind: 'idx' | 'synthetic' | 'text'
+  /** text tasks: characters per window (rows are built from the corpus on the fly) */
+  context?: number
+}
+
+const MiB = 1024 * 1024
+/**
+ * A training or replay engine process before it holds a model: Node, tfjs and
+ * its wasm backend (measured: 162 MiB peak for a 40-step MLP on a synthetic
+ * dataset, 226 MiB on Fashion-MNIST whose rows add ~47 MB).
+ */
+export const ENGINE_BASE_BYTES = 170 * MiB
+
+/** Peak bytes of one training or replay job of this program. */
+export function jobMemory (p: ProgramSize): number {
+  const slots = p.optimizer === 'adam' ? 2 : 0
+  // weights, gradients and optimizer slots, float32, with a copy each for the state roots and checkpoints
+  const state = p.params * 4 * (2 + slots) * 2
+  // rows are kept as uint8 (text: the corpus' characters)
+  const data = p.datasetKind === 'text' ? p.trainSize * (p.context ?? 64) : p.trainSize * (p.rowSize + 1)
+  // a batch's inputs, labels and a few activations of that width, float32
+  const batch = p.batchSize * (p.rowSize + p.classes) * 4 * 8
+  return Math.ceil((ENGINE_BASE_BYTES + state + data + batch) * 1.1)
+}
+
+/**
+ * Run-time estimates learned from finished jobs: training as ms per step,
+ * verification as ms per job (a replay of a sample plus checkpoint fetches),
+ * each an exponential moving average that starts from a deliberately low
+ * guess, so a peer does not refuse work before it has measured itself.
+ */
+export class SpeedEstimate {
+  private msPerStep: number
+  private msPerVerify: number
+
+  constructor (o: { msPerStep?: number, msPerVerify?: number } = {}) {
+    this.msPerStep = o.msPerStep ?? 5
+    this.msPerVerify = o.msPerVerify ?? 5000
+  }
+
+  train (steps: number): number { return Math.ceil(steps * this.msPerStep) }
+  verify (): number { return Math.ceil(this.msPerVerify) }
+
+  /** A training job of `steps` took `ms` (with whatever else ran beside it). */
+  observeTrain (steps: number, ms: number): void {
+    if (steps > 0 && ms > 0) this.msPerStep = 0.7 * this.msPerStep + 0.3 * (ms / steps)
+  }
+
+  observeVerify (ms: number): void {
+    if (ms > 0) this.msPerVerify = 0.7 * this.msPerVerify + 0.3 * ms
+  }
+}
