@@ -55,7 +55,8 @@ export interface RolePorts {
   train: (taskId: number, signal?: AbortSignal) => Promise<PublishedRun>
   commitProof: (taskId: number, result: PublishedRun) => Promise<void>
   // verifier
-  verify: (taskId: number) => Promise<VerifyResult>
+  /** `sampleCount`: replay more steps than the verifier's own sample (a whistleblower's re-check: all of them) */
+  verify: (taskId: number, sampleCount?: number) => Promise<VerifyResult>
   submitVerdict: (taskId: number, verdict: VerifyResult) => Promise<void>
   // disputes: challenger opens and plays; defender plays the same game
   challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>

@@ -143,13 +143,14 @@ export class PeerScheduler {
       }
     }
     // a whistleblower's re-check replays through verify (node-ports.ts): scheduled there, once
-    ports.verify = async (taskId: number): Promise<VerifyResult> => {
+    // the sample size passes through: a whistleblower's re-check replays every step, not a verifier's sample
+    ports.verify = async (taskId: number, sampleCount?: number): Promise<VerifyResult> => {
       const chain = await this.deps.chain()
       const task = await chain.task(taskId)
       if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
       const mine = await chain.myAssignment(taskId)
       const program = await this.programOrUndefined(taskId)
-      return await this.run({ kind: 'verify', taskId, program, deadlineBlock: mine?.deadline ?? task.challengeEnd, estimateMs: this.speed.verify(), observe: ms => { this.speed.observeVerify(ms) } }, async () => await verify(taskId))
+      return await this.run({ kind: 'verify', taskId, program, deadlineBlock: mine?.deadline ?? task.challengeEnd, estimateMs: this.speed.verify(), observe: ms => { this.speed.observeVerify(ms) } }, async () => await verify(taskId, sampleCount))
     }
     return ports
   }

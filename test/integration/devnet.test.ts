@@ -82,6 +82,8 @@ describe('npm run devnet', () => {
     expect(resolved.msg).toMatch(/dispute \d+ resolved/)
     const s = (await waitLine(l => l.msg === 'summary', 300_000, 'the summary')).summary
     expect(s.disputes.length).toBeGreaterThanOrEqual(1)
+    // the whistleblower replays every step (not a verifier's sample): it always finds the forced error
+    expect(lines.some(l => l.event === 'DisputeOpened' && /opened by \S*whistleblower/.test(l.msg ?? '')), 'the whistleblower disputed the forced error').toBe(true)
     // the solver's forced error (one element of the post-state): a state claim, revealed with its exactness proof, excused
     expect(lines.some(l => l.event === 'Adjudicated' && /\(state claim\)/.test(l.msg ?? ''))).toBe(true)
     expect(lines.some(l => l.event === 'ForcedErrorRevealed')).toBe(true)
