@@ -27,7 +27,7 @@ function waitLine (pred: (l: any) => boolean, timeoutMs: number, what: string): 
 
 beforeAll(async () => {
   dir = await tempDir('proofswarm-devnet-')
-  devnet = spawn(process.execPath, [resolve('dist/devnet/cli.js'), '--dir', join(dir.path, 'devnet'), '--json', '--steps', '120', '--block-time', '400', '--challenge-window', '200'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  devnet = spawn(process.execPath, [resolve('dist/devnet/cli.js'), '--dir', join(dir.path, 'devnet'), '--json', '--steps', '120', '--block-time', '400', '--challenge-window', '120'], { stdio: ['ignore', 'pipe', 'pipe'] })
   let partial = ''
   devnet.stdout!.on('data', (d: Buffer) => {
     out += d.toString()
