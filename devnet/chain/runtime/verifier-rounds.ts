@@ -1,10 +1,10 @@
 import { TREASURY } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, params, slashStake, type Params, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, params, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { getAssignments, putAssignments, type TaskAssignments } from './assignment.js'
 import { answeredChallengers } from './availability.js'
 import { drawWeighted } from './randomness.js'
-import { ROLE_VERIFIER } from './spec.js'
+import { answerableVerifiers, silencePenalty } from './verifier-stake.js'
 
 // Assignment rounds (docs/protocol.md, "Verifier assignment"). Round 0 is
 // drawn in the block after the randomness block committed_at + 1 (the block
@@ -17,53 +17,12 @@ import { ROLE_VERIFIER } from './spec.js'
 
 const P = 'Arbitration'
 
-/**
- * What a failed slot costs an assigned verifier, besides its reward: a bond
- * plus the whole solver reward. The one party that gains from a task ending
- * Unverified is its submitter (the escrow comes back), and it gains at most
- * R; one failed slot already costs more, so no number of rounds (nor a
- * verifier pool too thin to refill the slot) makes a stall pay
- * (docs/economics.md, "Verifier assignment").
- */
-export function silencePenalty (p: Params, t: Pick<TaskInfo, 'solverReward'>): bigint {
-  return p.disputeBond + t.solverReward
-}
+export { silencePenalty }
 
-/** What each verifier's stake already answers for: the penalties of its live assignments. */
-function boundStakes (ctx: Context): Map<string, bigint> {
-  const p = params(ctx)
-  const out = new Map<string, bigint>()
-  for (const id of ctx.store.read<bigint[]>(P, 'OpenTasks')) {
-    const a = getAssignments(ctx, id)
-    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (a === undefined || t === undefined) continue
-    const penalty = silencePenalty(p, t)
-    for (const v of a.verifiers) if (v.status === 'Active') out.set(v.verifier, (out.get(v.verifier) ?? 0n) + penalty)
-  }
-  return out
-}
-
-/**
- * Registered verifiers that may be drawn for the task: never its submitter or
- * solver, nor anyone drawn for it before, and only while the stake not yet
- * bound to other assignments covers this task's penalty (a minimum-stake
- * puppet, or one verifier drawn for many tasks at once, could otherwise fail
- * slots for less than they withhold).
- */
+/** Registered verifiers that may be drawn for the task: never its submitter or solver, nor anyone drawn for it before, and only while the stake not yet bound to other assignments covers this task's penalty (a minimum-stake puppet, or one verifier drawn for many tasks at once, could otherwise fail slots for less than they withhold). */
 function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments): Array<{ account: string, stake: bigint }> {
-  const p = params(ctx)
-  const need = silencePenalty(p, t)
-  const bound = boundStakes(ctx)
-  const drawn = new Set(a.verifiers.map(v => v.verifier))
-  const out: Array<{ account: string, stake: bigint }> = []
-  for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
-    if (acc === t.submitter || acc === t.solver || drawn.has(acc)) continue
-    const n = ctx.store.get<{ roles: number, stake: bigint }>(P, 'Nodes', acc)
-    if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < p.minStake) continue
-    if (n.stake - (bound.get(acc) ?? 0n) < need) continue
-    out.push({ account: acc, stake: n.stake })
-  }
-  return out
+  const excluded = new Set([t.submitter, ...(t.solver !== null ? [t.solver] : []), ...a.verifiers.map(v => v.verifier)])
+  return answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
 }
 
 /** Draws the verifiers a round needs once its randomness block is in the past (on_initialize of a Verifying task). */
