@@ -250,13 +250,27 @@ describe('stake that answers for the penalty', () => {
     register('Dave', 4, min)
     committed(1)
     expect(assignedNames(h, 0)).toEqual(['Dave'])
-    // a second task while the first is open: 700 + 700 > 1000, so Dave cannot answer for both
+    // a second task while the first is open: 700 + 700 > 1000, so Dave cannot answer for both;
+    // Eve, with the stake for it, is drawn instead, however small her share of the stake
+    register('Eve', 4, min)
     committed(1)
-    expect(assignedNames(h, 1)).toEqual([])
-    // Eve, with the stake for it, is drawn for the second task's next round
-    register('Eve', 4)
-    for (let i = 0; i < 40 && !assignedNames(h, 1).includes('Eve'); i++) h.advance(1)
     expect(assignedNames(h, 1)).toEqual(['Eve'])
     expect(silencePenalty(h.read('Arbitration', 'Params')!, task(1))).toBeGreaterThan(min - silencePenalty(h.read('Arbitration', 'Params')!, task(0)))
+  })
+
+  it('a reward larger than any verifier\'s stake does not make a task unverifiable: then every eligible verifier may be drawn', () => {
+    register('Bob', 2)
+    const min = h.read<{ minStake: bigint }>('Arbitration', 'Params')!.minStake
+    register('Dave', 4, min)
+    // R = 600 here; a submitter asking R above every verifier's stake would otherwise draw nobody,
+    // end Unverified and keep the escrow while the solver's published run is there to fetch
+    const p = h.read<{ disputeBond: bigint }>('Arbitration', 'Params')!
+    expect(silencePenalty(p, { solverReward: 2000n * UNIT })).toBeGreaterThan(min)
+    const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 2100n * UNIT, solverReward: 2000n * UNIT, verifierReward: VREWARD, verifierCount: 1, challengeWindow: 10, solveTimeout: 20 }).error).toBeUndefined()
+    h.advance(1)
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: id, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+    h.advance(2)
+    expect(assignedNames(h, id)).toEqual(['Dave'])
   })
 })

@@ -19,10 +19,20 @@ const P = 'Arbitration'
 
 export { silencePenalty }
 
-/** Registered verifiers that may be drawn for the task: never its submitter or solver, nor anyone drawn for it before, and only while the stake not yet bound to other assignments covers this task's penalty (a minimum-stake puppet, or one verifier drawn for many tasks at once, could otherwise fail slots for less than they withhold). */
-function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments): Array<{ account: string, stake: bigint }> {
+/**
+ * Registered verifiers that may be drawn for the task: never its submitter or
+ * solver, nor anyone drawn for it before; among them, those whose stake not
+ * yet bound to other assignments covers this task's penalty (a minimum-stake
+ * puppet, or one verifier drawn for many tasks at once, would otherwise fail
+ * slots for less than they withhold). When fewer of those than `want` exist,
+ * every eligible verifier: a submitter must not make its task unverifiable
+ * (the solver's work published and unpaid) by asking a reward larger than
+ * any verifier's stake.
+ */
+function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments, want: number): Array<{ account: string, stake: bigint }> {
   const excluded = new Set([t.submitter, ...(t.solver !== null ? [t.solver] : []), ...a.verifiers.map(v => v.verifier)])
-  return answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
+  const covered = answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
+  return covered.length >= want ? covered : answerableVerifiers(ctx, undefined, excluded)
 }
 
 /** Draws the verifiers a round needs once its randomness block is in the past (on_initialize of a Verifying task). */
@@ -35,7 +45,8 @@ export function drawIfDue (ctx: Context, id: bigint, t: TaskInfo): void {
   if (a.drawAt === 0 || ctx.now < a.drawAt) return
   const active = a.verifiers.filter(v => v.status === 'Active').length
   const seed = ctx.store.read<string>('System', 'BlockHash', a.seedBlock)
-  const drawn = drawWeighted(seed, id, a.round, Math.max(0, t.verifierCount - active), candidates(ctx, t, a))
+  const want = Math.max(0, t.verifierCount - active)
+  const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, t, a, want))
   for (const verifier of drawn) {
     a.verifiers.push({ verifier, round: a.round, seedBlock: a.seedBlock, deadline: t.challengeEnd, backed: false, status: 'Active' })
     // its stake answers for its silence until the task ends: it cannot unregister before

@@ -34,8 +34,8 @@ export function boundStakes (ctx: Context): Map<string, bigint> {
   return out
 }
 
-/** Registered verifiers, other than `excluded`, whose stake not bound elsewhere covers `need`. */
-export function answerableVerifiers (ctx: Context, need: bigint, excluded: ReadonlySet<string>): Array<{ account: string, stake: bigint }> {
+/** Registered verifiers with the minimum stake, other than `excluded`, whose stake not bound elsewhere covers `need` (any, without it). */
+export function answerableVerifiers (ctx: Context, need: bigint | undefined, excluded: ReadonlySet<string>): Array<{ account: string, stake: bigint }> {
   const minStake = ctx.store.read<Params>(P, 'Params').minStake
   const bound = boundStakes(ctx)
   const out: Array<{ account: string, stake: bigint }> = []
@@ -43,7 +43,7 @@ export function answerableVerifiers (ctx: Context, need: bigint, excluded: Reado
     if (excluded.has(acc)) continue
     const n = ctx.store.get<{ roles: number, stake: bigint }>(P, 'Nodes', acc)
     if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < minStake) continue
-    if (n.stake - (bound.get(acc) ?? 0n) < need) continue
+    if (need !== undefined && n.stake - (bound.get(acc) ?? 0n) < need) continue
     out.push({ account: acc, stake: n.stake })
   }
   return out
