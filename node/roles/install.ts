@@ -34,7 +34,7 @@ export interface RolesInit {
   stake?: bigint
   economics?: Partial<EconomicsConfig>
   datasetDir?: string
-  // ---- disputes (issue 7) ----
+  // ---- disputes ----
   /** FAULT INJECTION specs (`join --fault`): tamper-op=<kernel>@<step>, tamper-weight[@step], lie-in-bisection, silent */
   faults?: string[]
   /** checkpoint intervals a whistleblower replays (default: all) */
@@ -68,7 +68,7 @@ export function installRoles (init: RolesInit) {
       return await chainPromise
     }
     let nodePorts: NodePorts | undefined
-    // ---- disputes (issue 7): the libp2p protocol is served from the start, so a defender answers even before its actor asks
+    // ---- disputes: the libp2p protocol is served from the start, so a defender answers even before its actor asks
     // (loaded only with a chain: it pulls in polkadot's crypto, ~40 MB a peer without a chain does not need)
     let disputes: DisputeService | undefined
     // data-availability challenges (docs/disputes.md): the solver side answers from its run directory

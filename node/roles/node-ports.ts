@@ -59,7 +59,7 @@ export class NodePorts implements RolePorts {
 
   async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
     // a whistleblower samples its own steps (its account mixes into the seed);
-    // by default it replays all of them (issue 7): catching forced errors is what it is paid for.
+    // by default it replays all of them: catching forced errors is what it is paid for.
     // Through this.verify: instrumented ports count a re-check with the verifications
     return await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER)
   }

@@ -23,12 +23,12 @@ export interface NodePortsInit {
   economics?: Partial<EconomicsConfig>
   /** where IDX datasets are read from when present locally */
   datasetDir?: string
-  /** hooks for the dispute game (issue 7); absent → disputes are refused with a clear error */
+  /** hooks for the dispute game; absent → disputes are refused with a clear error */
   disputes?: {
     challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
     defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
   }
-  // ---- disputes (issue 7) ----
+  // ---- disputes ----
   /** the faults of a task's training job: FAULT INJECTION and the chain's Truebit forced error (node/dispute/faults.ts) */
   trainFaults?: (taskId: number, task: TaskInfo) => Promise<EngineFaults>
   /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */

@@ -45,7 +45,7 @@ export class SolverPorts extends PortsPart {
     const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
-    // disputes (issue 7): fault injection / forced error for the training job
+    // disputes: fault injection / forced error for the training job
     const faults = await this.init.trainFaults?.(taskId, task)
     if (faults !== undefined && anyEngineFault(faults)) this.log.warn({ taskId, faults }, 'faults for training (a forced error and/or FAULT INJECTION)')
     // checkpoints are erasure-coded in a worker thread as training writes them (node/erasure/coding-pool.ts)
