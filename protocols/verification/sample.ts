@@ -17,7 +17,7 @@ import { sha256, fromHex } from '../commit/merkle.js'
 
 export interface Interval { index: number, fromStep: number, toStep: number }
 
-/** What a verifier usually wants to catch: ≥ 10% faked steps, with ≥ 99% probability (issue 7's goal). */
+/** What a verifier usually wants to catch: ≥ 10% faked steps, with ≥ 99% probability. */
 export const DETECTION_GOAL = { fakedShare: 0.1, confidence: 0.99 } as const
 
 export function intervalCount (steps: number, checkpointEvery: number): number {
