@@ -10,14 +10,13 @@ import { answerableVerifiers, silencePenalty } from './verifier-stake.js'
 // drawn in the block after the randomness block committed_at + 1 (the block
 // whose hash also seeds each verifier's sample). When the challenge window
 // closes without a quorum, every assigned verifier whose verdict does not
-// stand is closed (lapsed with a penalty if it was silent or rejected without
-// evidence of its own, released otherwise) and the extension draws its
+// stand is closed (lapsed with the penalty of verifier-stake.ts, or released
+// when its accept was already slashed or its availability challenge was
+// answered: closeRound) and the extension draws its
 // replacements from the hash of the block that closed the round: randomness
 // that did not exist while the closed verifier could still have acted.
 
 const P = 'Arbitration'
-
-export { silencePenalty }
 
 /**
  * Registered verifiers that may be drawn for the task: never its submitter or

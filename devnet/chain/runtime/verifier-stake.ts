@@ -37,13 +37,13 @@ export function boundStakes (ctx: Context): Map<string, bigint> {
 /** Registered verifiers with the minimum stake, other than `excluded`, whose stake not bound elsewhere covers `need` (any, without it). */
 export function answerableVerifiers (ctx: Context, need: bigint | undefined, excluded: ReadonlySet<string>): Array<{ account: string, stake: bigint }> {
   const minStake = ctx.store.read<Params>(P, 'Params').minStake
-  const bound = boundStakes(ctx)
+  const bound = need !== undefined ? boundStakes(ctx) : undefined
   const out: Array<{ account: string, stake: bigint }> = []
   for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
     if (excluded.has(acc)) continue
     const n = ctx.store.get<{ roles: number, stake: bigint }>(P, 'Nodes', acc)
     if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < minStake) continue
-    if (need !== undefined && n.stake - (bound.get(acc) ?? 0n) < need) continue
+    if (need !== undefined && n.stake - (bound?.get(acc) ?? 0n) < need) continue
     out.push({ account: acc, stake: n.stake })
   }
   return out
