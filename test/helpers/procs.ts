@@ -41,6 +41,13 @@ export async function runCli (args: string[], timeoutMs = 30_000): Promise<{ cod
 }
 
 /** Waits until `pred` holds for the process's stdout, or throws with its logs. */
+/** `proofswarm <args> --json`: its parsed JSON, or an error with the tail of its stderr. */
+export async function runCliJson (args: string[], timeoutMs = 30_000): Promise<any> {
+  const r = await runCli([...args, '--json'], timeoutMs)
+  if (r.code !== 0) throw new Error(`proofswarm ${args.join(' ')} failed (${r.code}): ${r.stderr.slice(-2000)}`)
+  return JSON.parse(r.stdout)
+}
+
 export async function waitForOutput (p: Proc, pred: (stdout: string) => boolean, timeoutMs = 20_000, what = 'output'): Promise<string> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildManifest, cidOf } from '../../protocols/shards/index.js'
-import { firstJson, hasJson, killAll, runCli, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
+import { firstJson, hasJson, killAll, runCli, runCliJson, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // Six peers (1 bootstrap + 5), each a separate OS process started through the
 // CLI on 127.0.0.1. P0 provides a 50 MiB checkpoint, P1..P4 fetch it in
@@ -32,11 +32,7 @@ async function restart (i: number, env: Record<string, string> = {}): Promise<vo
   expect(peers[i].id).toBe(p.id)
 }
 
-async function cli (args: string[], timeoutMs = 60_000): Promise<any> {
-  const r = await runCli([...args, '--json'], timeoutMs)
-  if (r.code !== 0) throw new Error(`proofswarm ${args.join(' ')} failed (${r.code}): ${r.stderr.slice(-2000)}`)
-  return JSON.parse(r.stdout)
-}
+const cli = async (args: string[], timeoutMs = 60_000): Promise<any> => await runCliJson(args, timeoutMs)
 
 const withLog = (err: Error, p: Proc): Error => new Error(`${err.message}\nstderr:\n${p.stderr().slice(-2000)}`)
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')

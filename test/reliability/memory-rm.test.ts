@@ -2,7 +2,7 @@ import { open, rm } from 'node:fs/promises'
 import { randomFillSync } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+import { firstJson, hasJson, killAll, runCliJson, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
 import { peakRssDuring, peakRssFor, round, settledRss } from '../helpers/rss.js'
 
 // `shards rm` (and GC) of a 400 MiB shard used to read every block it freed
@@ -17,11 +17,7 @@ let boot: Proc
 let peer: Proc
 let dataDir: string
 
-async function cli (args: string[], timeoutMs = 120_000): Promise<any> {
-  const r = await runCli([...args, '--json'], timeoutMs)
-  if (r.code !== 0) throw new Error(`proofswarm ${args.join(' ')} failed (${r.code}): ${r.stderr.slice(-2000)}`)
-  return JSON.parse(r.stdout)
-}
+const cli = async (args: string[], timeoutMs = 120_000): Promise<any> => await runCliJson(args, timeoutMs)
 
 beforeAll(async () => {
   dir = await tempDir('ps-memory-rm-')

@@ -9,7 +9,7 @@ import type { Peer } from '../../node/peer.js'
 import { getShardService } from '../../node/shards/index.js'
 import { MAX_INBOUND_STREAMS } from '../../node/shards/server.js'
 import { MAX_PIPELINE, SHARD_PROTOCOL, chunk, encodeRequest } from '../../protocols/shards/index.js'
-import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+import { firstJson, hasJson, killAll, runCliJson, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
 import { peakRssFor, round, settledRss } from '../helpers/rss.js'
 import { startShardPeer } from '../helpers/shard-peer.js'
 
@@ -30,11 +30,7 @@ let providerAddr: string
 let dataDir: string
 const inproc: Peer[] = []
 
-async function cli (args: string[], timeoutMs = 60_000): Promise<any> {
-  const r = await runCli([...args, '--json'], timeoutMs)
-  if (r.code !== 0) throw new Error(`proofswarm ${args.join(' ')} failed (${r.code}): ${r.stderr.slice(-2000)}`)
-  return JSON.parse(r.stdout)
-}
+const cli = async (args: string[], timeoutMs = 60_000): Promise<any> => await runCliJson(args, timeoutMs)
 
 beforeAll(async () => {
   dir = await tempDir('ps-slow-readers-')
