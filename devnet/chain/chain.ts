@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events'
 import { compactToU8a, hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
-import { blake2AsU8a } from '@polkadot/util-crypto'
+import { blake2AsU8a, cryptoWaitReady } from '@polkadot/util-crypto'
 import type { Logger } from '../../node/log.js'
 import { Runtime, TxInvalid, badSignature, type DecodedTx, type GenesisConfig, type ValidTx, type ValidationEnv } from './runtime/executive.js'
 import type { ReferenceSemantics } from './runtime/adjudication.js'
 import { ChainStore, pad, type StoredBlock, type StoredHeader } from './store.js'
 import type { SignatureJob } from './runtime/signature.js'
 import { VerifyPool, defaultVerifyWorkers } from './verify-pool.js'
+import { RandomnessAuthor } from './randomness-author.js'
+import { RANDOMNESS_ENGINE_ID } from '../../protocols/randomness.js'
 
 // The dev chain host: a single authority that owns the pool, builds blocks
 // with the pure runtime on a timer (or right after each submission in
@@ -85,11 +87,14 @@ export class DevChain extends EventEmitter {
   private poolOps: StoreOp[] = []
   /** extrinsic hashes of blocks not finalized yet (for the finalized notifications) */
   private readonly blockTxHashes = new Map<string, string[]>()
+  /** the key whose VRF is each block's randomness (kept in the store, never served) */
+  private author: RandomnessAuthor | undefined
 
   constructor (readonly opts: ChainOptions) {
     super()
     this.setMaxListeners(0)
-    this.runtime = new Runtime(opts.genesis, opts.reference)
+    // the runtime gets its own genesis: the randomness author is set per chain at genesis
+    this.runtime = new Runtime({ ...opts.genesis }, opts.reference)
     this.store = new ChainStore(opts.dataDir)
     this.verifier = opts.verifier ?? new VerifyPool(opts.verifyWorkers ?? defaultVerifyWorkers(), opts.log)
   }
@@ -102,6 +107,7 @@ export class DevChain extends EventEmitter {
   get finalizedHash (): string { return this.hashes[this.announcedFinalized] }
 
   async start (): Promise<void> {
+    await cryptoWaitReady()
     await this.store.open()
     const head = await this.store.get('m!head')
     if (head === undefined) this.initGenesis()
@@ -112,6 +118,8 @@ export class DevChain extends EventEmitter {
   }
 
   private initGenesis (): void {
+    this.author = RandomnessAuthor.generate()
+    this.runtime.genesis.randomnessAuthor = this.author.publicKey
     const changes = this.runtime.genesisState().changes
     const ops: Array<{ type: 'put', key: string, value: string }> = []
     for (const [k, v] of changes) {
@@ -128,7 +136,8 @@ export class DevChain extends EventEmitter {
     this.hashes.push(hash)
     this.genesisHash = hash
     ops.push({ type: 'put', key: `b!${hash}`, value: JSON.stringify(block) }, { type: 'put', key: `n!${pad(0)}`, value: hash },
-      { type: 'put', key: 'm!head', value: '0' }, { type: 'put', key: 'm!finalized', value: '0' }, { type: 'put', key: 'm!genesis', value: hash })
+      { type: 'put', key: 'm!head', value: '0' }, { type: 'put', key: 'm!finalized', value: '0' }, { type: 'put', key: 'm!genesis', value: hash },
+      { type: 'put', key: 'm!randomness-key', value: u8aToHex(this.author.seed) })
     this.store.enqueue(ops)
     this.opts.log?.info({ genesis: hash }, 'new dev chain')
   }
@@ -139,6 +148,10 @@ export class DevChain extends EventEmitter {
     if (this.hashes.length !== head + 1) throw new Error(`chain store is inconsistent: head ${head}, ${this.hashes.length} block hashes`)
     for (const [hash, json] of await this.store.loadPrefix('b!')) this.blocks.set(hash, JSON.parse(json) as StoredBlock)
     this.genesisHash = this.hashes[0]
+    const seed = await this.store.get('m!randomness-key')
+    if (seed === undefined) throw new Error(`the chain in ${this.opts.dataDir} has no randomness key (it was created before block randomness): start a new chain in an empty --data-dir`)
+    this.author = RandomnessAuthor.fromSeed(seed)
+    this.runtime.genesis.randomnessAuthor = this.author.publicKey
     this.finalizedNumber = Number(await this.store.get('m!finalized') ?? '0')
     this.announcedFinalized = this.finalizedNumber
     this.stateRoot = this.head.header.stateRoot
@@ -272,7 +285,9 @@ export class DevChain extends EventEmitter {
     if (this.closed) return undefined
     const parent = this.head
     const number = this.headNumber + 1
-    const builder = this.runtime.initializeBlock(this.stateReader(), { number, parentHash: parent.hash })
+    if (this.author === undefined) throw new Error('the chain is not started')
+    const randomness = this.author.sign(this.runtime.previousRandomness(this.stateReader()), number)
+    const builder = this.runtime.initializeBlock(this.stateReader(), { number, parentHash: parent.hash, randomness })
     const included: ValidTx[] = []
     const max = this.opts.maxBlockExtrinsics ?? 8000
     const dropped: string[] = []
@@ -294,7 +309,8 @@ export class DevChain extends EventEmitter {
       number: '0x' + number.toString(16),
       stateRoot: this.stateRoot,
       extrinsicsRoot: u8aToHex(blake2AsU8a(u8aConcat(compactToU8a(included.length), ...included.map(t => t.bytes)))),
-      digest: { logs: [] }
+      // the randomness VRF rides in the header like BABE's pre-digest, so the block hash commits to it
+      digest: { logs: [this.runtime.types.registry.createType('DigestItem', { PreRuntime: [RANDOMNESS_ENGINE_ID, randomness] }).toHex()] }
     }
     const hash = this.headerHash(header)
     const block: StoredBlock = { hash, header, extrinsics }

@@ -7,6 +7,7 @@ import { Level } from 'level'
 //   n!<n:10>                   block hash by number
 //   p!<tx hash>                pending (pool) extrinsic
 //   m!head / m!finalized / m!genesis / m!chain   chain metadata
+//   m!randomness-key           the seed of the key whose VRF is each block's randomness (never served)
 
 export interface StoredHeader {
   parentHash: string

@@ -338,9 +338,9 @@ export class ChainClient {
     return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
   }
 
-  /** The hash of block n (verification randomness of a proof committed at n-1), or null if not yet produced. */
+  /** The randomness of block n (the block author's VRF, Randomness.ByBlock), or null if block n is not produced yet. */
   async randomness (blockNumber: number): Promise<string | null> {
-    const h = await this.api.rpc.chain.getBlockHash(blockNumber)
-    return h.isEmpty ? null : h.toHex()
+    const r = await this.api.query.randomness.byBlock(blockNumber) as unknown as { isSome: boolean, unwrap: () => { toHex: () => string } }
+    return r.isSome ? r.unwrap().toHex() : null
   }
 }

@@ -89,7 +89,7 @@ describe('withheld chunks are detected by sampling through the chain', () => {
         const id = Number(h.read<bigint>('Arbitration', 'NextChunkRequestId') ?? 0n)
         const b0 = h.number
         expect(h.run('Ferdie', 'Arbitration', 'sample_chunks', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
-        const seed = chunkSampleSeed(hexToU8a(h.parentHash), id)
+        const seed = chunkSampleSeed(hexToU8a(h.randomness()), id)
         const drawn = sampleChunkIndices(seed, total, CHUNK_SAMPLES)
         const hit = drawn.some(i => withheld.has(i))
         if (!hit) {

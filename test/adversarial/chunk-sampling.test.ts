@@ -40,12 +40,12 @@ beforeEach(async () => {
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: run.proofRoot, finalStateRoot: run.finalStateRoot, stepCount: STEPS, checkpoints: run.entries }).error).toBeUndefined()
 })
 
-/** `who` asks for samples of STEP; returns the request id and the seed (the hash of the including block). */
+/** `who` asks for samples of STEP; returns the request id and the seed (the randomness of the including block). */
 function ask (who: string, step = STEP): { id: number, seed: Uint8Array } {
   const id = Number(h.read<bigint>('Arbitration', 'NextChunkRequestId') ?? 0n)
   const r = h.run(who, 'Arbitration', 'sample_chunks', { taskId: 0, checkpointStep: step })
   expect(r.error).toBeUndefined()
-  return { id, seed: chunkSampleSeed(hexToU8a(h.parentHash), id) }
+  return { id, seed: chunkSampleSeed(hexToU8a(h.randomness()), id) }
 }
 
 /** An honest solver's answer: every drawn chunk, in parts of at most maxBytes. */

@@ -47,7 +47,7 @@ function committed (verifierCount: number, challengeWindow = 10): void {
   h.advance(1)
   expect(task(id).solver).toBe(h.accounts.Bob)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: id, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
-  // the randomness block committed_at + 1, then the block that draws from its hash
+  // the randomness block committed_at + 1, then the block that draws from its randomness
   h.advance(2)
 }
 
@@ -87,7 +87,7 @@ describe('slot squatting', () => {
     const drawn = assignedNames(h)
     expect(drawn).toHaveLength(2)
     const a = harnessAssignments(h)!
-    // drawn from the hash of committed_at + 1, which did not exist when the solver committed
+    // drawn from the randomness of committed_at + 1, which nobody could compute when the solver committed
     expect(a.verifiers.every(v => v.seedBlock === task().committedAt + 1)).toBe(true)
     const out = ['Charlie', 'Dave', 'Eve'].filter(n => !drawn.includes(n))
     const before = Object.fromEntries(['Charlie', 'Dave', 'Eve'].map(n => [n, worth(n)]))
@@ -109,12 +109,12 @@ describe('slot squatting', () => {
     expect(all).toBeLessThan(0.25 * 0.25 + tol(both))
   })
 
-  it('a drawn puppet cannot choose its sample: it is fixed by the draw\'s block hash and its account', () => {
+  it('a drawn puppet cannot choose its sample: it is fixed by the randomness block and its account', () => {
     register('Bob', 2)
     for (const n of ['Charlie', 'Dave']) register(n, 4)
     committed(2)
     const seedBlock = harnessAssignments(h)!.verifiers[0].seedBlock
-    const hash = h.read<string>('System', 'BlockHash', seedBlock as never)!
+    const hash = h.read<string>('Randomness', 'ByBlock', seedBlock as never)!
     for (const n of ['Charlie', 'Dave']) {
       const mine = sampleSteps(hash, h.accounts[n], 100, requiredSampleCount(2)).map(s => s - 1)
       expect(harnessSample(h, n)).toEqual(mine)
@@ -160,7 +160,7 @@ describe('silence and bare rejects', () => {
     expect(worth('Dave') - dave).toBe(-silencePenalty({ disputeBond: BOND } as never, { solverReward: REWARD }))
     const a = harnessAssignments(h)!
     const eves = a.verifiers.find(v => v.verifier === h.accounts.Eve)!
-    // the replacement's randomness is the hash of a block after Dave's deadline: Dave could not know who would replace him
+    // the replacement's randomness is that of a block after Dave's deadline: Dave could not know who would replace him
     expect(eves.seedBlock).toBeGreaterThan(deadline)
     expect(eves.round).toBe(1)
     expect(worth('Eve') - eve).toBeLessThan(0n) // in this run the replacement stayed silent too, and lapsed in her round
@@ -210,7 +210,7 @@ describe('silence and bare rejects', () => {
 describe('re-drawing cannot be steered', () => {
   it('a puppet going silent whenever it is drawn lowers its coalition\'s odds of the slot below its stake share, and pays for it', () => {
     // one slot; the coalition is two puppets (1000 of 4000). Strategy: the puppet acc(0) goes silent when drawn,
-    // hoping its replacement is acc(1); the replacement is drawn from a later block's hash without acc(0)
+    // hoping its replacement is acc(1); the replacement is drawn from a later block's randomness without acc(0)
     let honest = 0; let strategic = 0; let silences = 0
     for (let i = 0; i < N; i++) {
       const first = drawWeighted(u8aToHex(randomBytes(32)), 7n, 0, 1, POOL)[0]

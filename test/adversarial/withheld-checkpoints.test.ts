@@ -40,7 +40,7 @@ function challengedAndAnswered (): void {
   // the block whose on_initialize draws the verifiers (Dave and Eve, the only ones)
   h.advance(1)
   expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
-  const seed = availabilitySeed(hexToU8a(h.parentHash), 0)
+  const seed = availabilitySeed(hexToU8a(h.randomness()), 0)
   const answer = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
   expect(h.run('Bob', 'Arbitration', 'respond_availability', { challengeId: 0, response: u8aToHex(answer) }).error).toBeUndefined()
 }

@@ -34,6 +34,7 @@ const reference = await fromDist<typeof import('../../protocols/reference/index.
 const { WASM_RUNTIME } = await fromDist<typeof import('../../protocols/program/runtime.js')>('protocols/program/runtime.js')
 const { newProgram, programBytes } = await fromDist<typeof import('../../protocols/program/index.js')>('protocols/program/index.js')
 const { Runtime } = await fromDist<typeof import('../../devnet/chain/runtime/executive.js')>('devnet/chain/runtime/executive.js')
+const { RandomnessAuthor } = await fromDist<typeof import('../../devnet/chain/randomness-author.js')>('devnet/chain/randomness-author.js')
 const { devGenesis, UNIT } = await fromDist<typeof import('../../devnet/chain/dev-spec.js')>('devnet/chain/dev-spec.js')
 const { verifySignature } = await fromDist<typeof import('../../devnet/chain/runtime/signature.js')>('devnet/chain/runtime/signature.js')
 
@@ -292,7 +293,8 @@ async function adjudicationBench () {
   const elementOnlyMs = timeIt(500, () => reference.computeElement(runtime, op, f, operandValues(f)))
 
   // the same claim through the runtime: Arbitration.adjudicate with the task and dispute on chain
-  const rt = new Runtime(await devGenesis({}), reference)
+  const author = RandomnessAuthor.fromSeed('0x' + '5a'.repeat(32))
+  const rt = new Runtime({ ...await devGenesis({}), randomnessAuthor: author.publicKey }, reference)
   const reg = rt.types.registry
   const base = new Map<string, any>()
   for (const [k, v] of rt.genesisState().changes) if (v !== null) base.set(k, v)
@@ -307,7 +309,7 @@ async function adjudicationBench () {
   type Who = { publicKey: Uint8Array }
   const block = (calls: Array<[Who, string, string, Record<string, unknown>]>): void => {
     number++
-    const b = rt.initializeBlock(reader, { number, parentHash: '0x' + (number % 256).toString(16).padStart(2, '0').repeat(32) })
+    const b = rt.initializeBlock(reader, { number, parentHash: '0x' + (number % 256).toString(16).padStart(2, '0').repeat(32), randomness: author.sign(rt.previousRandomness(reader), number) })
     for (const [who, section, method, args] of calls) {
       const err = b.applyCall(u8aToHex(who.publicKey), call(section, method, args))
       if (err !== undefined) throw new Error(`${section}.${method} failed: ${JSON.stringify(err)}`)
@@ -331,8 +333,9 @@ async function adjudicationBench () {
   const dave32 = u8aToHex(dave.publicKey)
   // each run applies the call to the same pre-state in a fresh block; only the call is timed
   let spent = 0
+  const nextRandomness = author.sign(rt.previousRandomness(reader), number + 1)
   const once = (): { err: unknown, events: string[] } => {
-    const b = rt.initializeBlock(reader, { number: number + 1, parentHash: '0x' + '77'.repeat(32) })
+    const b = rt.initializeBlock(reader, { number: number + 1, parentHash: '0x' + '77'.repeat(32), randomness: nextRandomness })
     const mark = b.ctx.events.length
     const t = performance.now()
     const err = b.applyCall(dave32, adjCall)

@@ -5,14 +5,14 @@ import { requiredSample } from '../../protocols/verification/verdict.js'
 
 export interface SampledTask { committedAt: number, stepCount: number, verifierCount: number }
 
-/** The verifier's required sample on chain (0-based), from the hash of block committedAt + 1. */
-export function chainSample (blockHash: string, account: string, t: SampledTask): number[] {
+/** The verifier's required sample on chain (0-based), from the randomness of block committedAt + 1. */
+export function chainSample (randomness: string, account: string, t: SampledTask): number[] {
   // a proof that diverged at its first step has no completed step to sample
-  return t.stepCount === 0 ? [] : requiredSample(blockHash, account, t.stepCount, t.verifierCount).map(s => s - 1)
+  return t.stepCount === 0 ? [] : requiredSample(randomness, account, t.stepCount, t.verifierCount).map(s => s - 1)
 }
 
 /** On a runtime harness (test/unit/chain/harness.ts): the sample of `who` (a name or an account) for task `taskId`, once its randomness block (its assignment's seed block; committedAt + 1 before the draw) exists. */
-export function harnessSample (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string>, number: number, parentHash: string }, who: string, taskId = 0): number[] {
+export function harnessSample (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string>, number: number }, who: string, taskId = 0): number[] {
   const t = h.read<SampledTask>('Arbitration', 'Tasks', taskId as never)
   if (t === undefined) throw new Error(`no task ${taskId}`)
   // a replacement's sample is seeded by its own round's randomness block
@@ -20,9 +20,8 @@ export function harnessSample (h: { read: <T>(pallet: string, item: string, key?
   const mine = harnessAssignments(h, taskId)?.verifiers.find(v => v.verifier === account)
   const block = mine?.seedBlock ?? t.committedAt + 1
   if (h.number < block) throw new Error(`block ${block} (verification randomness) is not produced yet`)
-  // the runtime stores a block's hash when it builds the next one; until then it is the harness's next parent hash
-  const hash = h.number === block ? h.parentHash : h.read<string>('System', 'BlockHash', block as never)
-  if (hash === undefined) throw new Error(`no hash of block ${block} in storage`)
+  const hash = h.read<string>('Randomness', 'ByBlock', block as never)
+  if (hash === undefined) throw new Error(`no randomness of block ${block} in storage`)
   return chainSample(hash, account, t)
 }
 

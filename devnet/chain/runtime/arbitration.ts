@@ -1,6 +1,4 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
-import { sr25519VrfVerify } from '@polkadot/util-crypto'
-import { isReady as wasmReady, vrfVerify as wasmVrfVerify } from '@polkadot/wasm-crypto'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
@@ -16,7 +14,9 @@ import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, Task
 import { activeAssignment } from './assignment.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { verifySignature } from './signature.js'
+import { vrfVerify } from './vrf.js'
 import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
+import { blockRandomness, currentRandomness } from './block-randomness.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
 // proof commitment, verdicts, slashing, forced-error reveals, jackpot and
@@ -174,7 +174,7 @@ export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailur
     const n = getNode(ctx, acc)
     if (n !== undefined && (n.roles & ROLE_SOLVER) !== 0 && n.stake >= p.minStake) candidates.push({ account: acc, stake: n.stake })
   }
-  const seed = selectionSeed(ctx.block.parentHash, id, t.excluded.length)
+  const seed = selectionSeed(currentRandomness(ctx), id, t.excluded.length)
   const solver = pickWeighted(seed, candidates)
   if (solver === undefined) {
     if (announceFailure) ctx.emit(P, 'NoSolverAvailable', { taskId: id })
@@ -276,7 +276,7 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
  */
 function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[], seedBlock: number): void {
   ctx.ensure(ctx.now > seedBlock, P, 'RandomnessNotReady')
-  const seed = ctx.store.read<string>('System', 'BlockHash', seedBlock)
+  const seed = blockRandomness(ctx, seedBlock)
   // a proof diverged at step 0 has no transition to sample; its diverged step is checked above
   const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount)
   // on chain, step i is the transition from state i to i+1: the sample's step s is s-1
@@ -318,13 +318,6 @@ export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, chall
     ctx.emit(P, 'VerdictSlashed', { taskId, verifier: v.verifier, step, slashed: taken })
   }
   return slashed
-}
-
-/** schnorrkel VRF verification: the wasm verifier when loaded (~1 ms), the JS one otherwise (~35 ms). */
-function vrfVerify (message: Uint8Array, outputAndProof: Uint8Array, publicKey: Uint8Array, context: Uint8Array): boolean {
-  try {
-    return wasmReady() ? wasmVrfVerify(publicKey, context, message, new Uint8Array(), outputAndProof) : sr25519VrfVerify(message, outputAndProof, publicKey, context)
-  } catch { return false }
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
 import { answerHeld, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
+import { blockRandomness } from './block-randomness.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
 // part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
@@ -53,7 +54,7 @@ export function challengeAvailability (ctx: Context, who: string, a: { taskId: b
 /** The sample seed of a challenge, once the block that included it is known (null before). */
 export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChallenge): Uint8Array | null {
   if (ctx.now <= c.openedAt) return null
-  const h = ctx.store.read<string>('System', 'BlockHash', c.openedAt)
+  const h = blockRandomness(ctx, c.openedAt)
   return availabilitySeed(hexToU8a(h), id)
 }
 

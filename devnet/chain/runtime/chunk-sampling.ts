@@ -7,6 +7,7 @@ import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import type { ChunkRequest, ChunkRequestStatus } from '../../../protocols/pallet-types.js'
 import { answerHeld, getHeld, openHeld, putHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
+import { blockRandomness } from './block-randomness.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
 // sampling"), part of the Arbitration pallet. A node that cannot fetch a
@@ -54,7 +55,7 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
   // a proof committed without a coded root can answer no request
   const codedRoot = findChunkRoot(t.checkpoints.map(utf8))
   if (codedRoot === null) ctx.fail(P, 'ChunkProofInvalid')
-  const seed = chunkSampleSeed(hexToU8a(ctx.store.read<string>('System', 'BlockHash', r.openedAt)), a.requestId)
+  const seed = chunkSampleSeed(hexToU8a(blockRandomness(ctx, r.openedAt)), a.requestId)
   let checked: ReturnType<typeof checkChunkResponse>
   try {
     checked = checkChunkResponse({ codedRoot, step: r.checkpointStep, stepCount: t.stepCount, checkpointEvery: t.checkpointEvery, seed, posted: r.posted }, hexToU8a(a.response))

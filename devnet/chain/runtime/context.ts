@@ -15,6 +15,8 @@ export interface EventOut {
 export interface BlockEnv {
   number: number
   parentHash: string
+  /** the author's VRF over the previous randomness and the number: pre-output ‖ proof, hex (96 bytes) */
+  randomness?: string
 }
 
 export class DispatchFail extends Error {

@@ -10,6 +10,7 @@ import { CHUNK_HANDLERS } from './chunk-sampling.js'
 import { challengeInitialState } from './initial-state.js'
 import { commitDiverged } from './divergence.js'
 import { onInitialize } from './settlement.js'
+import { applyBlockRandomness, previousRandomness, putGenesisRandomness } from './block-randomness.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
 import { toPlain, variant, type Plain } from './codec.js'
 import { Context, DispatchFail, type BlockEnv, type EventOut } from './context.js'
@@ -28,6 +29,8 @@ export interface GenesisConfig {
   balances: Array<[string, bigint]>
   arbitration: arb.Params
   constants: RuntimeConstants
+  /** sr25519 public key (hex) of the block author whose VRF is every block's randomness; the chain sets its own */
+  randomnessAuthor?: string
 }
 
 import { RUNTIME_VERSION } from './runtime-version.js'
@@ -264,6 +267,7 @@ export class Runtime {
     store.put('Balances', 'TotalIssuance', undefined, issuance)
     store.put('Arbitration', 'Params', undefined, this.genesis.arbitration)
     store.put('System', 'Number', undefined, 0)
+    if (this.genesis.randomnessAuthor !== undefined) putGenesisRandomness(store, this.genesis.randomnessAuthor)
     return state
   }
 
@@ -444,7 +448,12 @@ export class Runtime {
     handler(ctx, who, c.args)
   }
 
-  /** Starts a block: System bookkeeping then every pallet's on_initialize. */
+  /** The randomness the VRF of the next block must be over (the block author signs it). */
+  previousRandomness (base: StateReader): string {
+    return previousRandomness(new Storage(this.types, base instanceof Overlay ? base : new Overlay(base)))
+  }
+
+  /** Starts a block: System bookkeeping, the block's randomness (its author's VRF, checked), then every pallet's on_initialize. */
   initializeBlock (base: StateReader, env: BlockEnv): BlockBuilder {
     const state = base instanceof Overlay ? base : new Overlay(base)
     const b = new BlockBuilder(this, state, env)
@@ -452,6 +461,7 @@ export class Runtime {
     s.put('System', 'Number', undefined, env.number)
     s.put('System', 'ParentHash', undefined, env.parentHash)
     s.put('System', 'BlockHash', env.number - 1, env.parentHash)
+    applyBlockRandomness(b.ctx, env.number, env.randomness)
     b.ctx.phase = 'Initialization'
     onInitialize(b.ctx)
     return b

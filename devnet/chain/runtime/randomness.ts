@@ -1,7 +1,8 @@
 import { hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a } from '@polkadot/util-crypto'
 
-// Chain randomness, pure and public so any peer can recompute it: solver
+// Draws from the chain's block randomness (block-randomness.ts), pure and
+// public so any peer can recompute them once the block is out: solver
 // selection (whose seed also fixes the solver's private forced-error draw,
 // protocols/dispute/forced-error.ts), verifiers' sampled steps.
 
@@ -11,9 +12,9 @@ function u64le (n: bigint | number): Uint8Array {
   return b
 }
 
-/** Seed for solver selection of `taskId` at attempt `attempt`, from the parent block hash. */
-export function selectionSeed (parentHash: string, taskId: bigint, attempt: number): string {
-  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('select'), hexToU8a(parentHash), u64le(taskId), u64le(attempt))))
+/** Seed for solver selection of `taskId` at attempt `attempt`, from the randomness of the block that selects. */
+export function selectionSeed (randomness: string, taskId: bigint, attempt: number): string {
+  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('select'), hexToU8a(randomness), u64le(taskId), u64le(attempt))))
 }
 
 function readU128 (seed: string): bigint {
@@ -41,21 +42,21 @@ export function ppmOf (amount: bigint, ppm: number): bigint {
   return amount * BigInt(ppm) / 1_000_000n
 }
 
-/** Seed of the `index`-th verifier drawn in assignment round `round` of `taskId`, from the randomness block's hash. */
-export function assignmentSeed (blockHash: string, taskId: bigint, round: number, index: number): string {
-  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('assign'), hexToU8a(blockHash), u64le(taskId), u64le(round), u64le(index))))
+/** Seed of the `index`-th verifier drawn in assignment round `round` of `taskId`, from the randomness block's randomness. */
+export function assignmentSeed (randomness: string, taskId: bigint, round: number, index: number): string {
+  return u8aToHex(blake2AsU8a(u8aConcat(new TextEncoder().encode('assign'), hexToU8a(randomness), u64le(taskId), u64le(round), u64le(index))))
 }
 
 /**
  * Draws up to `count` distinct accounts, each stake-weighted among those not
- * drawn yet (without replacement), from one block hash: who is drawn is fixed
- * by the hash, the task and the round, nothing a candidate chooses.
+ * drawn yet (without replacement), from one block's randomness: who is drawn
+ * is fixed by it, the task and the round, nothing a candidate chooses.
  */
-export function drawWeighted (blockHash: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>): string[] {
+export function drawWeighted (randomness: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>): string[] {
   const out: string[] = []
   let left = candidates
   for (let i = 0; i < count && left.length > 0; i++) {
-    const pick = pickWeighted(assignmentSeed(blockHash, taskId, round, i), left)
+    const pick = pickWeighted(assignmentSeed(randomness, taskId, round, i), left)
     if (pick === undefined) break
     out.push(pick)
     left = left.filter(x => x.account !== pick)

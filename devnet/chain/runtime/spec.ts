@@ -369,5 +369,18 @@ export const PALLETS: PalletSpec[] = [
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' }
     ]
+  },
+  {
+    name: 'Randomness',
+    index: 3,
+    storage: [
+      { name: 'Author', type: 'H256', modifier: 'Optional', docs: 'The block author\'s sr25519 public key: every block\'s randomness is its VRF (context "proofswarm/randomness/v1", protocols/randomness.ts), carried in the header\'s pre-runtime digest (engine "psrn": pre-output ‖ proof).' },
+      { name: 'Current', type: 'H256', modifier: 'Default', docs: 'The randomness of the newest block (at genesis: sha256("proofswarm/randomness/genesis" ‖ author)); block n\'s VRF is over this value and n.' },
+      { name: 'ByBlock', key: 'u32', hasher: 'Twox64Concat', type: 'H256', modifier: 'Optional', docs: 'Randomness of block n = sha256("proofswarm/randomness/value" ‖ its VRF pre-output). Seeds solver selection (the block including submit_task), verifier draws and samples, availability and chunk samples.' }
+    ],
+    calls: [],
+    events: [],
+    errors: [],
+    constants: []
   }
 ]

@@ -5,6 +5,7 @@ import { getAssignments, putAssignments, type TaskAssignments } from './assignme
 import { answeredChallengers } from './availability.js'
 import { drawWeighted } from './randomness.js'
 import { answerableVerifiers, silencePenalty } from './verifier-stake.js'
+import { blockRandomness } from './block-randomness.js'
 
 // Assignment rounds (docs/protocol.md, "Verifier assignment"). Round 0 is
 // drawn in the block after the randomness block committed_at + 1 (the block
@@ -43,7 +44,7 @@ export function drawIfDue (ctx: Context, id: bigint, t: TaskInfo): void {
   }
   if (a.drawAt === 0 || ctx.now < a.drawAt) return
   const active = a.verifiers.filter(v => v.status === 'Active').length
-  const seed = ctx.store.read<string>('System', 'BlockHash', a.seedBlock)
+  const seed = blockRandomness(ctx, a.seedBlock)
   const want = Math.max(0, t.verifierCount - active)
   const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, t, a, want))
   for (const verifier of drawn) {

@@ -36,7 +36,7 @@ const challenge = (id = 0): AvailabilityChallenge => h.read<AvailabilityChalleng
 const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo).stake
 const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
 /** the seed of a challenge opened in the last block: that block's hash, which the harness hands to the next block */
-const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.parentHash), id)
+const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.randomness()), id)
 const respond = (bytes: Uint8Array, from = solver, id = 0): string | undefined => h.run(from, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error
 const answer = (seed: Uint8Array, state = STATE): Uint8Array => encodeAvailabilityResponse(buildAvailabilityResponse(state, STEP, ROOTS, seed))
 

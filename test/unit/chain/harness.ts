@@ -8,6 +8,7 @@ import { variant } from '../../../devnet/chain/runtime/codec.js'
 import { Runtime, type CallCodec } from '../../../devnet/chain/runtime/executive.js'
 import { Overlay, Storage } from '../../../devnet/chain/runtime/state.js'
 import { registerArgs } from '../../helpers/peer-key.js'
+import { RandomnessAuthor } from '../../../devnet/chain/randomness-author.js'
 
 // Drives the pure runtime directly (no RPC, no LevelDB): blocks of calls,
 // module errors by name, events by name.
@@ -21,15 +22,17 @@ export class Harness {
   /** the parent of block 1: what the runtime stores as System.BlockHash(0) */
   genesisHash = this.parentHash
   readonly accounts: Record<string, string> = {}
-
-  constructor (readonly rt: Runtime) {
+  /** the block author whose VRF is each block's randomness: a fixed key, so runs repeat */
+  constructor (readonly rt: Runtime, readonly author: RandomnessAuthor) {
     for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
   }
 
   /** genesis: the hash block 1 names as its parent (System.BlockHash(0)); another value is another chain with the same keys */
   static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number, genesis?: string } = {}): Promise<Harness> {
     await cryptoWaitReady()
-    const h = new Harness(new Runtime(await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock }), opts.reference))
+    const author = RandomnessAuthor.fromSeed('0x' + '5a'.repeat(32))
+    const genesis = { ...await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock }), randomnessAuthor: author.publicKey }
+    const h = new Harness(new Runtime(genesis, opts.reference), author)
     if (opts.genesis !== undefined) { h.parentHash = opts.genesis; h.genesisHash = opts.genesis }
     const kr = new Keyring({ type: 'sr25519' })
     for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
@@ -54,7 +57,9 @@ export class Harness {
   /** Runs one block with the given calls; returns one result per call plus on_initialize events. */
   block (calls: Array<[who: string, section: string, method: string, args: Record<string, unknown>]> = []): { results: CallResult[], initEvents: string[] } {
     this.number += 1
-    const b = this.rt.initializeBlock({ get: k => this.state.get(k) }, { number: this.number, parentHash: this.parentHash })
+    const reader = { get: (k: string) => this.state.get(k) }
+    const randomness = this.author.sign(this.rt.previousRandomness(reader), this.number)
+    const b = this.rt.initializeBlock(reader, { number: this.number, parentHash: this.parentHash, randomness })
     const initEvents = b.ctx.events.map(e => this.eventName(e.event))
     const results: CallResult[] = []
     for (const [who, section, method, args] of calls) {
@@ -78,6 +83,13 @@ export class Harness {
     const ev: string[] = []
     for (let i = 0; i < n; i++) ev.push(...this.block().initEvents)
     return ev
+  }
+
+  /** The randomness of block n (default: the newest), what the runtime's draws in later blocks read. */
+  randomness (n = this.number): string {
+    const r = this.read<string>('Randomness', 'ByBlock', n)
+    if (r === undefined) throw new Error(`block ${n} has no randomness`)
+    return r
   }
 
   get store (): Storage { return new Storage(this.rt.types, new Overlay({ get: k => this.state.get(k) })) }
