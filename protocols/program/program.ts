@@ -17,6 +17,8 @@ export const PROGRAM_VERSION = 1
 // the proof holds one 32-byte root per step: 500k steps ≈ 33 MB of proof.json
 export const MAX_STEPS = 500_000
 export const MAX_BATCH = 4096
+/** the largest state-root spacing a program may name (a dispute's segment move carries m − 1 roots) */
+export const MAX_ROOT_EVERY = 64
 
 export interface DatasetRef {
   /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed`; 'text': a packaged text corpus */
@@ -59,6 +61,13 @@ export interface TaskProgram {
   steps: number
   optimizer: OptimizerSpec
   checkpointEvery: number
+  /**
+   * the proof commits the state root after every `rootEvery`-th step (and the
+   * last); absent = 1, every step (docs/training.md "State roots every m
+   * steps"). Only 1 is accepted so far: the segment dispute game that m > 1
+   * needs is not built.
+   */
+  rootEvery?: number
   loss: 'softmax-cross-entropy'
   normalize: 'div255' | 'onehot'
 }
@@ -119,7 +128,8 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   const batchSize = int(p.batchSize, 'batchSize', 1, MAX_BATCH)
   if (batchSize > trainSize) throw new ProgramError(`batchSize ${batchSize} is larger than the training set (${trainSize} rows)`)
   int(p.steps, 'steps', 1, MAX_STEPS)
-  int(p.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS)
+  const checkpointEvery = int(p.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS)
+  if (p.rootEvery !== undefined) validateRootEvery(p.rootEvery, checkpointEvery)
   const o = p.optimizer
   if (!isObj(o)) throw new ProgramError('optimizer must be an object')
   // any finite float32 learning rate: a run that diverges ends with a diverged proof (docs/disputes.md, "NaN")
@@ -136,9 +146,28 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   if (p.loss !== 'softmax-cross-entropy') throw new ProgramError(`unknown loss ${JSON.stringify(p.loss)} (only softmax-cross-entropy)`)
   const norm = text === undefined ? 'div255' : 'onehot'
   if (p.normalize !== norm) throw new ProgramError(`normalize must be ${norm} for a ${d.kind} dataset, got ${JSON.stringify(p.normalize)}`)
-  const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'loss', 'normalize'])
+  const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'rootEvery', 'loss', 'normalize'])
   for (const k of Object.keys(p)) if (!known.has(k)) throw new ProgramError(`unknown program field "${k}"`)
   return { ...(p as unknown as TaskProgram), info }
+}
+
+/**
+ * rootEvery m: checkpoints must be committed states (a replay starts from one
+ * and its root must be in the proof), so m divides checkpointEvery. m > 1 is
+ * refused here, at the one check every path shares (task new, train, the
+ * chain's submit_task), until the segment dispute game exists: a proof with a
+ * root every m steps could not be disputed at a single step.
+ */
+function validateRootEvery (v: unknown, checkpointEvery: number): number {
+  const m = int(v, 'rootEvery', 1, MAX_ROOT_EVERY)
+  if (checkpointEvery % m !== 0) throw new ProgramError(`rootEvery ${m} must divide checkpointEvery ${checkpointEvery} (every checkpoint is a committed state)`)
+  if (m > 1) throw new ProgramError(`rootEvery ${m}: state roots every m > 1 steps are not supported yet (the segment dispute game, docs/disputes.md "Segments", is not built); use 1`)
+  return m
+}
+
+/** The program's state-root spacing: 1 (a root after every step) unless it names another. */
+export function rootEveryOf (p: TaskProgram): number {
+  return p.rootEvery ?? 1
 }
 
 function assertSeedP (v: unknown, what: string): void {
@@ -158,6 +187,8 @@ export interface NewProgramOptions {
   seed?: number
   batchSize?: number
   checkpointEvery?: number
+  /** state roots every m steps (default 1; the field is written only when it is not 1, so such programs hash as before) */
+  rootEvery?: number
   optimizer?: 'sgd' | 'adam'
   learningRate?: number
   runtime?: string
@@ -183,6 +214,7 @@ export function newProgram (o: NewProgramOptions): TaskProgram {
     steps: o.steps,
     optimizer,
     checkpointEvery: o.checkpointEvery ?? 100,
+    ...(o.rootEvery !== undefined && o.rootEvery !== 1 ? { rootEvery: o.rootEvery } : {}),
     loss: 'softmax-cross-entropy',
     normalize: o.dataset.kind === 'text' ? 'onehot' : 'div255'
   }

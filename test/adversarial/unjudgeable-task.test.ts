@@ -4,7 +4,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { ReferenceSemantics } from '../../devnet/chain/runtime/adjudication.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { sha256 } from '../../protocols/commit/merkle.js'
-import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME } from '../../protocols/program/index.js'
+import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, canonicalJson } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
 import { TEST_TEXT, taskProgram, type ProgramArgs } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
@@ -61,6 +61,17 @@ describe('tasks the chain could not adjudicate are refused at submit_task', () =
     const bytes = new TextEncoder().encode(text)
     expect(submit({ programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) })).toBe('Arbitration.InvalidProgram')
     nothingPosted()
+  })
+
+  it('a program with state roots every m > 1 steps (its proof could not be disputed at one step before the segment game exists)', () => {
+    // the bytes of a program naming rootEvery 4, built past newProgram (which refuses it)
+    const p = { ...taskProgram().program, rootEvery: 4 }
+    const bytes = new TextEncoder().encode(canonicalJson(p))
+    expect(submit({ programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) })).toBe('Arbitration.InvalidProgram')
+    nothingPosted()
+    // the control: the same program at rootEvery 1 is accepted
+    const one = new TextEncoder().encode(canonicalJson({ ...p, rootEvery: 1 }))
+    expect(submit({ programHash: u8aToHex(sha256(one)), programHex: u8aToHex(one) })).toBeUndefined()
   })
 
   it('the control: a judgeable program is accepted and a solver selected', () => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
-import { newProgram, programHash, validateProgram } from '../../../protocols/program/program.js'
+import { MAX_ROOT_EVERY, newProgram, programHash, rootEveryOf, validateProgram } from '../../../protocols/program/program.js'
 import { readJson } from '../../train/store.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
@@ -13,7 +13,7 @@ import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
-interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, rootEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
 
 export function register (program: Command): void {
   const task = program.command('task').description('create and inspect training task programs')
@@ -31,6 +31,7 @@ export function register (program: Command): void {
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
     .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/44) rounded, e.g. 5 at 1000 steps, 15 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
+    .option('--root-every <m>', 'commit the state root after every m-th step (1 = every step, the default; m must divide the checkpoint interval; m > 1 is refused until the segment dispute game exists, docs/disputes.md "Segments")')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
@@ -59,6 +60,7 @@ export function register (program: Command): void {
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
           checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000),
+          rootEvery: intOpt(o.rootEvery, '--root-every', 1, MAX_ROOT_EVERY),
           optimizer: o.optimizer,
           learningRate: numOpt(o.lr, '--lr'),
           runtime: o.runtime
@@ -84,9 +86,9 @@ export function register (program: Command): void {
       try {
         const p = validateProgram(readJson(file, 'task file'))
         const adm = admissibility(p, supportsElement)
-        const r = { programHash: programHash(p), verifiable: adm.ok, ...(adm.ok ? {} : { notVerifiable: adm.reason }), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
+        const r = { programHash: programHash(p), verifiable: adm.ok, ...(adm.ok ? {} : { notVerifiable: adm.reason }), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, checkpointEvery: p.checkpointEvery, rootEvery: rootEveryOf(p), batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
         if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
-        else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\nprogram hash ${r.programHash}\n${adm.ok ? 'verifiable on chain' : `local only: ${adm.reason}`}\n`)
+        else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\ncheckpoints every ${r.checkpointEvery} steps, state roots every ${r.rootEvery === 1 ? 'step' : `${r.rootEvery} steps`}\nprogram hash ${r.programHash}\n${adm.ok ? 'verifiable on chain' : `local only: ${adm.reason}`}\n`)
       } catch (e) { wrapError(e) }
     })
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ProgramError, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
+import { MAX_ROOT_EVERY, ProgramError, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, rootEveryOf, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
 
 const ds: DatasetRef = { kind: 'synthetic', name: 'synthetic', sha256: 'ab'.repeat(32), trainSize: 1000, testSize: 100, rowSize: 784, classes: 10, syntheticSeed: 1 }
 const base = (): TaskProgram => newProgram({ model: 'mlp', dataset: ds, steps: 10 })
@@ -29,6 +29,23 @@ describe('protocols/program', () => {
     expect(() => validateProgram(mutate(p => { p.dataset.sha256 = 'xyz' }))).toThrow(/sha256/)
     expect(() => validateProgram('nope')).toThrow(ProgramError)
     expect(() => newProgram({ model: 'resnet', dataset: ds, steps: 1 })).toThrow(/unknown model/)
+  })
+
+  it('rootEvery 1 is the program of before bit for bit; m > 1 is refused with a clear error until the segment game exists', () => {
+    const p = base()
+    expect('rootEvery' in p).toBe(false)
+    expect(rootEveryOf(p)).toBe(1)
+    // asking for 1 writes nothing: the program, its hash and so every root and proof are unchanged
+    const one = newProgram({ model: 'mlp', dataset: ds, steps: 10, rootEvery: 1 })
+    expect(one).toEqual(p)
+    expect(programHash(one)).toBe(programHash(p))
+    expect(canonicalJson(one)).not.toMatch(/rootEvery/)
+    // a hand-written 1 is valid (another program hash, the same behaviour)
+    expect(rootEveryOf(validateProgram(mutate(q => { q.rootEvery = 1 })))).toBe(1)
+    for (const bad of [0, -1, 1.5, '4', null, MAX_ROOT_EVERY + 1]) expect(() => validateProgram(mutate(q => { q.rootEvery = bad }))).toThrow(/rootEvery must be an integer in \[1, 64\]/)
+    expect(() => validateProgram(mutate(q => { q.rootEvery = 3 }))).toThrow(/rootEvery 3 must divide checkpointEvery 100/)
+    for (const m of [2, 4, 8, 64]) expect(() => validateProgram(mutate(q => { q.rootEvery = m; q.checkpointEvery = 128 }))).toThrow(new RegExp(`rootEvery ${m}: state roots every m > 1 steps are not supported yet`))
+    expect(() => newProgram({ model: 'mlp', dataset: ds, steps: 10, rootEvery: 4 })).toThrow(/not supported yet/)
   })
 
   it('program hash is canonical (key order independent) and content sensitive', () => {
