@@ -153,7 +153,7 @@ ${rows.filter(r => typeof r.m === 'number').map(r => `| verifiable on one core, 
 | the smallest measured m within +10% of CPU | ${first === undefined ? 'none' : String(first.m)} | | |
 | the NaN watch alone (every verifiable run has it, whatever m): CPU over plain | ${(() => { const w = rows.find(r => r.m === 'watch'); return w === undefined ? 'n/a' : pctOver(w.cpu) })()} | | |
 
-m > 1 is not usable yet: \`validateProgram\` refuses \`rootEvery\` > 1 (so do \`task new --root-every\`, \`train\` and the
+m > 1 is not usable yet: \`validateProgram\` refuses \`rootEvery\` > 1 (so do \`task check\`, \`train\` and the
 chain's \`submit_task\`) until the segment dispute game (docs/disputes.md "Segments") is built; these figures are its
 cost side, measured before it is.
 `)

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
-import { MAX_ROOT_EVERY, newProgram, programHash, rootEveryOf, validateProgram } from '../../../protocols/program/program.js'
+import { newProgram, programHash, rootEveryOf, validateProgram } from '../../../protocols/program/program.js'
 import { readJson } from '../../train/store.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
@@ -13,7 +13,7 @@ import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
-interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, rootEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
 
 export function register (program: Command): void {
   const task = program.command('task').description('create and inspect training task programs')
@@ -31,7 +31,6 @@ export function register (program: Command): void {
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
     .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/44) rounded, e.g. 5 at 1000 steps, 15 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
-    .option('--root-every <m>', 'commit the state root after every m-th step (1 = every step, the default; m must divide the checkpoint interval; m > 1 is refused until the segment dispute game exists, docs/disputes.md "Segments")')
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
@@ -60,7 +59,6 @@ export function register (program: Command): void {
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
           checkpointEvery: intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000),
-          rootEvery: intOpt(o.rootEvery, '--root-every', 1, MAX_ROOT_EVERY),
           optimizer: o.optimizer,
           learningRate: numOpt(o.lr, '--lr'),
           runtime: o.runtime
