@@ -280,29 +280,42 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
  * counting as greatest (the first NaN). Scattering in window order keeps each
  * element's sum in ascending window order. Channels ch in [ch0, ch1). */
 void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
-  const int C = g->CI;
-  for (long i = 0; i < (long)g->B * g->H * g->W; i++) for (int ch = ch0; ch < ch1; ch++) dx[i * C + ch] = 0.0f;
-  for (int bb = 0; bb < g->B; bb++) {
-    for (int oy = 0; oy < g->OH; oy++) {
-      for (int ox = 0; ox < g->OW; ox++) {
-        const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C;
-        for (int ch = ch0; ch < ch1; ch++) {
-          long best = -1; float bv = 0.0f;
+  const int C = g->CI, n = ch1 - ch0;
+  for (long i = 0; i < (long)g->B * g->H * g->W; i++) memset(dx + i * C + ch0, 0, sizeof(float) * (size_t)n);
+  float bv[64]; long bi[64];
+  for (int cb = ch0; cb < ch1; cb += 64) {
+    int m = ch1 - cb < 64 ? ch1 - cb : 64;
+    for (int bb = 0; bb < g->B; bb++) {
+      for (int oy = 0; oy < g->OH; oy++) {
+        for (int ox = 0; ox < g->OW; ox++) {
+          const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C + cb;
+          int first = 1;
           for (int r = 0; r < g->kh; r++) {
             int iy = oy * g->sh + r - g->padTop;
             if (iy < 0 || iy >= g->H) continue;
             for (int c = 0; c < g->kw; c++) {
               int ix = ox * g->sw + c - g->padLeft;
               if (ix < 0 || ix >= g->W) continue;
-              long at = (((long)bb * g->H + iy) * g->W + ix) * C + ch;
-              float v = x[at];
-              if (best < 0 || (v != v && bv == bv) || v > bv) { best = at; bv = v; }
+              long at = (((long)bb * g->H + iy) * g->W + ix) * C + cb;
+              const float *xv = x + at;
+              if (first) {
+                for (int k = 0; k < m; k++) { bv[k] = xv[k]; bi[k] = at + k; }
+                first = 0;
+                continue;
+              }
+              for (int k = 0; k < m; k++) {
+                float v = xv[k], b = bv[k];
+                int take = (v != v && b == b) | (v > b);
+                bv[k] = take ? v : b;
+                bi[k] = take ? at + k : bi[k];
+              }
             }
           }
-          if (best >= 0) dx[best] = dx[best] + d[ch];
+          if (first) continue;
+          for (int k = 0; k < m; k++) dx[bi[k]] = dx[bi[k]] + d[k];
         }
       }
     }
   }
-  for (long i = 0; i < (long)g->B * g->H * g->W; i++) psk_canonical_nan(dx + i * C + ch0, ch1 - ch0);
+  for (long i = 0; i < (long)g->B * g->H * g->W; i++) psk_canonical_nan(dx + i * C + ch0, n);
 }
