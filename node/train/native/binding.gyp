@@ -3,7 +3,6 @@
     {
       "target_name": "psk_kernels",
       "sources": ["psk-kernels.c", "psk-napi.c"],
-      "cflags!": ["-O2", "-O3", "-ffast-math"],
       "cflags": ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-unsafe-math-optimizations", "-Wno-psabi", "-std=c11", "-pthread"],
       "ldflags": ["-pthread"]
     }

@@ -21,67 +21,70 @@ void psk_pack_transpose(const float *src, float *dst, int rows, int cols) {
   for (int r = 0; r < rows; r++) for (int c = 0; c < cols; c++) dst[(long)c * rows + r] = src[(long)r * cols + c];
 }
 
-/* C[i, j] for i in [0, M), j in [0, N): sum over k of A[i*sai + k*sak] * B[k*ldb + j]. */
-CLONES static void gemm(int M, int N, int K, const float *A, long sai, long sak, const float *B, long ldb, float *C, long ldc) {
-  int j0 = 0;
-  for (; j0 + 16 <= N; j0 += 16) {
+/* C[i, j] for i in [0, M), j in [0, N): sum over k of A[i*sai + k*sak] * Bp(k, j),
+ * Bp packed in panels of 16 columns: panel p holds B[k][16p .. 16p+15] at
+ * Bp + (p*K + k)*16 (the last panel zero-padded). */
+CLONES static void gemm(int M, int N, int K, const float *A, long sai, long sak, const float *Bp, float *C, long ldc) {
+  for (int j0 = 0; j0 < N; j0 += 16) {
+    const float *panel = Bp + (long)(j0 / 16) * K * 16;
+    int nj = N - j0 < 16 ? N - j0 : 16;
     int i = 0;
-    for (; i + 4 <= M; i += 4) {
-      const float *a0 = A + (long)i * sai, *a1 = a0 + sai, *a2 = a1 + sai, *a3 = a2 + sai;
-      v8f c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0), c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
-      const float *b = B + j0;
-      for (int k = 0; k < K; k++, b += ldb) {
+    for (; i + 6 <= M; i += 6) {
+      const float *a0 = A + (long)i * sai, *a1 = a0 + sai, *a2 = a1 + sai, *a3 = a2 + sai, *a4 = a3 + sai, *a5 = a4 + sai;
+      v8f c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0), c20 = splat(0), c21 = splat(0);
+      v8f c30 = splat(0), c31 = splat(0), c40 = splat(0), c41 = splat(0), c50 = splat(0), c51 = splat(0);
+      const float *b = panel;
+      for (int k = 0; k < K; k++, b += 16) {
         v8f b0 = ld8(b), b1 = ld8(b + 8);
         long ka = (long)k * sak;
-        v8f x0 = splat(a0[ka]), x1 = splat(a1[ka]), x2 = splat(a2[ka]), x3 = splat(a3[ka]);
-        c00 = c00 + x0 * b0; c01 = c01 + x0 * b1;
-        c10 = c10 + x1 * b0; c11 = c11 + x1 * b1;
-        c20 = c20 + x2 * b0; c21 = c21 + x2 * b1;
-        c30 = c30 + x3 * b0; c31 = c31 + x3 * b1;
+        v8f x;
+        x = splat(a0[ka]); c00 = c00 + x * b0; c01 = c01 + x * b1;
+        x = splat(a1[ka]); c10 = c10 + x * b0; c11 = c11 + x * b1;
+        x = splat(a2[ka]); c20 = c20 + x * b0; c21 = c21 + x * b1;
+        x = splat(a3[ka]); c30 = c30 + x * b0; c31 = c31 + x * b1;
+        x = splat(a4[ka]); c40 = c40 + x * b0; c41 = c41 + x * b1;
+        x = splat(a5[ka]); c50 = c50 + x * b0; c51 = c51 + x * b1;
       }
-      float *c = C + (long)i * ldc + j0;
-      st8(c, c00); st8(c + 8, c01); c += ldc;
-      st8(c, c10); st8(c + 8, c11); c += ldc;
-      st8(c, c20); st8(c + 8, c21); c += ldc;
-      st8(c, c30); st8(c + 8, c31);
+      float t[6][16];
+      st8(t[0], c00); st8(t[0] + 8, c01); st8(t[1], c10); st8(t[1] + 8, c11); st8(t[2], c20); st8(t[2] + 8, c21);
+      st8(t[3], c30); st8(t[3] + 8, c31); st8(t[4], c40); st8(t[4] + 8, c41); st8(t[5], c50); st8(t[5] + 8, c51);
+      for (int r = 0; r < 6; r++) memcpy(C + (long)(i + r) * ldc + j0, t[r], sizeof(float) * (size_t)nj);
     }
     for (; i < M; i++) {
       const float *a0 = A + (long)i * sai;
       v8f c00 = splat(0), c01 = splat(0);
-      const float *b = B + j0;
-      for (int k = 0; k < K; k++, b += ldb) {
-        v8f x0 = splat(a0[(long)k * sak]);
-        c00 = c00 + x0 * ld8(b); c01 = c01 + x0 * ld8(b + 8);
+      const float *b = panel;
+      for (int k = 0; k < K; k++, b += 16) {
+        v8f x = splat(a0[(long)k * sak]);
+        c00 = c00 + x * ld8(b); c01 = c01 + x * ld8(b + 8);
       }
-      float *c = C + (long)i * ldc + j0;
-      st8(c, c00); st8(c + 8, c01);
-    }
-  }
-  for (; j0 + 8 <= N; j0 += 8) {
-    for (int i = 0; i < M; i++) {
-      const float *a0 = A + (long)i * sai;
-      v8f c00 = splat(0);
-      const float *b = B + j0;
-      for (int k = 0; k < K; k++, b += ldb) c00 = c00 + splat(a0[(long)k * sak]) * ld8(b);
-      st8(C + (long)i * ldc + j0, c00);
-    }
-  }
-  if (j0 < N) {
-    for (int i = 0; i < M; i++) {
-      const float *a0 = A + (long)i * sai;
-      float acc[8] = { 0 };
-      const float *b = B + j0;
-      int n = N - j0;
-      for (int k = 0; k < K; k++, b += ldb) {
-        float x = a0[(long)k * sak];
-        for (int j = 0; j < n; j++) acc[j] = acc[j] + x * b[j];
-      }
-      for (int j = 0; j < n; j++) C[(long)i * ldc + j0 + j] = acc[j];
+      float t[16];
+      st8(t, c00); st8(t + 8, c01);
+      memcpy(C + (long)i * ldc + j0, t, sizeof(float) * (size_t)nj);
     }
   }
 }
 
-void psk_matmul(const float *a, const float *b, float *out, int batch, int aBatch, int bBatch,
+/* Bp as gemm reads it, from B [K,N] (row stride ldb) or, transposed, from Bt [N,K] */
+static void pack_panels(const float *B, int K, int N, int transposed, float *Bp) {
+  for (int j0 = 0; j0 < N; j0 += 16) {
+    float *panel = Bp + (long)(j0 / 16) * K * 16;
+    int nj = N - j0 < 16 ? N - j0 : 16;
+    for (int k = 0; k < K; k++) {
+      float *row = panel + (long)k * 16;
+      for (int j = 0; j < nj; j++) row[j] = transposed ? B[(long)(j0 + j) * K + k] : B[(long)k * N + j0 + j];
+      for (int j = nj; j < 16; j++) row[j] = 0.0f;
+    }
+  }
+}
+
+long psk_packed_size(int K, int N) { return (long)((N + 15) / 16) * K * 16; }
+
+void psk_pack(const float *b, int bBatch, int K, int N, int tb, float *packed) {
+  for (int bt = 0; bt < bBatch; bt++) pack_panels(b + (long)bt * K * N, K, N, tb, packed + (long)bt * psk_packed_size(K, N));
+}
+
+void psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatch, int bBatch,
                 int M, int N, int K, int ta, const float *bias, int biasLen, int relu,
                 int row0, int row1) {
   for (int bt = 0; bt < batch; bt++) {
@@ -90,10 +93,10 @@ void psk_matmul(const float *a, const float *b, float *out, int batch, int aBatc
     if (hi > M) hi = M;
     if (lo >= hi) continue;
     const float *A = a + (long)(aBatch == 1 ? 0 : bt) * M * K;
-    const float *B = b + (long)(bBatch == 1 ? 0 : bt) * K * N;
+    const float *B = bp + (long)(bBatch == 1 ? 0 : bt) * psk_packed_size(K, N);
     float *C = out + (long)bt * M * N;
     long sai = ta ? 1 : K, sak = ta ? M : 1;
-    gemm(hi - lo, N, K, A + (long)lo * sai, sai, sak, B, N, C + (long)lo * N, N);
+    gemm(hi - lo, N, K, A + (long)lo * sai, sai, sak, B, C + (long)lo * N, N);
     for (int i = lo; i < hi; i++) {
       float *c = C + (long)i * N;
       if (bias != NULL) for (int j = 0; j < N; j++) c[j] = c[j] + bias[biasLen == 1 ? 0 : j];
@@ -281,7 +284,9 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
  * element's sum in ascending window order. Channels ch in [ch0, ch1). */
 void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
   const int C = g->CI, n = ch1 - ch0;
-  for (long i = 0; i < (long)g->B * g->H * g->W; i++) memset(dx + i * C + ch0, 0, sizeof(float) * (size_t)n);
+  const long pixels = (long)g->B * g->H * g->W;
+  if (n == C) memset(dx, 0, sizeof(float) * (size_t)(pixels * C));
+  else for (long i = 0; i < pixels; i++) memset(dx + i * C + ch0, 0, sizeof(float) * (size_t)n);
   float bv[64]; long bi[64];
   for (int cb = ch0; cb < ch1; cb += 64) {
     int m = ch1 - cb < 64 ? ch1 - cb : 64;
@@ -317,5 +322,6 @@ void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x,
       }
     }
   }
-  for (long i = 0; i < (long)g->B * g->H * g->W; i++) psk_canonical_nan(dx + i * C + ch0, n);
+  if (n == C) psk_canonical_nan(dx, pixels * C);
+  else for (long i = 0; i < pixels; i++) psk_canonical_nan(dx + i * C + ch0, n);
 }

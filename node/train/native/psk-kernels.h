@@ -7,11 +7,14 @@
 #define PSK_KERNELS_H
 #include <stdint.h>
 
+/* B [bBatch,K,N] (or [bBatch,N,K] when tb) packed into panels of 16 columns
+ * (psk_packed_size floats per batch), as psk_matmul reads it. */
+long psk_packed_size(int K, int N);
+void psk_pack(const float *b, int bBatch, int K, int N, int tb, float *packed);
 /* out[b,i,j] = sum_k A(b,i,k) B(b,k,j) (+ bias[j]) (relu), A [aBatch,M,K] or
- * [aBatch,K,M] (ta), B [bBatch,K,N] (a transposed B is packed first); a batch
- * of 1 broadcasts. bias: NULL, or biasLen 1 or N values. Output rows
- * (b*M + i) in [row0, row1). */
-void psk_matmul(const float *a, const float *b, float *out, int batch, int aBatch, int bBatch,
+ * [aBatch,K,M] (ta), B packed by psk_pack; a batch of 1 broadcasts. bias: NULL,
+ * or biasLen 1 or N values. Output rows (b*M + i) in [row0, row1). */
+void psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatch, int bBatch,
                 int M, int N, int K, int ta, const float *bias, int biasLen, int relu,
                 int row0, int row1);
 

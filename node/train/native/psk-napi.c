@@ -82,13 +82,10 @@ static napi_value matmul(napi_env env, napi_callback_info info) {
   int tb = d[7], threads = d[9];
   if ((size_t)j.aBatch * j.M * j.K != na || (size_t)j.bBatch * j.K * j.N != nb || (size_t)j.batch * j.M * j.N != no || (bias != NULL && nbias != 1 && nbias != (size_t)j.N)) { napi_throw_range_error(env, NULL, "matmul: sizes do not match"); return NULL; }
   j.a = a; j.out = out; j.bias = bias; j.biasLen = (int)nbias;
-  float *packed = NULL;
-  if (tb) {
-    packed = malloc(sizeof(float) * (nb > 0 ? nb : 1));
-    if (packed == NULL) { napi_throw_error(env, NULL, "matmul: out of memory"); return NULL; }
-    for (int bt = 0; bt < j.bBatch; bt++) psk_pack_transpose(b + (long)bt * j.N * j.K, packed + (long)bt * j.K * j.N, j.N, j.K);
-    j.b = packed;
-  } else j.b = b;
+  float *packed = malloc(sizeof(float) * (size_t)(j.bBatch * psk_packed_size(j.K, j.N) + 1));
+  if (packed == NULL) { napi_throw_error(env, NULL, "matmul: out of memory"); return NULL; }
+  psk_pack(b, j.bBatch, j.K, j.N, tb, packed);
+  j.b = packed;
   run_split(&j, j.batch * j.M, threads, (double)j.batch * j.M * j.N * j.K);
   free(packed);
   return NULL;
