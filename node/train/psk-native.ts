@@ -11,6 +11,8 @@ import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, 
 
 export interface PskImpl {
   kind: 'native' | 'js'
+  /** native only: whether the addon was compiled with optimisation */
+  optimized?: boolean
   /** why this implementation (for the backend's log line) */
   why: string
   threads: number
@@ -24,6 +26,8 @@ export interface PskImpl {
 
 interface Addon {
   version: string
+  /** built with optimisation (__OPTIMIZE__) */
+  optimized: boolean
   matmul: (a: Float32Array, b: Float32Array, out: Float32Array, dims: Int32Array, bias: Float32Array | null) => void
   conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, geom: Int32Array) => void
   conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => void
@@ -73,6 +77,7 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
   const t = threads >= 2 ? 2 : 1
   return {
     kind: 'native',
+    optimized: addon.optimized,
     threads: t,
     matmul: (a, b, out, d, bias) => addon.matmul(a, b, out, Int32Array.of(d.batch, d.aBatch, d.bBatch, d.M, d.N, d.K, d.ta ? 1 : 0, d.tb ? 1 : 0, d.relu ? 1 : 0, t), bias ?? null),
     conv2d: (x, w, out, g) => addon.conv2d(x, w, out, geomArray(g, t)),

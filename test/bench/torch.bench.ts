@@ -202,9 +202,9 @@ const header = `| model | cores | ${WAYS.map(w => LABEL[w]).join(' | ')} | ${oth
 const how = `Machine: ${machine()}; load average ${load0.map(x => x.toFixed(1)).join(' ')} before, ${load1.map(x => x.toFixed(1)).join(' ')} after (the 2 cores are shared with other engineers' jobs).
 Run: \`npm run bench -- torch\` (test/bench/torch.bench.ts, PyTorch side test/bench/torch_train.py), ${new Date().toISOString().slice(0, 10)}, PyTorch ${version} (Debian python3-torch), ${PAIRS} pair${PAIRS > 1 ? 's' : ''} per row.
 Same model, data order (the task's, rows handed to PyTorch), batch and Adam hyper-parameters; PyTorch written as a PyTorch user would (nn.Linear/Conv2d/Embedding/LayerNorm, cross_entropy on class indices).
-1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads, proofswarm's wasm training single-threaded with its hashing thread on the other core.
+1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
 Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads).
-Figures: the training loop's throughput (batch assembly included; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (PyTorch, plain, verifiable, then the reverse).
+Figures: the training loop's throughput (batch assembly included; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (${WAYS.map(w => LABEL[w]).join(', ')}, then the reverse).
 Verifiable runs checkpoint every ${K} steps (the devnet's 1000-step task's spacing). Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
 
 // PyTorch's two OpenMP threads wait for each other at every op: on a machine whose other core is busy, that costs more than the second core gives
@@ -215,7 +215,7 @@ const slowerOnTwo = [...new Set(rows.map(r => r.model))].filter(m => {
 const reading = slowerOnTwo.length === 0
   ? ''
   : `
-Reading: PyTorch with 2 threads was slower than with 1 here (${slowerOnTwo.join(', ')}): its OpenMP threads synchronise at every op, and with the load above the second core is rarely free, so they wait on each other; proofswarm trains on one thread and only hands state roots to the second. The 2-core ratios therefore measure this shared machine more than the libraries; the 1-core rows are the like-for-like comparison.
+Reading: PyTorch with 2 threads was slower than with 1 here (${slowerOnTwo.join(', ')}): its OpenMP threads synchronise at every op, and with the load above the second core is rarely free, so they wait on each other; proofswarm's old runtime trains on one thread and only hands state roots to the second, and psk1's two kernel threads meet once per kernel call (and each element's sum stays on one thread). The 2-core ratios therefore measure this shared machine more than the libraries; the 1-core rows are the like-for-like comparison.
 `
 const image = rows.filter(r => r.model !== 'gpt')
 const gpt = rows.filter(r => r.model === 'gpt')

@@ -3,6 +3,10 @@
 #include "psk-kernels.h"
 #include <string.h>
 
+#if defined(__FAST_MATH__) || defined(__FP_FAST_FMAF)
+#error "the psk1 kernels must be built without -ffast-math and without FMA contraction"
+#endif
+
 typedef float v8f __attribute__((vector_size(32)));
 #define CLONES __attribute__((target_clones("avx2", "default")))
 

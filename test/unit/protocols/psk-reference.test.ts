@@ -53,6 +53,8 @@ beforeAll(() => {
   // the addon is built by npm ci (scripts/build-kernels.mjs): its absence is a failure here
   if ('error' in one || 'error' in two) throw new Error(`the psk1 addon does not load: ${'error' in one ? one.error : ''}`)
   expect(two.threads).toBe(2)
+  // an unoptimised build gives the same bits 4x slower: the build must not lose -O3
+  expect(one.optimized).toBe(true)
   impls = [{ ...one, why: 'native 1' }, { ...two, why: 'native 2' }, { ...JS_IMPL, why: 'js' }]
 })
 
