@@ -4,9 +4,12 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm'
-import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
+import { availableParallelism } from 'node:os'
+import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
+import { registerPskKernels } from './psk-kernels.js'
+import { pskImpl } from './psk-native.js'
 import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
 
 // Backend selection. tfjs has one global engine per process, so the backend is
@@ -28,6 +31,8 @@ export interface BackendInfo {
   wasmFile?: string
   wasmSha256?: string
   threads?: number
+  /** psk1 runtime: which implementation of its kernels runs */
+  kernels?: 'native' | 'js'
 }
 
 let active: BackendInfo | undefined
@@ -49,10 +54,13 @@ async function tryNode (pkg: string): Promise<boolean> {
   }
 }
 
-async function startWasm (reason: string, log: BackendLog): Promise<BackendInfo> {
+/** Both wasm runtimes run the pinned binary; psk1 replaces its MatMul and convolution kernels. */
+const WASM_FAMILY = [WASM_RUNTIME, WASM_PSK_RUNTIME]
+
+async function startWasm (runtime: string, reason: string, log: BackendLog): Promise<BackendInfo> {
   const file = wasmSimdPath()
   const sha = createHash('sha256').update(readFileSync(file)).digest('hex')
-  if (sha !== PINNED_WASM_SHA256) throw new Error(`the wasm binary ${file} has sha256 ${sha}, not the pinned ${PINNED_WASM_SHA256} of ${WASM_RUNTIME}`)
+  if (sha !== PINNED_WASM_SHA256) throw new Error(`the wasm binary ${file} has sha256 ${sha}, not the pinned ${PINNED_WASM_SHA256} of ${runtime}`)
   // Threads off (Node has no SharedArrayBuffer workers for emscripten here, and a
   // single thread keeps reduction order fixed); every file name maps to the SIMD
   // binary so no other .wasm can be picked up.
@@ -67,6 +75,16 @@ async function startWasm (reason: string, log: BackendLog): Promise<BackendInfo>
   registerWasmExtraKernels()
   if (!(await tf.setBackend('wasm'))) throw new Error('failed to initialise the tfjs wasm backend')
   checkNaNHost()
+  if (runtime === WASM_PSK_RUNTIME) {
+    // output rows over up to 2 threads where 2 cores are ours (taskset counts): each element's sum is unchanged
+    const impl = pskImpl(Math.min(2, availableParallelism()))
+    registerPskKernels(impl)
+    const info: BackendInfo = { name: 'wasm', runtime, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: impl.threads, kernels: impl.kind }
+    log.info(`backend wasm (${runtime}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…): ${reason}`)
+    if (impl.kind === 'native') log.info(`psk1 kernels: native (${impl.why}), ${impl.threads} thread${impl.threads > 1 ? 's' : ''}`)
+    else log.warn(`psk1 kernels: fallback JS kernels (slow): ${impl.why} — the same bits as the native ones`)
+    return info
+  }
   const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1 }
   log.info(`backend wasm (${WASM_RUNTIME}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…, threads off): ${reason}`)
   return info
@@ -99,14 +117,17 @@ async function startCpu (reason: string, log: BackendLog): Promise<BackendInfo> 
 export async function initBackend (choice: BackendChoice = 'auto', runtime?: string, log: BackendLog = silent): Promise<BackendInfo> {
   if (!BACKEND_CHOICES.includes(choice)) throw new Error(`unknown backend "${choice}": use one of ${BACKEND_CHOICES.join(', ')}`)
   if (active !== undefined) {
-    const want = choice === 'auto' ? (runtime === CPU_RUNTIME ? 'cpu' : runtime === WASM_RUNTIME ? 'wasm' : active.name) : choice === 'node' || choice === 'node-gpu' ? 'tensorflow' : choice
+    const want = choice === 'auto' ? (runtime === CPU_RUNTIME ? 'cpu' : runtime !== undefined && WASM_FAMILY.includes(runtime) ? 'wasm' : active.name) : choice === 'node' || choice === 'node-gpu' ? 'tensorflow' : choice
     if (want !== active.name) throw new Error(`backend ${active.name} is already running in this process; cannot switch to ${choice}`)
+    // the two wasm runtimes share tfjs' kernel registry: one per process
+    if (want === 'wasm' && runtime !== undefined && WASM_FAMILY.includes(runtime) && runtime !== active.runtime) throw new Error(`backend wasm runs ${active.runtime} in this process; cannot switch to ${runtime}`)
     return active
   }
   tf.env().set('PROD', true)
   let info: BackendInfo
-  if (choice === 'wasm' || (choice === 'auto' && (runtime === WASM_RUNTIME || runtime === undefined))) {
-    info = await startWasm(choice === 'wasm' ? 'requested with --backend wasm' : `the task pins ${WASM_RUNTIME}`, log)
+  if (choice === 'wasm' || (choice === 'auto' && (runtime === undefined || WASM_FAMILY.includes(runtime)))) {
+    const rt = runtime !== undefined && WASM_FAMILY.includes(runtime) ? runtime : WASM_RUNTIME
+    info = await startWasm(rt, choice === 'wasm' ? 'requested with --backend wasm' : `the task pins ${rt}`, log)
   } else if (choice === 'cpu' || (choice === 'auto' && runtime === CPU_RUNTIME)) {
     info = await startCpu(choice === 'cpu' ? 'requested with --backend cpu' : `the task pins ${CPU_RUNTIME}`, log)
   } else {
@@ -122,7 +143,7 @@ export async function initBackend (choice: BackendChoice = 'auto', runtime?: str
       log.warn(`backend tensorflow via @tensorflow/tfjs-${got} (${rt}): fast but NOT verifiable — no proof-of-learning will be produced for a task pinned to a verifiable runtime`)
       info = { name: 'tensorflow', runtime: rt, verifiable: false, reason: `requested ${choice}` }
     } else {
-      info = await startWasm(`fallback: ${choice} requested but tfjs-node is not installed`, log)
+      info = await startWasm(WASM_RUNTIME, `fallback: ${choice} requested but tfjs-node is not installed`, log)
     }
   }
   active = info

@@ -3,6 +3,13 @@
 // reference semantics in protocols/reference.
 
 export const WASM_RUNTIME = 'tfjs-wasm@4.22.0-simd'
+/**
+ * The same pinned tfjs-wasm binary with proofswarm's own MatMul and convolution
+ * kernels (psk1: one sequential float32 reduction per output element, NaN
+ * outputs canonical; native addon node/train/native, or the same arithmetic in
+ * JavaScript, protocols/reference/psk-kernels.ts).
+ */
+export const WASM_PSK_RUNTIME = 'tfjs-wasm@4.22.0-simd+psk1'
 export const CPU_RUNTIME = 'tfjs-cpu@4.22.0'
 export const NODE_RUNTIME = 'tfjs-node@4.22.0'
 export const NODE_GPU_RUNTIME = 'tfjs-node-gpu@4.22.0'
@@ -16,6 +23,7 @@ export interface RuntimeInfo {
 
 export const RUNTIMES: Record<string, RuntimeInfo> = {
   [WASM_RUNTIME]: { id: WASM_RUNTIME, backend: 'wasm', verifiable: true, note: 'canonical: pinned SIMD .wasm, single thread' },
+  [WASM_PSK_RUNTIME]: { id: WASM_PSK_RUNTIME, backend: 'wasm', verifiable: true, note: 'the pinned SIMD .wasm with proofswarm kernels (psk1) for MatMul, Conv2D and their gradients: native when built, else JavaScript, the same bits' },
   [CPU_RUNTIME]: { id: CPU_RUNTIME, backend: 'cpu', verifiable: true, note: 'plain JS kernels; deterministic (local proofs and replays) but differs from wasm; most kernels have no element reference, so tasks on it are not admissible on chain' },
   [NODE_RUNTIME]: { id: NODE_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'libtensorflow; fast, not bitwise reproducible across machines' },
   [NODE_GPU_RUNTIME]: { id: NODE_GPU_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'CUDA; fast, not bitwise reproducible' }

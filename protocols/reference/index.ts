@@ -1,11 +1,12 @@
 import type { TypedValues } from '../commit/tensor.js'
-import { CPU_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
+import { CPU_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME } from '../program/runtime.js'
 import { conv2dBackpropFilterElement, type Conv2DFilterAttrs } from './conv.js'
 import { CPU } from './cpu.js'
 import { ELEMENTWISE } from './elementwise.js'
 import { bitsOf, valueOf } from './f32.js'
 import { WASM_MATMUL } from './matmul.js'
 import { POOL_CONV } from './pool-conv.js'
+import { PSK_KERNELS } from './psk.js'
 import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
 import { TRANSPOSE } from './transpose.js'
@@ -22,6 +23,7 @@ export { ReferenceError } from './types.js'
 export { expf, logf } from './musl.js'
 export { DEFAULT_NAN, bitsOf, valueOf, isNaNBits } from './f32.js'
 export { conv2dBackpropFilterValues, conv2dBackpropFilterElement, convPads } from './conv.js'
+export { CANONICAL_NAN, pskMatMul, pskConv2D, pskConv2DBackpropInput, pskConv2DBackpropFilter, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from './psk-kernels.js'
 
 const CONV2D_BACKPROP_FILTER: KernelRef = {
   operands (op, flat) {
@@ -47,7 +49,10 @@ const WASM: Record<string, KernelRef> = {
   Transpose: TRANSPOSE
 }
 
-const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [CPU_RUNTIME]: CPU }
+/** psk1: tfjs-wasm with proofswarm's own MatMul and convolution kernels (psk.ts) */
+const WASM_PSK: Record<string, KernelRef> = { ...WASM, ...PSK_KERNELS }
+
+const RUNTIME_TABLES: Record<string, Record<string, KernelRef>> = { [WASM_RUNTIME]: WASM, [WASM_PSK_RUNTIME]: WASM_PSK, [CPU_RUNTIME]: CPU }
 
 function table (runtime: string, kernel: string): KernelRef {
   const t = RUNTIME_TABLES[runtime]

@@ -20,9 +20,9 @@ import { ReferenceError, type KernelRef, type OperandRef, type OpShape } from '.
 
 export const BLOCK = 48
 
-interface MM { batch: number, M: number, N: number, K: number, ta: boolean, tb: boolean, aBatch: number, bBatch: number }
+export interface MM { batch: number, M: number, N: number, K: number, ta: boolean, tb: boolean, aBatch: number, bBatch: number }
 
-function dims (op: OpShape): MM {
+export function dims (op: OpShape): MM {
   const [a, b] = op.inputs
   if (a === undefined || b === undefined) throw new ReferenceError(`${op.kernel} needs inputs a and b`)
   const ta = op.attrs.transposeA === true; const tb = op.attrs.transposeB === true
@@ -39,7 +39,7 @@ function dims (op: OpShape): MM {
   return { batch: Math.max(aBatch, bBatch), M, N, K, ta, tb, aBatch, bBatch }
 }
 
-function coords (op: OpShape, flat: number, d: MM): { b: number, i: number, j: number } {
+export function coords (op: OpShape, flat: number, d: MM): { b: number, i: number, j: number } {
   checkFlat(flat, op.output.shape)
   const idx = unravel(flat, op.output.shape)
   const r = idx.length
@@ -47,7 +47,7 @@ function coords (op: OpShape, flat: number, d: MM): { b: number, i: number, j: n
   return { b, i: idx[r - 2], j: idx[r - 1] }
 }
 
-function operandsOf (op: OpShape, flat: number): OperandRef[] {
+export function operandsOf (op: OpShape, flat: number): OperandRef[] {
   const d = dims(op)
   const { b, i, j } = coords(op, flat, d)
   const ab = d.aBatch === 1 ? 0 : b; const bb = d.bBatch === 1 ? 0 : b
@@ -64,7 +64,7 @@ function operandsOf (op: OpShape, flat: number): OperandRef[] {
 }
 
 /** The K values of A and B for element (b, i, j) out of the operand rows/columns. */
-function vectors (op: OpShape, d: MM, b: number, ops: ArrayLike<number>[]): { a: (k: number) => number, bv: (k: number) => number } {
+export function vectors (op: OpShape, d: MM, b: number, ops: ArrayLike<number>[]): { a: (k: number) => number, bv: (k: number) => number } {
   const ab = d.aBatch === 1 ? 0 : b; const bb = d.bBatch === 1 ? 0 : b
   // A row (no transpose): the K values in order. A column (transposeA): rows of
   // the matrix view are (batch, k), so batch ab's values start at ab*K.
@@ -87,7 +87,7 @@ function biasValue (op: OpShape, flat: number, ops: TypedValues[]): number | und
   return bias[flat % cols]
 }
 
-function checkF32 (op: OpShape): void {
+export function checkF32 (op: OpShape): void {
   if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
 }
 
@@ -125,7 +125,7 @@ function wasmMatMul (op: OpShape, flat: number, ops: TypedValues[]): number {
   return out
 }
 
-function reluOf (op: OpShape): boolean {
+export function reluOf (op: OpShape): boolean {
   const act = op.attrs.activation
   if (act === undefined || act === null || act === 'linear') return false
   if (act === 'relu') return true

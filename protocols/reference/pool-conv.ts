@@ -27,7 +27,7 @@ function pair (v: unknown, what: string): [number, number] {
   throw new ReferenceError(`bad ${what}: ${JSON.stringify(v)}`)
 }
 
-function checkNhwc (op: OpShape): void {
+export function checkNhwc (op: OpShape): void {
   if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
   const df = op.attrs.dataFormat
   if (df !== undefined && df !== 'NHWC' && df !== 'channelsLast') throw new ReferenceError(`${op.kernel}: only NHWC`)
@@ -36,7 +36,7 @@ function checkNhwc (op: OpShape): void {
 }
 
 /** Input pixels (row indices) of the window of output pixel (b, oy, ox), in (r, c) order, with their (r, c). */
-function windowRows (B: number, H: number, W: number, kh: number, kw: number, strides: Strides, pad: Pad, b: number, oy: number, ox: number): Array<{ row: number, r: number, c: number }> {
+export function windowRows (B: number, H: number, W: number, kh: number, kw: number, strides: Strides, pad: Pad, b: number, oy: number, ox: number): Array<{ row: number, r: number, c: number }> {
   const p = convPads(H, W, kh, kw, strides, pad)
   const out: Array<{ row: number, r: number, c: number }> = []
   for (let r = 0; r < kh; r++) {

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { initBackend } from '../../node/train/backend.js'
 import { loadDatasetFor } from '../../node/train/dataset.js'
 import { trainTask } from '../../node/train/run.js'
-import type { TaskProgram } from '../../protocols/program/index.js'
+import { WASM_PSK_RUNTIME, type TaskProgram } from '../../protocols/program/index.js'
 
 // A task's proof root is a function of the task alone: it must not depend on
 // how many threads or cores train it. The wasm runtime trains on one thread
@@ -21,7 +21,7 @@ const run = promisify(execFile)
 const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
 let dir: string
 
-interface Summary { proofRoot: string, finalStateRoot: string, proofWritten: boolean, hashing?: string }
+interface Summary { proofRoot: string, finalStateRoot: string, proofWritten: boolean, hashing?: string, runtime?: string, kernels?: string, kernelThreads?: number }
 
 async function train (pinned: boolean, out: string): Promise<Summary> {
   const args = [MAIN, 'train', '--task', join(dir, 'task.json'), '--out', out, '--no-evaluate', '--json', '--log-level', 'warn']
@@ -29,10 +29,20 @@ async function train (pinned: boolean, out: string): Promise<Summary> {
   return JSON.parse(r.stdout) as Summary
 }
 
+/** A CLI training of `task` on every core, pinned to one, or with the psk1 runtime's JavaScript kernels instead of the native ones. */
+async function trainPsk (task: string, how: 'all' | 'one' | 'js', out: string): Promise<Summary> {
+  const args = [MAIN, 'train', '--task', join(dir, task), '--out', out, '--no-evaluate', '--json', '--log-level', 'warn']
+  const env = how === 'js' ? { ...process.env, PROOFSWARM_PSK_NATIVE: '0' } : process.env
+  const r = how === 'one' ? await run('taskset', ['-c', '0', process.execPath, ...args], { timeout: 60_000, env }) : await run(process.execPath, args, { timeout: 60_000, env })
+  return JSON.parse(r.stdout) as Summary
+}
+
 beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
   dir = mkdtempSync(join(tmpdir(), 'ps-proof-threads-'))
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'task.json')])
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '8', '--checkpoint-every', '4', '--batch', '64', '--seed', '9', '--synthetic-size', '1024', '--out', join(dir, 'mlp-psk.json')])
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'cnn', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '4', '--checkpoint-every', '2', '--batch', '16', '--seed', '9', '--synthetic-size', '256', '--out', join(dir, 'cnn-psk.json')])
 })
 afterAll(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })
 
@@ -62,5 +72,25 @@ describe('the proof root does not depend on threads, cores or process', () => {
     expect(roots('one')).toEqual(roots('all'))
     expect(roots('inline')).toEqual(roots('all'))
     expect(new Set(roots('all')).size).toBe(17)
+  })
+
+  // psk1: the MatMul and convolution kernels are proofswarm's own, native with
+  // output rows split over 2 threads when the process has 2 cores, else 1, or
+  // the JavaScript kernels; each element's sum is the same whatever the split
+  it('psk1 runtime: MLP and CNN proof roots are the same with 2 kernel threads, 1, and the JavaScript kernels, in three processes', async () => {
+    for (const model of ['mlp', 'cnn']) {
+      const [all, one, js] = await Promise.all((['all', 'one', 'js'] as const).map(async how => await trainPsk(`${model}-psk.json`, how, join(dir, `${model}-psk-${how}`))))
+      for (const r of [all, one, js]) { expect(r.runtime).toBe(WASM_PSK_RUNTIME); expect(r.proofWritten).toBe(true) }
+      // the three really differed: this machine's cores decide the first's threads
+      expect(all.kernels).toBe('native'); expect(all.kernelThreads).toBe(Math.min(2, availableParallelism()))
+      expect(one.kernels).toBe('native'); expect(one.kernelThreads).toBe(1)
+      expect(js.kernels).toBe('js')
+      expect(all.proofRoot).toMatch(/^[0-9a-f]{64}$/)
+      expect(one.proofRoot).toBe(all.proofRoot)
+      expect(js.proofRoot).toBe(all.proofRoot)
+      const roots = (d: string): string[] => JSON.parse(readFileSync(join(dir, d, 'proof.json'), 'utf8')).stateRoots
+      expect(roots(`${model}-psk-one`)).toEqual(roots(`${model}-psk-all`))
+      expect(roots(`${model}-psk-js`)).toEqual(roots(`${model}-psk-all`))
+    }
   })
 })

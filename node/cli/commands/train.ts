@@ -56,7 +56,8 @@ export function register (program: Command): void {
           seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
           proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
           ...(r.divergence !== undefined ? { divergence: r.divergence } : {}),
-          ...(r.hashing !== undefined ? { hashing: r.hashing.mode } : {})
+          ...(r.hashing !== undefined ? { hashing: r.hashing.mode } : {}),
+          ...(r.backend.kernels !== undefined ? { kernels: r.backend.kernels, kernelThreads: r.backend.threads } : {})
         }
         if (o.json === true) process.stdout.write(JSON.stringify(summary) + '\n')
         else {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as tf from '@tensorflow/tfjs'
 import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../protocols/commit/tensor.js'
 import { isBatchLayout } from '../../../protocols/data/layout.js'
-import { CPU_RUNTIME, NODE_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, stateEntryBound, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
+import { CPU_RUNTIME, NODE_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, stateEntryBound, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
 import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
 import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, encodeEntry } from '../../../protocols/trace/trace.js'
 import { initBackend } from '../../../node/train/backend.js'
@@ -199,6 +199,16 @@ describe('tfjs-cpu is not admissible', () => {
 })
 
 describe('the rule', () => {
+  it('psk1 (tfjs-wasm@4.22.0-simd+psk1): the zoo programs are admissible, their steps the same kernels (traced on psk1 in psk-reference.test.ts)', () => {
+    for (const [model, optimizer] of CONFIGS) {
+      const adm = admissibility(validateProgram(program(model, optimizer, WASM_PSK_RUNTIME)), supportsElement)
+      expect(adm.reason).toBe('')
+      expect(adm.kernels).toEqual(stepKernels(program(model, optimizer)))
+    }
+    // its table is the old one's with psk1's own kernels, none missing
+    for (const k of ['BatchMatMul', '_FusedMatMul', 'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter', 'MaxPoolGrad', 'MaxPool', 'Relu', 'Exp']) expect(supportsElement(WASM_PSK_RUNTIME, k), k).toBe(true)
+  })
+
   it('refuses runtimes without references and reference tables missing a kernel', () => {
     const p = validateProgram(program('cnn', 'adam', NODE_RUNTIME))
     expect(admissibility(p, supportsElement)).toMatchObject({ ok: false })

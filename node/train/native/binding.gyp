@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "psk_kernels",
+      "sources": ["psk-kernels.c", "psk-napi.c"],
+      "cflags": ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-unsafe-math-optimizations", "-Wno-psabi", "-std=c11", "-pthread"],
+      "ldflags": ["-pthread"]
+    }
+  ]
+}

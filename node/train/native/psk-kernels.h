@@ -1,0 +1,36 @@
+/* proofswarm kernels psk1: every output element is ONE sequential float32
+ * reduction in a fixed order (acc = +0; acc = acc + a*b, each operation
+ * rounded to float32, no FMA), vectorised only across output elements, so the
+ * bits do not depend on SIMD width, blocking or threads. Any NaN output is
+ * written as 0x7fc00000. The reference is protocols/reference/psk.ts. */
+#ifndef PSK_KERNELS_H
+#define PSK_KERNELS_H
+#include <stdint.h>
+
+/* B [bBatch,K,N] (or [bBatch,N,K] when tb) packed into panels of 16 columns
+ * (psk_packed_size floats per batch), as psk_matmul reads it. */
+long psk_packed_size(int K, int N);
+void psk_pack(const float *b, int bBatch, int K, int N, int tb, float *packed);
+/* out[b,i,j] = sum_k A(b,i,k) B(b,k,j) (+ bias[j]) (relu), A [aBatch,M,K] or
+ * [aBatch,K,M] (ta), B packed by psk_pack; a batch of 1 broadcasts. bias: NULL,
+ * or biasLen 1 or N values. Output rows (b*M + i) in [row0, row1). */
+void psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatch, int bBatch,
+                int M, int N, int K, int ta, const float *bias, int biasLen, int relu,
+                int row0, int row1);
+
+struct psk_conv { int B, H, W, CI, kh, kw, CO, OH, OW, sh, sw, padTop, padLeft; };
+
+/* out [B,OH,OW,CO]; taps (r, c) ascending inside the image, then ci. Rows of
+ * the output (b*OH+oy) in [row0, row1). */
+void psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1);
+/* dx [B,H,W,CI] from dy [B,OH,OW,CO]: covering (oy, ox) ascending, then co. wT scratch kh*kw*CO*CI. */
+void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, float *wT, int row0, int row1);
+/* dw [kh,kw,CI,CO]: (b, oy, ox) ascending with the tap inside the image. Taps t in [t0, t1) of kh*kw. */
+void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int t0, int t1);
+
+/* MaxPoolGrad: dx [B,H,W,C] (C in CI) from dy [B,OH,OW,C] and the pool's input x; window kh x kw. Channels [ch0, ch1). */
+void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1);
+
+void psk_canonical_nan(float *out, long n);
+void psk_pack_transpose(const float *src, float *dst, int rows, int cols);
+#endif

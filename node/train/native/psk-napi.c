@@ -1,0 +1,156 @@
+/* N-API entry points of the psk1 kernels. The arguments are Float32Array views
+ * (usually on the wasm heap: nothing is copied) and an Int32Array of sizes.
+ * Work is split by output rows over at most 2 threads; each element's
+ * reduction order is the same whatever the split. */
+#include <node_api.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "psk-kernels.h"
+
+#define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, "psk_kernels: bad arguments"); return NULL; } } while (0)
+
+static int f32arg(napi_env env, napi_value v, float **p, size_t *n) {
+  napi_typedarray_type t; size_t len; void *data; napi_value ab; size_t off;
+  bool is;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return 0;
+  if (napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off) != napi_ok || t != napi_float32_array) return 0;
+  *p = (float *)data; *n = len;
+  return 1;
+}
+
+static int i32arg(napi_env env, napi_value v, int32_t **p, size_t *n) {
+  napi_typedarray_type t; size_t len; void *data; napi_value ab; size_t off;
+  bool is;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return 0;
+  if (napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off) != napi_ok || t != napi_int32_array) return 0;
+  *p = (int32_t *)data; *n = len;
+  return 1;
+}
+
+enum job_kind { J_MATMUL, J_CONV, J_BACK_INPUT, J_BACK_FILTER, J_POOL_GRAD };
+struct job {
+  enum job_kind kind;
+  const float *a, *b, *bias; float *out, *scratch;
+  int batch, aBatch, bBatch, M, N, K, ta, biasLen, relu;
+  struct psk_conv g;
+  int lo, hi;
+};
+
+/* Leaving 256-bit AVX state dirty makes every later SSE instruction of the
+ * process (V8's wasm code: a tfjs Sqrt ran 100x slower) pay a transition
+ * penalty, so clear it after each kernel. */
+static void clear_upper(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx")) __asm__ volatile("vzeroupper" ::: "memory");
+#endif
+}
+
+static void run_job(struct job *j) {
+  switch (j->kind) {
+    case J_MATMUL: psk_matmul(j->a, j->b, j->out, j->batch, j->aBatch, j->bBatch, j->M, j->N, j->K, j->ta, j->bias, j->biasLen, j->relu, j->lo, j->hi); break;
+    case J_CONV: psk_conv2d(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_BACK_INPUT: psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->scratch, j->lo, j->hi); break;
+    case J_BACK_FILTER: psk_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_POOL_GRAD: psk_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+  }
+  clear_upper();
+}
+
+static void *thread_main(void *p) { run_job((struct job *)p); return NULL; }
+
+/* rows [0, n) over `threads` (1 or 2); the second half on a new thread when the work is worth it */
+static void run_split(struct job *j, int n, int threads, double work) {
+  if (threads < 2 || n < 2 || work < 2e5) { j->lo = 0; j->hi = n; run_job(j); return; }
+  struct job second = *j;
+  j->lo = 0; j->hi = n / 2; second.lo = n / 2; second.hi = n;
+  pthread_t t;
+  if (pthread_create(&t, NULL, thread_main, &second) != 0) { j->hi = n; run_job(j); return; }
+  run_job(j);
+  pthread_join(t, NULL);
+}
+
+/* matmul(a, b, out, dims [batch, aBatch, bBatch, M, N, K, ta, tb, relu, threads], bias | null) */
+static napi_value matmul(napi_env env, napi_callback_info info) {
+  size_t argc = 5; napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *a, *b, *out, *bias = NULL; size_t na, nb, no, nbias = 0; int32_t *d; size_t nd;
+  if (argc < 5 || !f32arg(env, argv[0], &a, &na) || !f32arg(env, argv[1], &b, &nb) || !f32arg(env, argv[2], &out, &no) || !i32arg(env, argv[3], &d, &nd) || nd < 10) { napi_throw_type_error(env, NULL, "matmul(a, b, out, dims, bias)"); return NULL; }
+  napi_valuetype vt; CHECK(napi_typeof(env, argv[4], &vt));
+  if (vt != napi_null && vt != napi_undefined && !f32arg(env, argv[4], &bias, &nbias)) { napi_throw_type_error(env, NULL, "matmul: bias must be a Float32Array or null"); return NULL; }
+  struct job j = { .kind = J_MATMUL, .batch = d[0], .aBatch = d[1], .bBatch = d[2], .M = d[3], .N = d[4], .K = d[5], .ta = d[6], .relu = d[8] };
+  int tb = d[7], threads = d[9];
+  if ((size_t)j.aBatch * j.M * j.K != na || (size_t)j.bBatch * j.K * j.N != nb || (size_t)j.batch * j.M * j.N != no || (bias != NULL && nbias != 1 && nbias != (size_t)j.N)) { napi_throw_range_error(env, NULL, "matmul: sizes do not match"); return NULL; }
+  j.a = a; j.out = out; j.bias = bias; j.biasLen = (int)nbias;
+  float *packed = malloc(sizeof(float) * (size_t)(j.bBatch * psk_packed_size(j.K, j.N) + 1));
+  if (packed == NULL) { napi_throw_error(env, NULL, "matmul: out of memory"); return NULL; }
+  psk_pack(b, j.bBatch, j.K, j.N, tb, packed);
+  j.b = packed;
+  run_split(&j, j.batch * j.M, threads, (double)j.batch * j.M * j.N * j.K);
+  free(packed);
+  return NULL;
+}
+
+static int geom(int32_t *d, struct psk_conv *g) {
+  *g = (struct psk_conv){ d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12] };
+  return g->B > 0 && g->H > 0 && g->W > 0 && g->CI > 0 && g->kh > 0 && g->kw > 0 && g->CO > 0 && g->OH > 0 && g->OW > 0 && g->sh > 0 && g->sw > 0;
+}
+
+/* conv2d(x, w, out), backprop input(dy, w, dx), backprop filter(x, dy, dw), maxpool grad(dy, x, dx; CO = CI);
+ * geom [B,H,W,CI,kh,kw,CO,OH,OW,sh,sw,padTop,padLeft,threads] */
+static napi_value conv(napi_env env, napi_callback_info info, enum job_kind kind) {
+  size_t argc = 4; napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *p0, *p1, *out; size_t n0, n1, no; int32_t *d; size_t nd;
+  if (argc < 4 || !f32arg(env, argv[0], &p0, &n0) || !f32arg(env, argv[1], &p1, &n1) || !f32arg(env, argv[2], &out, &no) || !i32arg(env, argv[3], &d, &nd) || nd < 14) { napi_throw_type_error(env, NULL, "conv(in0, in1, out, geom)"); return NULL; }
+  struct job j = { .kind = kind };
+  if (!geom(d, &j.g)) { napi_throw_range_error(env, NULL, "conv: bad geometry"); return NULL; }
+  struct psk_conv *g = &j.g;
+  size_t xs = (size_t)g->B * g->H * g->W * g->CI, ys = (size_t)g->B * g->OH * g->OW * g->CO, ws = (size_t)g->kh * g->kw * g->CI * g->CO;
+  if (kind == J_POOL_GRAD && g->CO != g->CI) { napi_throw_range_error(env, NULL, "maxpool grad: CO must equal CI"); return NULL; }
+  size_t want0 = kind == J_BACK_INPUT || kind == J_POOL_GRAD ? ys : xs;
+  size_t want1 = kind == J_CONV || kind == J_BACK_INPUT ? ws : kind == J_POOL_GRAD ? xs : ys;
+  size_t wantOut = kind == J_CONV ? ys : kind == J_BACK_INPUT || kind == J_POOL_GRAD ? xs : ws;
+  if (n0 != want0 || n1 != want1 || no != wantOut) { napi_throw_range_error(env, NULL, "conv: sizes do not match"); return NULL; }
+  j.a = p0; j.b = p1; j.out = out;
+  int threads = d[13];
+  double work = (double)ys * g->kh * g->kw * g->CI;
+  if (kind == J_CONV) run_split(&j, g->B * g->OH, threads, work);
+  else if (kind == J_BACK_INPUT) {
+    j.scratch = malloc(sizeof(float) * ws);
+    if (j.scratch == NULL) { napi_throw_error(env, NULL, "conv: out of memory"); return NULL; }
+    for (int t = 0; t < g->kh * g->kw; t++) psk_pack_transpose(p1 + (long)t * g->CI * g->CO, j.scratch + (long)t * g->CO * g->CI, g->CI, g->CO);
+    run_split(&j, g->B * g->H, threads, work);
+    free(j.scratch);
+  } else if (kind == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
+  else run_split(&j, g->kh * g->kw, threads, work);
+  return NULL;
+}
+
+static napi_value conv2d(napi_env env, napi_callback_info info) { return conv(env, info, J_CONV); }
+static napi_value backInput(napi_env env, napi_callback_info info) { return conv(env, info, J_BACK_INPUT); }
+static napi_value backFilter(napi_env env, napi_callback_info info) { return conv(env, info, J_BACK_FILTER); }
+static napi_value poolGrad(napi_env env, napi_callback_info info) { return conv(env, info, J_POOL_GRAD); }
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+    { "matmul", NULL, matmul, NULL, NULL, NULL, napi_default, NULL },
+    { "conv2d", NULL, conv2d, NULL, NULL, NULL, napi_default, NULL },
+    { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
+    { "conv2dBackpropFilter", NULL, backFilter, NULL, NULL, NULL, napi_default, NULL },
+    { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL }
+  };
+  napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  napi_set_named_property(env, exports, "version", v);
+  /* a build without optimisation is 4x slower (same bits): reported so a test can catch it */
+#ifdef __OPTIMIZE__
+  napi_get_boolean(env, true, &v);
+#else
+  napi_get_boolean(env, false, &v);
+#endif
+  napi_set_named_property(env, exports, "optimized", v);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

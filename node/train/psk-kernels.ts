@@ -1,0 +1,116 @@
+import * as tf from '@tensorflow/tfjs'
+import { convPads } from '../../protocols/reference/conv.js'
+import type { ConvGeom } from '../../protocols/reference/psk-kernels.js'
+import type { PskImpl } from './psk-native.js'
+
+// Registers the psk1 kernels on tfjs' wasm backend in place of its
+// BatchMatMul, _FusedMatMul, Conv2D, Conv2DBackpropInput and
+// Conv2DBackpropFilter. They read their inputs and write their output in the
+// wasm heap through views (no copies). Any case the psk1 reference does not
+// define is refused with an error, never run another way.
+
+interface WasmBackendLike {
+  makeOutput: (shape: number[], dtype: string) => tf.TensorInfo
+  typedArrayFromHeap: (t: tf.TensorInfo) => Float32Array | Int32Array | Uint8Array
+}
+
+export const PSK_KERNEL_NAMES = ['BatchMatMul', '_FusedMatMul', 'Conv2D', 'Conv2DBackpropInput', 'Conv2DBackpropFilter', 'MaxPoolGrad'] as const
+
+function f32 (b: WasmBackendLike, t: tf.TensorInfo, what: string): Float32Array {
+  if (t.dtype !== 'float32') throw new Error(`psk1 ${what}: only float32`)
+  return b.typedArrayFromHeap(t) as Float32Array
+}
+
+function pair (v: unknown): [number, number] {
+  if (typeof v === 'number') return [v, v]
+  if (Array.isArray(v) && v.length === 2) return [Number(v[0]), Number(v[1])]
+  throw new Error(`psk1: bad strides or dilations ${JSON.stringify(v)}`)
+}
+
+interface ConvAttrs { strides: number | [number, number], pad: 'valid' | 'same' | number, dataFormat?: string, dilations?: number | [number, number], dimRoundingMode?: 'floor' | 'round' | 'ceil' }
+
+function convGeom (kernel: string, xShape: number[], fShape: number[], a: ConvAttrs, dyShape?: number[]): ConvGeom {
+  if (a.dataFormat !== undefined && a.dataFormat !== 'NHWC' && a.dataFormat !== 'channelsLast') throw new Error(`psk1 ${kernel}: only NHWC`)
+  if (a.dilations !== undefined && pair(a.dilations).some(d => d !== 1)) throw new Error(`psk1 ${kernel}: dilation is not supported`)
+  if (typeof a.pad === 'object') throw new Error(`psk1 ${kernel}: explicit padding is not supported`)
+  const [B, H, W, CI] = xShape; const [kh, kw, fci, CO] = fShape
+  if (fci !== CI) throw new Error(`psk1 ${kernel}: filter has ${fci} input channels, the input ${CI}`)
+  const p = convPads(H, W, kh, kw, a.strides, a.pad, a.dimRoundingMode)
+  // the geometry tfjs derives must be the one the reference derives
+  const info = tf.backend_util.computeConv2DInfo([B, H, W, CI], [kh, kw, CI, CO], a.strides, 1, a.pad, a.dimRoundingMode)
+  if (info.outHeight !== p.outH || info.outWidth !== p.outW || info.padInfo.top !== p.padTop || info.padInfo.left !== p.padLeft) throw new Error(`psk1 ${kernel}: this padding's geometry differs between tfjs and the reference`)
+  if (dyShape !== undefined && (dyShape[0] !== B || dyShape[1] !== p.outH || dyShape[2] !== p.outW || dyShape[3] !== CO)) throw new Error(`psk1 ${kernel}: dy shape [${dyShape.join(',')}] does not match`)
+  return { B, H, W, CI, kh, kw, CO, OH: p.outH, OW: p.outW, sh: p.strideH, sw: p.strideW, padTop: p.padTop, padLeft: p.padLeft }
+}
+
+function matmulKernel (impl: PskImpl, name: string): tf.KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const b = backend as unknown as WasmBackendLike
+    const { a, b: bm, bias, preluActivationWeights } = inputs as Record<string, tf.TensorInfo | undefined>
+    if (a === undefined || bm === undefined) throw new Error(`psk1 ${name}: needs a and b`)
+    const at = (attrs ?? {}) as { transposeA?: boolean, transposeB?: boolean, activation?: string }
+    const act = at.activation ?? 'linear'
+    if (preluActivationWeights !== undefined || (act !== 'linear' && act !== 'relu')) throw new Error(`psk1 ${name}: activation ${act} is not supported`)
+    const ta = at.transposeA === true; const tb = at.transposeB === true
+    const ra = a.shape.length; const rb = bm.shape.length
+    if (ra < 2 || rb < 2) throw new Error(`psk1 ${name}: rank >= 2 inputs needed`)
+    const M = ta ? a.shape[ra - 1] : a.shape[ra - 2]; const K = ta ? a.shape[ra - 2] : a.shape[ra - 1]
+    const K2 = tb ? bm.shape[rb - 1] : bm.shape[rb - 2]; const N = tb ? bm.shape[rb - 2] : bm.shape[rb - 1]
+    if (K !== K2) throw new Error(`psk1 ${name}: inner dimensions ${K} and ${K2} differ`)
+    const aOuter = a.shape.slice(0, -2); const bOuter = bm.shape.slice(0, -2)
+    const aBatch = aOuter.reduce((x, y) => x * y, 1); const bBatch = bOuter.reduce((x, y) => x * y, 1)
+    if (aBatch !== bBatch && aBatch !== 1 && bBatch !== 1) throw new Error(`psk1 ${name}: batch sizes ${aBatch} and ${bBatch} do not broadcast`)
+    const outer = tf.broadcast_util.assertAndGetBroadcastShape(aOuter, bOuter)
+    if (bias !== undefined && (bias.shape.length > 1 || (bias.shape.length === 1 && bias.shape[0] !== N && bias.shape[0] !== 1))) throw new Error(`psk1 ${name}: only a [N] or scalar bias`)
+    const out = b.makeOutput([...outer, M, N], 'float32')
+    // views after makeOutput: its allocation may grow (and replace) the heap's buffer
+    impl.matmul(f32(b, a, name), f32(b, bm, name), f32(b, out, name), { batch: Math.max(aBatch, bBatch), aBatch, bBatch, M, N, K, ta, tb, relu: act === 'relu' }, bias === undefined ? undefined : f32(b, bias, name))
+    return out
+  }
+}
+
+export function registerPskKernels (impl: PskImpl): void {
+  const reg = (kernelName: string, kernelFunc: tf.KernelFunc): void => {
+    if (tf.getKernel(kernelName, 'wasm') !== undefined) tf.unregisterKernel(kernelName, 'wasm')
+    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
+  }
+  reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
+  reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
+  reg('Conv2D', ({ inputs, backend, attrs }) => {
+    const b = backend as unknown as WasmBackendLike
+    const { x, filter } = inputs as { x: tf.TensorInfo, filter: tf.TensorInfo }
+    const g = convGeom('Conv2D', x.shape, filter.shape, attrs as unknown as ConvAttrs)
+    const out = b.makeOutput([g.B, g.OH, g.OW, g.CO], 'float32')
+    impl.conv2d(f32(b, x, 'Conv2D'), f32(b, filter, 'Conv2D'), f32(b, out, 'Conv2D'), g)
+    return out
+  })
+  reg('Conv2DBackpropInput', ({ inputs, backend, attrs }) => {
+    const b = backend as unknown as WasmBackendLike
+    const { dy, filter } = inputs as { dy: tf.TensorInfo, filter: tf.TensorInfo }
+    const a = attrs as unknown as ConvAttrs & { inputShape: number[] }
+    const g = convGeom('Conv2DBackpropInput', a.inputShape, filter.shape, a, dy.shape)
+    const out = b.makeOutput([g.B, g.H, g.W, g.CI], 'float32')
+    impl.conv2dBackpropInput(f32(b, dy, 'Conv2DBackpropInput'), f32(b, filter, 'Conv2DBackpropInput'), f32(b, out, 'Conv2DBackpropInput'), g)
+    return out
+  })
+  reg('Conv2DBackpropFilter', ({ inputs, backend, attrs }) => {
+    const b = backend as unknown as WasmBackendLike
+    const { x, dy } = inputs as { x: tf.TensorInfo, dy: tf.TensorInfo }
+    const a = attrs as unknown as ConvAttrs & { filterShape: number[] }
+    const g = convGeom('Conv2DBackpropFilter', x.shape, a.filterShape, a, dy.shape)
+    const out = b.makeOutput([g.kh, g.kw, g.CI, g.CO], 'float32')
+    impl.conv2dBackpropFilter(f32(b, x, 'Conv2DBackpropFilter'), f32(b, dy, 'Conv2DBackpropFilter'), f32(b, out, 'Conv2DBackpropFilter'), g)
+    return out
+  })
+  reg('MaxPoolGrad', ({ inputs, backend, attrs }) => {
+    const b = backend as unknown as WasmBackendLike
+    const { dy, input } = inputs as { dy: tf.TensorInfo, input: tf.TensorInfo }
+    const a = attrs as unknown as ConvAttrs & { filterSize: number | [number, number] }
+    const [kh, kw] = pair(a.filterSize)
+    const C = input.shape[3]
+    const g = convGeom('MaxPoolGrad', input.shape, [kh, kw, C, C], a, dy.shape)
+    const out = b.makeOutput([...input.shape], 'float32')
+    impl.maxPoolGrad(f32(b, dy, 'MaxPoolGrad'), f32(b, input, 'MaxPoolGrad'), f32(b, out, 'MaxPoolGrad'), g)
+    return out
+  })
+}

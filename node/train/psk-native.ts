@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from '../../protocols/reference/psk-kernels.js'
+
+// The psk1 kernels' implementations: the native addon (node/train/native,
+// built by `npm ci` through scripts/build-kernels.mjs) when it loads, else the
+// JavaScript kernels of protocols/reference/psk-kernels.ts (the same bits,
+// slower). PROOFSWARM_PSK_NATIVE=0 forces the JavaScript ones.
+
+export interface PskImpl {
+  kind: 'native' | 'js'
+  /** native only: whether the addon was compiled with optimisation */
+  optimized?: boolean
+  /** why this implementation (for the backend's log line) */
+  why: string
+  threads: number
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => void
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => void
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => void
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => void
+  /** g.CO = g.CI = channels */
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
+}
+
+interface Addon {
+  version: string
+  /** built with optimisation (__OPTIMIZE__) */
+  optimized: boolean
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, dims: Int32Array, bias: Float32Array | null) => void
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, geom: Int32Array) => void
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => void
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => void
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => void
+}
+
+/** node/train/native of this package (from node/train in the sources, dist/node/train when built). */
+export function nativeDir (): string {
+  let d = dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(d, 'package.json'))) return join(d, 'node', 'train', 'native')
+    d = dirname(d)
+  }
+  throw new Error('psk kernels: package root not found')
+}
+
+export const JS_IMPL: Omit<PskImpl, 'why'> = {
+  kind: 'js',
+  threads: 1,
+  matmul: pskMatMul,
+  conv2d: pskConv2D,
+  conv2dBackpropInput: pskConv2DBackpropInput,
+  conv2dBackpropFilter: pskConv2DBackpropFilter,
+  maxPoolGrad: pskMaxPoolGrad
+}
+
+function geomArray (g: ConvGeom, threads: number): Int32Array {
+  return Int32Array.of(g.B, g.H, g.W, g.CI, g.kh, g.kw, g.CO, g.OH, g.OW, g.sh, g.sw, g.padTop, g.padLeft, threads)
+}
+
+/** The addon's implementation, or why it cannot load. `threads`: output rows split over 1 or 2 threads (the bits do not depend on it). */
+export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: string } {
+  const dir = nativeDir()
+  const file = join(dir, 'build', 'Release', 'psk_kernels.node')
+  if (!existsSync(file)) {
+    const reason = join(dir, 'build', 'NOT-BUILT.txt')
+    return { error: existsSync(reason) ? readFileSync(reason, 'utf8').trim() : `${file} does not exist (npm ci builds it; or run npm run build:kernels)` }
+  }
+  let addon: Addon
+  try {
+    addon = createRequire(import.meta.url)(file) as Addon
+  } catch (e) {
+    return { error: `${file} does not load: ${(e as Error).message}` }
+  }
+  if (addon.version !== 'psk1') return { error: `${file} implements ${String(addon.version)}, not psk1 (rebuild: npm run build:kernels)` }
+  const t = threads >= 2 ? 2 : 1
+  return {
+    kind: 'native',
+    optimized: addon.optimized,
+    threads: t,
+    matmul: (a, b, out, d, bias) => addon.matmul(a, b, out, Int32Array.of(d.batch, d.aBatch, d.bBatch, d.M, d.N, d.K, d.ta ? 1 : 0, d.tb ? 1 : 0, d.relu ? 1 : 0, t), bias ?? null),
+    conv2d: (x, w, out, g) => addon.conv2d(x, w, out, geomArray(g, t)),
+    conv2dBackpropInput: (dy, w, dx, g) => addon.conv2dBackpropInput(dy, w, dx, geomArray(g, t)),
+    conv2dBackpropFilter: (x, dy, dw, g) => addon.conv2dBackpropFilter(x, dy, dw, geomArray(g, t)),
+    maxPoolGrad: (dy, x, dx, g) => addon.maxPoolGrad(dy, x, dx, geomArray(g, t))
+  }
+}
+
+/** The implementation training uses: native unless it is missing or PROOFSWARM_PSK_NATIVE=0. */
+export function pskImpl (threads: number): PskImpl {
+  if (process.env.PROOFSWARM_PSK_NATIVE === '0') return { ...JS_IMPL, why: 'PROOFSWARM_PSK_NATIVE=0' }
+  const n = loadNative(threads)
+  if ('error' in n) return { ...JS_IMPL, why: `addon not built because ${n.error}` }
+  return { ...n, why: `${join(nativeDir(), 'build', 'Release', 'psk_kernels.node')}` }
+}

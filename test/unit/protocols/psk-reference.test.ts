@@ -1,0 +1,213 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { TensorData } from '../../../protocols/commit/index.js'
+import { WASM_PSK_RUNTIME, newProgram } from '../../../protocols/program/index.js'
+import { buildElementClaim, checkElementClaim } from '../../../protocols/reference/claim.js'
+import { CANONICAL_NAN, convPads, opShapeOf, supportsElement, type ConvGeom, type OpShape } from '../../../protocols/reference/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
+import { initBackend } from '../../../node/train/backend.js'
+import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
+import { JS_IMPL, loadNative, type PskImpl } from '../../../node/train/psk-native.js'
+import { Trainer } from '../../../node/train/trainer.js'
+import { traceStep } from '../../../node/train/tracer.js'
+import { bitsAt, check, checkOp, hex } from './ref-check.js'
+
+// psk1 (tfjs-wasm@4.22.0-simd+psk1): the native kernels on 1 and 2 threads,
+// the JavaScript kernels and the element references give the same bits, on
+// random shapes (transposes, odd sizes, batches) with special values mixed in,
+// and on every op of real training steps on the backend.
+
+let rngState = 987654321
+function rand (): number { rngState = (Math.imul(rngState, 1664525) + 1013904223) >>> 0; return rngState / 2 ** 32 }
+const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))
+
+/** ±0, subnormals, min normal, ±1, max, ±Inf, NaNs with sign and payload (signalling too), as bits */
+const SPECIALS = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc01234, 0xffc00001, 0x7f800001, 0xff812345]
+
+/** random values, a fraction `special` of them special values (written as bits) */
+function tensor (shape: number[], special: number, scale = 1): TensorData {
+  const n = shape.reduce((a, b) => a * b, 1)
+  const v = new Float32Array(n); const u = new Uint32Array(v.buffer)
+  for (let i = 0; i < n; i++) {
+    if (rand() < special) u[i] = SPECIALS[int(0, SPECIALS.length - 1)]
+    else v[i] = (rand() - 0.5) * 2 * scale * (rand() < 0.05 ? 1e-38 : 1) // a few subnormal-range products
+  }
+  return { shape, dtype: 'float32', values: v }
+}
+
+const bitsOfArray = (v: Float32Array): Uint32Array => new Uint32Array(v.buffer, v.byteOffset, v.length)
+function sameBits (a: Float32Array, b: Float32Array, what: string): void {
+  const ua = bitsOfArray(a); const ub = bitsOfArray(b)
+  expect(ua.length).toBe(ub.length)
+  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) throw new Error(`${what}: element ${i} ${hex(ua[i])} != ${hex(ub[i])}`)
+}
+/** every NaN a psk1 kernel writes is the canonical one */
+function canonical (v: Float32Array, what: string): number {
+  let nans = 0
+  for (const u of bitsOfArray(v)) if ((u & 0x7fffffff) > 0x7f800000) { nans++; if (u !== CANONICAL_NAN) throw new Error(`${what}: NaN ${hex(u)}`) }
+  return nans
+}
+
+let impls: PskImpl[] = []
+beforeAll(() => {
+  const one = loadNative(1); const two = loadNative(2)
+  // the addon is built by npm ci (scripts/build-kernels.mjs): its absence is a failure here
+  if ('error' in one || 'error' in two) throw new Error(`the psk1 addon does not load: ${'error' in one ? one.error : ''}`)
+  expect(two.threads).toBe(2)
+  // an unoptimised build gives the same bits 4x slower: the build must not lose -O3
+  expect(one.optimized).toBe(true)
+  impls = [{ ...one, why: 'native 1' }, { ...two, why: 'native 2' }, { ...JS_IMPL, why: 'js' }]
+})
+
+function outputs (run: (impl: PskImpl, out: Float32Array) => void, n: number, what: string): Float32Array {
+  const outs = impls.map(impl => { const o = new Float32Array(n).fill(123); run(impl, o); return o })
+  sameBits(outs[0], outs[1], `${what}: native 1 vs 2 threads`)
+  sameBits(outs[0], outs[2], `${what}: native vs JS`)
+  return outs[0]
+}
+
+describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit for bit', () => {
+  it('MatMul: every transpose, odd and vector-width sizes, batches with broadcasting, bias and relu, special values', () => {
+    let nans = 0; let checked = 0
+    // [64,128,100] and [80,50,60] are above the size at which the addon splits rows over its 2 threads
+    const sizes = [[1, 1, 1], [3, 17, 5], [16, 16, 16], [33, 40, 70], [5, 9, 130], [64, 10, 128], [70, 24, 3], [64, 128, 100], [80, 50, 60]]
+    for (let c = 0; c < 28; c++) {
+      const [M, N, K] = c < sizes.length ? sizes[c] : [int(1, 40), int(1, 40), int(1, 90)]
+      const ta = rand() < 0.5; const tb = rand() < 0.5
+      const [aB, bB] = [[1, 1], [3, 3], [3, 1], [1, 2]][c % 4]
+      const batchShape = (n: number): number[] => c % 4 === 0 && c % 8 === 0 ? [] : [n]
+      const special = c % 3 === 0 ? 0 : 0.04
+      const a = tensor([...batchShape(aB), ...(ta ? [K, M] : [M, K])], special)
+      const b = tensor([...batchShape(bB), ...(tb ? [N, K] : [K, N])], special)
+      const bias = c % 5 === 1 ? tensor([N], special) : c % 5 === 2 ? tensor([1], special) : undefined
+      const relu = c % 2 === 1
+      const batch = Math.max(aB, bB)
+      const d = { batch, aBatch: aB, bBatch: bB, M, N, K, ta, tb, relu }
+      const out = outputs((impl, o) => impl.matmul(a.values as Float32Array, b.values as Float32Array, o, d, bias?.values as Float32Array | undefined), batch * M * N, `matmul ${JSON.stringify(d)}`)
+      nans += canonical(out, 'matmul')
+      const kernel = bias !== undefined || relu ? '_FusedMatMul' : 'BatchMatMul'
+      const outShape = [...(a.shape.length > 2 || b.shape.length > 2 ? [batch] : []), M, N]
+      const op: OpShape = { kernel, attrs: { transposeA: ta, transposeB: tb, ...(kernel === '_FusedMatMul' ? { activation: relu ? 'relu' : 'linear' } : {}) }, inputs: [a, b, ...(bias !== undefined ? [bias] : [])].map(t => ({ shape: t.shape, dtype: t.dtype })), output: { shape: outShape, dtype: 'float32' } }
+      checked += checkOp(WASM_PSK_RUNTIME, op, [a, b, ...(bias !== undefined ? [bias] : [])], out, 100000)
+    }
+    expect(nans).toBeGreaterThan(10)
+    expect(checked).toBeGreaterThan(5000)
+  })
+
+  function geom (B: number, H: number, W: number, CI: number, kh: number, kw: number, CO: number, st: number, pad: 'valid' | 'same'): ConvGeom {
+    const p = convPads(H, W, kh, kw, [st, st], pad)
+    return { B, H, W, CI, kh, kw, CO, OH: p.outH, OW: p.outW, sh: st, sw: st, padTop: p.padTop, padLeft: p.padLeft }
+  }
+  const convCases = (): Array<{ g: ConvGeom, pad: 'valid' | 'same', st: number }> => {
+    const out = []
+    const fixed: Array<[number, number, number, number, number, number, number, number, 'valid' | 'same']> = [[2, 9, 8, 1, 3, 3, 8, 1, 'valid'], [2, 9, 9, 8, 3, 3, 16, 1, 'valid'], [1, 7, 6, 3, 3, 3, 4, 2, 'same'], [3, 6, 7, 2, 2, 3, 5, 1, 'same'], [2, 5, 5, 9, 1, 1, 11, 1, 'valid'], [8, 13, 13, 8, 3, 3, 16, 1, 'valid']]
+    for (const [B, H, W, CI, kh, kw, CO, st, pad] of fixed) out.push({ g: geom(B, H, W, CI, kh, kw, CO, st, pad), pad, st })
+    for (let c = 0; c < 8; c++) {
+      const pad = rand() < 0.5 ? 'valid' as const : 'same' as const; const st = int(1, 2)
+      const kh = int(1, 3); const kw = int(1, 3)
+      out.push({ g: geom(int(1, 3), int(kh, 9), int(kw, 9), int(1, 10), kh, kw, int(1, 17), st, pad), pad, st })
+    }
+    return out
+  }
+
+  it('Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter: strides, padding, odd channel counts, special values', () => {
+    let nans = 0; let checked = 0
+    for (const [n, { g, pad, st }] of convCases().entries()) {
+      const special = n % 2 === 0 ? 0.03 : 0
+      const x = tensor([g.B, g.H, g.W, g.CI], special); const w = tensor([g.kh, g.kw, g.CI, g.CO], special); const dy = tensor([g.B, g.OH, g.OW, g.CO], special)
+      const attrs = { strides: [st, st], pad, dataFormat: 'NHWC', dilations: [1, 1] }
+      const shape = (t: TensorData): { shape: number[], dtype: 'float32' } => ({ shape: t.shape, dtype: 'float32' })
+      const y = outputs((impl, o) => impl.conv2d(x.values as Float32Array, w.values as Float32Array, o, g), g.B * g.OH * g.OW * g.CO, `conv2d ${JSON.stringify(g)}`)
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'Conv2D', attrs, inputs: [shape(x), shape(w)], output: { shape: [g.B, g.OH, g.OW, g.CO], dtype: 'float32' } }, [x, w], y, 100000)
+      const dx = outputs((impl, o) => impl.conv2dBackpropInput(dy.values as Float32Array, w.values as Float32Array, o, g), g.B * g.H * g.W * g.CI, `backprop input ${JSON.stringify(g)}`)
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'Conv2DBackpropInput', attrs: { ...attrs, inputShape: x.shape }, inputs: [shape(dy), shape(w)], output: { shape: x.shape, dtype: 'float32' } }, [dy, w], dx, 100000)
+      const dw = outputs((impl, o) => impl.conv2dBackpropFilter(x.values as Float32Array, dy.values as Float32Array, o, g), g.kh * g.kw * g.CI * g.CO, `backprop filter ${JSON.stringify(g)}`)
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'Conv2DBackpropFilter', attrs: { ...attrs, filterShape: w.shape }, inputs: [shape(x), shape(dy)], output: { shape: w.shape, dtype: 'float32' } }, [x, dy], dw, 100000)
+      nans += canonical(y, 'conv2d') + canonical(dx, 'backprop input') + canonical(dw, 'backprop filter')
+    }
+    expect(nans).toBeGreaterThan(10)
+    expect(checked).toBeGreaterThan(3000)
+  })
+
+  it('MaxPoolGrad: windows 2x2 and 3x3, strides, padding, ties and NaNs in windows', () => {
+    let checked = 0
+    for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same']] as const) {
+      const p = convPads(H, W, k, k, [st, st], pad)
+      const g: ConvGeom = { B, H, W, CI: C, kh: k, kw: k, CO: C, OH: p.outH, OW: p.outW, sh: st, sw: st, padTop: p.padTop, padLeft: p.padLeft }
+      const x = tensor([B, H, W, C], 0.1)
+      // ties: some windows hold equal values
+      const xv = x.values as Float32Array
+      for (let i = 0; i + 1 < xv.length; i += 7) xv[i + 1] = xv[i]
+      const dy = tensor([B, p.outH, p.outW, C], 0.03)
+      const dx = outputs((impl, o) => impl.maxPoolGrad(dy.values as Float32Array, xv, o, g), B * H * W * C, `maxpool grad ${JSON.stringify(g)}`)
+      canonical(dx, 'maxpool grad')
+      const yShape = { shape: [B, p.outH, p.outW, C], dtype: 'float32' as const }
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'MaxPoolGrad', attrs: { filterSize: [k, k], strides: [st, st], pad }, inputs: [{ shape: dy.shape, dtype: 'float32' }, { shape: x.shape, dtype: 'float32' }, yShape], output: { shape: x.shape, dtype: 'float32' } }, [dy, x, { ...yShape, values: new Float32Array(B * p.outH * p.outW * C) }], dx, 100000)
+    }
+    expect(checked).toBeGreaterThan(500)
+  })
+
+  it('a NaN output is the canonical 0x7fc00000 whatever NaNs went in; Inf - Inf inside a sum gives it too', () => {
+    const d = { batch: 1, aBatch: 1, bBatch: 1, M: 1, N: 3, K: 2, ta: false, tb: false, relu: false }
+    const a = new Float32Array(new Uint32Array([0x3f800000, 0x3f800000]).buffer)
+    const b = new Float32Array(new Uint32Array([0xffc01234, 0x7f800000, 0x80000000, 0x7f800001, 0xff800000, 0x80000000]).buffer) // [[-NaN', Inf, -0], [sNaN, -Inf, -0]]
+    const out = outputs((impl, o) => impl.matmul(a, b, o, d), 3, 'nan matmul')
+    expect([...bitsOfArray(out)].map(hex)).toEqual([hex(CANONICAL_NAN), hex(CANONICAL_NAN), hex(0)]) // -0 + -0 from +0 is +0
+  })
+})
+
+describe('psk1 on the tfjs wasm backend', () => {
+  beforeAll(async () => { await initBackend('wasm', WASM_PSK_RUNTIME) })
+
+  it('the backend runs the psk1 kernels: each equals its reference', () => {
+    const a = tensor([2, 5, 60], 0.02); const b = tensor([2, 60, 7], 0.02)
+    expect(check(WASM_PSK_RUNTIME, 'BatchMatMul', ['a', 'b'], [a, b], { transposeA: false, transposeB: false })).toBeGreaterThan(50)
+    expect(check(WASM_PSK_RUNTIME, 'BatchMatMul', ['a', 'b'], [tensor([60, 5], 0), tensor([7, 60], 0)], { transposeA: true, transposeB: true })).toBeGreaterThan(30)
+    expect(check(WASM_PSK_RUNTIME, '_FusedMatMul', ['a', 'b', 'bias'], [tensor([1, 9, 33], 0.02), tensor([1, 33, 20], 0.02), tensor([20], 0)], { transposeA: false, transposeB: false, activation: 'relu' })).toBeGreaterThan(100)
+    const x = tensor([2, 9, 8, 3], 0.02); const w = tensor([3, 3, 3, 8], 0.02); const dy = tensor([2, 7, 6, 8], 0.02)
+    check(WASM_PSK_RUNTIME, 'Conv2D', ['x', 'filter'], [x, w], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', dilations: [1, 1] })
+    check(WASM_PSK_RUNTIME, 'Conv2DBackpropInput', ['dy', 'filter'], [dy, w], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', inputShape: x.shape })
+    check(WASM_PSK_RUNTIME, 'Conv2DBackpropFilter', ['x', 'dy'], [x, dy], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', filterShape: w.shape })
+    check(WASM_PSK_RUNTIME, 'MaxPoolGrad', ['dy', 'input', 'output'], [tensor([2, 4, 4, 3], 0), tensor([2, 9, 8, 3], 0), tensor([2, 4, 4, 3], 0)], { filterSize: [2, 2], strides: [2, 2], pad: 'valid' })
+  })
+
+  it('every op of real MLP Adam and cnn SGD steps has a reference that equals the backend', async () => {
+    for (const [model, optimizer, batchSize] of [['mlp', 'adam', 64], ['cnn', 'sgd', 4]] as const) {
+      const ds = syntheticDataset(6, 256, model === 'mlp' ? 16 : 8)
+      const t = await Trainer.create(newProgram({ model, dataset: datasetRef(ds), steps: 5, optimizer, batchSize, runtime: WASM_PSK_RUNTIME }), ds)
+      t.runStep()
+      const tr = traceStep(t)
+      const missing = new Set<string>(); const seen = new Set<string>()
+      for (const e of tr.entries) {
+        if (e.kernel === STATE_PSEUDO_KERNEL) continue
+        if (!supportsElement(WASM_PSK_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
+        seen.add(e.kernel)
+        const v = tr.values[e.index]
+        checkOp(WASM_PSK_RUNTIME, opShapeOf(e), v.inputs, v.outputs[0].values, 150)
+      }
+      expect([...missing]).toEqual([])
+      for (const k of model === 'mlp' ? ['_FusedMatMul', 'BatchMatMul'] : ['Conv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput', 'MaxPoolGrad']) expect(seen.has(k)).toBe(true)
+      t.dispose()
+    }
+  })
+
+  it('element claims on psk1 ops: the honest bits win, a forged element or operand loses', async () => {
+    const ds = syntheticDataset(8, 128, 8)
+    const t = await Trainer.create(newProgram({ model: 'cnn', dataset: datasetRef(ds), steps: 3, optimizer: 'adam', batchSize: 4, runtime: WASM_PSK_RUNTIME }), ds)
+    const tr = traceStep(t)
+    let n = 0
+    for (const e of tr.entries) {
+      if (!['BatchMatMul', '_FusedMatMul', 'Conv2D', 'Conv2DBackpropInput', 'MaxPoolGrad'].includes(e.kernel)) continue
+      const v = tr.values[e.index]
+      const flat = (e.index * 7919) % v.outputs[0].values.length
+      const good = buildElementClaim(WASM_PSK_RUNTIME, e, v.inputs, flat, bitsAt(v.outputs[0].values, flat))
+      expect(checkElementClaim(WASM_PSK_RUNTIME, e, good)).toMatchObject({ valid: true })
+      const wrong = checkElementClaim(WASM_PSK_RUNTIME, e, { ...good, bits: (good.bits ^ 1) >>> 0 })
+      expect(wrong.valid).toBe(false); expect(wrong.reason).toMatch(/differs/)
+      const bad = { ...good, proofs: good.proofs.map((p, i) => i === 0 ? { ...p, bytes: p.bytes.map((b, j) => j === 0 ? b ^ 1 : b) } : p) }
+      expect(checkElementClaim(WASM_PSK_RUNTIME, e, bad).valid).toBe(false)
+      n++
+    }
+    expect(n).toBeGreaterThan(4)
+    t.dispose()
+  })
+})
