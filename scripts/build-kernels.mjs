@@ -3,14 +3,22 @@
 // uses the JavaScript kernels (the same bits, slower), and the reason is kept in
 // node/train/native/build/NOT-BUILT.txt for the backend's log line.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'node', 'train', 'native')
 const reasonFile = join(dir, 'build', 'NOT-BUILT.txt')
-// npm puts its bundled node-gyp on PATH for lifecycle scripts; outside npm, try npx's
-const r = spawnSync('node-gyp', ['rebuild', '-C', dir], { encoding: 'utf8', shell: false })
+// Node's own headers only: node-gyp would otherwise download them from nodejs.org,
+// and an install must fetch nothing but npm and Debian packages. npm's `nodedir`
+// setting wins; else the running Node's prefix (official builds and Debian's
+// nodejs ship include/node).
+const prefix = dirname(dirname(process.execPath))
+const nodedir = process.env.npm_config_nodedir || (existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? prefix : undefined)
+const r = nodedir === undefined
+  ? { status: 1, error: undefined, stdout: '', stderr: `error: Node's headers are not on this machine (no ${join(prefix, 'include', 'node', 'node_api.h')}, npm nodedir not set), and the build does not download them` }
+  // npm puts its bundled node-gyp on PATH for lifecycle scripts
+  : spawnSync('node-gyp', ['rebuild', '-C', dir, `--nodedir=${nodedir}`], { encoding: 'utf8', shell: false })
 if (r.status === 0) {
   rmSync(reasonFile, { force: true })
   console.log('psk1 native kernels built (node/train/native/build/Release/psk_kernels.node)')
