@@ -33,6 +33,8 @@ interface Addon {
   conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => void
   conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => void
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => void
+  /** whether the array holds a NaN (older builds lack it) */
+  hasNaN?: (v: Float32Array) => boolean
 }
 
 /** node/train/native of this package (from node/train in the sources, dist/node/train when built). */
@@ -57,6 +59,22 @@ export const JS_IMPL: Omit<PskImpl, 'why'> = {
 
 function geomArray (g: ConvGeom, threads: number): Int32Array {
   return Int32Array.of(g.B, g.H, g.W, g.CI, g.kh, g.kw, g.CO, g.OH, g.OW, g.sh, g.sw, g.padTop, g.padLeft, threads)
+}
+
+function requireAddon (): Addon | undefined {
+  const file = join(nativeDir(), 'build', 'Release', 'psk_kernels.node')
+  if (!existsSync(file)) return undefined
+  try { return createRequire(import.meta.url)(file) as Addon } catch { return undefined }
+}
+
+/**
+ * The addon's NaN scan (SIMD, ~10x the builtin `includes(NaN)`) for the NaN watch, or
+ * undefined when the addon is missing or PROOFSWARM_PSK_NATIVE=0.
+ */
+export function nativeNaNScan (): ((v: Float32Array) => boolean) | undefined {
+  if (process.env.PROOFSWARM_PSK_NATIVE === '0') return undefined
+  const addon = requireAddon()
+  return typeof addon?.hasNaN === 'function' ? addon.hasNaN : undefined
 }
 
 /** The addon's implementation, or why it cannot load. `threads`: output rows split over 1 or 2 threads (the bits do not depend on it). */

@@ -132,8 +132,27 @@ static napi_value backInput(napi_env env, napi_callback_info info) { return conv
 static napi_value backFilter(napi_env env, napi_callback_info info) { return conv(env, info, J_BACK_FILTER); }
 static napi_value poolGrad(napi_env env, napi_callback_info info) { return conv(env, info, J_POOL_GRAD); }
 
+/* hasNaN(v): whether a Float32Array holds any NaN (the NaN watch's scan of each kernel output, in place on the
+ * wasm heap); blocks without an early exit so the compare vectorises, x != x is true exactly for NaN */
+static napi_value hasNaN(napi_env env, napi_callback_info info) {
+  size_t argc = 1; napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *x; size_t n;
+  if (argc < 1 || !f32arg(env, argv[0], &x, &n)) { napi_throw_type_error(env, NULL, "hasNaN(v)"); return NULL; }
+  int found = 0;
+  for (size_t i = 0; i < n && !found; i += 1024) {
+    size_t end = i + 1024 < n ? i + 1024 : n;
+    int acc = 0;
+    for (size_t k = i; k < end; k++) acc |= x[k] != x[k];
+    found = acc;
+  }
+  napi_value r; CHECK(napi_get_boolean(env, found != 0, &r));
+  return r;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
+    { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
     { "matmul", NULL, matmul, NULL, NULL, NULL, napi_default, NULL },
     { "conv2d", NULL, conv2d, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
