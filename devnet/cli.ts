@@ -178,7 +178,7 @@ async function run (o: Opts): Promise<void> {
   if (o.exitAfter != null) setTimeout(() => { say(`--exit-after ${o.exitAfter} s reached`); void shutdown(0) }, o.exitAfter * 1000).unref()
   try {
     // 1. the task program (checked first: a missing dataset is said loudly), its challenge window and checkpoint spacing
-    const task = await prepareTask(o, dir, logDir, say)
+    const task = await prepareTask(o, dir, logDir, say, showProgress)
     const taskFile = task.file
     const challengeWindow = task.challengeWindow
 

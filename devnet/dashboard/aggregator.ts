@@ -303,7 +303,8 @@ export class Aggregator {
         if (r.status === 'unknown') r.status = r.verdict
       }
     }
-    // the bisection's narrowing, as its challenger recorded it, and the claim the chain adjudicated
+    // the bisection's narrowing, as its challenger records it (move by move while it plays), and
+    // the moves that reached the chain (forced, or answers to a force), merged by message number
     for (const p of peers) {
       for (const f of p.disputes ?? []) {
         if (f.role !== 'challenger' || f.narrowing == null || f.narrowing.length === 0) continue
@@ -312,6 +313,16 @@ export class Aggregator {
         r.narrowedBy = p.name
         r.taskId ??= f.taskId != null ? String(f.taskId) : undefined
       }
+    }
+    for (const [id, onChain] of Object.entries(this.chain.view.chainMoves)) {
+      const r = rows.get(id)
+      if (r == null || onChain.length === 0) continue
+      const bySeq = new Map((r.narrowing ?? []).map(n => [n.seq, n]))
+      const added = onChain.filter(n => !bySeq.has(n.seq))
+      if (added.length === 0) continue
+      for (const n of added) bySeq.set(n.seq, n)
+      r.narrowing = [...bySeq.values()].sort((a, b) => a.seq - b.seq)
+      r.narrowedBy = r.narrowedBy != null ? `${r.narrowedBy} and the chain` : 'the chain (moves forced on chain)'
     }
     for (const ev of this.chain.view.events) {
       if (ev.method !== 'Adjudicated' || ev.data.disputeId == null) continue
