@@ -6,6 +6,7 @@ import { Aggregator, stateText } from '../../../devnet/dashboard/aggregator.js'
 import { readSse } from '../../../devnet/dashboard/sse.js'
 import { BalanceHistory } from '../../../devnet/dashboard/balance-history.js'
 import type { AccountView } from '../../../devnet/dashboard/chain-watch.js'
+import { disputeItem, watchDisputes } from '../../../devnet/dispute-progress.js'
 
 // Dashboard parts that need no processes: statecharts read from the machine
 // definitions, the bounded trace buffer, dispute and task views, SSE parsing.
@@ -155,6 +156,29 @@ describe('the live bisection and stakes over time', () => {
     expect(blocks[blocks.length - 1]).toBe(39) // and ends at the newest block
     expect(blocks).toEqual([...blocks].sort((a, b) => a - b))
     expect(() => new BalanceHistory(2)).toThrow('at least 4')
+  })
+})
+
+describe('the devnet\'s progress line for a dispute being played', () => {
+  it('says how many answers and what is still in dispute, and goes away once decided', async () => {
+    const row = (status: string, narrowing: unknown[]): never => ({ id: '3', status, rounds: [], narrowing }) as never
+    expect(disputeItem(row('Open', []))).toEqual({ label: 'dispute 3', text: '0 answers of the defender; waiting for the defender\'s commitment' })
+    expect(disputeItem(row('Open', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }, { seq: 2, stage: 'trace', lo: 32, hi: 48, of: 64 }]))!.text).toBe('2 answers of the defender; ops 32–47 of 64 still in dispute')
+    expect(disputeItem(row('Open', [{ seq: 4, stage: 'entry', entry: 37, lo: 37, hi: 38, of: 38, note: 'MatMul' }]))!.text).toBe('1 answer of the defender; narrowed to op 37 (MatMul)')
+    expect(disputeItem(row('ChallengerWon', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }]))).toBeUndefined()
+    // from the aggregator's states: shown when it changes, removed when decided
+    const agg = new Aggregator({ peers: [] })
+    const shown: Array<[string, string | undefined]> = []
+    const stop = watchDisputes(agg, (key, item) => shown.push([key, item?.text]))
+    agg.chain.view.disputes = [{ id: '3', status: 'Open', taskId: 1 } as never]
+    agg.chain.view.chainMoves = { 3: [{ seq: 0, stage: 'trace', lo: 0, hi: 8, of: 8 }] }
+    const emit = (): void => { (agg as any).emit({ type: 'state', state: agg.state(false) }) }
+    emit(); emit()
+    agg.chain.view.disputes = [{ id: '3', status: 'DefenderWon', taskId: 1 } as never]
+    emit(); emit()
+    expect(shown).toEqual([['dispute 3', '1 answer of the defender; ops 0–7 of 8 still in dispute'], ['dispute 3', undefined]])
+    stop()
+    await agg.stop()
   })
 })
 
