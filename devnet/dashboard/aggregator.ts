@@ -3,6 +3,7 @@ import type { CollectedResult } from '../../actors/ports.js'
 import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { ChainWatch, type AccountRef, type ChainView } from './chain-watch.js'
+import type { BalanceSample } from './balance-history.js'
 import { PeerWatch, type DashboardPeer, type PeerView } from './peer-watch.js'
 
 // Merges what every peer and the chain report into one view for the page:
@@ -73,7 +74,7 @@ export interface DashboardState {
   traces: TraceEntry[]
 }
 
-export type DashboardEvent = { type: 'state', state: DashboardState } | { type: 'trace', entry: TraceEntry }
+export type DashboardEvent = { type: 'state', state: DashboardState } | { type: 'trace', entry: TraceEntry } | { type: 'balance', sample: BalanceSample }
 
 const STATE_TRACES = 300
 const MAX_DISPUTE_ENTRIES = 2000
@@ -97,6 +98,7 @@ export class Aggregator {
     this.traceCap = Math.max(100, opts.traceCap ?? 5000)
     this.watches = opts.peers.map(p => new PeerWatch(p, e => this.addTrace(e), Math.min(this.traceCap, 2000)))
     this.chain = new ChainWatch(opts.chainUrl, opts.accounts)
+    this.chain.onSample = sample => this.emit({ type: 'balance', sample })
   }
 
   start (): void {
@@ -104,7 +106,7 @@ export class Aggregator {
     this.running = true
     this.loops.push(this.loop(async () => {
       await Promise.all(this.watches.map(async w => await w.poll()))
-      // periodic states leave the traces out: live entries go out one by one as "trace" events
+      // periodic states leave the traces and the balance history out: they go out one by one as "trace" and "balance" events
       this.emit({ type: 'state', state: this.state(false) })
     }, this.pollMs))
     if (this.opts.chainUrl != null) this.loops.push(this.loop(async () => await this.chain.poll(), this.pollMs))
@@ -171,15 +173,16 @@ export class Aggregator {
 
   get traceCount (): number { return this.traces.length }
 
-  state (withTraces = true): DashboardState {
+  /** The whole view; `full` false leaves out what goes out as events (recent traces, the balance history). */
+  state (full = true): DashboardState {
     const peers = this.watches.map(w => w.view)
     return {
       time: Date.now(),
       peers,
       tasks: this.tasks(peers),
       disputes: this.disputes(peers),
-      chain: this.chain.view,
-      traces: withTraces ? this.recentTraces() : []
+      chain: full ? this.chain.view : { ...this.chain.view, history: undefined },
+      traces: full ? this.recentTraces() : []
     }
   }
 

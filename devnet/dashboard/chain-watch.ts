@@ -28,8 +28,8 @@ export interface ChainView {
   disputes: Array<DisputeInfo & { id: string }>
   accounts: AccountView[]
   events: Array<{ section: string, method: string, data: Record<string, unknown>, blockNumber: number }>
-  /** balances and stakes of the accounts, one sample per best block read */
-  history: BalanceSample[]
+  /** balances and stakes of the accounts, one sample per best block read (left out of the periodic states: new samples go out one by one) */
+  history?: BalanceSample[]
   /** dispute id → the narrowing its moves on chain (forced or answered) show, read while it is open */
   chainMoves: Record<string, NarrowStep[]>
 }
@@ -47,6 +47,8 @@ export class ChainWatch {
   private unsubscribe?: () => void
   private accounts?: AccountView[]
   private readonly history = new BalanceHistory()
+  /** hears each new balance sample */
+  onSample?: (s: BalanceSample) => void
 
   constructor (readonly url: string | undefined, private readonly accountRefs?: AccountRef[]) {
     this.view = { url, state: url == null ? 'none' : 'connecting', tasks: [], disputes: [], accounts: [], events: [], history: this.history.samples, chainMoves: {} }
@@ -110,7 +112,7 @@ export class ChainWatch {
         return { ...a, free: bal?.data?.free, reserved: bal?.data?.reserved, node: node == null ? null : { ...node, peerId: utf8OfHex(node.peerId) } }
       /* eslint-enable @typescript-eslint/no-explicit-any */
       })
-      this.history.add(best, Date.now(), this.view.accounts)
+      if (this.history.add(best, Date.now(), this.view.accounts)) this.onSample?.(this.history.samples[this.history.samples.length - 1])
       await this.readMoves(q)
       this.view.state = 'connected'
       this.view.error = undefined

@@ -104,7 +104,7 @@ export async function startDashboard (opts: DashboardOptions): Promise<Dashboard
   // one serialization per event, shared by every client
   agg.subscribe((e: DashboardEvent) => {
     if (sseClients.size === 0) return
-    const msg = e.type === 'state' ? `event: state\ndata: ${toJson(e.state)}\n\n` : `event: trace\ndata: ${toJson(e.entry)}\n\n`
+    const msg = e.type === 'state' ? `event: state\ndata: ${toJson(e.state)}\n\n` : e.type === 'trace' ? `event: trace\ndata: ${toJson(e.entry)}\n\n` : `event: balance\ndata: ${toJson(e.sample)}\n\n`
     for (const c of sseClients) {
       // a stalled browser tab must not make us buffer without bound
       if (c.writableLength > 4 * 1024 * 1024) { c.destroy(); sseClients.delete(c); continue }

@@ -394,9 +394,21 @@ function renderChain (s) {
   replaceChildren(box, c.state !== 'connected' ? el('p', { class: 'empty', text: `chain not connected: ${c.error ?? ''} (showing last known values)` }) : null,
     el('div', { class: 'grid2' }, acctTable, el('div', {}, el('b', { class: 'small', text: 'latest arbitration events' }), c.events.length > 0 ? events : el('p', { class: 'empty', text: 'none yet' }))))
 }
+// the balance history: whole in the first state, then one "balance" event per new sample (thinned as the server does)
+let balanceHistory = []
+const MAX_BALANCE_SAMPLES = 400
+function addBalanceSample (sample) {
+  if (balanceHistory.length > 0 && balanceHistory[balanceHistory.length - 1].block >= sample.block) return
+  balanceHistory.push(sample)
+  if (balanceHistory.length > MAX_BALANCE_SAMPLES) {
+    const half = Math.floor(balanceHistory.length / 2)
+    balanceHistory = balanceHistory.filter((_, i) => i >= half || i % 2 === 0)
+  }
+  if (lastState != null) renderBalances(lastState)
+}
 function renderBalances (s) {
   const box = $('#balances')
-  const h = s.chain.history ?? []
+  const h = balanceHistory
   if (s.chain.state === 'none') { replaceChildren(box, el('p', { class: 'empty', text: 'no chain: this dashboard was started without a chain URL' })); return }
   replaceChildren(box, el('div', { class: 'pictures-row' }, window.pictures.balanceCharts('balances', h).map((c, i) =>
     el('figure', {}, c, el('figcaption', { class: 'small muted', text: i === 0 ? 'free balance of each account that moved' : 'reserved funds (stake, bonds, escrow) solid; registered stake dashed' })))))
@@ -453,6 +465,7 @@ function renderTimeline () {
 function render (s) {
   lastState = s
   lastStateAt = Date.now()
+  if (Array.isArray(s.chain.history)) balanceHistory = s.chain.history.slice()
   let seeded = false
   for (const e of s.traces) seeded = addTrace(e, false) || seeded
   window.pictures.beginFrame()
@@ -481,6 +494,7 @@ async function main () {
   const es = new EventSource('/api/events')
   es.addEventListener('state', (ev) => { try { render(JSON.parse(ev.data)) } catch (err) { console.error(err) } })
   es.addEventListener('trace', (ev) => { try { addTrace(JSON.parse(ev.data), true) } catch (err) { console.error(err) } })
+  es.addEventListener('balance', (ev) => { try { addBalanceSample(JSON.parse(ev.data)) } catch (err) { console.error(err) } })
   es.onerror = () => setLive(false)
   setInterval(() => { if (lastStateAt > 0 && Date.now() - lastStateAt > 5000) setLive(false, 'no update for 5 s') }, 1000)
   $('#trace-peer').addEventListener('change', renderTimeline)

@@ -157,6 +157,17 @@ describe('the live bisection and stakes over time', () => {
     expect(blocks).toEqual([...blocks].sort((a, b) => a - b))
     expect(() => new BalanceHistory(2)).toThrow('at least 4')
   })
+
+  it('sends the balance history whole only in a full state; new samples go out as events', async () => {
+    const agg = new Aggregator({ peers: [] })
+    const events: string[] = []
+    agg.subscribe(e => events.push(e.type === 'balance' ? `balance ${e.sample.block}` : e.type))
+    expect(Array.isArray(agg.state().chain.history)).toBe(true)
+    expect(agg.state(false).chain.history).toBeUndefined()
+    agg.chain.onSample!({ block: 7, time: 1, accounts: {} })
+    expect(events).toEqual(['balance 7'])
+    await agg.stop()
+  })
 })
 
 describe('the devnet\'s progress line for a dispute being played', () => {
