@@ -1,6 +1,6 @@
 import { ControlClient } from '../../node/control/client.js'
 import type { PeerStatus } from '../../node/peer.js'
-import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
+import type { DisputeRecord } from '../../node/dispute/service.js'
 import type { WorkProgress } from '../../node/roles/work-progress.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { readSse } from './sse.js'
@@ -58,8 +58,8 @@ export interface PeerView {
   traceStream: 'connecting' | 'live' | 'down'
 }
 
-/** A peer's /v1/disputes entry (node/dispute/service.ts DisputeRecord): finished, or `open` (being challenged now, the narrowing so far). */
-export interface FinishedDispute { disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[], open?: boolean }
+/** A peer's /v1/disputes entry: finished, or `open` (being challenged now, the narrowing so far). */
+export type FinishedDispute = DisputeRecord
 
 const REQUEST_TIMEOUT_MS = 2500
 /** on (re)connect, replay at most this much history */
