@@ -285,7 +285,7 @@ function renderDisputes (s) {
     const claim = d.claim != null ? el('div', { class: 'small claim', 'data-testid': 'bisection-claim', text: `on chain: ${d.claim.kind} claim — ${d.claim.reason}` }) : null
     const narrowing = d.narrowing != null && d.narrowing.length > 0
       ? el('figure', { 'data-testid': playing ? 'bisection-live' : 'bisection-done' }, window.pictures.bisectionView(`bisection/${d.id}`, d),
-        el('figcaption', { class: 'small muted', text: `${playing ? 'narrowing now' : 'how the bisection narrowed'} (${d.narrowing.length} answers of the defender, as ${d.narrowedBy} recorded them): step → ops of its trace → one op → tensor → rows → element; the filled part is still in dispute after each answer` }),
+        el('figcaption', { class: 'small muted', text: `${playing ? 'narrowing now' : 'how the bisection narrowed'} (${d.narrowing.length} answer${d.narrowing.length === 1 ? '' : 's'} of the defender, as ${d.narrowedBy} recorded them): step → ops of its trace → one op → tensor → rows → element; the filled part is still in dispute after each answer` }),
         claim)
       : claim
     const rounds = narrowing != null ? el('details', {}, el('summary', { class: 'small muted', text: `${d.rounds.length} events and trace entries` }), list) : list
