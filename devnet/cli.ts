@@ -14,6 +14,7 @@ import { ScenarioWatcher, units, watchProgress, watchWindow, type PeerRef } from
 import { ProgressLine, type ProgressItem } from './progress.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
 import { prepareTask } from './task.js'
+import { watchDisputes } from './dispute-progress.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -178,7 +179,7 @@ async function run (o: Opts): Promise<void> {
   if (o.exitAfter != null) setTimeout(() => { say(`--exit-after ${o.exitAfter} s reached`); void shutdown(0) }, o.exitAfter * 1000).unref()
   try {
     // 1. the task program (checked first: a missing dataset is said loudly), its challenge window and checkpoint spacing
-    const task = await prepareTask(o, dir, logDir, say)
+    const task = await prepareTask(o, dir, logDir, say, showProgress)
     const taskFile = task.file
     const challengeWindow = task.challengeWindow
 
@@ -258,6 +259,7 @@ async function run (o: Opts): Promise<void> {
       if (w.phase === 'done' || w.phase === 'failed') { showProgress(key, undefined, {}); say(`${key}: ${item.text}`, { peer: key, progress: w }) } else showProgress(key, item, { peer: key, progress: w })
     }, key => showProgress(key, undefined, {}), progress.tty ? 500 : 1000))
     cleanups.push(watchWindow(observer, watcher, o.blockTime, (item, data) => showProgress('window', item, data), progress.tty && o.json !== true ? 1000 : 5000))
+    cleanups.push(watchDisputes(dashboard.aggregator, showProgress))
     const submitter = peers.find(p => p.role === 'submitter')!
     say(`submitting the task through ${submitter.name} (program and dataset are published as shards; the submitter computes the commitments)…`)
     const sub = await (await ControlClient.fromDataDir(submitter.dataDir)).post<{ taskId: number }>('/v1/submit', {

@@ -1,7 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { timeCheckpointCoding } from './calibrate.js'
-import { ensureFashion } from './dataset.js'
+import { ensureFashion, type ShowProgress } from './dataset.js'
 import { runEngineJob } from '../node/engine/engine.js'
 import { createLogger } from '../node/log.js'
 import { spawnCli } from './processes.js'
@@ -44,13 +44,13 @@ export function builtinOf (task: string | undefined): BuiltinTask | undefined {
   return (BUILTIN_TASKS as readonly string[]).includes(task) ? task as BuiltinTask : undefined
 }
 
-export async function prepareTask (o: TaskOptions, dir: string, logDir: string, say: Say): Promise<PreparedTask> {
+export async function prepareTask (o: TaskOptions, dir: string, logDir: string, say: Say, show?: ShowProgress): Promise<PreparedTask> {
   const builtin = builtinOf(o.task)
   const file = builtin != null ? join(dir, 'task.json') : resolve(o.task!)
   const spacing = o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []
   if (builtin === 'mlp') {
     const useFashion = o.synthetic !== true
-    if (useFashion) await ensureFashion(say)
+    if (useFashion) await ensureFashion(say, show)
     else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
     const steps = o.steps ?? MLP_DEFAULTS.steps
     await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing], logDir)

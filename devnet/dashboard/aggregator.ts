@@ -3,6 +3,7 @@ import type { CollectedResult } from '../../actors/ports.js'
 import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { ChainWatch, type AccountRef, type ChainView } from './chain-watch.js'
+import type { BalanceSample } from './balance-history.js'
 import { PeerWatch, type DashboardPeer, type PeerView } from './peer-watch.js'
 
 // Merges what every peer and the chain report into one view for the page:
@@ -73,7 +74,7 @@ export interface DashboardState {
   traces: TraceEntry[]
 }
 
-export type DashboardEvent = { type: 'state', state: DashboardState } | { type: 'trace', entry: TraceEntry }
+export type DashboardEvent = { type: 'state', state: DashboardState } | { type: 'trace', entry: TraceEntry } | { type: 'balance', sample: BalanceSample }
 
 const STATE_TRACES = 300
 const MAX_DISPUTE_ENTRIES = 2000
@@ -97,6 +98,7 @@ export class Aggregator {
     this.traceCap = Math.max(100, opts.traceCap ?? 5000)
     this.watches = opts.peers.map(p => new PeerWatch(p, e => this.addTrace(e), Math.min(this.traceCap, 2000)))
     this.chain = new ChainWatch(opts.chainUrl, opts.accounts)
+    this.chain.onSample = sample => this.emit({ type: 'balance', sample })
   }
 
   start (): void {
@@ -104,7 +106,7 @@ export class Aggregator {
     this.running = true
     this.loops.push(this.loop(async () => {
       await Promise.all(this.watches.map(async w => await w.poll()))
-      // periodic states leave the traces out: live entries go out one by one as "trace" events
+      // periodic states leave the traces and the balance history out: they go out one by one as "trace" and "balance" events
       this.emit({ type: 'state', state: this.state(false) })
     }, this.pollMs))
     if (this.opts.chainUrl != null) this.loops.push(this.loop(async () => await this.chain.poll(), this.pollMs))
@@ -171,15 +173,16 @@ export class Aggregator {
 
   get traceCount (): number { return this.traces.length }
 
-  state (withTraces = true): DashboardState {
+  /** The whole view; `full` false leaves out what goes out as events (recent traces, the balance history). */
+  state (full = true): DashboardState {
     const peers = this.watches.map(w => w.view)
     return {
       time: Date.now(),
       peers,
       tasks: this.tasks(peers),
       disputes: this.disputes(peers),
-      chain: this.chain.view,
-      traces: withTraces ? this.recentTraces() : []
+      chain: full ? this.chain.view : { ...this.chain.view, history: undefined },
+      traces: full ? this.recentTraces() : []
     }
   }
 
@@ -303,7 +306,8 @@ export class Aggregator {
         if (r.status === 'unknown') r.status = r.verdict
       }
     }
-    // the bisection's narrowing, as its challenger recorded it, and the claim the chain adjudicated
+    // the bisection's narrowing, as its challenger records it (move by move while it plays), and
+    // the moves that reached the chain (forced, or answers to a force), merged by message number
     for (const p of peers) {
       for (const f of p.disputes ?? []) {
         if (f.role !== 'challenger' || f.narrowing == null || f.narrowing.length === 0) continue
@@ -312,6 +316,16 @@ export class Aggregator {
         r.narrowedBy = p.name
         r.taskId ??= f.taskId != null ? String(f.taskId) : undefined
       }
+    }
+    for (const [id, onChain] of Object.entries(this.chain.view.chainMoves)) {
+      const r = rows.get(id)
+      if (r == null || onChain.length === 0) continue
+      const bySeq = new Map((r.narrowing ?? []).map(n => [n.seq, n]))
+      const added = onChain.filter(n => !bySeq.has(n.seq))
+      if (added.length === 0) continue
+      for (const n of added) bySeq.set(n.seq, n)
+      r.narrowing = [...bySeq.values()].sort((a, b) => a.seq - b.seq)
+      r.narrowedBy = r.narrowedBy != null ? `${r.narrowedBy} and the chain` : 'the chain (moves forced on chain)'
     }
     for (const ev of this.chain.view.events) {
       if (ev.method !== 'Adjudicated' || ev.data.disputeId == null) continue

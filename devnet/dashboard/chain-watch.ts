@@ -1,7 +1,10 @@
 import type { ChainClient, ChainEvent, DisputeInfo, NodeInfo, TaskInfo } from '../../node/chain/client.js'
+import { decodeMsg, decodeSignedBytes, narrowStepOf, type NarrowStep } from '../../protocols/dispute/index.js'
+import { BalanceHistory, type BalanceSample } from './balance-history.js'
 
 // Watches the chain for the dashboard: tasks, disputes, balances and stakes
-// of the dev accounts, and a bounded log of Arbitration events. The chain
+// of the dev accounts (now and over time), the moves of open disputes that
+// reached the chain, and a bounded log of Arbitration events. The chain
 // client (and polkadot.js) is loaded only when a chain URL is given; if the
 // chain is down the view says so and keeps retrying.
 
@@ -25,11 +28,17 @@ export interface ChainView {
   disputes: Array<DisputeInfo & { id: string }>
   accounts: AccountView[]
   events: Array<{ section: string, method: string, data: Record<string, unknown>, blockNumber: number }>
+  /** balances and stakes of the accounts, one sample per best block read (left out of the periodic states: new samples go out one by one) */
+  history?: BalanceSample[]
+  /** dispute id → the narrowing its moves on chain (forced or answered) show, read while it is open */
+  chainMoves: Record<string, NarrowStep[]>
 }
 
 /** Most recent tasks/disputes read per poll; the page shows the latest ones. */
 const MAX_ITEMS = 32
 const MAX_EVENTS = 300
+/** a dispute has at most a few hundred messages; more would be a broken chain */
+const MAX_MOVES = 512
 
 export class ChainWatch {
   readonly view: ChainView
@@ -37,9 +46,12 @@ export class ChainWatch {
   private connecting?: Promise<ChainClient>
   private unsubscribe?: () => void
   private accounts?: AccountView[]
+  private readonly history = new BalanceHistory()
+  /** hears each new balance sample */
+  onSample?: (s: BalanceSample) => void
 
   constructor (readonly url: string | undefined, private readonly accountRefs?: AccountRef[]) {
-    this.view = { url, state: url == null ? 'none' : 'connecting', tasks: [], disputes: [], accounts: [], events: [] }
+    this.view = { url, state: url == null ? 'none' : 'connecting', tasks: [], disputes: [], accounts: [], events: [], history: this.history.samples, chainMoves: {} }
   }
 
   private async connect (): Promise<ChainClient> {
@@ -100,6 +112,8 @@ export class ChainWatch {
         return { ...a, free: bal?.data?.free, reserved: bal?.data?.reserved, node: node == null ? null : { ...node, peerId: utf8OfHex(node.peerId) } }
       /* eslint-enable @typescript-eslint/no-explicit-any */
       })
+      if (this.history.add(best, Date.now(), this.view.accounts)) this.onSample?.(this.history.samples[this.history.samples.length - 1])
+      await this.readMoves(q)
       this.view.state = 'connected'
       this.view.error = undefined
     } catch (err) {
@@ -112,6 +126,31 @@ export class ChainWatch {
       this.unsubscribe = undefined
       await c?.disconnect().catch(() => {})
     }
+  }
+
+  /**
+   * The last move on chain of each open dispute: a move forced on chain, or
+   * the answer to one. The dashboard shows the bisection narrowing from them
+   * while the dispute is played, before its challenger reports the whole game.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- polkadot.js query without generated types
+  private async readMoves (q: any): Promise<void> {
+    const open = this.view.disputes.filter(d => d.status === 'Open').map(d => d.id)
+    if (open.length === 0) return
+    const moves = await withTimeout(q.arbitration.disputeLastMove.multi(open.map(BigInt)) as Promise<Array<{ isSome: boolean, unwrap: () => { toU8a: (bare: boolean) => Uint8Array } }>>)
+    moves.forEach((v, i) => {
+      if (!v.isSome) return
+      let step: NarrowStep | undefined
+      // the chain checked the signature; a message it holds and we cannot read is left out of the picture
+      try { step = narrowStepOf(decodeMsg(decodeSignedBytes(v.unwrap().toU8a(true)).m)) } catch { return }
+      if (step === undefined) return
+      const list = this.view.chainMoves[open[i]] ??= []
+      if (list.some(x => x.seq === step.seq) || list.length >= MAX_MOVES) return
+      list.push(step)
+      list.sort((a, b) => a.seq - b.seq)
+    })
+    const keep = new Set(this.view.disputes.map(d => d.id))
+    for (const id of Object.keys(this.view.chainMoves)) if (!keep.has(id)) Reflect.deleteProperty(this.view.chainMoves, id)
   }
 
   async stop (): Promise<void> {

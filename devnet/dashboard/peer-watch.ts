@@ -1,6 +1,6 @@
 import { ControlClient } from '../../node/control/client.js'
 import type { PeerStatus } from '../../node/peer.js'
-import type { NarrowStep } from '../../protocols/dispute/narrowing.js'
+import type { DisputeRecord } from '../../node/dispute/service.js'
 import type { WorkProgress } from '../../node/roles/work-progress.js'
 import type { TraceEntry } from '../../actors/trace.js'
 import { readSse } from './sse.js'
@@ -53,13 +53,13 @@ export interface PeerView {
   tasks?: PeerTask[] | null
   /** the peer's work on tasks: training (with its loss curve), publishing, verifying; null without role actors */
   progress?: WorkProgress[] | null
-  /** disputes this peer finished (a challenger's with the bisection's narrowing) */
+  /** disputes this peer finished or is challenging now (a challenger's with the bisection's narrowing) */
   disputes?: FinishedDispute[] | null
   traceStream: 'connecting' | 'live' | 'down'
 }
 
-/** A peer's /v1/disputes entry (node/dispute/service.ts `finished`). */
-export interface FinishedDispute { disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[] }
+/** A peer's /v1/disputes entry: finished, or `open` (being challenged now, the narrowing so far). */
+export type FinishedDispute = DisputeRecord
 
 const REQUEST_TIMEOUT_MS = 2500
 /** on (re)connect, replay at most this much history */
@@ -104,7 +104,8 @@ export class PeerWatch {
       const tasks = third ? await this.get<PeerTask[]>('/v1/tasks').then(t => Array.isArray(t) ? t.slice(-64) : null).catch(orNull) : this.view.tasks
       // progress is a map lookup on the peer: every poll, so a loss curve grows live
       const progress = actors != null ? await this.get<WorkProgress[]>('/v1/progress').then(p => Array.isArray(p) ? p.slice(-16) : null).catch(orNull) : null
-      const disputes = actors != null && third ? await this.get<FinishedDispute[]>('/v1/disputes').then(d => Array.isArray(d) ? d.slice(-16) : null).catch(orNull) : this.view.disputes
+      // disputes are in the peer's memory too: every poll, so the page shows each move of a bisection as it is made
+      const disputes = actors != null ? await this.get<FinishedDispute[]>('/v1/disputes').then(d => Array.isArray(d) ? d.slice(-16) : null).catch(orNull) : null
       Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes })
     } catch (err) {
       this.client = undefined

@@ -3,13 +3,15 @@ import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { roleMachines, nodeSupervisor } from '../../actors/index.js'
 import { Aggregator, type AggregatorOptions, type DashboardEvent } from './aggregator.js'
 import { machineChart, type Chart } from './statechart.js'
 
-// The dashboard's HTTP server: the static page (no build step, no CDN) and
-// JSON/SSE endpoints fed by the aggregator. Bound to 127.0.0.1 only, and
+// The dashboard's HTTP server: the static page (no build step, no CDN; the
+// charts are drawn by Chart.js, served from node_modules) and JSON/SSE
+// endpoints fed by the aggregator. Bound to 127.0.0.1 only, and
 // requests naming another Host are refused (DNS rebinding).
 
 export interface DashboardOptions extends AggregatorOptions {
@@ -34,6 +36,13 @@ const STATIC: Record<string, { file: string, type: string }> = {
   '/pictures.js': { file: 'pictures.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }
 }
+/** The charting library's browser bundle (UMD, no other files), read from the installed package. */
+export const CHART_JS_PATH = '/vendor/chart.umd.min.js'
+export function chartJsFile (): string {
+  // the package's exports map hides its dist/ files: resolve the entry point and look next to it
+  const entry = createRequire(import.meta.url).resolve('chart.js')
+  return join(dirname(entry), 'chart.umd.min.js')
+}
 const MAX_SSE_CLIENTS = 32
 
 export function machineCharts (): Record<string, Chart> {
@@ -52,6 +61,7 @@ export async function startDashboard (opts: DashboardOptions): Promise<Dashboard
   if (publicDir == null) throw new Error(`dashboard page not found (looked in ${PUBLIC_DIRS.join(', ')})`)
   const files = new Map<string, Buffer>()
   for (const [path, s] of Object.entries(STATIC)) files.set(path, await readFile(join(publicDir, s.file)))
+  files.set(CHART_JS_PATH, await readFile(chartJsFile()).catch((err: Error) => { throw new Error(`the dashboard's charting library is missing (npm ci installs chart.js): ${err.message}`) }))
   const charts = toJson(machineCharts())
 
   const host = opts.host ?? '127.0.0.1'
@@ -69,6 +79,7 @@ export async function startDashboard (opts: DashboardOptions): Promise<Dashboard
     if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, 'application/json', toJson({ error: 'only GET' })); return }
     const st = STATIC[url.pathname]
     if (st != null) { send(res, 200, st.type, files.get(url.pathname)!); return }
+    if (url.pathname === CHART_JS_PATH) { send(res, 200, 'text/javascript; charset=utf-8', files.get(CHART_JS_PATH)!); return }
     switch (url.pathname) {
       case '/api/state': send(res, 200, 'application/json', toJson(agg.state())); return
       case '/api/machines': send(res, 200, 'application/json', charts); return
@@ -93,7 +104,7 @@ export async function startDashboard (opts: DashboardOptions): Promise<Dashboard
   // one serialization per event, shared by every client
   agg.subscribe((e: DashboardEvent) => {
     if (sseClients.size === 0) return
-    const msg = e.type === 'state' ? `event: state\ndata: ${toJson(e.state)}\n\n` : `event: trace\ndata: ${toJson(e.entry)}\n\n`
+    const msg = e.type === 'state' ? `event: state\ndata: ${toJson(e.state)}\n\n` : e.type === 'trace' ? `event: trace\ndata: ${toJson(e.entry)}\n\n` : `event: balance\ndata: ${toJson(e.sample)}\n\n`
     for (const c of sseClients) {
       // a stalled browser tab must not make us buffer without bound
       if (c.writableLength > 4 * 1024 * 1024) { c.destroy(); sseClients.delete(c); continue }

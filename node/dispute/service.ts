@@ -44,6 +44,8 @@ export interface DisputeServiceInit {
   forceAfterMs?: number
 }
 
+export interface DisputeRecord { disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[], open?: boolean }
+
 /** What came from the defender: off chain, or on chain (then `forced`: it was forced on us and we answer on chain). */
 interface Incoming { signed: Signed, forced: boolean }
 
@@ -53,7 +55,9 @@ export class DisputeService {
   /** dispute id → how this node ended it (for DisputeResult.reason) */
   private readonly endings = new Map<number, string>()
   /** figures of finished disputes (wall time, moves), for benchmarks and status */
-  readonly finished: Array<{ disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[] }> = []
+  readonly finished: DisputeRecord[] = []
+  /** disputes this node challenges now, with the narrowing so far (the dashboard shows each move as it is made) */
+  readonly ongoing = new Map<number, DisputeRecord>()
 
   constructor (private readonly o: DisputeServiceInit) {
     this.log = o.peer.log.child({ component: 'dispute' })
@@ -235,12 +239,15 @@ export class DisputeService {
     let moves = 0
     let sent: Signed | undefined
     const heard: Msg[] = []
+    const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: step - 1, narrowing: [], open: true }
+    this.ongoing.set(disputeId, live)
     try {
       let incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, undefined, false)
       while (incoming != null) {
         const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
         heard.push(msg)
         moves++
+        Object.assign(live, { ms: Date.now() - t0, moves, narrowing: narrowingOf(heard) })
         const next = game.onMessage(msg, incoming.signed)
         if ('claim' in next) { await this.adjudicate(chain, disputeId, next.claim); break }
         if ('fail' in next) { this.log.error({ disputeId, why: next.fail }, 'the challenger cannot continue the game'); this.endings.set(disputeId, `challenger stuck: ${next.fail}`); break }
@@ -254,7 +261,7 @@ export class DisputeService {
     } catch (err) {
       this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
-    const result = await this.followToEnd(disputeId, 'challenger')
+    const result = await this.followToEnd(disputeId, 'challenger').finally(() => this.ongoing.delete(disputeId))
     this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: step - 1, narrowing: narrowingOf(heard) })
     this.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result

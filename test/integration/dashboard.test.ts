@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import type { Page } from 'playwright-core'
 import { startDashboard, type Dashboard } from '../../devnet/dashboard/server.js'
 import { ChainClient, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER } from '../../node/chain/client.js'
-import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
+import { chartSeries, openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { hexToU8a } from '@polkadot/util'
 import { encodeSigned } from '../../protocols/dispute/index.js'
 import { h32, signed } from '../helpers/dispute-msgs.js'
@@ -196,16 +196,27 @@ describe('devnet dashboard in headless Chromium', () => {
     const dispute = `#disputes [data-dispute="${did}"]`
     await page.waitForSelector(sel.disputeStatus(did, 'Open'))
     // the sample map: the steps Dave's verdict on chain lists (Dave is peer2's account), the checkpoints, the disputed step
+    // (drawn by Chart.js: the series are read from the library's chart on the canvas)
     const pics = `[data-task-pictures="${id}"]`
-    await page.waitForSelector(`${pics} [data-testid="sample-map"] [data-testid="disputed"][data-step="3"]`)
+    const map = `${pics} canvas[data-testid="sample-map"]`
+    await page.waitForFunction(s => (window as any).Chart.getChart(document.querySelector(s))?.data.datasets.some((d: any) => d.label === 'disputed step 4'), map)
+    const series = await chartSeries(page, map)
     expect(sample.length).toBeGreaterThan(0)
-    expect(await page.locator(`${pics} [data-testid="sample-row"][data-verifier="peer2"] circle`).count()).toBe(sample.length)
-    const dots = await page.locator(`${pics} [data-testid="sample-row"] circle title`).allTextContents()
-    expect(dots.map(t => Number(/step (\d+)/.exec(t)![1]) - 1).sort((a, b) => a - b)).toEqual([...sample].sort((a, b) => a - b))
-    expect(await page.locator(`${pics} [data-testid="checkpoints"] line`).count()).toBe(8 / 4 + 1)
+    const checkedByDave = series.find(d => d.label === 'peer2 accepts')!
+    expect(checkedByDave.points.map(p => p.x - 0.5).sort((a, b) => a - b)).toEqual([...sample].sort((a, b) => a - b))
+    expect(series.find(d => d.label.startsWith('checkpoints'))!.points.map(p => p.x)).toEqual([0, 4, 8])
+    expect(series.find(d => d.label === 'disputed step 4')!.points.every(p => p.x === 3.5)).toBe(true)
     // nobody trained this task: an empty curve, said so
-    expect(await page.getAttribute(`${pics} [data-testid="loss-curve"]`, 'data-points')).toBe('0')
-    expect(await page.textContent(`${pics} [data-testid="loss-curve"]`)).toContain('no loss reported yet')
+    expect(await page.getAttribute(`${pics} canvas[data-testid="loss-curve"]`, 'data-points')).toBe('0')
+    expect((await chartSeries(page, `${pics} canvas[data-testid="loss-curve"]`))[0].points).toHaveLength(0)
+    expect(await page.textContent(`${pics} [data-testid="loss-curve-box"]`)).toContain('no loss reported yet')
+    // the bisection live, while the dispute is open: Bob's commit reached the chain (forced), so the
+    // narrowing shows its first move (the whole trace of the step: 2^3 ops) before anyone reports the game
+    const live = `${dispute} [data-testid="bisection-live"] canvas[data-testid="bisection"]`
+    await page.waitForSelector(`${live}[data-rounds="1"]`)
+    const moves = await chartSeries(page, live)
+    expect(moves.find(d => d.label === 'still in dispute')!.points).toEqual([{ x: 0, y: 1 }])
+    expect(await page.textContent(`${dispute} [data-testid="bisection-live"] figcaption`)).toContain('as the chain (moves forced on chain) recorded them')
     // the chain's DisputeInfo: one message on chain, the challenger owes the next one
     await page.waitForSelector(`${dispute} .clocks:has-text("messages on chain 1 · forced: Challenger owes message 1 by block ${due}")`)
     await advance(due - await alice.bestNumber())
@@ -226,6 +237,17 @@ describe('devnet dashboard in headless Chromium', () => {
     const bobFree = BigInt((await bob.balance()).free)
     await page.waitForFunction(([sel, want]) => document.querySelector(sel)?.textContent?.replace(/,/g, '').startsWith(want) === true,
       ['#chain tr[data-account="Bob"] td:nth-child(3)', String(bobFree / UNIT)] as const)
+    // stakes and balances over time: a sample per block read, Bob's stake registered (2,000) and his free balance moving
+    const held = await chartSeries(page, 'canvas[data-testid="balances-held"]')
+    const bobStake = held.find(d => d.label === 'Bob stake')!
+    expect(bobStake.points.length).toBeGreaterThanOrEqual(3)
+    expect(bobStake.points[bobStake.points.length - 1].y).toBe(2000)
+    expect(held.find(d => d.label === 'Dave stake')!.points.at(-1)!.y).toBe(1500)
+    const free = await chartSeries(page, 'canvas[data-testid="balances-free"]')
+    const bobFreeSeries = free.find(d => d.label === 'Bob')!
+    expect(bobFreeSeries.points.length).toBe(bobStake.points.length)
+    expect(new Set(bobFreeSeries.points.map(p => p.y)).size).toBeGreaterThan(1)
+    expect(bobFreeSeries.points.map(p => p.x)).toEqual([...bobFreeSeries.points.map(p => p.x)].sort((a, b) => a - b))
     // docs/dashboard.png comes from the devnet scenario test (a real run); this one stays in the temp dir
     await page.screenshot({ path: join(dir.path, 'dashboard.png'), fullPage: true })
   })

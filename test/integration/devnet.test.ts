@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
+import { chartSeries, openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { tempDir } from '../helpers/procs.js'
 
 // The README's main command, end to end: `node dist/devnet/cli.js` (what `npm
@@ -104,38 +104,51 @@ describe('npm run devnet', () => {
     await waitTaskPhase(dash!.page, taskId, lines.find(l => l.msg === 'summary').summary.success === true ? 'Settled' : 'Failed', 30_000)
     const verdict = await waitDisputeVerdict(dash!.page, undefined, 30_000)
     expect(verdict).toMatch(/ChallengerWon|DefenderWon/)
-    // the pictures, drawn from what the peers and the chain report (compared with the dashboard's own state)
+    // the pictures, drawn by Chart.js from what the peers and the chain report (the series read from the
+    // library's chart on each canvas, compared with the dashboard's own state)
     const page = dash!.page
     const state = await (await fetch(new URL('/api/state', page.url()))).json()
     const task = state.tasks.find((t: any) => t.id === String(taskId))
     const pics = `[data-task-pictures="${taskId}"]`
-    // the solver's loss curve: one point per progress report, falling from the first to the last
+    // the solver's loss curve: one point per progress report, falling from the first to the last; the test accuracy on its own axis
     const points = task.pictures.curve.points as Array<[number, number]>
     expect(points.length).toBeGreaterThanOrEqual(3)
     expect(points[points.length - 1][1]).toBeLessThan(points[0][1])
-    expect(Number(await page.getAttribute(`${pics} [data-testid="loss-curve"]`, 'data-points'))).toBe(points.length)
-    expect(await page.locator(`${pics} [data-testid="loss-curve"] path.curve`).count()).toBe(1)
-    // the sample map: a dot per step each verdict on chain checked, the checkpoints, the disputed step
+    const accuracy = lines.find(l => l.msg === 'summary').summary.testAccuracy
+    expect(typeof accuracy).toBe('number')
+    await page.waitForFunction(s => (window as any).Chart.getChart(document.querySelector(s))?.data.datasets.some((d: any) => d.label.startsWith('test accuracy')), `${pics} canvas[data-testid="loss-curve"]`)
+    const loss = await chartSeries(page, `${pics} canvas[data-testid="loss-curve"]`)
+    expect(loss.find(d => d.label === 'training loss')!.points).toEqual(points.map(([x, y]) => ({ x, y })))
+    expect(loss.find(d => d.label.startsWith('test accuracy'))!.points[0].y).toBeCloseTo(accuracy * 100, 6)
+    // the sample map: a point per step each verdict on chain checked, the checkpoints, the disputed step
     // two verdicts (an accept lists its whole sample; a reject the steps up to the one it disputes)
     expect(task.pictures.samples.length).toBeGreaterThanOrEqual(2)
     for (const v of task.pictures.samples) expect(v.steps.length).toBeGreaterThanOrEqual(1)
-    const checked = task.pictures.samples.reduce((n: number, v: any) => n + v.steps.length, 0)
-    expect(await page.locator(`${pics} [data-testid="sample-row"] circle`).count()).toBe(checked)
-    expect(await page.locator(`${pics} [data-testid="checkpoints"] line`).count()).toBe(task.pictures.steps / task.pictures.checkpointEvery + 1)
+    const map = await chartSeries(page, `${pics} canvas[data-testid="sample-map"]`)
+    const verdictSeries = map.filter(d => / (accepts|rejects|void)$/.test(d.label))
+    expect(verdictSeries).toHaveLength(task.pictures.samples.length)
+    expect(verdictSeries.map(d => d.points.length)).toEqual(task.pictures.samples.map((v: any) => v.steps.length))
+    expect(map.find(d => d.label.startsWith('checkpoints'))!.points).toHaveLength(task.pictures.steps / task.pictures.checkpointEvery + 1)
     const dispute = state.disputes.find((d: any) => d.chain != null)
-    expect(Number(await page.getAttribute(`${pics} [data-testid="disputed"]`, 'data-step'))).toBe(dispute.chain.disputedStep)
+    expect(map.find(d => d.label === `disputed step ${dispute.chain.disputedStep + 1}`)!.points[0].x).toBe(dispute.chain.disputedStep + 0.5)
     // the bisection as the challenger recorded it, one bar per answer of the defender, and the claim the chain ruled on.
     // A forced error changes only the committed post-state: both traces agree, so the game ends at the
     // defender's commitment (the whole trace of the step) with a state claim
-    const bis = `#disputes [data-dispute="${dispute.id}"] [data-testid="bisection"]`
+    const bis = `#disputes [data-dispute="${dispute.id}"] canvas[data-testid="bisection"]`
     await page.waitForSelector(bis, { timeout: 15_000 })
     const narrowing = (await (await fetch(new URL('/api/state', page.url()))).json()).disputes.find((d: any) => d.id === dispute.id).narrowing as Array<{ stage: string, lo: number, hi: number, of: number }>
-    const stages = await page.locator(`${bis} g.narrow`).evaluateAll(gs => gs.map(g => g.getAttribute('data-stage')))
-    expect(stages).toEqual(narrowing.map(n => n.stage))
-    expect(stages[0]).toBe('trace')
+    const bars = (await chartSeries(page, bis)).find(d => d.label === 'still in dispute')!.points
+    expect(bars).toEqual(narrowing.map(n => ({ x: n.lo / n.of, y: n.hi / n.of })))
+    expect(narrowing[0].stage).toBe('trace')
     expect(narrowing[0].lo).toBe(0)
     expect(narrowing[0].hi).toBe(narrowing[0].of)
     expect(await page.textContent(`#disputes [data-dispute="${dispute.id}"] [data-testid="bisection-claim"]`)).toMatch(/state claim — the @state entry hashes to/)
+    // stakes and balances over time: every peer's account staked, the submitter's free balance fell by what it paid
+    const held = await chartSeries(page, 'canvas[data-testid="balances-held"]')
+    expect(held.filter(d => d.label.endsWith(' stake') && d.points.at(-1)!.y > 0).length).toBeGreaterThanOrEqual(5)
+    const free = await chartSeries(page, 'canvas[data-testid="balances-free"]')
+    expect(free.length).toBeGreaterThanOrEqual(5)
+    expect(free[0].points.length).toBeGreaterThanOrEqual(10)
     await page.screenshot({ path: resolve('docs/dashboard.png'), fullPage: true })
   }, 90_000)
 

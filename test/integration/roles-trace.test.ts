@@ -94,8 +94,15 @@ describe('roles and traces on a running peer', () => {
     await stopProc(f)
   })
 
-  it('keeps traces across a restart', async () => {
+  it('keeps traces across a restart; a follower is told when the peer stops', async () => {
+    const f = startCli(['trace', '--follow', '--json', '--data-dir', dataDir])
+    await waitForOutput(f, out => out.includes('"actorId"'), 10_000, 'the follower streaming')
     await stopProc(peer)
+    // the follower ends on its own, non-zero, saying why (not silently, as if the peer were quiet)
+    const t0 = Date.now()
+    expect(await Promise.race([f.exited, new Promise(resolve => setTimeout(() => resolve('still running'), 10_000))])).toBe(1)
+    expect(Date.now() - t0).toBeLessThan(10_000)
+    expect(f.stderr()).toContain('trace stream ended')
     peer = startCli(['join', '--bootstrap', firstJson(boot.stdout()).multiaddrs[0], '--data-dir', dataDir, '--json'])
     await waitForOutput(peer, hasJson, 20_000, 'peer ready again')
     const t = await cli('trace', '--actor', 'supervisor')

@@ -1,4 +1,5 @@
-// proofswarm dashboard page: plain browser JS, no build step, no dependencies.
+// proofswarm dashboard page: plain browser JS, no build step; the charts are
+// drawn by Chart.js (pictures.js).
 // Reads /api/machines once (statechart definitions) and follows /api/events
 // (server-sent events: "state" about once a second, "trace" per actor trace entry).
 'use strict'
@@ -252,8 +253,8 @@ function renderTasks (s) {
       el('h4', {}, `task #${t.id}`, el('span', { class: 'muted small', text: p.curve != null ? ` training loss (${p.curve.peer}, ${p.curve.phase})` : '' }),
         p.result?.accuracy != null ? el('span', { class: 'small', 'data-testid': 'task-accuracy', text: ` test accuracy ${(p.result.accuracy * 100).toFixed(2)}%` }) : null),
       el('div', { class: 'pictures-row' },
-        el('figure', {}, window.pictures.lossCurve(p), el('figcaption', { class: 'small muted', text: 'training loss by step' + (text != null ? '; dashed: held-out loss and unigram baseline' : '') })),
-        el('figure', {}, window.pictures.sampleMap(p, v => v), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
+        el('figure', {}, window.pictures.lossCurve(`loss/${t.id}`, p), el('figcaption', { class: 'small muted', text: 'training loss by step, live while the solver trains' + (text != null ? '; dashed: held-out loss and unigram baseline' : '') + (p.result?.accuracy != null ? '; diamond: test accuracy' : '') })),
+        el('figure', {}, window.pictures.sampleMap(`samples/${t.id}`, p), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
       text != null ? window.pictures.textResult(text) : null)
   })
   replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)), pics)
@@ -280,9 +281,13 @@ function renderDisputes (s) {
         r.detail != null ? el('span', { class: 'muted', text: ` ${fmtData(r.detail)}` }) : null)))
       : el('p', { class: 'empty', text: 'no rounds yet' })
     // the narrowing when the challenger reported it; the raw rounds folded away
+    const playing = d.status === 'Open'
+    const claim = d.claim != null ? el('div', { class: 'small claim', 'data-testid': 'bisection-claim', text: `on chain: ${d.claim.kind} claim — ${d.claim.reason}` }) : null
     const narrowing = d.narrowing != null && d.narrowing.length > 0
-      ? el('figure', {}, window.pictures.bisectionView(d), el('figcaption', { class: 'small muted', text: `how the bisection narrowed (${d.narrowing.length} answers of the defender, as ${d.narrowedBy} recorded them): the filled part is still in dispute after each answer` }))
-      : (d.claim != null ? el('div', { class: 'small', 'data-testid': 'bisection-claim', text: `on chain: ${d.claim.kind} claim — ${d.claim.reason}` }) : null)
+      ? el('figure', { 'data-testid': playing ? 'bisection-live' : 'bisection-done' }, window.pictures.bisectionView(`bisection/${d.id}`, d),
+        el('figcaption', { class: 'small muted', text: `${playing ? 'narrowing now' : 'how the bisection narrowed'} (${d.narrowing.length} answer${d.narrowing.length === 1 ? '' : 's'} of the defender, as ${d.narrowedBy} recorded them): step → ops of its trace → one op → tensor → rows → element; the filled part is still in dispute after each answer` }),
+        claim)
+      : claim
     const rounds = narrowing != null ? el('details', {}, el('summary', { class: 'small muted', text: `${d.rounds.length} events and trace entries` }), list) : list
     return el('div', { class: 'dispute', 'data-dispute': d.id }, head, clocks, narrowing, rounds)
   }))
@@ -389,6 +394,25 @@ function renderChain (s) {
   replaceChildren(box, c.state !== 'connected' ? el('p', { class: 'empty', text: `chain not connected: ${c.error ?? ''} (showing last known values)` }) : null,
     el('div', { class: 'grid2' }, acctTable, el('div', {}, el('b', { class: 'small', text: 'latest arbitration events' }), c.events.length > 0 ? events : el('p', { class: 'empty', text: 'none yet' }))))
 }
+// the balance history: whole in the first state, then one "balance" event per new sample (thinned as the server does)
+let balanceHistory = []
+const MAX_BALANCE_SAMPLES = 400
+function addBalanceSample (sample) {
+  if (balanceHistory.length > 0 && balanceHistory[balanceHistory.length - 1].block >= sample.block) return
+  balanceHistory.push(sample)
+  if (balanceHistory.length > MAX_BALANCE_SAMPLES) {
+    const half = Math.floor(balanceHistory.length / 2)
+    balanceHistory = balanceHistory.filter((_, i) => i >= half || i % 2 === 0)
+  }
+  if (lastState != null) renderBalances(lastState)
+}
+function renderBalances (s) {
+  const box = $('#balances')
+  const h = balanceHistory
+  if (s.chain.state === 'none') { replaceChildren(box, el('p', { class: 'empty', text: 'no chain: this dashboard was started without a chain URL' })); return }
+  replaceChildren(box, el('div', { class: 'pictures-row' }, window.pictures.balanceCharts('balances', h).map((c, i) =>
+    el('figure', {}, c, el('figcaption', { class: 'small muted', text: i === 0 ? 'free balance of each account that moved' : 'reserved funds (stake, bonds, escrow) solid; registered stake dashed' })))))
+}
 function rolesOfMask (m) {
   return [[1, 'submitter'], [2, 'solver'], [4, 'verifier'], [8, 'whistleblower']].filter(([b]) => (m & b) !== 0).map(([, r]) => r)
 }
@@ -441,13 +465,17 @@ function renderTimeline () {
 function render (s) {
   lastState = s
   lastStateAt = Date.now()
+  if (Array.isArray(s.chain.history)) balanceHistory = s.chain.history.slice()
   let seeded = false
   for (const e of s.traces) seeded = addTrace(e, false) || seeded
+  window.pictures.beginFrame()
   renderPeers(s)
   renderTasks(s)
   renderDisputes(s)
   renderActors(s)
   renderChain(s)
+  renderBalances(s)
+  window.pictures.endFrame()
   if (seeded) renderTimeline()
   const up = s.peers.filter(p => p.connected).length
   $('#summary').textContent = `${up}/${s.peers.length} peers up · ${s.tasks.length} task(s) · ${s.disputes.length} dispute(s)`
@@ -466,6 +494,7 @@ async function main () {
   const es = new EventSource('/api/events')
   es.addEventListener('state', (ev) => { try { render(JSON.parse(ev.data)) } catch (err) { console.error(err) } })
   es.addEventListener('trace', (ev) => { try { addTrace(JSON.parse(ev.data), true) } catch (err) { console.error(err) } })
+  es.addEventListener('balance', (ev) => { try { addBalanceSample(JSON.parse(ev.data)) } catch (err) { console.error(err) } })
   es.onerror = () => setLive(false)
   setInterval(() => { if (lastStateAt > 0 && Date.now() - lastStateAt > 5000) setLive(false, 'no update for 5 s') }, 1000)
   $('#trace-peer').addEventListener('change', renderTimeline)

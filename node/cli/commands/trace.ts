@@ -82,4 +82,6 @@ async function followStream (c: ControlClient, path: string, print: (e: TraceEnt
   } catch (err) {
     if (!ac.signal.aborted) throw new CliError(`trace stream ended: ${(err as Error).message}`)
   }
+  // the peer ended the stream: it stopped (or is restarting); following on silently would look like a quiet peer
+  if (!ac.signal.aborted) throw new CliError('trace stream ended: the peer closed it (it stopped or is restarting)')
 }

@@ -4,6 +4,9 @@ import { roleMachines, nodeSupervisor, type TraceEntry } from '../../../actors/i
 import { machineChart } from '../../../devnet/dashboard/statechart.js'
 import { Aggregator, stateText } from '../../../devnet/dashboard/aggregator.js'
 import { readSse } from '../../../devnet/dashboard/sse.js'
+import { BalanceHistory } from '../../../devnet/dashboard/balance-history.js'
+import type { AccountView } from '../../../devnet/dashboard/chain-watch.js'
+import { disputeItem, watchDisputes } from '../../../devnet/dispute-progress.js'
 
 // Dashboard parts that need no processes: statecharts read from the machine
 // definitions, the bounded trace buffer, dispute and task views, SSE parsing.
@@ -112,6 +115,80 @@ describe('the data of the task and dispute pictures', () => {
     expect(d.narrowing).toEqual(narrowing)
     expect(d.narrowedBy).toBe('wb')
     expect(d.taskId).toBe('4')
+    await agg.stop()
+  })
+})
+
+describe('the live bisection and stakes over time', () => {
+  it('merges an open dispute\'s moves heard on chain with the challenger\'s record so far, by message number', async () => {
+    const agg = new Aggregator({ peers: [{ name: 'wb', dataDir: '/nonexistent', role: 'whistleblower' }] })
+    const wb = agg.watches[0].view
+    wb.actors = { supervisor: { state: 'running', roles: [] }, actors: [] }
+    const at = (seq: number, lo: number, hi: number): never => ({ seq, stage: 'trace', lo, hi, of: 64 }) as never
+    agg.chain.view.disputes = [{ id: '2', status: 'Open', taskId: 5 } as never]
+    // only the forced commit is on chain so far: the page draws it before any peer reports
+    agg.chain.view.chainMoves = { 2: [at(0, 0, 64)] }
+    let d = agg.state().disputes.find(x => x.id === '2')!
+    expect(d.narrowing?.map(n => n.seq)).toEqual([0])
+    expect(d.narrowedBy).toBe('the chain (moves forced on chain)')
+    // the challenger's record while it plays (open): two more answers, one the chain also has
+    wb.disputes = [{ disputeId: 2, role: 'challenger', ms: 10, moves: 4, winner: '', reason: 'in progress', taskId: 5, narrowing: [at(0, 0, 64), at(2, 0, 32)], open: true }]
+    agg.chain.view.chainMoves = { 2: [at(0, 0, 64), at(4, 16, 32)] }
+    d = agg.state().disputes.find(x => x.id === '2')!
+    expect(d.narrowing?.map(n => [n.seq, n.lo, n.hi])).toEqual([[0, 0, 64], [2, 0, 32], [4, 16, 32]])
+    expect(d.narrowedBy).toBe('wb and the chain')
+    expect(d.status).toBe('Open')
+    await agg.stop()
+  })
+
+  it('keeps one balance sample per new block, bounded, thinning the older half', () => {
+    const acct = (free: bigint, stake?: bigint): AccountView => ({ name: 'Bob', address: 'x', accountId: '0x', free, reserved: stake ?? 0n, node: stake != null ? { peerId: 'p', roles: 2, stake, activeTasks: 0, registeredAt: 1 } : null })
+    const h = new BalanceHistory(8)
+    expect(h.add(5, 1, [acct(100n)])).toBe(true)
+    expect(h.add(5, 2, [acct(90n)])).toBe(false) // the same block read twice
+    expect(h.add(4, 3, [acct(90n)])).toBe(false) // an older block (a reconnect to a lagging chain)
+    expect(h.add(6, 4, [acct(90n, 10n)])).toBe(true)
+    expect(h.samples.map(s => [s.block, s.accounts.Bob.free, s.accounts.Bob.stake])).toEqual([[5, 100n, undefined], [6, 90n, 10n]])
+    for (let b = 7; b < 40; b++) h.add(b, b, [acct(BigInt(b))])
+    expect(h.samples.length).toBeLessThanOrEqual(8)
+    const blocks = h.samples.map(s => s.block)
+    expect(blocks[0]).toBe(5) // still covers the whole run
+    expect(blocks[blocks.length - 1]).toBe(39) // and ends at the newest block
+    expect(blocks).toEqual([...blocks].sort((a, b) => a - b))
+    expect(() => new BalanceHistory(2)).toThrow('at least 4')
+  })
+
+  it('sends the balance history whole only in a full state; new samples go out as events', async () => {
+    const agg = new Aggregator({ peers: [] })
+    const events: string[] = []
+    agg.subscribe(e => events.push(e.type === 'balance' ? `balance ${e.sample.block}` : e.type))
+    expect(Array.isArray(agg.state().chain.history)).toBe(true)
+    expect(agg.state(false).chain.history).toBeUndefined()
+    agg.chain.onSample!({ block: 7, time: 1, accounts: {} })
+    expect(events).toEqual(['balance 7'])
+    await agg.stop()
+  })
+})
+
+describe('the devnet\'s progress line for a dispute being played', () => {
+  it('says how many answers and what is still in dispute, and goes away once decided', async () => {
+    const row = (status: string, narrowing: unknown[]): never => ({ id: '3', status, rounds: [], narrowing }) as never
+    expect(disputeItem(row('Open', []))).toEqual({ label: 'dispute 3', text: '0 answers of the defender; waiting for the defender\'s commitment' })
+    expect(disputeItem(row('Open', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }, { seq: 2, stage: 'trace', lo: 32, hi: 48, of: 64 }]))!.text).toBe('2 answers of the defender; ops 32–47 of 64 still in dispute')
+    expect(disputeItem(row('Open', [{ seq: 4, stage: 'entry', entry: 37, lo: 37, hi: 38, of: 38, note: 'MatMul' }]))!.text).toBe('1 answer of the defender; narrowed to op 37 (MatMul)')
+    expect(disputeItem(row('ChallengerWon', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }]))).toBeUndefined()
+    // from the aggregator's states: shown when it changes, removed when decided
+    const agg = new Aggregator({ peers: [] })
+    const shown: Array<[string, string | undefined]> = []
+    const stop = watchDisputes(agg, (key, item) => shown.push([key, item?.text]))
+    agg.chain.view.disputes = [{ id: '3', status: 'Open', taskId: 1 } as never]
+    agg.chain.view.chainMoves = { 3: [{ seq: 0, stage: 'trace', lo: 0, hi: 8, of: 8 }] }
+    const emit = (): void => { (agg as any).emit({ type: 'state', state: agg.state(false) }) }
+    emit(); emit()
+    agg.chain.view.disputes = [{ id: '3', status: 'DefenderWon', taskId: 1 } as never]
+    emit(); emit()
+    expect(shown).toEqual([['dispute 3', '1 answer of the defender; ops 0–7 of 8 still in dispute'], ['dispute 3', undefined]])
+    stop()
     await agg.stop()
   })
 })
