@@ -269,7 +269,7 @@ describe('stake that answers for the penalty', () => {
   /** Bob commits (honestly) whenever he is selected; every drawn verifier (Alice's puppets) stays silent; returns whether Bob worked. */
   const playOut = (): boolean => {
     let worked = false
-    for (let i = 0; i < 3000 && !['Settled', 'Failed', 'Unverified', 'Expired'].includes(task().phase); i++) {
+    for (let i = 0; i < 5000 && !['Settled', 'Failed', 'Unverified', 'Expired'].includes(task().phase); i++) {
       if (task().phase === 'Solving' && task().solver === h.accounts.Bob && !worked) {
         expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
         worked = true

@@ -24,6 +24,8 @@ export interface HeldKind<R extends HeldRequestInfo> {
   closed: string
   alreadyOpen: string
   requester: (r: R) => string
+  /** blocks the solver has to answer after the sampling block (default: dispute_clock) */
+  window?: (p: { disputeClock: number }, t: { challengeWindow: number }) => number
 }
 
 export function getHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint): R {
@@ -33,8 +35,9 @@ export function getHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>
 }
 
 /**
- * Blocks the solver has to answer, after the block that drew the samples:
- * dispute_clock, or a quarter of the task's challenge window if longer. The
+ * Blocks the solver has to answer an availability challenge, after the block
+ * that drew the samples: dispute_clock, or a quarter of the task's challenge
+ * window if longer. The
  * submitter sizes challenge_window for fetching and replaying sampled steps
  * on its network (the task-throughput bench: 600 blocks for replays of
  * 50–80 s under a load of 30–40, docs/benchmarks.md); an answer reads,
@@ -66,8 +69,8 @@ export function openHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R
   const id = ctx.store.read<bigint>(P, k.nextId)
   ctx.store.put(P, k.nextId, undefined, id + 1n)
   // what is sampled comes from this block's hash, readable from the next block on;
-  // the solver gets answerWindow blocks after that
-  const r = make({ taskId: a.taskId, solver: t.solver!, checkpointStep: a.checkpointStep, deposit: p.disputeBond, openedAt: ctx.now, deadline: ctx.now + 1 + answerWindow(p, t), samples: 0, status: 'Open' })
+  // the solver gets the kind's window after that
+  const r = make({ taskId: a.taskId, solver: t.solver!, checkpointStep: a.checkpointStep, deposit: p.disputeBond, openedAt: ctx.now, deadline: ctx.now + 1 + (k.window?.(p, t) ?? p.disputeClock), samples: 0, status: 'Open' })
   putHeld(ctx, k, id, r)
   ctx.store.put(P, k.open, a.taskId, [...open, [a.checkpointStep, id]])
   t.openDisputes += 1
