@@ -116,6 +116,13 @@ export class ScenarioWatcher {
         line(`task UNVERIFIED: only ${String(d.standing)} verdict(s) stood after every extension; the solver is not paid, ${units(d.refunded as bigint)} refunded to the submitter`)
         for (const w of this.waiters.splice(0)) w()
         break
+      case 'AwaitingVerifierStake': line(`no solver yet: only ${String(d.verifiers)} verifier(s) have ${units(d.needed as bigint)} of free stake to answer for the task (bond + reward); waiting`); break
+      case 'TaskExpired':
+        this.times.settled ??= now
+        this.settled = { success: false }
+        line(`task EXPIRED: nobody took it in time; ${units(d.refunded as bigint)} refunded to the submitter`)
+        for (const w of this.waiters.splice(0)) w()
+        break
     }
   }
 

@@ -77,6 +77,8 @@ export function toDomainEvent (e: ChainEvent, me: string): DomainEvent | undefin
     case 'TaskSettled': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
     // no quorum of verdicts: nobody is paid, the task is over all the same
     case 'TaskUnverified': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
+    // nobody took it in time (no solver, or too little verifier stake): refunded, over
+    case 'TaskExpired': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
     default: return undefined
   }
 }

@@ -21,12 +21,13 @@ export interface ChainStatus { url: string | null, account: string | null, state
 /** The task phase each pallet event puts a task in (the chain's own phases). */
 const PHASE_OF: Record<string, string> = {
   TaskSubmitted: 'Unassigned',
+  TaskExpired: 'Expired',
   SolverSelected: 'Solving',
   SolverTimedOut: 'Unassigned',
   TaskReleased: 'Unassigned',
   ProofCommitted: 'Verifying'
 }
-export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified'] as const
+export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired'] as const
 
 export class Observability {
   private readonly failures: Failure[] = []

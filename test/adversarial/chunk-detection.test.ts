@@ -47,7 +47,7 @@ beforeAll(async () => {
   coded = codeRun(dir)
   chunks = readChunks(dir, STEP).chunks
   h = await Harness.create({ reference })
-  for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Ferdie', 8]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, 10_000n * UNIT)).error).toBeUndefined()
+  for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4], ['Ferdie', 8]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, 10_000n * UNIT)).error).toBeUndefined()
   const bytes = programBytes(program)
   expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: u8aToHex(sha256(bytes)), program: u8aToHex(bytes), datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32), steps: STEPS, checkpointEvery: EVERY, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 1_000_000, solveTimeout: 20 }).error).toBeUndefined()
   h.advance(1)

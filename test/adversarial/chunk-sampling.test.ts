@@ -138,7 +138,7 @@ describe('chunk sampling: a withholding solver', () => {
   it('a proof committed without a coded root cannot answer any request', async () => {
     h = await Harness.create({ reference })
     const p = taskProgram({ steps: STEPS, checkpointEvery: EVERY })
-    for (const [n, roles] of [['Bob', 2], ['Dave', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
+    for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
     expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32), steps: STEPS, checkpointEvery: EVERY, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 2, challengeWindow: 40, solveTimeout: 20 }).error).toBeUndefined()
     h.advance(1)
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: run.proofRoot, finalStateRoot: run.finalStateRoot, stepCount: STEPS, checkpoints: ['0x01'] }).error).toBeUndefined()

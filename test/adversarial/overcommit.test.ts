@@ -39,7 +39,8 @@ async function drawnThrice (stake: bigint): Promise<World> {
   const h = await Harness.create({ reference })
   const reg = (who: string, roles: number, s: bigint): void => { expect(h.run(who, 'Arbitration', 'register_node', h.registerArgs(who, roles, s)).error).toBeUndefined() }
   reg('Bob', 2, stake)
-  reg('Dave', 4, 2000n * UNIT)
+  // enough verifier stake to answer for the three tasks' penalties (3 × (B + R)): each is reserved at its solver's selection
+  reg('Dave', 4, 3000n * UNIT)
   for (let i = 0; i < 3; i++) {
     const r = h.run('Alice', 'Arbitration', 'submit_task', {
       programHash: P.programHash, program: P.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 800n * UNIT,

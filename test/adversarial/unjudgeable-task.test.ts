@@ -26,6 +26,8 @@ const submit = (p: { programHash: string, programHex: string }): string | undefi
 async function chain (ref: ReferenceSemantics = reference): Promise<void> {
   h = await Harness.create({ reference: ref })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
+  // verifiers whose stake answers for the tasks' penalty: without them no task reaches a solver
+  for (const n of ['Dave', 'Eve']) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, 4, 2000n * UNIT)).error).toBeUndefined()
 }
 
 /** Nothing happened: no task, no escrow, no solver selected over the next blocks. */

@@ -138,9 +138,11 @@ describe('who can be drawn', () => {
       expect(verdict('Alice', true, i)).toBe('Arbitration.SubmitterCannotVerify')
       expect(verdict('Bob', true, i)).toBe('Arbitration.SolverCannotVerify')
     }
-    // three slots with two eligible accounts: two drawn, nobody twice
-    committed(3)
-    expect(assignedNames(h, 6).sort()).toEqual(['Dave', 'Eve'])
+    // three slots with two eligible accounts: the task is not handed to a solver, whose work could not be verified
+    const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: REWARD + VREWARD * 3n, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 3, challengeWindow: 10, solveTimeout: 20 }).error).toBeUndefined()
+    expect(h.advance(1)).toContain('Arbitration.AwaitingVerifierStake')
+    expect(task(id).phase).toBe('Unassigned')
   })
 })
 
@@ -258,19 +260,68 @@ describe('stake that answers for the penalty', () => {
     expect(silencePenalty(h.read('Arbitration', 'Params')!, task(1))).toBeGreaterThan(min - silencePenalty(h.read('Arbitration', 'Params')!, task(0)))
   })
 
-  it('a reward larger than any verifier\'s stake does not make a task unverifiable: then every eligible verifier may be drawn', () => {
+  // A submitter asking a reward R above what any verifier's stake can answer for: before, the task went to a
+  // solver anyway, the draw fell back to every eligible verifier, and the submitter's minimum-stake puppet,
+  // drawn and silent, lost its whole stake (< R) while the task ended Unverified and the escrow came back:
+  // the solver's work for less than R. Each test fails if the solver worked and the coalition paid less than R.
+  const HUGE = 5000n * UNIT
+  const hugeTask = (): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: HUGE + VREWARD, solverReward: HUGE, verifierReward: VREWARD, verifierCount: 1, challengeWindow: 10, solveTimeout: 20 }).error
+  /** Bob commits (honestly) whenever he is selected; every drawn verifier (Alice's puppets) stays silent; returns whether Bob worked. */
+  const playOut = (): boolean => {
+    let worked = false
+    for (let i = 0; i < 5000 && !['Settled', 'Failed', 'Unverified', 'Expired'].includes(task().phase); i++) {
+      if (task().phase === 'Solving' && task().solver === h.accounts.Bob && !worked) {
+        expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+        worked = true
+      }
+      h.advance(1)
+    }
+    return worked
+  }
+
+  it('a reward larger than any verifier\'s stake: the task never reaches a solver, and expires with the escrow refunded', () => {
     register('Bob', 2)
     const min = h.read<{ minStake: bigint }>('Arbitration', 'Params')!.minStake
+    // Dave is Alice's puppet, with the minimum stake: it cannot answer for B + R
     register('Dave', 4, min)
-    // R = 600 here; a submitter asking R above every verifier's stake would otherwise draw nobody,
-    // end Unverified and keep the escrow while the solver's published run is there to fetch
-    const p = h.read<{ disputeBond: bigint }>('Arbitration', 'Params')!
-    expect(silencePenalty(p, { solverReward: 2000n * UNIT })).toBeGreaterThan(min)
-    const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 2100n * UNIT, solverReward: 2000n * UNIT, verifierReward: VREWARD, verifierCount: 1, challengeWindow: 10, solveTimeout: 20 }).error).toBeUndefined()
+    expect(silencePenalty(h.read('Arbitration', 'Params')!, { solverReward: HUGE })).toBeGreaterThan(min)
+    const coalition = (): bigint => worth('Alice') + worth('Dave')
+    const [start, bob] = [coalition(), worth('Bob')]
+    expect(hugeTask()).toBeUndefined()
+    expect(h.advance(1)).toContain('Arbitration.AwaitingVerifierStake')
+    const worked = playOut()
+    // the payoff first: had the solver worked, the coalition must have paid more than R
+    if (worked) expect(coalition() - start).toBeLessThan(-HUGE)
+    expect(worked).toBe(false)
+    expect(task().phase).toBe('Expired')
+    expect(worth('Bob')).toBe(bob)
+    expect(coalition()).toBe(start)
+    expect(h.reserved('Alice')).toBe(0n)
+  })
+
+  it('stake that answered at the selection cannot leave before the draw: the reserved puppet is drawn and pays more than R', () => {
+    register('Bob', 2)
+    const min = h.read<{ minStake: bigint }>('Arbitration', 'Params')!.minStake
+    // Alice's puppets: Ferdie with the stake to answer for the task (it lets the task reach Bob), Dave with the minimum
+    register('Ferdie', 4, 10_000n * UNIT)
+    register('Dave', 4, min)
+    const coalition = (): bigint => worth('Alice') + worth('Dave') + worth('Ferdie')
+    const start = coalition()
+    expect(hugeTask()).toBeUndefined()
     h.advance(1)
-    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: id, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
-    h.advance(2)
-    expect(assignedNames(h, id)).toEqual(['Dave'])
+    expect(task().solver).toBe(h.accounts.Bob)
+    // once Bob works, Ferdie tries to leave the pool so that only the minimum-stake puppet can be drawn
+    const left = h.run('Ferdie', 'Arbitration', 'unregister', {}).error
+    // or, failing that, to stop being a verifier
+    if (left !== undefined) expect(h.run('Ferdie', 'Arbitration', 'set_roles', { roles: 2 }).error).toBeUndefined()
+    const worked = playOut()
+    expect(worked).toBe(true)
+    // honest play costs the coalition R; the stall must cost more
+    expect(coalition() - start).toBeLessThan(-HUGE)
+    expect(left).toBe('Arbitration.HasActiveTasks')
+    expect(task().phase).toBe('Unverified')
+    const drawn = harnessAssignments(h)!.verifiers.map(v => v.verifier)
+    expect(drawn).toEqual([h.accounts.Ferdie])
+    expect(harnessAssignments(h)!.verifiers[0].status).toBe('Lapsed')
   })
 })

@@ -56,7 +56,8 @@ describe('ChainClient over the dev chain', () => {
     // a program the chain cannot adjudicate (tfjs-cpu has no reference for most of its kernels) is refused
     const cpu = taskProgram({ steps: 8, checkpointEvery: 4, runtime: 'tfjs-cpu@4.22.0' })
     expect(await err(c.Alice.submitTask({ programHash: cpu.programHash, program: cpu.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 }))).toBe('arbitration.ProgramNotVerifiable')
-    const id = await c.Alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 })
+    // one verifier: Dave is the only one whose stake can answer for it (a task reaches a solver only then)
+    const id = await c.Alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 30, solveTimeout: 50 })
     expect(id).toBe(0n)
     await advance(1)
     let t = await c.Alice.task(id)

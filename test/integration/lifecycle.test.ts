@@ -64,6 +64,14 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     void v
   })
 
+  // before the task: a task reaches a solver only once verifier_count (2) verifiers can answer for it
+  it('switches a running peer\'s roles mid-run: the whistleblower becomes a verifier', async () => {
+    const r = await cli('switcher', 'roles', 'set', 'verifier')
+    expect(r.roles).toEqual(['verifier'])
+    const switcher = peers.get('switcher')!
+    await waitFor(async () => ((await observer.node(accountIdOf(switcher.account)))?.roles === 4) || undefined, 20_000, 'roles mirrored on chain')
+  })
+
   it('submits a task; a solver is selected and starts training', async () => {
     const taskFile = join(dir.path, 'task.json')
     const r = await runCli(['task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '150', '--checkpoint-every', '25', '--batch', '32', '--out', taskFile])
@@ -106,13 +114,6 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     expect(committed.solver).toBe(replacement)
     expect(committed.phase).toBe('Verifying')
   }, 180_000)
-
-  it('switches a running peer\'s roles mid-run: the whistleblower becomes a verifier', async () => {
-    const r = await cli('switcher', 'roles', 'set', 'verifier')
-    expect(r.roles).toEqual(['verifier'])
-    const switcher = peers.get('switcher')!
-    await waitFor(async () => ((await observer.node(accountIdOf(switcher.account)))?.roles === 4) || undefined, 20_000, 'roles mirrored on chain')
-  })
 
   it('the replacement solver commits, both verifiers accept, and the task settles with payouts', async () => {
     const settled = await waitFor(async () => {

@@ -5,18 +5,19 @@ import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
-import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy } from './forced-rulings.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
-import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
+import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { vrfVerify } from './vrf.js'
-import { ROLE_ALL, ROLE_SOLVER, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
-import { blockRandomness, currentRandomness } from './block-randomness.js'
+import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
+import { ROLE_ALL, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
+import { blockRandomness } from './block-randomness.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
 // proof commitment, verdicts, slashing, forced-error reveals, jackpot and
@@ -32,7 +33,7 @@ const MAX_VERIFIERS = 64
 export type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict }
 // ---- storage helpers ----
 export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
-const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
+export const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
 const putNode = (ctx: Context, who: string, n: NodeInfo): void => ctx.store.put(P, 'Nodes', who, n)
 export function getTask (ctx: Context, id: bigint): TaskInfo {
   const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
@@ -120,7 +121,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
     submitter: who,
     phase: 'Unassigned',
     solver: null,
-    deadline: 0,
+    // while Unassigned: the last block before it expires (stake-spec.ts)
+    deadline: ctx.now + UNASSIGNED_TIMEOUT,
     excluded: [],
     proofRoot: ZERO_HASH,
     finalStateRoot: ZERO_HASH,
@@ -163,46 +165,6 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): voi
   let ok = false
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
-}
-
-/** Stake-weighted selection among registered solvers not excluded; randomness = parent block hash. */
-export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
-  const p = params(ctx)
-  const candidates: Array<{ account: string, stake: bigint }> = []
-  for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
-    if (acc === t.submitter || t.excluded.includes(acc)) continue
-    const n = getNode(ctx, acc)
-    if (n !== undefined && (n.roles & ROLE_SOLVER) !== 0 && n.stake >= p.minStake) candidates.push({ account: acc, stake: n.stake })
-  }
-  const seed = selectionSeed(currentRandomness(ctx), id, t.excluded.length)
-  const solver = pickWeighted(seed, candidates)
-  if (solver === undefined) {
-    if (announceFailure) ctx.emit(P, 'NoSolverAvailable', { taskId: id })
-    putTask(ctx, id, t)
-    return
-  }
-  t.phase = 'Solving'
-  t.solver = solver
-  t.deadline = ctx.now + t.solveTimeout
-  // the seed also fixes the solver's private forced-error draw (a VRF of its key over task id ‖ seed)
-  t.selectionSeed = seed
-  putTask(ctx, id, t)
-  adjustActive(ctx, solver, 1)
-  ctx.emit(P, 'SolverSelected', { taskId: id, solver, deadline: t.deadline })
-}
-
-export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): void {
-  const t = getTask(ctx, a.taskId)
-  ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
-  ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
-  // not a free re-roll of the selection (and of the forced-error draw that comes with it): a dispute bond's worth of stake
-  const fee = slashStake(ctx, who, TREASURY, params(ctx).disputeBond)
-  adjustActive(ctx, who, -1)
-  t.excluded.push(who)
-  t.solver = null
-  t.phase = 'Unassigned'
-  ctx.emit(P, 'TaskReleased', { taskId: a.taskId, solver: who, fee })
-  trySelect(ctx, a.taskId, t, true)
 }
 
 export function commitProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): void {

@@ -6,7 +6,7 @@ import { noteEvidence } from './assignment.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
-import { answerHeld, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
+import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 import { blockRandomness } from './block-randomness.js'
 
@@ -15,7 +15,7 @@ import { blockRandomness } from './block-randomness.js'
 // of a committed run challenges the solver with a deposit; the hash of the
 // block that includes the challenge seeds SAMPLE_COUNT (tensor, row) positions
 // of the state at that step; the solver must post those rows with Merkle
-// proofs against its committed proof_root within dispute_clock blocks.
+// proofs against its committed proof_root within answerWindow blocks.
 // Answered: the deposit goes to the solver and the rows are in an event for
 // anyone. Unanswered: anyone calls availability_timeout, the solver is slashed
 // like a lost dispute and the task fails at settlement. An open challenge
@@ -34,7 +34,8 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   notFound: 'AvailabilityNotFound',
   closed: 'AvailabilityClosed',
   alreadyOpen: 'AvailabilityAlreadyOpen',
-  requester: c => c.challenger
+  requester: c => c.challenger,
+  window: answerWindow
 }
 
 /** Checkpoints are taken every checkpoint_every steps and at the last step (node/train/run.ts). */

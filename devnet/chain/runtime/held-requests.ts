@@ -24,12 +24,28 @@ export interface HeldKind<R extends HeldRequestInfo> {
   closed: string
   alreadyOpen: string
   requester: (r: R) => string
+  /** blocks the solver has to answer after the sampling block (default: dispute_clock) */
+  window?: (p: { disputeClock: number }, t: { challengeWindow: number }) => number
 }
 
 export function getHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint): R {
   const r = ctx.store.get<R>(P, k.items, id)
   if (r === undefined) ctx.fail(P, k.notFound)
   return r
+}
+
+/**
+ * Blocks the solver has to answer an availability challenge, after the block
+ * that drew the samples: dispute_clock, or a quarter of the task's challenge
+ * window if longer. The
+ * submitter sizes challenge_window for fetching and replaying sampled steps
+ * on its network (the task-throughput bench: 600 blocks for replays of
+ * 50–80 s under a load of 30–40, docs/benchmarks.md); an answer reads,
+ * hashes and sends one checkpoint, less than a replay, and there honest
+ * solvers missed a 21-block window (dispute_clock 20) and were slashed.
+ */
+export function answerWindow (p: { disputeClock: number }, t: { challengeWindow: number }): number {
+  return Math.max(p.disputeClock, Math.ceil(t.challengeWindow / 4))
 }
 
 export const putHeld = <R extends HeldRequestInfo>(ctx: Context, k: HeldKind<R>, id: bigint, r: R): void => ctx.store.put(P, k.items, id, r)
@@ -53,8 +69,8 @@ export function openHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R
   const id = ctx.store.read<bigint>(P, k.nextId)
   ctx.store.put(P, k.nextId, undefined, id + 1n)
   // what is sampled comes from this block's hash, readable from the next block on;
-  // the solver gets dispute_clock blocks after that
-  const r = make({ taskId: a.taskId, solver: t.solver!, checkpointStep: a.checkpointStep, deposit: p.disputeBond, openedAt: ctx.now, deadline: ctx.now + 1 + p.disputeClock, samples: 0, status: 'Open' })
+  // the solver gets the kind's window after that
+  const r = make({ taskId: a.taskId, solver: t.solver!, checkpointStep: a.checkpointStep, deposit: p.disputeBond, openedAt: ctx.now, deadline: ctx.now + 1 + (k.window?.(p, t) ?? p.disputeClock), samples: 0, status: 'Open' })
   putHeld(ctx, k, id, r)
   ctx.store.put(P, k.open, a.taskId, [...open, [a.checkpointStep, id]])
   t.openDisputes += 1

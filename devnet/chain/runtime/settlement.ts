@@ -1,12 +1,13 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, trySelect, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
 import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
 import { earnedReward, emitDiverged } from './divergence.js'
-import { closeRound, drawIfDue, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
+import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -125,6 +126,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
   const refunded = t.escrow - payStanding(ctx, t)
+  penalizeContradicted(ctx, id, t, v => stood(t, v))
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, false)
   releaseParties(ctx, id, t)
@@ -158,7 +160,7 @@ function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   settleUnverified(ctx, id, t, standing)
 }
 
-const FINAL: ReadonlySet<string> = new Set(['Settled', 'Failed', 'Unverified'])
+const FINAL: ReadonlySet<string> = new Set(['Settled', 'Failed', 'Unverified', 'Expired'])
 
 /** on_initialize: selection retries, solver timeouts, settlement after the challenge window. */
 export function onInitialize (ctx: Context): void {
@@ -169,20 +171,9 @@ export function onInitialize (ctx: Context): void {
     const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
     if (t === undefined) continue
     if (t.phase === 'Unassigned') {
-      trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
+      if (!expireIfDue(ctx, id, t)) trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
     } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
-      const solver = t.solver
-      const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', solver)
-      // never less than release_task's fee: sitting on a task it cannot finish must not be cheaper than handing it back
-      const p = params(ctx)
-      const share = n === undefined ? 0n : ppmOf(n.stake, p.missedDeadlineSlashPpm)
-      const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, share > p.disputeBond ? share : p.disputeBond)
-      adjustActive(ctx, solver, -1)
-      t.excluded.push(solver)
-      t.solver = null
-      t.phase = 'Unassigned'
-      ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
-      trySelect(ctx, id, t, true)
+      solverTimedOut(ctx, id, t, t.solver)
     } else if (t.phase === 'Verifying') {
       drawIfDue(ctx, id, t)
       if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)

@@ -5,6 +5,7 @@ import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TY
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
 import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } from './chunk-sampling-spec.js'
+import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -92,7 +93,7 @@ export const NAMED_TYPES: NamedTypes = {
 
   // ---- arbitration ----
   NodeInfo: { path: ['pallet_arbitration', 'types', 'NodeInfo'], fields: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['active_tasks', 'u32'], ['registered_at', 'u32']] },
-  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified'].map(name => ({ name })) },
+  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired'].map(name => ({ name })) },
   Verdict: { path: ['pallet_arbitration', 'types', 'Verdict'], fields: [['verifier', 'AccountId'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>'], ['void', 'bool']] },
   TaskInfo: {
     path: ['pallet_arbitration', 'types', 'TaskInfo'],
@@ -243,7 +244,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'DisputeLastMove', key: 'u64', hasher: 'Twox64Concat', type: 'Vec<u8>', modifier: 'Optional', docs: 'The last dispute message posted on chain (CBOR {m, s, a}, protocols/dispute encodeSigned), while the dispute is open: what a forced answer must continue.' },
       ...AVAILABILITY_STORAGE,
       ...ASSIGNMENT_STORAGE,
-      ...CHUNK_STORAGE
+      ...CHUNK_STORAGE,
+      ...STAKE_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -254,7 +256,7 @@ export const PALLETS: PalletSpec[] = [
         name: 'submit_task',
         index: 4,
         args: [['program_hash', 'H256'], ['program', 'Vec<u8>'], ['dataset_root', 'H256'], ['skeleton_root', 'H256'], ['steps', 'u32'], ['checkpoint_every', 'u32'], ['escrow', 'u128'], ['solver_reward', 'u128'], ['verifier_reward', 'u128'], ['verifier_count', 'u32'], ['challenge_window', 'u32'], ['solve_timeout', 'u32']],
-        docs: 'Post a training task; escrow is reserved. A solver is selected in the next block. `program` is the canonical program JSON (at most 16 KiB) that program_hash is the sha256 of; the task is refused unless the program is admissible (protocols/program/admissible.ts): every kernel of its training step has an element reference on its runtime and every batch input a data claim.'
+        docs: 'Post a training task; escrow is reserved. A solver is selected in the next block once verifier_count verifiers can answer for dispute_bond + solver_reward with free stake (AwaitingVerifierStake until then; TaskExpired after UnassignedTimeout blocks). `program` is the canonical program JSON (at most 16 KiB) that program_hash is the sha256 of; the task is refused unless the program is admissible (protocols/program/admissible.ts): every kernel of its training step has an element reference on its runtime and every batch input a data claim.'
       },
       { name: 'release_task', index: 5, args: [['task_id', 'u64']], docs: 'The selected solver hands the task back for a fee of dispute_bond from its stake (not a free re-roll of the selection and its forced-error draw); another solver is selected.' },
       { name: 'commit_proof', index: 6, args: [['task_id', 'u64'], ['proof_root', 'H256'], ['final_state_root', 'H256'], ['step_count', 'u32'], ['checkpoints', 'Vec<Vec<u8>>']], docs: 'The selected solver commits the root of per-step state roots and the checkpoint manifests.' },
@@ -300,7 +302,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'TimeoutPenalty', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128'], ['to_challenger', 'u128']], docs: 'A solver let a forced move go unanswered: slashed like a lost claim, the challenger\'s share capped at its bond, no verdict slashed.' },
       ...DIVERGENCE_EVENTS,
       ...ASSIGNMENT_EVENTS,
-      ...CHUNK_EVENTS
+      ...CHUNK_EVENTS,
+      ...STAKE_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -367,7 +370,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
       { name: 'JackpotWindow', type: 'u32', value: JACKPOT_WINDOW, docs: 'Disputes at a revealed forced step opened within this many blocks of the first one share its jackpot.' },
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
-      { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' }
+      { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' },
+      { name: 'UnassignedTimeout', type: 'u32', value: UNASSIGNED_TIMEOUT, docs: 'Blocks a task may stay Unassigned (no solver, or too little verifier stake to answer for it) before it expires with a full refund (TaskExpired).' }
     ]
   },
   {

@@ -4,7 +4,7 @@ import { adjustActive, params, slashStake, type TaskInfo, type Verdict } from '.
 import { getAssignments, putAssignments, type TaskAssignments } from './assignment.js'
 import { answeredChallengers } from './availability.js'
 import { drawWeighted } from './randomness.js'
-import { answerableVerifiers, silencePenalty } from './verifier-stake.js'
+import { answerableVerifiers, releaseReservation, silencePenalty } from './verifier-stake.js'
 import { blockRandomness } from './block-randomness.js'
 
 // Assignment rounds (docs/protocol.md, "Verifier assignment"). Round 0 is
@@ -21,18 +21,22 @@ const P = 'Arbitration'
 
 /**
  * Registered verifiers that may be drawn for the task: never its submitter or
- * solver, nor anyone drawn for it before; among them, those whose stake not
- * yet bound to other assignments covers this task's penalty (a minimum-stake
- * puppet, or one verifier drawn for many tasks at once, would otherwise fail
- * slots for less than they withhold). When fewer of those than `want` exist,
- * every eligible verifier: a submitter must not make its task unverifiable
- * (the solver's work published and unpaid) by asking a reward larger than
- * any verifier's stake.
+ * solver, nor anyone drawn for it before; among them, only those whose stake
+ * not yet bound to other assignments covers this task's penalty (a
+ * minimum-stake puppet, or one verifier drawn for many tasks at once, would
+ * otherwise fail slots for less than they withhold). The first draw also
+ * takes the verifiers reserved at the solver's selection (`reserved`), whatever
+ * their stake or roles since: they answered for the task then, and leaving
+ * the pool after the commit must not empty it.
  */
-function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments, want: number): Array<{ account: string, stake: bigint }> {
+function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments, reserved: string[]): Array<{ account: string, stake: bigint }> {
   const excluded = new Set([t.submitter, ...(t.solver !== null ? [t.solver] : []), ...a.verifiers.map(v => v.verifier)])
-  const covered = answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
-  return covered.length >= want ? covered : answerableVerifiers(ctx, undefined, excluded)
+  const out = answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
+  for (const who of reserved) {
+    const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', who)
+    if (n !== undefined && n.stake > 0n && !excluded.has(who) && !out.some(x => x.account === who)) out.push({ account: who, stake: n.stake })
+  }
+  return out
 }
 
 /** Draws the verifiers a round needs once its randomness block is in the past (on_initialize of a Verifying task). */
@@ -46,7 +50,9 @@ export function drawIfDue (ctx: Context, id: bigint, t: TaskInfo): void {
   const active = a.verifiers.filter(v => v.status === 'Active').length
   const seed = blockRandomness(ctx, a.seedBlock)
   const want = Math.max(0, t.verifierCount - active)
-  const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, t, a, want))
+  // the reservation ends with the first draw: its stake is free again for this draw
+  const reserved = releaseReservation(ctx, id)
+  const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, t, a, reserved))
   for (const verifier of drawn) {
     a.verifiers.push({ verifier, round: a.round, seedBlock: a.seedBlock, deadline: t.challengeEnd, backed: false, status: 'Active' })
     // its stake answers for its silence until the task ends: it cannot unregister before
@@ -104,7 +110,37 @@ export function closeRound (ctx: Context, id: bigint, t: TaskInfo, stands: (v: V
   putAssignments(ctx, id, a)
 }
 
+/**
+ * The task ends Unverified although an accept stood: someone could fetch and
+ * replay what the solver committed. Every verifier released because its
+ * availability challenge was answered is contradicted (the solver proved
+ * possession, and another verifier was served): its slot failed after all,
+ * and it pays the penalty of a lapsed one (AssignmentLapsed). Without this a
+ * submitter's puppet could end an honest solver's task Unverified (the
+ * escrow back) by challenging availability in each round, for nothing. With
+ * no standing accept (nobody could replay: a solver that holds its data and
+ * serves nobody), the release stands and costs the challenger nothing.
+ */
+export function penalizeContradicted (ctx: Context, id: bigint, t: TaskInfo, stands: (v: Verdict) => boolean): void {
+  if (t.solverFailed || !t.verdicts.some(v => v.accept && stands(v))) return
+  const a = getAssignments(ctx, id)
+  if (a === undefined) return
+  const unserved = answeredChallengers(ctx, id)
+  const penalty = silencePenalty(params(ctx), t)
+  let changed = false
+  for (const x of a.verifiers) {
+    // a released accept was a slashed blind accept: not penalized twice
+    if (x.status !== 'Released' || !unserved.has(x.verifier) || t.verdicts.some(v => v.verifier === x.verifier && v.accept)) continue
+    x.status = 'Lapsed'
+    changed = true
+    const taken = slashStake(ctx, x.verifier, TREASURY, penalty)
+    ctx.emit(P, 'AssignmentLapsed', { taskId: id, verifier: x.verifier, round: x.round, penalty: taken })
+  }
+  if (changed) putAssignments(ctx, id, a)
+}
+
 /** The task is over: the stakes of its still-assigned verifiers are free to leave. */
 export function releaseAssigned (ctx: Context, id: bigint): void {
+  releaseReservation(ctx, id)
   for (const x of getAssignments(ctx, id)?.verifiers ?? []) if (x.status === 'Active') adjustActive(ctx, x.verifier, -1)
 }

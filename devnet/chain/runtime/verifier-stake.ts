@@ -1,11 +1,15 @@
 import type { Params, TaskInfo } from '../../../protocols/pallet-types.js'
+import { adjustActive } from './arbitration.js'
 import { getAssignments } from './assignment.js'
 import type { Context } from './context.js'
+import { drawWeighted } from './randomness.js'
 import { ROLE_VERIFIER } from './spec.js'
 
 // What an assigned verifier's stake answers for (docs/economics.md, "Verifier
-// assignment"): the penalty of a failed slot, and how much of each
-// verifier's stake its live assignments already bind.
+// assignment"): the penalty of a failed slot, how much of each verifier's
+// stake its live assignments and reservations already bind, and the
+// reservation that keeps a task from reaching a solver before enough
+// verifier stake can answer for it.
 
 const P = 'Arbitration'
 
@@ -20,18 +24,53 @@ export function silencePenalty (p: Pick<Params, 'disputeBond'>, t: Pick<TaskInfo
   return p.disputeBond + t.solverReward
 }
 
-/** What each verifier's stake already answers for: the penalties of its live assignments. */
+/** What each verifier's stake already answers for: the penalties of its live assignments and reservations. */
 export function boundStakes (ctx: Context): Map<string, bigint> {
   const p = ctx.store.read<Params>(P, 'Params')
   const out = new Map<string, bigint>()
+  const bind = (who: string, penalty: bigint): void => { out.set(who, (out.get(who) ?? 0n) + penalty) }
   for (const id of ctx.store.read<bigint[]>(P, 'OpenTasks')) {
-    const a = getAssignments(ctx, id)
     const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (a === undefined || t === undefined) continue
+    if (t === undefined) continue
     const penalty = silencePenalty(p, t)
-    for (const v of a.verifiers) if (v.status === 'Active') out.set(v.verifier, (out.get(v.verifier) ?? 0n) + penalty)
+    for (const v of getAssignments(ctx, id)?.verifiers ?? []) if (v.status === 'Active') bind(v.verifier, penalty)
+    for (const who of reservedFor(ctx, id)) bind(who, penalty)
   }
   return out
+}
+
+export const reservedFor = (ctx: Context, taskId: bigint): string[] => ctx.store.read<string[]>(P, 'VerifierReservations', taskId)
+
+/**
+ * At the solver's selection: `verifier_count` verifiers other than the
+ * submitter and `solver` whose free stake covers the task's penalty are
+ * reserved for it (their stake bound, unable to unregister) until its first
+ * draw, drawn from `seed`. Without them the task is not handed to a solver
+ * (false): a submitter asking a reward above what the verifiers can answer
+ * for would otherwise face a drawn puppet whose failed slot costs less than
+ * the reward it withholds, and a check at submission alone could be undone
+ * by the stake leaving before the draw.
+ */
+export function reserveAnswerers (ctx: Context, id: bigint, t: TaskInfo, solver: string, seed: string, announce: boolean): boolean {
+  const need = silencePenalty(ctx.store.read<Params>(P, 'Params'), t)
+  const covered = answerableVerifiers(ctx, need, new Set([t.submitter, solver]))
+  if (covered.length < t.verifierCount) {
+    if (announce) ctx.emit(P, 'AwaitingVerifierStake', { taskId: id, needed: need, verifiers: covered.length })
+    return false
+  }
+  const reserved = drawWeighted(seed, id, 0, t.verifierCount, covered)
+  for (const who of reserved) adjustActive(ctx, who, 1)
+  ctx.store.put(P, 'VerifierReservations', id, reserved)
+  return true
+}
+
+/** The reservation is over (the first draw, or the task went back to Unassigned or ended): returns who was reserved. */
+export function releaseReservation (ctx: Context, id: bigint): string[] {
+  const reserved = reservedFor(ctx, id)
+  if (reserved.length === 0) return reserved
+  for (const who of reserved) adjustActive(ctx, who, -1)
+  ctx.store.remove(P, 'VerifierReservations', id)
+  return reserved
 }
 
 /** Registered verifiers with the minimum stake, other than `excluded`, whose stake not bound elsewhere covers `need` (any, without it). */

@@ -37,6 +37,8 @@ export function jobsOf (v: JobsView | undefined, taskId: number, now = Date.now(
 export function countdown (t: NonNullable<TaskRow['chain']>, head: number | null | undefined): string {
   if (head == null) return ''
   if (t.phase === 'Solving') return `  solve deadline in ${Math.max(0, t.deadline - head)} blocks`
+  // no solver yet (none free, or too little verifier stake to answer for the reward): it expires, refunded
+  if (t.phase === 'Unassigned') return `  no solver yet: expires in ${Math.max(0, t.deadline - head)} blocks (escrow refunded)`
   if (t.phase === 'Verifying') {
     const left = t.challengeEnd - head
     return left >= 0 ? `  challenge window: ${left} blocks left` : `  challenge window over ${-left} blocks ago${t.openDisputes > 0 ? ' (waiting for the open disputes)' : ''}`

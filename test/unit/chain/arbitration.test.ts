@@ -132,6 +132,8 @@ describe('Arbitration: tasks', () => {
   })
 
   it('waits for a solver, then selects one deterministically by stake', () => {
+    expect(register('Dave', 4)).toBeUndefined()
+    expect(register('Eve', 4)).toBeUndefined()
     h.run('Alice', 'Arbitration', 'submit_task', task())
     expect(h.reserved('Alice')).toBe(1000n * UNIT)
     expect(h.advance(1)).toContain('Arbitration.NoSolverAvailable')

@@ -203,3 +203,36 @@ describe('availability response (pure)', () => {
     }
   })
 })
+
+describe('availability challenge: the answer window', () => {
+  // On the task-throughput bench (challenge window 600 blocks, dispute_clock 20) honest solvers under
+  // load missed the 21-block window and were slashed; the window is now a quarter of the task's
+  // challenge window when that is longer than dispute_clock.
+  it('a task with a long challenge window gives the solver a quarter of it; past that it is too late', async () => {
+    h = await Harness.create({ reference })
+    for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', {
+      programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
+      solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 600, solveTimeout: 20
+    }).error).toBeUndefined()
+    h.advance(1)
+    solver = who(getTask().solver)
+    expect(h.run(solver, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: PROOF_ROOT, finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+    const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
+    for (const id of [0, 1]) {
+      expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: id === 0 ? STEP : 10 }).error).toBeUndefined()
+      expect(challenge(id).deadline).toBe(challenge(id).openedAt + 1 + 150)
+      expect(150).toBeGreaterThan(clock)
+    }
+    const bytes = answer(availabilitySeed(hexToU8a(h.randomness(challenge(0).openedAt)), 0))
+    // the old deadline (opened_at + 1 + dispute_clock) has passed: the answer still counts, and nobody can time it out
+    h.advance(challenge(0).openedAt + 1 + clock + 5 - h.number)
+    expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.DeadlineNotReached')
+    expect(respond(bytes)).toBeUndefined()
+    expect(challenge(0).status).toBe('Answered')
+    // challenge 1 (the last step) goes unanswered: too late after its deadline
+    h.advance(challenge(1).deadline - h.number)
+    expect(respond(bytes, solver, 1)).toBe('Arbitration.ResponseTooLate')
+    expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 1 }).error).toBeUndefined()
+  })
+})

@@ -126,11 +126,18 @@ export const hexOf = (s: Signed): string => u8aToHex(encodeSigned(s))
 export const STAKE = 10_000n * UNIT
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
-/** `verifiers`: which of Dave, Eve and Ferdie register with the verifier role (the chain draws the task's verifiers among them); the others are whistleblowers only. Default: all three. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean, verifiers?: string[] } = {}): Promise<Harness> {
+/** `verifiers`: which of Dave, Eve and Ferdie register with the verifier role (the chain draws the task's verifiers among them); the others are whistleblowers only. Default: all three. `extraVerifiers`: that many more verifier accounts (Verifier1…, funded by Alice), for tasks asking more verifiers than three: a task reaches a solver only once its verifier_count verifiers can answer for it. */
+export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean, verifiers?: string[], extraVerifiers?: number } = {}): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, (o.verifiers ?? [v]).includes(v) ? 4 | 8 : 8, STAKE)).error).toBeUndefined()
+  const kr = new Keyring({ type: 'sr25519' })
+  for (let i = 1; i <= (o.extraVerifiers ?? 0); i++) {
+    const name = `Verifier${i}`
+    h.accounts[name] = u8aToHex(kr.addFromUri(`//${name}`).publicKey)
+    expect(h.run('Alice', 'Balances', 'transfer_keep_alive', { dest: { Id: h.accounts[name] }, value: 2n * STAKE }).error).toBeUndefined()
+    expect(h.run(name, 'Arbitration', 'register_node', h.registerArgs(name, 4, STAKE)).error).toBeUndefined()
+  }
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),

@@ -185,7 +185,7 @@ describe('wrong verdicts cost', () => {
     const run = base
     const side = cheat(run)
     // forced errors off: the solver has nothing to reveal; 44 verifiers: one sampled step each of the 5
-    const h = await taskOnChain(run, side, { verifierCount: 44, verifierReward: 5n * UNIT })
+    const h = await taskOnChain(run, side, { verifierCount: 44, verifierReward: 5n * UNIT, extraVerifiers: 41 })
     expect(verdict(h, 'Eve', true, [run.step])).toBe('Arbitration.NotAssigned') // the block after the commit: nobody is drawn yet
     const [eveSample, ferdieSample] = [harnessSample(h, 'Eve'), harnessSample(h, 'Ferdie')]
     expect(ferdieSample).toHaveLength(1)
