@@ -16,6 +16,8 @@ const AMOUNT = 1000n
 const IN_FLIGHT = 8
 let dir: string
 let chain: ChainProcess | undefined
+/** the slow-disk test's chain, stopped by afterAll if that test fails midway */
+let slowChain: ChainProcess | undefined
 const keyring = new Keyring({ type: 'sr25519' })
 
 beforeAll(async () => {
@@ -25,6 +27,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chain?.stop()
+  await slowChain?.stop()
   await removeDir(dir)
 })
 
@@ -150,7 +153,7 @@ describe('dev chain killed with SIGKILL under load', () => {
         await api.disconnect().catch(() => {})
       }
       slow = await startChainProcess(slowDir, ['--block-time', '100'])
-      chain = slow
+      slowChain = slow
       api = await connect(slow.url)
       try {
         const header = await api.rpc.chain.getHeader(acks[0].block).catch(() => undefined)
