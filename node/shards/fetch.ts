@@ -1,6 +1,7 @@
 import type { CID } from 'multiformats/cid'
 import { DAG_CBOR_CODEC, decodeManifest, parseShardCid, type Manifest } from '../../protocols/shards/index.js'
-import { ProviderSource, concatChunks, fetchBlocks, type BlockFetchOptions, type FetcherDeps } from './fetcher.js'
+import { concatChunks, fetchBlocks, type BlockFetchOptions } from './fetcher.js'
+import { ProviderSource, type FetcherDeps } from './provider-source.js'
 import { readShard } from './local.js'
 import type { ShardProviders } from './providers.js'
 import type { ShardRetention } from './retention.js'
