@@ -1,29 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { assertBuilt, cliRunner } from '../helpers/procs.js'
 
 // The GPT from the compiled CLI in separate processes: task new with sizes,
 // train (verifiable) with its text report, replay with a bitwise re-executed
 // trace, evaluate; bad combinations refused with clear errors.
-const run = promisify(execFile)
-const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+const cli = cliRunner(120_000)
 let dir: string
 
-async function cli (...args: string[]): Promise<{ stdout: string, stderr: string, code: number }> {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { timeout: 120_000, maxBuffer: 16 << 20 })
-    return { ...r, code: 0 }
-  } catch (e) {
-    const x = e as { stdout: string, stderr: string, code: number }
-    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
-  }
-}
-
 beforeAll(() => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
+  assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-gpt-cli-'))
 })
 afterAll(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })

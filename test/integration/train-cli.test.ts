@@ -1,27 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { assertBuilt, cliRunner } from '../helpers/procs.js'
 
 // Runs the compiled CLI (`npm test` builds first) in separate OS processes.
-const run = promisify(execFile)
-const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+const cli = cliRunner(60_000)
 let dir: string
 
-async function cli (...args: string[]): Promise<{ stdout: string, stderr: string, code: number }> {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { timeout: 60_000, maxBuffer: 16 << 20 })
-    return { ...r, code: 0 }
-  } catch (e) {
-    const x = e as { stdout: string, stderr: string, code: number }
-    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
-  }
-}
-
 beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
+  assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-train-cli-'))
   const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
   expect(t.code).toBe(0)
