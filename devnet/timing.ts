@@ -31,7 +31,9 @@ export function challengeWindowFor (o: { steps: number, batchSize: number, sampl
  * it gave (5 at 1000 steps) the solver coded 201 checkpoints for ~30 s, more
  * than twice the training.
  */
-export function checkpointSpacingFor (o: { steps: number, batchSize: number, samplesPerSec: number, codeMs: number, stateBytes: number }): { every: number, optimum: number, costSteps: number, stepMs: number } {
+export function checkpointSpacingFor (
+  o: { steps: number, batchSize: number, samplesPerSec: number, codeMs: number, stateBytes: number }
+): { every: number, optimum: number, costSteps: number, stepMs: number } {
   if (!(o.samplesPerSec > 0) || !(o.codeMs >= 0)) throw new Error(`cannot space checkpoints from ${o.samplesPerSec} samples/s and ${o.codeMs} ms of coding`)
   const stepMs = o.batchSize / o.samplesPerSec * 1000
   const costSteps = CHECKPOINT_COST_STEPS + o.codeMs / stepMs

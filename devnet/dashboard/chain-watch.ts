@@ -81,7 +81,9 @@ export class ChainWatch {
         q.arbitration.nextTaskId().then((v: any) => BigInt(v.toString())),
         q.arbitration.nextDisputeId().then((v: any) => BigInt(v.toString()))
       ]))
-      const ids = (next: bigint): bigint[] => { const out: bigint[] = []; for (let i = next - 1n; i >= 0n && out.length < MAX_ITEMS; i--) out.push(i); return out }
+      const ids = (next: bigint): bigint[] => {
+        const out: bigint[] = []; for (let i = next - 1n; i >= 0n && out.length < MAX_ITEMS; i--) out.push(i); return out
+      }
       const taskIds = ids(nextTask)
       const disputeIds = ids(nextDispute)
       const accts = this.accounts ?? []

@@ -105,7 +105,9 @@ export class PeerWatch {
       // progress is a map lookup on the peer: every poll, so a loss curve grows live
       const progress = actors != null ? await this.get<WorkProgress[]>('/v1/progress').then(p => Array.isArray(p) ? p.slice(-16) : null).catch(orNull) : null
       const disputes = actors != null && third ? await this.get<FinishedDispute[]>('/v1/disputes').then(d => Array.isArray(d) ? d.slice(-16) : null).catch(orNull) : this.view.disputes
-      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes })
+      Object.assign(this.view, {
+        connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes
+      })
     } catch (err) {
       this.client = undefined
       this.view.connected = false

@@ -88,7 +88,10 @@ export class Defender {
     const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
     const commit = game.commit()
     // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
-    return { disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(), last: { mine: commit, at: Date.now() }, queue: Promise.resolve() }
+    return {
+      disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(),
+      last: { mine: commit, at: Date.now() }, queue: Promise.resolve()
+    }
   }
 
   /**

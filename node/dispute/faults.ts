@@ -27,7 +27,15 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 // element, which is what it must prove when it reveals the draw
 // (protocols/dispute/forced-exact.ts).
 
-export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean, nanThrough?: boolean, fakeDivergence?: number }
+export interface NodeFaults {
+  ops: OpFault[]
+  weights: number[]
+  lie: boolean
+  silent: boolean
+  badCheckpoint?: boolean
+  nanThrough?: boolean
+  fakeDivergence?: number
+}
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
 
@@ -60,5 +68,8 @@ export function traceFaults (f: NodeFaults, forcedError: number | null | undefin
 
 /** The faults of a training job: a trace job's, plus the NaN faults, which are training's alone (a trace job traces whatever the step holds). */
 export function trainFaults (f: NodeFaults, forcedError: number | null | undefined): EngineFaults {
-  return { ...traceFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}), ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {}) }
+  return {
+    ...traceFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}),
+    ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {})
+  }
 }

@@ -23,7 +23,9 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
   return new TextEncoder().encode(canonicalJson(bare))
 }
 
-export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }): DefenderGame {
+export function makeDefender (
+  o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }
+): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
     genesis: o.ctx.genesis,

@@ -13,7 +13,9 @@ import type { ShardService } from '../shards/index.js'
  * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
  * have no DHT provider records).
  */
-export async function ensureReplayDir (shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
+export async function ensureReplayDir (
+  shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string
+): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
   const indexCid = runIndexCidOf(task)
   if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
   mkdirSync(runDir, { recursive: true })

@@ -230,7 +230,9 @@ export class DisputeService {
     const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
     const ctx = contextOf(chain, taskId, disputeId)
-    const game = makeChallenger({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan })
+    const game = makeChallenger({
+      disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan
+    })
     const defenderKey = hexToU8a(task.solver)
     let moves = 0
     let sent: Signed | undefined
@@ -267,7 +269,9 @@ export class DisputeService {
    * force demands its commit); one that then lets the force expire loses by
    * claim_timeout. null: the game is over.
    */
-  private async ask (chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean): Promise<Incoming | null> {
+  private async ask (
+    chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean
+  ): Promise<Incoming | null> {
     const disputeId = ctx.disputeId
     const mySeq = mine === undefined ? -1 : verifySigned(mine, chain.pair.publicKey, verify, ctx).seq
     const answers = (m: Msg): boolean => m.seq === mySeq + 1 && (mine === undefined || bytesEqual(m.prev, moveHash(mine)))
@@ -298,7 +302,9 @@ export class DisputeService {
           forced = true
           const p = game.pending
           try {
-            const r = await chain.forceMove(disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine))
+            const r = await chain.forceMove(
+              disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine)
+            )
             this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
           } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
         }

@@ -81,7 +81,9 @@ export async function request (host: Host, peerId: string, req: DisputeRequest, 
 }
 
 /** Serves requests: `answer` turns one request into one response. */
-export async function serve (host: Host, answer: (req: DisputeRequest, from: string) => Promise<DisputeResponse>, onError: (err: Error, from: string) => void): Promise<void> {
+export async function serve (
+  host: Host, answer: (req: DisputeRequest, from: string) => Promise<DisputeResponse>, onError: (err: Error, from: string) => void
+): Promise<void> {
   await host.handle(DISPUTE_PROTOCOL, (stream, connection) => {
     const from = connection.remotePeer.toString()
     void (async () => {

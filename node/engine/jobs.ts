@@ -72,7 +72,9 @@ const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit
   train,
   evaluate: async (j, emit) => await evaluateSaved({ modelDir: j.modelDir, datasetDir: j.datasetDir, backend: j.backend, log: logTo(emit) }),
   commitments,
-  trace: async j => await traceForDispute({ runDir: j.runDir, step: j.step, out: j.out, datasetDir: j.datasetDir, datasetProofs: j.datasetProofs, faults: j.faults }),
+  trace: async j => await traceForDispute({
+    runDir: j.runDir, step: j.step, out: j.out, datasetDir: j.datasetDir, datasetProofs: j.datasetProofs, faults: j.faults
+  }),
   warm: async j => {
     const program = readProgram(j.taskFile)
     const backend = await initBackend('auto', program.runtime)
@@ -80,6 +82,10 @@ const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit
     const ds = cachedDatasetFor(program.dataset, j.datasetDir)
     return { backend: backend.name, datasetRows: ds.trainSize }
   },
-  replay: async j => await orUnavailable(async () => ({ results: await replaySteps({ proofDir: j.runDir, steps: j.steps, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })),
-  divergence: async j => await orUnavailable(async () => ({ check: await checkDivergence({ proofDir: j.runDir, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) }))
+  replay: async j => await orUnavailable(
+    async () => ({ results: await replaySteps({ proofDir: j.runDir, steps: j.steps, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })
+  ),
+  divergence: async j => await orUnavailable(
+    async () => ({ check: await checkDivergence({ proofDir: j.runDir, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })
+  )
 }

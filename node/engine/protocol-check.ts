@@ -47,7 +47,9 @@ const faults = (v: unknown, p: string): EngineFaults => {
 }
 
 const JOB_FIELDS: Record<JobKind, Record<string, (v: unknown, path: string) => unknown>> = {
-  train: { taskFile: str, outDir: str, resume: opt(bool), datasetDir: opt(str), backend, until: opt(nat), evaluate: opt(bool), plain: opt(bool), faults: opt(faults) },
+  train: {
+    taskFile: str, outDir: str, resume: opt(bool), datasetDir: opt(str), backend, until: opt(nat), evaluate: opt(bool), plain: opt(bool), faults: opt(faults)
+  },
   evaluate: { modelDir: str, datasetDir: opt(str), backend },
   commitments: { taskFile: str, datasetDir: opt(str) },
   trace: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(traceFaults) },

@@ -50,7 +50,16 @@ export function encodeTraceFile (f: TraceFile): Uint8Array {
     after: f.stateRootAfter,
     preLeaves: f.preLeaves,
     batchRows: f.batchRows,
-    ...(f.dataset != null ? { dataset: { xRoot: f.dataset.xRoot, yRoot: f.dataset.yRoot, rows: f.dataset.rows.map(r => ({ row: r.row, x: JSON.stringify(sliceToJson(r.x)), y: JSON.stringify(sliceToJson(r.y)) })) } } : {})
+    ...(
+      f.dataset != null
+        ? {
+            dataset: {
+              xRoot: f.dataset.xRoot, yRoot: f.dataset.yRoot,
+              rows: f.dataset.rows.map(r => ({ row: r.row, x: JSON.stringify(sliceToJson(r.x)), y: JSON.stringify(sliceToJson(r.y)) }))
+            }
+          }
+        : {}
+    )
   })
 }
 
@@ -77,7 +86,12 @@ export function decodeTraceFile (bytes: Uint8Array): TraceFile {
     stateRootAfter: String(o.after),
     preLeaves: o.preLeaves as Uint8Array[],
     batchRows: o.batchRows as number[],
-    dataset: o.dataset == null ? undefined : { xRoot: o.dataset.xRoot, yRoot: o.dataset.yRoot, rows: (o.dataset.rows as Array<{ row: number, x: string, y: string }>).map(r => ({ row: r.row, x: sliceFromJson(r.x), y: sliceFromJson(r.y) })) }
+    dataset: o.dataset == null
+      ? undefined
+      : {
+          xRoot: o.dataset.xRoot, yRoot: o.dataset.yRoot,
+          rows: (o.dataset.rows as Array<{ row: number, x: string, y: string }>).map(r => ({ row: r.row, x: sliceFromJson(r.x), y: sliceFromJson(r.y) }))
+        }
   }
 }
 

@@ -35,7 +35,10 @@ export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<Trace
     injector?.after(trainer)
     const chainStep = j.step - 1
     const batchRows = [...batchIndices(program.seed, ds.trainSize, program.batchSize, chainStep)]
-    file = { step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore, stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows }
+    file = {
+      step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore,
+      stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows
+    }
     if (j.datasetProofs === true) {
       const all = new Uint32Array(ds.trainSize).map((_, i) => i)
       const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) }
@@ -49,7 +52,10 @@ export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<Trace
   }
   const bytes = encodeTraceFile(file)
   writeFileSync(j.out, bytes)
-  return { step: j.step, entries: file.entries.length, bytes: bytes.length, fromCheckpoint: ref.step, stateRootAfter: file.stateRootAfter, seconds: (performance.now() - t0) / 1000 }
+  return {
+    step: j.step, entries: file.entries.length, bytes: bytes.length, fromCheckpoint: ref.step,
+    stateRootAfter: file.stateRootAfter, seconds: (performance.now() - t0) / 1000
+  }
 }
 
 /** Row proofs of one big tensor with its trees built once (proveSlice rebuilds them per call). */

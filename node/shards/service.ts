@@ -106,8 +106,13 @@ export class ShardService {
   // ---- fetching (fetch.ts, fetch-to-file.ts) -----------------------------
   async fetch (root: CID | string, opts?: FetchOptions): Promise<FetchResult> { return await this.fetcher.fetch(root, opts) }
   async fetchBytes (root: CID | string, opts?: FetchOptions): Promise<Uint8Array> { return await this.fetcher.fetchBytes(root, opts) }
-  async fetchBlocksOf (root: CID | string, indices: readonly number[], opts?: FetchOptions): Promise<Map<number, Uint8Array>> { return await this.fetcher.fetchBlocksOf(root, indices, opts) }
-  async fetchToFile (root: CID | string, path: string, opts?: FetchToFileOptions): Promise<FileFetchResult> { return await this.fileFetch.fetchToFile(root, path, opts) }
+  async fetchBlocksOf (
+    root: CID | string, indices: readonly number[], opts?: FetchOptions
+  ): Promise<Map<number, Uint8Array>> { return await this.fetcher.fetchBlocksOf(root, indices, opts) }
+
+  async fetchToFile (
+    root: CID | string, path: string, opts?: FetchToFileOptions
+  ): Promise<FileFetchResult> { return await this.fileFetch.fetchToFile(root, path, opts) }
 
   // ---- local content (local.ts) ------------------------------------------
   /** The content of a complete local shard. */

@@ -272,7 +272,9 @@ export class BlockStore {
       if (r.bytes == null) { this.warnBroken(ref, key, r.reason); continue }
       const s = await statFile(ref.path)
       // update only: a ref GC dropped meanwhile must not come back
-      if (s != null) await this.refsExclusive(async () => await this.mergeRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }], false)).catch(() => {})
+      if (s != null) await this.refsExclusive(
+        async () => await this.mergeRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }], false)
+      ).catch(() => {})
       return true
     }
     return false

@@ -37,7 +37,9 @@ export async function checkDivergence (o: { proofDir: string, datasetDir?: strin
     let tensors: TensorData[]
     if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, proof.stateRoots[k])
     else {
-      try { tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
+      try {
+        tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors
+      } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
       if (!bytesEqual(fastStateRoot(tensors, k), fromHex(proof.stateRoots[k]))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
     }
     const step = k + 1

@@ -8,7 +8,11 @@ import * as tf from '@tensorflow/tfjs'
 // `seen` is set by the first NaN. Only a flag: the caller re-runs the step
 // under the tracer to find exactly where.
 
-interface WasmBackendLike { dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }, wasm?: { HEAPU8: Uint8Array }, readSync: (id: object) => ArrayLike<number> }
+interface WasmBackendLike {
+  dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }
+  wasm?: { HEAPU8: Uint8Array }
+  readSync: (id: object) => ArrayLike<number>
+}
 
 function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo): boolean {
   if (info.dtype !== 'float32') return false

@@ -106,7 +106,9 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   // checkpoint (written by the hashing thread, then the roots since the last one here)
   const submitState = async (h: StateHasher, s: number): Promise<void> => {
     const isCheckpoint = s === 0 || s % program.checkpointEvery === 0 || s === program.steps
-    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(stateSizes)), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
+    const { result } = await h.submit({
+      step: s, tensors: trainer.stateCopies(h.buffers(stateSizes)), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined
+    })
     roots.push(quiet(result.then(r => r.root)))
     if (isCheckpoint) {
       const from = rootsWritten
@@ -207,7 +209,9 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       checkpoints.push(...await Promise.all(pendingCheckpoints))
       if (diverged !== undefined) {
         watch?.dispose(); watch = undefined
-        result.divergence = await locateDivergence(trainer, hasher, diverged, { outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined })
+        result.divergence = await locateDivergence(trainer, hasher, diverged, {
+          outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined
+        })
         result.steps = diverged
         const fresh = await Promise.all(roots.slice(rootsWritten))
         rootsFile?.write(rootsWritten, fresh)
@@ -232,7 +236,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     atomicWrite(join(outDir, 'run.json'), JSON.stringify({
       programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
-      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text, proofRoot: result.proofRoot, divergence: result.divergence
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text,
+      proofRoot: result.proofRoot, divergence: result.divergence
     }, null, 2) + '\n')
     return result
   } finally {
@@ -251,13 +256,20 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
  * divergence point. State k, the proof's last, is written as a checkpoint
  * (verifiers replay step k from it) unless it is one already.
  */
-async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: number, o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }): Promise<{ step: number, entry: number, flat: number }> {
+async function locateDivergence (
+  trainer: Trainer, hasher: StateHasher, k: number,
+  o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }
+): Promise<{ step: number, entry: number, flat: number }> {
   const c = Math.max(...o.checkpoints.filter(x => x.step <= k).map(x => x.step))
   const ck = readCheckpoint(o.outDir, c, { programHash: o.phash })
   trainer.loadState(ck.tensors, c)
   while (trainer.step < k) trainer.runStep()
   if (!o.checkpoints.some(x => x.step === k)) {
-    const r = await (await hasher.submit({ step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names } })).result
+    const r = await (
+      await hasher.submit({
+        step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names }
+      })
+    ).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })
   }
   const tr = traceStep(trainer)
@@ -278,7 +290,9 @@ function textReport (trainer: Trainer, ds: Dataset): NonNullable<TrainResult['te
   const vocab = t.spec.vocab
   const prompt = [...tokenize(new TextEncoder().encode(SAMPLE_PROMPT), vocab)]
   const sample = trainer.net.sample(prompt, SAMPLE_LENGTH, trainer.program.seed).map(i => vocab[i]).join('')
-  return { validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample }
+  return {
+    validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample
+  }
 }
 
 /** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
@@ -314,10 +328,20 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
 
 export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 /** accuracy: NaN for a GPT, which reports validationLoss (nats per token on the held-out windows) */
-export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string, text?: { validationLoss: number, unigramBaseline: number, sample: string } }
+export interface EvaluateResult {
+  accuracy: number
+  validationLoss?: number
+  testSize: number
+  modelDir: string
+  step?: number
+  backend: string
+  text?: { validationLoss: number, unigramBaseline: number, sample: string }
+}
 
 /** Held-out loss of saved GPT weights (saveModel writes them in state order with their names). */
-function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): { validationLoss: number, unigramBaseline: number, sample: string } {
+function evaluateSavedGpt (
+  program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer
+): { validationLoss: number, unigramBaseline: number, sample: string } {
   const gpt = program.model.gpt; const text = program.dataset.text
   if (gpt === undefined || text === undefined) throw new Error('not a GPT program')
   const net = new GptNet(gpt, text, program.seed)

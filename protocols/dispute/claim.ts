@@ -91,7 +91,13 @@ export interface ReferenceApi {
   /** The element's bits (float32 pattern incl. NaN sign/payload); preferred over computeElement when present. */
   computeElementBits?: (runtime: string, op: OpShapeLike, flatIndex: number, operands: TypedValues[]) => number
 }
-export interface OpShapeLike { kernel: string, attrs: Record<string, unknown>, inputs: Array<{ shape: number[], dtype: DType }>, output: { shape: number[], dtype: DType }, outputIndex?: number }
+export interface OpShapeLike {
+  kernel: string
+  attrs: Record<string, unknown>
+  inputs: Array<{ shape: number[], dtype: DType }>
+  output: { shape: number[], dtype: DType }
+  outputIndex?: number
+}
 
 export interface JudgeEnv {
   /** the chain's genesis hash (System.BlockHash(0)): signatures are bound to it, the task and the dispute */
@@ -380,7 +386,10 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       if (ref === undefined || !ref.supportsElement(prog.runtime, e.kernel)) reject('UnsupportedKernel', `${prog.runtime} ${e.kernel}`)
       const out = e.outputs[0]
       if (out === undefined) reject('InvalidClaim', 'entry has no output')
-      const op: OpShapeLike = { kernel: e.kernel, attrs: e.attrs, inputs: e.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0 }
+      const op: OpShapeLike = {
+        kernel: e.kernel, attrs: e.attrs, inputs: e.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })),
+        output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0
+      }
       const flat = int(c.flat, 'flat')
       if (flat >= sizeOf(out.shape)) reject('InvalidClaim', 'flat index outside the output')
       const d = slice(c.slice, 'slice')
@@ -405,7 +414,9 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       let want: number
       try {
         // bits from the reference: a NaN's sign and payload are part of the value the defender committed
-        want = ref.computeElementBits !== undefined ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0 : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
+        want = ref.computeElementBits !== undefined
+          ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0
+          : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
       } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
       return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
     }
@@ -450,7 +461,9 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
  * not the defender's), in the output before the run's divergence point, or
  * no NaN at the divergence point itself.
  */
-function nanRule (e: TraceEntry, inputs: number[], proofs: SliceProof[], at: ReturnType<typeof runPosition>, flat: number, out: SliceProof, got: number, divFlat = 0): string | undefined {
+function nanRule (
+  e: TraceEntry, inputs: number[], proofs: SliceProof[], at: ReturnType<typeof runPosition>, flat: number, out: SliceProof, got: number, divFlat = 0
+): string | undefined {
   for (let i = 0; i < proofs.length; i++) {
     const kind = e.inputs[inputs[i]].ref.kind
     if ((kind === 'state' || kind === 'op') && bytesHoldNaN(proofs[i].dtype, proofs[i].bytes)) return `NaN in a committed tensor: operand ${i} (input ${inputs[i]}) of entry ${e.index}`

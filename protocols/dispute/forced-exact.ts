@@ -73,7 +73,9 @@ export function rulingBasis (c: Claim, step: number): { kind: Claim['kind'], hon
   return { kind: c.kind, honestPost: merkleRoot([...e.inputs.map(i => fromHex(i.commitment)), stepLeaf(step + 1)]) }
 }
 
-const headOf = (t: TensorData): TensorHead => { const c = commitTensor(t); return { dtype: t.dtype, shape: [...t.shape], rowRoot: c.rowRoot, colRoot: c.colRoot } }
+const headOf = (t: TensorData): TensorHead => {
+  const c = commitTensor(t); return { dtype: t.dtype, shape: [...t.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }
+}
 
 /**
  * An exactness proof from the honest post-state tensors of step `step` (the

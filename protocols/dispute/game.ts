@@ -401,7 +401,11 @@ export class ChallengerGame {
     const { cols } = matrixView(tensor.shape)
     return this.claim({
       v: 1, kind: 'nan', flat: s.flat, slice: proveSlice(tensor, 'row', Math.floor(s.flat / cols)),
-      state: { index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index), t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }, tensorPath: merkleProof(leaves, s.t) }
+      state: {
+        index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index),
+        t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot },
+        tensorPath: merkleProof(leaves, s.t)
+      }
     })
   }
 

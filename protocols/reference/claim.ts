@@ -19,7 +19,9 @@ export interface ElementClaim {
 }
 
 /** Builds the claim for element `flatIndex` from the op's full input values. */
-export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, bits: number, outputIndex = 0): ElementClaim {
+export function buildElementClaim (
+  runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, bits: number, outputIndex = 0
+): ElementClaim {
   const op = opShapeOf(entry, outputIndex)
   const operands = elementOperands(runtime, op, flatIndex)
   const proofs = operands.map(r => proveSlice(inputs[r.input], r.axis, r.index))

@@ -33,7 +33,13 @@ const CONV2D_BACKPROP_FILTER: KernelRef = {
   computeBits (op, flat, ops) {
     const [r, c] = unravel(flat, op.output.shape)
     if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
-    return bitsOf(conv2dBackpropFilterElement(op.inputs[0].shape, op.inputs[1].shape, { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] }, r, c, ops[0], ops[1]))
+    return bitsOf(
+      conv2dBackpropFilterElement(
+        op.inputs[0].shape, op.inputs[1].shape,
+        { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] },
+        r, c, ops[0], ops[1]
+      )
+    )
   }
 }
 

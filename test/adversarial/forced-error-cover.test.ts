@@ -120,7 +120,9 @@ describe('a forced error cannot cover another change at its step', () => {
       // the fake @state: the committed post-state with the forced element restored, so the committed one is it plus exactly the forced element
       const fakePost = side.post.map((t, k) => k === 0 ? { ...t, values: t.values.map((v, i) => i === 0 ? honestPost(run)[0].values[0] : v) } : t)
       const last = run.entries.length - 1
-      const entries: TraceEntry[] = run.entries.map((e, i) => i !== last ? e : { ...e, inputs: e.inputs.map((x, k) => ({ ...x, commitment: toHex(commitTensor(fakePost[k]).root) })) })
+      const entries: TraceEntry[] = run.entries.map(
+        (e, i) => i !== last ? e : { ...e, inputs: e.inputs.map((x, k) => ({ ...x, commitment: toHex(commitTensor(fakePost[k]).root) })) }
+      )
       const fake: Side = { entries, values: run.values.map((v, i) => i !== last ? v : { inputs: fakePost, outputs: [] }), roots: side.roots }
       const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
       const bob = total(h, 'Bob')

@@ -27,10 +27,14 @@ const program = new TextEncoder().encode(JSON.stringify({ runtime: WASM_RUNTIME,
 const step = 3
 const stateRoots = Array.from({ length: 8 }, (_, i) => toHex(sha256(Uint8Array.of(i))))
 /** a diverged proof: its last step is `step`, traced up to entry `entry`, element `flat` */
-const diverged = (entry: number, flat: number): Partial<JudgeEnv> => ({ stepCount: step, proofRoot: merkleRoot(stateRoots.slice(0, step + 1).map(fromHex)), divergence: { entry, flat } })
+const diverged = (entry: number, flat: number): Partial<JudgeEnv> => ({
+  stepCount: step, proofRoot: merkleRoot(stateRoots.slice(0, step + 1).map(fromHex)), divergence: { entry, flat }
+})
 
 /** The chain's ruling on an element claim about element `flat` of `kernel`(inputs) at entry 1 when the defender committed `output`. */
-function ruling (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}): Ruling {
+function ruling (
+  kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}
+): Ruling {
   const bob = kr.addFromUri('//Bob')
   const entry = (index: number): TraceEntry => ({
     index, kernel, attrs,

@@ -40,7 +40,9 @@ const { verifySignature } = await fromDist<typeof import('../../devnet/chain/run
 const argv = process.argv
 function arg (n: string): string | undefined
 function arg (n: string, d: string | number): string
-function arg (n: string, d?: string | number): string | undefined { const i = argv.indexOf(n); return i > 0 ? argv[i + 1] : d === undefined ? undefined : String(d) }
+function arg (n: string, d?: string | number): string | undefined {
+  const i = argv.indexOf(n); return i > 0 ? argv[i + 1] : d === undefined ? undefined : String(d)
+}
 const TXS = Number(arg('--txs', 10000))
 const LIMIT_S = Number(arg('--limit-s', 90))
 const ROUNDS = Number(arg('--rounds', 1))
@@ -94,7 +96,11 @@ async function signTransfers (url: string): Promise<{ signed: string[], signMs: 
     for (let i = 0; i < per; i++) {
       for (const s of senders) {
         if (signed.length >= TXS) break
-        signed.push(api.tx.balances.transferKeepAlive(dest, 1_000_000_000n + BigInt(i)).sign(s, { nonce: i, era: 0 as any, blockHash: api.genesisHash, genesisHash: api.genesisHash, runtimeVersion: api.runtimeVersion }).toHex())
+        signed.push(
+          api.tx.balances.transferKeepAlive(dest, 1_000_000_000n + BigInt(i)).sign(s, {
+            nonce: i, era: 0 as any, blockHash: api.genesisHash, genesisHash: api.genesisHash, runtimeVersion: api.runtimeVersion
+          }).toHex()
+        )
       }
     }
     return { signed, signMs: performance.now() - t }
@@ -171,7 +177,9 @@ async function transferRun (variant: Variant) {
     if (included >= expected) resolveAll()
     let timedOut = false
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<void>(resolve => { timer = setTimeout(() => { timedOut = true; lastIncludedAt = performance.now(); resolve() }, LIMIT_S * 1000) })
+    const timeout = new Promise<void>(resolve => {
+      timer = setTimeout(() => { timedOut = true; lastIncludedAt = performance.now(); resolve() }, LIMIT_S * 1000)
+    })
     await Promise.race([all, timeout])
     clearTimeout(timer)
     const clientCpu = process.cpuUsage(client0)
@@ -222,7 +230,9 @@ async function transferBench () {
 // ---------------------------------------------------------------- adjudication
 
 function rand (seed: number): () => number { let s = seed >>> 0; return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return (s / 2 ** 32) * 2 - 1 } }
-const timeIt = (runs: number, f: () => unknown): number => { for (let i = 0; i < Math.min(20, runs); i++) f(); const t = performance.now(); for (let i = 0; i < runs; i++) f(); return (performance.now() - t) / runs }
+const timeIt = (runs: number, f: () => unknown): number => {
+  for (let i = 0; i < Math.min(20, runs); i++) f(); const t = performance.now(); for (let i = 0; i < runs; i++) f(); return (performance.now() - t) / runs
+}
 
 /**
  * A real element claim (protocols/dispute) against the mlp's first layer:
@@ -345,7 +355,10 @@ async function adjudicationBench () {
   spent = 0
   for (let i = 0; i < 100; i++) once()
   const extrinsicMs = spent / 100
-  return { kernel: op.kernel, K, judgeMs, judgeWasmMs, elementOnlyMs, extrinsicMs, claimBytes: bytes.length, wholeOpMs, wholeOpInputBytes: (M * K + K * N + M * N) * 4, ruling: ruling.reason }
+  return {
+    kernel: op.kernel, K, judgeMs, judgeWasmMs, elementOnlyMs, extrinsicMs, claimBytes: bytes.length, wholeOpMs,
+    wholeOpInputBytes: (M * K + K * N + M * N) * 4, ruling: ruling.reason
+  }
 }
 
 export { transferBench, adjudicationBench }

@@ -12,7 +12,9 @@ import { machine, writeSection } from './report.js'
 
 // The record_move protocol, as measured by this bench before moves went off chain (docs/benchmarks.md
 // history): moves per dispute of the same matrix, and the tamper-op dispute between processes.
-const BEFORE = { sgd: { movesMax: 25, movesMean: 21.3 }, adam: { movesMax: 37, movesMean: 23.0 }, claimMax: 10975, swarm: { moves: 27, blocks: 30, blockMs: 300, wallMs: 9000 } }
+const BEFORE = {
+  sgd: { movesMax: 25, movesMean: 21.3 }, adam: { movesMax: 37, movesMean: 23.0 }, claimMax: 10975, swarm: { moves: 27, blocks: 30, blockMs: 300, wallMs: 9000 }
+}
 // one signed record_move extrinsic: compact length 2, version 1, MultiAddress::Id 33, MultiSignature 65,
 // era + nonce + tip 3, call index 2, dispute_id u64 8, move_hash H256 32
 const RECORD_MOVE_BYTES = 2 + 1 + 33 + 65 + 3 + 2 + 8 + 32

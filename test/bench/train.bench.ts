@@ -26,7 +26,15 @@ const load = async <M>(path: string, d = dist): Promise<M> => await import(d(pat
 interface Cfg { backend: 'wasm' | 'cpu', model: 'mlp' | 'cnn', batch: number, steps: number, checkpointEvery?: number, mode: string, root?: string, baselineRoot?: string, baselineLabel?: string }
 interface RunFigures { samplesPerSec: number, seconds: number, cpuMsPerStep: number, mainCpuMsPerStep: number, inlineJobs?: number, maxRssMiB: number }
 interface RootImpl { label: string, fastMs: number, fastCpuMs: number, refMs: number }
-interface TraceFigures { plainStepMs: number, stateRootMs: number, stateRootCpuMs: number, rootImpls?: RootImpl[], tracedStepMs: number, kernels: number, maxRssMiB: number }
+interface TraceFigures {
+  plainStepMs: number
+  stateRootMs: number
+  stateRootCpuMs: number
+  rootImpls?: RootImpl[]
+  tracedStepMs: number
+  kernels: number
+  maxRssMiB: number
+}
 
 // CPU time of the calling thread (Linux /proc, clock ticks of 10 ms): the
 // training thread's own cost, which is the wall-clock overhead when the
@@ -84,7 +92,10 @@ async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
     const med = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
     const rootImpls = roots.map(r => ({ label: r.label, fastMs: med(r.fastMs), fastCpuMs: med(r.fastCpuMs), refMs: med(r.refMs) }))
     t0 = performance.now(); let n = 0; for (let i = 0; i < 5; i++) n = traceStep(t).entries.length; const traced = (performance.now() - t0) / 5
-    return { plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls, tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    return {
+      plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls,
+      tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024
+    }
   }
   const out = mkdtempSync(join(tmpdir(), 'ps-bench-'))
   try {
@@ -92,7 +103,11 @@ async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
     const m0 = threadCpuMs()
     const r = await trainTask({ program, outDir: out, dataset: ds, backend: cfg.backend, verifiable: cfg.mode !== 'plain', hashWorker: cfg.mode !== 'inline', evaluate: false })
     const cpu = process.cpuUsage(c0)
-    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, mainCpuMsPerStep: (threadCpuMs() - m0) / cfg.steps, inlineJobs: r.hashing?.inlineJobs, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    return {
+      samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps,
+      mainCpuMsPerStep: (threadCpuMs() - m0) / cfg.steps, inlineJobs: r.hashing?.inlineJobs,
+      maxRssMiB: process.resourceUsage().maxRSS / 1024
+    }
   } finally { rmSync(out, { recursive: true, force: true }) }
 }
 
@@ -116,7 +131,9 @@ function run<F = RunFigures> (cfg: Cfg): F {
   const out = execFileSync(process.execPath, [...childArgs, '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
   return JSON.parse(out.trim().split('\n').pop() ?? 'null') as F
 }
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}
 const pctOver = (r: number): string => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(0)}%`
 
 // pairs: plain vs verifiable of the same run, interleaved
@@ -162,7 +179,9 @@ for (const p of fromJson === undefined ? pairs : []) {
       plainSps: median(plain.map(x => x.samplesPerSec)), verSps: median(ver.map(x => x.samplesPerSec)),
       wallRatio: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
       plainCpu: median(plain.map(x => x.cpuMsPerStep)), verCpu: median(ver.map(x => x.cpuMsPerStep)), cpuRatio: median(cpu),
-      plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)),
+      plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(
+        plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)
+      ),
       plainRss: Math.max(...plain.map(x => x.maxRssMiB)), verRss: Math.max(...ver.map(x => x.maxRssMiB)),
       inlineShare: p.verifiableMode === 'inline' ? 1 : median(ver.map(x => (x.inlineJobs ?? 0) / (p.steps + 1)))
     }

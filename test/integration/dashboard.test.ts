@@ -177,7 +177,11 @@ describe('devnet dashboard in headless Chromium', () => {
     await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
     await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
 
-    const id = await alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
+    const id = await alice.submitTask({
+      programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8,
+      checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT,
+      verifierCount: 1, challengeWindow: 40, solveTimeout: 50
+    })
     await advance(1)
     const task = `#tasks tr[data-task="${id}"]`
     await waitTaskPhase(page, id, 'Solving')

@@ -64,10 +64,14 @@ describe('train CLI (separate processes)', () => {
     // (on b, root 11 was replaced: replaying to 12 matches root 12 but reports step 11)
     const many = await cli('replay', '--proof', join(dir, 'a'), '--steps', '3,6,13,24', '--json', '--log-level', 'warn')
     expect(many.code, many.stderr).toBe(0)
-    expect(JSON.parse(many.stdout).results.map((x: { step: number, fromCheckpoint: number, match: boolean }) => [x.step, x.fromCheckpoint, x.match])).toEqual([[3, 0, true], [6, 0, true], [13, 8, true], [24, 16, true]])
+    expect(
+      JSON.parse(many.stdout).results.map((x: { step: number, fromCheckpoint: number, match: boolean }) => [x.step, x.fromCheckpoint, x.match])
+    ).toEqual([[3, 0, true], [6, 0, true], [13, 8, true], [24, 16, true]])
     const manyBad = await cli('replay', '--proof', join(dir, 'b'), '--steps', '5,12,20', '--json', '--log-level', 'warn')
     expect(manyBad.code).toBe(2)
-    expect(JSON.parse(manyBad.stdout).results.map((x: { step: number, match: boolean, firstMismatch?: number }) => [x.step, x.match, x.firstMismatch ?? null])).toEqual([[5, true, null], [12, true, 11]])
+    expect(
+      JSON.parse(manyBad.stdout).results.map((x: { step: number, match: boolean, firstMismatch?: number }) => [x.step, x.match, x.firstMismatch ?? null])
+    ).toEqual([[5, true, null], [12, true, 11]])
 
     const e = await cli('evaluate', '--model', join(dir, 'a'), '--json', '--log-level', 'warn')
     expect(e.code, e.stderr).toBe(0)

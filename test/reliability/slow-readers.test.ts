@@ -76,7 +76,11 @@ describe('fetchers that never read their responses', () => {
         streams.push(stream)
       }
       // libp2p's per-protocol stream cap: one more shard stream is refused
-      if (i === 0) await expect(p.host.dialProtocol(multiaddr(provider.addr), SHARD_PROTOCOL).then(async s => { await lpStream(s).write(encodeRequest({ id: 1, cid: cids[0] })); return await lpStream(s).read() })).rejects.toThrow()
+      if (i === 0) await expect(
+        p.host.dialProtocol(multiaddr(provider.addr), SHARD_PROTOCOL).then(async s => {
+          await lpStream(s).write(encodeRequest({ id: 1, cid: cids[0] })); return await lpStream(s).read()
+        })
+      ).rejects.toThrow()
     }
     const stalled = await peakRssFor(pid, 4000)
 

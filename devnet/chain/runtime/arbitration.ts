@@ -205,12 +205,18 @@ export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): 
   trySelect(ctx, a.taskId, t, true)
 }
 
-export function commitProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): void {
+export function commitProof (
+  ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }
+): void {
   storeProof(ctx, who, a, null)
 }
 
 /** commit_proof, or (with a divergence point) commit_diverged: a proof of fewer steps only if the run diverged. */
-export function storeProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }, divergence: Divergence | null): void {
+export function storeProof (
+  ctx: Context, who: string,
+  a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] },
+  divergence: Divergence | null
+): void {
   const t = getTask(ctx, a.taskId)
   if (t.solver !== who && t.excluded.includes(who)) ctx.fail(P, 'DeadlineMissed')
   ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
@@ -323,7 +329,9 @@ export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, chall
 /** schnorrkel VRF verification: the wasm verifier when loaded (~1 ms), the JS one otherwise (~35 ms). */
 function vrfVerify (message: Uint8Array, outputAndProof: Uint8Array, publicKey: Uint8Array, context: Uint8Array): boolean {
   try {
-    return wasmReady() ? wasmVrfVerify(publicKey, context, message, new Uint8Array(), outputAndProof) : sr25519VrfVerify(message, outputAndProof, publicKey, context)
+    return wasmReady()
+      ? wasmVrfVerify(publicKey, context, message, new Uint8Array(), outputAndProof)
+      : sr25519VrfVerify(message, outputAndProof, publicKey, context)
   } catch { return false }
 }
 

@@ -9,7 +9,10 @@ import { storeProof, type TaskInfo } from './arbitration.js'
 
 const P = 'Arbitration'
 
-export function commitDiverged (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }): void {
+export function commitDiverged (
+  ctx: Context, who: string,
+  a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }
+): void {
   const { entry, flat, ...proof } = a
   storeProof(ctx, who, proof, { entry, flat })
   ctx.emit(P, 'ProofDiverged', { taskId: a.taskId, step: a.stepCount, entry, flat })

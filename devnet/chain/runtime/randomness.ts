@@ -51,7 +51,9 @@ export function assignmentSeed (blockHash: string, taskId: bigint, round: number
  * drawn yet (without replacement), from one block hash: who is drawn is fixed
  * by the hash, the task and the round, nothing a candidate chooses.
  */
-export function drawWeighted (blockHash: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>): string[] {
+export function drawWeighted (
+  blockHash: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>
+): string[] {
   const out: string[] = []
   let left = candidates
   for (let i = 0; i < count && left.length > 0; i++) {

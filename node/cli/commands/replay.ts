@@ -7,7 +7,17 @@ import { traceRunStep } from '../../train/run.js'
 import { replayStep, replaySteps } from '../../train/replay-many.js'
 import { reexecuteOp, sameBits } from '../../train/tracer.js'
 
-interface ReplayOpts { proof: string, step?: string, steps?: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string, trace?: boolean, traceOut?: string }
+interface ReplayOpts {
+  proof: string
+  step?: string
+  steps?: string
+  json?: boolean
+  datasetDir?: string
+  backend: string
+  logLevel?: string
+  trace?: boolean
+  traceOut?: string
+}
 
 export function register (program: Command): void {
   program.command('replay')
@@ -48,7 +58,11 @@ export function register (program: Command): void {
             ops++
           }
           if (o.traceOut !== undefined) writeFileSync(o.traceOut, JSON.stringify({ version: 1, step, traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, stateNames: tr.stateNames, entries: tr.entries }) + '\n')
-          trace = { traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, kernels: ops, reexecutedBitwise: ops - mismatches.length, mismatches, stateRootAfterMatches: tr.stateRootAfter === r.expected }
+          trace = {
+            traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, kernels: ops,
+            reexecutedBitwise: ops - mismatches.length, mismatches,
+            stateRootAfterMatches: tr.stateRootAfter === r.expected
+          }
         }
         if (o.json === true) process.stdout.write(JSON.stringify({ ...r, trace }) + '\n')
         else {

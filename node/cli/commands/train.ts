@@ -6,7 +6,22 @@ import { runJob } from '../../engine/jobs.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], faultNanThrough?: boolean, faultDiverge?: string, plain?: boolean }
+interface TrainOpts {
+  task: string
+  out: string
+  backend: string
+  resume?: boolean
+  json?: boolean
+  datasetDir?: string
+  until?: string
+  evaluate: boolean
+  logLevel?: string
+  faultOp?: string[]
+  faultWeight?: string[]
+  faultNanThrough?: boolean
+  faultDiverge?: string
+  plain?: boolean
+}
 
 export function register (program: Command): void {
   program.command('train')

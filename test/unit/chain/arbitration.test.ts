@@ -18,7 +18,9 @@ const PROGRAM = taskProgram()
 /** a task of `o.steps` steps comes with a program of those steps (the chain binds the two) */
 const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
   const steps = (o.steps ?? 100) as number; const checkpointEvery = (o.checkpointEvery ?? 10) as number
-  const p = steps >= 1 && checkpointEvery >= 1 && checkpointEvery <= steps && (steps !== 100 || checkpointEvery !== 10) ? taskProgram({ steps, checkpointEvery }) : PROGRAM
+  const p = steps >= 1 && checkpointEvery >= 1 && checkpointEvery <= steps && (steps !== 100 || checkpointEvery !== 10)
+    ? taskProgram({ steps, checkpointEvery })
+    : PROGRAM
   return {
     programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
     solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o

@@ -29,7 +29,19 @@ import { initBackend } from '../../../node/train/backend.js'
 // re-executed), to play the off-chain game between two in-process players and
 // to settle it on the pure chain runtime.
 
-export interface Run { program: TaskProgram, programBytes: Uint8Array, step: number, entries: TraceEntry[], values: OpValues[], roots: string[], before: TensorData[], skeleton: Uint8Array[], x: TensorData, y: TensorData, ds: Dataset }
+export interface Run {
+  program: TaskProgram
+  programBytes: Uint8Array
+  step: number
+  entries: TraceEntry[]
+  values: OpValues[]
+  roots: string[]
+  before: TensorData[]
+  skeleton: Uint8Array[]
+  x: TensorData
+  y: TensorData
+  ds: Dataset
+}
 
 export async function honestRun (program: TaskProgram, ds: Dataset, step: number): Promise<Run> {
   const t = await Trainer.create(program, ds)
@@ -127,14 +139,30 @@ export const STAKE = 10_000n * UNIT
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
 /** `verifiers`: which of Dave, Eve and Ferdie register with the verifier role (the chain draws the task's verifiers among them); the others are whistleblowers only. Default: all three. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean, verifiers?: string[] } = {}): Promise<Harness> {
+export async function taskOnChain (
+  run: Run, defender: Side,
+  o: {
+    forcedErrorPpm?: number
+    disputeClock?: number
+    challengeWindow?: number
+    verifierCount?: number
+    verifierReward?: bigint
+    genesis?: string
+    diverged?: { stepCount: number, entry: number, flat: number }
+    commit?: boolean
+    verifiers?: string[]
+  } = {}
+): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, (o.verifiers ?? [v]).includes(v) ? 4 | 8 : 8, STAKE)).error).toBeUndefined()
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
-    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: o.verifierReward ?? 100n * UNIT, verifierCount: o.verifierCount ?? 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
+    programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes),
+    datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
+    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery,
+    escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: o.verifierReward ?? 100n * UNIT,
+    verifierCount: o.verifierCount ?? 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
   })
   expect(r.error).toBeUndefined()
   h.advance(1)
@@ -150,7 +178,9 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
 }
 
 /** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
-export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+export async function playOnChain (
+  run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}
+): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
   const h = await taskOnChain(run, defender, o)
   const step = o.disputedStep ?? run.step
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
@@ -172,8 +202,13 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
   const ctx = o.ctx ?? contextOn(h, o.disputeId)
   const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
-  const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes })
-  const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
+  const D = new DefenderGame({
+    ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m),
+    stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes
+  })
+  const before = o.challengerOpensWrongPre === true
+    ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t)
+    : run.before
   const C = new ChallengerGame({
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
@@ -187,7 +222,9 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
   return { D, C, ctx }
 }
 
-export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+export function playDispute (
+  h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }
+): Outcome {
   const disputeId = o.disputeId
   const bob = pair('Bob'); const dave = pair(o.challengerName)
   const { D, C, ctx } = gamesFor(h, run, defender, challenger, o)
@@ -202,7 +239,8 @@ export function playDispute (h: Harness, run: Run, defender: Side, challenger: S
     const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
     return { status: d.status, moves, txs, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
   }
-  const quiet = (): boolean => (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) || (o.defenderOffChainAfter !== undefined && moves >= o.defenderOffChainAfter)
+  const quiet = (): boolean => (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) ||
+    (o.defenderOffChainAfter !== undefined && moves >= o.defenderOffChainAfter)
   /** the defender went quiet: the challenger forces its pending move; a silent defender lets it time out, a withholding one answers on chain */
   const force = (): { outcome?: Outcome, answer?: Signed } => {
     const p = C.pending

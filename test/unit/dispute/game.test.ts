@@ -65,7 +65,11 @@ for (const opt of ['sgd', 'adam'] as const) {
         expect(outcome.txs, kernel).toBe(1)
         expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
         seen.push(`${kernel}:${outcome.claim?.kind}`)
-        figures.push({ opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves, txs: outcome.txs + 1, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes, adjudicateMs: outcome.adjudicateMs })
+        figures.push({
+          opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves,
+          txs: outcome.txs + 1, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes,
+          adjudicateMs: outcome.adjudicateMs
+        })
       }
       // the first tampered op is adjudicated as one element (not caught as a later inconsistency)
       expect(seen.filter(s => s.endsWith(':element')).length).toBeGreaterThanOrEqual(kinds.size - 2)

@@ -69,7 +69,9 @@ describe('GPT training step: every op = its element reference (wasm)', () => {
     const ORD = [0x3f800000, 0xbf000000, 0x40490fdb, 0xc1200000, 0x3e4ccccd, 0xce6e6b28] // 1, -0.5, pi, -10, 0.2, -1e9 (the mask)
     const mixed = (shape: number[], share: number): TensorData => {
       const n = shape.reduce((a, b) => a * b, 1)
-      return f32FromBits(Array.from({ length: n }, () => rand() < share ? SPECIAL[Math.floor(rand() * SPECIAL.length)] : ORD[Math.floor(rand() * ORD.length)]), shape)
+      return f32FromBits(
+        Array.from({ length: n }, () => rand() < share ? SPECIAL[Math.floor(rand() * SPECIAL.length)] : ORD[Math.floor(rand() * ORD.length)]), shape
+      )
     }
     let n = 0
     for (const share of [0.05, 0.3]) {

@@ -25,8 +25,12 @@ function randn (shape: number[], scale = 2, specials = true): TensorData {
   return { shape, dtype: 'float32', values: v }
 }
 
-function checkOp (runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400): number { return sharedCheckOp(runtime, op, inputs, out, limit) }
-function check (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME): number { return sharedCheck(runtime, kernel, names, inputs, attrs) }
+function checkOp (
+  runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400
+): number { return sharedCheckOp(runtime, op, inputs, out, limit) }
+function check (
+  kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME
+): number { return sharedCheck(runtime, kernel, names, inputs, attrs) }
 
 describe('element references vs the wasm backend', () => {
   beforeAll(async () => { await initBackend('wasm') })
@@ -170,7 +174,10 @@ describe('element references vs the wasm backend', () => {
       if (e.kernel === STATE_PSEUDO_KERNEL) continue
       if (!supportsElement(WASM_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
       const v = tr.values[e.index]
-      const op: OpShape = { kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype } }
+      const op: OpShape = {
+        kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })),
+        output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype }
+      }
       checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 150)
     }
     expect([...missing]).toEqual([])
