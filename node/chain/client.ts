@@ -243,7 +243,7 @@ export class ChainClient {
     return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
   }
 
-  /** A diverged proof: states 0..stepCount, the run's first NaN at entry `entry`, element `flat` of step stepCount's trace (commit_diverged). */
+  /** A diverged proof: states 0..stepCount, the run's first NaN at entry `entry`, element `flat` of step stepCount's tape (commit_diverged). */
   async commitDiverged (
     taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }
   ): Promise<{ randomnessBlock: number, challengeEnd: number }> {

@@ -6,7 +6,7 @@ import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/ru
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
 
-// What a challenger needs on disk before it can trace a disputed step.
+// What a challenger needs on disk before it can tape a disputed step.
 
 /**
  * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`

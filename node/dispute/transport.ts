@@ -9,8 +9,8 @@ import { toError } from '../shards/server.js'
 // Request/response on /proofswarm/dispute/2.0.0: one stream per exchange,
 // one length-prefixed CBOR frame each way. The challenger asks, the defender
 // answers, so only the defender listens.
-//   request  {d, hello: true}         "send your trace commitment"
-//            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: trace it now"
+//   request  {d, hello: true}         "send your tape commitment"
+//            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: tape it now"
 //            {d, m: Signed}            a challenger move
 //   response {m: Signed}               the defender's answer (linked to the move: seq, prev)
 //            {end: reason}             the defender ended the game (its own claim, or it is over)

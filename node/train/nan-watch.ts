@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs'
 // active backend that can make a NaN out of NaN-free inputs is wrapped and its
 // float32 outputs scanned in place (on wasm a view of the heap: no copy);
 // `seen` is set by the first NaN. Only a flag: the caller re-runs the step
-// under the tracer to find exactly where.
+// under the tape recorder to find exactly where.
 
 interface WasmBackendLike {
   dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }

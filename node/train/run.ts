@@ -14,7 +14,7 @@ import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, read
 import { Trainer, evaluateModel } from './trainer.js'
 import { GptNet } from './gpt.js'
 import { tokenize, unigramBaseline } from './text-dataset.js'
-import { traceStep, type StepTrace } from './tracer.js'
+import { tapeStep, type StepTape } from './tape-recorder.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
 import { NanWatch } from './nan-watch.js'
 import { firstNaNOf } from '../../protocols/dispute/nan.js'
@@ -66,7 +66,7 @@ export interface TrainResult {
   /** text tasks: held-out cross-entropy (nats/token), the corpus's unigram baseline, and a generated sample */
   text?: { validationLoss: number, unigramBaseline: number, sample: string }
   checkpoints: CheckpointRef[]
-  /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op trace; states 0..step are the proof's */
+  /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op tape; states 0..step are the proof's */
   divergence?: { step: number, entry: number, flat: number }
   /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
   hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number, /** states the training thread hashed itself (worker behind) */ inlineJobs?: number }
@@ -216,7 +216,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
         const fresh = await Promise.all(roots.slice(rootsWritten))
         rootsFile?.write(rootsWritten, fresh)
         rootsWritten = roots.length
-        log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op trace); states 0..${diverged} are the proof's`)
+        log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op tape); states 0..${diverged} are the proof's`)
       }
       const all = (await Promise.all(roots)).map(toHex)
       result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs(), inlineJobs: hasher.inlineJobs }
@@ -252,7 +252,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
 
 /**
  * Where the run's first NaN is: step `k` is re-run from the checkpoint before
- * it under the tracer, and the first op output holding a NaN is the
+ * it under the tape recorder, and the first op output holding a NaN is the
  * divergence point. State k, the proof's last, is written as a checkpoint
  * (verifiers replay step k from it) unless it is one already.
  */
@@ -272,10 +272,10 @@ async function locateDivergence (
     ).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })
   }
-  const tr = traceStep(trainer)
+  const tr = tapeStep(trainer)
   const first = firstNaNOf(tr.values.map(v => v.outputs))
   if (first === undefined && o.fake === true) return { step: k, entry: Math.max(0, tr.entries.findIndex(e => e.kernel === '_FusedMatMul' || e.kernel === 'BatchMatMul')), flat: 0 }
-  if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when traced again: the runtime is not deterministic here`)
+  if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when taped again: the runtime is not deterministic here`)
   // only output 0 has element references: a first NaN elsewhere could not be judged
   if (first.output !== 0) throw new Error(`step ${k + 1}: the first NaN is in output ${first.output} of entry ${first.entry}, which no claim can address`)
   return { step: k, entry: first.entry, flat: first.flat }
@@ -415,7 +415,7 @@ export interface RunAt {
 /** A run directory opened for re-execution: its program, proof and dataset, on the task's runtime. */
 export type OpenRun = Omit<RunAt, 'ref' | 'ck'>
 
-/** What replay, tracing and dispute tracing share: open the run, check the runtime, load the dataset. */
+/** What replay, taping and dispute taping share: open the run, check the runtime, load the dataset. */
 export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Promise<OpenRun> {
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
@@ -430,7 +430,7 @@ export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Pro
 
 /** The checkpoint a re-execution of 1-based step `step` starts from: the latest at or before step - 1. */
 export function checkpointBefore (proof: ProofOfLearning, step: number): CheckpointRef {
-  // a diverged proof's last step (steps + 1) is traced too: it ends at its divergence point
+  // a diverged proof's last step (steps + 1) is taped too: it ends at its divergence point
   const last = proof.steps + (proof.divergence !== undefined ? 1 : 0)
   if (!Number.isInteger(step) || step < 1 || step > last) throw new Error(`step must be in [1, ${last}], got ${step}`)
   const ref = proof.checkpoints.filter(c => c.step <= step - 1).pop()
@@ -446,16 +446,16 @@ export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> 
   return { ...r, ref, ck }
 }
 
-export interface TraceOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface TapeOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 
-/** Op trace of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
-export async function traceRunStep (o: TraceOptions): Promise<StepTrace> {
-  const { program, ref, ds, ck } = await openRunAt(o, 'tracing')
+/** Op tape of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
+export async function tapeRunStep (o: TapeOptions): Promise<StepTape> {
+  const { program, ref, ds, ck } = await openRunAt(o, 'taping')
   const trainer = await Trainer.create(program, ds)
   try {
     trainer.loadState(ck.tensors, ref.step)
     while (trainer.step < o.step - 1) trainer.runStep()
-    return traceStep(trainer)
+    return tapeStep(trainer)
   } finally {
     trainer.dispose()
   }

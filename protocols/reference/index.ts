@@ -10,7 +10,7 @@ import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
 import { TRANSPOSE } from './transpose.js'
 import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
-import type { TraceEntry } from '../trace/trace.js'
+import type { TapeEntry } from '../tape/tape.js'
 
 // Element-level reference semantics: the arbitration rules the chain applies
 // to one output element of one disputed op. Each function reproduces the
@@ -96,8 +96,8 @@ export function computeElement (runtime: string, op: OpShape, flatIndex: number,
   return op.output.dtype === 'int32' ? b | 0 : b
 }
 
-/** The OpShape of one output of a recorded trace entry (what the chain needs besides the operands). */
-export function opShapeOf (entry: Pick<TraceEntry, 'kernel' | 'attrs' | 'inputs' | 'outputs'>, outputIndex = 0): OpShape {
+/** The OpShape of one output of a recorded tape entry (what the chain needs besides the operands). */
+export function opShapeOf (entry: Pick<TapeEntry, 'kernel' | 'attrs' | 'inputs' | 'outputs'>, outputIndex = 0): OpShape {
   const out = entry.outputs[outputIndex]
   if (out === undefined) throw new ReferenceError(`${entry.kernel} has no output ${outputIndex}`)
   return {

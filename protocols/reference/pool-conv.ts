@@ -187,7 +187,7 @@ function coveringWindows (
   return out
 }
 
-// MaxPoolGrad inputs (trace order): dy [B,OH,OW,C], input [B,H,W,C], output.
+// MaxPoolGrad inputs (tape order): dy [B,OH,OW,C], input [B,H,W,C], output.
 // Operands: per covering window, its input pixel rows, then its dy row.
 const MAXPOOL_GRAD: KernelRef = {
   operands (op, flat) {
@@ -226,7 +226,7 @@ const MAXPOOL_GRAD: KernelRef = {
   }
 }
 
-// Conv2DBackpropInput inputs (trace order): dy [B,OH,OW,CO], filter [kh,kw,CI,CO].
+// Conv2DBackpropInput inputs (tape order): dy [B,OH,OW,CO], filter [kh,kw,CI,CO].
 function contributions (op: OpShape, y: number, x: number): Array<{ oy: number, ox: number, r: number, c: number }> {
   const [B, H, W] = op.attrs.inputShape as number[]
   const [, OH, OW] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape

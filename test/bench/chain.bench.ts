@@ -26,7 +26,7 @@ import { fromDist } from './ts-script.js'
 import type { TensorData } from '../../protocols/commit/index.js'
 import type { OpShape } from '../../protocols/reference/index.js'
 import type { Claim, JudgeEnv } from '../../protocols/dispute/index.js'
-import type { TraceEntry } from '../../protocols/trace/index.js'
+import type { TapeEntry } from '../../protocols/tape/index.js'
 const { peerBindingPayload, peerIdOfEd25519 } = await fromDist<typeof import('../../protocols/identity/peer-binding.js')>('protocols/identity/peer-binding.js')
 const { commitTensor, proveSlice, sha256, toHex, merkleRoot, fromHex } = await fromDist<typeof import('../../protocols/commit/index.js')>('protocols/commit/index.js')
 const { DefenderGame, encodeClaim, decodeClaim, judgeClaim, encodeEntryBytes, treeLevels, pathWith } = await fromDist<typeof import('../../protocols/dispute/index.js')>('protocols/dispute/index.js')
@@ -236,7 +236,7 @@ const timeIt = (runs: number, f: () => unknown): number => {
 
 /**
  * A real element claim (protocols/dispute) against the mlp's first layer:
- * BatchMatMul [1,64,784] x [1,784,128] (K = 784) in a 16-entry signed trace,
+ * BatchMatMul [1,64,784] x [1,784,128] (K = 784) in a 16-entry signed tape,
  * where the defender (solver) committed one wrong output element. Timed as
  * judgeClaim (what the runtime runs) and as the Arbitration.adjudicate
  * extrinsic on the runtime with a task and an open dispute on chain.
@@ -263,7 +263,7 @@ async function adjudicationBench () {
   // the defender's output: one element wrong by one ulp-ish
   const f = 5 * N + 17
   const bad: TensorData = { ...C, values: C.values.slice() }; bad.values[f] += 1e-3
-  const entry = (index: number): TraceEntry => ({
+  const entry = (index: number): TapeEntry => ({
     index, kernel: op.kernel, attrs: op.attrs,
     inputs: [{ name: 'a', ref: { kind: 'state', index: 0 }, dtype: 'float32', shape: A.shape, commitment: toHex(commitTensor(A).root) }, { name: 'b', ref: { kind: 'state', index: 1 }, dtype: 'float32', shape: B.shape, commitment: toHex(commitTensor(B).root) }],
     outputs: [{ dtype: 'float32', shape: bad.shape, commitment: toHex(commitTensor(bad).root) }]
@@ -400,8 +400,8 @@ bench client's own CPU is shown too, to show the figure measures the chain.
 ${rows.join('\n')}
 
 **Adjudication, through the real path.** A protocols/dispute \`element\` claim against the mlp's first layer
-(\`${adj.kernel}\` [1,64,784]×[1,784,128], K = ${adj.K}) in a 16-entry trace signed by the defender, whose
-committed output has one wrong element; the claim carries the entry with its trace path, the program bytes, the
+(\`${adj.kernel}\` [1,64,784]×[1,784,128], K = ${adj.K}) in a 16-entry tape signed by the defender, whose
+committed output has one wrong element; the claim carries the entry with its tape path, the program bytes, the
 defender's output row and the two operand slices with Merkle proofs (${adj.claimBytes} bytes of CBOR).
 
 | measure | result | goal |

@@ -125,14 +125,14 @@ describe('npm run devnet', () => {
     const dispute = state.disputes.find((d: any) => d.chain != null)
     expect(Number(await page.getAttribute(`${pics} [data-testid="disputed"]`, 'data-step'))).toBe(dispute.chain.disputedStep)
     // the bisection as the challenger recorded it, one bar per answer of the defender, and the claim the chain ruled on.
-    // A forced error changes only the committed post-state: both traces agree, so the game ends at the
-    // defender's commitment (the whole trace of the step) with a state claim
+    // A forced error changes only the committed post-state: both tapes agree, so the game ends at the
+    // defender's commitment (the whole tape of the step) with a state claim
     const bis = `#disputes [data-dispute="${dispute.id}"] [data-testid="bisection"]`
     await page.waitForSelector(bis, { timeout: 15_000 })
     const narrowing = (await (await fetch(new URL('/api/state', page.url()))).json()).disputes.find((d: any) => d.id === dispute.id).narrowing as Array<{ stage: string, lo: number, hi: number, of: number }>
     const stages = await page.locator(`${bis} g.narrow`).evaluateAll(gs => gs.map(g => g.getAttribute('data-stage')))
     expect(stages).toEqual(narrowing.map(n => n.stage))
-    expect(stages[0]).toBe('trace')
+    expect(stages[0]).toBe('tape')
     expect(narrowing[0].lo).toBe(0)
     expect(narrowing[0].hi).toBe(narrowing[0].of)
     expect(await page.textContent(`#disputes [data-dispute="${dispute.id}"] [data-testid="bisection-claim"]`)).toMatch(/state claim — the @state entry hashes to/)

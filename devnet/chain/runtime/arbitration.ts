@@ -239,7 +239,7 @@ export function storeProof (
   ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
 }
 
-/** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, traced up to its divergence point. */
+/** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, taped up to its divergence point. */
 export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>): number {
   return t.stepCount + (t.divergence === null ? 0 : 1)
 }

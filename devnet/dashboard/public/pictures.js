@@ -132,7 +132,7 @@ function bisectionView (d) {
   steps.forEach((s, i) => {
     const y = T + i * rowH
     const g = svgNode('g', { class: `narrow ${s.stage}`, 'data-stage': s.stage })
-    const where = s.stage === 'trace'
+    const where = s.stage === 'tape'
       ? `ops ${s.lo}–${s.hi - 1} of ${s.of}`
       : s.stage === 'entry' ? `op ${s.entry}${s.note ? ` ${s.note}` : ''}`
         : s.stage === 'tensor' ? `op ${s.entry} ${s.tensor} ${s.note ?? ''}`

@@ -15,15 +15,15 @@ import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript 
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../../../protocols/tape/tape.js'
 import { datasetRef, inputRows, labelRows, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { reexecuteOp, traceStep, type OpValues } from '../../../node/train/tracer.js'
+import { reexecuteOp, tapeStep, type OpValues } from '../../../node/train/tape-recorder.js'
 import { Harness } from '../chain/harness.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 
-// A real disputed step: an honest run of a tiny MLP task, the op trace of
+// A real disputed step: an honest run of a tiny MLP task, the op tape of
 // step `s` (0-based, on-chain numbering) with every op's values, and helpers
 // to derive a consistent cheater (one op output perturbed, everything after it
 // re-executed), to play the off-chain game between two in-process players and
@@ -33,7 +33,7 @@ export interface Run {
   program: TaskProgram
   programBytes: Uint8Array
   step: number
-  entries: TraceEntry[]
+  entries: TapeEntry[]
   values: OpValues[]
   roots: string[]
   before: TensorData[]
@@ -48,7 +48,7 @@ export async function honestRun (program: TaskProgram, ds: Dataset, step: number
   const roots: string[] = [toHex(t.stateRoot())]
   while (t.step < step) { t.runStep(); roots.push(toHex(t.stateRoot())) }
   const before = t.stateTensors().map(x => ({ ...x, values: x.values.slice() }))
-  const tr = traceStep(t)
+  const tr = tapeStep(t)
   roots.push(tr.stateRootAfter)
   while (t.step < program.steps) { t.runStep(); roots.push(toHex(t.stateRoot())) }
   t.dispose()
@@ -62,14 +62,14 @@ export async function honestRun (program: TaskProgram, ds: Dataset, step: number
   }
 }
 
-export interface Side { entries: TraceEntry[], values: OpValues[], roots: string[] }
+export interface Side { entries: TapeEntry[], values: OpValues[], roots: string[] }
 
 const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
 
 /** A consistent cheater: output 0 of entry `i` gets element `el` perturbed; every later op is re-executed on it. */
 export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value?: number): Side {
   const values: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
-  const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+  const entries: TapeEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
   const o = values[i].outputs[0]
   const nv = o.values.slice() as Float32Array
   nv[el % nv.length] = value ?? nv[el % nv.length] + 1
@@ -101,7 +101,7 @@ export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value
   return { entries, values, roots }
 }
 
-/** A solver that perturbs a weight after the step (no op produced it): its trace is honest, its post-state root is not. */
+/** A solver that perturbs a weight after the step (no op produced it): its tape is honest, its post-state root is not. */
 export function tamperWeight (run: Run): Side {
   const after = run.values[run.values.length - 1].inputs.map(t => ({ ...t, values: t.values.slice() }))
   after[0].values[0] += 1
@@ -170,7 +170,7 @@ export async function taskOnChain (
   const dv = o.diverged
   if (o.commit === false) return h
   if (dv !== undefined) {
-    // a diverged proof: states 0..k and where step k's trace produced its first NaN
+    // a diverged proof: states 0..k and where step k's tape produced its first NaN
     const roots = defender.roots.slice(0, dv.stepCount + 1)
     expect(h.run('Bob', 'Arbitration', 'commit_diverged', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], checkpoints: [], ...dv }).error).toBeUndefined()
   } else expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
@@ -258,7 +258,7 @@ export function playDispute (
     expect(tx('Bob', 'answer_move', { answer: hexOf(answer) }).error).toBeUndefined()
     return { answer }
   }
-  // D moves first: its trace commitment
+  // D moves first: its tape commitment
   let dMsg: Signed
   if (quiet()) {
     const f = force()
@@ -306,7 +306,7 @@ export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, outp
 
 export interface ForcedRun { run: Run, step: number, output: string, proof: string }
 
-/** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run traced at that step, and the VRF draw. */
+/** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run taped at that step, and the VRF draw. */
 export async function forcedTask (): Promise<ForcedRun> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)

@@ -107,7 +107,7 @@ describe('forced errors on chain', () => {
     expect(o.events).not.toContain('Arbitration.JackpotPaid')
     expect(h.reserved('Dave')).toBe(STAKE) // the bond is back at once, whatever the solver does
     expect(taskOf(h).rulings.map(r => [r.outcome, r.claimKind])).toEqual([['AwaitingReveal', 'State']])
-    expect(o.claim?.kind).toBe('state') // traces agree: one move, no bisection
+    expect(o.claim?.kind).toBe('state') // tapes agree: one move, no bisection
     expect(taskOf(h).rulings[0].honestPost).toBe('0x' + run.roots[step + 1]) // the honest post-state its @state entry hashes to
     // forged reveals are refused with a clear module error
     const charlie = drawOn(h, 'Charlie')

@@ -10,10 +10,10 @@ import type { Run, Side } from './fixture.js'
 // cheater's that covers more changes at the same step, with the exactness
 // proof each can build for its reveal.
 
-/** The honest post-state tensors of the run's step (its trace's @state values). */
+/** The honest post-state tensors of the run's step (its tape's @state values). */
 export const honestPost = (run: Run): TensorData[] => run.values[run.values.length - 1].inputs
 
-/** A solver whose trace is honest and whose committed post-state is `post` (and every later state root too). */
+/** A solver whose tape is honest and whose committed post-state is `post` (and every later state root too). */
 export function committing (run: Run, post: TensorData[]): Side & { post: TensorData[] } {
   const root = toHex(stateRoot(post, run.step + 1))
   return {
