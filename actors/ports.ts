@@ -28,7 +28,7 @@ export interface PublishedRun {
   proofCid?: string
   modelCid?: string
   checkpoints?: Array<{ step: number, cid: string }>
-  /** the run diverged (a NaN): `steps` states were completed, the first NaN is at `entry`, `flat` of step `steps`'s trace (commit_diverged) */
+  /** the run diverged (a NaN): `steps` states were completed, the first NaN is at `entry`, `flat` of step `steps`'s tape (commit_diverged) */
   divergence?: { entry: number, flat: number }
 }
 

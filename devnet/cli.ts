@@ -292,7 +292,9 @@ async function run (o: Opts): Promise<void> {
     const t = watcher.times
     const span = (a?: number, b?: number): string => a != null && b != null ? `${((b - a) / 1000).toFixed(1)} s` : '-'
     const payouts: Array<{ name: string, delta: bigint }> = []
-    for (const p of peers) { const b = await observer.balance(p.accountId); payouts.push({ name: p.name, delta: b.free + b.reserved - balancesBefore.get(p.accountId)! }) }
+    for (const p of peers) {
+      const b = await observer.balance(p.accountId); payouts.push({ name: p.name, delta: b.free + b.reserved - balancesBefore.get(p.accountId)! })
+    }
     const summary = {
       taskId,
       success: result.success,

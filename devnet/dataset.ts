@@ -29,7 +29,9 @@ export type ShowProgress = (key: string, item: ProgressItem | undefined, data: R
 interface InstallEvent { package?: string, phase?: string, percent?: number, etaSec?: number, text?: string }
 
 /** Runs the install script, turning its events into progress; resolves with its last failure text, if any. */
-export async function installFashion (say: (m: string) => void, show?: ShowProgress, script = SCRIPT_PATHS.find(p => existsSync(p))): Promise<string | undefined> {
+export async function installFashion (
+  say: (m: string) => void, show?: ShowProgress, script = SCRIPT_PATHS.find(p => existsSync(p))
+): Promise<string | undefined> {
   if (script == null) return `scripts/ensure-dataset.mjs not found (looked in ${SCRIPT_PATHS.join(', ')})`
   return await new Promise(resolve => {
     const p = spawn(process.execPath, [script, '--json', '--only', FASHION_PACKAGE], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -35,7 +35,10 @@ export class ProgressLine {
   private readonly printed = new Map<string, { text: string, at: number }>()
   private drawn = false
 
-  constructor (private readonly out: { write: (s: string) => unknown, isTTY?: boolean, columns?: number }, private readonly everyMs = 3000, private readonly now = () => Date.now()) {}
+  constructor (
+    private readonly out: { write: (s: string) => unknown, isTTY?: boolean, columns?: number },
+    private readonly everyMs = 3000, private readonly now = () => Date.now()
+  ) {}
 
   get tty (): boolean { return this.out.isTTY === true }
 

@@ -16,7 +16,15 @@ export function fashionAvailable (dir = FASHION_DIR): boolean {
 
 export interface PeerRef { name: string, role: string, dataDir: string, account: string, accountId: string }
 
-export interface PhaseTimes { submitted?: number, solverSelected?: number, proofCommitted?: number, firstVerdict?: number, disputeOpened?: number, disputeResolved?: number, settled?: number }
+export interface PhaseTimes {
+  submitted?: number
+  solverSelected?: number
+  proofCommitted?: number
+  firstVerdict?: number
+  disputeOpened?: number
+  disputeResolved?: number
+  settled?: number
+}
 
 export interface Summary {
   taskId: number
@@ -56,7 +64,11 @@ export class ScenarioWatcher {
   private readonly waiters: Array<() => void> = []
   private readonly names: Map<string, string>
 
-  constructor (private readonly chain: ChainClient, private readonly peers: PeerRef[], private readonly taskId: () => number | undefined, private readonly say: (m: string, d?: Record<string, unknown>) => void) {
+  constructor (
+    private readonly chain: ChainClient, private readonly peers: PeerRef[],
+    private readonly taskId: () => number | undefined,
+    private readonly say: (m: string, d?: Record<string, unknown>) => void
+  ) {
     this.names = new Map(peers.map(p => [p.accountId, p.name]))
   }
 
@@ -90,7 +102,10 @@ export class ScenarioWatcher {
       case 'Adjudicated': line(`dispute ${String(d.disputeId)} adjudicated on chain (${utf8(d.kind)} claim): ${utf8(d.reason)}`); break
       case 'DisputeResolved':
         this.times.disputeResolved ??= now
-        this.disputes.push({ disputeId: Number(d.disputeId), winner: this.name(d.winner), loser: this.name(d.loser), how: String(d.how), slashed: units(d.slashed as bigint), forcedError: d.forcedError === true })
+        this.disputes.push({
+          disputeId: Number(d.disputeId), winner: this.name(d.winner), loser: this.name(d.loser), how: String(d.how),
+          slashed: units(d.slashed as bigint), forcedError: d.forcedError === true
+        })
         line(`dispute ${String(d.disputeId)} resolved (${String(d.how)}): ${this.name(d.winner)} wins, ${this.name(d.loser)} loses ${units(d.slashed as bigint)}${d.forcedError === true ? ' (a forced error: no slash for the solver)' : ''}`)
         break
       case 'Slashed': line(`slashed ${this.name(d.who)}: ${units(d.amount as bigint)} (${units(d.toWinner as bigint)} to the winner, ${units(d.toTreasury as bigint)} to the treasury)`); break
@@ -155,7 +170,10 @@ export function progressItem (name: string, w: WorkProgress): ProgressItem {
  * publishing, verification) every `everyMs`; `report` gets each item whose
  * text changed, `done` a peer whose work on the task is over.
  */
-export function watchProgress (peers: PeerRef[], taskId: () => number | undefined, report: (key: string, item: ProgressItem, w: WorkProgress) => void, done: (key: string) => void, everyMs = 1000): () => void {
+export function watchProgress (
+  peers: PeerRef[], taskId: () => number | undefined,
+  report: (key: string, item: ProgressItem, w: WorkProgress) => void, done: (key: string) => void, everyMs = 1000
+): () => void {
   const last = new Map<string, string>()
   const timer = setInterval(() => {
     const id = taskId()
@@ -179,7 +197,10 @@ export function watchProgress (peers: PeerRef[], taskId: () => number | undefine
 }
 
 /** The challenge window's countdown, from the chain's head once the proof is committed (until settlement). */
-export function watchWindow (chain: ChainClient, watcher: ScenarioWatcher, blockTimeMs: number, report: (item: ProgressItem | undefined, data: Record<string, unknown>) => void, everyMs = 1000): () => void {
+export function watchWindow (
+  chain: ChainClient, watcher: ScenarioWatcher, blockTimeMs: number,
+  report: (item: ProgressItem | undefined, data: Record<string, unknown>) => void, everyMs = 1000
+): () => void {
   let lastText = ''
   const timer = setInterval(() => {
     const end = watcher.challengeEnd

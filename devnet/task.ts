@@ -66,7 +66,9 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   }
   const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, model?: { name?: string } }
   // without a calibration, as many blocks as steps (an MLP step is well under a block)
-  if (o.challengeWindow != null) return { file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps) }
+  if (o.challengeWindow != null) return {
+    file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps)
+  }
 
   // the challenge window, from this machine's speed on this task
   const calSteps = Math.min(prog.model?.name === 'gpt' ? GPT_CALIBRATION_STEPS : CALIBRATION_STEPS, prog.steps)
@@ -92,7 +94,9 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   await rm(calDir, { recursive: true, force: true })
   const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
   say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
-  return { file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime }) }
+  return {
+    file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime })
+  }
 }
 
 async function taskNew (args: string[], logDir: string): Promise<void> {

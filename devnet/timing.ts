@@ -2,13 +2,13 @@ import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../protocols/
 
 // The devnet's challenge window, from the speed of this machine: a
 // whistleblower replays every step of the task after the commitment (about
-// as long as training it), then traces the disputed step and sends two
+// as long as training it), then tapes the disputed step and sends two
 // transactions; the window is twice that path (docs/benchmarks.md, "Devnet
 // timing"). Measured by training the first CALIBRATION_STEPS steps of the
 // task itself just before it is submitted.
 
 export const CALIBRATION_STEPS = 100
-/** seconds for the trace of the disputed step (~4 s measured) and the dispute's two transactions (~1 s) */
+/** seconds for the tape of the disputed step (~4 s measured) and the dispute's two transactions (~1 s) */
 export const DISPUTE_OVERHEAD_S = 5
 export const WINDOW_MARGIN = 2
 export const MIN_WINDOW_BLOCKS = 20
@@ -31,7 +31,9 @@ export function challengeWindowFor (o: { steps: number, batchSize: number, sampl
  * it gave (5 at 1000 steps) the solver coded 201 checkpoints for ~30 s, more
  * than twice the training.
  */
-export function checkpointSpacingFor (o: { steps: number, batchSize: number, samplesPerSec: number, codeMs: number, stateBytes: number }): { every: number, optimum: number, costSteps: number, stepMs: number } {
+export function checkpointSpacingFor (
+  o: { steps: number, batchSize: number, samplesPerSec: number, codeMs: number, stateBytes: number }
+): { every: number, optimum: number, costSteps: number, stepMs: number } {
   if (!(o.samplesPerSec > 0) || !(o.codeMs >= 0)) throw new Error(`cannot space checkpoints from ${o.samplesPerSec} samples/s and ${o.codeMs} ms of coding`)
   const stepMs = o.batchSize / o.samplesPerSec * 1000
   const costSteps = CHECKPOINT_COST_STEPS + o.codeMs / stepMs

@@ -50,7 +50,16 @@ export interface PeerStatus {
   uptimeSeconds: number
   /** whether loopback/private addresses are kept in DHT records, and why */
   privateAddrs: { kept: boolean, reason: string, warning?: string }
-  gossip: { accepted: number, ignored: number, rejected: number, rejectedBy: Record<string, number>, invalid: Record<string, number>, scores: Record<string, number>, disconnected: Record<string, { score: number, at: number }> }
+  gossip: {
+    accepted: number
+    ignored: number
+    rejected: number
+    rejectedBy: Record<string, number>
+    invalid: Record<string,
+      number>
+    scores: Record<string, number>
+    disconnected: Record<string, { score: number, at: number }>
+  }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
 }
@@ -186,7 +195,11 @@ export class Peer {
   }
 
   status (): PeerStatus {
-    const pubsub = this.host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[], getSubscribers: (t: string) => unknown[], getTopics: () => string[] }
+    const pubsub = this.host.services.pubsub as unknown as {
+      getMeshPeers: (t: string) => string[]
+      getSubscribers: (t: string) => unknown[]
+      getTopics: () => string[]
+    }
     return {
       peerId: this.peerId,
       kind: this.opts.kind,
@@ -200,7 +213,9 @@ export class Peer {
       topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
       roles: this.roles,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
-      privateAddrs: { kept: this.privateAddrs.keep, reason: this.privateAddrs.reason, ...(this.privateAddrs.warning != null ? { warning: this.privateAddrs.warning } : {}) },
+      privateAddrs: {
+        kept: this.privateAddrs.keep, reason: this.privateAddrs.reason, ...(this.privateAddrs.warning != null ? { warning: this.privateAddrs.warning } : {})
+      },
       gossip: {
         accepted: this.gossip.stats.accepted,
         ignored: this.gossip.stats.ignored,

@@ -46,7 +46,9 @@ export function genesisRandomness (authorKey: Uint8Array): Uint8Array {
  * previous randomness; returns the block's randomness, or undefined when the
  * VRF is not the author's over this input.
  */
-export function checkBlockRandomness (authorKey: Uint8Array, previous: Uint8Array, blockNumber: number, vrf: Uint8Array, verify: VrfVerify): Uint8Array | undefined {
+export function checkBlockRandomness (
+  authorKey: Uint8Array, previous: Uint8Array, blockNumber: number, vrf: Uint8Array, verify: VrfVerify
+): Uint8Array | undefined {
   if (vrf.length !== RANDOMNESS_VRF_BYTES || authorKey.length !== 32 || previous.length !== 32) return undefined
   let ok = false
   try { ok = verify(randomnessTranscript(previous, blockNumber), vrf, authorKey, RANDOMNESS_VRF_CONTEXT) } catch { ok = false }

@@ -12,7 +12,9 @@ export const ROLE_WHISTLEBLOWER = 8
 /** every role bit: a registration's mask must be non-zero and within it */
 export const ROLE_ALL = 15
 
-export const ROLE_BITS: Readonly<Record<RoleName, number>> = { submitter: ROLE_SUBMITTER, solver: ROLE_SOLVER, verifier: ROLE_VERIFIER, whistleblower: ROLE_WHISTLEBLOWER }
+export const ROLE_BITS: Readonly<Record<RoleName, number>> = {
+  submitter: ROLE_SUBMITTER, solver: ROLE_SOLVER, verifier: ROLE_VERIFIER, whistleblower: ROLE_WHISTLEBLOWER
+}
 
 export function isRoleName (s: string): s is RoleName {
   return (ROLE_NAMES as readonly string[]).includes(s)

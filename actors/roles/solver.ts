@@ -32,8 +32,12 @@ export const solverMachine = setup({
   types: {} as { context: SolverContext, events: SolverEvent, input: unknown },
   actors: {
     train: fromPromise<PublishedRun, { ports: RolePorts, taskId: number }>(async ({ input, signal }) => await input.ports.train(input.taskId, signal)),
-    commit: fromPromise<void, { ports: RolePorts, taskId: number, result: PublishedRun }>(async ({ input }) => await input.ports.commitProof(input.taskId, input.result)),
-    defend: fromPromise<DisputeResult, { ctx: SolverContext }>(async ({ input }) => await input.ctx.ports.defend(input.ctx.defending!.taskId, input.ctx.defending!.disputeId))
+    commit: fromPromise<void, { ports: RolePorts, taskId: number, result: PublishedRun }>(
+      async ({ input }) => await input.ports.commitProof(input.taskId, input.result)
+    ),
+    defend: fromPromise<DisputeResult, { ctx: SolverContext }>(
+      async ({ input }) => await input.ctx.ports.defend(input.ctx.defending!.taskId, input.ctx.defending!.disputeId)
+    )
   },
   guards: {
     showsTraining: ({ context }) => shownStage(context.jobs) === 'training',
@@ -49,7 +53,8 @@ export const solverMachine = setup({
   initial: 'active',
   on: {
     'chain.solverSelected': {
-      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId) && !context.committed.includes(event.taskId),
+      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId) &&
+        !context.committed.includes(event.taskId),
       actions: enqueueActions(({ context, event, enqueue }) => {
         enqueue.spawnChild('train', { id: jobId('train', event.taskId), input: { ports: context.ports, taskId: event.taskId } })
         enqueue.assign(jobsAt(withStage(context.jobs, event.taskId, 'training')))
@@ -83,7 +88,9 @@ export const solverMachine = setup({
         const error = (event as { error: unknown }).error
         // a task the scheduler handed back (it could not finish in time) is not a failure of this peer's
         const outcome = (error as Error | undefined)?.name === 'JobRefused' ? 'handed back' : job.stage === 'train' ? 'training failed' : 'commit failed'
-        enqueue.assign({ ...jobsAt(withStage(context.jobs, job.taskId, undefined)), error: errorMessage(error), history: recordTask(context, job.taskId, outcome) })
+        enqueue.assign({
+          ...jobsAt(withStage(context.jobs, job.taskId, undefined)), error: errorMessage(error), history: recordTask(context, job.taskId, outcome)
+        })
       })
     },
     'chain.disputeOpened': {

@@ -31,7 +31,9 @@ export const submitterMachine = setup({
     'cmd.submit': { guard: ({ context }) => !context.draining, actions: assign({ specs: ({ context, event }) => [...context.specs, event.spec] }) },
     'chain.taskSettled': {
       guard: ({ context, event }) => context.open.includes(event.taskId),
-      actions: assign({ settled: ({ context, event }) => [...context.settled, event.taskId], open: ({ context, event }) => context.open.filter(t => t !== event.taskId) })
+      actions: assign({
+        settled: ({ context, event }) => [...context.settled, event.taskId], open: ({ context, event }) => context.open.filter(t => t !== event.taskId)
+      })
     },
     drain: { actions: assign({ draining: true }) }
   },

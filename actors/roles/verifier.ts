@@ -62,7 +62,8 @@ export const verifierMachine = setup({
   initial: 'idle',
   on: {
     'chain.verifiersAssigned': {
-      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId) && !context.history.some(h => h.taskId === event.taskId),
+      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId) &&
+        !context.history.some(h => h.taskId === event.taskId),
       actions: enqueueActions(({ context, event, enqueue }) => {
         enqueue.spawnChild('verify', { id: jobId('verify', event.taskId), input: { ports: context.ports, taskId: event.taskId } })
         enqueue.assign(jobsAt(withStage(context.jobs, event.taskId, 'verifying')))
@@ -98,7 +99,9 @@ export const verifierMachine = setup({
         if (job === undefined || !context.jobs.some(j => j.taskId === job.taskId)) return
         const error = (event as { error: unknown }).error
         const outcome = (error as Error | undefined)?.name === 'JobRefused' ? 'dropped' : { verify: 'verification failed', vote: 'vote failed', challenge: 'dispute failed' }[job.stage]!
-        enqueue.assign({ ...jobsAt(withStage(context.jobs, job.taskId, undefined)), error: errorMessage(error), history: recordTask(context, job.taskId, outcome) })
+        enqueue.assign({
+          ...jobsAt(withStage(context.jobs, job.taskId, undefined)), error: errorMessage(error), history: recordTask(context, job.taskId, outcome)
+        })
       })
     },
     drain: { actions: assign({ draining: true }) }

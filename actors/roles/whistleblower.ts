@@ -9,12 +9,18 @@ import { errorMessage, initialContext, record, type RoleContext } from './common
 // first accepting verdict: the challenge window then has to cover one full
 // replay, not the verifiers' latency plus a replay.
 
-interface WbContext extends RoleContext { pending: Array<{ taskId: number, verifier: string }>, target?: { taskId: number, verifier: string }, check?: VerifyResult }
+interface WbContext extends RoleContext {
+  pending: Array<{ taskId: number, verifier: string }>
+  target?: { taskId: number, verifier: string }
+  check?: VerifyResult
+}
 
 export const whistleblowerMachine = setup({
   types: {} as { context: WbContext, events: DomainEvent | { type: 'drain' }, input: unknown },
   actors: {
-    recheck: fromPromise<VerifyResult, { ctx: WbContext }>(async ({ input }) => await input.ctx.ports.recheckVerdict(input.ctx.target!.taskId, input.ctx.target!.verifier)),
+    recheck: fromPromise<VerifyResult, { ctx: WbContext }>(
+      async ({ input }) => await input.ctx.ports.recheckVerdict(input.ctx.target!.taskId, input.ctx.target!.verifier)
+    ),
     challenge: fromPromise<DisputeResult, { ctx: WbContext }>(async ({ input }) => {
       const { ports, target, check } = input.ctx
       // the initial state was already ruled on by challenge_initial_state: no game to play
@@ -38,14 +44,20 @@ export const whistleblowerMachine = setup({
   initial: 'idle',
   on: {
     'chain.proofCommitted': {
-      guard: ({ context, event }) => !event.byMe && !context.draining && context.current !== event.taskId && !context.history.some(h => h.taskId === event.taskId),
+      guard: ({ context, event }) => !event.byMe && !context.draining && context.current !== event.taskId &&
+        !context.history.some(h => h.taskId === event.taskId),
       actions: assign({ pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId) ? context.pending : [...context.pending, { taskId: event.taskId, verifier: '' }] })
     },
     'chain.verdict': {
       // only accepting verdicts can hide an error; a rejecting one already opened a dispute
       // one re-check per task, however many verifiers accepted it
-      guard: ({ context, event }) => event.accept && !event.byMe && !context.draining && context.current !== event.taskId && !context.history.some(h => h.taskId === event.taskId),
-      actions: assign({ pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId) ? context.pending : [...context.pending, { taskId: event.taskId, verifier: event.verifier }] })
+      guard: ({ context, event }) => event.accept && !event.byMe && !context.draining && context.current !== event.taskId &&
+        !context.history.some(h => h.taskId === event.taskId),
+      actions: assign({
+        pending: ({ context, event }) => context.pending.some(p => p.taskId === event.taskId)
+          ? context.pending
+          : [...context.pending, { taskId: event.taskId, verifier: event.verifier }]
+      })
     },
     drain: { actions: assign({ draining: true }) }
   },

@@ -45,7 +45,9 @@ export async function startChain (o: StartChainOptions): Promise<RunningChain> {
   await mkdir(o.dataDir, { recursive: true })
   const genesis = await devGenesis(o)
   const reference = o.reference ?? await loadReference(o.log)
-  const chain = new DevChain({ dataDir: o.dataDir, genesis, reference, blockTime: o.blockTime, instantSeal: o.instantSeal, verifyWorkers: o.verifyWorkers, log: o.log })
+  const chain = new DevChain({
+    dataDir: o.dataDir, genesis, reference, blockTime: o.blockTime, instantSeal: o.instantSeal, verifyWorkers: o.verifyWorkers, log: o.log
+  })
   await chain.start()
   const server = new RpcServer(chain, { host: o.host, port: o.port, log: o.log, unsafeRpc: o.instantSeal === true || o.unsafeRpc === true })
   let url: string

@@ -320,7 +320,9 @@ export class RpcServer {
     const createEmpty = p[0] !== false
     const b = this.chain.produce({ allowEmpty: createEmpty })
     if (b === undefined) throw new RpcError(-32000, 'No transactions to include (createEmpty = false)')
-    return { hash: b.hash, aux: { header_only: false, clear_justification_requests: false, needs_justification: false, bad_justification: false, is_new_best: true } }
+    return {
+      hash: b.hash, aux: { header_only: false, clear_justification_requests: false, needs_justification: false, bad_justification: false, is_new_best: true }
+    }
   }
 
   async close (): Promise<void> {

@@ -37,12 +37,28 @@ export function register (program: Command): void {
     .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
-  cmd.action(async (o: { port: number, host: string, dataDir?: string, blockTime: number, instantSeal?: boolean, unsafeRpc?: boolean, forcedErrorPpm: number, disputeClock: number, json?: boolean, logLevel: string }) => {
+  cmd.action(async (
+    o: {
+      port: number
+      host: string
+      dataDir?: string
+      blockTime: number
+      instantSeal?: boolean
+      unsafeRpc?: boolean
+      forcedErrorPpm: number
+      disputeClock: number
+      json?: boolean
+      logLevel: string
+    }
+  ) => {
     const log = createLogger('chain', { level: o.logLevel })
     const dataDir = resolve(o.dataDir ?? join(homedir(), '.proofswarm', 'chain'))
     let running
     try {
-      running = await startChain({ dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true, unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log })
+      running = await startChain({
+        dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true,
+        unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log
+      })
     } catch (e) {
       const err = e as NodeJS.ErrnoException
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${o.port} is already in use (try --port 0)`)

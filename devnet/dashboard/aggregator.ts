@@ -203,9 +203,20 @@ export class Aggregator {
     }
     for (const p of peers) {
       for (const a of p.actors?.actors ?? []) {
-        const ctx = a.context as { current?: number, queue?: number[], jobs?: Array<{ taskId: number, stage: string }>, history?: Array<{ taskId: number, outcome: string }>, open?: number[], settled?: number[], results?: Record<string, { accuracy?: number }>, pending?: Array<{ taskId: number }> }
+        const ctx = a.context as {
+          current?: number
+          queue?: number[]
+          jobs?: Array<{ taskId: number, stage: string }>
+          history?: Array<{ taskId: number, outcome: string }>
+          open?: number[]
+          settled?: number[]
+          results?: Record<string, { accuracy?: number }>
+          pending?: Array<{ taskId: number }>
+        }
         const state = stateText(a.state)
-        const add = (id: number, relation: string): void => { row(String(id)).workers.push({ peer: p.name, actorId: a.id, role: roleOfId(a.id), state, relation }) }
+        const add = (id: number, relation: string): void => {
+          row(String(id)).workers.push({ peer: p.name, actorId: a.id, role: roleOfId(a.id), state, relation })
+        }
         const nums = (v: unknown): number[] => Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number').slice(-32) : []
         // a submitter keeps its last task as `current` while idle: only a busy actor is "working" on it
         if (typeof ctx.current === 'number' && state !== 'idle') add(ctx.current, 'working')

@@ -93,7 +93,9 @@ export class ChainWatch {
         q.arbitration.nextTaskId().then((v: any) => BigInt(v.toString())),
         q.arbitration.nextDisputeId().then((v: any) => BigInt(v.toString()))
       ]))
-      const ids = (next: bigint): bigint[] => { const out: bigint[] = []; for (let i = next - 1n; i >= 0n && out.length < MAX_ITEMS; i--) out.push(i); return out }
+      const ids = (next: bigint): bigint[] => {
+        const out: bigint[] = []; for (let i = next - 1n; i >= 0n && out.length < MAX_ITEMS; i--) out.push(i); return out
+      }
       const taskIds = ids(nextTask)
       const disputeIds = ids(nextDispute)
       const accts = this.accounts ?? []
@@ -137,7 +139,9 @@ export class ChainWatch {
   private async readMoves (q: any): Promise<void> {
     const open = this.view.disputes.filter(d => d.status === 'Open').map(d => d.id)
     if (open.length === 0) return
-    const moves = await withTimeout(q.arbitration.disputeLastMove.multi(open.map(BigInt)) as Promise<Array<{ isSome: boolean, unwrap: () => { toU8a: (bare: boolean) => Uint8Array } }>>)
+    const moves = await withTimeout(
+      q.arbitration.disputeLastMove.multi(open.map(BigInt)) as Promise<Array<{ isSome: boolean, unwrap: () => { toU8a: (bare: boolean) => Uint8Array } }>>
+    )
     moves.forEach((v, i) => {
       if (!v.isSome) return
       let step: NarrowStep | undefined

@@ -106,7 +106,9 @@ export class PeerWatch {
       const progress = actors != null ? await this.get<WorkProgress[]>('/v1/progress').then(p => Array.isArray(p) ? p.slice(-16) : null).catch(orNull) : null
       // disputes are in the peer's memory too: every poll, so the page shows each move of a bisection as it is made
       const disputes = actors != null ? await this.get<FinishedDispute[]>('/v1/disputes').then(d => Array.isArray(d) ? d.slice(-16) : null).catch(orNull) : null
-      Object.assign(this.view, { connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes })
+      Object.assign(this.view, {
+        connected: true, error: undefined, lastSeen: Date.now(), status, roles: roles ?? undefined, actors, tasks, progress, disputes
+      })
     } catch (err) {
       this.client = undefined
       this.view.connected = false

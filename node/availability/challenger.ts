@@ -18,7 +18,9 @@ const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
  * another node (an assigned verifier needs a challenge of its own to back its reject);
  * none left: it follows the open challenge of `step`.
  */
-export async function runAvailabilityChallenge (chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[] } = {}): Promise<AvailabilityOutcome> {
+export async function runAvailabilityChallenge (
+  chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[] } = {}
+): Promise<AvailabilityOutcome> {
   let id: number | undefined
   for (const s of [step, ...(opts.alternatives ?? [])]) {
     try {

@@ -39,7 +39,9 @@ export function responseFromRun (runDir: string, step: number, committedProofRoo
   const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
   const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
-  const tensors = committedCheckpointTensors(manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step], undefined, { tensorRoot: fastTensorRoot })
+  const tensors = committedCheckpointTensors(
+    manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step], undefined, { tensorRoot: fastTensorRoot }
+  )
   const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples))
   if (bytes.length > MAX_RESPONSE_BYTES) throw new Error(`the response is ${bytes.length} bytes, over the chain's ${MAX_RESPONSE_BYTES}`)
   // dry run of the chain's rule: never send what the chain would refuse
@@ -85,7 +87,11 @@ export class AvailabilityResponder {
     const taskId = Number(c.taskId)
     const task = await chain.task(taskId)
     if (task == null) return
-    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void => { this.handled.push({ challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra }); if (this.handled.length > 100) this.handled.shift() }
+    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void => {
+      this.handled.push({
+        challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra
+      }); if (this.handled.length > 100) this.handled.shift()
+    }
     // the seed is the hash of the block that included the challenge
     let hash: string | null = null
     while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(c.openedAt); if (hash == null) await sleep(300) }

@@ -58,7 +58,9 @@ export interface ChainClientOptions {
   timeoutMs?: number
 }
 
-function eventOf (e: { event: { section: string, method: string, data: Codec[] & { names?: string[] | null } } }, blockHash: string, blockNumber: number): ChainEvent {
+function eventOf (
+  e: { event: { section: string, method: string, data: Codec[] & { names?: string[] | null } } }, blockHash: string, blockNumber: number
+): ChainEvent {
   const names = e.event.data.names ?? []
   const data: Record<string, Plain> = {}
   e.event.data.forEach((v, i) => { data[names[i] ?? String(i)] = toPlain(v) })
@@ -114,13 +116,19 @@ export class ChainClient {
   async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
   async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
   /** The verifiers the chain drew for a task, every round (null before the first draw). */
-  async assignments (taskId: bigint | number): Promise<TaskAssignments | null> { return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignments | null }
+  async assignments (taskId: bigint | number): Promise<TaskAssignments | null> {
+    return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignments | null
+  }
+
   /** This account's live assignment on a task, if the chain drew it and it is not over. */
   async myAssignment (taskId: bigint | number, who = this.accountId): Promise<VerifierAssignment | null> {
     return (await this.assignments(taskId))?.verifiers.find(v => v.verifier === who && v.status === 'Active') ?? null
   }
 
-  async dispute (id: bigint | number): Promise<DisputeInfo | null> { return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeInfo | null }
+  async dispute (id: bigint | number): Promise<DisputeInfo | null> {
+    return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeInfo | null
+  }
+
   /** Id the next submitted task will get: every task id below it exists. */
   async nextTaskId (): Promise<bigint> { return BigInt(toPlain(await this.api.query.arbitration.nextTaskId()) as bigint) }
   async openTasks (): Promise<bigint[]> { return toPlain(await this.api.query.arbitration.openTasks()) as bigint[] }
@@ -227,14 +235,18 @@ export class ChainClient {
 
   async releaseTask (taskId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.releaseTask(taskId)) }
 
-  async commitProof (taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): Promise<{ randomnessBlock: number, challengeEnd: number }> {
+  async commitProof (
+    taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }
+  ): Promise<{ randomnessBlock: number, challengeEnd: number }> {
     const cps = p.checkpoints.map(c => u8aToHex(new TextEncoder().encode(c)))
     const o = await this.send(this.api.tx.arbitration.commitProof(taskId, p.proofRoot, p.finalStateRoot, p.stepCount, cps))
     return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
   }
 
-  /** A diverged proof: states 0..stepCount, the run's first NaN at entry `entry`, element `flat` of step stepCount's trace (commit_diverged). */
-  async commitDiverged (taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }): Promise<{ randomnessBlock: number, challengeEnd: number }> {
+  /** A diverged proof: states 0..stepCount, the run's first NaN at entry `entry`, element `flat` of step stepCount's tape (commit_diverged). */
+  async commitDiverged (
+    taskId: bigint | number, p: { proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }
+  ): Promise<{ randomnessBlock: number, challengeEnd: number }> {
     const cps = p.checkpoints.map(c => u8aToHex(new TextEncoder().encode(c)))
     const o = await this.send(this.api.tx.arbitration.commitDiverged(taskId, p.proofRoot, p.finalStateRoot, p.stepCount, cps, p.entry, p.flat))
     return { randomnessBlock: this.field(o, 'ProofCommitted', 'randomnessBlock') as number, challengeEnd: this.field(o, 'ProofCommitted', 'challengeEnd') as number }
@@ -269,7 +281,9 @@ export class ChainClient {
   }
 
   /** Answers a force against us with message `answer` (encodeSigned bytes). */
-  async answerMove (disputeId: bigint | number, answer: Uint8Array): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.answerMove(disputeId, u8aToHex(answer))) }
+  async answerMove (disputeId: bigint | number, answer: Uint8Array): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.answerMove(disputeId, u8aToHex(answer)))
+  }
 
   async claimTimeout (disputeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.claimTimeout(disputeId)) }
 
@@ -300,7 +314,9 @@ export class ChainClient {
     return await this.send(this.api.tx.arbitration.respondAvailability(challengeId, u8aToHex(response)))
   }
 
-  async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId)) }
+  async availabilityTimeout (challengeId: bigint | number): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId))
+  }
 
   // ---- chunk sampling of erasure-coded checkpoints (docs/protocol.md §5, "Chunk sampling") ----
   async chunkRequest (id: bigint | number): Promise<ChunkRequest | null> {
@@ -326,14 +342,21 @@ export class ChainClient {
   async chunksTimeout (requestId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.chunksTimeout(requestId)) }
 
   /** Claims that state root 0 of the task's proof is not the program's initialisation (protocols/dispute/init-claim.ts encodeInitClaim bytes); resolves with the ruling. */
-  async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<{ solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }> {
+  async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<{
+    solverWrong: boolean
+    slashed: bigint
+    reason: string
+    outcome: TxOutcome
+  }> {
     const o = await this.send(this.api.tx.arbitration.challengeInitialState(taskId, u8aToHex(claim)))
     const reason = this.field(o, 'InitialStateRuled', 'reason') as string
     return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
   }
 
   /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) and changed exactly one element (protocols/dispute/forced-exact.ts encodeExactness). */
-  async revealForcedError (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array, exactness: Uint8Array): Promise<{ step: number, outcome: TxOutcome }> {
+  async revealForcedError (
+    taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array, exactness: Uint8Array
+  ): Promise<{ step: number, outcome: TxOutcome }> {
     const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof), u8aToHex(exactness)))
     return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
   }

@@ -47,7 +47,9 @@ export function addChainOptions (cmd: Command): Command {
     .option('--dataset-dir <dir>', 'local IDX dataset directory (default /usr/share/datasets/fashion-mnist)')
 }
 
-export function chainInit (o: { chain?: string, account?: string, stake?: string, datasetDir?: string }): { chainUrl?: string, account?: string, stake?: bigint, datasetDir?: string } {
+export function chainInit (
+  o: { chain?: string, account?: string, stake?: string, datasetDir?: string }
+): { chainUrl?: string, account?: string, stake?: bigint, datasetDir?: string } {
   if (o.chain != null && o.account == null) throw new CliError('--chain needs --account (the chain account that signs for this peer)', 2)
   const account = o.account != null ? readAccount(o.account) : undefined
   const chain = account != null ? (o.chain ?? DEFAULT_CHAIN_URL) : undefined

@@ -8,14 +8,14 @@ import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.j
 import { validateProgram } from '../../protocols/program/program.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
-import { traceFaults, type NodeFaults } from './faults.js'
+import { tapeFaults, type NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeDefender } from './players.js'
-import type { TraceJob } from '../engine/protocol.js'
-import type { TraceFile } from '../engine/trace-file.js'
+import type { TapeJob } from '../engine/protocol.js'
+import type { TapeFile } from '../engine/tape-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
 
-// The defender's side of a dispute (docs/disputes.md, "Node side"): it traces
+// The defender's side of a dispute (docs/disputes.md, "Node side"): it tapes
 // the disputed step as soon as the dispute is opened, then answers the
 // challenger's signed messages off chain. It forces its last message on chain
 // when the challenger goes quiet (its commit if the challenger never opens),
@@ -31,8 +31,8 @@ export interface DefenderHost {
   faults: NodeFaults
   dataDir: string
   chain: () => Promise<ChainClient>
-  /** an engine trace job (1-based step), its file read back */
-  traceInChild: (runDir: string, step: number, out: string, o: Pick<TraceJob, 'faults' | 'datasetProofs'>) => Promise<TraceFile>
+  /** an engine tape job (1-based step), its file read back */
+  tapeInChild: (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>) => Promise<TapeFile>
   adjudicate: (chain: ChainClient, disputeId: number, claim: Claim) => Promise<string>
   /** quiet time after which a party forces its pending move on chain */
   forceAfterMs: number
@@ -59,8 +59,8 @@ const hashHex = (s: Signed): string => toHex(moveHash(s))
 
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
-  /** traces by task and step: a second dispute of the same step (a verifier and a whistleblower) does not trace again */
-  private readonly traces = new Map<string, Promise<{ trace: TraceFile, proof: ProofOfLearning }>>()
+  /** tapes by task and step: a second dispute of the same step (a verifier and a whistleblower) does not tape again */
+  private readonly tapes = new Map<string, Promise<{ tape: TapeFile, proof: ProofOfLearning }>>()
 
   constructor (private readonly h: DefenderHost) {}
 
@@ -80,26 +80,29 @@ export class Defender {
     if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
     if (d.defender !== chain.accountId) throw new Error(`this node is not the defender of dispute ${disputeId}`)
     if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
-    const { trace, proof } = await this.traceFor(chain, Number(d.taskId), d.disputedStep)
+    const { tape, proof } = await this.tapeFor(chain, Number(d.taskId), d.disputedStep)
     const ctx = contextOf(chain, d.taskId, disputeId)
     // a badOpen at step 0 carries the program: the chain recomputes the initial state
     const taskFile = join(this.h.dataDir, 'tasks', String(d.taskId), 'run', 'task.json')
     const program = existsSync(taskFile) ? validateProgram(JSON.parse(readFileSync(taskFile, 'utf8'))) : undefined
-    const game = makeDefender({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
+    const game = makeDefender({ disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
     const commit = game.commit()
     // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
-    return { disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(), last: { mine: commit, at: Date.now() }, queue: Promise.resolve() }
+    return {
+      disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(),
+      last: { mine: commit, at: Date.now() }, queue: Promise.resolve()
+    }
   }
 
   /**
-   * The run's trace of on-chain step `step` of task `taskId`, traced once (a
+   * The run's tape of on-chain step `step` of task `taskId`, taped once (a
    * child process) for every dispute of that step, with the faults the
-   * training had, so it is the trace the proof was built from.
+   * training had, so it is the tape the proof was built from.
    */
-  async traceFor (chain: ChainClient, taskId: number, step: number): Promise<{ trace: TraceFile, proof: ProofOfLearning }> {
+  async tapeFor (chain: ChainClient, taskId: number, step: number): Promise<{ tape: TapeFile, proof: ProofOfLearning }> {
     const key = `${taskId}/${step}`
-    let traced = this.traces.get(key)
-    if (traced === undefined) {
+    let taped = this.tapes.get(key)
+    if (taped === undefined) {
       const made = (async () => {
         const task = await chain.task(taskId)
         if (task == null) throw new Error(`task ${taskId} does not exist`)
@@ -109,29 +112,29 @@ export class Defender {
         if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
         const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
         const forced = await forcedErrorDraw(chain, taskId, task)
-        const trace = await this.h.traceInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), { faults: traceFaults(this.h.faults, forced?.step) })
-        return { trace, proof }
+        const tape = await this.h.tapeInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), { faults: tapeFaults(this.h.faults, forced?.step) })
+        return { tape, proof }
       })()
-      this.traces.set(key, made)
-      made.catch(() => this.traces.delete(key))
-      traced = made
+      this.tapes.set(key, made)
+      made.catch(() => this.tapes.delete(key))
+      taped = made
     }
-    return await traced
+    return await taped
   }
 
   /**
-   * A challenger about to open a dispute at `step` asks us to trace it while
-   * it traces its own: the dispute then runs as soon as it is opened. Only
+   * A challenger about to open a dispute at `step` asks us to tape it while
+   * it tapes its own: the dispute then runs as soon as it is opened. Only
    * for a registered peer, a task we solved and a step of its proof; at most
-   * one trace per step, as for a dispute.
+   * one tape per step, as for a dispute.
    */
   private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
     const chain = await this.h.chain()
     const task = await chain.task(taskId)
     if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount + (task.divergence != null ? 1 : 0)) return { err: 'not a step of a proof of ours under verification' }
     if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
-    this.traceFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not trace the announced step'))
-    this.h.log.info({ taskId, step, from }, 'a dispute is announced: tracing the step now')
+    this.tapeFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not tape the announced step'))
+    this.h.log.info({ taskId, step, from }, 'a dispute is announced: taping the step now')
     return { end: 'preparing' }
   }
 

@@ -7,7 +7,7 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              1-based step <step>, consistently (node/train/fault.ts)
 //   tamper-weight[@<step>]     after <step> (default 1; 0: the initial state,
 //                              caught by an initial-state claim), element 0 of
-//                              weight 0 is set to |v| + 1: the trace stays honest
+//                              weight 0 is set to |v| + 1: the tape stays honest
 //   lie-in-bisection           the defender answers a bisection query with
 //                              children that do not hash to their parent
 //   silent                     the defender never answers dispute requests
@@ -27,7 +27,15 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 // element, which is what it must prove when it reveals the draw
 // (protocols/dispute/forced-exact.ts).
 
-export interface NodeFaults { ops: OpFault[], weights: number[], lie: boolean, silent: boolean, badCheckpoint?: boolean, nanThrough?: boolean, fakeDivergence?: number }
+export interface NodeFaults {
+  ops: OpFault[]
+  weights: number[]
+  lie: boolean
+  silent: boolean
+  badCheckpoint?: boolean
+  nanThrough?: boolean
+  fakeDivergence?: number
+}
 
 export const NO_NODE_FAULTS: NodeFaults = { ops: [], weights: [], lie: false, silent: false }
 
@@ -52,13 +60,16 @@ export function anyFault (f: NodeFaults): boolean {
   return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true || f.fakeDivergence !== undefined
 }
 
-/** The faults a trace job re-enacts: the node's op and weight faults plus its forced error (on-chain step, 0-based). */
-export function traceFaults (f: NodeFaults, forcedError: number | null | undefined): Pick<EngineFaults, 'ops' | 'weights'> {
+/** The faults a tape job re-enacts: the node's op and weight faults plus its forced error (on-chain step, 0-based). */
+export function tapeFaults (f: NodeFaults, forcedError: number | null | undefined): Pick<EngineFaults, 'ops' | 'weights'> {
   const weights = forcedError != null && !f.weights.includes(forcedError + 1) ? [...f.weights, forcedError + 1] : f.weights
   return { ops: f.ops, weights }
 }
 
-/** The faults of a training job: a trace job's, plus the NaN faults, which are training's alone (a trace job traces whatever the step holds). */
+/** The faults of a training job: a tape job's, plus the NaN faults, which are training's alone (a tape job tapes whatever the step holds). */
 export function trainFaults (f: NodeFaults, forcedError: number | null | undefined): EngineFaults {
-  return { ...traceFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}), ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {}) }
+  return {
+    ...tapeFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}),
+    ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {})
+  }
 }

@@ -5,13 +5,13 @@ import { ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
-import type { TraceFile } from '../engine/trace-file.js'
+import type { TapeFile } from '../engine/tape-file.js'
 
 // The pure players of protocols/dispute, built from what a peer has on disk:
-// a trace file (from the trace child), the defender's per-step state roots
+// a tape file (from the tape child), the defender's per-step state roots
 // (its proof.json) and the program.
 
-const tensorOf = (f: TraceFile) => (e: number, io: 'in' | 'out', k: number): TensorData => {
+const tensorOf = (f: TapeFile) => (e: number, io: 'in' | 'out', k: number): TensorData => {
   const v = f.values[e]
   const t = v === undefined ? undefined : io === 'in' ? v.inputs[k] : v.outputs[k]
   if (t === undefined) throw new Error(`no tensor ${io} ${k} of entry ${e}`)
@@ -23,14 +23,16 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
   return new TextEncoder().encode(canonicalJson(bare))
 }
 
-export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }): DefenderGame {
+export function makeDefender (
+  o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }
+): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
     genesis: o.ctx.genesis,
     taskId: o.ctx.taskId,
-    step: o.trace.step,
-    entries: o.trace.entries,
-    tensor: tensorOf(o.trace),
+    step: o.tape.step,
+    entries: o.tape.entries,
+    tensor: tensorOf(o.tape),
     account: o.pair.publicKey,
     sign: m => o.pair.sign(m),
     stateRoots: o.stateRoots,
@@ -40,12 +42,12 @@ export function makeDefender (o: { disputeId: number, ctx: DisputeContext, trace
 }
 
 /**
- * What our trace of a step says about NaNs (docs/disputes.md, "NaN: a NaN ends the run"): its
+ * What our tape of a step says about NaNs (docs/disputes.md, "NaN: a NaN ends the run"): its
  * first NaN op output, a NaN in its pre- or post-state, and whether the defender is wrong by
  * them: any NaN on a step of a complete proof, or on a diverged proof's last step (`divergence`)
  * a first NaN elsewhere than its divergence point.
  */
-export function nanFacts (f: TraceFile, divergence?: Divergence): Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> & { wrong: boolean } {
+export function nanFacts (f: TapeFile, divergence?: Divergence): Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> & { wrong: boolean } {
   const first = firstNaNOf(f.values.map(v => v.outputs))
   const firstNan = first !== undefined && first.output === 0 ? { entry: first.entry, flat: first.flat } : undefined
   let stateNan: ChallengerInit['stateNan']
@@ -68,8 +70,8 @@ export function nanFacts (f: TraceFile, divergence?: Divergence): Pick<Challenge
   return { firstNan, stateNan, divergence, wrong }
 }
 
-export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, trace: TraceFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram, nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> }): ChallengerGame {
-  const f = o.trace
+export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram, nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> }): ChallengerGame {
+  const f = o.tape
   const rows = new Map((f.dataset?.rows ?? []).map(r => [r.row, r]))
   const g = new ChallengerGame({
     disputeId: o.disputeId,
@@ -93,7 +95,7 @@ export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, tra
           yRoot: f.dataset.yRoot,
           row: (name, i) => {
             const r = rows.get(i)
-            if (r === undefined) throw new Error(`no proof of dataset row ${i} in the trace file`)
+            if (r === undefined) throw new Error(`no proof of dataset row ${i} in the tape file`)
             return name === 'x' ? r.x : r.y
           }
         },

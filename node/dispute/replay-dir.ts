@@ -6,14 +6,16 @@ import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/ru
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
 
-// What a challenger needs on disk before it can trace a disputed step.
+// What a challenger needs on disk before it can tape a disputed step.
 
 /**
  * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
  * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
  * have no DHT provider records).
  */
-export async function ensureReplayDir (shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
+export async function ensureReplayDir (
+  shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string
+): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
   const indexCid = runIndexCidOf(task)
   if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
   mkdirSync(runDir, { recursive: true })

@@ -9,21 +9,21 @@ import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runEngineJob } from '../engine/engine.js'
-import type { TraceJob } from '../engine/protocol.js'
+import type { TapeJob } from '../engine/protocol.js'
 import type { ShardService } from '../shards/index.js'
 import { Defender, contextOf, verify } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
-import { exactnessFromTrace } from './forced-exact.js'
+import { exactnessFromTape } from './forced-exact.js'
 import { nanFacts, makeChallenger } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
-import { readTraceFile, type TraceFile } from '../engine/trace-file.js'
+import { readTapeFile, type TapeFile } from '../engine/tape-file.js'
 import { request, serve, type DisputeRequest } from './transport.js'
 
-// The node side of a dispute (docs/disputes.md): the challenger traces the
+// The node side of a dispute (docs/disputes.md): the challenger tapes the
 // disputed step in a child process, opens the dispute on chain, finds the
 // defender's peer id on chain and plays the pure ChallengerGame over
-// /proofswarm/dispute/3.0.0; the defender (defender.ts) traces its own step
+// /proofswarm/dispute/3.0.0; the defender (defender.ts) tapes its own step
 // (with the faults its training had) and answers with the pure DefenderGame.
 // Moves stay off chain; a party left without an answer for `forceAfterMs`
 // forces its pending move on chain (force_move), a party forced answers there
@@ -66,7 +66,7 @@ export class DisputeService {
       faults: o.faults,
       dataDir: o.peer.opts.dataDir,
       chain: o.chain,
-      traceInChild: async (runDir, step, out, o) => await this.traceInChild(runDir, step, out, o),
+      tapeInChild: async (runDir, step, out, o) => await this.tapeInChild(runDir, step, out, o),
       adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
       forceAfterMs: this.forceAfterMs
     })
@@ -83,11 +83,11 @@ export class DisputeService {
 
   private get dataDir (): string { return this.o.peer.opts.dataDir }
 
-  private async traceInChild (runDir: string, step: number, out: string, o: Pick<TraceJob, 'faults' | 'datasetProofs'>): Promise<TraceFile> {
+  private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>): Promise<TapeFile> {
     const t0 = Date.now()
-    const r = await runEngineJob({ kind: 'trace', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `trace of step ${step}`, { timeoutMs: 300_000 }).result
-    const f = readTraceFile(out)
-    this.log.info({ step, entries: r.entries, bytes: r.bytes, ms: Date.now() - t0 }, 'traced the disputed step in a child process')
+    const r = await runEngineJob({ kind: 'tape', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `tape of step ${step}`, { timeoutMs: 300_000 }).result
+    const f = readTapeFile(out)
+    this.log.info({ step, entries: r.entries, bytes: r.bytes, ms: Date.now() - t0 }, 'taped the disputed step in a child process')
     return f
   }
 
@@ -97,7 +97,7 @@ export class DisputeService {
   async defend (taskId: number, disputeId: number): Promise<DisputeResult> {
     const t0 = Date.now()
     if (!this.o.faults.silent) {
-      // trace now rather than on the first request: the defender's clock runs from the opening
+      // tape now rather than on the first request: the defender's clock runs from the opening
       this.defender.session(disputeId).catch(err => this.log.warn({ disputeId, err: (err as Error).message }, 'could not prepare the defence'))
     }
     const r = await this.followToEnd(disputeId, 'defender')
@@ -127,7 +127,7 @@ export class DisputeService {
         this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
         return
       }
-      // the exactness proof: our committed post-state is the honest one of our trace with only the forced element changed
+      // the exactness proof: our committed post-state is the honest one of our tape with only the forced element changed
       const exact = await this.forcedExactness(chain, taskId, ruling.step)
       if ('error' in exact) {
         this.log.warn({ taskId, disputeId, step: ruling.step, err: exact.error }, 'cannot prove our forced error exact: we will be slashed')
@@ -145,11 +145,11 @@ export class DisputeService {
     }
   }
 
-  /** From the trace we defend the step with (traced once per step, with our faults and forced error) and our proof. */
+  /** From the tape we defend the step with (taped once per step, with our faults and forced error) and our proof. */
   private async forcedExactness (chain: ChainClient, taskId: number, step: number): Promise<{ bytes: Uint8Array } | { error: string }> {
     try {
-      const { trace, proof } = await this.defender.traceFor(chain, taskId, step)
-      return exactnessFromTrace(trace, proof.stateRoots)
+      const { tape, proof } = await this.defender.tapeFor(chain, taskId, step)
+      return exactnessFromTape(tape, proof.stateRoots)
     } catch (err) { return { error: (err as Error).message } }
   }
 
@@ -219,22 +219,24 @@ export class DisputeService {
     const defenderNode = await chain.node(task.solver)
     if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
     const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
-    // announce the step: the defender traces it while we trace ours, so the game can start as soon as the dispute is opened
+    // announce the step: the defender tapes it while we tape ours, so the game can start as soon as the dispute is opened
     void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
     const runDir = join(this.dataDir, 'verify', String(taskId))
     const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
     const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    const trace = await this.traceInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
+    const tape = await this.tapeInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
     // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
     // step holds a NaN the defender committed, or a diverged step does not diverge as it says
-    if (trace.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
-    const nan = nanFacts(trace, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
+    if (tape.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
+    const nan = nanFacts(tape, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
     if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
-    if (!nan.wrong && trace.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
+    if (!nan.wrong && tape.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
     const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
     this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
     const ctx = contextOf(chain, taskId, disputeId)
-    const game = makeChallenger({ disputeId, ctx, trace, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan })
+    const game = makeChallenger({
+      disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan
+    })
     const defenderKey = hexToU8a(task.solver)
     let moves = 0
     let sent: Signed | undefined
@@ -274,7 +276,9 @@ export class DisputeService {
    * force demands its commit); one that then lets the force expire loses by
    * claim_timeout. null: the game is over.
    */
-  private async ask (chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean): Promise<Incoming | null> {
+  private async ask (
+    chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean
+  ): Promise<Incoming | null> {
     const disputeId = ctx.disputeId
     const mySeq = mine === undefined ? -1 : verifySigned(mine, chain.pair.publicKey, verify, ctx).seq
     const answers = (m: Msg): boolean => m.seq === mySeq + 1 && (mine === undefined || bytesEqual(m.prev, moveHash(mine)))
@@ -305,7 +309,9 @@ export class DisputeService {
           forced = true
           const p = game.pending
           try {
-            const r = await chain.forceMove(disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine))
+            const r = await chain.forceMove(
+              disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine)
+            )
             this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
           } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
         }

@@ -9,8 +9,8 @@ import { toError } from '../shards/server.js'
 // Request/response on /proofswarm/dispute/2.0.0: one stream per exchange,
 // one length-prefixed CBOR frame each way. The challenger asks, the defender
 // answers, so only the defender listens.
-//   request  {d, hello: true}         "send your trace commitment"
-//            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: trace it now"
+//   request  {d, hello: true}         "send your tape commitment"
+//            {d: 0, prepare: {task, step}}   "a dispute of this (on-chain) step is coming: tape it now"
 //            {d, m: Signed}            a challenger move
 //   response {m: Signed}               the defender's answer (linked to the move: seq, prev)
 //            {end: reason}             the defender ended the game (its own claim, or it is over)
@@ -81,7 +81,9 @@ export async function request (host: Host, peerId: string, req: DisputeRequest, 
 }
 
 /** Serves requests: `answer` turns one request into one response. */
-export async function serve (host: Host, answer: (req: DisputeRequest, from: string) => Promise<DisputeResponse>, onError: (err: Error, from: string) => void): Promise<void> {
+export async function serve (
+  host: Host, answer: (req: DisputeRequest, from: string) => Promise<DisputeResponse>, onError: (err: Error, from: string) => void
+): Promise<void> {
   await host.handle(DISPUTE_PROTOCOL, (stream, connection) => {
     const from = connection.remotePeer.toString()
     void (async () => {

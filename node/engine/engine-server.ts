@@ -8,7 +8,7 @@ import type { EngineMessage, EngineRequest } from './protocol.js'
 // protocol.ts one at a time, in arrival order, and answers each with its
 // events and then its result or error. A verifier keeps one alive between
 // tasks (warm-engine.ts) so the backend and the dataset stay loaded; a
-// training, trace, evaluation or commitments job gets a process of its own.
+// training, tape, evaluation or commitments job gets a process of its own.
 // The process exits when its parent goes away or closes the channel, or after
 // an idle period, giving its memory back. It writes nothing on stdout.
 

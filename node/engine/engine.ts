@@ -110,7 +110,9 @@ export interface EngineRun<T> { result: Promise<T>, kill: () => void, pid: numbe
  * Runs one job in a fresh engine process that ends with it: training starts
  * from a clean tfjs state every time, and a task's engine gives its memory back.
  */
-export function runEngineJob<J extends EngineJob> (job: J, log: Logger, what: string, o: { onEvent?: (e: JobEvent) => void, timeoutMs?: number, env?: NodeJS.ProcessEnv, signal?: AbortSignal } = {}): EngineRun<ResultOf<J>> {
+export function runEngineJob<J extends EngineJob> (
+  job: J, log: Logger, what: string, o: { onEvent?: (e: JobEvent) => void, timeoutMs?: number, env?: NodeJS.ProcessEnv, signal?: AbortSignal } = {}
+): EngineRun<ResultOf<J>> {
   let exited!: () => void
   const gone = new Promise<void>(resolve => { exited = resolve })
   const engine = new EngineProcess(log, { env: o.env, onExit: () => exited() })

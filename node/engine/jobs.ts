@@ -7,10 +7,10 @@ import { checkDivergence } from '../train/diverged-check.js'
 import { CheckpointUnusable, replaySteps } from '../train/replay-many.js'
 import { evaluateSaved, trainTask } from '../train/run.js'
 import { readProgram } from '../train/store.js'
-import { traceStep } from '../train/tracer.js'
+import { tapeStep } from '../train/tape-recorder.js'
 import { Trainer } from '../train/trainer.js'
 import type { CommitmentsJob, EngineJob, JobEvent, JobResults, ResultOf, TrainJob } from './protocol.js'
-import { traceForDispute } from './trace-job.js'
+import { tapeForDispute } from './tape-job.js'
 
 // The engine's work, one function per kind of job (protocol.ts). It loads
 // TensorFlow.js: a peer runs it in an engine process (engine-server.ts), the
@@ -61,18 +61,20 @@ async function commitments (j: CommitmentsJob): Promise<JobResults['commitments'
   const ds = loadDatasetFor(program.dataset, j.datasetDir)
   await initBackend('auto', program.runtime)
   const trainer = await Trainer.create(program, ds)
-  const trace = traceStep(trainer)
+  const tape = tapeStep(trainer)
   trainer.dispose()
   const all = new Uint32Array(ds.trainSize).map((_, i) => i)
   const yRoot = commitTensor({ shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }).root
-  return { skeletonRoot: disputeSkeletonRoot(trace.entries), datasetRoot: datasetRootHex(datasetCommitment(ds).root, yRoot) }
+  return { skeletonRoot: disputeSkeletonRoot(tape.entries), datasetRoot: datasetRootHex(datasetCommitment(ds).root, yRoot) }
 }
 
 const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit: Emit) => Promise<JobResults[K]> } = {
   train,
   evaluate: async (j, emit) => await evaluateSaved({ modelDir: j.modelDir, datasetDir: j.datasetDir, backend: j.backend, log: logTo(emit) }),
   commitments,
-  trace: async j => await traceForDispute({ runDir: j.runDir, step: j.step, out: j.out, datasetDir: j.datasetDir, datasetProofs: j.datasetProofs, faults: j.faults }),
+  tape: async j => await tapeForDispute({
+    runDir: j.runDir, step: j.step, out: j.out, datasetDir: j.datasetDir, datasetProofs: j.datasetProofs, faults: j.faults
+  }),
   warm: async j => {
     const program = readProgram(j.taskFile)
     const backend = await initBackend('auto', program.runtime)
@@ -80,6 +82,10 @@ const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit
     const ds = cachedDatasetFor(program.dataset, j.datasetDir)
     return { backend: backend.name, datasetRows: ds.trainSize }
   },
-  replay: async j => await orUnavailable(async () => ({ results: await replaySteps({ proofDir: j.runDir, steps: j.steps, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })),
-  divergence: async j => await orUnavailable(async () => ({ check: await checkDivergence({ proofDir: j.runDir, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) }))
+  replay: async j => await orUnavailable(
+    async () => ({ results: await replaySteps({ proofDir: j.runDir, steps: j.steps, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })
+  ),
+  divergence: async j => await orUnavailable(
+    async () => ({ check: await checkDivergence({ proofDir: j.runDir, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })
+  )
 }

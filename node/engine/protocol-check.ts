@@ -40,17 +40,19 @@ function fields (o: Obj, path: string, spec: Record<string, (v: unknown, path: s
 const backend = opt(oneOf(BACKEND_CHOICES))
 const layout = opt(oneOf(['manifest', 'program'] as const))
 const opFault = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { kernel: str, step: nat }); return v }
-const traceFaults = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat) }); return v }
+const tapeFaults = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat) }); return v }
 const faults = (v: unknown, p: string): EngineFaults => {
   fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat), nanThrough: opt(bool), fakeDivergence: opt(nat) })
   return v as EngineFaults
 }
 
 const JOB_FIELDS: Record<JobKind, Record<string, (v: unknown, path: string) => unknown>> = {
-  train: { taskFile: str, outDir: str, resume: opt(bool), datasetDir: opt(str), backend, until: opt(nat), evaluate: opt(bool), plain: opt(bool), faults: opt(faults) },
+  train: {
+    taskFile: str, outDir: str, resume: opt(bool), datasetDir: opt(str), backend, until: opt(nat), evaluate: opt(bool), plain: opt(bool), faults: opt(faults)
+  },
   evaluate: { modelDir: str, datasetDir: opt(str), backend },
   commitments: { taskFile: str, datasetDir: opt(str) },
-  trace: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(traceFaults) },
+  tape: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(tapeFaults) },
   warm: { taskFile: str, datasetDir: opt(str) },
   replay: { runDir: str, steps: arr(int), datasetDir: opt(str), checkpointLayout: layout },
   divergence: { runDir: str, datasetDir: opt(str), checkpointLayout: layout }
@@ -102,7 +104,7 @@ const RESULTS: Record<JobKind, (v: unknown, path: string) => void> = {
     text: opt((t, tp) => { fields(obj(t, tp), tp, { validationLoss: num, unigramBaseline: num, sample: str }); return t })
   }),
   commitments: (v, p) => fields(obj(v, p), p, { skeletonRoot: str, datasetRoot: str }),
-  trace: (v, p) => fields(obj(v, p), p, { step: nat, entries: nat, bytes: nat, fromCheckpoint: nat, stateRootAfter: str, seconds: num }),
+  tape: (v, p) => fields(obj(v, p), p, { step: nat, entries: nat, bytes: nat, fromCheckpoint: nat, stateRootAfter: str, seconds: num }),
   warm: (v, p) => fields(obj(v, p), p, { backend: str, datasetRows: nat }),
   replay: outcome('results', arr(replayResult)),
   divergence: outcome('check', divergenceCheck)

@@ -14,7 +14,7 @@ import type { EvaluateResult, TrainResult } from '../train/run.js'
 
 export type CheckpointLayout = 'manifest' | 'program'
 
-/** FAULT INJECTION and Truebit forced errors for a training or trace job (node/train/fault.ts, node/dispute/faults.ts). */
+/** FAULT INJECTION and Truebit forced errors for a training or tape job (node/train/fault.ts, node/dispute/faults.ts). */
 export interface EngineFaults {
   /** corrupt the first output of kernel `kernel` at 1-based step `step` */
   ops: OpFault[]
@@ -50,12 +50,12 @@ export interface TrainJob {
 /** Test-set accuracy (a GPT: held-out loss) of a saved model. */
 export interface EvaluateJob { kind: 'evaluate', modelDir: string, datasetDir?: string, backend?: BackendChoice }
 
-/** What a submitter commits on chain for a task: the skeleton root of a step's op trace and the dataset root. */
+/** What a submitter commits on chain for a task: the skeleton root of a step's op tape and the dataset root. */
 export interface CommitmentsJob { kind: 'commitments', taskFile: string, datasetDir?: string }
 
-/** Re-execute 1-based step `step` of a run from the nearest checkpoint and write its op trace with every value (trace-file.ts). */
-export interface TraceJob {
-  kind: 'trace'
+/** Re-execute 1-based step `step` of a run from the nearest checkpoint and write its op tape with every value (tape-file.ts). */
+export interface TapeJob {
+  kind: 'tape'
   runDir: string
   step: number
   out: string
@@ -74,12 +74,12 @@ export interface ReplayJob { kind: 'replay', runDir: string, steps: number[], da
 /** Re-run a diverged proof's last step from its checkpoint and find its first NaN. */
 export interface DivergenceJob { kind: 'divergence', runDir: string, datasetDir?: string, checkpointLayout?: CheckpointLayout }
 
-export type EngineJob = TrainJob | EvaluateJob | CommitmentsJob | TraceJob | WarmJob | ReplayJob | DivergenceJob
+export type EngineJob = TrainJob | EvaluateJob | CommitmentsJob | TapeJob | WarmJob | ReplayJob | DivergenceJob
 export type JobKind = EngineJob['kind']
-export const JOB_KINDS: readonly JobKind[] = ['train', 'evaluate', 'commitments', 'trace', 'warm', 'replay', 'divergence']
+export const JOB_KINDS: readonly JobKind[] = ['train', 'evaluate', 'commitments', 'tape', 'warm', 'replay', 'divergence']
 
 export interface Commitments { skeletonRoot: string, datasetRoot: string }
-export interface TraceSummary { step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }
+export interface TapeSummary { step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }
 export interface WarmResult { backend: string, datasetRows: number }
 /** A checkpoint that cannot be used (missing, corrupt, not the committed state): a data-availability matter. */
 export interface Unavailable { step: number, reason: string }
@@ -91,7 +91,7 @@ export interface JobResults {
   train: TrainResult
   evaluate: EvaluateResult
   commitments: Commitments
-  trace: TraceSummary
+  tape: TapeSummary
   warm: WarmResult
   replay: ReplayOutcome
   divergence: DivergenceOutcome

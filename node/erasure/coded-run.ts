@@ -35,7 +35,9 @@ export function codeCheckpoint (dir: string, step: number): CodedCheckpoint {
   const listFile = join(dir, CHUNK_LIST_FILE)
   if (existsSync(listFile) && existsSync(join(dir, CHUNKS_FILE))) {
     const l = readJson(listFile, 'chunk list') as ChunkList
-    if (l.step === step && l.dataBytes === statSync(file).size && statSync(listFile).mtimeMs >= statSync(file).mtimeMs) return { step, dataBytes: l.dataBytes, chunkRoot: fromHex(l.chunkRoot) }
+    if (
+      l.step === step && l.dataBytes === statSync(file).size && statSync(listFile).mtimeMs >= statSync(file).mtimeMs
+    ) return { step, dataBytes: l.dataBytes, chunkRoot: fromHex(l.chunkRoot) }
   }
   const data = new Uint8Array(readFileSync(file))
   const { params, chunks } = encodeChunks(data)
@@ -44,7 +46,9 @@ export function codeCheckpoint (dir: string, step: number): CodedCheckpoint {
   const all = new Uint8Array(params.total * params.chunkBytes)
   chunks.forEach((c, i) => all.set(c, i * params.chunkBytes))
   atomicWrite(join(dir, CHUNKS_FILE), all)
-  const list: ChunkList = { version: 1, step, dataBytes: data.length, chunkRoot: toHex(chunkRoot), leaves: leaves.map(toHex), blocks: chunks.map(c => cidOf(c).toString()) }
+  const list: ChunkList = {
+    version: 1, step, dataBytes: data.length, chunkRoot: toHex(chunkRoot), leaves: leaves.map(toHex), blocks: chunks.map(c => cidOf(c).toString())
+  }
   atomicWrite(join(dir, CHUNK_LIST_FILE), JSON.stringify(list))
   return { step, dataBytes: data.length, chunkRoot }
 }

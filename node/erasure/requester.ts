@@ -12,7 +12,9 @@ export interface ChunkRequestOutcome { requestId: number, answered: boolean }
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
 
-export async function runChunkRequest (chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number } = {}): Promise<ChunkRequestOutcome> {
+export async function runChunkRequest (
+  chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number } = {}
+): Promise<ChunkRequestOutcome> {
   let id: number
   try {
     id = Number(await chain.sampleChunks(taskId, step))

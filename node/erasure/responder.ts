@@ -56,7 +56,11 @@ export class ChunkResponder {
     const r = await chain.chunkRequest(id)
     if (r == null || r.status !== 'Open' || r.solver !== chain.accountId) return
     const taskId = Number(r.taskId)
-    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void => { this.handled.push({ requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra }); if (this.handled.length > 100) this.handled.shift() }
+    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void => {
+      this.handled.push({
+        requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra
+      }); if (this.handled.length > 100) this.handled.shift()
+    }
     let hash: string | null = null
     while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(r.openedAt); if (hash == null) await sleep(300) }
     if (hash == null) throw new Error(`block ${r.openedAt} is not known`)

@@ -29,8 +29,14 @@ export function checkCodedIndex (index: RunIndex, chainEntries: readonly string[
 /** The chunks at `indices` that could be fetched and are under the committed chunk root. */
 export async function fetchChunks (shards: ShardService, ck: Entry, indices: readonly number[], o: ChunkFetchOptions = {}): Promise<Map<number, Uint8Array>> {
   if (ck.coded === undefined) throw new Error(`checkpoint ${ck.step} has no erasure coding`)
-  const opts = { ...(o.providers != null ? { providers: o.providers } : {}), findTimeoutMs: o.findTimeoutMs ?? 15_000, requestTimeoutMs: o.requestTimeoutMs ?? 15_000, provide: false }
-  const { leaves } = validateChunkList(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(ck.coded.list, opts))), { step: ck.step, dataBytes: ck.coded.dataBytes, chunkRoot: fromHex(ck.coded.chunkRoot) })
+  const opts = {
+    ...(o.providers != null ? { providers: o.providers } : {}), findTimeoutMs: o.findTimeoutMs ?? 15_000,
+    requestTimeoutMs: o.requestTimeoutMs ?? 15_000, provide: false
+  }
+  const { leaves } = validateChunkList(
+    JSON.parse(new TextDecoder().decode(await shards.fetchBytes(ck.coded.list, opts))),
+    { step: ck.step, dataBytes: ck.coded.dataBytes, chunkRoot: fromHex(ck.coded.chunkRoot) }
+  )
   const got = await shards.fetchBlocksOf(ck.coded.chunks, indices, opts)
   const out = new Map<number, Uint8Array>()
   for (const [i, b] of got) if (bytesEqual(chunkLeaf(b), leaves[i])) out.set(i, b)

@@ -38,7 +38,10 @@ export async function connectChain (o: ChainLinkOptions): Promise<ChainClient> {
 }
 
 /** Registers the peer on chain if needed and keeps its roles in sync. */
-export async function ensureRegistered (chain: ChainClient, peerId: string, roles: readonly RoleName[], log: Logger, signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>, stake?: bigint): Promise<void> {
+export async function ensureRegistered (
+  chain: ChainClient, peerId: string, roles: readonly RoleName[], log: Logger,
+  signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>, stake?: bigint
+): Promise<void> {
   const mask = Math.max(rolesMask(roles), 0)
   const node = await chain.node()
   if (node == null) {

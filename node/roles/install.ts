@@ -98,7 +98,9 @@ export function installRoles (init: RolesInit) {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
       nodePorts = new NodePorts({
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
-        disputes: disputes != null ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) } : undefined,
+        disputes: disputes != null
+          ? { challenge: async (t, a, s) => await disputes!.challenge(t, a, s), defend: async (t, d) => await disputes!.defend(t, d) }
+          : undefined,
         trainFaults,
         badCheckpoints,
         recheckSteps: init.recheckSteps

@@ -165,7 +165,18 @@ export class PeerScheduler {
     } finally { clearTimeout(timer) }
   }
 
-  private async run<R> (o: { kind: JobKind, taskId: number, program: ValidProgram | undefined, deadlineBlock: number, estimateMs: number, signal?: AbortSignal, observe: (ms: number) => void }, work: () => Promise<R>, onRefused?: () => Promise<void>): Promise<R> {
+  private async run<R> (
+    o: {
+      kind: JobKind
+      taskId: number
+      program: ValidProgram | undefined
+      deadlineBlock: number
+      estimateMs: number
+      signal?: AbortSignal
+      observe: (ms: number) => void
+    },
+    work: () => Promise<R>, onRefused?: () => Promise<void>
+  ): Promise<R> {
     const chain = await this.deps.chain()
     const best = await chain.bestNumber()
     const now = Date.now()

@@ -135,7 +135,9 @@ export class Observability {
   async head (): Promise<number | undefined> {
     const c = this.chainClient
     if (c == null || this.chain.state !== 'connected') return undefined
-    const h = await Promise.race([c.bestNumber().catch(() => undefined), new Promise<undefined>(resolve => { setTimeout(() => resolve(undefined), 2000).unref() })])
+    const h = await Promise.race([
+      c.bestNumber().catch(() => undefined), new Promise<undefined>(resolve => { setTimeout(() => resolve(undefined), 2000).unref() })
+    ])
     if (h != null) this.chain.head = h
     return h
   }

@@ -68,7 +68,12 @@ export class SolverPorts extends PortsPart {
     this.progress.set(taskId, { taskId, phase: 'publishing', step: program.steps, steps: program.steps, curve, updatedAt: Date.now() })
     const index = await this.publishRun(taskId, program, programCid, runDir)
     this.progress.set(taskId, { taskId, phase: 'done', step: program.steps, steps: program.steps, detail: `proof root ${summary.proofRoot.slice(0, 16)}…`, curve, updatedAt: Date.now() })
-    return { proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot, steps: div !== undefined ? div.step : program.steps, runIndex: index.cid, modelCid: index.index.model, checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof, ...(div !== undefined ? { divergence: { entry: div.entry, flat: div.flat } } : {}) }
+    return {
+      proofRoot: summary.proofRoot, finalStateRoot: summary.finalStateRoot,
+      steps: div !== undefined ? div.step : program.steps, runIndex: index.cid, modelCid: index.index.model,
+      checkpoints: index.index.checkpoints.map(c => ({ step: c.step, cid: c.data })), proofCid: index.index.proof,
+      ...(div !== undefined ? { divergence: { entry: div.entry, flat: div.flat } } : {})
+    }
   }
 
   private async publishRun (taskId: number, program: TaskProgram, programCid: string, runDir: string): Promise<{ cid: string, index: RunIndex }> {
@@ -153,8 +158,13 @@ export class SolverPorts extends PortsPart {
     const coded = indexed.flatMap(c => c.coded != null ? [c.coded.list, c.coded.chunks] : [])
     const root = codedRoot(indexed.map(c => ({ step: c.step, dataBytes: c.coded?.dataBytes ?? 0, chunkRoot: fromHex(c.coded?.chunkRoot ?? '00'.repeat(32)) })))
     // the coded root of the run's erasure-coded checkpoints is bound with the proof (chunk sampling)
-    const committed = { proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot), stepCount: r.steps, checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(root)] }
-    const { challengeEnd } = r.divergence !== undefined ? await chain.commitDiverged(taskId, { ...committed, ...r.divergence }) : await chain.commitProof(taskId, committed)
+    const committed = {
+      proofRoot: hex0x(r.proofRoot), finalStateRoot: hex0x(r.finalStateRoot), stepCount: r.steps,
+      checkpoints: [RUN_INDEX_PREFIX + x.runIndex, chunkRootEntry(root)]
+    }
+    const { challengeEnd } = r.divergence !== undefined
+      ? await chain.commitDiverged(taskId, { ...committed, ...r.divergence })
+      : await chain.commitProof(taskId, committed)
     // keep every artefact of the run at least until the challenge window closes
     // and the erasure-coded chunks with their lists
     for (const cid of [x.runIndex, x.proofCid, ...(x.modelCid != null ? [x.modelCid] : []), ...x.checkpoints.map(c => c.cid), ...coded]) {

@@ -137,7 +137,9 @@ export class TaskBook {
       try {
         const lp = lpStream(stream, { maxDataLength: MAX_RECORD_BYTES })
         await lp.write(new TextEncoder().encode(JSON.stringify({ taskId })))
-        const res = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(5000) })).subarray())) as { task?: unknown, proof?: unknown }
+        const res = JSON.parse(
+          new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(5000) })).subarray())
+        ) as { task?: unknown, proof?: unknown }
         await stream.close().catch(() => {})
         // the same checks as gossip: re-encode through the schema
         if (res.task != null) {

@@ -16,7 +16,9 @@ export class VerifierChecks extends PortsPart {
    * mismatch, claims the first wrong element of the solver's checkpoint 0 on chain
    * (challenge_initial_state) and returns the reject verdict. Undefined: it matches.
    */
-  async checkInitialState (chain: ChainClient, taskId: number, program: TaskProgram, stateRoots: string[], index: RunIndex, runDir: string): Promise<VerifyResult | undefined> {
+  async checkInitialState (
+    chain: ChainClient, taskId: number, program: TaskProgram, stateRoots: string[], index: RunIndex, runDir: string
+  ): Promise<VerifyResult | undefined> {
     const t0 = performance.now()
     const v = initialStateMatches(program, stateRoots[0])
     this.log.debug({ taskId, ms: +(performance.now() - t0).toFixed(1) }, 'initial state compared')

@@ -69,7 +69,9 @@ export class VerifierPorts extends PortsPart {
     } catch (err) {
       // what the solver published cannot be obtained or is not what it committed: not a reason to stay
       // silent, but a data-availability challenge of the first checkpoint this sample needs
-      const step = firstNeededCheckpoint(task.stepCount === 0 ? [] : sampleSteps(seed, chain.accountId, task.stepCount, count), task.stepCount, task.checkpointEvery)
+      const step = firstNeededCheckpoint(
+        task.stepCount === 0 ? [] : sampleSteps(seed, chain.accountId, task.stepCount, count), task.stepCount, task.checkpointEvery
+      )
       const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
       this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
@@ -209,7 +211,9 @@ export class VerifierPorts extends PortsPart {
     if (v.accept) {
       const task = await this.taskOrThrow(taskId)
       // a proof that diverged at its first step has no completed step to sample
-      required = task.stepCount === 0 ? [] : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount)
+      required = task.stepCount === 0
+        ? []
+        : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount)
     }
     const listed = verdictSteps(required, v.checkedSteps)
     // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based

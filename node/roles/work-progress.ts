@@ -41,7 +41,9 @@ export function addCurvePoint (curve: Array<[number, number]>, step: number, los
  * curve so far, into `curve`) and the peer's log (a progress line every 5 s at
  * most); `onCheckpoint` hears each checkpoint written.
  */
-export function trainingEvents (taskId: number, progress: Map<number, WorkProgress>, log: Logger, curve: Array<[number, number]> = [], onCheckpoint?: (step: number) => void): (e: JobEvent) => void {
+export function trainingEvents (
+  taskId: number, progress: Map<number, WorkProgress>, log: Logger, curve: Array<[number, number]> = [], onCheckpoint?: (step: number) => void
+): (e: JobEvent) => void {
   let lastLog = 0
   return e => {
     if (e.type === 'log') {
@@ -50,7 +52,10 @@ export function trainingEvents (taskId: number, progress: Map<number, WorkProgre
       return
     }
     if (e.type === 'checkpoint') { onCheckpoint?.(e.step); return }
-    const p = { step: e.step, steps: e.steps, loss: e.loss, samplesPerSec: Math.round(e.samplesPerSec), ...(Number.isFinite(e.etaSec) ? { etaSec: Math.round(e.etaSec) } : {}) }
+    const p = {
+      step: e.step, steps: e.steps, loss: e.loss, samplesPerSec: Math.round(e.samplesPerSec),
+      ...(Number.isFinite(e.etaSec) ? { etaSec: Math.round(e.etaSec) } : {})
+    }
     addCurvePoint(curve, e.step, e.loss)
     progress.set(taskId, { taskId, phase: 'training', ...p, curve, updatedAt: Date.now() })
     if (Date.now() - lastLog > 5000) { lastLog = Date.now(); log.info({ taskId, ...p }, 'training') }

@@ -113,6 +113,9 @@ export class ShardAdder {
     const rec = await this.retention.upsertRoot(cid.toString(), manifest, true, 'added', opts, byReference ?? null)
     if (opts.provide !== false) this.providers.provideInBackground(cid)
     this.ctx.log.info({ cid: rec.cid, size: manifest.size, blocks: blocks.length, kind: manifest.kind, byReference: byReference?.path }, 'shard added')
-    return { cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length, ...(rec.byReference != null ? { byReference: true } : {}) }
+    return {
+      cid: rec.cid, name: manifest.name, kind: manifest.kind, size: manifest.size, blocks: blocks.length,
+      ...(rec.byReference != null ? { byReference: true } : {})
+    }
   }
 }

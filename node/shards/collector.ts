@@ -1,5 +1,6 @@
 import type { Manifest } from '../../protocols/shards/index.js'
-import type { BlockRef, BlockStore, RootRecord } from './store.js'
+import type { BlockStore } from './store.js'
+import type { BlockRef, RootRecord } from './root-records.js'
 
 // Garbage collection of the shard store, by key: the blocks a dropped root
 // frees are known from its manifest (CIDs and sizes), so they are deleted

@@ -18,7 +18,10 @@ import type { FetchToFileOptions, FileFetchResult, ShardContext } from './types.
 const writingPaths = new Map<string, Promise<unknown>>()
 
 export class ShardFileFetch {
-  constructor (private readonly ctx: ShardContext, private readonly fetcher: ShardFetch, private readonly retention: ShardRetention, private readonly providers: ShardProviders) {}
+  constructor (
+    private readonly ctx: ShardContext, private readonly fetcher: ShardFetch,
+    private readonly retention: ShardRetention, private readonly providers: ShardProviders
+  ) {}
 
   /**
    * Fetches a shard and writes its content to `path` (atomically, via
@@ -98,7 +101,9 @@ export class ShardFileFetch {
       let haveBytes = m.size - missing.reduce((s, i) => s + m.blocks[i].size, 0)
       let fetchedBytes = 0
       let haveBlocks = alreadyHad
-      const progress = (): void => opts.onProgress?.({ root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size })
+      const progress = (): void => opts.onProgress?.({
+        root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size
+      })
       progress()
       const transferStart = Date.now()
       if (missing.length > 0) {

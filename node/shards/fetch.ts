@@ -1,6 +1,7 @@
 import type { CID } from 'multiformats/cid'
 import { DAG_CBOR_CODEC, decodeManifest, parseShardCid, type Manifest } from '../../protocols/shards/index.js'
-import { ProviderSource, concatChunks, fetchBlocks, type BlockFetchOptions, type FetcherDeps } from './fetcher.js'
+import { concatChunks, fetchBlocks, type BlockFetchOptions } from './fetcher.js'
+import { ProviderSource, type FetcherDeps } from './provider-source.js'
 import { readShard } from './local.js'
 import type { ShardProviders } from './providers.js'
 import type { ShardRetention } from './retention.js'
@@ -73,7 +74,9 @@ export class ShardFetch {
       let fetchedBytes = 0
       let haveBlocks = alreadyHad
       if (alreadyHad > 0 && haveManifest) log.info({ root: key, alreadyHad, missing: missing.length }, 'resuming a shard fetch')
-      const progress = (): void => opts.onProgress?.({ root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size })
+      const progress = (): void => opts.onProgress?.({
+        root: key, totalBlocks: m.blocks.length, haveBlocks, totalBytes: m.size, haveBytes, fetchedBytes, providers: source.stats.size
+      })
       progress()
       const transferStart = Date.now()
       if (missing.length > 0) {
@@ -179,7 +182,10 @@ export class ShardFetch {
 function cpuMs (u: NodeJS.CpuUsage): number { return (u.user + u.system) / 1000 }
 
 /** What a fetch reports (fetch and fetchToFile alike). */
-export function fetchResult (key: string, m: Manifest, f: { alreadyHad: number, fetched: number, fetchedBytes: number, started: number, transferStart: number, cpu0: NodeJS.CpuUsage, source: ProviderSource }): FetchResult {
+export function fetchResult (
+  key: string, m: Manifest,
+  f: { alreadyHad: number, fetched: number, fetchedBytes: number, started: number, transferStart: number, cpu0: NodeJS.CpuUsage, source: ProviderSource }
+): FetchResult {
   const durationMs = Date.now() - f.started
   return {
     cid: key,

@@ -1,15 +1,14 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Stream } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
-import type { Logger } from 'pino'
 import {
   MAX_PIPELINE, MAX_RESPONSE_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, chunksMatch, decodeResponse, encodeRequest, errorText
 } from '../../protocols/shards/index.js'
-import type { Host } from '../p2p/host.js'
-import { ProviderPool, type Candidate } from './provider-pool.js'
+import { BlockQueue } from './block-queue.js'
+import type { Candidate } from './provider-pool.js'
+import { NoProviderError, type FetcherDeps, type ProviderSource } from './provider-source.js'
 import { toError } from './server.js'
-import type { BlockStore } from './store.js'
-import { shardLp, type ShardLp, type StreamPool } from './stream-pool.js'
+import { shardLp, type ShardLp } from './stream-pool.js'
 
 // Fetches a list of blocks from several providers at once. Each provider gets
 // one stream with up to `pipeline` requests in flight; every block is checked
@@ -20,19 +19,6 @@ import { shardLp, type ShardLp, type StreamPool } from './stream-pool.js'
 // provider whose connection fails or times out goes back to the pool after a
 // backoff (provider-pool.ts): one that restarts is fetched from again. Blocks
 // a provider did not deliver go back to the queue for the others.
-
-export interface ProviderStat {
-  peerId: string
-  blocks: number
-  bytes: number
-  /** blocks it sent that did not match their CID */
-  corrupt: number
-  /** blocks it answered NOT_FOUND for */
-  notFound: number
-  /** times its connection failed and it was tried again after a backoff */
-  retries: number
-  error?: string
-}
 
 /** a provider answering NOT_FOUND this many times without serving anything is dropped from the fetch */
 const MAX_NOT_FOUND_WITHOUT_BLOCK = 8
@@ -56,91 +42,6 @@ export interface BlockFetchOptions {
   sink?: (index: number, cid: CID, chunks: Uint8Array[], size: number) => Promise<void>
 }
 
-export interface FetcherDeps {
-  host: Host
-  store: BlockStore
-  log: Logger
-  /**
-   * Records that `peerId` served bytes not matching `cid`: bans it for that
-   * block, and for everything once it did so too often ('peer').
-   */
-  penalise: (peerId: string, reason: string, cid: string) => 'block' | 'peer'
-  /** was `peerId` banned for `cid` (a bad copy of it before)? */
-  blockBanned?: (peerId: string, cid: string) => boolean
-  /** succesful provider: keep its connection */
-  reward: (peerId: string) => void
-  /** idle streams reused across fetches (none: a stream per fetch, closed after it) */
-  streams?: StreamPool
-}
-
-export class NoProviderError extends Error {
-  override name = 'NoProviderError'
-}
-
-/** Where providers come from for one fetch: kept across the manifest and data phases. */
-export class ProviderSource {
-  readonly pool: ProviderPool
-  readonly stats = new Map<string, ProviderStat>()
-  private readonly stop = new AbortController()
-  private readonly self: string
-  /** when the first provider became known (ms since epoch) */
-  firstFoundAt?: number
-  /** providers are looked up in the DHT; without it the pool only ever holds the explicit ones */
-  discovering = false
-
-  constructor (private readonly deps: FetcherDeps, exclude: (peerId: string) => boolean) {
-    const self = deps.host.peerId.toString()
-    this.pool = new ProviderPool(id => id !== self && exclude(id))
-    this.self = self
-  }
-
-  /** Explicit providers: no DHT lookup. */
-  addExplicit (peerIds: string[]): void {
-    for (const id of peerIds) {
-      try { peerIdFromString(id) } catch { throw new Error(`invalid provider peer id "${id}"`) }
-      if (id !== this.self) this.pool.add({ peerId: id, addrs: [] })
-      this.firstFoundAt ??= Date.now()
-    }
-  }
-
-  /** Looks providers up in the DHT now, and again whenever the pool starves, until closed. */
-  discover (root: CID, signal?: AbortSignal): void {
-    this.discovering = true
-    const stop = signal != null ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal
-    void (async () => {
-      let gapMs = 1000
-      while (!stop.aborted) {
-        const started = Date.now()
-        const known = this.pool.discovered
-        try {
-          for await (const p of this.deps.host.contentRouting.findProviders(root, { signal: AbortSignal.any([stop, AbortSignal.timeout(10_000)]) })) {
-            if (p.multiaddrs.length > 0) await this.deps.host.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => {})
-            if (p.id.toString() !== this.self && this.pool.add({ peerId: p.id.toString(), addrs: p.multiaddrs })) this.firstFoundAt ??= Date.now()
-            else continue
-            this.deps.log.debug({ root: root.toString(), provider: p.id.toString() }, 'found a shard provider')
-          }
-        } catch (err) {
-          if (!stop.aborted) this.deps.log.debug({ err: (err as Error).message }, 'provider lookup ended')
-        }
-        // query again only when workers wait for providers: after 1 s, backing
-        // off to 30 s while lookups find nobody new (a long fetch from few providers)
-        gapMs = this.pool.discovered > known ? 1000 : Math.min(gapMs * 2, 30_000)
-        await this.pool.whenStarving(stop)
-        const gap = gapMs - (Date.now() - started)
-        if (gap > 0) await sleep(gap, stop)
-      }
-    })()
-  }
-
-  close (): void { this.stop.abort(); this.pool.close() }
-
-  stat (peerId: string): ProviderStat {
-    let s = this.stats.get(peerId)
-    if (s == null) { s = { peerId, blocks: 0, bytes: 0, corrupt: 0, notFound: 0, retries: 0 }; this.stats.set(peerId, s) }
-    return s
-  }
-}
-
 /**
  * Fetches `cids` (all must be missing locally) into the store. Resolves when
  * every block is stored; rejects with NoProviderError when no usable provider
@@ -152,40 +53,12 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000
   const findTimeoutMs = opts.findTimeoutMs ?? 30_000
   const sink = opts.sink ?? (async (_i: number, cid: CID, chunks: Uint8Array[]) => await deps.store.put(cid, concatChunks(chunks)))
-  const queue: number[] = cids.map((_, i) => i)
   let remaining = cids.length
   if (remaining === 0) return
-  // End game: once the queue is empty, an idle provider re-requests blocks
-  // still in flight at another one (at most one duplicate each), so a provider
-  // that stalls without closing delays the fetch by its share, not by the
-  // 30 s request timeout. `done` drops the second copy.
-  const done = new Uint8Array(cids.length)
-  const flying = new Uint8Array(cids.length) // how many providers have the block in flight
+  const q = new BlockQueue(cids, deps.blockBanned)
+  const { queue, done, flying } = q
   const finished = new AbortController() // every block stored: stop the lingering workers
-  // blocks a provider must not be asked for: it lacked them in this fetch, or sent a bad copy (then banned)
-  const lacking = new Map<number, Set<string>>()
-  const notFound = new Map<number, Set<string>>()
-  const badCopy = new Map<number, Set<string>>()
-  const keys: Array<string | undefined> = new Array(cids.length)
-  const keyOf = (i: number): string => (keys[i] ??= cids[i].toString())
-  const skip = (peer: string, i: number): boolean =>
-    lacking.get(i)?.has(peer) === true || deps.blockBanned?.(peer, keyOf(i)) === true
-  const nextDuplicate = (own: Array<{ index: number }>, peer: string): number | undefined => {
-    for (let i = 0; i < cids.length; i++) {
-      if (done[i] === 0 && flying[i] === 1 && !own.some(x => x.index === i) && !skip(peer, i)) return i
-    }
-    return undefined
-  }
-  const takeFor = (peer: string): number | undefined => {
-    for (let k = 0; k < queue.length; k++) {
-      const i = queue[k]
-      if (done[i] === 1) { queue.splice(k--, 1); continue }
-      if (!skip(peer, i)) { queue.splice(k, 1); return i }
-    }
-    return undefined
-  }
-  const hasWorkFor = (c: Candidate): boolean =>
-    queue.some(i => done[i] === 0 && !skip(c.peerId, i)) || nextDuplicate([], c.peerId) != null
+  const hasWorkFor = (c: Candidate): boolean => q.hasWorkFor(c.peerId)
   const active = new Set<Promise<void>>()
   let fatal: Error | undefined
   let wake: () => void = () => {}
@@ -222,16 +95,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         return await deps.host.dialProtocol(pid, SHARD_PROTOCOL, { signal })
       }
     }
-    // blocks this provider did not deliver go back to the front of the queue
-    // (unless another provider still has them in flight, or they arrived)
-    const requeue = (): void => {
-      for (let i = inflight.length - 1; i >= 0; i--) {
-        const index = inflight[i].index
-        flying[index]--
-        if (done[index] === 0 && flying[index] === 0) queue.unshift(index)
-      }
-      inflight.length = 0
-    }
+    const requeue = (): void => { q.requeue(inflight) }
     const fetchLoop = async (lp: ShardLp): Promise<void> => {
       frames = 0
       // Each block is verified as it arrives (sync sha256 over the contiguous
@@ -241,8 +105,8 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
       let backlog = 0
       while (true) {
         while (inflight.length < pipeline) {
-          let index = takeFor(c.peerId)
-          index ??= nextDuplicate(inflight, c.peerId)
+          let index = q.takeFor(c.peerId)
+          index ??= q.nextDuplicate(inflight, c.peerId)
           if (index == null) break
           const id = nextId++
           inflight.push({ index, id })
@@ -267,25 +131,19 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         // a block this provider cannot give: not asked of it again, and back to the queue for the others
         const giveBack = (why: Map<number, Set<string>>): void => {
           inflight.shift()
-          flying[want.index]--
-          for (const m of [lacking, why]) {
-            let set = m.get(want.index)
-            if (set == null) { set = new Set(); m.set(want.index, set) }
-            set.add(c.peerId)
-          }
-          if (done[want.index] === 0 && flying[want.index] === 0) queue.unshift(want.index)
+          q.giveBack(want.index, c.peerId, why)
           wakeUp()
         }
         if (resp.status === Status.NOT_FOUND) {
           stat.notFound++
           if (stat.blocks === 0 && stat.notFound >= MAX_NOT_FOUND_WITHOUT_BLOCK) throw new PermanentError(`provider has none of the ${stat.notFound} blocks asked`)
-          giveBack(notFound)
+          giveBack(q.notFound)
           continue
         }
         if (!chunksMatch(cid, chunks)) {
           stat.corrupt++
-          giveBack(badCopy)
-          if (deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`, keyOf(want.index)) === 'peer') {
+          giveBack(q.badCopy)
+          if (deps.penalise(c.peerId, `sent a block whose bytes do not match ${cid.toString()}`, q.keyOf(want.index)) === 'peer') {
             throw new PermanentError(`served blocks not matching their CIDs (${stat.corrupt} in this fetch; banned)`)
           }
           continue
@@ -412,10 +270,7 @@ export async function fetchBlocks (deps: FetcherDeps, source: ProviderSource, ci
         let detail = tried.length > 0 ? `; ${tried.length} provider(s) failed: ${tried.map(s => `${s.peerId.slice(-8)}: ${s.error ?? ''}`).join('; ')}` : ''
         const banned = [...source.pool.excluded]
         if (banned.length > 0) detail += `; ignored ${banned.length} provider(s) banned for serving bad blocks: ${banned.map(id => id.slice(-8)).join(', ')}`
-        const lacked = [...notFound].filter(([i]) => done[i] === 0).slice(0, 3)
-        if (lacked.length > 0) detail += `; ${lacked.map(([i, peers]) => `${[...peers].map(id => id.slice(-8)).join(', ')} does not have block ${keyOf(i)}`).join('; ')}`
-        const bad = [...badCopy].filter(([i]) => done[i] === 0).slice(0, 3)
-        if (bad.length > 0) detail += `; ${bad.map(([i, peers]) => `${[...peers].map(id => id.slice(-8)).join(', ')} sent a bad copy of block ${keyOf(i)}`).join('; ')}`
+        detail += q.missingDetail()
         throw new NoProviderError(`no usable provider found within ${Math.round(findTimeoutMs / 100) / 10} s (${remaining} of ${cids.length} block(s) missing)${detail}`)
       }
       continue
@@ -452,12 +307,4 @@ function timeoutError (): Error {
 
 function isAborted (signal?: AbortSignal): boolean {
   return signal?.aborted === true
-}
-
-async function sleep (ms: number, signal: AbortSignal): Promise<void> {
-  await new Promise<void>(resolve => {
-    const t = setTimeout(done, ms)
-    function done (): void { clearTimeout(t); signal.removeEventListener('abort', done); resolve() }
-    signal.addEventListener('abort', done, { once: true })
-  })
 }

@@ -1,7 +1,7 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { CID } from 'multiformats/cid'
 import { parseShardCid } from '../../protocols/shards/index.js'
-import type { FetcherDeps } from './fetcher.js'
+import type { FetcherDeps } from './provider-source.js'
 import { ProviderBans } from './bans.js'
 import { hasShard } from './local.js'
 import { StreamPool } from './stream-pool.js'

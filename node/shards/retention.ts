@@ -2,7 +2,7 @@ import type { CID } from 'multiformats/cid'
 import type { Manifest } from '../../protocols/shards/index.js'
 import { collect, type GcResult } from './collector.js'
 import type { ShardProviders } from './providers.js'
-import { rootKept, type RetentionHold, type RootRecord } from './store.js'
+import { rootKept, type RetentionHold, type RootRecord } from './root-records.js'
 import type { AddOptions, GcOptions, ShardContext } from './types.js'
 
 // How long shards stay: root records with their pins and retention holds,

@@ -6,12 +6,13 @@ import { ShardAdder } from './add.js'
 import type { GcResult } from './collector.js'
 import { ShardFetch } from './fetch.js'
 import { ShardFileFetch } from './fetch-to-file.js'
-import { NoProviderError, type ProviderStat } from './fetcher.js'
+import { NoProviderError, type ProviderStat } from './provider-source.js'
 import { hasShard, readShard, writeShardFile } from './local.js'
 import { ShardProviders } from './providers.js'
 import { ShardRetention } from './retention.js'
 import { ShardServer, type ShardFault } from './server.js'
-import { BlockStore, type BlockRef, type RetentionHold, type RootRecord } from './store.js'
+import { BlockStore } from './store.js'
+import type { BlockRef, RetentionHold, RootRecord } from './root-records.js'
 import type { AddFileOptions, AddOptions, AddResult, FetchOptions, FetchResult, FetchToFileOptions, FileFetchResult, GcOptions } from './types.js'
 
 // The shard service of one peer: add content (chunk, store, announce), fetch
@@ -105,8 +106,13 @@ export class ShardService {
   // ---- fetching (fetch.ts, fetch-to-file.ts) -----------------------------
   async fetch (root: CID | string, opts?: FetchOptions): Promise<FetchResult> { return await this.fetcher.fetch(root, opts) }
   async fetchBytes (root: CID | string, opts?: FetchOptions): Promise<Uint8Array> { return await this.fetcher.fetchBytes(root, opts) }
-  async fetchBlocksOf (root: CID | string, indices: readonly number[], opts?: FetchOptions): Promise<Map<number, Uint8Array>> { return await this.fetcher.fetchBlocksOf(root, indices, opts) }
-  async fetchToFile (root: CID | string, path: string, opts?: FetchToFileOptions): Promise<FileFetchResult> { return await this.fileFetch.fetchToFile(root, path, opts) }
+  async fetchBlocksOf (
+    root: CID | string, indices: readonly number[], opts?: FetchOptions
+  ): Promise<Map<number, Uint8Array>> { return await this.fetcher.fetchBlocksOf(root, indices, opts) }
+
+  async fetchToFile (
+    root: CID | string, path: string, opts?: FetchToFileOptions
+  ): Promise<FileFetchResult> { return await this.fileFetch.fetchToFile(root, path, opts) }
 
   // ---- local content (local.ts) ------------------------------------------
   /** The content of a complete local shard. */

@@ -1,9 +1,11 @@
-import { mkdir, open, stat } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { CID } from 'multiformats/cid'
 import type { Logger } from 'pino'
-import { blockMatches, decodeManifest, type Manifest, type ShardKind } from '../../protocols/shards/index.js'
+import { blockMatches, decodeManifest, type Manifest } from '../../protocols/shards/index.js'
+import { parseRefs, readRef, statFile, type FileId, type FileStat } from './ref-files.js'
+import type { BlockRef, RootRecord } from './root-records.js'
 
 // Shards live in their own LevelDB, data-dir/shards: sublevel "blocks" (key:
 // CID string, value: bytes) and "roots" (one record per root: what it is,
@@ -32,48 +34,6 @@ export async function openShardDb (dataDir: string): Promise<Level<string, Uint8
     throw new Error(`cannot open the shard store in ${join(dataDir, 'shards')}: ${cause}`)
   }
   return db
-}
-
-/** Keeps a root until the chain reaches `untilBlock` and/or the clock reaches `untilTime` (ms). */
-export interface RetentionHold { untilBlock?: number, untilTime?: number }
-
-export interface RootRecord {
-  cid: string
-  name: string
-  kind: ShardKind
-  size: number
-  blocks: number
-  complete: boolean
-  pinned: boolean
-  /** reason (task id, "default", ...) → hold; the root stays while any hold is active */
-  holds: Record<string, RetentionHold>
-  addedAt: number
-  source: 'added' | 'fetched'
-  /**
-   * Set when the root was added by reference: its blocks are read from this
-   * file, not stored here. Deleting or changing the file makes them
-   * unservable (they then count as missing).
-   */
-  byReference?: { path: string }
-  /**
-   * Every add/fetch of this root asked for no DHT provider record (provide:
-   * false: checkpoints, fetched from the solver by peer id): not announced
-   * again after a restart either.
-   */
-  unannounced?: true
-}
-
-/** A block added by reference: a byte range of a file outside the store. */
-export interface BlockRef {
-  /** the root it was added with: GC keeps the ref while that root is kept; warnings name it */
-  root: string
-  /** absolute path */
-  path: string
-  offset: number
-  size: number
-  /** the file's size and mtime when added (or last verified): unchanged → has() trusts the ref without reading it */
-  fileSize: number
-  mtimeMs: number
 }
 
 const enc = new TextEncoder()
@@ -312,7 +272,9 @@ export class BlockStore {
       if (r.bytes == null) { this.warnBroken(ref, key, r.reason); continue }
       const s = await statFile(ref.path)
       // update only: a ref GC dropped meanwhile must not come back
-      if (s != null) await this.refsExclusive(async () => await this.mergeRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }], false)).catch(() => {})
+      if (s != null) await this.refsExclusive(
+        async () => await this.mergeRefs([{ cid: key, ref: { ...ref, fileSize: s.size, mtimeMs: s.mtimeMs } }], false)
+      ).catch(() => {})
       return true
     }
     return false
@@ -324,89 +286,4 @@ export class BlockStore {
     this.log?.warn({ root: ref.root, path: ref.path, block, reason },
       'a shard added by reference no longer matches its file (changed, truncated or deleted): its blocks count as missing and are not served')
   }
-}
-
-interface FileStat { size: number, mtimeMs: number }
-
-async function statFile (path: string): Promise<FileStat | undefined> {
-  try {
-    const s = await stat(path)
-    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : undefined
-  } catch { return undefined }
-}
-
-/** What identifies a file's state: any write, truncation or utimes sets ctime to the current time; a replaced file has another inode. */
-interface FileId { dev: bigint, ino: bigint, size: bigint, mtimeNs: bigint, ctimeNs: bigint }
-
-function fileId (s: { dev: bigint, ino: bigint, size: bigint, mtimeNs: bigint, ctimeNs: bigint }): FileId {
-  return { dev: s.dev, ino: s.ino, size: s.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs }
-}
-
-function sameFile (a: FileId, b: FileId): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs
-}
-
-/** A file whose ctime is this much older than a check cannot change later without its ctime changing (coarse fs clocks tick in ms). */
-const SETTLED_NS = 2_000_000_000n
-const VERIFIED_MAX = 16_384
-
-/**
- * Reads a referenced range and checks it against its CID. The sha256 is
- * skipped when this range was verified before and the open file's identity
- * (device, inode, size, mtime, ctime) is, before and after the read, what it
- * was at that check — and the file had settled then (ctime over 2 s older
- * than the check): any later write, truncation or utimes would have set
- * ctime to a later time, and a file renamed over it has another inode, so
- * the bytes read are the bytes verified. (A system clock stepped back by
- * over 2 s, or writes to the raw disk, are not covered.)
- */
-async function readRef (ref: BlockRef, cid: CID, verified: Map<string, FileId>, headroom = 0): Promise<{ bytes?: Uint8Array, reason: string }> {
-  let fh
-  try {
-    fh = await open(ref.path, 'r')
-    const checkedAt = BigInt(Date.now()) * 1_000_000n
-    const before = fileId(await fh.stat({ bigint: true }))
-    const out = new Uint8Array(headroom + ref.size)
-    const buf = out.subarray(headroom)
-    let n = 0
-    while (n < buf.length) {
-      const r = await fh.read(buf, n, buf.length - n, ref.offset + n)
-      if (r.bytesRead === 0) break
-      n += r.bytesRead
-    }
-    if (n < buf.length) return { reason: `file too short: ${n} of ${ref.size} bytes at offset ${ref.offset}` }
-    const after = fileId(await fh.stat({ bigint: true }))
-    const key = `${ref.path}\0${ref.offset}\0${ref.size}\0${cid.toString()}`
-    const known = verified.get(key)
-    const unchanged = sameFile(before, after)
-    if (known != null && unchanged && sameFile(known, before)) return { bytes: out, reason: '' }
-    if (!blockMatches(cid, buf)) { verified.delete(key); return { reason: 'bytes do not match the block CID (file changed)' } }
-    if (unchanged && before.ctimeNs < checkedAt - SETTLED_NS) {
-      if (verified.size >= VERIFIED_MAX) verified.clear()
-      verified.set(key, before)
-    }
-    return { bytes: out, reason: '' }
-  } catch (err) {
-    return { reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message }
-  } finally {
-    await fh?.close().catch(() => {})
-  }
-}
-
-function parseRefs (v: Uint8Array): BlockRef[] {
-  try {
-    const list = JSON.parse(dec.decode(v)) as unknown
-    return Array.isArray(list) ? list as BlockRef[] : []
-  } catch { return [] }
-}
-
-/** Is the hold still in force? A block deadline with an unknown chain height stays in force. */
-export function holdActive (h: RetentionHold, now: number, currentBlock: number | undefined): boolean {
-  if (h.untilTime != null && now < h.untilTime) return true
-  if (h.untilBlock != null && (currentBlock == null || currentBlock < h.untilBlock)) return true
-  return false
-}
-
-export function rootKept (r: RootRecord, now: number, currentBlock: number | undefined): boolean {
-  return r.pinned || Object.values(r.holds).some(h => holdActive(h, now, currentBlock))
 }

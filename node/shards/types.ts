@@ -1,7 +1,8 @@
 import type { Logger } from 'pino'
 import type { Host } from '../p2p/host.js'
-import type { ProviderStat } from './fetcher.js'
-import type { BlockStore, RetentionHold } from './store.js'
+import type { ProviderStat } from './provider-source.js'
+import type { BlockStore } from './store.js'
+import type { RetentionHold } from './root-records.js'
 
 // The shard service's options and results, and what its parts share.
 

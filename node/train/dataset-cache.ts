@@ -11,7 +11,10 @@ const MAX_ENTRIES = 2
 const cache = new Map<string, Dataset>()
 
 export function cachedDatasetFor (ref: DatasetRef, dir?: string, opts: { checkRowsRoot?: boolean } = {}): Dataset {
-  const key = JSON.stringify([ref.kind, ref.name, ref.sha256, ref.syntheticSeed ?? null, ref.trainSize, ref.testSize, ref.rowsRoot ?? null, ref.text ?? null, dir ?? null, opts.checkRowsRoot === true])
+  const key = JSON.stringify([
+    ref.kind, ref.name, ref.sha256, ref.syntheticSeed ?? null, ref.trainSize, ref.testSize, ref.rowsRoot ?? null,
+    ref.text ?? null, dir ?? null, opts.checkRowsRoot === true
+  ])
   const hit = cache.get(key)
   if (hit !== undefined) {
     // most recently used last

@@ -188,7 +188,9 @@ export function labelRows (ds: Dataset, rows: ArrayLike<number>, split: 'train' 
 }
 
 export function datasetRef (ds: Dataset, opts: { rowsRoot?: boolean } = {}): DatasetRef {
-  const ref: DatasetRef = { kind: ds.kind, name: ds.name, sha256: ds.sha256, trainSize: ds.trainSize, testSize: ds.testSize, rowSize: ds.rowSize, classes: ds.classes }
+  const ref: DatasetRef = {
+    kind: ds.kind, name: ds.name, sha256: ds.sha256, trainSize: ds.trainSize, testSize: ds.testSize, rowSize: ds.rowSize, classes: ds.classes
+  }
   if (ds.kind === 'synthetic') ref.syntheticSeed = ds.syntheticSeed
   if (ds.text !== undefined) ref.text = { vocab: ds.text.spec.vocab, context: ds.text.spec.context }
   if (opts.rowsRoot === true) ref.rowsRoot = datasetRowsRoot(ds)

@@ -6,19 +6,19 @@ import { fastStateRoot } from './fast-commit.js'
 import { CheckpointUnusable, loadByProgram } from './replay-many.js'
 import { openRun } from './run.js'
 import { readCheckpoint } from './store.js'
-import { traceStep } from './tracer.js'
+import { tapeStep } from './tape-recorder.js'
 import { Trainer } from './trainer.js'
 
 // A verifier's check of a diverged proof's last step (docs/disputes.md,
 // "NaN: a NaN ends the run"): step k is re-run from the checkpoint of state
-// k under the tracer; the proof stands only if state k holds no NaN and the
+// k under the tape recorder; the proof stands only if state k holds no NaN and the
 // first op output holding one is the proof's divergence point.
 
 export interface DivergenceCheck {
   /** 1-based engine step of the diverged transition (k + 1) */
   step: number
   ok: boolean
-  /** where our trace of the step holds its first NaN (output > 0: another output than 0), if anywhere */
+  /** where our tape of the step holds its first NaN (output > 0: another output than 0), if anywhere */
   found?: { entry: number, flat: number, output: number }
   /** state k itself holds a NaN: state tensor t, element flat */
   stateNan?: { t: number, flat: number }
@@ -37,7 +37,9 @@ export async function checkDivergence (o: { proofDir: string, datasetDir?: strin
     let tensors: TensorData[]
     if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, proof.stateRoots[k])
     else {
-      try { tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
+      try {
+        tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors
+      } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
       if (!bytesEqual(fastStateRoot(tensors, k), fromHex(proof.stateRoots[k]))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
     }
     const step = k + 1
@@ -46,7 +48,7 @@ export async function checkDivergence (o: { proofDir: string, datasetDir?: strin
       if (flat >= 0) return { step, ok: false, stateNan: { t, flat }, reason: `state ${k} holds a NaN (tensor ${t}, element ${flat})` }
     }
     trainer.loadState(tensors, k)
-    const found = firstNaNOf(traceStep(trainer).values.map(v => v.outputs))
+    const found = firstNaNOf(tapeStep(trainer).values.map(v => v.outputs))
     if (found === undefined) return { step, ok: false, reason: `step ${step} produces no NaN` }
     const ok = found.output === 0 && found.entry === d.entry && found.flat === d.flat
     return { step, ok, found, reason: ok ? `step ${step} first produces a NaN at entry ${d.entry}, element ${d.flat}, as the proof says` : `step ${step} first produces a NaN at entry ${found.entry}, element ${found.flat}, not at entry ${d.entry}, element ${d.flat}` }

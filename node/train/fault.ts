@@ -8,10 +8,10 @@ import type { Trainer } from './trainer.js'
 //                kernel `kernel` gets element 0 of its output 0 increased by 1.
 //                The corrupted value is what later ops of the step read (the
 //                kernel itself returns it), so the run stays self-consistent:
-//                every state root, checkpoint and trace follows from it.
+//                every state root, checkpoint and tape follows from it.
 //   weight fault <step>: after 1-based step `step`, element 0 of weight 0
 //                (state tensor 0) is set to |v| + 1 (no op produced it: the
-//                trace stays honest, the state root does not). This is also
+//                tape stays honest, the state root does not). This is also
 //                a Truebit forced error, exactly: protocols/dispute/forced-exact.ts.
 //                Step 0: the initial state itself (a start other than the
 //                program's initialisation; every transition after it is honest).

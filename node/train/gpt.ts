@@ -7,7 +7,7 @@ import type { StateVar } from './net.js'
 // A decoder-only transformer written with tfjs ops: every op was chosen so
 // that the kernels a training step emits on the pinned wasm runtime have
 // element references (protocols/program/admissible.ts lists them, and a test
-// traces real steps against that list):
+// tapes real steps against that list):
 // - token embedding: one-hot tokens [B*T, V] times the table (a MatMul, its
 //   gradient a transposed MatMul), position embedding: a broadcast Add;
 // - layer norm from Mean, Sub, Square, Add, Sqrt, RealDiv, Multiply;

@@ -27,7 +27,9 @@ export function runHashJob (j: HashJob): { root: Uint8Array, manifestHash?: stri
   // a checkpoint's tensor commitments are the state root's leaves: computed once for both
   const roots = new Map(j.tensors.map(t => [t, fastTensorRoot(t)]))
   const root = merkleRoot([...roots.values(), stepLeaf(j.step)])
-  const ck = writeCheckpoint(c.runDir, c.programHash, j.step, c.names, j.tensors, crossChecked ? { tensorRoot: t => roots.get(t) ?? fastTensorRoot(t) } : { reference: true })
+  const ck = writeCheckpoint(
+    c.runDir, c.programHash, j.step, c.names, j.tensors, crossChecked ? { tensorRoot: t => roots.get(t) ?? fastTensorRoot(t) } : { reference: true }
+  )
   crossChecked = true
   if (ck.manifest.stateRoot !== toHex(root)) throw new Error(`internal error: fast state root of step ${j.step} differs from the checkpoint's`)
   return { root, manifestHash: ck.manifestHash }

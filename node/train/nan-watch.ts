@@ -7,9 +7,13 @@ import { nativeNaNScan } from './psk-native.js'
 // active backend that can make a NaN out of NaN-free inputs is wrapped and its
 // float32 outputs scanned in place (on wasm a view of the heap: no copy);
 // `seen` is set by the first NaN. Only a flag: the caller re-runs the step
-// under the tracer to find exactly where.
+// under the tape recorder to find exactly where.
 
-interface WasmBackendLike { dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }, wasm?: { HEAPU8: Uint8Array }, readSync: (id: object) => ArrayLike<number> }
+interface WasmBackendLike {
+  dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }
+  wasm?: { HEAPU8: Uint8Array }
+  readSync: (id: object) => ArrayLike<number>
+}
 
 // SameValueZero finds every NaN pattern; the builtin is about twice as fast as a JS loop, the addon's SIMD scan ~10x
 const scan: (v: Float32Array) => boolean = nativeNaNScan() ?? (v => v.includes(Number.NaN))

@@ -97,7 +97,9 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
     kind: 'native',
     optimized: addon.optimized,
     threads: t,
-    matmul: (a, b, out, d, bias) => addon.matmul(a, b, out, Int32Array.of(d.batch, d.aBatch, d.bBatch, d.M, d.N, d.K, d.ta ? 1 : 0, d.tb ? 1 : 0, d.relu ? 1 : 0, t), bias ?? null),
+    matmul: (a, b, out, d, bias) => addon.matmul(
+      a, b, out, Int32Array.of(d.batch, d.aBatch, d.bBatch, d.M, d.N, d.K, d.ta ? 1 : 0, d.tb ? 1 : 0, d.relu ? 1 : 0, t), bias ?? null
+    ),
     conv2d: (x, w, out, g) => addon.conv2d(x, w, out, geomArray(g, t)),
     conv2dBackpropInput: (dy, w, dx, g) => addon.conv2dBackpropInput(dy, w, dx, geomArray(g, t)),
     conv2dBackpropFilter: (x, dy, dw, g) => addon.conv2dBackpropFilter(x, dy, dw, geomArray(g, t)),

@@ -146,7 +146,10 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       }
       last = { step: s, root: actual }
       const expected = proof.stateRoots[s]
-      const r: ReplayResult = { step: s, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch, seconds: (performance.now() - t0) / 1000, ...(nanStep !== undefined ? { nanStep } : {}) }
+      const r: ReplayResult = {
+        step: s, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch,
+        seconds: (performance.now() - t0) / 1000, ...(nanStep !== undefined ? { nanStep } : {})
+      }
       results.push(r)
       o.onResult?.(r, results.length, steps.length)
       if (!r.match || r.firstMismatch != null || r.nanStep != null) break

@@ -14,7 +14,7 @@ import { RootsFile, atomicWrite, listCheckpoints, readCheckpoint, readJson, read
 import { Trainer, evaluateModel } from './trainer.js'
 import { GptNet } from './gpt.js'
 import { tokenize, unigramBaseline } from './text-dataset.js'
-import { traceStep, type StepTrace } from './tracer.js'
+import { tapeStep, type StepTape } from './tape-recorder.js'
 import { FaultInjector, hasFaults, type TrainFaults } from './fault.js'
 import { NanWatch } from './nan-watch.js'
 import { firstNaNOf } from '../../protocols/dispute/nan.js'
@@ -66,7 +66,7 @@ export interface TrainResult {
   /** text tasks: held-out cross-entropy (nats/token), the corpus's unigram baseline, and a generated sample */
   text?: { validationLoss: number, unigramBaseline: number, sample: string }
   checkpoints: CheckpointRef[]
-  /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op trace; states 0..step are the proof's */
+  /** the run ended at its first NaN (verifiable runs): step `step` (0-based) produced it at entry `entry`, element `flat` of its op tape; states 0..step are the proof's */
   divergence?: { step: number, entry: number, flat: number }
   /** how state roots were hashed; workerBusyMs = time the hashing thread was busy */
   hashing?: { mode: 'worker' | 'inline', workerBusyMs?: number, /** states the training thread hashed itself (worker behind) */ inlineJobs?: number }
@@ -106,7 +106,9 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   // checkpoint (written by the hashing thread, then the roots since the last one here)
   const submitState = async (h: StateHasher, s: number): Promise<void> => {
     const isCheckpoint = s === 0 || s % program.checkpointEvery === 0 || s === program.steps
-    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(stateSizes)), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined })
+    const { result } = await h.submit({
+      step: s, tensors: trainer.stateCopies(h.buffers(stateSizes)), checkpoint: isCheckpoint ? { runDir: outDir, programHash: phash, names } : undefined
+    })
     roots.push(quiet(result.then(r => r.root)))
     if (isCheckpoint) {
       const from = rootsWritten
@@ -207,12 +209,14 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       checkpoints.push(...await Promise.all(pendingCheckpoints))
       if (diverged !== undefined) {
         watch?.dispose(); watch = undefined
-        result.divergence = await locateDivergence(trainer, hasher, diverged, { outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined })
+        result.divergence = await locateDivergence(trainer, hasher, diverged, {
+          outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined
+        })
         result.steps = diverged
         const fresh = await Promise.all(roots.slice(rootsWritten))
         rootsFile?.write(rootsWritten, fresh)
         rootsWritten = roots.length
-        log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op trace); states 0..${diverged} are the proof's`)
+        log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op tape); states 0..${diverged} are the proof's`)
       }
       const all = (await Promise.all(roots)).map(toHex)
       result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs(), inlineJobs: hasher.inlineJobs }
@@ -232,7 +236,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     atomicWrite(join(outDir, 'run.json'), JSON.stringify({
       programHash: phash, backend, datasetDir: dataset.dir, datasetHash: dataset.sha256, steps: trainer.step, completed: result.completed,
-      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text, proofRoot: result.proofRoot, divergence: result.divergence
+      seconds, samplesPerSec: result.samplesPerSec, loss, accuracy: result.accuracy, text: result.text,
+      proofRoot: result.proofRoot, divergence: result.divergence
     }, null, 2) + '\n')
     return result
   } finally {
@@ -247,23 +252,30 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
 
 /**
  * Where the run's first NaN is: step `k` is re-run from the checkpoint before
- * it under the tracer, and the first op output holding a NaN is the
+ * it under the tape recorder, and the first op output holding a NaN is the
  * divergence point. State k, the proof's last, is written as a checkpoint
  * (verifiers replay step k from it) unless it is one already.
  */
-async function locateDivergence (trainer: Trainer, hasher: StateHasher, k: number, o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }): Promise<{ step: number, entry: number, flat: number }> {
+async function locateDivergence (
+  trainer: Trainer, hasher: StateHasher, k: number,
+  o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }
+): Promise<{ step: number, entry: number, flat: number }> {
   const c = Math.max(...o.checkpoints.filter(x => x.step <= k).map(x => x.step))
   const ck = readCheckpoint(o.outDir, c, { programHash: o.phash })
   trainer.loadState(ck.tensors, c)
   while (trainer.step < k) trainer.runStep()
   if (!o.checkpoints.some(x => x.step === k)) {
-    const r = await (await hasher.submit({ step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names } })).result
+    const r = await (
+      await hasher.submit({
+        step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names }
+      })
+    ).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })
   }
-  const tr = traceStep(trainer)
+  const tr = tapeStep(trainer)
   const first = firstNaNOf(tr.values.map(v => v.outputs))
   if (first === undefined && o.fake === true) return { step: k, entry: Math.max(0, tr.entries.findIndex(e => e.kernel === '_FusedMatMul' || e.kernel === 'BatchMatMul')), flat: 0 }
-  if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when traced again: the runtime is not deterministic here`)
+  if (first === undefined) throw new Error(`step ${k + 1} produced a NaN in training but not when taped again: the runtime is not deterministic here`)
   // only output 0 has element references: a first NaN elsewhere could not be judged
   if (first.output !== 0) throw new Error(`step ${k + 1}: the first NaN is in output ${first.output} of entry ${first.entry}, which no claim can address`)
   return { step: k, entry: first.entry, flat: first.flat }
@@ -278,7 +290,9 @@ function textReport (trainer: Trainer, ds: Dataset): NonNullable<TrainResult['te
   const vocab = t.spec.vocab
   const prompt = [...tokenize(new TextEncoder().encode(SAMPLE_PROMPT), vocab)]
   const sample = trainer.net.sample(prompt, SAMPLE_LENGTH, trainer.program.seed).map(i => vocab[i]).join('')
-  return { validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample }
+  return {
+    validationLoss: trainer.validationLoss(), unigramBaseline: unigramBaseline(t.train, t.test, vocab.length, t.spec.context), sample: SAMPLE_PROMPT + sample
+  }
 }
 
 /** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
@@ -314,10 +328,20 @@ export function saveModel (dir: string, trainer: Trainer, phash: string): void {
 
 export interface EvaluateOptions { modelDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 /** accuracy: NaN for a GPT, which reports validationLoss (nats per token on the held-out windows) */
-export interface EvaluateResult { accuracy: number, validationLoss?: number, testSize: number, modelDir: string, step?: number, backend: string, text?: { validationLoss: number, unigramBaseline: number, sample: string } }
+export interface EvaluateResult {
+  accuracy: number
+  validationLoss?: number
+  testSize: number
+  modelDir: string
+  step?: number
+  backend: string
+  text?: { validationLoss: number, unigramBaseline: number, sample: string }
+}
 
 /** Held-out loss of saved GPT weights (saveModel writes them in state order with their names). */
-function evaluateSavedGpt (program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer): { validationLoss: number, unigramBaseline: number, sample: string } {
+function evaluateSavedGpt (
+  program: TaskProgram, ds: Dataset, specs: tf.io.WeightsManifestEntry[], bin: Buffer
+): { validationLoss: number, unigramBaseline: number, sample: string } {
   const gpt = program.model.gpt; const text = program.dataset.text
   if (gpt === undefined || text === undefined) throw new Error('not a GPT program')
   const net = new GptNet(gpt, text, program.seed)
@@ -391,7 +415,7 @@ export interface RunAt {
 /** A run directory opened for re-execution: its program, proof and dataset, on the task's runtime. */
 export type OpenRun = Omit<RunAt, 'ref' | 'ck'>
 
-/** What replay, tracing and dispute tracing share: open the run, check the runtime, load the dataset. */
+/** What replay, taping and dispute taping share: open the run, check the runtime, load the dataset. */
 export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Promise<OpenRun> {
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
@@ -406,7 +430,7 @@ export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Pro
 
 /** The checkpoint a re-execution of 1-based step `step` starts from: the latest at or before step - 1. */
 export function checkpointBefore (proof: ProofOfLearning, step: number): CheckpointRef {
-  // a diverged proof's last step (steps + 1) is traced too: it ends at its divergence point
+  // a diverged proof's last step (steps + 1) is taped too: it ends at its divergence point
   const last = proof.steps + (proof.divergence !== undefined ? 1 : 0)
   if (!Number.isInteger(step) || step < 1 || step > last) throw new Error(`step must be in [1, ${last}], got ${step}`)
   const ref = proof.checkpoints.filter(c => c.step <= step - 1).pop()
@@ -422,16 +446,16 @@ export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> 
   return { ...r, ref, ck }
 }
 
-export interface TraceOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
+export interface TapeOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 
-/** Op trace of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
-export async function traceRunStep (o: TraceOptions): Promise<StepTrace> {
-  const { program, ref, ds, ck } = await openRunAt(o, 'tracing')
+/** Op tape of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
+export async function tapeRunStep (o: TapeOptions): Promise<StepTape> {
+  const { program, ref, ds, ck } = await openRunAt(o, 'taping')
   const trainer = await Trainer.create(program, ds)
   try {
     trainer.loadState(ck.tensors, ref.step)
     while (trainer.step < o.step - 1) trainer.runStep()
-    return traceStep(trainer)
+    return tapeStep(trainer)
   } finally {
     trainer.dispose()
   }

@@ -49,7 +49,9 @@ export class StateHasher {
       const { port1, port2 } = new MessageChannel()
       // hashing needs little heap (state slots are shared, not copied);
       // small limits keep the worker's RSS down
-      this.worker = new Worker(file, { workerData: { port: port1 }, transferList: [port1], resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 2 } })
+      this.worker = new Worker(file, {
+        workerData: { port: port1 }, transferList: [port1], resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 2 }
+      })
       this.port = port2
       port2.on('message', (m: HashResult) => this.handle(m))
       const fail = (e: Error): void => {

@@ -55,7 +55,9 @@ export function writeCheckpoint (runDir: string, programHash: string, step: numb
 }
 
 /** `o.commitments: false`: skip the per-tensor commitments and state root (see CommitOptions) */
-export function readCheckpoint (runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }, o: { commitments?: boolean } = {}): { manifest: CheckpointManifest, tensors: TensorData[] } {
+export function readCheckpoint (
+  runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }, o: { commitments?: boolean } = {}
+): { manifest: CheckpointManifest, tensors: TensorData[] } {
   const dir = checkpointDir(runDir, step)
   const m = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as CheckpointManifest
   const file = join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')

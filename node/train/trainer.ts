@@ -87,12 +87,12 @@ export class Trainer {
     return { x: tf.tensor(b.x, [n, ...this.inputShape], 'float32'), y: tf.tensor(b.y, [n, this.dataset.classes], 'float32') }
   }
 
-  /** The loss closure of one step (exposed so the tracer runs the very same code). */
+  /** The loss closure of one step (exposed so the tape recorder runs the very same code). */
   lossFn (x: tf.Tensor, y: tf.Tensor): () => tf.Scalar {
     return () => this.net.loss(x, y)
   }
 
-  /** Runs step `this.step` (0-based) and returns the batch loss; `onBatch` sees the batch tensors first (tracer). */
+  /** Runs step `this.step` (0-based) and returns the batch loss; `onBatch` sees the batch tensors first (tape recorder). */
   runStep (onBatch?: (x: tf.Tensor, y: tf.Tensor) => void): number {
     const { x, y } = this.batchTensors(this.batch(this.step))
     onBatch?.(x, y)

@@ -11,7 +11,9 @@ import type { TensorData } from '../commit/tensor.js'
 const bare = (h: string): string => h.replace(/^0x/, '').toLowerCase()
 
 /** The state tensors of a checkpoint, only if it is the committed state at `step` (else throws with the reason). */
-export function committedCheckpointTensors (manifest: unknown, data: Uint8Array, step: number, committedStateRoot: string, programHash?: string, o: CommitOptions = {}): TensorData[] {
+export function committedCheckpointTensors (
+  manifest: unknown, data: Uint8Array, step: number, committedStateRoot: string, programHash?: string, o: CommitOptions = {}
+): TensorData[] {
   const { manifest: m, tensors } = openCheckpoint(manifest, data, programHash !== undefined ? { programHash: bare(programHash) } : undefined, o)
   if (m.step !== step) throw new Error(`the checkpoint is of step ${m.step}, not ${step}`)
   if (bare(m.stateRoot) !== bare(committedStateRoot)) throw new Error(`the checkpoint's state root ${m.stateRoot.slice(0, 16)}… is not the committed root of step ${step}`)
@@ -19,7 +21,9 @@ export function committedCheckpointTensors (manifest: unknown, data: Uint8Array,
 }
 
 /** The reason a fetched checkpoint is unusable, or undefined if it is the committed state at `step`. */
-export function checkpointProblem (manifest: unknown, data: Uint8Array, step: number, committedStateRoot: string, programHash?: string, o: CommitOptions = {}): string | undefined {
+export function checkpointProblem (
+  manifest: unknown, data: Uint8Array, step: number, committedStateRoot: string, programHash?: string, o: CommitOptions = {}
+): string | undefined {
   try {
     committedCheckpointTensors(manifest, data, step, committedStateRoot, programHash, o)
     return undefined

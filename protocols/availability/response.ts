@@ -98,7 +98,9 @@ export function samplePosition (seed: Uint8Array, k: number, rowCounts: readonly
  * The solver's answer from its local state at `step`; throws if the state does
  * not hash to the committed root (a solver without the true bytes cannot answer).
  */
-export function buildAvailabilityResponse (tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seed: Uint8Array, count = SAMPLE_COUNT): AvailabilityResponse {
+export function buildAvailabilityResponse (
+  tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seed: Uint8Array, count = SAMPLE_COUNT
+): AvailabilityResponse {
   if (step < 0 || step >= stateRoots.length) throw new RangeError(`step ${step} outside the proof's ${stateRoots.length} state roots`)
   const commits = tensors.map(t => commitTensor(t))
   const root = merkleRoot([...commits.map(c => c.root), stepLeaf(step)])

@@ -4,7 +4,7 @@ import { stepLeaf } from '../commit/state.js'
 import { combineRoots, matrixView, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
 import { batchElement, isBatchLayout } from '../data/layout.js'
 import { batchIndices } from '../data/order.js'
-import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
+import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import { datasetRootOf } from './dataset.js'
 import { decodeEntry } from './entry.js'
 import { conflictOf, decodeSigned, factsOf, verifySigned, type Msg, type Signed, type VerifyFn } from './messages.js'
@@ -16,10 +16,10 @@ import { initialStateRoot, initLayout } from '../program/init.js'
 import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
 
 // The on-chain claim that ends a dispute, and the function the chain runs on
-// it. A claim states ONE local fact about the defender's signed op trace of
+// it. A claim states ONE local fact about the defender's signed op tape of
 // the disputed step and proves everything it uses against what is on chain
 // (proof_root, skeleton_root, dataset_root, program_hash) or signed by the
-// defender (its trace root). The chain checks the fact and rules:
+// defender (its tape root). The chain checks the fact and rules:
 //
 //   skeleton  entry i's structure (kernel, attrs, refs, shapes, constants)
 //             differs from the committed skeleton leaf i     → defender loses
@@ -42,13 +42,13 @@ import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
 //             initialisation at one element (init-claim.ts) → defender loses
 //   nan       one element of a tensor the defender committed (a state tensor
 //             of the disputed step's pre- or post-state, or output 0 of an
-//             entry of its trace) is a NaN                  → defender loses
+//             entry of its tape) is a NaN                  → defender loses
 //
 // A NaN ends the run (nan.ts): an honest defender commits none, so a NaN in
 // an operand the claim proves (a state or op input) or in the proven output
 // loses for the defender before the reference is run, and the reference's
 // AmbiguousNaN (two different NaNs meeting) can never decide a ruling. On a
-// diverged proof's last step the trace counts up to its divergence point:
+// diverged proof's last step the tape counts up to its divergence point:
 // claims at later entries lose for the challenger, and the divergence
 // point's element must be a NaN (and the reference's, from NaN-free operands).
 //
@@ -72,7 +72,7 @@ export type Claim =
   | InitClaim
   | NanClaim
 
-/** A NaN in a tensor the defender committed: state tensor `t` of state root `index` (the disputed step's pre- or post-state), or output 0 of a trace entry. */
+/** A NaN in a tensor the defender committed: state tensor `t` of state root `index` (the disputed step's pre- or post-state), or output 0 of a tape entry. */
 export interface NanClaim {
   v: 1
   kind: 'nan'
@@ -91,7 +91,13 @@ export interface ReferenceApi {
   /** The element's bits (float32 pattern incl. NaN sign/payload); preferred over computeElement when present. */
   computeElementBits?: (runtime: string, op: OpShapeLike, flatIndex: number, operands: TypedValues[]) => number
 }
-export interface OpShapeLike { kernel: string, attrs: Record<string, unknown>, inputs: Array<{ shape: number[], dtype: DType }>, output: { shape: number[], dtype: DType }, outputIndex?: number }
+export interface OpShapeLike {
+  kernel: string
+  attrs: Record<string, unknown>
+  inputs: Array<{ shape: number[], dtype: DType }>
+  output: { shape: number[], dtype: DType }
+  outputIndex?: number
+}
 
 export interface JudgeEnv {
   /** the chain's genesis hash (System.BlockHash(0)): signatures are bound to it, the task and the dispute */
@@ -109,7 +115,7 @@ export interface JudgeEnv {
   proofRoot: Uint8Array
   /** transitions the committed proof covers: proof_root has stepCount + 1 leaves, which fixes every step path's length */
   stepCount: number
-  /** a diverged proof's divergence point: its last step, `stepCount`, is traced up to it (nan.ts) */
+  /** a diverged proof's divergence point: its last step, `stepCount`, is taped up to it (nan.ts) */
   divergence?: Divergence
   reference?: ReferenceApi
   verify: VerifyFn
@@ -222,19 +228,19 @@ function signedBy (env: JudgeEnv, who: 'challenger' | 'defender', s: unknown, wh
   } catch (e) { reject('InvalidProof', `${what} is not signed by the ${who} in this dispute: ${(e as Error).message}`) }
 }
 
-/** The defender's signed commitment to its trace of this step. */
-function traceCommit (env: JudgeEnv, s: unknown): Extract<Msg, { t: 'commit' }> {
-  const m = signedBy(env, 'defender', s, 'trace commitment')
-  if (m.t !== 'commit' || m.step !== env.step) reject('InvalidClaim', 'trace commitment is for another step')
+/** The defender's signed commitment to its tape of this step. */
+function tapeCommit (env: JudgeEnv, s: unknown): Extract<Msg, { t: 'commit' }> {
+  const m = signedBy(env, 'defender', s, 'tape commitment')
+  if (m.t !== 'commit' || m.step !== env.step) reject('InvalidClaim', 'tape commitment is for another step')
   return m
 }
 
-/** Entry i of the defender's signed trace. */
-function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: { index: unknown, entry: unknown, path: unknown }, what: string): TraceEntry {
+/** Entry i of the defender's signed tape. */
+function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: { index: unknown, entry: unknown, path: unknown }, what: string): TapeEntry {
   const index = int(at.index, `${what}.index`)
   if (!(at.entry instanceof Uint8Array) || at.entry.length > 32768) reject('InvalidClaim', `${what}: entry bytes`)
   const path = hashes(at.path, `${what}.path`)
-  if (!onPath(commit.traceRoot, sha256(at.entry), index, path, commit.depth)) reject('InvalidProof', `${what}: entry ${index} is not in the defender's trace`)
+  if (!onPath(commit.traceRoot, sha256(at.entry), index, path, commit.depth)) reject('InvalidProof', `${what}: entry ${index} is not in the defender's tape`)
   const e = decodeEntry(at.entry)
   if (e === undefined || e.index !== index) reject('InvalidClaim', `${what}: malformed entry`)
   return e
@@ -308,7 +314,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       return defenderLoses(`contradicting statements at ${conflict}`)
     }
     case 'skeleton': {
-      const commit = traceCommit(env, c.commit)
+      const commit = tapeCommit(env, c.commit)
       const index = int(c.index, 'index')
       const skelPath = hashes(c.skelPath, 'skelPath')
       const skelLeaf = h32(c.skelLeaf, 'skelLeaf')
@@ -317,24 +323,24 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       if (skelCount === 0 || !bytesEqual(sizedRoot(skelCount, skelInner), env.skeletonRoot)) reject('InvalidProof', 'skelCount/skelInner do not open the task\'s skeleton_root')
       const skelDepth = depthOf(skelCount)
       if (!onPath(skelInner, skelLeaf, index, skelPath, skelDepth)) reject('InvalidProof', `skeleton leaf ${index} is not in the task's skeleton_root`)
-      // the skeleton fixes the number of entries, hence the trace tree's depth
-      if (skelDepth !== commit.depth) return defenderLoses(`the defender's trace has depth ${commit.depth}, the program's ${skelDepth}`)
+      // the skeleton fixes the number of entries, hence the tape tree's depth
+      if (skelDepth !== commit.depth) return defenderLoses(`the defender's tape has depth ${commit.depth}, the program's ${skelDepth}`)
       const path = hashes(c.path, 'path')
       let dSkel: Uint8Array | undefined
       if (c.entry !== undefined) {
         if (!(c.entry instanceof Uint8Array) || c.entry.length > 32768) reject('InvalidClaim', 'skeleton: entry bytes')
-        if (!onPath(commit.traceRoot, sha256(c.entry), index, path, commit.depth)) reject('InvalidProof', `skeleton: entry ${index} is not in the defender's trace`)
+        if (!onPath(commit.traceRoot, sha256(c.entry), index, path, commit.depth)) reject('InvalidProof', `skeleton: entry ${index} is not in the defender's tape`)
         const e = decodeEntry(c.entry)
         dSkel = e === undefined || e.index !== index ? undefined : skeletonLeaf(e)
       } else {
         if (!onPath(commit.traceRoot, ZERO_HASH, index, path, commit.depth)) reject('InvalidProof', 'skeleton: the defender has no empty leaf there')
         dSkel = ZERO_HASH
       }
-      if (dSkel === undefined) return defenderLoses(`entry ${index} of the defender's trace is malformed`)
+      if (dSkel === undefined) return defenderLoses(`entry ${index} of the defender's tape is malformed`)
       return bytesEqual(dSkel, skelLeaf) ? challengerLoses(`entry ${index} matches the skeleton`) : defenderLoses(`entry ${index} differs from the committed skeleton`)
     }
     case 'input': {
-      const commit = traceCommit(env, c.commit)
+      const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'input')
       if (runPosition(env, e.index) === 'after') return challengerLoses(afterEnd(e.index))
       const k = int(c.k, 'k')
@@ -361,7 +367,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     }
 
     case 'state': {
-      const commit = traceCommit(env, c.commit)
+      const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'state')
       if (e.kernel !== STATE_PSEUDO_KERNEL) reject('InvalidClaim', `entry ${e.index} is not the ${STATE_PSEUDO_KERNEL} entry`)
       // a diverged proof's last step has no post-state: the run ended inside it
@@ -371,7 +377,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       return bytesEqual(recomputed, post) ? challengerLoses('the @state entry hashes to the committed post-state') : defenderLoses(`the @state entry hashes to ${toHex(recomputed).slice(0, 16)}…, not the committed post-state root`)
     }
     case 'element': {
-      const commit = traceCommit(env, c.commit)
+      const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'element')
       const at = runPosition(env, e.index)
       if (at === 'after') return challengerLoses(afterEnd(e.index))
@@ -380,7 +386,10 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       if (ref === undefined || !ref.supportsElement(prog.runtime, e.kernel)) reject('UnsupportedKernel', `${prog.runtime} ${e.kernel}`)
       const out = e.outputs[0]
       if (out === undefined) reject('InvalidClaim', 'entry has no output')
-      const op: OpShapeLike = { kernel: e.kernel, attrs: e.attrs, inputs: e.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0 }
+      const op: OpShapeLike = {
+        kernel: e.kernel, attrs: e.attrs, inputs: e.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })),
+        output: { shape: out.shape, dtype: out.dtype }, outputIndex: 0
+      }
       const flat = int(c.flat, 'flat')
       if (flat >= sizeOf(out.shape)) reject('InvalidClaim', 'flat index outside the output')
       const d = slice(c.slice, 'slice')
@@ -405,12 +414,14 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
       let want: number
       try {
         // bits from the reference: a NaN's sign and payload are part of the value the defender committed
-        want = ref.computeElementBits !== undefined ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0 : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
+        want = ref.computeElementBits !== undefined
+          ? ref.computeElementBits(prog.runtime, op, flat, operands) >>> 0
+          : valueBits(out.dtype, ref.computeElement(prog.runtime, op, flat, operands))
       } catch (x) { reject('InvalidClaim', `compute: ${(x as Error).message}`) }
       return want === got ? challengerLoses(`element ${flat} of entry ${e.index} (${e.kernel}) is right`) : defenderLoses(`element ${flat} of entry ${e.index} (${e.kernel}): defender 0x${got.toString(16)}, reference 0x${want.toString(16)}`)
     }
     case 'data': {
-      const commit = traceCommit(env, c.commit)
+      const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'data')
       if (runPosition(env, e.index) === 'after') return challengerLoses(afterEnd(e.index))
       const prog = programFacts(c.program, env.programHash)
@@ -450,7 +461,9 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
  * not the defender's), in the output before the run's divergence point, or
  * no NaN at the divergence point itself.
  */
-function nanRule (e: TraceEntry, inputs: number[], proofs: SliceProof[], at: ReturnType<typeof runPosition>, flat: number, out: SliceProof, got: number, divFlat = 0): string | undefined {
+function nanRule (
+  e: TapeEntry, inputs: number[], proofs: SliceProof[], at: ReturnType<typeof runPosition>, flat: number, out: SliceProof, got: number, divFlat = 0
+): string | undefined {
   for (let i = 0; i < proofs.length; i++) {
     const kind = e.inputs[inputs[i]].ref.kind
     if ((kind === 'state' || kind === 'op') && bytesHoldNaN(proofs[i].dtype, proofs[i].bytes)) return `NaN in a committed tensor: operand ${i} (input ${inputs[i]}) of entry ${e.index}`
@@ -482,7 +495,7 @@ function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Rul
     if (!verifySlice(tensor, s)) reject('InvalidProof', 'nan: state tensor slice')
     where = `state tensor ${t} of state ${i}`
   } else if (c.op !== undefined && c.state === undefined) {
-    const commit = traceCommit(env, c.op.commit)
+    const commit = tapeCommit(env, c.op.commit)
     const e = provenEntry(env, commit, c.op, 'nan')
     const out = e.outputs[0]
     if (out === undefined) reject('InvalidClaim', `nan: entry ${e.index} has no output`)
@@ -490,7 +503,7 @@ function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Rul
     if (!verifySlice(fromHex(out.commitment), s)) reject('InvalidProof', 'nan: output slice')
     at = runPosition(env, e.index)
     where = `the output of entry ${e.index} (${e.kernel})`
-  } else reject('InvalidClaim', 'nan: name a state tensor or a trace entry')
+  } else reject('InvalidClaim', 'nan: name a state tensor or a tape entry')
   const pos = posInSlice(s.shape, s.axis, s.index, flat)
   if (flat >= sizeOf(s.shape) || pos === undefined) reject('InvalidClaim', 'nan: the slice does not hold the element')
   const bits = bitsAt('float32', valuesFromBytes('float32', sliceBytes(s)), pos)

@@ -1,9 +1,9 @@
 import { decode } from 'cborg'
-import { MAX_ENTRY_INPUTS, type TraceEntry } from '../trace/trace.js'
+import { MAX_ENTRY_INPUTS, type TapeEntry } from '../tape/tape.js'
 
-// Decoding a trace entry from untrusted bytes (a claim, a message): the
+// Decoding a tape entry from untrusted bytes (a claim, a message): the
 // structure is checked so later code can index it without crashing. The
-// bytes themselves are what a trace root commits to (leaf = sha256(bytes)).
+// bytes themselves are what a tape root commits to (leaf = sha256(bytes)).
 
 const HEX64 = /^[0-9a-f]{64}$/
 const DTYPES = ['float32', 'int32', 'bool']
@@ -12,9 +12,9 @@ function shapeOk (s: unknown): s is number[] {
   return Array.isArray(s) && s.length <= 8 && s.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)
 }
 
-export function decodeEntry (bytes: Uint8Array): TraceEntry | undefined {
-  let e: TraceEntry
-  try { e = decode(bytes) as TraceEntry } catch { return undefined }
+export function decodeEntry (bytes: Uint8Array): TapeEntry | undefined {
+  let e: TapeEntry
+  try { e = decode(bytes) as TapeEntry } catch { return undefined }
   if (typeof e !== 'object' || e === null || !Number.isInteger(e.index) || e.index < 0 || typeof e.kernel !== 'string') return undefined
   if (typeof e.attrs !== 'object' || e.attrs === null || !Array.isArray(e.inputs) || !Array.isArray(e.outputs)) return undefined
   if (e.inputs.length > MAX_ENTRY_INPUTS || e.outputs.length > 16) return undefined

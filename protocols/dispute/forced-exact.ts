@@ -2,14 +2,14 @@ import { decode, encode } from 'cborg'
 import { bytesEqual, fromHex, leafHash, merkleProof, merkleRoot, rootFromProof } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
 import { axisLayout, combineRoots, commitTensor, leafSpan, tensorLeafBytes, tensorLeaves, type DType, type TensorData } from '../commit/tensor.js'
-import { STATE_PSEUDO_KERNEL } from '../trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../tape/tape.js'
 import type { Claim, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
 import { depthOf } from './tree.js'
 
 // A Truebit forced error is exactly ONE element of the post-state: the solver
 // trains step f honestly, then sets element 0 of state tensor 0 to |v| + 1 (v
-// its honest value). An honest challenger's traces then agree with the
+// its honest value). An honest challenger's tapes then agree with the
 // solver's and its claim is `state`: the honest post-state H (what the
 // defender's signed @state entry hashes to) is not the committed one P. The
 // solver's reveal must prove P = H with that element changed and nothing
@@ -26,7 +26,7 @@ import { depthOf } from './tree.js'
 //     and whose committed value is fround(|v| + 1), the same in both trees.
 // So a forced step cannot carry another change: a second element, another
 // tensor or a different op leaves either a ruling that is not `state` (the
-// traces differ) or a P that no such proof reaches.
+// tapes differ) or a P that no such proof reaches.
 
 export const EXACT_VERSION = 1
 export const MAX_EXACT_BYTES = 64 * 1024
@@ -67,17 +67,19 @@ export function forcedState (honest: readonly TensorData[]): TensorData[] {
 /** What a SolverProof ruling was decided on: its claim kind, and for a `state` claim the post-state root the defender's signed @state entry hashes to. */
 export function rulingBasis (c: Claim, step: number): { kind: Claim['kind'], honestPost: Uint8Array | null } {
   if (c.kind !== 'state') return { kind: c.kind, honestPost: null }
-  // judgeClaim proved the entry against the defender's signed trace root before a ruling exists
+  // judgeClaim proved the entry against the defender's signed tape root before a ruling exists
   const e = decodeEntry(c.entry)
   if (e === undefined || e.kernel !== STATE_PSEUDO_KERNEL) return { kind: c.kind, honestPost: null }
   return { kind: c.kind, honestPost: merkleRoot([...e.inputs.map(i => fromHex(i.commitment)), stepLeaf(step + 1)]) }
 }
 
-const headOf = (t: TensorData): TensorHead => { const c = commitTensor(t); return { dtype: t.dtype, shape: [...t.shape], rowRoot: c.rowRoot, colRoot: c.colRoot } }
+const headOf = (t: TensorData): TensorHead => {
+  const c = commitTensor(t); return { dtype: t.dtype, shape: [...t.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }
+}
 
 /**
  * An exactness proof from the honest post-state tensors of step `step` (the
- * trace's @state values), the committed ones (a forced error's: forcedState
+ * tape's @state values), the committed ones (a forced error's: forcedState
  * of the honest ones) and the committed per-step state roots (hex). Paths are
  * the committed state's; they reach the honest roots only if the two differ
  * exactly at element 0 of tensor 0.

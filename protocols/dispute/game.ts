@@ -3,7 +3,7 @@ import { ZERO_HASH, bytesEqual, leafHash, merkleProof, merkleRoot, sha256, toHex
 import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSlice, sizeOf, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../commit/tensor.js'
 import { stepLeaf as stepLeafOf } from '../commit/state.js'
 import { batchElement } from '../data/layout.js'
-import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../trace/trace.js'
+import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
 import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
@@ -11,7 +11,7 @@ import { skeletonLeaf } from './skeleton.js'
 import { childrenMatch, depthOf, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 import type { Divergence } from './nan.js'
 
-// The two players of the bisection, pure: each holds its own op trace of the
+// The two players of the bisection, pure: each holds its own op tape of the
 // disputed step (and the tensors of every entry) and turns the other side's
 // message into its next message, or — for the challenger at the end — into
 // the on-chain claim. Transport, signatures' verification, the chain clock
@@ -26,13 +26,13 @@ export interface PlayerInit {
   taskId: number
   /** on-chain step: the transition from state `step` to `step + 1` */
   step: number
-  entries: TraceEntry[]
+  entries: TapeEntry[]
   tensor: TensorSource
   account: Uint8Array
   sign: SignFn
 }
 
-export function encodeEntryBytes (e: TraceEntry): Uint8Array { return encode(e) }
+export function encodeEntryBytes (e: TapeEntry): Uint8Array { return encode(e) }
 
 /** Signs `body` as the message after `after` (the other side's message it answers; none for the commit). */
 function signAfter (o: PlayerInit, body: Body, after: Signed | undefined, afterSeq: number): Signed {
@@ -174,10 +174,10 @@ export interface ChallengerInit extends PlayerInit {
   postRoot: Uint8Array
   /** canonical program bytes (hash = program_hash) */
   program: Uint8Array
-  /** skeleton leaves of the program (the challenger recomputes them from its own trace) */
+  /** skeleton leaves of the program (the challenger recomputes them from its own tape) */
   skeleton: Uint8Array[]
   dataset?: { xRoot: Uint8Array, yRoot: Uint8Array, row: (name: 'x' | 'y', index: number) => SliceProof }
-  /** the first NaN in output 0 of our own trace of this step (entry, flat element), if any: an honest run commits none */
+  /** the first NaN in output 0 of our own tape of this step (entry, flat element), if any: an honest run commits none */
   firstNan?: Divergence
   /** a NaN in our pre-state ('pre', read by entry inputs) or post-state ('post', the @state entry) of this step: state tensor t, element flat */
   stateNan?: { which: 'pre' | 'post', t: number, flat: number }
@@ -201,9 +201,9 @@ export class ChallengerGame {
   private readonly tensors: TensorCache
   private phase: Phase = { p: 'await-commit' }
   private commitSigned?: Signed
-  private traceRevealed = new Map<string, Uint8Array>()
+  private tapeRevealed = new Map<string, Uint8Array>()
   private tensorRevealed = new Map<string, Uint8Array>()
-  private dEntry?: { index: number, entry: TraceEntry, bytes: Uint8Array, msg: Signed }
+  private dEntry?: { index: number, entry: TapeEntry, bytes: Uint8Array, msg: Signed }
   private dRoots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed }
   private lastSent?: Signed
   /** the defender's message `lastSent` answers */
@@ -248,7 +248,7 @@ export class ChallengerGame {
     return { skelCount: this.o.skeleton.length, skelInner: merkleRoot(this.o.skeleton) }
   }
 
-  /** The preimage of input k of entry `index` in our trace: the agreed pre-state tensor it reads. */
+  /** The preimage of input k of entry `index` in our tape: the agreed pre-state tensor it reads. */
   private headOf (index: number, k: number): TensorHead {
     const t = this.o.tensor(index, 'in', k)
     const c = commitTensor(t)
@@ -267,14 +267,14 @@ export class ChallengerGame {
     if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
     switch (ph.p) {
       case 'await-commit': {
-        if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the trace commitment' }
+        if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the tape commitment' }
         this.commitSigned = signed
         if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0), ...this.skeletonSize() })
         if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) {
           // the same computation: what can be wrong is a NaN the defender committed (or its divergence point)
           const n = this.nanClaim(this.o.entries.length)
           if (n !== undefined) return n
-          if (this.o.divergence !== undefined) return { fail: 'the defender\'s trace of the diverged step equals ours' }
+          if (this.o.divergence !== undefined) return { fail: 'the defender\'s tape of the diverged step equals ours' }
           return this.stateClaim()
         }
         this.phase = { p: 'descend', tree: { e: -1 }, level: 0, index: 0, dNode: m.traceRoot, from: signed }
@@ -284,9 +284,9 @@ export class ChallengerGame {
         if (m.t !== 'nodes' || treeKeyOf(m.tree) !== treeKeyOf(ph.tree) || m.level !== ph.level || m.index !== ph.index) return this.repeat()
         if (!childrenMatch(m.node, m.left, m.right)) return this.lie(signed)
         if (!bytesEqual(m.node, ph.dNode)) return this.lie(ph.from, signed)
-        const isTrace = ph.tree.e === -1
-        const levels = isTrace ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
-        const revealed = isTrace ? this.traceRevealed : this.tensorRevealed
+        const isTape = ph.tree.e === -1
+        const levels = isTape ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
+        const revealed = isTape ? this.tapeRevealed : this.tensorRevealed
         const l = ph.level + 1
         revealed.set(`${l}:${2 * ph.index}`, m.left); revealed.set(`${l}:${2 * ph.index + 1}`, m.right)
         const leftDiffers = !bytesEqual(m.left, nodeAt(levels, l, 2 * ph.index))
@@ -296,7 +296,7 @@ export class ChallengerGame {
         const dNode = leftDiffers ? m.left : m.right
         const depth = levels.length - 1
         if (l === depth) {
-          if (isTrace) {
+          if (isTape) {
             this.phase = { p: 'entry', index: child, dLeaf: dNode, from: signed }
             return this.send({ t: 'query', d, want: 'entry', tree: { e: -1 }, level: depth, index: child })
           }
@@ -311,7 +311,7 @@ export class ChallengerGame {
         if (m.t !== 'entry' || m.index !== ph.index) return this.repeat()
         const leaf = m.entry === undefined ? ZERO_HASH : sha256(m.entry)
         if (!bytesEqual(leaf, ph.dLeaf)) return this.lie(ph.from, signed)
-        const path = pathWith(this.levels, this.traceRevealed, ph.index)
+        const path = pathWith(this.levels, this.tapeRevealed, ph.index)
         const commit = this.commitSigned!
         const skelPath = merkleProof(padTo(this.o.skeleton, ph.index), ph.index)
         const skelLeaf = this.o.skeleton[ph.index] ?? ZERO_HASH
@@ -373,7 +373,7 @@ export class ChallengerGame {
       const e = this.o.entries[v.entry]
       const out = this.o.tensor(v.entry, 'out', 0)
       const { cols } = matrixView(out.shape)
-      return this.claim({ v: 1, kind: 'element', commit: this.commitSigned!, index: v.entry, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.traceRevealed, v.entry), program: this.o.program, flat: v.flat, slice: proveSlice(out, 'row', Math.floor(v.flat / cols)), operands })
+      return this.claim({ v: 1, kind: 'element', commit: this.commitSigned!, index: v.entry, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, v.entry), program: this.o.program, flat: v.flat, slice: proveSlice(out, 'row', Math.floor(v.flat / cols)), operands })
     }
     return undefined
   }
@@ -381,7 +381,7 @@ export class ChallengerGame {
   private opNanClaim (n: Divergence): ChallengerStep {
     const out = this.o.tensor(n.entry, 'out', 0)
     const { cols } = matrixView(out.shape)
-    return this.claim({ v: 1, kind: 'nan', flat: n.flat, slice: proveSlice(out, 'row', Math.floor(n.flat / cols)), op: { commit: this.commitSigned!, index: n.entry, entry: encodeEntryBytes(this.o.entries[n.entry]), path: pathWith(this.levels, this.traceRevealed, n.entry) } })
+    return this.claim({ v: 1, kind: 'nan', flat: n.flat, slice: proveSlice(out, 'row', Math.floor(n.flat / cols)), op: { commit: this.commitSigned!, index: n.entry, entry: encodeEntryBytes(this.o.entries[n.entry]), path: pathWith(this.levels, this.tapeRevealed, n.entry) } })
   }
 
   private stateNanClaim (s: { which: 'pre' | 'post', t: number, flat: number }): ChallengerStep {
@@ -401,15 +401,19 @@ export class ChallengerGame {
     const { cols } = matrixView(tensor.shape)
     return this.claim({
       v: 1, kind: 'nan', flat: s.flat, slice: proveSlice(tensor, 'row', Math.floor(s.flat / cols)),
-      state: { index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index), t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }, tensorPath: merkleProof(leaves, s.t) }
+      state: {
+        index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index),
+        t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot },
+        tensorPath: merkleProof(leaves, s.t)
+      }
     })
   }
 
   private stateClaim (): ChallengerStep {
     const i = this.o.entries.length - 1
     const e = this.o.entries[i]
-    if (e.kernel !== STATE_PSEUDO_KERNEL) return { fail: 'our trace has no @state entry' }
-    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.traceRevealed, i), post: fromHex(this.o.stateRoots[this.o.step + 1]), postPath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step + 1) })
+    if (e.kernel !== STATE_PSEUDO_KERNEL) return { fail: 'our tape has no @state entry' }
+    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, i), post: fromHex(this.o.stateRoots[this.o.step + 1]), postPath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step + 1) })
   }
 
   private analyseEntry (path: Uint8Array[]): ChallengerStep {
@@ -426,7 +430,7 @@ export class ChallengerGame {
       }
       if (a.ref.kind === 'op') {
         const j = a.ref.index
-        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { j: { index: j, entry: encodeEntryBytes(this.o.entries[j]), path: pathWith(this.levels, this.traceRevealed, j) } } })
+        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { j: { index: j, entry: encodeEntryBytes(this.o.entries[j]), path: pathWith(this.levels, this.tapeRevealed, j) } } })
       }
       if (a.ref.kind === 'data') {
         const tree: TensorTree = { e: index, io: 'in', k }
@@ -473,7 +477,7 @@ export class ChallengerGame {
       otherRoot: tree.axis === 'row' ? this.dRoots!.colRoot : this.dRoots!.rowRoot
     }
     const commit = this.commitSigned!
-    const path = pathWith(this.levels, this.traceRevealed, ei)
+    const path = pathWith(this.levels, this.tapeRevealed, ei)
     if (tree.io === 'in') {
       const name = (de.inputs[tree.k].ref as { name: 'x' | 'y' }).name
       if (this.o.dataset === undefined) return { fail: 'no dataset to prove a batch row' }
@@ -489,7 +493,7 @@ export class ChallengerGame {
   /** Set by the caller: dataset row of batch position r (protocols/data batchIndices of this step). */
   batchRow: (r: number) => number = () => { throw new Error('batchRow not set') }
   /** Set by the caller: the operand list (elementOperands) of one output element. */
-  operandRefs: (entry: TraceEntry, flat: number) => Array<{ input: number, axis: 'row' | 'col', index: number }> = () => { throw new Error('operandRefs not set') }
+  operandRefs: (entry: TapeEntry, flat: number) => Array<{ input: number, axis: 'row' | 'col', index: number }> = () => { throw new Error('operandRefs not set') }
 
   private operandsFor (ei: number, flat: number): ClaimSlice[] | string {
     const e = this.o.entries[ei]
@@ -506,7 +510,7 @@ function rootsCombined (m: Extract<Msg, { t: 'roots' }>): Uint8Array {
   try { return combineRoots(m.dtype, m.shape, m.rowRoot, m.colRoot) } catch { return ZERO_HASH }
 }
 
-function treeKeyOf (t: TreeId): string { return t.e === -1 ? 'trace' : `${t.e}/${(t as TensorTree).io}/${(t as TensorTree).k}/${(t as TensorTree).axis ?? '-'}` }
+function treeKeyOf (t: TreeId): string { return t.e === -1 ? 'tape' : `${t.e}/${(t as TensorTree).io}/${(t as TensorTree).k}/${(t as TensorTree).axis ?? '-'}` }
 
 function padTo (leaves: Uint8Array[], index: number): Uint8Array[] {
   if (index < leaves.length) return leaves

@@ -147,8 +147,12 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
  * The claim on element `flat` of state tensor `t` of a solver's step-0 state,
  * from the tensors it published (checkpoint 0) and its state roots.
  */
-export function buildInitClaim (o: { program: Uint8Array, stateRoots: readonly Uint8Array[], state: readonly TensorData[], t: number, flat: number, last?: Uint8Array }): InitClaim {
-  const heads: TensorHead[] = o.state.map(x => { const c = commitTensor(x); return { dtype: x.dtype, shape: [...x.shape], rowRoot: c.rowRoot, colRoot: c.colRoot } })
+export function buildInitClaim (
+  o: { program: Uint8Array, stateRoots: readonly Uint8Array[], state: readonly TensorData[], t: number, flat: number, last?: Uint8Array }
+): InitClaim {
+  const heads: TensorHead[] = o.state.map(x => {
+    const c = commitTensor(x); return { dtype: x.dtype, shape: [...x.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }
+  })
   const base = { v: 1 as const, kind: 'init' as const, program: o.program, root: o.stateRoots[0], rootPath: merkleProof(o.stateRoots, 0), heads, last: o.last ?? stepLeaf(0), t: o.t }
   const x = o.state[o.t]
   if (x === undefined || sizeOf(x.shape) <= o.flat) return base
@@ -156,7 +160,9 @@ export function buildInitClaim (o: { program: Uint8Array, stateRoots: readonly U
   // the smaller of the two slices holding the element
   const axis = cols <= rows ? 'row' : 'col'
   const p = proveSlice(x, axis, axis === 'row' ? Math.floor(o.flat / cols) : o.flat % cols)
-  return { ...base, flat: o.flat, slice: { dtype: p.dtype, shape: p.shape, axis: p.axis, index: p.index, bytes: p.bytes, siblings: p.siblings, otherRoot: p.otherRoot } }
+  return {
+    ...base, flat: o.flat, slice: { dtype: p.dtype, shape: p.shape, axis: p.axis, index: p.index, bytes: p.bytes, siblings: p.siblings, otherRoot: p.otherRoot }
+  }
 }
 
 /** The first element where a state differs from the program's initialisation (tensor count, dtype/shape first), or undefined if it is the initial state. */

@@ -13,30 +13,30 @@ import { depthOf, childrenMatch } from './tree.js'
 // the sha256 of the previous message's bytes, so one signed message commits
 // to the whole transcript before it (protocols/dispute/transcript.ts).
 //
-//   D commit  {traceRoot, depth}          the defender's op trace of the step
+//   D commit  {traceRoot, depth}          the defender's op tape of the step
 //   C open    {pre, post}                 agreed pre-state, claimed post-state;
-//                                         asks for the children of the trace root
+//                                         asks for the children of the tape root
 //   C query   {want: children|entry|roots|slice, tree, level, index}
 //   D nodes   {tree, level, index, depth, node, left, right}   depth: of that tree
-//   D entry   {index, entry?}             the trace entry at a leaf (absent: empty leaf)
+//   D entry   {index, entry?}             the tape entry at a leaf (absent: empty leaf)
 //   D roots   {tree: {e, io, k}, dtype, shape, commitment, rowRoot, colRoot}
 //   D slice   {tree, index, bytes}        leaf `index` of a tensor's row or column tree:
 //                                         a group of consecutive rows or columns
 //   D refuse  {reason}                    answer to a query outside the rules
 //
-// A tree is the trace ({e: -1}) or one tensor of entry e: input/output k,
+// A tree is the tape ({e: -1}) or one tensor of entry e: input/output k,
 // its row or column tree.
 
 export const DISPUTE_PROTOCOL = '/proofswarm/dispute/3.0.0'
 export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v2:')
-/** Highest sequence number: 2 × (trace depth ≤ 40 + tensor depth ≤ 40 + 4) moves and the commit. */
+/** Highest sequence number: 2 × (tape depth ≤ 40 + tensor depth ≤ 40 + 4) moves and the commit. */
 export const MAX_SEQ = 2 * (40 + 40 + 4)
 /** A single message (a state blob excepted) is at most this big. */
 export const MAX_MESSAGE_BYTES = 256 * 1024
 
-export interface TraceTree { e: -1 }
+export interface TapeTree { e: -1 }
 export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: 'row' | 'col' }
-export type TreeId = TraceTree | TensorTree
+export type TreeId = TapeTree | TensorTree
 
 /** Place in the transcript: sequence number and sha256 of the previous message's bytes (zero for seq 0). */
 export interface Link { seq: number, prev: Uint8Array }
@@ -152,7 +152,7 @@ function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Ui
     }
     case 'roots': {
       const tree = checkTree(m.tree) as TensorTree
-      if (tree.e === -1) throw new MessageError('roots of the trace tree')
+      if (tree.e === -1) throw new MessageError('roots of the tape tree')
       if (!['float32', 'int32', 'bool'].includes(m.dtype as string)) throw new MessageError('bad dtype')
       if (!Array.isArray(m.shape) || m.shape.length > 8 || !m.shape.every(x => isInt(x, 0, 1 << 24))) throw new MessageError('bad shape')
       return { t: 'roots', d, tree, dtype: m.dtype as DType, shape: m.shape as number[], commitment: h('commitment'), rowRoot: h('rowRoot'), colRoot: h('colRoot') }
@@ -190,7 +190,7 @@ export function verifySigned (s: Signed, expectedAccount: Uint8Array, verify: Ve
 }
 
 export function treeKey (t: TreeId): string {
-  if (t.e === -1) return 'trace'
+  if (t.e === -1) return 'tape'
   const x = t as TensorTree
   return `${x.e}/${x.io}/${x.k}/${x.axis ?? '-'}`
 }
@@ -205,7 +205,7 @@ export interface Fact { key: string, value: Uint8Array }
 
 /**
  * Facts asserted by a set of the defender's messages, and whether one message
- * contradicts itself. Depths come from the messages: the trace depth from
+ * contradicts itself. Depths come from the messages: the tape depth from
  * `commit`, a tensor tree's depth from `roots` (its shape).
  */
 export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradiction?: string } {
@@ -224,7 +224,7 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
     switch (m.t) {
       case 'commit':
         facts.push({ key: node({ e: -1 }, 0, 0), value: m.traceRoot })
-        facts.push({ key: 'depth:trace', value: Uint8Array.of(m.depth) })
+        facts.push({ key: 'depth:tape', value: Uint8Array.of(m.depth) })
         break
       case 'nodes':
         if (!childrenMatch(m.node, m.left, m.right)) return { facts, selfContradiction: `nodes at ${treeKey(m.tree)} ${m.level}:${m.index} do not hash to their parent` }

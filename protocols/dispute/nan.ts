@@ -3,11 +3,11 @@ import type { DType } from '../commit/tensor.js'
 // "A NaN ends the run" (docs/disputes.md, "NaN"): which NaN a float32 add of
 // two different NaNs keeps is not fixed by the wasm runtime, so no ruling may
 // depend on a NaN operand. An honest run never commits a NaN: its state
-// tensors and the op outputs of its signed traces are NaN-free, except in a
-// diverged proof, whose last step k is traced up to its divergence point
+// tensors and the op outputs of its signed tapes are NaN-free, except in a
+// diverged proof, whose last step k is taped up to its divergence point
 // (entry e, first NaN at flat element f of e's output 0) and ends there.
 
-/** Where a diverged proof ended: entry `entry` of the trace of its last step, first NaN at flat `flat` of output 0. */
+/** Where a diverged proof ended: entry `entry` of the tape of its last step, first NaN at flat `flat` of output 0. */
 export interface Divergence { entry: number, flat: number }
 
 /** A float32 bit pattern is a NaN: exponent all ones, mantissa not zero. */
@@ -25,7 +25,7 @@ export function bytesHoldNaN (dtype: DType, bytes: Uint8Array): boolean {
 }
 
 /**
- * Where entry `index` of the disputed step's trace stands: `normal` on a step
+ * Where entry `index` of the disputed step's tape stands: `normal` on a step
  * the proof completed (no NaN allowed anywhere), else before, at or after the
  * divergence point on a diverged proof's last step.
  */
@@ -42,7 +42,7 @@ export function firstNaNIndex (dtype: DType, values: ArrayLike<number>): number 
   return -1
 }
 
-/** The first NaN of a traced step: the first entry with a NaN in any output, as (entry, flat of output 0); `output` > 0 when the NaN is in another output. */
+/** The first NaN of a taped step: the first entry with a NaN in any output, as (entry, flat of output 0); `output` > 0 when the NaN is in another output. */
 export function firstNaNOf (outputs: ReadonlyArray<ReadonlyArray<{ dtype: DType, values: ArrayLike<number> }>>): (Divergence & { output: number }) | undefined {
   for (let e = 0; e < outputs.length; e++) {
     for (let k = 0; k < outputs[e].length; k++) {

@@ -2,18 +2,18 @@ import { decodeEntry } from './entry.js'
 import type { Msg, TensorTree } from './messages.js'
 
 // How a bisection narrowed, for people: each of the defender's messages as
-// the range it pins down — ops of the step's trace, then one op, one tensor,
+// the range it pins down — ops of the step's tape, then one op, one tensor,
 // its rows or columns, and the last slice the claim is built on. Derived from
 // the messages alone (the range of node (level, index) of a tree of depth d is
 // leaves [index · 2^(d − level), (index + 1) · 2^(d − level)) of 2^d).
 
-export type NarrowStage = 'trace' | 'entry' | 'tensor' | 'rows' | 'cols' | 'slice'
+export type NarrowStage = 'tape' | 'entry' | 'tensor' | 'rows' | 'cols' | 'slice'
 
 export interface NarrowStep {
   /** the message's place in the transcript */
   seq: number
   stage: NarrowStage
-  /** the trace entry (op) the stage is inside, once known */
+  /** the tape entry (op) the stage is inside, once known */
   entry?: number
   /** the tensor: input or output k of that entry */
   tensor?: string
@@ -31,12 +31,12 @@ const tensorName = (t: TensorTree): string => `${t.io === 'in' ? 'input' : 'outp
 export function narrowStepOf (m: Msg): NarrowStep | undefined {
   const seq = m.seq
   switch (m.t) {
-    case 'commit': return { seq, stage: 'trace', lo: 0, hi: 2 ** m.depth, of: 2 ** m.depth }
+    case 'commit': return { seq, stage: 'tape', lo: 0, hi: 2 ** m.depth, of: 2 ** m.depth }
     case 'nodes': {
       const span = 2 ** Math.max(0, m.depth - m.level)
       const of = 2 ** m.depth
       const lo = m.index * span
-      if (m.tree.e === -1) return { seq, stage: 'trace', lo, hi: Math.min(of, lo + span), of }
+      if (m.tree.e === -1) return { seq, stage: 'tape', lo, hi: Math.min(of, lo + span), of }
       const t = m.tree as TensorTree
       return { seq, stage: t.axis === 'col' ? 'cols' : 'rows', entry: t.e, tensor: tensorName(t), lo, hi: Math.min(of, lo + span), of }
     }

@@ -1,8 +1,8 @@
 import { encode } from 'cborg'
 import { merkleRoot, sha256, sizedRoot, toHex } from '../commit/merkle.js'
-import { skeletonOf, type SkeletonEntry, type TraceEntry } from '../trace/trace.js'
+import { skeletonOf, type SkeletonEntry, type TapeEntry } from '../tape/tape.js'
 
-// The skeleton a dispute checks an op against. It is protocols/trace's
+// The skeleton a dispute checks an op against. It is protocols/tape's
 // skeleton plus the commitment (and inline value) of every constant input:
 // constants (learning rate, 1/batch, ...) are the same at every step, so
 // committing them once on chain (skeleton_root) is what makes a wrong
@@ -11,7 +11,7 @@ import { skeletonOf, type SkeletonEntry, type TraceEntry } from '../trace/trace.
 
 export type DisputeSkeleton = SkeletonEntry & { inputs: Array<SkeletonEntry['inputs'][number] & { commitment?: string, value?: number[] }> }
 
-export function disputeSkeletonOf (e: TraceEntry): DisputeSkeleton {
+export function disputeSkeletonOf (e: TapeEntry): DisputeSkeleton {
   const s = skeletonOf(e) as DisputeSkeleton
   s.inputs = s.inputs.map((inp, k) => {
     const src = e.inputs[k]
@@ -21,20 +21,20 @@ export function disputeSkeletonOf (e: TraceEntry): DisputeSkeleton {
   return s
 }
 
-export function skeletonLeaf (e: TraceEntry): Uint8Array {
+export function skeletonLeaf (e: TapeEntry): Uint8Array {
   return sha256(encode(disputeSkeletonOf(e)))
 }
 
-export function skeletonLeaves (entries: readonly TraceEntry[]): Uint8Array[] {
+export function skeletonLeaves (entries: readonly TapeEntry[]): Uint8Array[] {
   return entries.map(skeletonLeaf)
 }
 
-/** skeleton_root over given leaves: bound to their count, so the chain knows the trace's depth. */
+/** skeleton_root over given leaves: bound to their count, so the chain knows the tape's depth. */
 export function skeletonRootOf (leaves: readonly Uint8Array[]): Uint8Array {
   return sizedRoot(leaves.length, merkleRoot(leaves))
 }
 
 /** What a submitter commits on chain as skeleton_root (hex, no 0x). */
-export function disputeSkeletonRoot (entries: readonly TraceEntry[]): string {
+export function disputeSkeletonRoot (entries: readonly TapeEntry[]): string {
   return toHex(skeletonRootOf(skeletonLeaves(entries)))
 }

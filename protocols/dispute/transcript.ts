@@ -24,10 +24,10 @@ export function continuationError (prev: Msg | undefined, next: Msg): string | u
   switch (prev.t) {
     case 'commit':
       if (next.t !== 'open') return 'the commit is answered by the opening'
-      if (prev.depth < 1) return 'a trace of depth 0 has no children to ask for'
+      if (prev.depth < 1) return 'a tape of depth 0 has no children to ask for'
       return next.step === prev.step ? undefined : 'the opening names another step'
     case 'open':
-      return next.t === 'nodes' && next.tree.e === -1 && next.level === 0 && next.index === 0 ? undefined : 'the opening asks for the children of the trace root'
+      return next.t === 'nodes' && next.tree.e === -1 && next.level === 0 && next.index === 0 ? undefined : 'the opening asks for the children of the tape root'
     case 'query':
       switch (prev.want) {
         case 'children': return next.t === 'nodes' && sameTree(next.tree, prev.tree) && next.level === prev.level && next.index === prev.index ? undefined : 'expected the children of the queried node'
@@ -46,7 +46,7 @@ export function continuationError (prev: Msg | undefined, next: Msg): string | u
       const child = next.index === 2 * prev.index ? prev.left : prev.right
       if (level < prev.depth) return next.want === 'children' ? undefined : 'above the leaves, ask for children'
       if (level > prev.depth) return 'below the leaves'
-      if (prev.tree.e === -1) return next.want === 'entry' ? undefined : 'at the trace leaves, ask for the entry'
+      if (prev.tree.e === -1) return next.want === 'entry' ? undefined : 'at the tape leaves, ask for the entry'
       // a padding leaf holds no rows: nothing to reveal there
       if (bytesEqual(child, ZERO_HASH)) return 'an empty leaf has no slice'
       return next.want === 'slice' ? undefined : 'at the tensor leaves, ask for the slice'

@@ -77,7 +77,9 @@ export class CheckpointError extends Error {
 }
 
 /** Validates a manifest + data against each other; returns the state tensors. */
-export function openCheckpoint (manifest: unknown, data: Uint8Array, expect?: { programHash?: string, manifestHash?: string }, o: CommitOptions = {}): { manifest: CheckpointManifest, tensors: TensorData[] } {
+export function openCheckpoint (
+  manifest: unknown, data: Uint8Array, expect?: { programHash?: string, manifestHash?: string }, o: CommitOptions = {}
+): { manifest: CheckpointManifest, tensors: TensorData[] } {
   const commit = o.tensorRoot ?? referenceRoot
   const m = manifest as CheckpointManifest
   if (typeof m !== 'object' || m === null || m.version !== CHECKPOINT_VERSION) throw new CheckpointError('not a version 1 checkpoint manifest')

@@ -18,7 +18,7 @@ export interface ProofOfLearning {
   proofRoot: string
   finalStateRoot: string
   checkpoints: CheckpointRef[]
-  /** a diverged run's divergence point in the op trace of step `steps` (docs/disputes.md, "NaN: a NaN ends the run"): states 0..steps are NaN-free */
+  /** a diverged run's divergence point in the op tape of step `steps` (docs/disputes.md, "NaN: a NaN ends the run"): states 0..steps are NaN-free */
   divergence?: { entry: number, flat: number }
 }
 

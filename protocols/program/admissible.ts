@@ -1,19 +1,19 @@
 import { isBatchLayout } from '../data/layout.js'
-import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../trace/trace.js'
+import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../tape/tape.js'
 import { runtimeInfo } from './runtime.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
 
 // Admissibility: a program is verifiable only if every dispute over one of
 // its steps can end in a claim the chain can judge. A dispute narrows to one
-// op of the step's trace (an element claim: the op's kernel needs an element
+// op of the step's tape (an element claim: the op's kernel needs an element
 // reference on the program's runtime) or to a batch input (a data claim: the
 // batch must lay out one dataset row per example). A program outside that
 // would let a cheating solver win by the challenger's timeout, so the chain
 // refuses it at submit_task and the CLI before that.
 //
 // The kernels a training step emits follow from the program alone (tfjs
-// Layers + optimizer.minimize); test/unit/protocols/admissible.test.ts traces
+// Layers + optimizer.minimize); test/unit/protocols/admissible.test.ts tapes
 // real steps and checks this table equals what the backend runs.
 
 /** softmaxCrossEntropy on logits, forward and backward, and minimize's bookkeeping */

@@ -1,12 +1,12 @@
 import { fromHex } from '../commit/merkle.js'
 import { proveSlice, sliceBytes, valuesFromBytes, verifySlice, type SliceProof, type TensorData } from '../commit/tensor.js'
-import type { TraceEntry } from '../trace/trace.js'
+import type { TapeEntry } from '../tape/tape.js'
 import { computeElementBits, elementOperands, opShapeOf } from './index.js'
 import type { OperandRef } from './types.js'
 
 // The last step of a dispute: one output element of one op. The claimant
 // supplies the rows/columns the element reads, each with a Merkle proof against
-// the input commitment recorded in the (agreed) trace entry; the referee
+// the input commitment recorded in the (agreed) tape entry; the referee
 // recomputes the element with the reference semantics. O(K) data, no tensor.
 
 export interface ElementClaim {
@@ -19,7 +19,9 @@ export interface ElementClaim {
 }
 
 /** Builds the claim for element `flatIndex` from the op's full input values. */
-export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: readonly TensorData[], flatIndex: number, bits: number, outputIndex = 0): ElementClaim {
+export function buildElementClaim (
+  runtime: string, entry: TapeEntry, inputs: readonly TensorData[], flatIndex: number, bits: number, outputIndex = 0
+): ElementClaim {
   const op = opShapeOf(entry, outputIndex)
   const operands = elementOperands(runtime, op, flatIndex)
   const proofs = operands.map(r => proveSlice(inputs[r.input], r.axis, r.index))
@@ -30,11 +32,11 @@ export function buildElementClaim (runtime: string, entry: TraceEntry, inputs: r
 export interface ClaimVerdict { valid: boolean, reason?: string, expected?: number }
 
 /**
- * Checks a claim against a trace entry: every operand proof must match the
+ * Checks a claim against a tape entry: every operand proof must match the
  * requested row/column and verify against the entry's input commitment; then
  * the reference value must equal the claimed value bit for bit. Never throws.
  */
-export function checkElementClaim (runtime: string, entry: TraceEntry, claim: ElementClaim): ClaimVerdict {
+export function checkElementClaim (runtime: string, entry: TapeEntry, claim: ElementClaim): ClaimVerdict {
   try {
     const op = opShapeOf(entry, claim.outputIndex)
     const want = elementOperands(runtime, op, claim.flatIndex)

@@ -29,7 +29,9 @@ export function convPads (inH: number, inW: number, kh: number, kw: number, stri
 export interface Conv2DFilterAttrs { strides: [number, number] | number, pad: 'valid' | 'same' | number, dimRoundingMode?: string, filterShape: [number, number, number, number] }
 
 /** One element dW[r, c, i, o] from column i of x and column o of dy (matrix views). */
-export function conv2dBackpropFilterElement (xShape: readonly number[], dyShape: readonly number[], a: Conv2DFilterAttrs, r: number, c: number, xCol: ArrayLike<number>, dyCol: ArrayLike<number>): number {
+export function conv2dBackpropFilterElement (
+  xShape: readonly number[], dyShape: readonly number[], a: Conv2DFilterAttrs, r: number, c: number, xCol: ArrayLike<number>, dyCol: ArrayLike<number>
+): number {
   const [B, H, W] = xShape
   const [, OH, OW] = dyShape
   const [kh, kw] = a.filterShape
@@ -49,7 +51,9 @@ export function conv2dBackpropFilterElement (xShape: readonly number[], dyShape:
   return Math.fround(acc)
 }
 
-export function conv2dBackpropFilterValues (xShape: readonly number[], x: Float32Array, dyShape: readonly number[], dy: Float32Array, a: Conv2DFilterAttrs): Float32Array {
+export function conv2dBackpropFilterValues (
+  xShape: readonly number[], x: Float32Array, dyShape: readonly number[], dy: Float32Array, a: Conv2DFilterAttrs
+): Float32Array {
   const [B, H, W, CI] = xShape
   const [, OH, OW, CO] = dyShape
   const [kh, kw] = a.filterShape

@@ -11,7 +11,7 @@ import { REDUCE } from './reduce.js'
 import { checkFlat, unravel } from './shape.js'
 import { TRANSPOSE } from './transpose.js'
 import { ReferenceError, type KernelRef, type OpShape, type OperandRef } from './types.js'
-import type { TraceEntry } from '../trace/trace.js'
+import type { TapeEntry } from '../tape/tape.js'
 
 // Element-level reference semantics: the arbitration rules the chain applies
 // to one output element of one disputed op. Each function reproduces the
@@ -35,7 +35,13 @@ const CONV2D_BACKPROP_FILTER: KernelRef = {
   computeBits (op, flat, ops) {
     const [r, c] = unravel(flat, op.output.shape)
     if (op.output.dtype !== 'float32' || op.inputs.some(i => i.dtype !== 'float32')) throw new ReferenceError(`${op.kernel}: only float32 has an element reference`)
-    return bitsOf(conv2dBackpropFilterElement(op.inputs[0].shape, op.inputs[1].shape, { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] }, r, c, ops[0], ops[1]))
+    return bitsOf(
+      conv2dBackpropFilterElement(
+        op.inputs[0].shape, op.inputs[1].shape,
+        { ...(op.attrs as unknown as Conv2DFilterAttrs), filterShape: op.output.shape as [number, number, number, number] },
+        r, c, ops[0], ops[1]
+      )
+    )
   }
 }
 
@@ -95,8 +101,8 @@ export function computeElement (runtime: string, op: OpShape, flatIndex: number,
   return op.output.dtype === 'int32' ? b | 0 : b
 }
 
-/** The OpShape of one output of a recorded trace entry (what the chain needs besides the operands). */
-export function opShapeOf (entry: Pick<TraceEntry, 'kernel' | 'attrs' | 'inputs' | 'outputs'>, outputIndex = 0): OpShape {
+/** The OpShape of one output of a recorded tape entry (what the chain needs besides the operands). */
+export function opShapeOf (entry: Pick<TapeEntry, 'kernel' | 'attrs' | 'inputs' | 'outputs'>, outputIndex = 0): OpShape {
   const out = entry.outputs[outputIndex]
   if (out === undefined) throw new ReferenceError(`${entry.kernel} has no output ${outputIndex}`)
   return {

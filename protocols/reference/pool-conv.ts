@@ -36,7 +36,9 @@ export function checkNhwc (op: OpShape): void {
 }
 
 /** Input pixels (row indices) of the window of output pixel (b, oy, ox), in (r, c) order, with their (r, c). */
-export function windowRows (B: number, H: number, W: number, kh: number, kw: number, strides: Strides, pad: Pad, b: number, oy: number, ox: number): Array<{ row: number, r: number, c: number }> {
+export function windowRows (
+  B: number, H: number, W: number, kh: number, kw: number, strides: Strides, pad: Pad, b: number, oy: number, ox: number
+): Array<{ row: number, r: number, c: number }> {
   const p = convPads(H, W, kh, kw, strides, pad)
   const out: Array<{ row: number, r: number, c: number }> = []
   for (let r = 0; r < kh; r++) {
@@ -83,7 +85,9 @@ const CONV2D: KernelRef = {
     const M = B * OH * OW
     const p = convPads(H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad)
     // a 1x1 stride-1 unpadded convolution is XNNPACK's GEMM (the fully-connected kernel)
-    if (kh === 1 && kw === 1 && p.strideH === 1 && p.strideW === 1 && p.padTop === 0 && p.padLeft === 0) return fullyConnected(CI, M, (b * OH + oy) * OW + ox, ci => x(0, ci), ci => w(0, ci), 0)
+    if (
+      kh === 1 && kw === 1 && p.strideH === 1 && p.strideW === 1 && p.padTop === 0 && p.padLeft === 0
+    ) return fullyConnected(CI, M, (b * OH + oy) * OW + ox, ci => x(0, ci), ci => w(0, ci), 0)
     return igemm(kh * kw, CI, x, w)
   }
 }
@@ -166,7 +170,9 @@ const MAXPOOL: KernelRef = {
 }
 
 /** Output pixels (oy, ox) whose window covers input pixel (y, x), ascending. */
-function coveringWindows (H: number, W: number, OH: number, OW: number, kh: number, kw: number, strides: Strides, pad: Pad, y: number, x: number): Array<[number, number]> {
+function coveringWindows (
+  H: number, W: number, OH: number, OW: number, kh: number, kw: number, strides: Strides, pad: Pad, y: number, x: number
+): Array<[number, number]> {
   const p = convPads(H, W, kh, kw, strides, pad)
   const out: Array<[number, number]> = []
   for (let oy = 0; oy < OH; oy++) {
@@ -181,7 +187,7 @@ function coveringWindows (H: number, W: number, OH: number, OW: number, kh: numb
   return out
 }
 
-// MaxPoolGrad inputs (trace order): dy [B,OH,OW,C], input [B,H,W,C], output.
+// MaxPoolGrad inputs (tape order): dy [B,OH,OW,C], input [B,H,W,C], output.
 // Operands: per covering window, its input pixel rows, then its dy row.
 const MAXPOOL_GRAD: KernelRef = {
   operands (op, flat) {
@@ -220,7 +226,7 @@ const MAXPOOL_GRAD: KernelRef = {
   }
 }
 
-// Conv2DBackpropInput inputs (trace order): dy [B,OH,OW,CO], filter [kh,kw,CI,CO].
+// Conv2DBackpropInput inputs (tape order): dy [B,OH,OW,CO], filter [kh,kw,CI,CO].
 function contributions (op: OpShape, y: number, x: number): Array<{ oy: number, ox: number, r: number, c: number }> {
   const [B, H, W] = op.attrs.inputShape as number[]
   const [, OH, OW] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape

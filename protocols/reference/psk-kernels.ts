@@ -42,7 +42,21 @@ export function pskMatMul (a: Float32Array, b: Float32Array, out: Float32Array, 
 }
 
 /** NHWC geometry: x [B,H,W,CI], filter [kh,kw,CI,CO], y [B,OH,OW,CO]; padTop/padLeft from convPads. */
-export interface ConvGeom { B: number, H: number, W: number, CI: number, kh: number, kw: number, CO: number, OH: number, OW: number, sh: number, sw: number, padTop: number, padLeft: number }
+export interface ConvGeom {
+  B: number
+  H: number
+  W: number
+  CI: number
+  kh: number
+  kw: number
+  CO: number
+  OH: number
+  OW: number
+  sh: number
+  sw: number
+  padTop: number
+  padLeft: number
+}
 
 /** y[b,oy,ox,co] = Σ over taps (r, c) inside the image in ascending order, then ci, of x·w. */
 export function pskConv2D (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom): void {

@@ -4,7 +4,7 @@ import { bitsOf } from './f32.js'
 export interface OpShape {
   kernel: string
   attrs: Record<string, unknown>
-  /** in the order of the op trace entry's inputs */
+  /** in the order of the op tape entry's inputs */
   inputs: Array<{ shape: number[], dtype: DType }>
   output: { shape: number[], dtype: DType }
   outputIndex?: number

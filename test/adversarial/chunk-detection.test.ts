@@ -57,7 +57,12 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
-  if (process.env.AVAILABILITY_FIGURES !== undefined) writeFileSync(process.env.AVAILABILITY_FIGURES, JSON.stringify({ trials: TRIALS, codingMs: coded.ms, checkpoints: coded.checkpoints.length, params: codingParams(coded.checkpoints.at(-1)!.dataBytes), figures }))
+  if (process.env.AVAILABILITY_FIGURES !== undefined) writeFileSync(
+    process.env.AVAILABILITY_FIGURES,
+    JSON.stringify({
+      trials: TRIALS, codingMs: coded.ms, checkpoints: coded.checkpoints.length, params: codingParams(coded.checkpoints.at(-1)!.dataBytes), figures
+    })
+  )
 })
 
 /** A deterministic stream of withheld sets (xorshift32). */
@@ -107,7 +112,9 @@ describe('withheld chunks are detected by sampling through the chain', () => {
         blocks += h.number - b0
       }
       const expected = 1 - missProbability(total, w, CHUNK_SAMPLES)
-      figures.push({ fraction: f, withheld: w, total, samples: CHUNK_SAMPLES, trials: TRIALS, caught, rate: caught / TRIALS, expected, blocksPerTrial: blocks / TRIALS })
+      figures.push({
+        fraction: f, withheld: w, total, samples: CHUNK_SAMPLES, trials: TRIALS, caught, rate: caught / TRIALS, expected, blocksPerTrial: blocks / TRIALS
+      })
       // within 5 standard deviations of the exact probability
       const sd = Math.sqrt(expected * (1 - expected) / TRIALS)
       expect(Math.abs(caught / TRIALS - expected)).toBeLessThanOrEqual(5 * sd + 1 / TRIALS)

@@ -109,7 +109,9 @@ describe('chunk sampling: a withholding solver', () => {
     const { id, seed } = ask('Dave')
     const drawn = sampleChunkIndices(seed, 256, CHUNK_SAMPLES)
     const leaves = run.chunks[IDX].map(chunkLeaf)
-    const head = { v: 1, step: STEP, dataBytes: run.checkpoints[IDX].dataBytes, chunkRoot: run.checkpoints[IDX].chunkRoot, path: codedPath(run.checkpoints, IDX) }
+    const head = {
+      v: 1, step: STEP, dataBytes: run.checkpoints[IDX].dataBytes, chunkRoot: run.checkpoints[IDX].chunkRoot, path: codedPath(run.checkpoints, IDX)
+    }
     const post = (chunks: unknown[], o: Record<string, unknown> = {}): string | undefined => h.run('Bob', 'Arbitration', 'respond_chunks', { requestId: id, response: u8aToHex(encode({ ...head, ...o, chunks })) }).error
     // a corrupted chunk with the true path
     const bad = run.chunks[IDX][drawn[0]].slice(); bad[100] ^= 0xff

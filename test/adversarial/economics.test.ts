@@ -16,7 +16,7 @@ import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // The expected profit of each rational deviation, against honest play, at the
 // devnet's parameters. Every payoff is measured on the real runtime (a task
-// run to its end on the pure chain, with real claims on a real trace); the
+// run to its end on the pure chain, with real claims on a real tape); the
 // probabilities that weigh them come from the protocol's own sampling
 // (protocols/verification). A deviation whose expected profit is not negative
 // fails the test. ECONOMICS_DRAWS sets the Monte-Carlo draws (the bench uses
@@ -190,7 +190,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
   }, 60_000)
 
   it('a solver faking an early divergence to skip the rest of its steps', async () => {
-    // commit_diverged at step 2 of 5, a divergence point where the honest trace holds no NaN: paid 2/5 of R if it stood
+    // commit_diverged at step 2 of 5, a divergence point where the honest tape holds no NaN: paid 2/5 of R if it stood
     const fake = { stepCount: run.step, entry: run.entries.findIndex(e => e.kernel === 'BatchMatMul'), flat: 0 }
     const h = await taskOnChain(run, honest(run), { verifierCount: 1, diverged: fake })
     const before = total(h, 'Bob')

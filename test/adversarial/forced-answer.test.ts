@@ -67,22 +67,22 @@ describe('a forced answer must be the answer to the pending move', () => {
     const commit = g.D.commit()
     const c = verifySigned(commit, bob(), verify, g.ctx)
     const open = signed('Dave', g.ctx, { t: 'open', d: 0, step: run.step, pre: h32(1), post: h32(2) }, commit)
-    // a trace node one level above the leaves, and a tensor node whose right child is an empty leaf
-    const traceNodes = signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: { e: -1 }, level: 0, index: 0, depth: 1, node: h32(5), left: h32(6), right: h32(7) }, open)
-    const q = (want: Query['want'], level: number, index: number, tree: Query['tree'] = { e: -1 }): Signed => signed('Dave', g.ctx, { t: 'query', d: 0, want, tree, level, index }, traceNodes)
+    // a tape node one level above the leaves, and a tensor node whose right child is an empty leaf
+    const tapeNodes = signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: { e: -1 }, level: 0, index: 0, depth: 1, node: h32(5), left: h32(6), right: h32(7) }, open)
+    const q = (want: Query['want'], level: number, index: number, tree: Query['tree'] = { e: -1 }): Signed => signed('Dave', g.ctx, { t: 'query', d: 0, want, tree, level, index }, tapeNodes)
     expect((c as Extract<Msg, { t: 'commit' }>).depth).toBeGreaterThan(1)
-    expect(force(h, 'Dave', traceNodes, q('children', 1, 0))).toBe('Arbitration.NotAnAnswer') // level 1 is the leaves of a depth-1 tree
-    expect(force(h, 'Dave', traceNodes, q('entry', 1, 2))).toBe('Arbitration.NotAnAnswer') // not a child of node 0:0
-    expect(force(h, 'Dave', traceNodes, q('entry', 2, 0))).toBe('Arbitration.NotAnAnswer') // skips a level
-    expect(force(h, 'Dave', traceNodes, q('slice', 1, 0))).toBe('Arbitration.NotAnAnswer') // the trace has entries, not slices
-    expect(force(h, 'Dave', traceNodes, q('entry', 1, 1, { e: 3, io: 'out', k: 0, axis: 'row' }))).toBe('Arbitration.NotAnAnswer') // another tree
+    expect(force(h, 'Dave', tapeNodes, q('children', 1, 0))).toBe('Arbitration.NotAnAnswer') // level 1 is the leaves of a depth-1 tree
+    expect(force(h, 'Dave', tapeNodes, q('entry', 1, 2))).toBe('Arbitration.NotAnAnswer') // not a child of node 0:0
+    expect(force(h, 'Dave', tapeNodes, q('entry', 2, 0))).toBe('Arbitration.NotAnAnswer') // skips a level
+    expect(force(h, 'Dave', tapeNodes, q('slice', 1, 0))).toBe('Arbitration.NotAnAnswer') // the tape has entries, not slices
+    expect(force(h, 'Dave', tapeNodes, q('entry', 1, 1, { e: 3, io: 'out', k: 0, axis: 'row' }))).toBe('Arbitration.NotAnAnswer') // another tree
     const tensor = { e: 3, io: 'out' as const, k: 0, axis: 'row' as const }
     const tensorNodes = signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: tensor, level: 0, index: 0, depth: 1, node: h32(5), left: h32(6), right: ZERO_HASH }, open)
     const tq = (index: number): Signed => signed('Dave', g.ctx, { t: 'query', d: 0, want: 'slice', tree: tensor, level: 1, index }, tensorNodes)
     expect(force(h, 'Dave', tensorNodes, tq(1))).toBe('Arbitration.NotAnAnswer') // the empty leaf
     expect(dispute(h).moves).toBe(0)
     // the answerable one is taken
-    expect(force(h, 'Dave', traceNodes, q('entry', 1, 1))).toBeUndefined()
+    expect(force(h, 'Dave', tapeNodes, q('entry', 1, 1))).toBeUndefined()
     expect(dispute(h).force).toMatchObject({ to: 'Defender', seq: 4 })
   })
 

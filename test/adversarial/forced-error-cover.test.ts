@@ -7,7 +7,7 @@ import { encodeExactness, forcedState, proveExactness } from '../../protocols/di
 import { buildInitClaim, encodeClaim, firstInitMismatch } from '../../protocols/dispute/index.js'
 import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
-import type { TraceEntry } from '../../protocols/trace/trace.js'
+import type { TapeEntry } from '../../protocols/tape/tape.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { u8aToHex } from '@polkadot/util'
@@ -41,7 +41,7 @@ function settle (h: Harness): string[] {
   return ev
 }
 
-/** A task where Bob committed `side`; Dave, its assigned verifier, rejects and disputes the forced step, Bob defending with trace `defends`. */
+/** A task where Bob committed `side`; Dave, its assigned verifier, rejects and disputes the forced step, Bob defending with tape `defends`. */
 async function caught (side: Side, defends: Side = side): Promise<{ h: Harness, bob: bigint }> {
   const { run, step } = forced
   const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
@@ -89,7 +89,7 @@ describe('a forced error cannot cover another change at its step', () => {
     it(`also changing ${what}: the reveal is refused and the solver penalized`, async () => {
       const side = coverSide(forced.run, cover)
       const { h, bob } = await caught(side)
-      // the traces agree (the change is after the step): a state ruling, on the honest post-state
+      // the tapes agree (the change is after the step): a state ruling, on the honest post-state
       expect(taskOf(h).rulings.map(r => [r.claimKind, r.honestPost])).toEqual([['State', '0x' + forced.run.roots[forced.step + 1]]])
       expect(reveal(h, exactnessOf(forced.run, side))).toBe('Arbitration.NotExactForcedError')
       // nor does the proof of the honest forced error (it is not this run's committed state)
@@ -108,23 +108,25 @@ describe('a forced error cannot cover another change at its step', () => {
     const side: Side = { ...t, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)] }
     const { h, bob } = await caught(side)
     expect(taskOf(h).rulings.map(r => [r.claimKind, r.honestPost])).toEqual([['Element', null]])
-    // a proof that its committed state is its own (corrupted) trace's post-state plus the forced element
+    // a proof that its committed state is its own (corrupted) tape's post-state plus the forced element
     expect(reveal(h, u8aToHex(encodeExactness(proveExactness(backdoor, committed, run.step, side.roots))))).toBe('Arbitration.RulingNotExcusable')
     expectPenalized(h, bob, settle(h))
   })
 
-  for (const second of ['the fake trace', 'its honest trace'] as const) {
+  for (const second of ['the fake tape', 'its honest tape'] as const) {
     it(`a puppet's state ruling on a fake @state entry is excused, the honest challenger's (Bob signs ${second}) is not`, async () => {
       const { run, step } = forced
       const side = coverSide(run, post => post.map((t, k) => k === 2 ? { ...t, values: t.values.map(() => 0.25) } : t))
       // the fake @state: the committed post-state with the forced element restored, so the committed one is it plus exactly the forced element
       const fakePost = side.post.map((t, k) => k === 0 ? { ...t, values: t.values.map((v, i) => i === 0 ? honestPost(run)[0].values[0] : v) } : t)
       const last = run.entries.length - 1
-      const entries: TraceEntry[] = run.entries.map((e, i) => i !== last ? e : { ...e, inputs: e.inputs.map((x, k) => ({ ...x, commitment: toHex(commitTensor(fakePost[k]).root) })) })
+      const entries: TapeEntry[] = run.entries.map(
+        (e, i) => i !== last ? e : { ...e, inputs: e.inputs.map((x, k) => ({ ...x, commitment: toHex(commitTensor(fakePost[k]).root) })) }
+      )
       const fake: Side = { entries, values: run.values.map((v, i) => i !== last ? v : { inputs: fakePost, outputs: [] }), roots: side.roots }
       const h = await taskOnChain(run, side, { forcedErrorPpm: 1_000_000, verifierCount: 1, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave'] })
       const bob = total(h, 'Bob')
-      // Ferdie, Bob's puppet, plays the fake trace too: the traces agree, a state claim on the fake post-state
+      // Ferdie, Bob's puppet, plays the fake tape too: the tapes agree, a state claim on the fake post-state
       expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
       expect(playDispute(h, run, fake, fake, { disputeId: 0, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')
       expect(reveal(h, u8aToHex(encodeExactness(proveExactness(fakePost, side.post, step, side.roots))))).toBeUndefined()
@@ -132,10 +134,10 @@ describe('a forced error cannot cover another change at its step', () => {
       // Dave, honest, replays the step and disputes it
       expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
       expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
-      expect(playDispute(h, run, second === 'the fake trace' ? fake : side, honest(run), { disputeId: 1, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
+      expect(playDispute(h, run, second === 'the fake tape' ? fake : side, honest(run), { disputeId: 1, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
       const daves = taskOf(h).rulings[1]
       expect(daves.outcome).toBe('AwaitingReveal') // not excused by the puppet's reveal
-      if (second === 'the fake trace') {
+      if (second === 'the fake tape') {
         expect(daves.claimKind).toBe('Input') // the fake @state is not what the ops output
         expect(reveal(h, exactnessOf(run, side))).toBe('Arbitration.RulingNotExcusable')
       } else {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { traceAllowance } from '../../devnet/chain/runtime/disputes.js'
+import { tapeAllowance } from '../../devnet/chain/runtime/disputes.js'
 import { honest, nodeOf, taskOf, type Run } from '../unit/dispute/fixture.js'
 import { signed } from '../helpers/dispute-msgs.js'
 import { BOND, answer, dispute, force, mlpRun, opened, tx, until, worth } from './setup.js'
@@ -41,12 +41,12 @@ describe('a griefer opens a dispute and never plays', () => {
     expectGrieferLost(h, before)
   })
 
-  it('a griefer that forces the commit at once and then goes silent loses too: the defender had the trace allowance on top of the window', async () => {
+  it('a griefer that forces the commit at once and then goes silent loses too: the defender had the tape allowance on top of the window', async () => {
     const { h, g } = await opened(run, honest(run))
     const before = { dave: worth(h, 'Dave'), bob: worth(h, 'Bob'), bobStake: nodeOf(h, 'Bob').stake }
     expect(force(h, 'Dave')).toBeUndefined()
     const f = dispute(h).force!
-    const allowance = traceAllowance({ steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, solveTimeout: 20 }, run.step)
+    const allowance = tapeAllowance({ steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, solveTimeout: 20 }, run.step)
     expect(allowance).toBe(Math.ceil(((run.step % run.program.checkpointEvery) + 1) * 20 / run.program.steps))
     expect(f.due - f.at).toBe(20 + allowance)
     // the griefer cannot end it early

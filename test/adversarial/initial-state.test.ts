@@ -98,14 +98,18 @@ describe('unbound initial state', () => {
     const bobFree = h.free('Bob')
     const daveFree = h.free('Dave')
     // the claim on the honest state: element 1000 of the first kernel is right
-    const claim = u8aToHex(encodeInitClaim(buildInitClaim({ program: run.programBytes, stateRoots: run.roots.map(fromHex), state: initialState(program), t: 0, flat: 1000 })))
+    const claim = u8aToHex(
+      encodeInitClaim(buildInitClaim({ program: run.programBytes, stateRoots: run.roots.map(fromHex), state: initialState(program), t: 0, flat: 1000 }))
+    )
     const r = h.run('Dave', 'Arbitration', 'challenge_initial_state', { taskId: 0, claim })
     expect(r.error).toBeUndefined()
     expect(nodeOf(h, 'Bob').stake).toBe(stake)
     expect(h.free('Bob')).toBeGreaterThan(bobFree)
     expect(h.free('Dave')).toBeLessThan(daveFree)
     // a claim about a state the solver did not commit is refused: no way to pass the true init off against it
-    const invent = u8aToHex(encodeInitClaim(buildInitClaim({ program: run.programBytes, stateRoots: run.roots.map(fromHex), state: tweaked, t: 0, flat: 1000 })))
+    const invent = u8aToHex(
+      encodeInitClaim(buildInitClaim({ program: run.programBytes, stateRoots: run.roots.map(fromHex), state: tweaked, t: 0, flat: 1000 }))
+    )
     expect(h.run('Eve', 'Arbitration', 'challenge_initial_state', { taskId: 0, claim: invent }).error).toBe('Arbitration.InvalidProof')
     h.advance(1)
     expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Eve') }).error).toBeUndefined()
@@ -121,7 +125,9 @@ describe('a step-0 dispute over the initial state', () => {
   function env (roots: string[], caller: 'challenger' | 'defender'): JudgeEnv {
     return {
       ...CTX, step: 0, challenger: dave.publicKey, defender: bob.publicKey, caller,
-      programHash: sha256(run.programBytes), datasetRoot: datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root), skeletonRoot: skeletonRootOf(run.skeleton),
+      programHash: sha256(run.programBytes), datasetRoot: datasetRootOf(
+        commitTensor(run.x).root, commitTensor(run.y).root
+      ), skeletonRoot: skeletonRootOf(run.skeleton),
       proofRoot: merkleRoot(roots.map(fromHex)), stepCount: program.steps, reference, verify
     }
   }

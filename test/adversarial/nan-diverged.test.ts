@@ -4,14 +4,14 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { decodeMsg, type Divergence } from '../../protocols/dispute/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../../protocols/tape/tape.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { gamesFor, honest, playDispute, tamperOp, taskOf, taskOnChain, type Run, type Side } from '../unit/dispute/fixture.js'
 import { dispute, mlpRun, nanRun, worth } from './setup.js'
 
 // Diverged proofs (commit_diverged): a run whose training produced a NaN ends
-// at its first NaN op output (entry e, element f of step k's trace); the
+// at its first NaN op output (entry e, element f of step k's tape); the
 // solver commits states 0..k and (e, f) and is paid solver_reward × k / steps.
 // Attacks: a solver faking an early divergence to be paid without the work
 // (it must lose, and every accept that vouched for step k with it), a
@@ -132,8 +132,8 @@ describe('disputing an honest divergence loses the challenger its bond', () => {
 describe('a solver faking an early divergence to be paid without the work loses', () => {
   const op = (): number => clean.entries.findIndex(e => e.kernel === '_FusedMatMul' || e.kernel === 'BatchMatMul')
   const fakes: Array<[string, () => Side]> = [
-    ['with an honest trace of the step it claims diverged', () => honest(clean)],
-    ['with a trace that shows a made-up NaN there', () => tamperOp(clean, op(), 0, undefined, Number.NaN)]
+    ['with an honest tape of the step it claims diverged', () => honest(clean)],
+    ['with a tape that shows a made-up NaN there', () => tamperOp(clean, op(), 0, undefined, Number.NaN)]
   ]
   for (const [name, side] of fakes) {
     it(name, async () => {

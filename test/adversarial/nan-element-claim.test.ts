@@ -5,7 +5,7 @@ import { commitTensor, fromHex, merkleRoot, proveSlice, sha256, toHex, type Tens
 import { DefenderGame, decodeClaim, encodeClaim, encodeEntryBytes, judgeClaim, pathWith, treeLevels, type Claim, type JudgeEnv, type Ruling } from '../../protocols/dispute/index.js'
 import { WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import * as reference from '../../protocols/reference/index.js'
-import type { TraceEntry } from '../../protocols/trace/trace.js'
+import type { TapeEntry } from '../../protocols/tape/tape.js'
 import { initBackend } from '../../node/train/backend.js'
 import { bitsAt, f32FromBits, hex, operandSlice, runBackend } from '../unit/protocols/ref-check.js'
 
@@ -26,17 +26,21 @@ const GENESIS = new Uint8Array(32).fill(0x11)
 const program = new TextEncoder().encode(JSON.stringify({ runtime: WASM_RUNTIME, seed: 1, batchSize: 1, dataset: { trainSize: 1, rowSize: 1, classes: 1 } }))
 const step = 3
 const stateRoots = Array.from({ length: 8 }, (_, i) => toHex(sha256(Uint8Array.of(i))))
-/** a diverged proof: its last step is `step`, traced up to entry `entry`, element `flat` */
-const diverged = (entry: number, flat: number): Partial<JudgeEnv> => ({ stepCount: step, proofRoot: merkleRoot(stateRoots.slice(0, step + 1).map(fromHex)), divergence: { entry, flat } })
+/** a diverged proof: its last step is `step`, taped up to entry `entry`, element `flat` */
+const diverged = (entry: number, flat: number): Partial<JudgeEnv> => ({
+  stepCount: step, proofRoot: merkleRoot(stateRoots.slice(0, step + 1).map(fromHex)), divergence: { entry, flat }
+})
 
 /** The chain's ruling on an element claim about element `flat` of `kernel`(inputs) at entry 1 when the defender committed `output`. */
-function ruling (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}): Ruling {
+function ruling (
+  kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}
+): Ruling {
   const bob = kr.addFromUri('//Bob')
-  const entry = (index: number): TraceEntry => ({
+  const entry = (index: number): TapeEntry => ({
     index, kernel, attrs,
     inputs: inputs.map((t, k) => ({ name: names[k], ref: { kind: 'state', index: k }, dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) })),
     outputs: [{ dtype: output.dtype, shape: output.shape, commitment: toHex(commitTensor(output).root) }]
-  }) as TraceEntry
+  }) as TapeEntry
   const entries = Array.from({ length: 4 }, (_, i) => entry(i))
   const D = new DefenderGame({ disputeId: 0, genesis: GENESIS, taskId: 0, step, entries, tensor: (_e, io, k) => io === 'out' ? output : inputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots })
   const ei = 1

@@ -9,11 +9,11 @@ import { gamesFor, honest, honestRun, playOnChain, type Run } from '../unit/disp
 import { dispute, mlpRun, nanRun, opened } from './setup.js'
 
 // "A NaN ends the run": an honest run commits no NaN, in a state tensor or an
-// op output of a signed trace. A solver that trains on through a NaN (it
+// op output of a signed tape. A solver that trains on through a NaN (it
 // should have ended its run with a diverged proof) loses a dispute of the
 // step that made it, or of any later step, to a challenger that computed the
 // very same NaNs (same roots: the dispute is about legitimacy, not a
-// different value). A challenger's `nan` claim against a NaN-free trace loses.
+// different value). A challenger's `nan` claim against a NaN-free tape loses.
 
 let bad: Awaited<ReturnType<typeof nanRun>>
 let clean: Run
@@ -30,7 +30,7 @@ const head = (t: TensorData): { dtype: 'float32', shape: number[], rowRoot: Uint
 }
 
 describe('a solver that trains on through a NaN loses', () => {
-  it('at the step that made it: the challenger computed the same trace and points at the first NaN op output', async () => {
+  it('at the step that made it: the challenger computed the same tape and points at the first NaN op output', async () => {
     expect(bad.k).toBeLessThan(bad.program.steps - 1)
     const { outcome } = await playOnChain(bad.run, honest(bad.run), honest(bad.run), { nan: { firstNan: bad.first } })
     expect(outcome.error).toBeUndefined()
@@ -51,7 +51,7 @@ describe('a solver that trains on through a NaN loses', () => {
   })
 })
 
-describe('a nan claim against a NaN-free trace loses for the challenger', () => {
+describe('a nan claim against a NaN-free tape loses for the challenger', () => {
   function claimOn (h: Awaited<ReturnType<typeof opened>>['h'], claim: Claim): string | undefined {
     return h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(claim)) }).error
   }

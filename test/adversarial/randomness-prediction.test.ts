@@ -44,7 +44,9 @@ function simulateNext (key: RandomnessAuthor): string | undefined {
   for (const [k, v] of store.state.changes) if (v !== null) copy.set(k, v)
   const reader = { get: (k: string) => copy.get(k) }
   const number = rc.chain.headNumber + 1
-  const b = rc.chain.runtime.initializeBlock(reader, { number, parentHash: rc.chain.head.hash, randomness: key.sign(rc.chain.runtime.previousRandomness(reader), number) })
+  const b = rc.chain.runtime.initializeBlock(reader, {
+    number, parentHash: rc.chain.head.hash, randomness: key.sign(rc.chain.runtime.previousRandomness(reader), number)
+  })
   b.finalize()
   return new Storage(rc.chain.runtime.types, b.state).get<string>('Randomness', 'ByBlock', number)
 }
@@ -77,7 +79,11 @@ describe('verification randomness cannot be predicted by a peer', () => {
     const reader = { get: (k: string) => rc.chain.state.get(k) }
     const number = rc.chain.headNumber + 1
     const other = RandomnessAuthor.generate()
-    expect(() => rc.chain.runtime.initializeBlock(reader, { number, parentHash: rc.chain.head.hash, randomness: other.sign(rc.chain.runtime.previousRandomness(reader), number) }))
+    expect(
+      () => rc.chain.runtime.initializeBlock(reader, {
+        number, parentHash: rc.chain.head.hash, randomness: other.sign(rc.chain.runtime.previousRandomness(reader), number)
+      })
+    )
       .toThrow(/not the author's/)
     expect(() => rc.chain.runtime.initializeBlock(reader, { number, parentHash: rc.chain.head.hash })).toThrow(/no randomness VRF/)
   })

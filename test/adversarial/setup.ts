@@ -8,13 +8,13 @@ import type { Harness } from '../unit/chain/harness.js'
 import { gamesFor, hexOf, honest, honestRun, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 
 // Attacks on the dispute game, played against the real runtime (the pure
-// chain of test/unit/chain/harness.ts) with real op traces of an MLP step.
+// chain of test/unit/chain/harness.ts) with real op tapes of an MLP step.
 // Bob is the task's solver (the defender), Dave a verifier (the challenger).
 
 export { hexOf }
 export const BOND = 100n * UNIT
 
-/** A 5-step MLP task and the op trace of its step 2 (on-chain numbering). */
+/** A 5-step MLP task and the op tape of its step 2 (on-chain numbering). */
 export async function mlpRun (): Promise<Run> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)
@@ -59,7 +59,7 @@ export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8
   throw new Error('no claim in 200 rounds')
 }
 
-/** A 5-step MLP task whose learning rate (1e30) makes its training produce NaNs: the first step whose trace holds one. */
+/** A 5-step MLP task whose learning rate (1e30) makes its training produce NaNs: the first step whose tape holds one. */
 export async function nanRun (): Promise<{ program: TaskProgram, ds: Dataset, k: number, run: Run, first: Divergence }> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)

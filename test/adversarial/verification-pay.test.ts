@@ -22,7 +22,11 @@ const REWARD = 600n * UNIT
 describe('who verifies, and whether anybody did', () => {
   let h: Harness
   const program = taskProgram({ steps: 100, checkpointEvery: 10 })
-  const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20, ...o })
+  const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({
+    programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100,
+    checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1,
+    challengeWindow: 5, solveTimeout: 20, ...o
+  })
   const solverOf = (): string => Object.entries(h.accounts).find(([, v]) => v === taskOf(h).solver)![0]
   const verdict = (w: string): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w) }).error
   const worth = (w: string): bigint => h.free(w) + h.reserved(w)

@@ -124,7 +124,10 @@ export async function overheadBench (dir: string, trials = 3) {
         if (t >= 0) rows.push({ replayCpu, transferCpu, chunkCpu, loads: loads.length })
       }
     }
-    const r = { replayCpu: mean(rows.map(x => x.replayCpu)), transferCpu: mean(rows.map(x => x.transferCpu)), chunkCpu: mean(rows.map(x => x.chunkCpu)), loads: mean(rows.map(x => x.loads)) }
+    const r = {
+      replayCpu: mean(rows.map(x => x.replayCpu)), transferCpu: mean(rows.map(x => x.transferCpu)),
+      chunkCpu: mean(rows.map(x => x.chunkCpu)), loads: mean(rows.map(x => x.loads))
+    }
     const before = VERIFIERS * (r.replayCpu + r.transferCpu) / plain.cpu
     const after = VERIFIERS * (r.replayCpu + r.transferCpu + r.chunkCpu) / plain.cpu
     return { steps, k, checkpoints: ckSteps.length, plainCpu: plain.cpu, verifCpu: verif.cpu, codingCpu, codingMs: coded.ms, ...r, before, after, trials, dataset: dataset === FASHION ? 'Fashion-MNIST' : 'synthetic' }

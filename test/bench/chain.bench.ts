@@ -26,7 +26,7 @@ import { fromDist } from './ts-script.js'
 import type { TensorData } from '../../protocols/commit/index.js'
 import type { OpShape } from '../../protocols/reference/index.js'
 import type { Claim, JudgeEnv } from '../../protocols/dispute/index.js'
-import type { TraceEntry } from '../../protocols/trace/index.js'
+import type { TapeEntry } from '../../protocols/tape/index.js'
 const { peerBindingPayload, peerIdOfEd25519 } = await fromDist<typeof import('../../protocols/identity/peer-binding.js')>('protocols/identity/peer-binding.js')
 const { commitTensor, proveSlice, sha256, toHex, merkleRoot, fromHex } = await fromDist<typeof import('../../protocols/commit/index.js')>('protocols/commit/index.js')
 const { DefenderGame, encodeClaim, decodeClaim, judgeClaim, encodeEntryBytes, treeLevels, pathWith } = await fromDist<typeof import('../../protocols/dispute/index.js')>('protocols/dispute/index.js')
@@ -41,7 +41,9 @@ const { verifySignature } = await fromDist<typeof import('../../devnet/chain/run
 const argv = process.argv
 function arg (n: string): string | undefined
 function arg (n: string, d: string | number): string
-function arg (n: string, d?: string | number): string | undefined { const i = argv.indexOf(n); return i > 0 ? argv[i + 1] : d === undefined ? undefined : String(d) }
+function arg (n: string, d?: string | number): string | undefined {
+  const i = argv.indexOf(n); return i > 0 ? argv[i + 1] : d === undefined ? undefined : String(d)
+}
 const TXS = Number(arg('--txs', 10000))
 const LIMIT_S = Number(arg('--limit-s', 90))
 const ROUNDS = Number(arg('--rounds', 1))
@@ -95,7 +97,11 @@ async function signTransfers (url: string): Promise<{ signed: string[], signMs: 
     for (let i = 0; i < per; i++) {
       for (const s of senders) {
         if (signed.length >= TXS) break
-        signed.push(api.tx.balances.transferKeepAlive(dest, 1_000_000_000n + BigInt(i)).sign(s, { nonce: i, era: 0 as any, blockHash: api.genesisHash, genesisHash: api.genesisHash, runtimeVersion: api.runtimeVersion }).toHex())
+        signed.push(
+          api.tx.balances.transferKeepAlive(dest, 1_000_000_000n + BigInt(i)).sign(s, {
+            nonce: i, era: 0 as any, blockHash: api.genesisHash, genesisHash: api.genesisHash, runtimeVersion: api.runtimeVersion
+          }).toHex()
+        )
       }
     }
     return { signed, signMs: performance.now() - t }
@@ -172,7 +178,9 @@ async function transferRun (variant: Variant) {
     if (included >= expected) resolveAll()
     let timedOut = false
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<void>(resolve => { timer = setTimeout(() => { timedOut = true; lastIncludedAt = performance.now(); resolve() }, LIMIT_S * 1000) })
+    const timeout = new Promise<void>(resolve => {
+      timer = setTimeout(() => { timedOut = true; lastIncludedAt = performance.now(); resolve() }, LIMIT_S * 1000)
+    })
     await Promise.race([all, timeout])
     clearTimeout(timer)
     const clientCpu = process.cpuUsage(client0)
@@ -223,11 +231,13 @@ async function transferBench () {
 // ---------------------------------------------------------------- adjudication
 
 function rand (seed: number): () => number { let s = seed >>> 0; return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return (s / 2 ** 32) * 2 - 1 } }
-const timeIt = (runs: number, f: () => unknown): number => { for (let i = 0; i < Math.min(20, runs); i++) f(); const t = performance.now(); for (let i = 0; i < runs; i++) f(); return (performance.now() - t) / runs }
+const timeIt = (runs: number, f: () => unknown): number => {
+  for (let i = 0; i < Math.min(20, runs); i++) f(); const t = performance.now(); for (let i = 0; i < runs; i++) f(); return (performance.now() - t) / runs
+}
 
 /**
  * A real element claim (protocols/dispute) against the mlp's first layer:
- * BatchMatMul [1,64,784] x [1,784,128] (K = 784) in a 16-entry signed trace,
+ * BatchMatMul [1,64,784] x [1,784,128] (K = 784) in a 16-entry signed tape,
  * where the defender (solver) committed one wrong output element. Timed as
  * judgeClaim (what the runtime runs) and as the Arbitration.adjudicate
  * extrinsic on the runtime with a task and an open dispute on chain.
@@ -254,7 +264,7 @@ async function adjudicationBench () {
   // the defender's output: one element wrong by one ulp-ish
   const f = 5 * N + 17
   const bad: TensorData = { ...C, values: C.values.slice() }; bad.values[f] += 1e-3
-  const entry = (index: number): TraceEntry => ({
+  const entry = (index: number): TapeEntry => ({
     index, kernel: op.kernel, attrs: op.attrs,
     inputs: [{ name: 'a', ref: { kind: 'state', index: 0 }, dtype: 'float32', shape: A.shape, commitment: toHex(commitTensor(A).root) }, { name: 'b', ref: { kind: 'state', index: 1 }, dtype: 'float32', shape: B.shape, commitment: toHex(commitTensor(B).root) }],
     outputs: [{ dtype: 'float32', shape: bad.shape, commitment: toHex(commitTensor(bad).root) }]
@@ -348,7 +358,10 @@ async function adjudicationBench () {
   spent = 0
   for (let i = 0; i < 100; i++) once()
   const extrinsicMs = spent / 100
-  return { kernel: op.kernel, K, judgeMs, judgeWasmMs, elementOnlyMs, extrinsicMs, claimBytes: bytes.length, wholeOpMs, wholeOpInputBytes: (M * K + K * N + M * N) * 4, ruling: ruling.reason }
+  return {
+    kernel: op.kernel, K, judgeMs, judgeWasmMs, elementOnlyMs, extrinsicMs, claimBytes: bytes.length, wholeOpMs,
+    wholeOpInputBytes: (M * K + K * N + M * N) * 4, ruling: ruling.reason
+  }
 }
 
 export { transferBench, adjudicationBench }
@@ -390,8 +403,8 @@ bench client's own CPU is shown too, to show the figure measures the chain.
 ${rows.join('\n')}
 
 **Adjudication, through the real path.** A protocols/dispute \`element\` claim against the mlp's first layer
-(\`${adj.kernel}\` [1,64,784]×[1,784,128], K = ${adj.K}) in a 16-entry trace signed by the defender, whose
-committed output has one wrong element; the claim carries the entry with its trace path, the program bytes, the
+(\`${adj.kernel}\` [1,64,784]×[1,784,128], K = ${adj.K}) in a 16-entry tape signed by the defender, whose
+committed output has one wrong element; the claim carries the entry with its tape path, the program bytes, the
 defender's output row and the two operand slices with Merkle proofs (${adj.claimBytes} bytes of CBOR).
 
 | measure | result | goal |

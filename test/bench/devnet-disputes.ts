@@ -10,7 +10,16 @@ import { join } from 'node:path'
 import { ApiPromise, WsProvider } from '@polkadot/api'
 import type { Header } from '@polkadot/types/interfaces'
 
-interface Dispute { calls: string[], bytes: number, openedBlock?: number, openedAt?: number, resolvedBlock?: number, ms?: number, how?: string, forcedError?: string }
+interface Dispute {
+  calls: string[]
+  bytes: number
+  openedBlock?: number
+  openedAt?: number
+  resolvedBlock?: number
+  ms?: number
+  how?: string
+  forcedError?: string
+}
 
 const BLOCK_MS = Number(process.argv[2] ?? 500)
 const CALLS = ['openDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
@@ -56,14 +65,23 @@ try {
       const line = buf.slice(0, i); buf = buf.slice(i + 1)
       const m = /dev chain ready: (ws:\/\/\S+)/.exec(line)
       if (m != null && api == null) {
-        void ApiPromise.create({ provider: new WsProvider(m[1]), noInitWarn: true }).then(async a => { api = a; await a.rpc.chain.subscribeNewHeads(h => { void onBlock(h).catch(err => console.error(err)) }) })
+        void ApiPromise.create({ provider: new WsProvider(m[1]), noInitWarn: true }).then(async a => {
+          api = a; await a.rpc.chain.subscribeNewHeads(h => { void onBlock(h).catch(err => console.error(err)) })
+        })
       }
       if (/dispute|settled/i.test(line)) process.stderr.write(line + '\n')
     }
   })
   const code = await new Promise(resolve => dev.on('exit', resolve))
   await (api as ApiPromise | undefined)?.disconnect().catch(() => {})
-  const out = [...disputes.entries()].map(([id, d]) => ({ disputeId: Number(id), calls: d.calls, txs: d.calls.length, bytes: d.bytes, blocks: (d.resolvedBlock ?? NaN) - (d.openedBlock ?? NaN), chainMs: ((d.resolvedBlock ?? NaN) - (d.openedBlock ?? NaN)) * BLOCK_MS, wallMs: d.ms, how: d.how, forcedError: d.forcedError }))
+  const out = [...disputes.entries()].map(
+    ([id, d]) => ({
+      disputeId: Number(id), calls: d.calls, txs: d.calls.length, bytes: d.bytes,
+      blocks: (d.resolvedBlock ?? NaN) - (d.openedBlock ?? NaN),
+      chainMs: ((d.resolvedBlock ?? NaN) - (d.openedBlock ?? NaN)) * BLOCK_MS, wallMs: d.ms, how: d.how,
+      forcedError: d.forcedError
+    })
+  )
   console.log(`DEVNET-DISPUTES ${JSON.stringify({ blockMs: BLOCK_MS, exit: code, disputes: out })}`)
 } finally {
   // KEEP_DEVNET=1 keeps the devnet directory (its logs) for a closer look

@@ -12,7 +12,9 @@ import { machine, writeSection } from './report.js'
 
 // The record_move protocol, as measured by this bench before moves went off chain (docs/benchmarks.md
 // history): moves per dispute of the same matrix, and the tamper-op dispute between processes.
-const BEFORE = { sgd: { movesMax: 25, movesMean: 21.3 }, adam: { movesMax: 37, movesMean: 23.0 }, claimMax: 10975, swarm: { moves: 27, blocks: 30, blockMs: 300, wallMs: 9000 } }
+const BEFORE = {
+  sgd: { movesMax: 25, movesMean: 21.3 }, adam: { movesMax: 37, movesMean: 23.0 }, claimMax: 10975, swarm: { moves: 27, blocks: 30, blockMs: 300, wallMs: 9000 }
+}
 // one signed record_move extrinsic: compact length 2, version 1, MultiAddress::Id 33, MultiSignature 65,
 // era + nonce + tip 3, call index 2, dispute_id u64 8, move_hash H256 32
 const RECORD_MOVE_BYTES = 2 + 1 + 33 + 65 + 3 + 2 + 8 + 32
@@ -52,7 +54,7 @@ Machine: ${machine()}. Run: \`npm run bench -- disputes\` (test/bench/disputes.b
 
 ### Before and after: moves off chain (force-move)
 
-Until this version every bisection message was recorded on chain as a hash (\`record_move\`, one transaction each) and its bytes went over libp2p. Now messages stay off chain; the chain sees \`open_dispute\` and the claim, plus a \`force_move\`/\`answer_move\` pair only for a move a party had to force (docs/disputes.md, "Moves off chain, force on silence"). Same matrix, same traces; "before" = this bench's figures for the \`record_move\` protocol.
+Until this version every bisection message was recorded on chain as a hash (\`record_move\`, one transaction each) and its bytes went over libp2p. Now messages stay off chain; the chain sees \`open_dispute\` and the claim, plus a \`force_move\`/\`answer_move\` pair only for a move a party had to force (docs/disputes.md, "Moves off chain, force on silence"). Same matrix, same tapes; "before" = this bench's figures for the \`record_move\` protocol.
 
 | per dispute | before (\`record_move\`) | after (force-move), cooperative |
 |---|---|---|
@@ -69,7 +71,7 @@ On-chain bytes are the signed extrinsics: ${RECORD_MOVE_BYTES} bytes per \`recor
 
 ### Per dispute (fault-injection matrix, MLP 784-128-10, batch 4, every kernel kind tampered)
 
-The matrix (${figs.length} disputes + the fault cases) ran in ${matrixSec.toFixed(1)} s including tracing. Messages = signed messages exchanged off chain by both parties; the bound is 2 × (⌈log2 steps⌉ + ⌈log2 entries⌉ + ⌈log2 output elements⌉ + 6). Transactions = dispute extrinsics including the opening. Claim bytes = the \`adjudicate\` argument; time = the whole \`adjudicate\` extrinsic on the pure runtime (decode, signature, Merkle proofs, one element).
+The matrix (${figs.length} disputes + the fault cases) ran in ${matrixSec.toFixed(1)} s including taping. Messages = signed messages exchanged off chain by both parties; the bound is 2 × (⌈log2 steps⌉ + ⌈log2 entries⌉ + ⌈log2 output elements⌉ + 6). Transactions = dispute extrinsics including the opening. Claim bytes = the \`adjudicate\` argument; time = the whole \`adjudicate\` extrinsic on the pure runtime (decode, signature, Merkle proofs, one element).
 
 | optimizer | messages max / mean | claim bytes max / mean | adjudicate ms max / mean |
 |---|---|---|---|
@@ -85,7 +87,7 @@ On-chain compute per dispute is one op element (\`computeElement\`) or, for the 
 ${rows.join('\n')}
 </details>
 
-Dispute wall time over libp2p (test/integration/dispute-swarm.test.ts: chain, bootstrap, submitter, solver and verifier as separate processes on 127.0.0.1, dev chain at ${tamper.blockMs} ms blocks, synthetic MLP task with Adam, 20 steps): a solver with \`--fault tamper-op=BatchMatMul@8\`, caught by the verifier — **${(tamper.wallMs / 1000).toFixed(1)} s** from \`DisputeOpened\` to \`DisputeResolved\` (${tamper.blocks} blocks; ${tamper.txs} dispute transactions, ${tamper.txBytes} bytes; the off-chain bisection and an \`element\` claim included, the defender having traced the step the verifier announced before opening); submission to the dispute's end ${(tamper.totalMs / 1000).toFixed(1)} s. A silent solver is forced (its commit demanded on chain after the verifier's 20 s of patience) and loses by \`claim_timeout\` after ${(silent.wallMs / 1000).toFixed(1)} s (${silent.blocks} blocks: 20 s, the 40-block window and the trace allowance).
+Dispute wall time over libp2p (test/integration/dispute-swarm.test.ts: chain, bootstrap, submitter, solver and verifier as separate processes on 127.0.0.1, dev chain at ${tamper.blockMs} ms blocks, synthetic MLP task with Adam, 20 steps): a solver with \`--fault tamper-op=BatchMatMul@8\`, caught by the verifier — **${(tamper.wallMs / 1000).toFixed(1)} s** from \`DisputeOpened\` to \`DisputeResolved\` (${tamper.blocks} blocks; ${tamper.txs} dispute transactions, ${tamper.txBytes} bytes; the off-chain bisection and an \`element\` claim included, the defender having taped the step the verifier announced before opening); submission to the dispute's end ${(tamper.totalMs / 1000).toFixed(1)} s. A silent solver is forced (its commit demanded on chain after the verifier's 20 s of patience) and loses by \`claim_timeout\` after ${(silent.wallMs / 1000).toFixed(1)} s (${silent.blocks} blocks: 20 s, the 40-block window and the tape allowance).
 
 Verification overhead vs detection: section "Verification overhead vs detection" (test/bench/verification.bench.ts).
 `)

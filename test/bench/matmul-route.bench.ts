@@ -47,7 +47,9 @@ const swapped: KernelConfig = {
   }) as KernelConfig['kernelFunc']
 }
 const use = (k: KernelConfig): void => { tf.unregisterKernel('BatchMatMul', 'wasm'); tf.registerKernel(k) }
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}
 
 // isolated products of the mlp's first layer at batch 64
 const x = tf.randomUniform([64, 784]); const dy = tf.randomUniform([64, 128]); const w = tf.randomUniform([784, 128])

@@ -58,7 +58,9 @@ const dropFailed = (ps: SwarmProc[]): number => {
   for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch((err: Error) => log(`start failed: ${err.message.slice(0, 600)}`)) }
   return failed.length
 }
-const meshStats = (mins: number[]): { below: number, min: number, unreadable: number } => ({ below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length })
+const meshStats = (mins: number[]): { below: number, min: number, unreadable: number } => ({
+  below: mins.filter(m => !(m >= D_LO)).length, min: Math.min(...mins.filter(Number.isFinite)), unreadable: mins.filter(Number.isNaN).length
+})
 
 try {
   boot = new SwarmProc(CLI, ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0'], join(dir, 'boot'))
@@ -101,7 +103,9 @@ try {
     topics: peers[0].status?.topics.map((t: { topic: string }) => t.topic)
   }
   // each peer's own milestone: process start → its meshes on every topic reached D_lo
-  const own = peers.map(p => { const m = Object.values(p.status?.milestones.meshMs ?? {}) as number[]; return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN })
+  const own = peers.map(p => {
+    const m = Object.values(p.status?.milestones.meshMs ?? {}) as number[]; return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN
+  })
   const joining = own.slice(D_LO) // the first peers wait for D_lo others to exist at all
   res.mesh.perPeerMs = { p50: pct(joining, 50), p95: pct(joining, 95), max: Math.max(...joining) }
   res.startup = {
@@ -117,7 +121,10 @@ try {
   await sleep(IDLE_S * 1000)
   const idleCpu = peers.map((p, i) => (cpuMs(p.pid) - idle0[i]) / IDLE_S)
   const idleRss = peers.map(p => rssMiB(p.pid))
-  res.idle = { cpuMsPerS: { mean: mean(idleCpu), max: Math.max(...idleCpu) }, rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) }, bootstrapRssMiB: rssMiB(boot.pid) }
+  res.idle = {
+    cpuMsPerS: { mean: mean(idleCpu), max: Math.max(...idleCpu) },
+    rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) }, bootstrapRssMiB: rssMiB(boot.pid)
+  }
   log(`idle: ${JSON.stringify(res.idle)}`)
 
   // ---- gossip load: MESSAGES from PUBLISHERS peers, publish → delivery at every other peer ----
@@ -146,7 +153,9 @@ try {
     provideMs: { p50: pct(cids.map(c => c.provideMs), 50), max: Math.max(...cids.map(c => c.provideMs)) },
     lookups: LOOKUPS,
     found: found.length,
-    firstProviderMs: { p50: pct(found.map(l => l.firstProviderMs), 50), p95: pct(found.map(l => l.firstProviderMs), 95), max: Math.max(...found.map(l => l.firstProviderMs)) },
+    firstProviderMs: {
+      p50: pct(found.map(l => l.firstProviderMs), 50), p95: pct(found.map(l => l.firstProviderMs), 95), max: Math.max(...found.map(l => l.firstProviderMs))
+    },
     hops: { p50: pct(found.map(l => l.hops), 50), max: Math.max(...found.map(l => l.hops)) },
     queried: { p50: pct(lookups.map(l => l.queried), 50), max: Math.max(...lookups.map(l => l.queried)) }
   }
@@ -226,7 +235,10 @@ async function gossipRound (peers: SwarmProc[], messages: number, tag: string, m
       if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) lat.push(m.receivedAt - s.sentAt)
     }
   })
-  const out: Record<string, any> = { messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1), latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) } }
+  const out: Record<string, any> = {
+    messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1),
+    latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) }
+  }
   if (measure) {
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent

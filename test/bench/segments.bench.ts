@@ -57,7 +57,9 @@ async function child (cfg: Cfg): Promise<Figures> {
     const results: Array<Promise<unknown>> = []
     const submit = async (s: number): Promise<void> => {
       const checkpoint = s === 0 || s % cfg.checkpointEvery === 0 || s === cfg.steps
-      const { result } = await hasher.submit({ step: s, tensors: t.stateCopies(hasher.buffers(sizes)), checkpoint: checkpoint ? { runDir: out, programHash: phash, names } : undefined })
+      const { result } = await hasher.submit({
+        step: s, tensors: t.stateCopies(hasher.buffers(sizes)), checkpoint: checkpoint ? { runDir: out, programHash: phash, names } : undefined
+      })
       results.push(result)
     }
     // timed like trainTask: from after the initial state to the last step's root
@@ -100,7 +102,9 @@ function run (cfg: Cfg): Figures {
   const out = execFileSync('taskset', ['-c', '0', process.execPath, ...childArgs, '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
   return JSON.parse(out.trim().split('\n').pop() ?? 'null') as Figures
 }
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const k = s.length >> 1; return s.length % 2 === 1 ? s[k] : (s[k - 1] + s[k]) / 2 }
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b); const k = s.length >> 1; return s.length % 2 === 1 ? s[k] : (s[k - 1] + s[k]) / 2
+}
 const pctOver = (r: number): string => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`
 
 const configs: Array<Cfg['m']> = [0, 1, 2, 4, 8, 'watch', 'trainTask']
@@ -122,7 +126,10 @@ const rows = configs.filter(m => m !== 0).map(m => {
   const v = runs.get(m) ?? []
   const wall = v.map((x, i) => x.seconds / plain[i].seconds)
   const cpu = v.map((x, i) => x.cpuMs / plain[i].cpuMs)
-  return { m, label: label(m), roots: v[0].roots, wall: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall), cpu: median(cpu), msPerStep: median(v.map(x => x.cpuMs / steps)) }
+  return {
+    m, label: label(m), roots: v[0].roots, wall: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
+    cpu: median(cpu), msPerStep: median(v.map(x => x.cpuMs / steps))
+  }
 })
 const plainMs = median(plain.map(x => x.cpuMs / steps))
 for (const r of rows) console.log(`${r.label.padEnd(34)} wall ${pctOver(r.wall)} (rounds ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU ${pctOver(r.cpu)}, ${r.msPerStep.toFixed(2)} ms CPU/step (plain ${plainMs.toFixed(2)}), ${r.roots} roots`)

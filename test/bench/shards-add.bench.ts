@@ -36,7 +36,9 @@ for (const mode of MODES) {
 
 async function dirBytes (path: string): Promise<number> {
   let n = 0
-  for (const e of await readdir(path, { withFileTypes: true })) n += e.isDirectory() ? await dirBytes(join(path, e.name)) : (await stat(join(path, e.name))).size
+  for (const e of await readdir(path, { withFileTypes: true })) n += e.isDirectory()
+    ? await dirBytes(join(path, e.name))
+    : (await stat(join(path, e.name))).size
   return n
 }
 const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
@@ -91,7 +93,9 @@ const row = (label: string, k: keyof Figures, unit: string, digits = 2): string 
   const c = median(fig.copy[k]); const r = median(fig.ref[k])
   return `| ${label} | ${c.toFixed(digits)} ${unit} (${fig.copy[k].map(x => x.toFixed(digits)).join(', ')}) | ${r.toFixed(digits)} ${unit} (${fig.ref[k].map(x => x.toFixed(digits)).join(', ')}) | ${(r / c).toFixed(2)} |`
 }
-const kb = (k: keyof Figures): Record<Mode, Figures> => ({ ...fig, copy: { ...fig.copy, [k]: fig.copy[k].map(x => x / 1000) }, ref: { ...fig.ref, [k]: fig.ref[k].map(x => x / 1000) } })
+const kb = (k: keyof Figures): Record<Mode, Figures> => ({
+  ...fig, copy: { ...fig.copy, [k]: fig.copy[k].map(x => x / 1000) }, ref: { ...fig.ref, [k]: fig.ref[k].map(x => x / 1000) }
+})
 const body = `
 Machine: ${machine()}; load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} during the run.
 Run: \`npm run bench -- shards-add\` (test/bench/shards-add.bench.ts), ${new Date().toISOString().slice(0, 10)}. One process, two shard

@@ -110,7 +110,11 @@ if (process.argv[2] === 'provider') {
     }
     const outDir = join(dir, 'out')
     await mkdir(outDir)
-    const dirBytes = async (p: string): Promise<number> => { let n = 0; for (const e of await readdir(p, { withFileTypes: true })) n += e.isDirectory() ? await dirBytes(join(p, e.name)) : (await stat(join(p, e.name))).size; return n }
+    const dirBytes = async (p: string): Promise<number> => {
+      let n = 0; for (const e of await readdir(p, { withFileTypes: true })) n += e.isDirectory()
+        ? await dirBytes(join(p, e.name))
+        : (await stat(join(p, e.name))).size; return n
+    }
     const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
     const queue: Array<{ cid: string, sha256: string }> = [...info.files]
     type Figures = { cpu: number[], wall: number[], bytes: number[] }
@@ -259,7 +263,10 @@ async function transferRound (dir: string): Promise<Record<'fetch' | 'serve' | '
       }
       // BENCH_THREADS=1: CPU ms per checkpoint by thread, fetcher then solver
       if (th0 != null) process.stderr.write(JSON.stringify({ batch: b, fetcher: threadDelta(th0[0], threadsOf(process.pid), cks.length), solver: threadDelta(th0[1], threadsOf(child.pid), cks.length) }) + '\n')
-      if (b > 0) out.push({ fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length, wall: (performance.now() - t0) / cks.length, load: loadavg()[0] })
+      if (b > 0) out.push({
+        fetch: (u.user + u.system) / 1000 / cks.length, serve: (cpuOfPid(child.pid) - s0) * 1000 / cks.length,
+        wall: (performance.now() - t0) / cks.length, load: loadavg()[0]
+      })
     }
     // the round's figure: its measured batches together
     const avg = (key: 'fetch' | 'serve' | 'wall' | 'load'): number => out.reduce((n, x) => n + x[key], 0) / out.length
@@ -291,7 +298,9 @@ async function transfer (write: boolean): Promise<void> {
       await rm(join(dir, String(b)), { recursive: true, force: true })
     }
     const load = [...rounds.peer, ...rounds.v8].map(x => x.load)
-    const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
+    const median = (xs: number[]): number => {
+      const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+    }
     const med = (way: Way, key: keyof Round): number => median(rounds[way].map(x => x[key]))
     const cell = (way: Way, key: keyof Round): string => `${med(way, key).toFixed(1)} ms (${rounds[way].map(x => x[key].toFixed(1)).join(', ')})`
     const total = (way: Way): number => median(rounds[way].map(x => x.fetch + x.serve))

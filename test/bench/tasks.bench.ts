@@ -22,10 +22,27 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { startChainProcess } from '../integration/chain-process.js'
 import { firstJson, hasJson, killAll, runCli, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
-interface Options { tasks: number, solvers: number, verifiers: number, whistleblowers: number, submitters: number, steps: number, maxJobs?: number, blockMs: number, limitMin: number, write: boolean, compare: boolean, solveTimeout: number, challengeWindow: number }
+interface Options {
+  tasks: number
+  solvers: number
+  verifiers: number
+  whistleblowers: number
+  submitters: number
+  steps: number
+  maxJobs?: number
+  blockMs: number
+  limitMin: number
+  write: boolean
+  compare: boolean
+  solveTimeout: number
+  challengeWindow: number
+}
 
 function parseArgs (argv: string[]): Options {
-  const o: Options = { tasks: 20, solvers: 6, verifiers: 6, whistleblowers: 2, submitters: 4, steps: 20, blockMs: 500, limitMin: 40, write: true, compare: false, solveTimeout: 2400, challengeWindow: 600 }
+  const o: Options = {
+    tasks: 20, solvers: 6, verifiers: 6, whistleblowers: 2, submitters: 4, steps: 20, blockMs: 500, limitMin: 40,
+    write: true, compare: false, solveTimeout: 2400, challengeWindow: 600
+  }
   const ints: Record<string, keyof Options> = { '--tasks': 'tasks', '--solvers': 'solvers', '--verifiers': 'verifiers', '--whistleblowers': 'whistleblowers', '--submitters': 'submitters', '--steps': 'steps', '--max-jobs': 'maxJobs', '--block-ms': 'blockMs', '--limit-min': 'limitMin', '--solve-timeout': 'solveTimeout', '--challenge-window': 'challengeWindow' }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -219,7 +236,9 @@ async function runOnce (o: Options): Promise<Result> {
     const times = ids.map(id => t(id)).filter(x => x.submitted != null && x.final != null)
     const slowest = Math.max(...times.map(x => (x.final! - x.submitted!) / 1000))
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length === 0 ? NaN : s[Math.floor(s.length / 2)] }
-    const span = (a: keyof TaskTimes, b: keyof TaskTimes): number => median(ids.map(id => t(id)).filter(x => x[a] != null && x[b] != null).map(x => ((x[b] as number) - (x[a] as number)) / 1000))
+    const span = (a: keyof TaskTimes, b: keyof TaskTimes): number => median(
+      ids.map(id => t(id)).filter(x => x[a] != null && x[b] != null).map(x => ((x[b] as number) - (x[a] as number)) / 1000)
+    )
     const lastFinal = Math.max(...times.map(x => x.final!))
     const busy = (lastFinal - t0) / 1000
     const settled = ids.filter(id => t(id).phase === 'Settled').length
@@ -228,7 +247,9 @@ async function runOnce (o: Options): Promise<Result> {
     const withTx = win.filter(b => b.extrinsics > 0)
     const result = {
       tasks: ids.length,
-      peers: { submitters: o.submitters, solvers: o.solvers, verifiers: o.verifiers, whistleblowers: o.whistleblowers, maxJobs: o.maxJobs ?? availableParallelism() },
+      peers: {
+        submitters: o.submitters, solvers: o.solvers, verifiers: o.verifiers, whistleblowers: o.whistleblowers, maxJobs: o.maxJobs ?? availableParallelism()
+      },
       steps: o.steps,
       blockMs: o.blockMs,
       solveTimeout: o.solveTimeout,
@@ -246,7 +267,13 @@ async function runOnce (o: Options): Promise<Result> {
       scheduler: sched,
       outcomes,
       errors,
-      blocks: { count: win.length, withExtrinsics: withTx.length, extrinsicsPerBlock: +(win.reduce((s, b) => s + b.extrinsics, 0) / Math.max(1, win.length)).toFixed(2), extrinsicsPerBusyBlock: +(withTx.reduce((s, b) => s + b.extrinsics, 0) / Math.max(1, withTx.length)).toFixed(2), maxExtrinsics: maxFill.extrinsics, maxBytes: Math.max(0, ...win.map(b => b.bytes)), bytesPerBusyBlock: Math.round(withTx.reduce((s, b) => s + b.bytes, 0) / Math.max(1, withTx.length)) },
+      blocks: {
+        count: win.length, withExtrinsics: withTx.length,
+        extrinsicsPerBlock: +(win.reduce((s, b) => s + b.extrinsics, 0) / Math.max(1, win.length)).toFixed(2),
+        extrinsicsPerBusyBlock: +(withTx.reduce((s, b) => s + b.extrinsics, 0) / Math.max(1, withTx.length)).toFixed(2),
+        maxExtrinsics: maxFill.extrinsics, maxBytes: Math.max(0, ...win.map(b => b.bytes)),
+        bytesPerBusyBlock: Math.round(withTx.reduce((s, b) => s + b.bytes, 0) / Math.max(1, withTx.length))
+      },
       lost,
       balances: { before: issuance0.sum.toString(), after: issuance1.sum.toString(), totalIssuance: issuance1.issuance.toString() },
       escrowHeld,

@@ -142,9 +142,20 @@ function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   return { sps: r.samplesPerSec, proofRoot: r.proofRoot }
 }
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}
 
-interface Row { model: string, cores: number, unit: string, steps: number, batch: number, perSample: number, sps: Record<Way, number[]>, ratio: Partial<Record<Way, number>> }
+interface Row {
+  model: string
+  cores: number
+  unit: string
+  steps: number
+  batch: number
+  perSample: number
+  sps: Record<Way, number[]>
+  ratio: Partial<Record<Way, number>>
+}
 
 const version = ensureTorch()
 const dir = mkdtempSync(join(tmpdir(), 'ps-torch-bench-'))

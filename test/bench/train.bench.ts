@@ -26,7 +26,15 @@ const load = async <M>(path: string, d = dist): Promise<M> => await import(d(pat
 interface Cfg { backend: 'wasm' | 'cpu', model: 'mlp' | 'cnn', batch: number, steps: number, checkpointEvery?: number, mode: string, root?: string, baselineRoot?: string, baselineLabel?: string }
 interface RunFigures { samplesPerSec: number, seconds: number, cpuMsPerStep: number, mainCpuMsPerStep: number, inlineJobs?: number, maxRssMiB: number }
 interface RootImpl { label: string, fastMs: number, fastCpuMs: number, refMs: number }
-interface TraceFigures { plainStepMs: number, stateRootMs: number, stateRootCpuMs: number, rootImpls?: RootImpl[], tracedStepMs: number, kernels: number, maxRssMiB: number }
+interface TapeFigures {
+  plainStepMs: number
+  stateRootMs: number
+  stateRootCpuMs: number
+  rootImpls?: RootImpl[]
+  tapedStepMs: number
+  kernels: number
+  maxRssMiB: number
+}
 
 // CPU time of the calling thread (Linux /proc, clock ticks of 10 ms): the
 // training thread's own cost, which is the wall-clock overhead when the
@@ -39,7 +47,7 @@ function threadCpuMs (): number {
   } catch { return NaN }
 }
 
-async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
+async function child (cfg: Cfg): Promise<RunFigures | TapeFigures> {
   const own = cfg.root
   if (own !== undefined) dist = p => join(own, 'dist', p)
   await load('node/polyfill.js')
@@ -48,12 +56,12 @@ async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
   const { loadIdxDataset, datasetRef } = await load<typeof import('../../node/train/dataset.js')>('node/train/dataset.js')
   const { newProgram } = await load<typeof import('../../protocols/program/index.js')>('protocols/program/index.js')
   const { Trainer } = await load<typeof import('../../node/train/trainer.js')>('node/train/trainer.js')
-  const { traceStep } = await load<typeof import('../../node/train/tracer.js')>('node/train/tracer.js')
+  const { tapeStep } = await load<typeof import('../../node/train/tape-recorder.js')>('node/train/tape-recorder.js')
   const runtime = cfg.backend === 'cpu' ? 'tfjs-cpu@4.22.0' : 'tfjs-wasm@4.22.0-simd'
   await initBackend(cfg.backend, runtime)
   const ds = loadIdxDataset()
   const program = newProgram({ model: cfg.model, dataset: datasetRef(ds), steps: cfg.steps, batchSize: cfg.batch, optimizer: 'adam', checkpointEvery: cfg.checkpointEvery ?? 100, runtime })
-  if (cfg.mode === 'trace') {
+  if (cfg.mode === 'tape') {
     const t = await Trainer.create(program, ds)
     for (let i = 0; i < 3; i++) t.runStep()
     let t0 = performance.now(); for (let i = 0; i < 10; i++) t.runStep(); const plain = (performance.now() - t0) / 10
@@ -83,8 +91,11 @@ async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
     }
     const med = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] }
     const rootImpls = roots.map(r => ({ label: r.label, fastMs: med(r.fastMs), fastCpuMs: med(r.fastCpuMs), refMs: med(r.refMs) }))
-    t0 = performance.now(); let n = 0; for (let i = 0; i < 5; i++) n = traceStep(t).entries.length; const traced = (performance.now() - t0) / 5
-    return { plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls, tracedStepMs: traced, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    t0 = performance.now(); let n = 0; for (let i = 0; i < 5; i++) n = tapeStep(t).entries.length; const taped = (performance.now() - t0) / 5
+    return {
+      plainStepMs: plain, stateRootMs: hash, stateRootCpuMs: (c.user + c.system) / 1000 / 20, rootImpls,
+      tapedStepMs: taped, kernels: n - 1, maxRssMiB: process.resourceUsage().maxRSS / 1024
+    }
   }
   const out = mkdtempSync(join(tmpdir(), 'ps-bench-'))
   try {
@@ -92,7 +103,11 @@ async function child (cfg: Cfg): Promise<RunFigures | TraceFigures> {
     const m0 = threadCpuMs()
     const r = await trainTask({ program, outDir: out, dataset: ds, backend: cfg.backend, verifiable: cfg.mode !== 'plain', hashWorker: cfg.mode !== 'inline', evaluate: false })
     const cpu = process.cpuUsage(c0)
-    return { samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps, mainCpuMsPerStep: (threadCpuMs() - m0) / cfg.steps, inlineJobs: r.hashing?.inlineJobs, maxRssMiB: process.resourceUsage().maxRSS / 1024 }
+    return {
+      samplesPerSec: r.samplesPerSec, seconds: r.seconds, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / cfg.steps,
+      mainCpuMsPerStep: (threadCpuMs() - m0) / cfg.steps, inlineJobs: r.hashing?.inlineJobs,
+      maxRssMiB: process.resourceUsage().maxRSS / 1024
+    }
   } finally { rmSync(out, { recursive: true, force: true }) }
 }
 
@@ -116,7 +131,9 @@ function run<F = RunFigures> (cfg: Cfg): F {
   const out = execFileSync(process.execPath, [...childArgs, '--child', JSON.stringify(cfg)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
   return JSON.parse(out.trim().split('\n').pop() ?? 'null') as F
 }
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}
 const pctOver = (r: number): string => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(0)}%`
 
 // pairs: plain vs verifiable of the same run, interleaved
@@ -162,7 +179,9 @@ for (const p of fromJson === undefined ? pairs : []) {
       plainSps: median(plain.map(x => x.samplesPerSec)), verSps: median(ver.map(x => x.samplesPerSec)),
       wallRatio: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall),
       plainCpu: median(plain.map(x => x.cpuMsPerStep)), verCpu: median(ver.map(x => x.cpuMsPerStep)), cpuRatio: median(cpu),
-      plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)),
+      plainMain: median(plain.map(x => x.mainCpuMsPerStep)), verMain: median(ver.map(x => x.mainCpuMsPerStep)), mainRatio: median(
+        plain.map((x, i) => ver[i].mainCpuMsPerStep / x.mainCpuMsPerStep)
+      ),
       plainRss: Math.max(...plain.map(x => x.maxRssMiB)), verRss: Math.max(...ver.map(x => x.maxRssMiB)),
       inlineShare: p.verifiableMode === 'inline' ? 1 : median(ver.map(x => (x.inlineJobs ?? 0) / (p.steps + 1)))
     }
@@ -170,19 +189,19 @@ for (const p of fromJson === undefined ? pairs : []) {
   rows.push(summarise(p, ver))
   if (withOld) rows.push(summarise({ ...p, name: `${p.name}, ${baseline?.label}`, baseline: true }, old))
 }
-const trace: TraceFigures = fromJson?.trace ?? run<TraceFigures>({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'trace', ...(baseline !== undefined ? { baselineRoot: baseline.root, baselineLabel: baseline.label } : {}) })
+const tape: TapeFigures = fromJson?.tape ?? run<TapeFigures>({ backend: 'wasm', model: 'mlp', batch: 64, steps: 20, mode: 'tape', ...(baseline !== undefined ? { baselineRoot: baseline.root, baselineLabel: baseline.label } : {}) })
 const loadAfter = fromJson?.loadAfter ?? loadavg()
 for (const r of rows) console.log(`${r.name.padEnd(30)} time ${pctOver(r.wallRatio)} (pairs ${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}), CPU/step ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} ms (${pctOver(r.cpuRatio)}), training thread ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} ms (${pctOver(r.mainRatio)}), peak RSS ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB`)
-for (const r of trace.rootImpls ?? []) console.log(`state root (${r.label}): worker implementation ${r.fastMs.toFixed(2)} ms (CPU ${r.fastCpuMs.toFixed(2)}), protocols/commit ${r.refMs.toFixed(2)} ms`)
-console.log(`op trace: plain step ${trace.plainStepMs.toFixed(1)} ms, state root ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)}), traced step ${trace.tracedStepMs.toFixed(0)} ms (${trace.kernels} kernels)`)
-console.log(JSON.stringify({ loadBefore, loadAfter, rows, trace }))
+for (const r of tape.rootImpls ?? []) console.log(`state root (${r.label}): worker implementation ${r.fastMs.toFixed(2)} ms (CPU ${r.fastCpuMs.toFixed(2)}), protocols/commit ${r.refMs.toFixed(2)} ms`)
+console.log(`op tape: plain step ${tape.plainStepMs.toFixed(1)} ms, state root ${tape.stateRootMs.toFixed(1)} ms (CPU ${tape.stateRootCpuMs.toFixed(1)}), taped step ${tape.tapedStepMs.toFixed(0)} ms (${tape.kernels} kernels)`)
+console.log(JSON.stringify({ loadBefore, loadAfter, rows, tape }))
 
 if (write) {
   const la = (xs: number[]): string => xs.map(x => x.toFixed(1)).join(' ')
   const table = rows.map(r => `| ${r.name} (${r.steps} steps, ${r.reps} pairs${r.verifiableMode === 'inline' ? '' : `; ${(r.inlineShare * 100).toFixed(0)}% inline`}) | ${Math.round(r.plainSps)} / ${Math.round(r.verSps)} | **${pctOver(r.wallRatio)}** (${pctOver(r.wallMin)} … ${pctOver(r.wallMax)}) | ${r.plainCpu.toFixed(1)} → ${r.verCpu.toFixed(1)} (${pctOver(r.cpuRatio)}) | ${r.plainMain.toFixed(1)} → ${r.verMain.toFixed(1)} (${pctOver(r.mainRatio)}) | ${Math.round(r.plainRss)} / ${Math.round(r.verRss)} MiB |`).join('\n')
   const b64 = rows[0]
   const old = rows.find(r => r.baseline)
-  const impl = trace.rootImpls ?? []
+  const impl = tape.rootImpls ?? []
   const rootRow = (r: RootImpl): string => `${r.fastCpuMs.toFixed(2)} ms CPU (${r.fastMs.toFixed(2)} ms wall) in the hashing thread's implementation, ${r.refMs.toFixed(1)} ms in protocols/commit`
   writeSection('Training', `
 Latest run: ${new Date().toISOString().slice(0, 10)}, \`npm run bench -- train\` (${machine()}; load average ${la(loadBefore)} before, ${la(loadAfter)} after — the 2 cores are shared with other engineers' jobs).
@@ -204,11 +223,11 @@ ${table}
 | … training-thread CPU (= wall time when the hashing thread has a free core) | ${pctOver(b64.mainRatio)} | ≤ +10% | ${((b64.mainRatio - 1) / 0.10).toFixed(1)} |
 | … CPU of all threads (= wall time on one core; not the issue's measure, which is samples/s — the known cost, docs/training.md "What remains") | ${pctOver(b64.cpuRatio)} | | |
 | peak RSS, mlp b64 verifiable | ${Math.round(b64.verRss)} MiB (plain ${Math.round(b64.plainRss)}) | ≤ 250 MiB | ${(b64.verRss / 250).toFixed(2)} |
-| state root of the Adam mlp state (3 × 101,770 floats + 2 scalars), first 20 roots, each reading the state out of the wasm heap | ${trace.stateRootMs.toFixed(1)} ms (CPU ${trace.stateRootCpuMs.toFixed(1)} ms) vs a plain b64 step ${trace.plainStepMs.toFixed(1)} ms | | |
+| state root of the Adam mlp state (3 × 101,770 floats + 2 scalars), first 20 roots, each reading the state out of the wasm heap | ${tape.stateRootMs.toFixed(1)} ms (CPU ${tape.stateRootCpuMs.toFixed(1)} ms) vs a plain b64 step ${tape.plainStepMs.toFixed(1)} ms | | |
 ${[...impl.map(r => `| … the root alone of one state read once, ${r.label} (medians of 5 interleaved rounds of 20, warm) | ${rootRow(r)} | | |`),
   // (a blank line would end the markdown table)
   ...(old === undefined ? [] : [`| all-thread CPU per step, wasm mlp b64: this build vs ${baseline?.label ?? 'baseline'} (same plain runs) | ${b64.verCpu.toFixed(1)} (${pctOver(b64.cpuRatio)}) vs ${old.verCpu.toFixed(1)} ms (${pctOver(old.cpuRatio)}) | ≤ +10% | ${((b64.cpuRatio - 1) / 0.10).toFixed(1)} |`])].join('\n')}
-| op-trace recording of one Adam step vs a plain step | ${trace.tracedStepMs.toFixed(0)} ms vs ${trace.plainStepMs.toFixed(1)} ms (${trace.kernels} kernels) | | |
+| op-tape recording of one Adam step vs a plain step | ${tape.tapedStepMs.toFixed(0)} ms vs ${tape.plainStepMs.toFixed(1)} ms (${tape.kernels} kernels) | | |
 | wasm vs cpu, mlp b64 plain (CPU ms/step) | ${((rows.find(r => r.backend === 'cpu')?.plainCpu ?? NaN) / b64.plainCpu).toFixed(1)}× less CPU on wasm | | |
 | mlp Fashion-MNIST test accuracy (Adam 1e-3, b128, 938 steps, verifiable; test/integration/train-fashion.test.ts) | 85.55% | ≥ 84% | |
 | tfjs-node / tfjs-node-gpu | not installable here (install script downloads libtensorflow) | | |

@@ -157,10 +157,15 @@ async function transferCost (dir: string, runDir: string, steps: number, k: numb
         }
         const u = process.cpuUsage(c0)
         // the first round warms the connection and the JIT: not counted
-        if (t >= 0) out.push({ fetchCpu: (u.user + u.system) / 1e6, serveCpu: cpuOf(child.pid) - p0, wall: (performance.now() - w0) / 1000, checkpoints: loads.length })
+        if (t >= 0) out.push({
+          fetchCpu: (u.user + u.system) / 1e6, serveCpu: cpuOf(child.pid) - p0, wall: (performance.now() - w0) / 1000, checkpoints: loads.length
+        })
       }
     }
-    return { fetchCpu: mean(out.map(o => o.fetchCpu)), serveCpu: mean(out.map(o => o.serveCpu)), wall: mean(out.map(o => o.wall)), checkpoints: mean(out.map(o => o.checkpoints)) }
+    return {
+      fetchCpu: mean(out.map(o => o.fetchCpu)), serveCpu: mean(out.map(o => o.serveCpu)),
+      wall: mean(out.map(o => o.wall)), checkpoints: mean(out.map(o => o.checkpoints))
+    }
   } finally {
     child.stdin.end()
     await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
@@ -172,7 +177,9 @@ if (dir !== undefined) try {
   type Row = Record<string, any>
   const rows: Row[] = []
   let devnetRow: Row | undefined
-  const configs: Array<[number, number]> = [[400, recommendedCheckpointEvery(400)], [1000, 10], [1000, recommendedCheckpointEvery(1000)], [2000, recommendedCheckpointEvery(2000)]]
+  const configs: Array<[number, number]> = [
+    [400, recommendedCheckpointEvery(400)], [1000, 10], [1000, recommendedCheckpointEvery(1000)], [2000, recommendedCheckpointEvery(2000)]
+  ]
   for (const [steps, k] of configs) {
     const task = join(dir, `task-${steps}-${k}.json`)
     cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--optimizer', 'adam', '--out', task])

@@ -46,8 +46,12 @@ export interface ChartSeries { label: string, points: Array<{ x: number, y: numb
 /** The series Chart.js draws on the canvas `selector` (read from the library's own chart instance). */
 export async function chartSeries (page: Page, selector: string): Promise<ChartSeries[]> {
   return await page.locator(selector).first().evaluate(canvas => {
-    const chart = (window as unknown as { Chart: { getChart: (c: unknown) => { data: { datasets: Array<{ label: string, data: unknown[] }> } } | undefined } }).Chart.getChart(canvas)
+    const chart = (
+      window as unknown as { Chart: { getChart: (c: unknown) => { data: { datasets: Array<{ label: string, data: unknown[] }> } } | undefined } }
+    ).Chart.getChart(canvas)
     if (chart == null) throw new Error('no Chart.js chart on this canvas')
-    return chart.data.datasets.map(d => ({ label: d.label, points: d.data.map(p => Array.isArray(p) ? { x: p[0] as number, y: p[1] as number } : p as { x: number, y: number }) }))
+    return chart.data.datasets.map(
+      d => ({ label: d.label, points: d.data.map(p => Array.isArray(p) ? { x: p[0] as number, y: p[1] as number } : p as { x: number, y: number }) })
+    )
   })
 }

@@ -83,7 +83,9 @@ export class NetnsLan {
   }
 
   /** Runs a command to completion (bounded). */
-  async run (addr: string, args: string[], o: { home: string, cwd?: string }, timeoutMs = 60_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  async run (
+    addr: string, args: string[], o: { home: string, cwd?: string }, timeoutMs = 60_000
+  ): Promise<{ code: number | null, stdout: string, stderr: string }> {
     const p = this.proofswarm(addr, args, o)
     const t = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs)
     const code = await p.exited

@@ -14,7 +14,11 @@ export function testPeer (name: string): TestPeer {
 }
 
 /** register_node arguments for `account` on the chain with `genesis`, binding the peer named `peerName`. */
-export function registerArgs (genesis: string, account: string, peerName: string, roles: number, stake: bigint): { peerId: string, roles: number, stake: bigint, peerSig: string } {
+export function registerArgs (
+  genesis: string, account: string, peerName: string, roles: number, stake: bigint
+): { peerId: string, roles: number, stake: bigint, peerSig: string } {
   const p = testPeer(peerName)
-  return { peerId: u8aToHex(new TextEncoder().encode(p.peerId)), roles, stake, peerSig: u8aToHex(p.sign(peerBindingPayload(hexToU8a(genesis), hexToU8a(account)))) }
+  return {
+    peerId: u8aToHex(new TextEncoder().encode(p.peerId)), roles, stake, peerSig: u8aToHex(p.sign(peerBindingPayload(hexToU8a(genesis), hexToU8a(account))))
+  }
 }

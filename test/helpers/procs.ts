@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -40,7 +41,16 @@ export async function runCli (args: string[], timeoutMs = 30_000): Promise<{ cod
   return { code, stdout: p.stdout(), stderr: p.stderr() }
 }
 
-/** Waits until `pred` holds for the process's stdout, or throws with its logs. */
+/** `proofswarm ...args` to completion, each run bounded by `timeoutMs`: for tests that run many commands and check exit codes. */
+export function cliRunner (timeoutMs: number): (...args: string[]) => Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return async (...args) => await runCli(args, timeoutMs)
+}
+
+/** Throws unless the compiled CLI exists (npm test builds first). */
+export function assertBuilt (): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} missing: run npm run build`)
+}
+
 /** `proofswarm <args> --json`: its parsed JSON, or an error with the tail of its stderr. */
 export async function runCliJson (args: string[], timeoutMs = 30_000): Promise<any> {
   const r = await runCli([...args, '--json'], timeoutMs)
@@ -48,6 +58,7 @@ export async function runCliJson (args: string[], timeoutMs = 30_000): Promise<a
   return JSON.parse(r.stdout)
 }
 
+/** Waits until `pred` holds for the process's stdout, or throws with its logs. */
 export async function waitForOutput (p: Proc, pred: (stdout: string) => boolean, timeoutMs = 20_000, what = 'output'): Promise<string> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
 import { Peer } from '../../node/peer.js'
 import { shardsService } from '../../node/shards/index.js'
 import type { ShardFault } from '../../node/shards/server.js'
@@ -14,3 +16,31 @@ export async function startShardPeer (dataDir: string, bootstrap: string[], faul
     services: [shardsService({ gcIntervalMs: 0, fault: { corrupt: false, delayMs: 0, ...fault } })]
   })
 }
+
+/**
+ * In-process shard peers under one folder: a bootstrap (dir/boot) and peers
+ * joined to it (dir/<name>); stop() stops them all.
+ */
+export class ShardSwarm {
+  readonly peers: Peer[] = []
+  private constructor (private readonly dir: string, private readonly bootAddr: string) {}
+
+  static async start (dir: string): Promise<ShardSwarm> {
+    const boot = await startShardPeer(join(dir, 'boot'), [])
+    const swarm = new ShardSwarm(dir, boot.host.getMultiaddrs()[0].toString())
+    swarm.peers.push(boot)
+    return swarm
+  }
+
+  async join (name: string, fault?: Partial<ShardFault>): Promise<Peer> {
+    const p = await startShardPeer(join(this.dir, name), [this.bootAddr], fault)
+    this.peers.push(p)
+    return p
+  }
+
+  async stop (): Promise<void> {
+    await Promise.all(this.peers.map(async p => await p.stop()))
+  }
+}
+
+export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')

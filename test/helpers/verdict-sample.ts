@@ -12,7 +12,9 @@ export function chainSample (randomness: string, account: string, t: SampledTask
 }
 
 /** On a runtime harness (test/unit/chain/harness.ts): the sample of `who` (a name or an account) for task `taskId`, once its randomness block (its assignment's seed block; committedAt + 1 before the draw) exists. */
-export function harnessSample (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string>, number: number }, who: string, taskId = 0): number[] {
+export function harnessSample (
+  h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string>, number: number }, who: string, taskId = 0
+): number[] {
   const t = h.read<SampledTask>('Arbitration', 'Tasks', taskId as never)
   if (t === undefined) throw new Error(`no task ${taskId}`)
   // a replacement's sample is seeded by its own round's randomness block
@@ -26,7 +28,10 @@ export function harnessSample (h: { read: <T>(pallet: string, item: string, key?
 }
 
 /** Over RPC (node/chain/client.ts ChainClient): the caller's sample for task `taskId`. */
-export async function clientSample (c: { accountId: string, task: (id: bigint | number) => Promise<SampledTask | null>, randomness: (n: number) => Promise<string | null> }, taskId: bigint | number): Promise<number[]> {
+export async function clientSample (
+  c: { accountId: string, task: (id: bigint | number) => Promise<SampledTask | null>, randomness: (n: number) => Promise<string | null> },
+  taskId: bigint | number
+): Promise<number[]> {
   const t = await c.task(taskId)
   if (t == null) throw new Error(`no task ${taskId}`)
   const hash = await c.randomness(t.committedAt + 1)
@@ -34,7 +39,12 @@ export async function clientSample (c: { accountId: string, task: (id: bigint | 
   return chainSample(hash, c.accountId, t)
 }
 
-interface AssignmentsView { round: number, drawAt: number, seedBlock: number, verifiers: Array<{ verifier: string, round: number, seedBlock: number, deadline: number, backed: boolean, status: string }> }
+interface AssignmentsView {
+  round: number
+  drawAt: number
+  seedBlock: number
+  verifiers: Array<{ verifier: string, round: number, seedBlock: number, deadline: number, backed: boolean, status: string }>
+}
 
 /** On a runtime harness: the task's verifier assignments (undefined before the first draw). */
 export function harnessAssignments (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined }, taskId = 0): AssignmentsView | undefined {
@@ -42,7 +52,9 @@ export function harnessAssignments (h: { read: <T>(pallet: string, item: string,
 }
 
 /** On a runtime harness: the names (keys of h.accounts) of the task's active assigned verifiers, in draw order. */
-export function assignedNames (h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string> }, taskId = 0): string[] {
+export function assignedNames (
+  h: { read: <T>(pallet: string, item: string, key?: never) => T | undefined, accounts: Record<string, string> }, taskId = 0
+): string[] {
   const a = harnessAssignments(h, taskId)
   const name = (acc: string): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? acc
   return (a?.verifiers ?? []).filter(v => v.status === 'Active').map(v => name(v.verifier))

@@ -57,7 +57,11 @@ describe('ChainClient over the dev chain', () => {
     const cpu = taskProgram({ steps: 8, checkpointEvery: 4, runtime: 'tfjs-cpu@4.22.0' })
     expect(await err(c.Alice.submitTask({ programHash: cpu.programHash, program: cpu.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 30, solveTimeout: 50 }))).toBe('arbitration.ProgramNotVerifiable')
     // one verifier: Dave is the only one whose stake can answer for it (a task reaches a solver only then)
-    const id = await c.Alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 30, solveTimeout: 50 })
+    const id = await c.Alice.submitTask({
+      programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8,
+      checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT,
+      verifierCount: 1, challengeWindow: 30, solveTimeout: 50
+    })
     expect(id).toBe(0n)
     await advance(1)
     let t = await c.Alice.task(id)
@@ -69,7 +73,11 @@ describe('ChainClient over the dev chain', () => {
     await c.Bob.unregister()
     await c.Bob.registerNode(testPeer('12D3KooWBobPeer').peerId, ROLE_SOLVER, 2000n * UNIT, testPeer('12D3KooWBobPeer').sign)
     // Bob is excluded from task 0 now; a new task goes to him
-    const id2 = await c.Alice.submitTask({ programHash: P2.programHash, program: P2.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 100, solveTimeout: 50 })
+    const id2 = await c.Alice.submitTask({
+      programHash: P2.programHash, program: P2.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8,
+      checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT,
+      verifierCount: 1, challengeWindow: 100, solveTimeout: 50
+    })
     await advance(1)
     t = await c.Alice.task(id2)
     expect(t?.solver).toBe(c.Bob.accountId)

@@ -72,7 +72,9 @@ describe('dev chain persistence', () => {
 
     // phase 3: instant seal picks the persisted pool transaction up
     api = await start(['--instant-seal'])
-    for (let i = 0; i < 100 && (await api.query.system.account(bob.address)).data.free.toBigInt() !== bobAfter + 1n; i++) await new Promise(r => setTimeout(r, 50))
+    for (
+      let i = 0; i < 100 && (await api.query.system.account(bob.address)).data.free.toBigInt() !== bobAfter + 1n; i++
+    ) await new Promise(r => setTimeout(r, 50))
     expect((await api.query.system.account(bob.address)).data.free.toBigInt()).toBe(bobAfter + 1n)
     expect((await api.rpc.chain.getHeader()).number.toNumber()).toBeGreaterThan(head)
   })

@@ -84,7 +84,9 @@ describe('dev chain through polkadot-api\'s codecs', () => {
       stateRoot: header.stateRoot,
       extrinsicRoot: header.extrinsicsRoot,
       // a digest item decoded by polkadot-api: the item inside an otherwise empty header (hashes, number 0, one item)
-      digests: header.digest.logs.map((l: string) => blockHeader.dec(new Uint8Array([...new Uint8Array(32), 0, ...new Uint8Array(64), 4, ...hexToBytes(l)])).digests[0])
+      digests: header.digest.logs.map(
+        (l: string) => blockHeader.dec(new Uint8Array([...new Uint8Array(32), 0, ...new Uint8Array(64), 4, ...hexToBytes(l)])).digests[0]
+      )
     })
     expect(toHex(Blake2256(encoded))).toBe(await rpc('chain_getBlockHash', [n]))
     expect(n).toBeGreaterThan(0)

@@ -177,7 +177,11 @@ describe('devnet dashboard in headless Chromium', () => {
     await page.waitForSelector('#peers tr[data-peer="peer1"] td:text-is("Bob · 2,000.00")')
     await page.waitForSelector('#peers tr[data-peer="peer2"] td:text-is("Dave · 1,500.00")')
 
-    const id = await alice.submitTask({ programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8, checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 40, solveTimeout: 50 })
+    const id = await alice.submitTask({
+      programHash: P1.programHash, program: P1.bytes, datasetRoot: H(2), skeletonRoot: H(3), steps: 8,
+      checkpointEvery: 4, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT,
+      verifierCount: 1, challengeWindow: 40, solveTimeout: 50
+    })
     await advance(1)
     const task = `#tasks tr[data-task="${id}"]`
     await waitTaskPhase(page, id, 'Solving')
@@ -211,7 +215,7 @@ describe('devnet dashboard in headless Chromium', () => {
     expect((await chartSeries(page, `${pics} canvas[data-testid="loss-curve"]`))[0].points).toHaveLength(0)
     expect(await page.textContent(`${pics} [data-testid="loss-curve-box"]`)).toContain('no loss reported yet')
     // the bisection live, while the dispute is open: Bob's commit reached the chain (forced), so the
-    // narrowing shows its first move (the whole trace of the step: 2^3 ops) before anyone reports the game
+    // narrowing shows its first move (the whole tape of the step: 2^3 ops) before anyone reports the game
     const live = `${dispute} [data-testid="bisection-live"] canvas[data-testid="bisection"]`
     await page.waitForSelector(`${live}[data-rounds="1"]`)
     const moves = await chartSeries(page, live)

@@ -132,14 +132,14 @@ describe('npm run devnet', () => {
     const dispute = state.disputes.find((d: any) => d.chain != null)
     expect(map.find(d => d.label === `disputed step ${dispute.chain.disputedStep + 1}`)!.points[0].x).toBe(dispute.chain.disputedStep + 0.5)
     // the bisection as the challenger recorded it, one bar per answer of the defender, and the claim the chain ruled on.
-    // A forced error changes only the committed post-state: both traces agree, so the game ends at the
-    // defender's commitment (the whole trace of the step) with a state claim
+    // A forced error changes only the committed post-state: both tapes agree, so the game ends at the
+    // defender's commitment (the whole tape of the step) with a state claim
     const bis = `#disputes [data-dispute="${dispute.id}"] canvas[data-testid="bisection"]`
     await page.waitForSelector(bis, { timeout: 15_000 })
     const narrowing = (await (await fetch(new URL('/api/state', page.url()))).json()).disputes.find((d: any) => d.id === dispute.id).narrowing as Array<{ stage: string, lo: number, hi: number, of: number }>
     const bars = (await chartSeries(page, bis)).find(d => d.label === 'still in dispute')!.points
     expect(bars).toEqual(narrowing.map(n => ({ x: n.lo / n.of, y: n.hi / n.of })))
-    expect(narrowing[0].stage).toBe('trace')
+    expect(narrowing[0].stage).toBe('tape')
     expect(narrowing[0].lo).toBe(0)
     expect(narrowing[0].hi).toBe(narrowing[0].of)
     expect(await page.textContent(`#disputes [data-dispute="${dispute.id}"] [data-testid="bisection-claim"]`)).toMatch(/state claim — the @state entry hashes to/)

@@ -90,7 +90,7 @@ describe('disputes between real peers on the dev chain', () => {
   // half its stake, which stays over the minimum for the next one
   for (const [name, faults, kind] of [
     ['a solver lying in bisection loses on a lie claim', ['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'lie-in-bisection'], 'lie'],
-    ['a weight perturbed after a step (honest trace, wrong root) loses on a state claim', ['--fault', `tamper-weight@${TAMPERED_STEP}`], 'state']
+    ['a weight perturbed after a step (honest tape, wrong root) loses on a state claim', ['--fault', `tamper-weight@${TAMPERED_STEP}`], 'state']
   ] as const) {
     it(name, async () => {
       await sw.restartPeer('solver', 'solver', [...faults])

@@ -5,7 +5,7 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // real dev chain (docs/disputes.md, "NaN: a NaN ends the run"): an SGD MLP
 // with a learning rate of 1e30 produces NaNs within its first steps. The
 // solver's engine sees the first NaN op output, stops, finds it under the
-// tracer and commits a diverged proof (commit_diverged: states 0..k and the
+// tape recorder and commits a diverged proof (commit_diverged: states 0..k and the
 // divergence point); the verifier replays its sample and the diverged step,
 // finds the same first NaN and accepts (listing step k); the task settles as
 // diverged and the solver is paid solver_reward × k / steps.

@@ -50,7 +50,9 @@ afterAll(async () => {
   await dir?.cleanup()
 })
 
-const solverOnly = (): { providers: string[], findTimeoutMs: number, requestTimeoutMs: number } => ({ providers: [solver.peerId], findTimeoutMs: 3000, requestTimeoutMs: 3000 })
+const solverOnly = (): { providers: string[], findTimeoutMs: number, requestTimeoutMs: number } => ({
+  providers: [solver.peerId], findTimeoutMs: 3000, requestTimeoutMs: 3000
+})
 
 describe('erasure-coded chunks over the shard exchange', () => {
   it('a verifier samples chunks from the solver, each checked against the chunk list', async () => {
@@ -78,7 +80,11 @@ describe('erasure-coded chunks over the shard exchange', () => {
   it('with more than half of the chunks withheld the checkpoint cannot be rebuilt, and a sample sees the gap', async () => {
     const { chunkBytes, total } = codingParams(entry.coded!.dataBytes)
     const fd = openSync(join(ckDir, CHUNKS_FILE), 'r+')
-    try { for (let i = 0; i < total; i += 2) writeSync(fd, new Uint8Array(chunkBytes), 0, chunkBytes, i * chunkBytes); writeSync(fd, new Uint8Array(chunkBytes), 0, chunkBytes, 1 * chunkBytes) } finally { closeSync(fd) }
+    try {
+      for (let i = 0; i < total; i += 2) writeSync(
+        fd, new Uint8Array(chunkBytes), 0, chunkBytes, i * chunkBytes
+      ); writeSync(fd, new Uint8Array(chunkBytes), 0, chunkBytes, 1 * chunkBytes)
+    } finally { closeSync(fd) }
     const v3 = await startShardPeer(join(dir.path, 'verifier3'), solver.host.getMultiaddrs().map(String))
     peers.push(v3)
     await expect(rebuildFromChunks(svc(v3), entry, solverOnly())).rejects.toThrow(/could be fetched/)

@@ -1,35 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { assertBuilt, cliRunner } from '../helpers/procs.js'
 
 // The GPT from the compiled CLI in separate processes: task new with sizes,
 // train (verifiable) with its text report, replay with a bitwise re-executed
-// trace, evaluate; bad combinations refused with clear errors.
-const run = promisify(execFile)
-const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+// tape, evaluate; bad combinations refused with clear errors.
+const cli = cliRunner(120_000)
 let dir: string
 
-async function cli (...args: string[]): Promise<{ stdout: string, stderr: string, code: number }> {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { timeout: 120_000, maxBuffer: 16 << 20 })
-    return { ...r, code: 0 }
-  } catch (e) {
-    const x = e as { stdout: string, stderr: string, code: number }
-    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
-  }
-}
-
 beforeAll(() => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
+  assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-gpt-cli-'))
 })
 afterAll(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })
 
 describe('gpt from the CLI', () => {
-  it('task new → train → replay --trace → evaluate', async () => {
+  it('task new → train → replay --tape → evaluate', async () => {
     const t = await cli('task', 'new', '--model', 'gpt', '--dataset', 'fortunes-min', '--context', '8', '--layers', '1', '--d-model', '16', '--heads', '2', '--mlp', '24', '--steps', '6', '--batch', '4', '--checkpoint-every', '3', '--lr', '0.01')
     expect(t.code, t.stderr).toBe(0)
     const p = JSON.parse(t.stdout)
@@ -49,13 +37,13 @@ describe('gpt from the CLI', () => {
     expect(j.text.unigramBaseline).toBeGreaterThan(0)
     expect(j.text.sample.startsWith('The ')).toBe(true)
 
-    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '5', '--trace', '--json', '--log-level', 'warn')
+    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '5', '--tape', '--json', '--log-level', 'warn')
     expect(r.code, r.stderr).toBe(0)
     const rj = JSON.parse(r.stdout)
     expect(rj).toMatchObject({ step: 5, match: true })
-    expect(rj.trace.mismatches).toEqual([])
-    expect(rj.trace.reexecutedBitwise).toBe(rj.trace.kernels)
-    expect(rj.trace.kernels).toBeGreaterThan(300)
+    expect(rj.tape.mismatches).toEqual([])
+    expect(rj.tape.reexecutedBitwise).toBe(rj.tape.kernels)
+    expect(rj.tape.kernels).toBeGreaterThan(300)
 
     const e = await cli('evaluate', '--model', join(dir, 'a'))
     expect(e.code, e.stderr).toBe(0)

@@ -15,7 +15,11 @@ let boot: Proc
 let bootAddr: string
 const peers: Array<{ proc: Proc, dataDir: string }> = []
 
-async function status (dataDir: string): Promise<{ peerId: string, topics: Array<{ topic: string, meshPeers: number }>, connectedPeers: Array<{ peerId: string }> }> {
+async function status (dataDir: string): Promise<{
+  peerId: string
+  topics: Array<{ topic: string, meshPeers: number }>
+  connectedPeers: Array<{ peerId: string }>
+}> {
   const info = JSON.parse(await readFile(join(dataDir, 'control.json'), 'utf8'))
   const token = (await readFile(join(dataDir, 'control.token'), 'utf8')).trim()
   const r = await fetch(`http://127.0.0.1:${info.port}/v1/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) })

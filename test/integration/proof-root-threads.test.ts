@@ -21,7 +21,15 @@ const run = promisify(execFile)
 const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
 let dir: string
 
-interface Summary { proofRoot: string, finalStateRoot: string, proofWritten: boolean, hashing?: string, runtime?: string, kernels?: string, kernelThreads?: number }
+interface Summary {
+  proofRoot: string
+  finalStateRoot: string
+  proofWritten: boolean
+  hashing?: string
+  runtime?: string
+  kernels?: string
+  kernelThreads?: number
+}
 
 async function train (pinned: boolean, out: string): Promise<Summary> {
   const args = [MAIN, 'train', '--task', join(dir, 'task.json'), '--out', out, '--no-evaluate', '--json', '--log-level', 'warn']

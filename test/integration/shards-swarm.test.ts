@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { buildManifest, cidOf } from '../../protocols/shards/index.js'
-import { firstJson, hasJson, killAll, runCli, runCliJson, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
+import { CliSwarm, type CliPeer } from '../helpers/cli-peers.js'
+import { firstJson, runCli, runCliJson, sleep, startCli, stopProc, tempDir, waitFor, type Proc } from '../helpers/procs.js'
 
 // Six peers (1 bootstrap + 5), each a separate OS process started through the
 // CLI on 127.0.0.1. P0 provides a 50 MiB checkpoint, P1..P4 fetch it in
@@ -12,23 +13,16 @@ import { firstJson, hasJson, killAll, runCli, runCliJson, sleep, startCli, stopP
 
 const MiB = 1024 * 1024
 let dir: { path: string, cleanup: () => Promise<void> }
-let boot: Proc
-let bootAddr: string
-interface P { proc: Proc, dataDir: string, id: string }
+let swarm: CliSwarm | undefined
+type P = CliPeer
 const peers: P[] = []
-
-async function startPeer (dataDir: string, env: Record<string, string> = {}): Promise<P> {
-  const proc = startCli(['join', '--bootstrap', bootAddr, '--data-dir', dataDir, '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'], env)
-  await waitForOutput(proc, hasJson, 40_000, 'peer ready')
-  return { proc, dataDir, id: firstJson(proc.stdout()).peerId }
-}
 
 async function restart (i: number, env: Record<string, string> = {}): Promise<void> {
   const p = peers[i]
   // a peer we SIGKILLed: just wait for it to be gone; otherwise stop it cleanly
   if (p.proc.child.signalCode != null || p.proc.child.killed) await p.proc.exited
   else expect(await stopProc(p.proc)).toBe(0)
-  peers[i] = await startPeer(p.dataDir, env)
+  peers[i] = await swarm!.join(basename(p.dataDir), env)
   expect(peers[i].id).toBe(p.id)
 }
 
@@ -54,18 +48,15 @@ let ckptCid: string
 
 beforeAll(async () => {
   dir = await tempDir('proofswarm-shards-swarm-')
-  boot = startCli(['bootstrap', '--data-dir', join(dir.path, 'boot'), '--listen', '/ip4/127.0.0.1/tcp/0', '--json', '--log-level', 'warn'])
-  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
-  bootAddr = firstJson(boot.stdout()).multiaddrs[0]
-  peers.push(...await Promise.all([0, 1, 2, 3, 4].map(async i => await startPeer(join(dir.path, `p${i}`),
+  const s = swarm = await CliSwarm.start(dir.path)
+  peers.push(...await Promise.all([0, 1, 2, 3, 4].map(async i => await s.join(`p${i}`,
     // P3 gives fetched shards a 1 s default hold so the GC test sees only its explicit hold
     i === 3 ? { PROOFSWARM_SHARDS_RETENTION_MS: '1000' } : {}))))
 }, 120_000)
 
 afterAll(async () => {
   console.log(timings.join('\n'))
-  await Promise.all([boot, ...peers.map(p => p.proc)].filter(Boolean).map(async p => await stopProc(p)))
-  killAll()
+  await swarm?.stop()
   await dir?.cleanup()
 })
 

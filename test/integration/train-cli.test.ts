@@ -1,27 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { assertBuilt, cliRunner } from '../helpers/procs.js'
 
 // Runs the compiled CLI (`npm test` builds first) in separate OS processes.
-const run = promisify(execFile)
-const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
+const cli = cliRunner(60_000)
 let dir: string
 
-async function cli (...args: string[]): Promise<{ stdout: string, stderr: string, code: number }> {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { timeout: 60_000, maxBuffer: 16 << 20 })
-    return { ...r, code: 0 }
-  } catch (e) {
-    const x = e as { stdout: string, stderr: string, code: number }
-    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
-  }
-}
-
 beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
+  assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-train-cli-'))
   const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
   expect(t.code).toBe(0)
@@ -51,15 +39,15 @@ describe('train CLI (separate processes)', () => {
     expect(c2.code, c2.stderr).toBe(0)
     expect(JSON.parse(c2.stdout)).toMatchObject({ resumedFrom: 8, proofRoot: ja.proofRoot })
 
-    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '11', '--trace', '--trace-out', join(dir, 'trace.json'), '--json', '--log-level', 'warn')
+    const r = await cli('replay', '--proof', join(dir, 'a'), '--step', '11', '--tape', '--tape-out', join(dir, 'tape.json'), '--json', '--log-level', 'warn')
     expect(r.code, r.stderr).toBe(0)
     const rj = JSON.parse(r.stdout)
     expect(rj).toMatchObject({ step: 11, fromCheckpoint: 8, match: true })
-    expect(rj.trace).toMatchObject({ kernels: 126, reexecutedBitwise: 126, mismatches: [], stateRootAfterMatches: true })
-    const tj = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'))
+    expect(rj.tape).toMatchObject({ kernels: 126, reexecutedBitwise: 126, mismatches: [], stateRootAfterMatches: true })
+    const tj = JSON.parse(readFileSync(join(dir, 'tape.json'), 'utf8'))
     expect(tj.entries).toHaveLength(127)
-    const { traceRoot } = await import('../../protocols/trace/trace.js')
-    expect(traceRoot(tj.entries)).toBe(rj.trace.traceRoot)
+    const { tapeRoot } = await import('../../protocols/tape/tape.js')
+    expect(tapeRoot(tj.entries)).toBe(rj.tape.tapeRoot)
 
     // a tampered state root in the proof is reported as a mismatch (exit 2)
     const pf = join(dir, 'b', 'proof.json')
@@ -76,10 +64,14 @@ describe('train CLI (separate processes)', () => {
     // (on b, root 11 was replaced: replaying to 12 matches root 12 but reports step 11)
     const many = await cli('replay', '--proof', join(dir, 'a'), '--steps', '3,6,13,24', '--json', '--log-level', 'warn')
     expect(many.code, many.stderr).toBe(0)
-    expect(JSON.parse(many.stdout).results.map((x: { step: number, fromCheckpoint: number, match: boolean }) => [x.step, x.fromCheckpoint, x.match])).toEqual([[3, 0, true], [6, 0, true], [13, 8, true], [24, 16, true]])
+    expect(
+      JSON.parse(many.stdout).results.map((x: { step: number, fromCheckpoint: number, match: boolean }) => [x.step, x.fromCheckpoint, x.match])
+    ).toEqual([[3, 0, true], [6, 0, true], [13, 8, true], [24, 16, true]])
     const manyBad = await cli('replay', '--proof', join(dir, 'b'), '--steps', '5,12,20', '--json', '--log-level', 'warn')
     expect(manyBad.code).toBe(2)
-    expect(JSON.parse(manyBad.stdout).results.map((x: { step: number, match: boolean, firstMismatch?: number }) => [x.step, x.match, x.firstMismatch ?? null])).toEqual([[5, true, null], [12, true, 11]])
+    expect(
+      JSON.parse(manyBad.stdout).results.map((x: { step: number, match: boolean, firstMismatch?: number }) => [x.step, x.match, x.firstMismatch ?? null])
+    ).toEqual([[5, true, null], [12, true, 11]])
 
     const e = await cli('evaluate', '--model', join(dir, 'a'), '--json', '--log-level', 'warn')
     expect(e.code, e.stderr).toBe(0)

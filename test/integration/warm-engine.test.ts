@@ -49,7 +49,9 @@ describe('warm engine', () => {
     const pid = engine.pid
     const a = await engine.replay(join(dir, 'run'), [3, 6, 11, 12, 30])
     expect(a.unavailable).toBeUndefined()
-    expect(a.results?.map(r => [r.step, r.match, r.firstMismatch])).toEqual([[3, true, undefined], [6, true, undefined], [11, true, undefined], [12, true, undefined], [30, true, undefined]])
+    expect(a.results?.map(r => [r.step, r.match, r.firstMismatch])).toEqual([
+      [3, true, undefined], [6, true, undefined], [11, true, undefined], [12, true, undefined], [30, true, undefined]
+    ])
     const b = await engine.replay(join(dir, 'run'), [1, 20])
     expect(b.results?.every(r => r.match)).toBe(true)
     expect(engine.pid).toBe(pid)
@@ -117,7 +119,9 @@ describe('warm engine', () => {
     }
     const honest = dataOnly('data-only', 'run')
     const ok = await engine.replay(honest, [3, 6, 11, 12, 30], undefined, undefined, 'program')
-    expect(ok.results?.map(r => [r.step, r.match, r.firstMismatch])).toEqual([[3, true, undefined], [6, true, undefined], [11, true, undefined], [12, true, undefined], [30, true, undefined]])
+    expect(ok.results?.map(r => [r.step, r.match, r.firstMismatch])).toEqual([
+      [3, true, undefined], [6, true, undefined], [11, true, undefined], [12, true, undefined], [30, true, undefined]
+    ])
     // without manifests the default (manifest) layout cannot load them: the mode is what makes this work
     expect((await engine.replay(honest, [3])).unavailable).toMatchObject({ step: 0 })
     // a faked step is found as with manifests

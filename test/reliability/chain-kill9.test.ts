@@ -57,7 +57,9 @@ async function load (api: ApiPromise, stop: AbortSignal, acked: Acked[], finaliz
       stop.addEventListener('abort', done, { once: true })
       api.tx.balances.transferKeepAlive(bob.address, AMOUNT).signAndSend(alice, { nonce: n }, (r: ISubmittableResult) => {
         // @polkadot/api may skip InBlock when Finalized follows at once: either acknowledges inclusion
-        if ((r.status.isInBlock || r.status.isFinalized) && !acked.some(a => a.nonce === n)) { acked.push({ nonce: n, block: (r.status.isInBlock ? r.status.asInBlock : r.status.asFinalized).toHex() }); done() }
+        if ((r.status.isInBlock || r.status.isFinalized) && !acked.some(a => a.nonce === n)) {
+          acked.push({ nonce: n, block: (r.status.isInBlock ? r.status.asInBlock : r.status.asFinalized).toHex() }); done()
+        }
         if (r.isError) { resync = true; done() }
       }).catch(() => { if (api.isConnected) resync = true; else gone = true; done() })
     })

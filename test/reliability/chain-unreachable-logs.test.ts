@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startChainProcess, type ChainProcess } from '../integration/chain-process.js'
-import { firstJson, hasJson, killAll, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
+import { CliSwarm } from '../helpers/cli-peers.js'
+import { hasJson, killAll, sleep, startCli, stopProc, tempDir, waitFor, waitForOutput, type Proc } from '../helpers/procs.js'
 
 // With the chain gone, a peer's stderr got ~3 non-JSON "API-WS: disconnected"
 // lines a second from @polkadot/api (its own 1 s reconnect loop, and its
@@ -11,17 +12,17 @@ import { firstJson, hasJson, killAll, sleep, startCli, stopProc, tempDir, waitFo
 
 let dir: { path: string, cleanup: () => Promise<void> }
 let chain: ChainProcess | undefined
-let boot: Proc
+let swarm: CliSwarm | undefined
 let peer: Proc
 
 beforeAll(async () => {
   dir = await tempDir('ps-chain-logs-')
-  boot = startCli(['bootstrap', '--data-dir', join(dir.path, 'boot'), '--listen', '/ip4/127.0.0.1/tcp/0', '--json', '--log-level', 'warn'])
-  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
+  swarm = await CliSwarm.start(dir.path)
 }, 60_000)
 
 afterAll(async () => {
-  await Promise.all([boot, peer].filter(Boolean).map(async p => await stopProc(p)))
+  if (peer != null) await stopProc(peer)
+  await swarm?.stop()
   await chain?.stop()
   killAll()
   await dir?.cleanup()
@@ -33,7 +34,7 @@ describe('a peer whose chain goes away', () => {
   it('logs JSON only: one line per reconnect attempt with a backoff, then reconnects', async () => {
     chain = await startChainProcess(join(dir.path, 'chain'), ['--block-time', '200'])
     const port = new URL(chain.url).port
-    peer = startCli(['join', '--bootstrap', firstJson(boot.stdout()).multiaddrs[0], '--data-dir', join(dir.path, 'peer'), '--listen', '/ip4/127.0.0.1/tcp/0',
+    peer = startCli(['join', '--bootstrap', swarm!.bootAddr, '--data-dir', join(dir.path, 'peer'), '--listen', '/ip4/127.0.0.1/tcp/0',
       '--json', '--log-level', 'info', '--chain', chain.url, '--account', '//Alice'], { PROOFSWARM_LOG_LEVEL: 'info' })
     await waitForOutput(peer, hasJson, 40_000, 'peer ready')
     // connected: give it a moment to register and subscribe

@@ -1,11 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Peer } from '../../node/peer.js'
 import { getShardService, type ShardService } from '../../node/shards/index.js'
 import { MAX_BLOCK_BYTES, decodeManifest } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
-import { startShardPeer } from '../helpers/shard-peer.js'
+import { ShardSwarm, sha256Hex as sha } from '../helpers/shard-peer.js'
 
 // One byte flipped in a stored block (a bad disk, or someone editing the
 // database): the holding peer used to return and serve the wrong bytes, keep
@@ -14,22 +13,19 @@ import { startShardPeer } from '../helpers/shard-peer.js'
 // never returned or served, and fetched again from whoever has it.
 
 let dir: { path: string, cleanup: () => Promise<void> }
-const peers: Peer[] = []
+let swarm: ShardSwarm | undefined
 let holder: Peer, other: Peer
 const svc = (p: Peer): ShardService => getShardService(p)
-const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
 beforeAll(async () => {
   dir = await tempDir('ps-corrupt-block-')
-  const boot = await startShardPeer(join(dir.path, 'boot'), [])
-  peers.push(boot)
-  const addr = boot.host.getMultiaddrs()[0].toString()
-  holder = await startShardPeer(join(dir.path, 'holder'), [addr]); peers.push(holder)
-  other = await startShardPeer(join(dir.path, 'other'), [addr]); peers.push(other)
+  swarm = await ShardSwarm.start(dir.path)
+  holder = await swarm.join('holder')
+  other = await swarm.join('other')
 })
 
 afterAll(async () => {
-  await Promise.all(peers.map(async p => await p.stop()))
+  await swarm?.stop()
   await dir?.cleanup()
 })
 

@@ -33,7 +33,10 @@ afterAll(async () => {
 describe('forged gossip', () => {
   it('is counted in status --json and on /metrics, and its graylisted sender is disconnected', async () => {
     const topic = topicName('devnet-test', 'announce')
-    const fpubsub = forger.host.services.pubsub as unknown as { sendRpc: (id: string, rpc: unknown) => boolean, getSubscribers: (t: string) => Array<{ toString: () => string }> }
+    const fpubsub = forger.host.services.pubsub as unknown as {
+      sendRpc: (id: string, rpc: unknown) => boolean
+      getSubscribers: (t: string) => Array<{ toString: () => string }>
+    }
     // the forger knows the honest peer is on the topic (an open gossip stream to it)
     await waitFor(async () => fpubsub.getSubscribers(topic).some(p => p.toString() === honest.peerId) ? true : undefined, 20_000, 'subscription known')
     let hungUp = false

@@ -2,7 +2,8 @@ import { open, rm } from 'node:fs/promises'
 import { randomFillSync } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { firstJson, hasJson, killAll, runCliJson, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+import { CliSwarm, type CliPeer } from '../helpers/cli-peers.js'
+import { runCliJson, tempDir } from '../helpers/procs.js'
 import { peakRssDuring, peakRssFor, round, settledRss } from '../helpers/rss.js'
 
 // `shards rm` (and GC) of a 400 MiB shard used to read every block it freed
@@ -13,30 +14,25 @@ import { peakRssDuring, peakRssFor, round, settledRss } from '../helpers/rss.js'
 const MiB = 1024 * 1024
 const SHARD_MIB = 400
 let dir: { path: string, cleanup: () => Promise<void> }
-let boot: Proc
-let peer: Proc
-let dataDir: string
+let swarm: CliSwarm | undefined
+let peer: CliPeer
 
 const cli = async (args: string[], timeoutMs = 120_000): Promise<any> => await runCliJson(args, timeoutMs)
 
 beforeAll(async () => {
   dir = await tempDir('ps-memory-rm-')
-  boot = startCli(['bootstrap', '--data-dir', join(dir.path, 'boot'), '--listen', '/ip4/127.0.0.1/tcp/0', '--json', '--log-level', 'warn'])
-  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
-  dataDir = join(dir.path, 'peer')
-  peer = startCli(['join', '--bootstrap', firstJson(boot.stdout()).multiaddrs[0], '--data-dir', dataDir, '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'])
-  await waitForOutput(peer, hasJson, 40_000, 'peer ready')
+  swarm = await CliSwarm.start(dir.path)
+  peer = await swarm.join('peer')
 }, 60_000)
 
 afterAll(async () => {
-  await Promise.all([boot, peer].filter(Boolean).map(async p => await stopProc(p)))
-  killAll()
+  await swarm?.stop()
   await dir?.cleanup()
 })
 
 describe('removing a 400 MiB shard', () => {
   it('keeps the peer within 2× its idle RSS: blocks are deleted by key, never read', async () => {
-    const pid = peer.child.pid!
+    const pid = peer.proc.child.pid!
     const idle = await settledRss(pid)
     // a 400 MiB file, written 16 MiB at a time (not held whole by the test)
     const file = join(dir.path, 'big.bin')
@@ -44,16 +40,16 @@ describe('removing a 400 MiB shard', () => {
     const piece = new Uint8Array(16 * MiB)
     for (let i = 0; i < SHARD_MIB / 16; i++) { randomFillSync(piece); await fh.write(piece) }
     await fh.close()
-    const added = await cli(['shards', 'add', file, '--name', 'big', '--data-dir', dataDir])
+    const added = await cli(['shards', 'add', file, '--name', 'big', '--data-dir', peer.dataDir])
     expect(added.size).toBe(SHARD_MIB * MiB)
     await rm(file)
     // the add's LevelDB compactions run in the background: let them finish
     const beforeRm = await settledRss(pid)
-    const { peak, result } = await peakRssDuring(pid, cli(['shards', 'rm', added.cid, '--data-dir', dataDir]))
+    const { peak, result } = await peakRssDuring(pid, cli(['shards', 'rm', added.cid, '--data-dir', peer.dataDir]))
     const after = await peakRssFor(pid, 5000)
     console.log(`RSS (MiB) through shards rm of ${SHARD_MIB} MiB: ${JSON.stringify({ idle: round(idle), beforeRm: round(beforeRm), peakDuringRm: round(peak), peak5sAfter: round(after) })}; ` +
       `peak/beforeRm ${(peak.total / beforeRm.total).toFixed(2)}, after/beforeRm ${(after.total / beforeRm.total).toFixed(2)}, anon peak/beforeRm ${(peak.anon / beforeRm.anon).toFixed(2)}`)
-    expect(await cli(['shards', 'ls', '--data-dir', dataDir])).toEqual([])
+    expect(await cli(['shards', 'ls', '--data-dir', peer.dataDir])).toEqual([])
     // idle: the peer at rest holding the shard (the add's memtable and its
     // LevelDB tables included), as the probe measured it (143 → 638 MiB)
     expect(peak.total).toBeLessThan(2 * beforeRm.total)

@@ -1,11 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Peer } from '../../node/peer.js'
 import { getShardService, type ShardService } from '../../node/shards/index.js'
 import { MAX_BLOCK_BYTES, decodeManifest } from '../../protocols/shards/index.js'
 import { tempDir } from '../helpers/procs.js'
-import { startShardPeer } from '../helpers/shard-peer.js'
+import { ShardSwarm, sha256Hex as sha } from '../helpers/shard-peer.js'
 
 // A provider that serves one bad block (a bit flipped on its way out) used
 // to be banned for everything for an hour: a shard whose other blocks only it
@@ -14,24 +13,21 @@ import { startShardPeer } from '../helpers/shard-peer.js'
 // stays usable for other shards.
 
 let dir: { path: string, cleanup: () => Promise<void> }
-const peers: Peer[] = []
+let swarm: ShardSwarm | undefined
 let holder: Peer, helper: Peer, fetcher: Peer
 const corruptCids = new Set<string>()
 const svc = (p: Peer): ShardService => getShardService(p)
-const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
 beforeAll(async () => {
   dir = await tempDir('ps-per-block-ban-')
-  const boot = await startShardPeer(join(dir.path, 'boot'), [])
-  peers.push(boot)
-  const addr = boot.host.getMultiaddrs()[0].toString()
-  holder = await startShardPeer(join(dir.path, 'holder'), [addr], { corruptCids }); peers.push(holder)
-  helper = await startShardPeer(join(dir.path, 'helper'), [addr]); peers.push(helper)
-  fetcher = await startShardPeer(join(dir.path, 'fetcher'), [addr]); peers.push(fetcher)
+  swarm = await ShardSwarm.start(dir.path)
+  holder = await swarm.join('holder', { corruptCids })
+  helper = await swarm.join('helper')
+  fetcher = await swarm.join('fetcher')
 })
 
 afterAll(async () => {
-  await Promise.all(peers.map(async p => await p.stop()))
+  await swarm?.stop()
   await dir?.cleanup()
 })
 

@@ -9,7 +9,8 @@ import type { Peer } from '../../node/peer.js'
 import { getShardService } from '../../node/shards/index.js'
 import { MAX_INBOUND_STREAMS } from '../../node/shards/server.js'
 import { MAX_PIPELINE, SHARD_PROTOCOL, chunk, encodeRequest } from '../../protocols/shards/index.js'
-import { firstJson, hasJson, killAll, runCliJson, startCli, stopProc, tempDir, waitForOutput, type Proc } from '../helpers/procs.js'
+import { CliSwarm, type CliPeer } from '../helpers/cli-peers.js'
+import { runCliJson, tempDir } from '../helpers/procs.js'
 import { peakRssFor, round, settledRss } from '../helpers/rss.js'
 import { startShardPeer } from '../helpers/shard-peer.js'
 
@@ -23,31 +24,21 @@ import { startShardPeer } from '../helpers/shard-peer.js'
 const MiB = 1024 * 1024
 const SLOW = 4
 let dir: { path: string, cleanup: () => Promise<void> }
-let boot: Proc
-let provider: Proc
-let providerId: string
-let providerAddr: string
-let dataDir: string
+let swarm: CliSwarm | undefined
+let provider: CliPeer
 const inproc: Peer[] = []
 
 const cli = async (args: string[], timeoutMs = 60_000): Promise<any> => await runCliJson(args, timeoutMs)
 
 beforeAll(async () => {
   dir = await tempDir('ps-slow-readers-')
-  boot = startCli(['bootstrap', '--data-dir', join(dir.path, 'boot'), '--listen', '/ip4/127.0.0.1/tcp/0', '--json', '--log-level', 'warn'])
-  await waitForOutput(boot, hasJson, 20_000, 'bootstrap ready')
-  dataDir = join(dir.path, 'provider')
-  provider = startCli(['join', '--bootstrap', firstJson(boot.stdout()).multiaddrs[0], '--data-dir', dataDir, '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'])
-  await waitForOutput(provider, hasJson, 40_000, 'provider ready')
-  const ready = firstJson(provider.stdout())
-  providerId = ready.peerId
-  providerAddr = ready.multiaddrs[0]
+  swarm = await CliSwarm.start(dir.path)
+  provider = await swarm.join('provider')
 }, 60_000)
 
 afterAll(async () => {
   await Promise.all(inproc.map(async p => await p.stop().catch(() => {})))
-  await Promise.all([boot, provider].filter(Boolean).map(async p => await stopProc(p)))
-  killAll()
+  await swarm?.stop()
   await dir?.cleanup()
 })
 
@@ -56,15 +47,15 @@ describe('fetchers that never read their responses', () => {
     const data = randomBytes(32 * MiB)
     const file = join(dir.path, 'shard.bin')
     await writeFile(file, data)
-    const added = await cli(['shards', 'add', file, '--name', 'shard', '--data-dir', dataDir])
+    const added = await cli(['shards', 'add', file, '--name', 'shard', '--data-dir', provider.dataDir])
     const cids = [...chunk(data)].map(c => c.cid)
-    const pid = provider.child.pid!
+    const pid = provider.proc.child.pid!
     // idle: the provider at rest after it served the shard once (warm code paths and store)
     const honestFetch = async (name: string): Promise<void> => {
       const p = await startShardPeer(join(dir.path, name), [])
       inproc.push(p)
-      await p.host.dial(multiaddr(providerAddr))
-      const r = await getShardService(p).fetch(added.cid, { providers: [providerId], findTimeoutMs: 20_000, provide: false })
+      await p.host.dial(multiaddr(provider.addr))
+      const r = await getShardService(p).fetch(added.cid, { providers: [provider.id], findTimeoutMs: 20_000, provide: false })
       expect(r.fetchedBytes).toBe(data.length)
     }
     await honestFetch('warm')
@@ -76,16 +67,20 @@ describe('fetchers that never read their responses', () => {
     for (let i = 0; i < SLOW; i++) {
       const p = await startShardPeer(join(dir.path, `slow${i}`), [])
       inproc.push(p)
-      await p.host.dial(multiaddr(providerAddr))
+      await p.host.dial(multiaddr(provider.addr))
       for (let s = 0; s < MAX_INBOUND_STREAMS; s++) {
-        const stream = await p.host.dialProtocol(multiaddr(providerAddr), SHARD_PROTOCOL)
+        const stream = await p.host.dialProtocol(multiaddr(provider.addr), SHARD_PROTOCOL)
         stream.pause()
         const lp = lpStream(stream)
         for (let r = 0; r < MAX_PIPELINE; r++) await lp.write(encodeRequest({ id: r + 1, cid: cids[(s * MAX_PIPELINE + r) % cids.length] }))
         streams.push(stream)
       }
       // libp2p's per-protocol stream cap: one more shard stream is refused
-      if (i === 0) await expect(p.host.dialProtocol(multiaddr(providerAddr), SHARD_PROTOCOL).then(async s => { await lpStream(s).write(encodeRequest({ id: 1, cid: cids[0] })); return await lpStream(s).read() })).rejects.toThrow()
+      if (i === 0) await expect(
+        p.host.dialProtocol(multiaddr(provider.addr), SHARD_PROTOCOL).then(async s => {
+          await lpStream(s).write(encodeRequest({ id: 1, cid: cids[0] })); return await lpStream(s).read()
+        })
+      ).rejects.toThrow()
     }
     const stalled = await peakRssFor(pid, 4000)
 

@@ -167,12 +167,18 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): voi
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
 }
 
-export function commitProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }): void {
+export function commitProof (
+  ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }
+): void {
   storeProof(ctx, who, a, null)
 }
 
 /** commit_proof, or (with a divergence point) commit_diverged: a proof of fewer steps only if the run diverged. */
-export function storeProof (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] }, divergence: Divergence | null): void {
+export function storeProof (
+  ctx: Context, who: string,
+  a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[] },
+  divergence: Divergence | null
+): void {
   const t = getTask(ctx, a.taskId)
   if (t.solver !== who && t.excluded.includes(who)) ctx.fail(P, 'DeadlineMissed')
   ctx.ensure(t.phase === 'Solving', P, 'WrongPhase')
@@ -195,7 +201,7 @@ export function storeProof (ctx: Context, who: string, a: { taskId: bigint, proo
   ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
 }
 
-/** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, traced up to its divergence point. */
+/** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, taped up to its divergence point. */
 export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>): number {
   return t.stepCount + (t.divergence === null ? 0 : 1)
 }

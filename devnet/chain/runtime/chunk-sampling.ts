@@ -58,7 +58,9 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
   const seed = chunkSampleSeed(hexToU8a(blockRandomness(ctx, r.openedAt)), a.requestId)
   let checked: ReturnType<typeof checkChunkResponse>
   try {
-    checked = checkChunkResponse({ codedRoot, step: r.checkpointStep, stepCount: t.stepCount, checkpointEvery: t.checkpointEvery, seed, posted: r.posted }, hexToU8a(a.response))
+    checked = checkChunkResponse(
+      { codedRoot, step: r.checkpointStep, stepCount: t.stepCount, checkpointEvery: t.checkpointEvery, seed, posted: r.posted }, hexToU8a(a.response)
+    )
   } catch (e) {
     if (e instanceof ChunkResponseRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidChunkResponse')

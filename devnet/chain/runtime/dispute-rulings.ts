@@ -14,7 +14,7 @@ const P = 'Arbitration'
 
 /**
  * Checks an end-of-bisection claim against what the chain holds and rules
- * (protocols/dispute/claim.ts `judgeClaim`): the defender's trace root must be
+ * (protocols/dispute/claim.ts `judgeClaim`): the defender's tape root must be
  * signed by the defender's account for this chain, task and dispute (sr25519;
  * the chain knows account public keys), every entry is proven against it, the
  * op's structure against the task's skeleton_root, state tensors against the

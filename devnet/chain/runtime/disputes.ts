@@ -33,7 +33,7 @@ const ZERO_HASH = '0x' + '00'.repeat(32)
  * checkpoint before it, (step mod checkpoint_every) + 1 steps, and the task's
  * own solve_timeout / steps is the time per step its submitter allowed.
  */
-export function traceAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, step: number): number {
+export function tapeAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, step: number): number {
   return Math.ceil(((step % t.checkpointEvery) + 1) * t.solveTimeout / t.steps)
 }
 
@@ -71,7 +71,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
     bond: p.disputeBond,
     status: 'Open',
     openedAt: ctx.now,
-    deadline: disputeDeadline(ctx.now, p.disputeClock, traceAllowance(t, a.disputedStep)),
+    deadline: disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, a.disputedStep)),
     nextSeq: 0,
     lastHash: ZERO_HASH,
     force: null,
@@ -115,7 +115,7 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
 
 function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number): number {
   const w = params(ctx).disputeClock
-  return ctx.now + w + (to === 'Defender' && seq === 0 ? traceAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
+  return ctx.now + w + (to === 'Defender' && seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
 }
 
 /**

@@ -4,12 +4,15 @@ import { storeProof, type TaskInfo } from './arbitration.js'
 // Diverged proofs (part of the Arbitration pallet; docs/disputes.md, "NaN"):
 // a run whose training produced a NaN ends there. The solver commits the
 // NaN-free states 0..k and the divergence point in step k; disputes judge
-// step k's trace up to that point (protocols/dispute/claim.ts), verifiers
+// step k's tape up to that point (protocols/dispute/claim.ts), verifiers
 // must replay step k, and settlement pays the solver for the k steps done.
 
 const P = 'Arbitration'
 
-export function commitDiverged (ctx: Context, who: string, a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }): void {
+export function commitDiverged (
+  ctx: Context, who: string,
+  a: { taskId: bigint, proofRoot: string, finalStateRoot: string, stepCount: number, checkpoints: string[], entry: number, flat: number }
+): void {
   const { entry, flat, ...proof } = a
   storeProof(ctx, who, proof, { entry, flat })
   ctx.emit(P, 'ProofDiverged', { taskId: a.taskId, step: a.stepCount, entry, flat })

@@ -343,7 +343,9 @@ export class Runtime {
       nonce: ext.nonce.toNumber(),
       bytes,
       call: this.plainCallChecked(ext.method as unknown as CallCodec),
-      signature: { kind: multi.type as SignatureKind, signature: multi.value.toU8a(true), message: msg.length > 256 ? blake2AsU8a(msg) : msg, publicKey: hexToU8a(sender) },
+      signature: {
+        kind: multi.type as SignatureKind, signature: multi.value.toU8a(true), message: msg.length > 256 ? blake2AsU8a(msg) : msg, publicKey: hexToU8a(sender)
+      },
       death
     }
   }
@@ -393,7 +395,10 @@ export class Runtime {
     const callStart = o
     const call = this.decodeCallFast(bytes, callStart)
     if (call === undefined) return undefined
-    const msg = u8aConcat(bytes.subarray(callStart), bytes.subarray(extraStart, callStart), u32Bytes(this.version.specVersion), u32Bytes(this.version.transactionVersion), hexToU8a(env.genesisHash), hexToU8a(blockHash))
+    const msg = u8aConcat(
+      bytes.subarray(callStart), bytes.subarray(extraStart, callStart), u32Bytes(this.version.specVersion),
+      u32Bytes(this.version.transactionVersion), hexToU8a(env.genesisHash), hexToU8a(blockHash)
+    )
     const sender = u8aToHex(publicKey)
     return {
       hash: u8aToHex(blake2AsU8a(bytes)),

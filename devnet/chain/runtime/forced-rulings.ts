@@ -34,7 +34,9 @@ const excusable = (r: Pick<ProofRuling, 'claimKind' | 'honestPost'>): boolean =>
  * once only if it was decided on the same honest post-state as a ruling the
  * exactness proof already excused; otherwise it awaits a reveal like any other.
  */
-export function newRuling (ctx: Context, t: { revealedForcedError: number | null, rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis): ProofRuling {
+export function newRuling (
+  ctx: Context, t: { revealedForcedError: number | null, rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis
+): ProofRuling {
   const excused = t.revealedForcedError === step && excusable(basis) &&
     t.rulings.some(r => r.step === step && r.outcome === 'ForcedError' && r.honestPost === basis.honestPost)
   return { disputeId, challenger, step, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: excused ? 'ForcedError' : 'AwaitingReveal', ...basis }

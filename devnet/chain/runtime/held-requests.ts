@@ -55,7 +55,10 @@ export const putHeld = <R extends HeldRequestInfo>(ctx: Context, k: HeldKind<R>,
  * (`isStep`): the deposit (dispute_bond) reserved, the task held open, both
  * parties' stakes bound. `make` completes the record from the shared fields.
  */
-export function openHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, who: string, a: { taskId: bigint, checkpointStep: number }, isStep: (t: TaskInfo, step: number) => boolean, make: (base: HeldRequestInfo) => R): { id: bigint, r: R } {
+export function openHeld<R extends HeldRequestInfo> (
+  ctx: Context, k: HeldKind<R>, who: string, a: { taskId: bigint, checkpointStep: number },
+  isStep: (t: TaskInfo, step: number) => boolean, make: (base: HeldRequestInfo) => R
+): { id: bigint, r: R } {
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
@@ -103,7 +106,9 @@ export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKin
 }
 
 /** At the task's end, each answered request's deposit: to the solver when `toSolver` (the task was verified anyway), else back to its requester. */
-export function settleHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, taskId: bigint, toSolver: boolean, settled: (id: bigint, r: R, to: string) => void): void {
+export function settleHeld<R extends HeldRequestInfo> (
+  ctx: Context, k: HeldKind<R>, taskId: bigint, toSolver: boolean, settled: (id: bigint, r: R, to: string) => void
+): void {
   for (const id of ctx.store.read<bigint[]>(P, k.answered, taskId)) {
     const r = ctx.store.get<R>(P, k.items, id)
     if (r === undefined) continue

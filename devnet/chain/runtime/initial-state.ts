@@ -29,7 +29,9 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   reserve(ctx, who, p.disputeBond)
   let ruling: InitRuling
   try {
-    ruling = judgeInitClaim({ programHash: hexToU8a(t.programHash), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount }, decodeInitClaim(hexToU8a(a.claim)))
+    ruling = judgeInitClaim(
+      { programHash: hexToU8a(t.programHash), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount }, decodeInitClaim(hexToU8a(a.claim))
+    )
   } catch (e) {
     if (e instanceof InitClaimRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidClaim')

@@ -111,7 +111,9 @@ export function buildRuntimeTypes (constants: RuntimeConstants, pallets: PalletS
               },
           calls: p.calls.length > 0 ? { type: tb.id(`${p.name}Call`) } : null,
           events: p.events.length > 0 ? { type: tb.id(`${p.name}Event`) } : null,
-          constants: p.constants.map(c => ({ name: c.name, type: tb.id(c.type), value: encodeConstant(c.type, constValues[p.name]?.[c.name] ?? c.value ?? 0), docs: [c.docs] })),
+          constants: p.constants.map(
+            c => ({ name: c.name, type: tb.id(c.type), value: encodeConstant(c.type, constValues[p.name]?.[c.name] ?? c.value ?? 0), docs: [c.docs] })
+          ),
           errors: p.errors.length > 0 ? { type: tb.id(`${p.name}Error`) } : null
         })),
         extrinsic: {

@@ -52,7 +52,9 @@ export function assignmentSeed (randomness: string, taskId: bigint, round: numbe
  * drawn yet (without replacement), from one block's randomness: who is drawn
  * is fixed by it, the task and the round, nothing a candidate chooses.
  */
-export function drawWeighted (randomness: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>): string[] {
+export function drawWeighted (
+  randomness: string, taskId: bigint, round: number, count: number, candidates: Array<{ account: string, stake: bigint }>
+): string[] {
   const out: string[] = []
   let left = candidates
   for (let i = 0; i < count && left.length > 0; i++) {

@@ -129,7 +129,7 @@ function sampleMap (key, pic) {
 
 const STAGE = { trace: 'ops of the step', entry: 'op', tensor: 'tensor', rows: 'rows', cols: 'columns', slice: 'slice' }
 function moveLabel (s) {
-  return s.stage === 'trace'
+  return s.stage === 'tape'
     ? `${s.seq}: ops ${s.lo}–${s.hi - 1} of ${s.of}`
     : s.stage === 'entry' ? `${s.seq}: op ${s.entry}${s.note ? ` ${s.note}` : ''}`
       : s.stage === 'tensor' ? `${s.seq}: op ${s.entry} ${s.tensor} ${s.note ?? ''}`

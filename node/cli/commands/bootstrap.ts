@@ -15,7 +15,22 @@ export function register (program: Command): void {
   // without --account the bootstrap peer does not use the chain, but --chain still goes into the join command it prints
   cmd.addHelpText('after', '\n--chain without --account: the chain URL the printed join command names (the bootstrap peer itself takes no tasks).')
   addDataDir(cmd, 'bootstrap'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { listen?: string[], network: string, controlPort?: number, bootstrap?: string[], dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, privateAddrs?: boolean }) => {
+  cmd.action(async (
+    o: {
+      listen?: string[]
+      network: string
+      controlPort?: number
+      bootstrap?: string[]
+      dataDir?: string
+      json?: boolean
+      logLevel: string
+      chain?: string
+      account?: string
+      stake?: string
+      datasetDir?: string
+      privateAddrs?: boolean
+    }
+  ) => {
     if (o.account == null && o.chain != null) checkChainUrl(o.chain)
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command
     const { runPeer } = await import('../run-peer.js')

@@ -11,7 +11,11 @@ function stepsOpt (v: string | undefined, name: string): number | undefined {
   return Number(v)
 }
 
-function disputeInit (o: { fault?: string[], verifySteps?: string, recheckSteps?: string }): { faults?: string[], recheckSteps?: number, economics?: { stepsPerVerifier: number } } {
+function disputeInit (o: { fault?: string[], verifySteps?: string, recheckSteps?: string }): {
+  faults?: string[]
+  recheckSteps?: number
+  economics?: { stepsPerVerifier: number }
+} {
   try { parseNodeFaults(o.fault ?? []) } catch (err) { throw new CliError((err as Error).message, 2) }
   const v = stepsOpt(o.verifySteps, '--verify-steps')
   return { faults: o.fault, recheckSteps: stepsOpt(o.recheckSteps, '--recheck-steps'), ...(v != null ? { economics: { stepsPerVerifier: v } } : {}) }
@@ -36,7 +40,29 @@ export function register (program: Command): void {
     .option('--max-job-memory <MiB>', 'memory the running jobs may use together, in MiB, from each job\'s estimate (default: half the machine\'s memory)', parseIntOption('--max-job-memory', 64, 16 * 1024 * 1024))
   addChainOptions(cmd)
   addDataDir(cmd, 'peer'); addJson(cmd); addLogLevel(cmd)
-  cmd.action(async (o: { bootstrap: string[], roles?: string, listen?: string[], network: string, controlPort?: number, bootstrapRetries: number, dataDir?: string, json?: boolean, logLevel: string, chain?: string, account?: string, stake?: string, datasetDir?: string, fault?: string[], verifySteps?: string, recheckSteps?: string, privateAddrs?: boolean, maxJobs?: number, maxJobMemory?: number }) => {
+  cmd.action(async (
+    o: {
+      bootstrap: string[]
+      roles?: string
+      listen?: string[]
+      network: string
+      controlPort?: number
+      bootstrapRetries: number
+      dataDir?: string
+      json?: boolean
+      logLevel: string
+      chain?: string
+      account?: string
+      stake?: string
+      datasetDir?: string
+      fault?: string[]
+      verifySteps?: string
+      recheckSteps?: string
+      privateAddrs?: boolean
+      maxJobs?: number
+      maxJobMemory?: number
+    }
+  ) => {
     let roles
     try { roles = o.roles == null ? undefined : parseRoles(o.roles) } catch (err) { throw new CliError((err as Error).message, 2) }
     // loaded on use: libp2p and friends cost ~0.5 s of startup for every other command

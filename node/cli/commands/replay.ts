@@ -1,13 +1,23 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../train-util.js'
-import { traceRunStep } from '../../train/run.js'
+import { tapeRunStep } from '../../train/run.js'
 import { replayStep, replaySteps } from '../../train/replay-many.js'
-import { reexecuteOp, sameBits } from '../../train/tracer.js'
+import { reexecuteOp, sameBits } from '../../train/tape-recorder.js'
 
-interface ReplayOpts { proof: string, step?: string, steps?: string, json?: boolean, datasetDir?: string, backend: string, logLevel?: string, trace?: boolean, traceOut?: string }
+interface ReplayOpts {
+  proof: string
+  step?: string
+  steps?: string
+  json?: boolean
+  datasetDir?: string
+  backend: string
+  logLevel?: string
+  tape?: boolean
+  tapeOut?: string
+}
 
 export function register (program: Command): void {
   program.command('replay')
@@ -15,8 +25,8 @@ export function register (program: Command): void {
     .requiredOption('--proof <dir>', 'run directory written by `proofswarm train`')
     .option('--step <n>', 'step to re-execute (1 = the first step)')
     .option('--steps <list>', 'several steps (comma-separated), each from its nearest checkpoint, in one engine; stops at the first mismatch')
-    .option('--trace', 'also record the op trace of the step and re-execute every op in isolation')
-    .option('--trace-out <file>', 'with --trace: write the trace entries (JSON) to this file')
+    .option('--tape', 'also record the op tape of the step and re-execute every op in isolation')
+    .option('--tape-out <file>', 'with --tape: write the tape entries (JSON) to this file')
     .option('--backend <b>', `${BACKEND_CHOICES.join(' | ')}`, 'auto')
     .option('--dataset-dir <dir>', 'where the IDX files are')
     .option('--json', 'print the result as JSON')
@@ -36,9 +46,9 @@ export function register (program: Command): void {
         if (o.step == null) throw new Error('give --step <n> or --steps <list>')
         const step = intOpt(o.step, '--step', 1, 500_000) as number
         const r = await replayStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
-        let trace: Record<string, unknown> | undefined
-        if (o.trace === true) {
-          const tr = await traceRunStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
+        let tape: Record<string, unknown> | undefined
+        if (o.tape === true) {
+          const tr = await tapeRunStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
           const mismatches: string[] = []
           let ops = 0
           for (const e of tr.entries) {
@@ -47,15 +57,19 @@ export function register (program: Command): void {
             if (!outs.every((x, j) => sameBits(x, tr.values[e.index].outputs[j]))) mismatches.push(`${e.index}:${e.kernel}`)
             ops++
           }
-          if (o.traceOut !== undefined) writeFileSync(o.traceOut, JSON.stringify({ version: 1, step, traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, stateNames: tr.stateNames, entries: tr.entries }) + '\n')
-          trace = { traceRoot: tr.traceRoot, skeletonRoot: tr.skeletonRoot, kernels: ops, reexecutedBitwise: ops - mismatches.length, mismatches, stateRootAfterMatches: tr.stateRootAfter === r.expected }
+          if (o.tapeOut !== undefined) writeFileSync(o.tapeOut, JSON.stringify({ version: 1, step, tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, stateNames: tr.stateNames, entries: tr.entries }) + '\n')
+          tape = {
+            tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, kernels: ops,
+            reexecutedBitwise: ops - mismatches.length, mismatches,
+            stateRootAfterMatches: tr.stateRootAfter === r.expected
+          }
         }
-        if (o.json === true) process.stdout.write(JSON.stringify({ ...r, trace }) + '\n')
+        if (o.json === true) process.stdout.write(JSON.stringify({ ...r, tape }) + '\n')
         else {
           process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
-          if (trace !== undefined) process.stdout.write(`  op trace: ${String(trace.kernels)} kernels, ${String(trace.reexecutedBitwise)} re-executed bitwise, trace root ${String(trace.traceRoot)}, skeleton root ${String(trace.skeletonRoot)}\n`)
+          if (tape !== undefined) process.stdout.write(`  op tape: ${String(tape.kernels)} kernels, ${String(tape.reexecutedBitwise)} re-executed bitwise, tape root ${String(tape.tapeRoot)}, skeleton root ${String(tape.skeletonRoot)}\n`)
         }
-        if (!r.match || (trace !== undefined && (trace.mismatches as string[]).length > 0)) process.exitCode = 2
+        if (!r.match || (tape !== undefined && (tape.mismatches as string[]).length > 0)) process.exitCode = 2
       } catch (e) { wrapError(e) }
     })
 }

@@ -11,7 +11,17 @@ import { addDataDir, addJson, collect, dataDirOf, parseIntOption, printJson } fr
 interface Common { dataDir?: string, json?: boolean }
 
 /** One row of the control API's GET /v1/shards/ls. */
-interface ShardListing { cid: string, kind: string, size: number, complete: boolean, pinned?: boolean, name: string, holds: Record<string, { untilBlock?: number, untilTime?: number }>, byReference?: { path: string } }
+interface ShardListing {
+  cid: string
+  kind: string
+  size: number
+  complete: boolean
+  pinned?: boolean
+  name: string
+  holds: Record<string,
+    { untilBlock?: number, untilTime?: number }>
+  byReference?: { path: string }
+}
 
 export function register (program: Command): void {
   const s = program.command('shards').description('content-addressed shards (checkpoints, datasets, models) stored by a running peer and exchanged over the DHT')
@@ -25,9 +35,12 @@ export function register (program: Command): void {
     .option('--reason <id>', 'who holds the retention (e.g. a task id)')
     .option('--by-reference', 'store only where each block is in the file, not a copy: the file must stay, unchanged, as long as the shard is served (changed or deleted → its blocks count as missing)')
   addDataDir(add, 'peer'); addJson(add)
-  add.action(async (file: string, o: Common & { pin?: boolean, name?: string, kind: string, untilBlock?: number, until?: number, reason?: string, byReference?: boolean }) => {
+  add.action(async (
+    file: string, o: Common & { pin?: boolean, name?: string, kind: string, untilBlock?: number, until?: number, reason?: string, byReference?: boolean }
+  ) => {
     const r = await call(o, async c => await c.post<{ cid: string, size: number, blocks: number }>('/v1/shards/add', {
-      path: resolve(file), pin: o.pin === true, name: o.name, kind: o.kind, untilBlock: o.untilBlock, untilTime: o.until, reason: o.reason, byReference: o.byReference === true
+      path: resolve(file), pin: o.pin === true, name: o.name, kind: o.kind,
+      untilBlock: o.untilBlock, untilTime: o.until, reason: o.reason, byReference: o.byReference === true
     }, ADD_TIMEOUT_MS))
     if (o.json === true) printJson(r)
     else process.stdout.write(`${r.cid}\n`)
@@ -43,7 +56,10 @@ export function register (program: Command): void {
     .option('--until-block <n>', 'retain until the chain reaches block n', parseIntOption('--until-block'))
     .option('--until <time>', 'retain until this time (ISO 8601 or ms since epoch)', parseTime)
   addDataDir(get, 'peer'); addJson(get)
-  get.action(async (cid: string, o: Common & { out?: string, copy?: boolean, from?: string[], timeout: number, maxProviders: number, pin?: boolean, untilBlock?: number, until?: number }) => {
+  get.action(async (
+    cid: string,
+    o: Common & { out?: string, copy?: boolean, from?: string[], timeout: number, maxProviders: number, pin?: boolean, untilBlock?: number, until?: number }
+  ) => {
     const dataDir = dataDirOf(o, 'peer')
     let control
     try { control = await readControlFiles(dataDir) } catch (err) { throw new CliError((err as Error).message) }

@@ -20,7 +20,18 @@ export function register (program: Command): void {
     .option('--challenge-window <blocks>', 'blocks after the proof commitment for verdicts and disputes', v => Number(v))
     .option('--solve-timeout <blocks>', 'blocks the selected solver has to commit', v => Number(v))
   addDataDir(cmd, 'peer'); addJson(cmd)
-  cmd.action(async (o: { task: string, dataDir?: string, json?: boolean, solverReward?: string, verifierReward?: string, verifiers?: number, challengeWindow?: number, solveTimeout?: number }) => {
+  cmd.action(async (
+    o: {
+      task: string
+      dataDir?: string
+      json?: boolean
+      solverReward?: string
+      verifierReward?: string
+      verifiers?: number
+      challengeWindow?: number
+      solveTimeout?: number
+    }
+  ) => {
     let prog: unknown
     try { prog = JSON.parse(await readFile(o.task, 'utf8')) } catch (err) { throw new CliError(`cannot read the task file ${o.task}: ${(err as Error).message}`, 2) }
     // refused before any peer is contacted: a task the chain cannot adjudicate is refused there too

@@ -13,7 +13,27 @@ import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
 import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
 
-interface NewOpts { local?: boolean, rowsRoot: boolean, model: string, dataset: string, datasetDir?: string, context: string, layers?: string, dModel?: string, heads?: string, mlp?: string, steps: string, seed?: string, batch?: string, checkpointEvery?: string, optimizer: string, lr?: string, runtime: string, syntheticSize?: string, out?: string }
+interface NewOpts {
+  local?: boolean
+  rowsRoot: boolean
+  model: string
+  dataset: string
+  datasetDir?: string
+  context: string
+  layers?: string
+  dModel?: string
+  heads?: string
+  mlp?: string
+  steps: string
+  seed?: string
+  batch?: string
+  checkpointEvery?: string
+  optimizer: string
+  lr?: string
+  runtime: string
+  syntheticSize?: string
+  out?: string
+}
 
 export function register (program: Command): void {
   const task = program.command('task').description('create and inspect training task programs')
@@ -84,7 +104,12 @@ export function register (program: Command): void {
       try {
         const p = validateProgram(readJson(file, 'task file'))
         const adm = admissibility(p, supportsElement)
-        const r = { programHash: programHash(p), verifiable: adm.ok, ...(adm.ok ? {} : { notVerifiable: adm.reason }), runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps, checkpointEvery: p.checkpointEvery, rootEvery: rootEveryOf(p), batchSize: p.batchSize, optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256 }
+        const r = {
+          programHash: programHash(p), verifiable: adm.ok, ...(adm.ok ? {} : { notVerifiable: adm.reason }),
+          runtime: p.runtime, model: p.model.name, params: p.info.params, steps: p.steps,
+          checkpointEvery: p.checkpointEvery, rootEvery: rootEveryOf(p), batchSize: p.batchSize,
+          optimizer: p.optimizer.name, dataset: p.dataset.name, datasetSha256: p.dataset.sha256
+        }
         if (o.json === true) process.stdout.write(JSON.stringify(r) + '\n')
         else process.stdout.write(`valid: ${r.model} (${r.params} parameters), ${r.steps} steps of ${r.batchSize} with ${r.optimizer} on ${r.dataset}, runtime ${r.runtime}\ncheckpoints every ${r.checkpointEvery} steps, state roots every ${r.rootEvery === 1 ? 'step' : `${r.rootEvery} steps`}\nprogram hash ${r.programHash}\n${adm.ok ? 'verifiable on chain' : `local only: ${adm.reason}`}\n`)
       } catch (e) { wrapError(e) }

@@ -5,7 +5,17 @@ import { addDataDir, addJson, dataDirOf, printJson } from '../options.js'
 
 interface TaskRow {
   taskId: number
-  chain: null | { phase: string, solver: string | null, steps: number, proofRoot: string, verdicts: Array<{ verifier: string, accept: boolean }>, openDisputes: number, escrow: string, deadline: number, challengeEnd: number }
+  chain: null | {
+    phase: string
+    solver: string | null
+    steps: number
+    proofRoot: string
+    verdicts: Array<{ verifier: string, accept: boolean }>
+    openDisputes: number
+    escrow: string
+    deadline: number
+    challengeEnd: number
+  }
   gossip: null | { chain?: { TaskSettled?: { success: boolean, solverPaid: unknown, verifiersPaid: unknown, refunded: unknown } }, proof?: { solver: string } }
   /** the chain's best block when asked (null without a chain) */
   head?: number | null

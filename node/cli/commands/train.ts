@@ -6,7 +6,22 @@ import { runJob } from '../../engine/jobs.js'
 import { readProgram } from '../../train/store.js'
 import { CliError } from '../errors.js'
 
-interface TrainOpts { task: string, out: string, backend: string, resume?: boolean, json?: boolean, datasetDir?: string, until?: string, evaluate: boolean, logLevel?: string, faultOp?: string[], faultWeight?: string[], faultNanThrough?: boolean, faultDiverge?: string, plain?: boolean }
+interface TrainOpts {
+  task: string
+  out: string
+  backend: string
+  resume?: boolean
+  json?: boolean
+  datasetDir?: string
+  until?: string
+  evaluate: boolean
+  logLevel?: string
+  faultOp?: string[]
+  faultWeight?: string[]
+  faultNanThrough?: boolean
+  faultDiverge?: string
+  plain?: boolean
+}
 
 export function register (program: Command): void {
   program.command('train')
@@ -63,7 +78,7 @@ export function register (program: Command): void {
         else {
           process.stdout.write(`trained ${r.steps}/${programJson.steps} steps in ${r.seconds.toFixed(1)} s (${Math.round(r.samplesPerSec)} samples/s) on ${r.backend.runtime}\n`)
           if (r.accuracy !== undefined) process.stdout.write(`test accuracy ${(100 * r.accuracy).toFixed(2)}%\n`)
-          if (r.divergence !== undefined) process.stdout.write(`the run diverged: step ${r.divergence.step + 1} produced a NaN (entry ${r.divergence.entry}, element ${r.divergence.flat} of its op trace); a diverged proof of ${r.steps} steps\n`)
+          if (r.divergence !== undefined) process.stdout.write(`the run diverged: step ${r.divergence.step + 1} produced a NaN (entry ${r.divergence.entry}, element ${r.divergence.flat} of its op tape); a diverged proof of ${r.steps} steps\n`)
           if (r.text !== undefined) process.stdout.write(`validation loss ${r.text.validationLoss.toFixed(4)} nats/token (perplexity ${Math.exp(r.text.validationLoss).toFixed(2)}); unigram baseline ${r.text.unigramBaseline.toFixed(4)}\nsample: ${JSON.stringify(r.text.sample)}\n`)
           process.stdout.write(r.proofWritten ? `proof root ${r.proofRoot}\n` : 'no proof written (run incomplete or backend not the pinned runtime)\n')
         }

@@ -31,6 +31,10 @@ export function tasksHandler ({ book, obs, chainIfStarted, log }: TasksDeps): Ha
     }
     const ids = new Set<number>([...records.map(r => r.taskId), ...Object.keys(views).map(Number)])
     const head = await obs.head()
-    return [...ids].sort((a, b) => a - b).map(id => ({ taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null, head: head ?? null, failedFetches: obs.failedFetches(id) }))
+    return [...ids].sort((a, b) => a - b).map(
+      id => ({
+        taskId: id, chain: views[id] ?? null, gossip: records.find(r => r.taskId === id) ?? null, head: head ?? null, failedFetches: obs.failedFetches(id)
+      })
+    )
   }
 }

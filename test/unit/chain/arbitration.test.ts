@@ -18,7 +18,9 @@ const PROGRAM = taskProgram()
 /** a task of `o.steps` steps comes with a program of those steps (the chain binds the two) */
 const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
   const steps = (o.steps ?? 100) as number; const checkpointEvery = (o.checkpointEvery ?? 10) as number
-  const p = steps >= 1 && checkpointEvery >= 1 && checkpointEvery <= steps && (steps !== 100 || checkpointEvery !== 10) ? taskProgram({ steps, checkpointEvery }) : PROGRAM
+  const p = steps >= 1 && checkpointEvery >= 1 && checkpointEvery <= steps && (steps !== 100 || checkpointEvery !== 10)
+    ? taskProgram({ steps, checkpointEvery })
+    : PROGRAM
   return {
     programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
     solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
@@ -74,7 +76,7 @@ describe('Arbitration: nodes', () => {
     expect(register('Charlie', 16)).toBe('Arbitration.InvalidRoles')
     expect(register('Charlie', 2, 1n)).toBe('Arbitration.InsufficientStake')
     expect(register('Charlie', 2, 10n ** 30n)).toBe('Arbitration.InsufficientStake')
-    // a failed call leaves no trace
+    // a failed call leaves no tape
     expect(h.read('Arbitration', 'Nodes', h.accounts.Charlie)).toBeUndefined()
     expect(h.reserved('Charlie')).toBe(0n)
   })
@@ -296,7 +298,7 @@ describe('Arbitration: disputes', () => {
     expect(force(s)).toBe('Arbitration.InvalidMove')
     expect(force('Dave')).toBeUndefined()
     const f = d().force!
-    // due: the response window (20) + the trace allowance ceil((3 mod 10 + 1) × 20 / 100) = 1
+    // due: the response window (20) + the tape allowance ceil((3 mod 10 + 1) × 20 / 100) = 1
     expect(f).toMatchObject({ to: 'Defender', seq: 0, due: f.at + 21 })
     expect(force('Dave')).toBe('Arbitration.ForcePending')
     expect(answer('Dave', hex(commit))).toBe('Arbitration.NotAddressee')
@@ -335,7 +337,7 @@ describe('Arbitration: disputes', () => {
     const s = committed({ challengeWindow: 40 })
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts[s], kind: 'SolverProof', disputedStep: 3 }).error).toBeUndefined()
     const d = (): DisputeInfo => h.read<DisputeInfo>('Arbitration', 'Disputes', 0) as DisputeInfo
-    // opened_at + trace allowance 1 + (MAX_SEQ 168 + 1) × 2 × (window 5 + 1)
+    // opened_at + tape allowance 1 + (MAX_SEQ 168 + 1) × 2 × (window 5 + 1)
     expect(d().deadline).toBe(d().openedAt + 1 + 169 * 12)
     h.advance(d().deadline - h.number - 1)
     expect(h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBe('Arbitration.NotExpired')
@@ -386,7 +388,7 @@ describe('Arbitration: a silent solver', () => {
   })
 })
 
-// ---- adjudication: the rulings on real traces are in test/unit/dispute/ ----
+// ---- adjudication: the rulings on real tapes are in test/unit/dispute/ ----
 describe('Arbitration: adjudication entry point', () => {
   it('refuses non-parties, unknown disputes and claims that are not dispute claims', () => {
     const s = committed()

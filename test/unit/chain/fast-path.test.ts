@@ -26,7 +26,10 @@ function signed (call: { callIndex: [number, number], args: Record<string, unkno
   const reg = rt.types.registry
   const ext = reg.createType('Extrinsic', reg.createType('Call', call))
   const pair = new Keyring({ type: opts.type ?? 'sr25519' }).addFromUri(`//${opts.who ?? 'Alice'}`)
-  ext.sign(pair, { nonce: opts.nonce, era: opts.era as never, tip: opts.tip, blockHash: opts.blockHash ?? hashes[0], genesisHash: hashes[0], runtimeVersion: { specVersion: 1, transactionVersion: 1 } as never })
+  ext.sign(pair, {
+    nonce: opts.nonce, era: opts.era as never, tip: opts.tip, blockHash: opts.blockHash ?? hashes[0],
+    genesisHash: hashes[0], runtimeVersion: { specVersion: 1, transactionVersion: 1 } as never
+  })
   return ext.toU8a()
 }
 
@@ -54,7 +57,10 @@ describe('chain fast path: codecs', () => {
     const type = rt.types.storage('System', 'Account').valueType
     const cases: AccountInfo[] = [
       { nonce: 0, consumers: 0, providers: 0, sufficients: 0, data: { free: 0n, reserved: 0n, frozen: 0n, flags: 0n } },
-      { nonce: 4294967295, consumers: 7, providers: 1, sufficients: 65536, data: { free: (1n << 128n) - 1n, reserved: 123456789012345678901234567890n, frozen: 1n, flags: 1n << 127n } }
+      {
+        nonce: 4294967295, consumers: 7, providers: 1, sufficients: 65536,
+        data: { free: (1n << 128n) - 1n, reserved: 123456789012345678901234567890n, frozen: 1n, flags: 1n << 127n }
+      }
     ]
     for (const a of cases) {
       const slow = reg.createType(type, a).toU8a()

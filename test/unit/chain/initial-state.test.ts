@@ -27,7 +27,9 @@ let roots: Uint8Array[]
 const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as TaskInfo
 const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo).stake
 const params = (): { disputeBond: bigint, slashPpm: number, winnerSharePpm: number } => h.read('Arbitration', 'Params') as never
-const claimHex = (state: TensorData[], t: number, flat: number): string => u8aToHex(encodeInitClaim(buildInitClaim({ program: BYTES, stateRoots: roots, state, t, flat })))
+const claimHex = (state: TensorData[], t: number, flat: number): string => u8aToHex(
+  encodeInitClaim(buildInitClaim({ program: BYTES, stateRoots: roots, state, t, flat }))
+)
 
 async function committed (state: TensorData[]): Promise<void> {
   h = await Harness.create({ reference })

@@ -102,7 +102,7 @@ describe('the data of the task and dispute pictures', () => {
     wb.progress = [{ taskId: 4, phase: 'verifying', step: 0, steps: 50, curve: undefined, updatedAt: 1 }]
     const text = { validationLoss: 2.525, unigramBaseline: 3.344, sample: 'The rnteeven thing' }
     sub.actors = actors('submitter#1', { open: [4], results: { 4: { modelCid: 'bafy', text } } })
-    const narrowing = [{ seq: 0, stage: 'trace', lo: 0, hi: 128, of: 128 }, { seq: 2, stage: 'trace', lo: 64, hi: 128, of: 128 }]
+    const narrowing = [{ seq: 0, stage: 'tape', lo: 0, hi: 128, of: 128 }, { seq: 2, stage: 'tape', lo: 64, hi: 128, of: 128 }]
     wb.disputes = [{ disputeId: 1, role: 'challenger', ms: 900, moves: 2, winner: 'challenger', reason: 'state claim', taskId: 4, step: 63, narrowing: narrowing as never }]
     // a defender's record has no narrowing and is not drawn
     solver.disputes = [{ disputeId: 1, role: 'defender', ms: 900, moves: 2, winner: 'challenger', reason: '' }]
@@ -124,7 +124,7 @@ describe('the live bisection and stakes over time', () => {
     const agg = new Aggregator({ peers: [{ name: 'wb', dataDir: '/nonexistent', role: 'whistleblower' }] })
     const wb = agg.watches[0].view
     wb.actors = { supervisor: { state: 'running', roles: [] }, actors: [] }
-    const at = (seq: number, lo: number, hi: number): never => ({ seq, stage: 'trace', lo, hi, of: 64 }) as never
+    const at = (seq: number, lo: number, hi: number): never => ({ seq, stage: 'tape', lo, hi, of: 64 }) as never
     agg.chain.view.disputes = [{ id: '2', status: 'Open', taskId: 5 } as never]
     // only the forced commit is on chain so far: the page draws it before any peer reports
     agg.chain.view.chainMoves = { 2: [at(0, 0, 64)] }
@@ -174,15 +174,15 @@ describe('the devnet\'s progress line for a dispute being played', () => {
   it('says how many answers and what is still in dispute, and goes away once decided', async () => {
     const row = (status: string, narrowing: unknown[]): never => ({ id: '3', status, rounds: [], narrowing }) as never
     expect(disputeItem(row('Open', []))).toEqual({ label: 'dispute 3', text: '0 answers of the defender; waiting for the defender\'s commitment' })
-    expect(disputeItem(row('Open', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }, { seq: 2, stage: 'trace', lo: 32, hi: 48, of: 64 }]))!.text).toBe('2 answers of the defender; ops 32–47 of 64 still in dispute')
+    expect(disputeItem(row('Open', [{ seq: 0, stage: 'tape', lo: 0, hi: 64, of: 64 }, { seq: 2, stage: 'tape', lo: 32, hi: 48, of: 64 }]))!.text).toBe('2 answers of the defender; ops 32–47 of 64 still in dispute')
     expect(disputeItem(row('Open', [{ seq: 4, stage: 'entry', entry: 37, lo: 37, hi: 38, of: 38, note: 'MatMul' }]))!.text).toBe('1 answer of the defender; narrowed to op 37 (MatMul)')
-    expect(disputeItem(row('ChallengerWon', [{ seq: 0, stage: 'trace', lo: 0, hi: 64, of: 64 }]))).toBeUndefined()
+    expect(disputeItem(row('ChallengerWon', [{ seq: 0, stage: 'tape', lo: 0, hi: 64, of: 64 }]))).toBeUndefined()
     // from the aggregator's states: shown when it changes, removed when decided
     const agg = new Aggregator({ peers: [] })
     const shown: Array<[string, string | undefined]> = []
     const stop = watchDisputes(agg, (key, item) => shown.push([key, item?.text]))
     agg.chain.view.disputes = [{ id: '3', status: 'Open', taskId: 1 } as never]
-    agg.chain.view.chainMoves = { 3: [{ seq: 0, stage: 'trace', lo: 0, hi: 8, of: 8 }] }
+    agg.chain.view.chainMoves = { 3: [{ seq: 0, stage: 'tape', lo: 0, hi: 8, of: 8 }] }
     const emit = (): void => { (agg as any).emit({ type: 'state', state: agg.state(false) }) }
     emit(); emit()
     agg.chain.view.disputes = [{ id: '3', status: 'DefenderWon', taskId: 1 } as never]

@@ -29,7 +29,9 @@ describe('the devnet\'s checkpoint spacing', () => {
     expect(idle.optimum).toBeGreaterThan(recommendedCheckpointEvery(1000))
     // capped: a verifier's replays cross the forced step at most about twice as often as at the default spacing
     expect(idle.every).toBe(MAX_SPACING_FACTOR * recommendedCheckpointEvery(1000))
-    expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 20, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000, 0, CHECKPOINT_COST_STEPS + 20 / 11.03))
+    expect(
+      checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 20, stateBytes: 0 }).every
+    ).toBe(recommendedCheckpointEvery(1000, 0, CHECKPOINT_COST_STEPS + 20 / 11.03))
     // free coding: the old spacing
     expect(checkpointSpacingFor({ steps: 1000, batchSize: 64, samplesPerSec: 5800, codeMs: 0, stateBytes: 0 }).every).toBe(recommendedCheckpointEvery(1000))
     // the same coding on slower steps is fewer steps' worth: checkpoints closer together

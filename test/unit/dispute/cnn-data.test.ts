@@ -21,7 +21,9 @@ const exampleOf = { sgd: Math.floor(Math.random() * 4), adam: Math.floor(Math.ra
 /** A dataset row that is not the one the program's data order puts at `example` of the disputed step (another image). */
 function otherRow (run: Run, example: number): number {
   const rows = batchIndices(run.program.seed, run.ds.trainSize, run.program.batchSize, run.step)
-  return (rows[example] + 1 + example) % run.ds.trainSize === rows[example] ? (rows[example] + 2) % run.ds.trainSize : (rows[example] + 1 + example) % run.ds.trainSize
+  return (rows[example] + 1 + example) % run.ds.trainSize === rows[example]
+    ? (rows[example] + 2) % run.ds.trainSize
+    : (rows[example] + 1 + example) % run.ds.trainSize
 }
 
 beforeAll(async () => {

@@ -15,28 +15,40 @@ import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript 
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../../../protocols/tape/tape.js'
 import { datasetRef, inputRows, labelRows, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { reexecuteOp, traceStep, type OpValues } from '../../../node/train/tracer.js'
+import { reexecuteOp, tapeStep, type OpValues } from '../../../node/train/tape-recorder.js'
 import { Harness } from '../chain/harness.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 
-// A real disputed step: an honest run of a tiny MLP task, the op trace of
+// A real disputed step: an honest run of a tiny MLP task, the op tape of
 // step `s` (0-based, on-chain numbering) with every op's values, and helpers
 // to derive a consistent cheater (one op output perturbed, everything after it
 // re-executed), to play the off-chain game between two in-process players and
 // to settle it on the pure chain runtime.
 
-export interface Run { program: TaskProgram, programBytes: Uint8Array, step: number, entries: TraceEntry[], values: OpValues[], roots: string[], before: TensorData[], skeleton: Uint8Array[], x: TensorData, y: TensorData, ds: Dataset }
+export interface Run {
+  program: TaskProgram
+  programBytes: Uint8Array
+  step: number
+  entries: TapeEntry[]
+  values: OpValues[]
+  roots: string[]
+  before: TensorData[]
+  skeleton: Uint8Array[]
+  x: TensorData
+  y: TensorData
+  ds: Dataset
+}
 
 export async function honestRun (program: TaskProgram, ds: Dataset, step: number): Promise<Run> {
   const t = await Trainer.create(program, ds)
   const roots: string[] = [toHex(t.stateRoot())]
   while (t.step < step) { t.runStep(); roots.push(toHex(t.stateRoot())) }
   const before = t.stateTensors().map(x => ({ ...x, values: x.values.slice() }))
-  const tr = traceStep(t)
+  const tr = tapeStep(t)
   roots.push(tr.stateRootAfter)
   while (t.step < program.steps) { t.runStep(); roots.push(toHex(t.stateRoot())) }
   t.dispose()
@@ -50,14 +62,14 @@ export async function honestRun (program: TaskProgram, ds: Dataset, step: number
   }
 }
 
-export interface Side { entries: TraceEntry[], values: OpValues[], roots: string[] }
+export interface Side { entries: TapeEntry[], values: OpValues[], roots: string[] }
 
 const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
 
 /** A consistent cheater: output 0 of entry `i` gets element `el` perturbed; every later op is re-executed on it. */
 export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value?: number): Side {
   const values: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
-  const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+  const entries: TapeEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
   const o = values[i].outputs[0]
   const nv = o.values.slice() as Float32Array
   nv[el % nv.length] = value ?? nv[el % nv.length] + 1
@@ -89,7 +101,7 @@ export function tamperOp (run: Run, i: number, el = 0, alsoInput?: number, value
   return { entries, values, roots }
 }
 
-/** A solver that perturbs a weight after the step (no op produced it): its trace is honest, its post-state root is not. */
+/** A solver that perturbs a weight after the step (no op produced it): its tape is honest, its post-state root is not. */
 export function tamperWeight (run: Run): Side {
   const after = run.values[run.values.length - 1].inputs.map(t => ({ ...t, values: t.values.slice() }))
   after[0].values[0] += 1
@@ -127,7 +139,21 @@ export const STAKE = 10_000n * UNIT
 
 /** A harness chain where Bob (solver) was selected for the run's task and committed the defender's proof; Dave, Eve and Ferdie are verifiers. */
 /** `verifiers`: which of Dave, Eve and Ferdie register with the verifier role (the chain draws the task's verifiers among them); the others are whistleblowers only. Default: all three. `extraVerifiers`: that many more verifier accounts (Verifier1…, funded by Alice), for tasks asking more verifiers than three: a task reaches a solver only once its verifier_count verifiers can answer for it. */
-export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm?: number, disputeClock?: number, challengeWindow?: number, verifierCount?: number, verifierReward?: bigint, genesis?: string, diverged?: { stepCount: number, entry: number, flat: number }, commit?: boolean, verifiers?: string[], extraVerifiers?: number } = {}): Promise<Harness> {
+export async function taskOnChain (
+  run: Run, defender: Side,
+  o: {
+    forcedErrorPpm?: number
+    disputeClock?: number
+    challengeWindow?: number
+    verifierCount?: number
+    verifierReward?: bigint
+    genesis?: string
+    diverged?: { stepCount: number, entry: number, flat: number }
+    commit?: boolean
+    verifiers?: string[]
+    extraVerifiers?: number
+  } = {}
+): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, (o.verifiers ?? [v]).includes(v) ? 4 | 8 : 8, STAKE)).error).toBeUndefined()
@@ -140,8 +166,18 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   }
   const dsRoot = datasetRootOf(commitTensor(run.x).root, commitTensor(run.y).root)
   const r = h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: '0x' + toHex(sha256(run.programBytes)), program: u8aToHex(run.programBytes), datasetRoot: '0x' + toHex(dsRoot), skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
-    steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: o.verifierReward ?? 100n * UNIT, verifierCount: o.verifierCount ?? 2, challengeWindow: o.challengeWindow ?? 50, solveTimeout: 20
+    programHash: '0x' + toHex(sha256(run.programBytes)),
+    program: u8aToHex(run.programBytes),
+    datasetRoot: '0x' + toHex(dsRoot),
+    skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
+    steps: run.program.steps,
+    checkpointEvery: run.program.checkpointEvery,
+    escrow: 1000n * UNIT,
+    solverReward: 600n * UNIT,
+    verifierReward: o.verifierReward ?? 100n * UNIT,
+    verifierCount: o.verifierCount ?? 2,
+    challengeWindow: o.challengeWindow ?? 50,
+    solveTimeout: 20
   })
   expect(r.error).toBeUndefined()
   h.advance(1)
@@ -149,7 +185,7 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
   const dv = o.diverged
   if (o.commit === false) return h
   if (dv !== undefined) {
-    // a diverged proof: states 0..k and where step k's trace produced its first NaN
+    // a diverged proof: states 0..k and where step k's tape produced its first NaN
     const roots = defender.roots.slice(0, dv.stepCount + 1)
     expect(h.run('Bob', 'Arbitration', 'commit_diverged', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], checkpoints: [], ...dv }).error).toBeUndefined()
   } else expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(defender.roots.map(fromHex))), finalStateRoot: '0x' + defender.roots[defender.roots.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
@@ -157,7 +193,9 @@ export async function taskOnChain (run: Run, defender: Side, o: { forcedErrorPpm
 }
 
 /** Submits the task, commits the defender's proof, opens the dispute and plays it to the end on the harness chain. */
-export async function playOnChain (run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
+export async function playOnChain (
+  run: Run, defender: Side, challenger: Side, o: PlayOptions & { diverged?: { stepCount: number, entry: number, flat: number } } = {}
+): Promise<{ outcome: Outcome, h: Harness, solver: string, challengerName: string }> {
   const h = await taskOnChain(run, defender, o)
   const step = o.disputedStep ?? run.step
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
@@ -179,8 +217,13 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
   const ctx = o.ctx ?? contextOn(h, o.disputeId)
   const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
-  const D = new DefenderGame({ ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m), stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes })
-  const before = o.challengerOpensWrongPre === true ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t) : run.before
+  const D = new DefenderGame({
+    ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m),
+    stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes
+  })
+  const before = o.challengerOpensWrongPre === true
+    ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t)
+    : run.before
   const C = new ChallengerGame({
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
     stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
@@ -194,7 +237,9 @@ export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side
   return { D, C, ctx }
 }
 
-export function playDispute (h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }): Outcome {
+export function playDispute (
+  h: Harness, run: Run, defender: Side, challenger: Side, o: PlayOptions & { disputeId: number, challengerName: string, disputedStep: number }
+): Outcome {
   const disputeId = o.disputeId
   const bob = pair('Bob'); const dave = pair(o.challengerName)
   const { D, C, ctx } = gamesFor(h, run, defender, challenger, o)
@@ -209,7 +254,8 @@ export function playDispute (h: Harness, run: Run, defender: Side, challenger: S
     const d = h.read<DisputeInfo>('Arbitration', 'Disputes', disputeId)!
     return { status: d.status, moves, txs, claim, claimBytes: bytes.length, events: res.events, error: res.error, adjudicateMs: ms, how: 'claim' }
   }
-  const quiet = (): boolean => (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) || (o.defenderOffChainAfter !== undefined && moves >= o.defenderOffChainAfter)
+  const quiet = (): boolean => (o.defenderSilentAfter !== undefined && moves >= o.defenderSilentAfter) ||
+    (o.defenderOffChainAfter !== undefined && moves >= o.defenderOffChainAfter)
   /** the defender went quiet: the challenger forces its pending move; a silent defender lets it time out, a withholding one answers on chain */
   const force = (): { outcome?: Outcome, answer?: Signed } => {
     const p = C.pending
@@ -227,7 +273,7 @@ export function playDispute (h: Harness, run: Run, defender: Side, challenger: S
     expect(tx('Bob', 'answer_move', { answer: hexOf(answer) }).error).toBeUndefined()
     return { answer }
   }
-  // D moves first: its trace commitment
+  // D moves first: its tape commitment
   let dMsg: Signed
   if (quiet()) {
     const f = force()
@@ -275,7 +321,7 @@ export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, outp
 
 export interface ForcedRun { run: Run, step: number, output: string, proof: string }
 
-/** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run traced at that step, and the VRF draw. */
+/** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run taped at that step, and the VRF draw. */
 export async function forcedTask (): Promise<ForcedRun> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)

@@ -60,7 +60,9 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
     const b = bob.vrfSign(forcedErrorTranscript(3, seed), FORCED_ERROR_VRF_CONTEXT)
     expect(u8aToHex(a.slice(0, 32))).toBe(u8aToHex(b.slice(0, 32))) // one output per key and transcript
     const verify = (m: Uint8Array, op: Uint8Array, pub: Uint8Array, c: Uint8Array): boolean => sr25519VrfVerify(m, op, pub, c)
-    const check = (taskId: number, pub: Uint8Array, out = a.slice(0, 32)) => checkForcedErrorReveal({ publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, output: out, proof: a.slice(32) }, verify)
+    const check = (taskId: number, pub: Uint8Array, out = a.slice(0, 32)) => checkForcedErrorReveal(
+      { publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, output: out, proof: a.slice(32) }, verify
+    )
     const ok = check(3, bob.publicKey)
     expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000) })
     expect(check(4, bob.publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another task
@@ -105,7 +107,7 @@ describe('forced errors on chain', () => {
     expect(o.events).not.toContain('Arbitration.JackpotPaid')
     expect(h.reserved('Dave')).toBe(STAKE) // the bond is back at once, whatever the solver does
     expect(taskOf(h).rulings.map(r => [r.outcome, r.claimKind])).toEqual([['AwaitingReveal', 'State']])
-    expect(o.claim?.kind).toBe('state') // traces agree: one move, no bisection
+    expect(o.claim?.kind).toBe('state') // tapes agree: one move, no bisection
     expect(taskOf(h).rulings[0].honestPost).toBe('0x' + run.roots[step + 1]) // the honest post-state its @state entry hashes to
     // forged reveals are refused with a clear module error
     const charlie = drawOn(h, 'Charlie')

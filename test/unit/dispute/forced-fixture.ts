@@ -10,13 +10,15 @@ import type { Run, Side } from './fixture.js'
 // cheater's that covers more changes at the same step, with the exactness
 // proof each can build for its reveal.
 
-/** The honest post-state tensors of the run's step (its trace's @state values). */
+/** The honest post-state tensors of the run's step (its tape's @state values). */
 export const honestPost = (run: Run): TensorData[] => run.values[run.values.length - 1].inputs
 
-/** A solver whose trace is honest and whose committed post-state is `post` (and every later state root too). */
+/** A solver whose tape is honest and whose committed post-state is `post` (and every later state root too). */
 export function committing (run: Run, post: TensorData[]): Side & { post: TensorData[] } {
   const root = toHex(stateRoot(post, run.step + 1))
-  return { entries: run.entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)], post }
+  return {
+    entries: run.entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)], post
+  }
 }
 
 /** The honest forced error: element 0 of state tensor 0 set to |v| + 1 after the step. */

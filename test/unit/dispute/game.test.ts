@@ -4,7 +4,7 @@ import { axisLayout, matrixView, sizeOf } from '../../../protocols/commit/tensor
 import type { Claim } from '../../../protocols/dispute/claim.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
@@ -38,7 +38,7 @@ function bound (run: Run, entry: number): number {
   const e = run.entries[entry]
   const out = e.outputs[0] ?? { shape: [1] }
   const { rows, cols } = matrixView(out.shape)
-  // step level: 0 rounds (every per-step root is committed); + trace + tensor tree + constant
+  // step level: 0 rounds (every per-step root is committed); + tape + tensor tree + constant
   return clog2(run.program.steps) + clog2(run.entries.length) + clog2(rows * cols) + 6
 }
 
@@ -65,7 +65,11 @@ for (const opt of ['sgd', 'adam'] as const) {
         expect(outcome.txs, kernel).toBe(1)
         expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
         seen.push(`${kernel}:${outcome.claim?.kind}`)
-        figures.push({ opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves, txs: outcome.txs + 1, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes, adjudicateMs: outcome.adjudicateMs })
+        figures.push({
+          opt, kernel, entry: i, entries: run.entries.length, kind: outcome.claim?.kind, moves: outcome.moves,
+          txs: outcome.txs + 1, bound: 2 * bound(run, i), claimBytes: outcome.claimBytes,
+          adjudicateMs: outcome.adjudicateMs
+        })
       }
       // the first tampered op is adjudicated as one element (not caught as a later inconsistency)
       expect(seen.filter(s => s.endsWith(':element')).length).toBeGreaterThanOrEqual(kinds.size - 2)
@@ -80,7 +84,7 @@ for (const opt of ['sgd', 'adam'] as const) {
 
     it('an honest solver challenged falsely: the challenger loses its bond', async () => {
       const run = runs[opt]
-      // the challenger is the cheater here: its own trace has a wrong op
+      // the challenger is the cheater here: its own tape has a wrong op
       const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul')
       const { outcome, h } = await playOnChain(run, honest(run), tamperOp(run, i))
       expect(outcome.status).toBe('DefenderWon')

@@ -5,7 +5,7 @@ import { batchIndices } from '../../../protocols/data/order.js'
 import { newProgram, stepKernels, type TaskProgram } from '../../../protocols/program/index.js'
 import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, textDataset } from '../../../node/train/dataset.js'
@@ -46,11 +46,11 @@ const PROGRAM = (opt: 'sgd' | 'adam'): TaskProgram => newProgram({ model: 'gpt',
 
 describe(`disputes over a GPT adam step (step ${stepOf.adam}): every kernel kind, tampered`, () => {
   const kernels = stepKernels(PROGRAM('adam'))
-  it('the matrix covers every kernel of both optimizers\' steps, as traced', () => {
+  it('the matrix covers every kernel of both optimizers\' steps, as taped', () => {
     const run = runs.adam
     expect(kernels).toEqual(expect.arrayContaining(stepKernels(PROGRAM('sgd'))))
-    const traced = new Set(run.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel))
-    expect([...traced].sort()).toEqual(kernels)
+    const taped = new Set(run.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel))
+    expect([...taped].sort()).toEqual(kernels)
     expect(new Set(runs.sgd.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel)).size).toBeGreaterThanOrEqual(15)
   })
   for (const kernel of kernels) {

@@ -4,7 +4,7 @@ import { ZERO_HASH } from '../../../protocols/commit/merkle.js'
 import { narrowingOf, type Msg } from '../../../protocols/dispute/index.js'
 
 // The dashboard's picture of a bisection (protocols/dispute/narrowing.ts):
-// the defender's messages of a game over a step whose trace has 8 leaves,
+// the defender's messages of a game over a step whose tape has 8 leaves,
 // narrowed to op 5 (a MatMul), its output 0 of 4 × 8, row group 2 of 4.
 
 const h = (b: number): Uint8Array => new Uint8Array(32).fill(b)
@@ -26,11 +26,11 @@ const transcript: Msg[] = [
 ]
 
 describe('the narrowing of a bisection', () => {
-  it('is the range each message leaves in dispute: ops of the trace, the op, its tensor, rows, the slice', () => {
+  it('is the range each message leaves in dispute: ops of the tape, the op, its tensor, rows, the slice', () => {
     const n = narrowingOf(transcript)
-    expect(n.map(s => s.stage)).toEqual(['trace', 'trace', 'trace', 'trace', 'entry', 'tensor', 'rows', 'rows', 'slice'])
+    expect(n.map(s => s.stage)).toEqual(['tape', 'tape', 'tape', 'tape', 'entry', 'tensor', 'rows', 'rows', 'slice'])
     expect(n.slice(0, 4).map(s => [s.lo, s.hi, s.of])).toEqual([[0, 8, 8], [0, 8, 8], [4, 8, 8], [4, 6, 8]])
-    // every trace range holds the next one, and the last holds the op the game ends on
+    // every tape range holds the next one, and the last holds the op the game ends on
     for (let i = 1; i < 4; i++) expect(n[i].lo >= n[i - 1].lo && n[i].hi <= n[i - 1].hi).toBe(true)
     expect(n[4]).toMatchObject({ stage: 'entry', entry: 5, lo: 5, hi: 6, note: 'MatMul' })
     expect(n[5]).toMatchObject({ stage: 'tensor', entry: 5, tensor: 'output 0', lo: 0, hi: 32, note: 'float32[4×8]' })

@@ -4,14 +4,14 @@ import { Keyring } from '@polkadot/keyring'
 import { cryptoWaitReady, sr25519Verify } from '@polkadot/util-crypto'
 import { proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { MAX_MESSAGE_BYTES, signMsg, verifySigned, type Signed } from '../../../protocols/dispute/index.js'
-import { anyFault, parseNodeFaults, trainFaults, traceFaults } from '../../../node/dispute/faults.js'
-import { decodeTraceFile, encodeTraceFile, type TraceFile } from '../../../node/engine/trace-file.js'
+import { anyFault, parseNodeFaults, trainFaults, tapeFaults } from '../../../node/dispute/faults.js'
+import { decodeTapeFile, encodeTapeFile, type TapeFile } from '../../../node/engine/tape-file.js'
 import { DISPUTE_PROTOCOL, SILENT, decodeRequest, decodeResponse, encodeRequest, encodeResponse, request, serve, type DisputeRequest } from '../../../node/dispute/transport.js'
 import { createHost, type Host } from '../../../node/p2p/host.js'
 import { lpStream } from '@libp2p/utils'
 
-// The node side of disputes, below the chain: fault specs, the trace file the
-// trace child hands to the peer, and the request/response transport over real
+// The node side of disputes, below the chain: fault specs, the tape file the
+// tape child hands to the peer, and the request/response transport over real
 // libp2p hosts on 127.0.0.1 (signed messages, oversized frames, silence).
 
 describe('fault specs (join --fault)', () => {
@@ -20,14 +20,14 @@ describe('fault specs (join --fault)', () => {
     expect(f).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3], lie: true, silent: true })
     expect(anyFault(f)).toBe(true)
     expect(anyFault(parseNodeFaults([]))).toBe(false)
-    expect(traceFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
+    expect(tapeFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
     expect(trainFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
   })
 
   it('a forced error at on-chain step i changes one element of the state after engine step i+1, with no fault configured', () => {
-    expect(traceFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [8] })
+    expect(tapeFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [8] })
     expect(trainFaults(parseNodeFaults(['tamper-weight@8']), 7)).toEqual({ ops: [], weights: [8] })
-    expect(traceFaults(parseNodeFaults([]), null)).toEqual({ ops: [], weights: [] })
+    expect(tapeFaults(parseNodeFaults([]), null)).toEqual({ ops: [], weights: [] })
   })
 
   it('refuses unknown or malformed specs with a clear message', () => {
@@ -38,20 +38,20 @@ describe('fault specs (join --fault)', () => {
     expect(() => parseNodeFaults(['fake-divergence@0'])).toThrow(/unknown fault/)
   })
 
-  it('NaN faults are the training job\'s only (a trace job traces whatever the step holds)', () => {
+  it('NaN faults are the training job\'s only (a tape job tapes whatever the step holds)', () => {
     const f = parseNodeFaults(['train-through-nan', 'fake-divergence@3'])
     expect(f).toMatchObject({ nanThrough: true, fakeDivergence: 3 })
     expect(anyFault(f)).toBe(true)
-    expect(traceFaults(f, null)).toEqual({ ops: [], weights: [] })
+    expect(tapeFaults(f, null)).toEqual({ ops: [], weights: [] })
     expect(trainFaults(f, 2)).toEqual({ ops: [], weights: [3], nanThrough: true, fakeDivergence: 3 })
   })
 })
 
-describe('trace file', () => {
+describe('tape file', () => {
   it('round-trips entries, tensor values, leaves and batch-row proofs', () => {
     const a: TensorData = { shape: [2, 3], dtype: 'float32', values: new Float32Array([1, 2, 3, 4, 5, 6.5]) }
     const i: TensorData = { shape: [3], dtype: 'int32', values: new Int32Array([7, -8, 9]) }
-    const f: TraceFile = {
+    const f: TapeFile = {
       step: 4,
       entries: [{ index: 0, kernel: 'Relu', attrs: {}, inputs: [{ name: 'x', ref: { kind: 'state', index: 0 }, dtype: 'float32', shape: [2, 3], commitment: 'ab'.repeat(32) }], outputs: [{ dtype: 'float32', shape: [2, 3], commitment: 'cd'.repeat(32) }] }],
       values: [{ inputs: [a], outputs: [i] }],
@@ -61,7 +61,7 @@ describe('trace file', () => {
       batchRows: [1, 0],
       dataset: { xRoot: new Uint8Array(32).fill(4), yRoot: new Uint8Array(32).fill(5), rows: [{ row: 1, x: proveSlice(a, 'row', 1), y: proveSlice(a, 'row', 0) }] }
     }
-    const g = decodeTraceFile(encodeTraceFile(f))
+    const g = decodeTapeFile(encodeTapeFile(f))
     expect(g.step).toBe(4)
     expect(g.entries).toEqual(f.entries)
     expect([...g.values[0].inputs[0].values]).toEqual([1, 2, 3, 4, 5, 6.5])
@@ -70,7 +70,7 @@ describe('trace file', () => {
     expect(g.preLeaves[0]).toEqual(f.preLeaves[0])
     expect(g.batchRows).toEqual([1, 0])
     expect(g.dataset!.rows[0].x).toEqual(f.dataset!.rows[0].x)
-    expect(() => decodeTraceFile(new Uint8Array([0xa1, 0x61, 0x76, 0x02]))).toThrow(/version 1/)
+    expect(() => decodeTapeFile(new Uint8Array([0xa1, 0x61, 0x76, 0x02]))).toThrow(/version 1/)
   })
 })
 
@@ -104,7 +104,7 @@ describe('transport /proofswarm/dispute/3.0.0 over libp2p', () => {
     const r = decodeRequest(encodeRequest({ d: 5, m: commit }))
     expect(r.m!.m).toEqual(commit.m)
     expect(decodeResponse(encodeResponse({ end: 'over' }))).toEqual({ end: 'over' })
-    // the announcement of a coming dispute (the defender traces the step at once)
+    // the announcement of a coming dispute (the defender tapes the step at once)
     expect(decodeRequest(encodeRequest({ d: 0, prepare: { task: 4, step: 7 } }))).toEqual({ d: 0, prepare: { task: 4, step: 7 } })
     expect(() => decodeRequest(encodeRequest({ d: 0, prepare: { task: -1, step: 7 } }))).toThrow(/bad prepare/)
     expect(() => decodeRequest(new Uint8Array([0xa1, 0x61, 0x64, 0x20]))).toThrow(/bad dispute request/)

@@ -1,14 +1,14 @@
 import { toHex } from '../../../protocols/commit/merkle.js'
 import { stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, sizeOf, type TensorData } from '../../../protocols/commit/tensor.js'
-import { STATE_PSEUDO_KERNEL, type TraceEntry } from '../../../protocols/trace/trace.js'
-import { reexecuteOp, type OpValues } from '../../../node/train/tracer.js'
+import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../../../protocols/tape/tape.js'
+import { reexecuteOp, type OpValues } from '../../../node/train/tape-recorder.js'
 import type { Run, Side } from './fixture.js'
 
 // A solver that trains on other data than the program's: example `example`
 // of the batch input `name` is replaced by dataset row `fromRow` (another
 // image, or another label), and the whole step is re-executed on it, so its
-// trace is consistent and only the batch differs from the dataset.
+// tape is consistent and only the batch differs from the dataset.
 
 const commitHex = (t: TensorData): string => toHex(commitTensor(t).root)
 
@@ -25,7 +25,7 @@ export function trainOnOtherRow (run: Run, name: 'x' | 'y', example: number, fro
   if (commitHex(other) === commitHex(batch)) throw new Error('the replacement row equals the original one')
 
   const out: OpValues[] = run.values.map(v => ({ inputs: v.inputs, outputs: v.outputs }))
-  const entries: TraceEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+  const entries: TapeEntry[] = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
   const changed = new Set<number>()
   for (let j = 0; j < entries.length; j++) {
     const e = entries[j]

@@ -20,11 +20,11 @@ describe('transcript: which message may follow which', () => {
     expect(continuationError(commit, { ...open, step: 5 })).toMatch(/another step/)
     expect(continuationError(commit, query('children', 1, 0, { e: -1 }, 1))).toMatch(/answered by the opening/)
     expect(continuationError(open, nodes(0, 0))).toBeUndefined()
-    expect(continuationError(open, nodes(1, 0))).toMatch(/children of the trace root/)
+    expect(continuationError(open, nodes(1, 0))).toMatch(/children of the tape root/)
     expect(continuationError(commit, { ...open, seq: 3 })).toMatch(/does not follow/)
   })
 
-  it('a query names a child of the answered node; children above the leaves, the entry at the trace leaves', () => {
+  it('a query names a child of the answered node; children above the leaves, the entry at the tape leaves', () => {
     const n = { ...nodes(1, 1), seq: 2 }
     expect(continuationError(n, query('children', 2, 2))).toBeUndefined()
     expect(continuationError(n, query('children', 2, 3))).toBeUndefined()
@@ -66,7 +66,7 @@ describe('transcript: which message may follow which', () => {
     const consistent = { ...nodes(0, 0, 4), node: nodeHash(h(6), h(7)) } as Msg
     const { facts, selfContradiction } = factsOf([{ ...commit, traceRoot: nodeHash(h(6), h(7)) } as Msg, consistent])
     expect(selfContradiction).toBeUndefined()
-    expect(conflictOf(facts)).toMatch(/depth:trace/)
+    expect(conflictOf(facts)).toMatch(/depth:tape/)
     expect(factsOf([{ ...nodes(3, 0, 3), node: nodeHash(h(6), h(7)) } as Msg]).selfContradiction).toMatch(/tree of depth 3/)
   })
 })

@@ -15,7 +15,7 @@ describe('engine requests', () => {
       { id: 1, kind: 'train', taskFile: '/t/task.json', outDir: '/t/run', resume: true, datasetDir: undefined, faults: { ops: [{ kernel: 'BatchMatMul', step: 3 }], weights: [1], nanThrough: true, fakeDivergence: 4 } },
       { id: 2, kind: 'evaluate', modelDir: '/t/run', backend: 'wasm' },
       { id: 3, kind: 'commitments', taskFile: '/t/task.json' },
-      { id: 4, kind: 'trace', runDir: '/t/run', step: 7, out: '/t/trace.cbor', datasetProofs: true, faults: { ops: [], weights: [7] } },
+      { id: 4, kind: 'tape', runDir: '/t/run', step: 7, out: '/t/tape.cbor', datasetProofs: true, faults: { ops: [], weights: [7] } },
       { id: 5, kind: 'warm', taskFile: '/t/task.json', datasetDir: '/d' },
       { id: 6, kind: 'replay', runDir: '/t/run', steps: [1, 5, 9], checkpointLayout: 'program' },
       { id: 7, kind: 'divergence', runDir: '/t/run', checkpointLayout: 'manifest' }

@@ -4,15 +4,15 @@ import { matrixView, sizeOf, type TensorData, type TypedValues } from '../../../
 import { isBatchLayout } from '../../../protocols/data/layout.js'
 import { CPU_RUNTIME, NODE_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME, admissibility, batchInputs, newProgram, stateEntryBound, parseProgramBytes, programBytes, stepKernels, validateProgram, type LayerJson, type SequentialJson, type TaskProgram } from '../../../protocols/program/index.js'
 import { computeElement, elementOperands, opShapeOf, supportsElement, type OperandRef } from '../../../protocols/reference/index.js'
-import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, encodeEntry } from '../../../protocols/trace/trace.js'
+import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, encodeEntry } from '../../../protocols/tape/tape.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, textDataset, type Dataset } from '../../../node/train/dataset.js'
 import { ASCII_VOCAB } from '../../../protocols/program/gpt.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { traceStep, type StepTrace } from '../../../node/train/tracer.js'
+import { tapeStep, type StepTape } from '../../../node/train/tape-recorder.js'
 
 // The admissibility rule against reality: a real training step of every
-// admissible configuration is traced on the pinned runtime, and what the
+// admissible configuration is taped on the pinned runtime, and what the
 // chain would have to judge (every op's element, every batch input's row)
 // must be exactly what the rule promises it can.
 
@@ -23,29 +23,29 @@ function program (model: string, optimizer: 'sgd' | 'adam', runtime = WASM_RUNTI
   return newProgram({ model, dataset: datasetRef(ds), steps: 3, optimizer, batchSize: 4, seed: 3, checkpointEvery: 3, runtime })
 }
 
-async function trace (p: TaskProgram): Promise<StepTrace> {
+async function tape (p: TaskProgram): Promise<StepTape> {
   const t = await Trainer.create(p, ds)
-  try { t.runStep(); return traceStep(t) } finally { t.dispose() }
+  try { t.runStep(); return tapeStep(t) } finally { t.dispose() }
 }
 
-const traced = (tr: StepTrace): string[] => [...new Set(tr.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel))].sort()
+const taped = (tr: StepTape): string[] => [...new Set(tr.entries.filter(e => e.kernel !== STATE_PSEUDO_KERNEL).map(e => e.kernel))].sort()
 
 beforeAll(async () => {
   await initBackend('wasm')
   ds = syntheticDataset(5, 64, 8)
 })
 
-describe('admissibility vs traced training steps (wasm)', () => {
+describe('admissibility vs taped training steps (wasm)', () => {
   for (const [model, optimizer] of CONFIGS) {
-    it(`${model} ${optimizer}: every traced op has an element reference, every batch input a data claim`, async () => {
+    it(`${model} ${optimizer}: every taped op has an element reference, every batch input a data claim`, async () => {
       const p = program(model, optimizer)
       const v = validateProgram(p)
       const adm = admissibility(v, supportsElement)
       expect(adm.reason).toBe('')
       expect(adm.ok).toBe(true)
-      const tr = await trace(p)
+      const tr = await tape(p)
       // the rule's kernel list is exactly what the step runs: no kernel the chain was not asked about
-      expect(traced(tr)).toEqual(stepKernels(p))
+      expect(taped(tr)).toEqual(stepKernels(p))
       const dataShapes = new Map(batchInputs(v).map(b => [b.name, b]))
       let data = 0
       for (const e of tr.entries) {
@@ -91,7 +91,7 @@ function slice (t: TensorData, r: OperandRef): TypedValues {
 }
 const bits = (x: number): number => new Uint32Array(Float32Array.of(x).buffer)[0]
 
-describe('admissibility vs traced steps of other admissible topologies (wasm)', () => {
+describe('admissibility vs taped steps of other admissible topologies (wasm)', () => {
   for (const [name, topology] of Object.entries(VARIANTS)) {
     for (const [optimizer, batchSize] of [['sgd', 1], ['adam', 64]] as const) {
       it(`${name}, ${optimizer}, batch ${batchSize}`, async () => {
@@ -99,8 +99,8 @@ describe('admissibility vs traced steps of other admissible topologies (wasm)', 
         p.model = { name, topology }
         const v = validateProgram(p)
         expect(admissibility(v, supportsElement).ok).toBe(true)
-        const tr = await trace(p)
-        expect(traced(tr).filter(k => !stepKernels(p).includes(k))).toEqual([])
+        const tr = await tape(p)
+        expect(taped(tr).filter(k => !stepKernels(p).includes(k))).toEqual([])
         let checked = 0
         for (const e of tr.entries) {
           if (e.kernel === STATE_PSEUDO_KERNEL) continue
@@ -120,7 +120,7 @@ describe('admissibility vs traced steps of other admissible topologies (wasm)', 
   }
 })
 
-describe('admissibility vs traced GPT steps (wasm)', () => {
+describe('admissibility vs taped GPT steps (wasm)', () => {
   for (const optimizer of ['sgd', 'adam'] as const) {
     for (const [what, gpt, context] of [['default sizes', {}, 64], ['1 layer, 3 heads, context 5', { layers: 1, dModel: 12, heads: 3, mlp: 8 }, 5]] as const) {
       it(`gpt ${what}, ${optimizer}: the rule's kernels are exactly the step's, each judgeable; x and y have data claims`, async () => {
@@ -130,9 +130,9 @@ describe('admissibility vs traced GPT steps (wasm)', () => {
         const adm = admissibility(v, supportsElement)
         expect(adm.reason).toBe('')
         const t = await Trainer.create(p, text)
-        let tr: StepTrace
-        try { tr = traceStep(t) } finally { t.dispose() }
-        expect(traced(tr)).toEqual(stepKernels(p))
+        let tr: StepTape
+        try { tr = tapeStep(t) } finally { t.dispose() }
+        expect(taped(tr)).toEqual(stepKernels(p))
         const widths = new Map(batchInputs(v).map(b => [b.name, b.width]))
         expect(widths.get('x')).toBe(context * ASCII_VOCAB.length)
         let data = 0
@@ -187,10 +187,10 @@ describe('tfjs-cpu is not admissible', () => {
       const p = program(model, optimizer, CPU_RUNTIME)
       const adm = admissibility(validateProgram(p), supportsElement)
       expect(adm.ok).toBe(false)
-      const tr = await trace(p)
-      expect(traced(tr)).toEqual(stepKernels(p))
+      const tr = await tape(p)
+      expect(taped(tr)).toEqual(stepKernels(p))
       // the missing kernels are really emitted: a dispute could narrow to one of them
-      const unjudgeable = traced(tr).filter(k => !supportsElement(CPU_RUNTIME, k))
+      const unjudgeable = taped(tr).filter(k => !supportsElement(CPU_RUNTIME, k))
       expect(unjudgeable.length).toBeGreaterThan(0)
       expect(adm.missingKernels).toEqual(unjudgeable)
       expect(adm.reason).toMatch(new RegExp(`no element reference for .*${unjudgeable[0]}`))
@@ -199,7 +199,7 @@ describe('tfjs-cpu is not admissible', () => {
 })
 
 describe('the rule', () => {
-  it('psk1 (tfjs-wasm@4.22.0-simd+psk1): the zoo programs are admissible, their steps the same kernels (traced on psk1 in psk-reference.test.ts)', () => {
+  it('psk1 (tfjs-wasm@4.22.0-simd+psk1): the zoo programs are admissible, their steps the same kernels (taped on psk1 in psk-reference.test.ts)', () => {
     for (const [model, optimizer] of CONFIGS) {
       const adm = admissibility(validateProgram(program(model, optimizer, WASM_PSK_RUNTIME)), supportsElement)
       expect(adm.reason).toBe('')

@@ -79,7 +79,9 @@ describe('tensor commitments', () => {
     const t = tensor([100, 7], 9)
     const bytes = new Uint8Array(t.values.buffer)
     const row = (r: number): Uint8Array => bytes.subarray(r * 28, (r + 1) * 28)
-    const col = (c: number): Uint8Array => Uint8Array.from(Array.from({ length: 100 }, (_, r) => Array.from(bytes.subarray((r * 7 + c) * 4, (r * 7 + c + 1) * 4))).flat())
+    const col = (c: number): Uint8Array => Uint8Array.from(
+      Array.from({ length: 100 }, (_, r) => Array.from(bytes.subarray((r * 7 + c) * 4, (r * 7 + c + 1) * 4))).flat()
+    )
     const cat = (parts: Uint8Array[]): Uint8Array => Uint8Array.from(parts.flatMap(p => Array.from(p)))
     // rows: 28 bytes → 73 per leaf (2 leaves: 73 + 27); columns: 400 bytes → 5 per leaf (5 + 2)
     const rowRoot = merkleRoot([leafHash(cat(Array.from({ length: 73 }, (_, r) => row(r)))), leafHash(cat(Array.from({ length: 27 }, (_, r) => row(73 + r))))])

@@ -3,11 +3,11 @@ import { buildElementClaim, checkElementClaim } from '../../../protocols/referen
 import { opShapeOf } from '../../../protocols/reference/index.js'
 import { newProgram, type TaskProgram } from '../../../protocols/program/index.js'
 import { ASCII_VOCAB, type GptSpec } from '../../../protocols/program/gpt.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/trace.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, textDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { traceStep, type StepTrace } from '../../../node/train/tracer.js'
+import { tapeStep, type StepTape } from '../../../node/train/tape-recorder.js'
 import type { TensorData } from '../../../protocols/commit/index.js'
 import { bitsAt, check, checkOp, f32FromBits, refusedAmbiguousNaN } from './ref-check.js'
 
@@ -31,13 +31,13 @@ const SIZES: Array<[string, Partial<GptSpec>, number]> = [
 let W: string
 beforeAll(async () => { W = (await initBackend('wasm')).runtime })
 
-async function traced (gpt: Partial<GptSpec>, context: number, optimizer: 'sgd' | 'adam'): Promise<{ p: TaskProgram, tr: StepTrace }> {
+async function taped (gpt: Partial<GptSpec>, context: number, optimizer: 'sgd' | 'adam'): Promise<{ p: TaskProgram, tr: StepTape }> {
   const ds: Dataset = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context })
   const p = newProgram({ model: 'gpt', gpt, dataset: datasetRef(ds), steps: 4, optimizer, batchSize: 3, seed: 11, learningRate: 0.01 })
   const t = await Trainer.create(p, ds)
   try {
     t.runStep(); t.runStep() // a state off the initial one
-    return { p, tr: traceStep(t) }
+    return { p, tr: tapeStep(t) }
   } finally { t.dispose() }
 }
 
@@ -45,7 +45,7 @@ describe('GPT training step: every op = its element reference (wasm)', () => {
   for (const [what, gpt, context] of SIZES) {
     for (const optimizer of ['adam', 'sgd'] as const) {
       it(`${what}, ${optimizer}`, async () => {
-        const { p, tr } = await traced(gpt, context, optimizer)
+        const { p, tr } = await taped(gpt, context, optimizer)
         const refusedBefore = refused()
         const perKernel = new Map<string, number>()
         for (let i = 0; i < tr.entries.length; i++) {
@@ -69,7 +69,9 @@ describe('GPT training step: every op = its element reference (wasm)', () => {
     const ORD = [0x3f800000, 0xbf000000, 0x40490fdb, 0xc1200000, 0x3e4ccccd, 0xce6e6b28] // 1, -0.5, pi, -10, 0.2, -1e9 (the mask)
     const mixed = (shape: number[], share: number): TensorData => {
       const n = shape.reduce((a, b) => a * b, 1)
-      return f32FromBits(Array.from({ length: n }, () => rand() < share ? SPECIAL[Math.floor(rand() * SPECIAL.length)] : ORD[Math.floor(rand() * ORD.length)]), shape)
+      return f32FromBits(
+        Array.from({ length: n }, () => rand() < share ? SPECIAL[Math.floor(rand() * SPECIAL.length)] : ORD[Math.floor(rand() * ORD.length)]), shape
+      )
     }
     let n = 0
     for (const share of [0.05, 0.3]) {
@@ -99,7 +101,7 @@ describe('GPT training step: every op = its element reference (wasm)', () => {
   })
 
   it('one op of each kernel as an element claim: the true bits are accepted, one flipped bit is refused', async () => {
-    const { p, tr } = await traced(SIZES[1][1], SIZES[1][2], 'adam')
+    const { p, tr } = await taped(SIZES[1][1], SIZES[1][2], 'adam')
     const seen = new Set<string>()
     for (let i = 0; i < tr.entries.length; i++) {
       const e = tr.entries[i]

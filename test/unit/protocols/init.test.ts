@@ -21,6 +21,35 @@ beforeAll(async () => {
 
 const bits = (v: ArrayLike<number>): Uint32Array => new Uint32Array(Float32Array.from(v as ArrayLike<number>).buffer)
 
+/**
+ * The pure initial state of `p` against Trainer.create's: layout (names,
+ * shapes, dtypes), every element's bits, the state root, and single
+ * elements (first, middle, last of each tensor) computed on their own.
+ */
+async function expectInitialStateOfEngine (p: TaskProgram, data: Dataset): Promise<ReturnType<typeof initLayout>> {
+  const t = await Trainer.create(p, data)
+  try {
+    const engine = t.stateTensors()
+    const layout = initLayout(p)
+    expect(layout.map(l => l.name)).toEqual(t.stateNames())
+    expect(layout.map(l => [l.shape, l.dtype])).toEqual(t.stateLayout().map(l => [l.shape, l.dtype]))
+    initialState(p).forEach((x, i) => {
+      const want = bits(engine[i].values)
+      const got = bits(x.values)
+      let diff = -1
+      for (let k = 0; k < want.length && diff < 0; k++) if (want[k] !== got[k]) diff = k
+      expect(diff, `${layout[i].name}: first differing element`).toBe(-1)
+      expect(got.length, layout[i].name).toBe(want.length)
+    })
+    expect(toHex(initialStateRoot(p))).toBe(toHex(t.stateRoot()))
+    for (const [i, l] of layout.entries()) {
+      const n = engine[i].values.length
+      for (const k of [0, n >> 1, n - 1]) expect(bits([initialElement(l, k)])[0]).toBe(bits([engine[i].values[k]])[0])
+    }
+    return layout
+  } finally { t.dispose() }
+}
+
 describe('initial state, element-addressable and pure', () => {
   it('alea is seedrandom\'s, draw for draw', () => {
     for (const seed of ['0', '1', '4294967295', '123456789']) {
@@ -33,28 +62,7 @@ describe('initial state, element-addressable and pure', () => {
     for (const optimizer of ['sgd', 'adam'] as const) {
       it(`${model} × ${optimizer}: every element's bits and the state root equal Trainer.create's`, async () => {
         const p: TaskProgram = newProgram({ model, dataset: datasetRef(ds), steps: 3, optimizer, batchSize: 8, seed: 1234567 })
-        const t = await Trainer.create(p, ds)
-        try {
-          const engine = t.stateTensors()
-          const layout = initLayout(p)
-          expect(layout.map(l => l.name)).toEqual(t.stateNames())
-          expect(layout.map(l => [l.shape, l.dtype])).toEqual(t.stateLayout().map(l => [l.shape, l.dtype]))
-          const pure = initialState(p)
-          pure.forEach((x, i) => {
-            const want = bits(engine[i].values)
-            const got = bits(x.values)
-            let diff = -1
-            for (let k = 0; k < want.length && diff < 0; k++) if (want[k] !== got[k]) diff = k
-            expect(diff, `${layout[i].name}: first differing element`).toBe(-1)
-            expect(got.length).toBe(want.length)
-          })
-          expect(toHex(initialStateRoot(p))).toBe(toHex(t.stateRoot()))
-          // one element on its own equals the materialised tensor's (first, middle, last)
-          for (const [i, l] of layout.entries()) {
-            const n = pure[i].values.length
-            for (const k of [0, n >> 1, n - 1]) expect(bits([initialElement(l, k)])[0]).toBe(bits([engine[i].values[k]])[0])
-          }
-        } finally { t.dispose() }
+        await expectInitialStateOfEngine(p, ds)
       }, 60_000)
     }
   }
@@ -63,20 +71,8 @@ describe('initial state, element-addressable and pure', () => {
     it(`gpt × ${optimizer}: embeddings, layer norms, dense weights and slots equal the engine's bit for bit`, async () => {
       const text = textDataset('fortunes-min', { vocab: ASCII_VOCAB, context: 16 })
       const p = newProgram({ model: 'gpt', gpt: { layers: 2, dModel: 24, heads: 3, mlp: 40 }, dataset: datasetRef(text), steps: 3, optimizer, batchSize: 4, seed: 987654 })
-      const t = await Trainer.create(p, text)
-      try {
-        const engine = t.stateTensors()
-        const layout = initLayout(p)
-        expect(layout.map(l => l.name)).toEqual(t.stateNames())
-        expect(layout.map(l => [l.shape, l.dtype])).toEqual(t.stateLayout().map(l => [l.shape, l.dtype]))
-        expect(new Set(layout.map(l => l.rule.kind === 'uniform' ? `uniform ${l.rule.min}` : `fill ${l.rule.value}`)).size).toBeGreaterThanOrEqual(4)
-        initialState(p).forEach((x, i) => expect(bits(x.values), layout[i].name).toEqual(bits(engine[i].values)))
-        expect(toHex(initialStateRoot(p))).toBe(toHex(t.stateRoot()))
-        for (const [i, l] of layout.entries()) {
-          const n = engine[i].values.length
-          for (const k of [0, n >> 1, n - 1]) expect(bits([initialElement(l, k)])[0]).toBe(bits([engine[i].values[k]])[0])
-        }
-      } finally { t.dispose() }
+      const layout = await expectInitialStateOfEngine(p, text)
+      expect(new Set(layout.map(l => l.rule.kind === 'uniform' ? `uniform ${l.rule.min}` : `fill ${l.rule.value}`)).size).toBeGreaterThanOrEqual(4)
     }, 60_000)
   }
 

@@ -3,12 +3,12 @@ import type { TensorData } from '../../../protocols/commit/index.js'
 import { WASM_PSK_RUNTIME, newProgram } from '../../../protocols/program/index.js'
 import { buildElementClaim, checkElementClaim } from '../../../protocols/reference/claim.js'
 import { CANONICAL_NAN, convPads, opShapeOf, supportsElement, type ConvGeom, type OpShape } from '../../../protocols/reference/index.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { JS_IMPL, loadNative, type PskImpl } from '../../../node/train/psk-native.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { traceStep } from '../../../node/train/tracer.js'
+import { tapeStep } from '../../../node/train/tape-recorder.js'
 import { bitsAt, check, checkOp, hex } from './ref-check.js'
 
 // psk1 (tfjs-wasm@4.22.0-simd+psk1): the native kernels on 1 and 2 threads,
@@ -21,7 +21,10 @@ function rand (): number { rngState = (Math.imul(rngState, 1664525) + 1013904223
 const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))
 
 /** ±0, subnormals, min normal, ±1, max, ±Inf, NaNs with sign and payload (signalling too), as bits */
-const SPECIALS = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc01234, 0xffc00001, 0x7f800001, 0xff812345]
+const SPECIALS = [
+  0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000, 0x3f800000, 0xbf800000,
+  0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc01234, 0xffc00001, 0x7f800001, 0xff812345
+]
 
 /** random values, a fraction `special` of them special values (written as bits) */
 function tensor (shape: number[], special: number, scale = 1): TensorData {
@@ -175,7 +178,7 @@ describe('psk1 on the tfjs wasm backend', () => {
       const ds = syntheticDataset(6, 256, model === 'mlp' ? 16 : 8)
       const t = await Trainer.create(newProgram({ model, dataset: datasetRef(ds), steps: 5, optimizer, batchSize, runtime: WASM_PSK_RUNTIME }), ds)
       t.runStep()
-      const tr = traceStep(t)
+      const tr = tapeStep(t)
       const missing = new Set<string>(); const seen = new Set<string>()
       for (const e of tr.entries) {
         if (e.kernel === STATE_PSEUDO_KERNEL) continue
@@ -193,7 +196,7 @@ describe('psk1 on the tfjs wasm backend', () => {
   it('element claims on psk1 ops: the honest bits win, a forged element or operand loses', async () => {
     const ds = syntheticDataset(8, 128, 8)
     const t = await Trainer.create(newProgram({ model: 'cnn', dataset: datasetRef(ds), steps: 3, optimizer: 'adam', batchSize: 4, runtime: WASM_PSK_RUNTIME }), ds)
-    const tr = traceStep(t)
+    const tr = tapeStep(t)
     let n = 0
     for (const e of tr.entries) {
       if (!['BatchMatMul', '_FusedMatMul', 'Conv2D', 'Conv2DBackpropInput', 'MaxPoolGrad'].includes(e.kernel)) continue

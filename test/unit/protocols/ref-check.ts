@@ -26,7 +26,8 @@ export function operandSlice (t: TensorData, r: OperandRef): TypedValues {
   const src = bitsOrBytes(t.values)
   const out = new (src.constructor as Uint32ArrayConstructor)(rows)
   for (let i = 0; i < rows; i++) out[i] = src[i * cols + r.index]
-  return t.values instanceof Float32Array ? new Float32Array(out.buffer) : t.values instanceof Int32Array ? new Int32Array(out.buffer) : out as unknown as Uint8Array
+  if (t.values instanceof Float32Array) return new Float32Array(out.buffer)
+  return t.values instanceof Int32Array ? new Int32Array(out.buffer) : out as unknown as Uint8Array
 }
 function bitsOrBytes (v: TypedValues): Uint32Array | Uint8Array { return v instanceof Uint8Array ? v : new Uint32Array(v.buffer, v.byteOffset, v.length) }
 

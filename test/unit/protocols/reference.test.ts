@@ -5,11 +5,11 @@ import { CPU_RUNTIME, WASM_RUNTIME, newProgram } from '../../../protocols/progra
 import { buildElementClaim, checkElementClaim } from '../../../protocols/reference/claim.js'
 import { computeElement, computeElementBits, elementOperands, opShapeOf, supportsElement, type OpShape } from '../../../protocols/reference/index.js'
 import { UNARY_BITS } from '../../../protocols/reference/elementwise.js'
-import { STATE_PSEUDO_KERNEL } from '../../../protocols/trace/index.js'
+import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { traceStep } from '../../../node/train/tracer.js'
+import { tapeStep } from '../../../node/train/tape-recorder.js'
 import { bitsAt, check as sharedCheck, checkOp as sharedCheckOp, hex, runBackend } from './ref-check.js'
 
 // Every element reference is checked against the wasm backend bit for bit,
@@ -25,8 +25,12 @@ function randn (shape: number[], scale = 2, specials = true): TensorData {
   return { shape, dtype: 'float32', values: v }
 }
 
-function checkOp (runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400): number { return sharedCheckOp(runtime, op, inputs, out, limit) }
-function check (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME): number { return sharedCheck(runtime, kernel, names, inputs, attrs) }
+function checkOp (
+  runtime: string, op: OpShape, inputs: TensorData[], out: TypedValues, limit = 400
+): number { return sharedCheckOp(runtime, op, inputs, out, limit) }
+function check (
+  kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown> = {}, runtime = WASM_RUNTIME
+): number { return sharedCheck(runtime, kernel, names, inputs, attrs) }
 
 describe('element references vs the wasm backend', () => {
   beforeAll(async () => { await initBackend('wasm') })
@@ -145,7 +149,7 @@ describe('element references vs the wasm backend', () => {
     for (const optimizer of ['sgd', 'adam'] as const) {
       const t = await Trainer.create(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer, batchSize: 64 }), ds)
       t.runStep()
-      const tr = traceStep(t)
+      const tr = tapeStep(t)
       const missing = new Set<string>()
       let total = 0
       for (const e of tr.entries) {
@@ -164,23 +168,26 @@ describe('element references vs the wasm backend', () => {
   it('every op of a real cnn SGD step has a reference that equals the backend', async () => {
     const ds = syntheticDataset(7, 64, 8)
     const t = await Trainer.create(newProgram({ model: 'cnn', dataset: datasetRef(ds), steps: 3, optimizer: 'sgd', batchSize: 4 }), ds)
-    const tr = traceStep(t)
+    const tr = tapeStep(t)
     const missing = new Set<string>()
     for (const e of tr.entries) {
       if (e.kernel === STATE_PSEUDO_KERNEL) continue
       if (!supportsElement(WASM_RUNTIME, e.kernel)) { missing.add(e.kernel); continue }
       const v = tr.values[e.index]
-      const op: OpShape = { kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })), output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype } }
+      const op: OpShape = {
+        kernel: e.kernel, attrs: e.attrs, inputs: v.inputs.map(i => ({ shape: i.shape, dtype: i.dtype })),
+        output: { shape: v.outputs[0].shape, dtype: v.outputs[0].dtype }
+      }
       checkOp(WASM_RUNTIME, op, v.inputs, v.outputs[0].values, 150)
     }
     expect([...missing]).toEqual([])
     t.dispose()
   })
 
-  it('element claims: built from a real step, checked against the trace entry only', async () => {
+  it('element claims: built from a real step, checked against the tape entry only', async () => {
     const ds = syntheticDataset(8, 128, 8)
     const t = await Trainer.create(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 3, optimizer: 'adam', batchSize: 32 }), ds)
-    const tr = traceStep(t)
+    const tr = tapeStep(t)
     let n = 0
     for (const e of tr.entries) {
       if (!['BatchMatMul', '_FusedMatMul', 'Exp', 'Log', 'Sum', 'Add', 'RealDiv', 'Sqrt'].includes(e.kernel)) continue

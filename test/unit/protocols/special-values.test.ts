@@ -146,7 +146,9 @@ describe('special values: reference bits = wasm backend bits', () => {
   })
 
   it('Transpose (every permutation of rank 2-4) on specials, float32 and int32', () => {
-    const perms = (n: number): number[][] => n === 1 ? [[0]] : perms(n - 1).flatMap(p => Array.from({ length: n }, (_, i) => [...p.slice(0, i), n - 1, ...p.slice(i)]))
+    const perms = (n: number): number[][] => n === 1
+      ? [[0]]
+      : perms(n - 1).flatMap(p => Array.from({ length: n }, (_, i) => [...p.slice(0, i), n - 1, ...p.slice(i)]))
     for (const shape of [[N / 2, 2], [2, 5, 2], [2, 1, 5, 2]]) {
       const x = f32FromBits(SPECIAL, shape)
       const ints: TensorData = { shape, dtype: 'int32', values: Int32Array.from(SPECIAL.map(b => b | 0)) }

@@ -36,7 +36,8 @@ async function peer (fail?: (spec: TaskSpec) => string | undefined): Promise<{ h
       if (why !== undefined) throw new Error(why)
       const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
       const r = h.run('Alice', 'Arbitration', 'submit_task', {
-        programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
+        programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3),
+        steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
         solverReward: BigInt(spec.economics!.solverReward!), verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20
       })
       if (r.error !== undefined) throw new Error(r.error)

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { MAX_BLOCK_BYTES, buildManifest, chunk, type Chunk } from '../../../protocols/shards/index.js'
-import { BlockStore, type BlockRef } from '../../../node/shards/store.js'
+import { BlockStore } from '../../../node/shards/store.js'
+import type { BlockRef } from '../../../node/shards/root-records.js'
 import { tempDir } from '../../helpers/procs.js'
 
 // BlockStore references (blocks added by reference) on a real LevelDB in a

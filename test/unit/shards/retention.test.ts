@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { holdActive, rootKept, type RootRecord } from '../../../node/shards/store.js'
+import { holdActive, rootKept, type RootRecord } from '../../../node/shards/root-records.js'
 import { parseFault } from '../../../node/shards/server.js'
 import { ProviderPool } from '../../../node/shards/provider-pool.js'
 

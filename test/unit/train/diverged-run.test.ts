@@ -10,11 +10,11 @@ import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/
 import { replayStep } from '../../../node/train/replay-many.js'
 import { trainTask } from '../../../node/train/run.js'
 import { listCheckpoints, readProof } from '../../../node/train/store.js'
-import { traceStep } from '../../../node/train/tracer.js'
+import { tapeStep } from '../../../node/train/tape-recorder.js'
 import { Trainer } from '../../../node/train/trainer.js'
 
 // A NaN ends a verifiable run: trainTask watches every op output, stops at
-// the step that produced the first NaN, finds it under the tracer and writes
+// the step that produced the first NaN, finds it under the tape recorder and writes
 // a diverged proof (states 0..k, the divergence point), with a checkpoint of
 // state k for verifiers to replay the diverged step from.
 
@@ -28,13 +28,13 @@ beforeAll(async () => {
 })
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
 
-/** The first traced step holding a NaN, its divergence point and the roots of states 0..k, computed step by step under the tracer. */
+/** The first taped step holding a NaN, its divergence point and the roots of states 0..k, computed step by step under the tape recorder. */
 async function reference (p: TaskProgram): Promise<{ k: number, entry: number, flat: number, roots: string[] } | undefined> {
   const t = await Trainer.create(p, ds)
   const roots = [toHex(t.stateRoot())]
   try {
     while (t.step < p.steps) {
-      const tr = traceStep(t)
+      const tr = tapeStep(t)
       const f = firstNaNOf(tr.values.map(v => v.outputs))
       if (f !== undefined) return { k: tr.step, entry: f.entry, flat: f.flat, roots }
       roots.push(tr.stateRootAfter)

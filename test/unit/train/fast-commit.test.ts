@@ -26,7 +26,9 @@ describe('fast state root', () => {
   })
 
   it('special values: both paths commit the raw bits (NaN sign and payload, signalling NaNs, -0, subnormals) and agree', () => {
-    const special = [0, 0x80000000, 1, 0x80000001, 0x007fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc00001, 0x7f800001, 0xff800001]
+    const special = [
+      0, 0x80000000, 1, 0x80000001, 0x007fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc00001, 0x7f800001, 0xff800001
+    ]
     const t: TensorData = { shape: [special.length, 3], dtype: 'float32', values: new Float32Array(Uint32Array.from(special.flatMap(b => [b, b ^ 0x80000000, 0x3f800000])).buffer) }
     expect(toHex(fastTensorRoot(t))).toBe(toHex(commitTensor(t).root))
     // a NaN's sign is part of the committed value: flipping it (both NaNs) changes both roots alike

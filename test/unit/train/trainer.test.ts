@@ -109,7 +109,9 @@ describe('deterministic trainer (wasm)', () => {
     // a crash after checkpoint 6's files were written but before its roots: the file holds roots 0 … 3
     writeFileSync(join(b, 'state-roots.bin'), readFileSync(join(b, 'state-roots.bin')).subarray(0, 4 * 32 + 5))
     const warnings: string[] = []
-    const rest = await trainTask({ program: p, outDir: b, dataset: ds, resume: true, evaluate: false, log: { info: () => {}, warn: (m: string) => { warnings.push(m) } } })
+    const rest = await trainTask({
+      program: p, outDir: b, dataset: ds, resume: true, evaluate: false, log: { info: () => {}, warn: (m: string) => { warnings.push(m) } }
+    })
     expect(rest.resumedFrom).toBe(3)
     expect(warnings.join('\n')).toMatch(/after 3 have no roots/)
     expect(rest.proofRoot).toBe(full.proofRoot)

@@ -2,11 +2,11 @@ import * as tf from '@tensorflow/tfjs'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { toHex } from '../../protocols/commit/merkle.js'
 import type { DType, TensorData } from '../../protocols/commit/tensor.js'
-import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, traceRoot, type InputRef, type TraceEntry, type TraceInput } from '../../protocols/trace/trace.js'
+import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, tapeRoot, type InputRef, type TapeEntry, type TapeInput } from '../../protocols/tape/tape.js'
 import { fastTensorRoot } from './fast-commit.js'
 import type { Trainer } from './trainer.js'
 
-// Op tracer: while one step runs, every kernel of the active backend is
+// Op tape recorder: while one step runs, every kernel of the active backend is
 // wrapped (via the public kernel registry) so its inputs and outputs are
 // copied out with backend.readSync. Afterwards the original kernels are put
 // back, so normal training pays nothing.
@@ -15,13 +15,13 @@ interface KernelBackendLike { readSync: (dataId: object) => ArrayLike<number> }
 
 export interface OpValues { inputs: TensorData[], outputs: TensorData[] }
 
-export interface StepTrace {
-  /** 0-based index of the traced step (state `step` → `step + 1`) */
+export interface StepTape {
+  /** 0-based index of the taped step (state `step` → `step + 1`) */
   step: number
-  entries: TraceEntry[]
+  entries: TapeEntry[]
   /** recorded values: values[i] belongs to entries[i] (the '@state' entry has outputs []) */
   values: OpValues[]
-  traceRoot: string
+  tapeRoot: string
   skeletonRoot: string
   stateRootBefore: string
   stateRootAfter: string
@@ -35,8 +35,8 @@ function copyValues (backend: KernelBackendLike, info: tf.TensorInfo): TensorDat
 
 function key (shape: readonly number[], dtype: string): string { return `${dtype}[${shape.join(',')}]` }
 
-/** Traces the trainer's next step (it advances the trainer by one step). */
-export function traceStep (trainer: Trainer): StepTrace {
+/** Tapes the trainer's next step (it advances the trainer by one step). */
+export function tapeStep (trainer: Trainer): StepTape {
   const backendName = tf.getBackend()
   const step = trainer.step
   const before = trainer.stateTensors()
@@ -62,7 +62,7 @@ export function traceStep (trainer: Trainer): StepTrace {
     m.set(k, c)
     return c
   }
-  const entries: TraceEntry[] = []
+  const entries: TapeEntry[] = []
   const values: OpValues[] = []
   const originals = tf.getKernelsForBackend(backendName)
   const restore = (): void => {
@@ -81,11 +81,11 @@ export function traceStep (trainer: Trainer): StepTrace {
         const outs = Array.isArray(out) ? out : [out]
         const outVals = outs.map(o => copyValues(backend, o))
         const index = entries.length
-        const inputs: TraceInput[] = names.map((n, j) => {
+        const inputs: TapeInput[] = names.map((n, j) => {
           const info = args.inputs[n] as tf.TensorInfo
           const ref = sources.get(info.dataId)?.get(key(info.shape, info.dtype)) ?? { kind: 'const' as const }
           const t = inVals[j]
-          const inp: TraceInput = { name: n, ref, dtype: t.dtype, shape: t.shape, commitment: commit(info, t) }
+          const inp: TapeInput = { name: n, ref, dtype: t.dtype, shape: t.shape, commitment: commit(info, t) }
           if (ref.kind === 'const' && t.values.length <= MAX_INLINE_CONST) inp.value = Array.from(t.values)
           return inp
         })
@@ -129,7 +129,7 @@ export function traceStep (trainer: Trainer): StepTrace {
     step,
     entries,
     values,
-    traceRoot: traceRoot(entries),
+    tapeRoot: tapeRoot(entries),
     skeletonRoot: skeletonRoot(entries),
     stateRootBefore,
     stateRootAfter: toHex(stateRoot(after, step + 1)),
@@ -138,7 +138,7 @@ export function traceStep (trainer: Trainer): StepTrace {
 }
 
 /** Re-executes one op in isolation from recorded input values; returns its outputs. */
-export function reexecuteOp (entry: Pick<TraceEntry, 'kernel' | 'attrs' | 'inputs'>, inputs: readonly TensorData[]): TensorData[] {
+export function reexecuteOp (entry: Pick<TapeEntry, 'kernel' | 'attrs' | 'inputs'>, inputs: readonly TensorData[]): TensorData[] {
   if (entry.kernel === STATE_PSEUDO_KERNEL) throw new Error('the @state pseudo-entry is not an op')
   const named: Record<string, tf.Tensor> = {}
   entry.inputs.forEach((inp, i) => { named[inp.name] = tf.tensor(inputs[i].values, inputs[i].shape, inputs[i].dtype) })

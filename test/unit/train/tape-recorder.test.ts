@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { commitTensor, toHex } from '../../../protocols/commit/index.js'
 import { newProgram, type TaskProgram } from '../../../protocols/program/index.js'
-import { STATE_PSEUDO_KERNEL, validateTrace } from '../../../protocols/trace/index.js'
+import { STATE_PSEUDO_KERNEL, validateTape } from '../../../protocols/tape/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { Trainer } from '../../../node/train/trainer.js'
-import { reexecuteOp, sameBits, traceStep } from '../../../node/train/tracer.js'
+import { reexecuteOp, sameBits, tapeStep } from '../../../node/train/tape-recorder.js'
 
 let ds: Dataset
 const prog = (model: string, opt: 'sgd' | 'adam'): TaskProgram => newProgram({ model, dataset: datasetRef(ds), steps: 10, optimizer: opt, batchSize: model === 'cnn' ? 4 : 16, seed: 3 })
@@ -21,15 +21,15 @@ async function check (model: string, opt: 'sgd' | 'adam', kernels: number): Prom
   const t = await Trainer.create(p, ds)
   if (opt === 'adam') {
     // the very first step (fresh moments, accBeta = beta) has the same structure too
-    expect(traceStep(t).skeletonRoot).toBe(traceStep(t).skeletonRoot)
+    expect(tapeStep(t).skeletonRoot).toBe(tapeStep(t).skeletonRoot)
   } else {
     t.runStep()
   }
-  const tr = traceStep(t)
-  // tracing does not change the arithmetic
+  const tr = tapeStep(t)
+  // taping does not change the arithmetic
   expect(tr.stateRootAfter).toBe(want)
   expect(tr.entries.length - 1).toBe(kernels)
-  validateTrace(tr.entries, t.state.length)
+  validateTape(tr.entries, t.state.length)
   // every op re-executes bitwise from its recorded inputs
   let n = 0
   for (const e of tr.entries) {
@@ -51,10 +51,10 @@ async function check (model: string, opt: 'sgd' | 'adam', kernels: number): Prom
     if (inp.ref.kind === 'op') expect(tr.entries[inp.ref.index].outputs[inp.ref.output].commitment).toBe(inp.commitment)
     expect(inp.commitment).toBe(toHex(commitTensor(t.stateTensors()[i]).root))
   })
-  // the skeleton is the same for every step, the trace root is not
-  const tr2 = traceStep(t)
+  // the skeleton is the same for every step, the tape root is not
+  const tr2 = tapeStep(t)
   expect(tr2.skeletonRoot).toBe(tr.skeletonRoot)
-  expect(tr2.traceRoot).not.toBe(tr.traceRoot)
+  expect(tr2.tapeRoot).not.toBe(tr.tapeRoot)
   // a corrupted input makes some op's output differ
   const e = tr.entries.find(x => x.kernel === 'BatchMatMul')!
   const ins = tr.values[e.index].inputs.map(v => ({ ...v, values: v.values.slice() }))
@@ -63,7 +63,7 @@ async function check (model: string, opt: 'sgd' | 'adam', kernels: number): Prom
   t.dispose()
 }
 
-describe('op tracer (wasm)', () => {
+describe('op tape recorder (wasm)', () => {
   it('MLP SGD step: 74 kernels, all re-execute bitwise', async () => { await check('mlp', 'sgd', 74) })
   it('MLP Adam step: 126 kernels, all re-execute bitwise', async () => { await check('mlp', 'adam', 126) })
   it('CNN SGD step (with the added Conv2DBackpropFilter) re-executes bitwise', async () => { await check('cnn', 'sgd', 105) })

@@ -3,25 +3,25 @@ import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
 import { axisLayout, commitTensor, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
-import { inputRows, labelRows, Trainer, traceStep } from '../train/index.js'
+import { inputRows, labelRows, Trainer, tapeStep } from '../train/index.js'
 import { openRunAt } from '../train/run.js'
 import { FaultInjector, NO_FAULTS } from '../train/fault.js'
-import type { TraceJob, TraceSummary } from './protocol.js'
-import { encodeTraceFile, type TraceFile } from './trace-file.js'
+import type { TapeJob, TapeSummary } from './protocol.js'
+import { encodeTapeFile, type TapeFile } from './tape-file.js'
 
-// The engine's `trace` job (loads TensorFlow.js): re-executes 1-based step
+// The engine's `tape` job (loads TensorFlow.js): re-executes 1-based step
 // `step` of a run directory from the nearest checkpoint before it and writes
-// the op trace with all tensor values for the dispute players. A defender
-// passes the same faults its training had, so its trace is the one its proof
+// the op tape with all tensor values for the dispute players. A defender
+// passes the same faults its training had, so its tape is the one its proof
 // was built from.
 
-export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<TraceSummary> {
+export async function tapeForDispute (j: Omit<TapeJob, 'kind'>): Promise<TapeSummary> {
   const t0 = performance.now()
-  const { program, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute tracing')
+  const { program, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute taping')
   const faults = j.faults ?? NO_FAULTS
   const trainer = await Trainer.create(program, ds)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined
-  let file: TraceFile
+  let file: TapeFile
   try {
     trainer.loadState(ck.tensors, ref.step)
     while (trainer.step < j.step - 1) {
@@ -31,11 +31,14 @@ export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<Trace
     }
     const before = trainer.stateTensors().map(t => ({ ...t, values: t.values.slice() }))
     injector?.before(j.step)
-    const tr = traceStep(trainer)
+    const tr = tapeStep(trainer)
     injector?.after(trainer)
     const chainStep = j.step - 1
     const batchRows = [...batchIndices(program.seed, ds.trainSize, program.batchSize, chainStep)]
-    file = { step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore, stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows }
+    file = {
+      step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore,
+      stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows
+    }
     if (j.datasetProofs === true) {
       const all = new Uint32Array(ds.trainSize).map((_, i) => i)
       const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) }
@@ -47,9 +50,12 @@ export async function traceForDispute (j: Omit<TraceJob, 'kind'>): Promise<Trace
     injector?.dispose()
     trainer.dispose()
   }
-  const bytes = encodeTraceFile(file)
+  const bytes = encodeTapeFile(file)
   writeFileSync(j.out, bytes)
-  return { step: j.step, entries: file.entries.length, bytes: bytes.length, fromCheckpoint: ref.step, stateRootAfter: file.stateRootAfter, seconds: (performance.now() - t0) / 1000 }
+  return {
+    step: j.step, entries: file.entries.length, bytes: bytes.length, fromCheckpoint: ref.step,
+    stateRootAfter: file.stateRootAfter, seconds: (performance.now() - t0) / 1000
+  }
 }
 
 /** Row proofs of one big tensor with its trees built once (proveSlice rebuilds them per call). */

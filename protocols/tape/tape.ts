@@ -2,7 +2,7 @@ import { encode } from 'cborg'
 import { merkleProof, merkleRoot, sha256, toHex } from '../commit/merkle.js'
 import type { DType } from '../commit/tensor.js'
 
-// Op trace of one training step (version 1): every kernel call in execution
+// Op tape of one training step (version 1): every kernel call in execution
 // order. Inputs reference where their value came from — a state tensor (index
 // into the state of the step's start), the batch data, an earlier op's output,
 // or a constant — so a bisection can check an op's inputs against agreed
@@ -10,11 +10,11 @@ import type { DType } from '../commit/tensor.js'
 // state tensor (Variable.assign is not a kernel).
 //
 // entryHash = sha256(cbor(entry)) with cborg's deterministic encoding (sorted
-// map keys, shortest exact float); traceRoot = merkleRoot(entryHashes).
+// map keys, shortest exact float); tapeRoot = merkleRoot(entryHashes).
 // The skeleton of an entry drops commitments and constant values; it is the
 // same for every step of a program, so skeletonRoot can be committed once.
 
-export const TRACE_VERSION = 1
+export const TAPE_VERSION = 1
 export const STATE_PSEUDO_KERNEL = '@state'
 
 export type InputRef =
@@ -23,12 +23,12 @@ export type InputRef =
   | { kind: 'op', index: number, output: number }
   | { kind: 'const' }
 
-export interface TraceInput { name: string, ref: InputRef, dtype: DType, shape: number[], commitment: string, value?: number[] }
-export interface TraceOutput { dtype: DType, shape: number[], commitment: string }
-export interface TraceEntry { index: number, kernel: string, attrs: Record<string, unknown>, inputs: TraceInput[], outputs: TraceOutput[] }
+export interface TapeInput { name: string, ref: InputRef, dtype: DType, shape: number[], commitment: string, value?: number[] }
+export interface TapeOutput { dtype: DType, shape: number[], commitment: string }
+export interface TapeEntry { index: number, kernel: string, attrs: Record<string, unknown>, inputs: TapeInput[], outputs: TapeOutput[] }
 
 /**
- * Bounds on one encoded trace entry that a claim can carry (the chain decodes
+ * Bounds on one encoded tape entry that a claim can carry (the chain decodes
  * it): the @state entry has one input per state tensor, so a program whose
  * state does not fit is not admissible (protocols/program/admissible.ts).
  */
@@ -61,20 +61,20 @@ export function canonicalAttrs (attrs: Record<string, unknown> | undefined): Rec
   return conv(attrs ?? {}, 'attrs') as Record<string, unknown>
 }
 
-export function encodeEntry (e: TraceEntry | SkeletonEntry): Uint8Array {
+export function encodeEntry (e: TapeEntry | SkeletonEntry): Uint8Array {
   return encode(e)
 }
 
-export function entryHash (e: TraceEntry): Uint8Array {
+export function entryHash (e: TapeEntry): Uint8Array {
   return sha256(encodeEntry(e))
 }
 
-export type SkeletonEntry = Omit<TraceEntry, 'inputs' | 'outputs'> & {
-  inputs: Array<Omit<TraceInput, 'commitment' | 'value'>>
-  outputs: Array<Omit<TraceOutput, 'commitment'>>
+export type SkeletonEntry = Omit<TapeEntry, 'inputs' | 'outputs'> & {
+  inputs: Array<Omit<TapeInput, 'commitment' | 'value'>>
+  outputs: Array<Omit<TapeOutput, 'commitment'>>
 }
 
-export function skeletonOf (e: TraceEntry): SkeletonEntry {
+export function skeletonOf (e: TapeEntry): SkeletonEntry {
   return {
     index: e.index,
     kernel: e.kernel,
@@ -84,30 +84,30 @@ export function skeletonOf (e: TraceEntry): SkeletonEntry {
   }
 }
 
-export function traceRoot (entries: readonly TraceEntry[]): string {
+export function tapeRoot (entries: readonly TapeEntry[]): string {
   return toHex(merkleRoot(entries.map(entryHash)))
 }
 
-export function skeletonRoot (entries: readonly TraceEntry[]): string {
+export function skeletonRoot (entries: readonly TapeEntry[]): string {
   return toHex(merkleRoot(entries.map(e => sha256(encodeEntry(skeletonOf(e))))))
 }
 
-export function proveEntry (entries: readonly TraceEntry[], index: number): string[] {
+export function proveEntry (entries: readonly TapeEntry[], index: number): string[] {
   return merkleProof(entries.map(entryHash), index).map(toHex)
 }
 
-/** Structural checks of a trace (refs point backwards, indexes in order). */
-export function validateTrace (entries: readonly TraceEntry[], stateSize: number): void {
+/** Structural checks of a tape (refs point backwards, indexes in order). */
+export function validateTape (entries: readonly TapeEntry[], stateSize: number): void {
   entries.forEach((e, i) => {
-    if (e.index !== i) throw new Error(`trace entry ${i} has index ${e.index}`)
-    if (typeof e.kernel !== 'string' || e.kernel.length === 0) throw new Error(`trace entry ${i}: no kernel`)
+    if (e.index !== i) throw new Error(`tape entry ${i} has index ${e.index}`)
+    if (typeof e.kernel !== 'string' || e.kernel.length === 0) throw new Error(`tape entry ${i}: no kernel`)
     for (const inp of e.inputs) {
       const r = inp.ref
-      if (r.kind === 'state' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < stateSize)) throw new Error(`trace entry ${i}: state ref ${r.index} out of range`)
-      if (r.kind === 'op' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < i && r.output >= 0 && r.output < entries[r.index].outputs.length)) throw new Error(`trace entry ${i}: op ref must point to an earlier op's output`)
+      if (r.kind === 'state' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < stateSize)) throw new Error(`tape entry ${i}: state ref ${r.index} out of range`)
+      if (r.kind === 'op' && !(Number.isInteger(r.index) && r.index >= 0 && r.index < i && r.output >= 0 && r.output < entries[r.index].outputs.length)) throw new Error(`tape entry ${i}: op ref must point to an earlier op's output`)
       if (r.kind === 'op') {
         const src = entries[r.index].outputs[r.output]
-        if (src.commitment !== inp.commitment || src.dtype !== inp.dtype) throw new Error(`trace entry ${i}: input ${inp.name} does not match output ${r.output} of op ${r.index}`)
+        if (src.commitment !== inp.commitment || src.dtype !== inp.dtype) throw new Error(`tape entry ${i}: input ${inp.name} does not match output ${r.output} of op ${r.index}`)
       }
     }
   })

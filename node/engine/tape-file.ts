@@ -1,23 +1,23 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { decode, encode } from 'cborg'
 import type { DType, SliceProof, TensorData } from '../../protocols/commit/tensor.js'
-import type { TraceEntry } from '../../protocols/trace/trace.js'
+import type { TapeEntry } from '../../protocols/tape/tape.js'
 
-// The file an engine trace job (jobs.ts) hands to the peer: the op
-// trace of one step with the values of every op's inputs and outputs, the
+// The file an engine tape job (jobs.ts) hands to the peer: the op
+// tape of one step with the values of every op's inputs and outputs, the
 // pre-state leaves and (challenger) proofs of the step's batch rows. CBOR;
 // tensors as raw little-endian bytes. No tfjs here: the peer reads it.
 
-export const TRACE_FILE_VERSION = 1
+export const TAPE_FILE_VERSION = 1
 /** An MLP step is a few MB; anything past this is refused. */
-export const MAX_TRACE_FILE_BYTES = 512 * 1024 * 1024
+export const MAX_TAPE_FILE_BYTES = 512 * 1024 * 1024
 
 interface WireTensor { s: number[], d: DType, b: Uint8Array }
 
-export interface TraceFile {
+export interface TapeFile {
   /** on-chain step: the transition from state `step` to `step + 1` */
   step: number
-  entries: TraceEntry[]
+  entries: TapeEntry[]
   values: Array<{ inputs: TensorData[], outputs: TensorData[] }>
   stateRootBefore: string
   stateRootAfter: string
@@ -39,9 +39,9 @@ function fromWire (w: WireTensor): TensorData {
   return { shape: w.s, dtype: w.d, values }
 }
 
-export function encodeTraceFile (f: TraceFile): Uint8Array {
+export function encodeTapeFile (f: TapeFile): Uint8Array {
   return encode({
-    v: TRACE_FILE_VERSION,
+    v: TAPE_FILE_VERSION,
     step: f.step,
     // entries as JSON: optional fields stay optional (CBOR would need undefined)
     entries: JSON.stringify(f.entries),
@@ -50,7 +50,16 @@ export function encodeTraceFile (f: TraceFile): Uint8Array {
     after: f.stateRootAfter,
     preLeaves: f.preLeaves,
     batchRows: f.batchRows,
-    ...(f.dataset != null ? { dataset: { xRoot: f.dataset.xRoot, yRoot: f.dataset.yRoot, rows: f.dataset.rows.map(r => ({ row: r.row, x: JSON.stringify(sliceToJson(r.x)), y: JSON.stringify(sliceToJson(r.y)) })) } } : {})
+    ...(
+      f.dataset != null
+        ? {
+            dataset: {
+              xRoot: f.dataset.xRoot, yRoot: f.dataset.yRoot,
+              rows: f.dataset.rows.map(r => ({ row: r.row, x: JSON.stringify(sliceToJson(r.x)), y: JSON.stringify(sliceToJson(r.y)) }))
+            }
+          }
+        : {}
+    )
   })
 }
 
@@ -62,13 +71,13 @@ function sliceFromJson (s: string): SliceProof {
   return { ...j, bytes: unhex(j.bytes), siblings: j.siblings.map(unhex), otherRoot: unhex(j.otherRoot) }
 }
 
-export function decodeTraceFile (bytes: Uint8Array): TraceFile {
+export function decodeTapeFile (bytes: Uint8Array): TapeFile {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded CBOR, checked field by field below
   const o = decode(bytes) as Record<string, any>
-  if (o?.v !== TRACE_FILE_VERSION) throw new Error('not a version 1 trace file')
-  if (!Number.isInteger(o.step) || o.step < 0) throw new Error('trace file: bad step')
-  const entries = JSON.parse(String(o.entries)) as TraceEntry[]
-  if (!Array.isArray(entries) || !Array.isArray(o.values) || o.values.length !== entries.length) throw new Error('trace file: entries and values differ in length')
+  if (o?.v !== TAPE_FILE_VERSION) throw new Error('not a version 1 tape file')
+  if (!Number.isInteger(o.step) || o.step < 0) throw new Error('tape file: bad step')
+  const entries = JSON.parse(String(o.entries)) as TapeEntry[]
+  if (!Array.isArray(entries) || !Array.isArray(o.values) || o.values.length !== entries.length) throw new Error('tape file: entries and values differ in length')
   return {
     step: o.step,
     entries,
@@ -77,19 +86,24 @@ export function decodeTraceFile (bytes: Uint8Array): TraceFile {
     stateRootAfter: String(o.after),
     preLeaves: o.preLeaves as Uint8Array[],
     batchRows: o.batchRows as number[],
-    dataset: o.dataset == null ? undefined : { xRoot: o.dataset.xRoot, yRoot: o.dataset.yRoot, rows: (o.dataset.rows as Array<{ row: number, x: string, y: string }>).map(r => ({ row: r.row, x: sliceFromJson(r.x), y: sliceFromJson(r.y) })) }
+    dataset: o.dataset == null
+      ? undefined
+      : {
+          xRoot: o.dataset.xRoot, yRoot: o.dataset.yRoot,
+          rows: (o.dataset.rows as Array<{ row: number, x: string, y: string }>).map(r => ({ row: r.row, x: sliceFromJson(r.x), y: sliceFromJson(r.y) }))
+        }
   }
 }
 
-/** Reads a trace file, refusing one over MAX_TRACE_FILE_BYTES. */
-export function readTraceFile (file: string): TraceFile {
+/** Reads a tape file, refusing one over MAX_TAPE_FILE_BYTES. */
+export function readTapeFile (file: string): TapeFile {
   const fd = openSync(file, 'r')
   try {
     const size = fstatSync(fd).size
-    if (size > MAX_TRACE_FILE_BYTES) throw new Error(`trace file ${file} is ${size} bytes (limit ${MAX_TRACE_FILE_BYTES})`)
+    if (size > MAX_TAPE_FILE_BYTES) throw new Error(`tape file ${file} is ${size} bytes (limit ${MAX_TAPE_FILE_BYTES})`)
     const buf = Buffer.alloc(size)
     let off = 0
     while (off < size) { const n = readSync(fd, buf, off, size - off, off); if (n <= 0) break; off += n }
-    return decodeTraceFile(new Uint8Array(buf.buffer, buf.byteOffset, off))
+    return decodeTapeFile(new Uint8Array(buf.buffer, buf.byteOffset, off))
   } finally { closeSync(fd) }
 }
