@@ -264,6 +264,10 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
     out.cpuMsPerMsgPerPeer = (mean(cpu) - res.idle.cpuMsPerS.mean) * seconds / messages
+    // the same, for peers with a process of their own and for peers sharing one (side by side, same messages)
+    const perMsg = (ps: SwarmPeer[], idle: number): number => (mean(ps.map(p => cpu[peers.indexOf(p)])) - idle) * seconds / messages
+    out.cpuMsPerMsgPerPeerOwn = perMsg(own(peers), res.idle.own.cpuMsPerS.mean)
+    out.cpuMsPerMsgPerPeerShared = perMsg(shared(peers), res.idle.shared.cpuMsPerS.mean)
     out.rssMiB = { mean: mean(rssLoad), max: Math.max(...rssLoad) }
   }
   return out
@@ -310,7 +314,10 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | … one peer per process / ${r.peersPerProcess} per process (mean) | ${f(r.idle.own.cpuMsPerS.mean)} / ${f(r.idle.shared.cpuMsPerS.mean)} ms/s |`
   : ''}
 | CPU per peer under gossip load (mean / max) | ${f(r.gossip.cpuMsPerS.mean)} / ${f(r.gossip.cpuMsPerS.max)} ms/s |
-| … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |
+| … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |${r.hosts > 0
+  ? `
+| … one peer per process / ${r.peersPerProcess} per process | ${f(r.gossip.cpuMsPerMsgPerPeerOwn)} / ${f(r.gossip.cpuMsPerMsgPerPeerShared)} ms |`
+  : ''}
 | churn: ${r.churn.left} peers leave (half SIGKILL, half SIGTERM); half restart with their identity, half replaced by new peers | every peer ≥ D_lo again ${Number.isFinite(r.churn.settledMs) ? `${f(r.churn.settledMs)} ms after the first left` : 'not within the wait'} |
 | … peers below D_lo on some topic after churn settled (${f(r.churn.afterMs / 1000)} s) | ${r.churn.below} (smallest mesh: ${r.churn.min}) |
 | … gossip after churn p50 / p95 (${r.churn.gossip.messages} messages) | ${f(r.churn.gossip.latencyMs.p50)} / ${f(r.churn.gossip.latencyMs.p95)} ms (${r.churn.gossip.delivered}/${r.churn.gossip.expected} delivered) |
