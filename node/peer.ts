@@ -10,7 +10,7 @@ import { createLogger, type Logger } from './log.js'
 import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
-import { createHost, type Host } from './p2p/host.js'
+import { createHost, dialTimeoutMs, type Host } from './p2p/host.js'
 import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { decidePrivateAddrs, listenHosts, type PrivateAddrsDecision } from './p2p/private-addrs.js'
@@ -158,7 +158,7 @@ export class Peer {
         const mesh = (host.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).length
         if (mesh >= MESH_D_LO) peer.milestones.meshMs[topic] = sinceStart()
       })
-      const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8 })
+      const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8, dialTimeoutMs: dialTimeoutMs(privateAddrs.keep) })
       peer.onStop(stopKeeper)
       peer.graylist = disconnectGraylisted(host, log)
       peer.onStop(() => peer.graylist?.stop())
@@ -172,11 +172,15 @@ export class Peer {
       if (bootstrapAddrs.length > 0) {
         const n = await dialBootstrap(host, bootstrapAddrs, log, {
           attempts: opts.bootstrapAttempts ?? 5,
-          baseDelayMs: opts.bootstrapBaseDelayMs ?? 500
+          baseDelayMs: opts.bootstrapBaseDelayMs ?? 500,
+          timeoutMs: dialTimeoutMs(privateAddrs.keep)
         })
         log.info(`connected to ${n} of ${bootstrapAddrs.length} bootstrap peer(s)`)
-        // fill the routing table from the bootstrap peer's view of the swarm
-        void host.services.dht.refreshRoutingTable().catch(() => {})
+        // The routing table fills from the peer keeper's lookup of our own id
+        // (run as soon as the bootstrap peer is identified) and from the
+        // peers we connect to; the DHT refreshes its far buckets every 5 min.
+        // A forced refresh here (one lookup per bucket, each dialling the
+        // peers it asks) made joining the most dial-heavy moment of a peer.
       }
       peer.milestones.readyMs = Math.round(performance.now())
       return peer

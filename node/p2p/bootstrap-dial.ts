@@ -29,6 +29,8 @@ export function parseBootstrapAddrs (addrs: string[]): Multiaddr[] {
 export interface DialBootstrapOptions {
   attempts: number
   baseDelayMs: number
+  /** one dial attempt is given up after this long (default 5 s) */
+  timeoutMs?: number
   signal?: AbortSignal
 }
 
@@ -41,7 +43,7 @@ export async function dialBootstrap (host: Host, addrs: Multiaddr[], log: Logger
   if (addrs.length === 0) return 0
   const lastError = new Map<string, string>()
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
-    const results = await Promise.allSettled(addrs.map(async a => await host.dial(a, { signal: AbortSignal.timeout(5000) })))
+    const results = await Promise.allSettled(addrs.map(async a => await host.dial(a, { signal: AbortSignal.timeout(opts.timeoutMs ?? 5000) })))
     let ok = 0
     results.forEach((r, i) => {
       const a = addrs[i].toString()

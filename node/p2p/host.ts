@@ -45,6 +45,10 @@ export interface HostInit {
   metricsRegistry?: Registry
   /** gossipsub's metrics (on /metrics), built on the same registry */
   gossipMetrics?: GossipMetricsRegister
+  /** how often the connection monitor pings each connection (default PING_INTERVAL_MS) */
+  pingIntervalMs?: number
+  /** how long it waits for a ping's answer (default: libp2p's adaptive timeout, ≥ 5 s) */
+  pingTimeoutMs?: number
 }
 
 // Scoring on protocol topics: one invalid message (P4) costs -100 × 1², below
@@ -72,6 +76,18 @@ const topicScore = {
 }
 
 export const HEARTBEAT_MS = 700
+
+export const PING_INTERVAL_MS = 30_000
+
+/**
+ * Dial and upgrade (noise, yamux) timeouts. On a private network (a devnet,
+ * a LAN, one machine) a peer that answers late is loaded, not gone: a
+ * handshake that times out is redialled and costs both ends the handshake
+ * again, and on a CPU-starved machine that turned into a storm of redials
+ * (docs/benchmarks.md, "Swarm scale"). libp2p's defaults (10 s) stay for
+ * the public internet, where a slow dial is more often a dead address.
+ */
+export function dialTimeoutMs (privateNetwork: boolean): number { return privateNetwork ? 30_000 : 10_000 }
 
 /** TCP sockets the listener accepts (above the connection manager's maxConnections, which prunes) */
 export const MAX_SOCKETS = 512
@@ -113,14 +129,27 @@ export async function createHost (init: HostInit): Promise<Host> {
           // connections/s per IP) would refuse them.
           inboundConnectionThreshold: 1000,
           allow: ['/ip4/127.0.0.0/ipcidr/8'],
-          maxConnections: 300
+          maxConnections: 300,
+          dialTimeout: dialTimeoutMs(true),
+          addressDialTimeout: dialTimeoutMs(true),
+          inboundUpgradeTimeout: dialTimeoutMs(true),
+          outboundStreamProtocolNegotiationTimeout: dialTimeoutMs(true),
+          inboundStreamProtocolNegotiationTimeout: dialTimeoutMs(true)
         }
       : { maxConnections: 300 },
     // libp2p pings every connection (a new stream each time) to measure RTT
     // and find dead links; at the default 10 s, those pings were most of an
     // idle peer's CPU (~16 ms/s with 12 connections). yamux already sends a
     // keep-alive frame every 30 s, so 30 s here detects dead links as fast.
-    connectionMonitor: { pingInterval: 30_000 },
+    // A ping answered late does not close the connection: a loaded peer
+    // answers late, and closing its connections made it (and the peers that
+    // redial it) spend its CPU on handshakes instead; a dead link is still
+    // closed by TCP and yamux.
+    connectionMonitor: {
+      pingInterval: init.pingIntervalMs ?? PING_INTERVAL_MS,
+      abortConnectionOnPingFailure: false,
+      ...(init.pingTimeoutMs != null ? { pingTimeout: { minTimeout: init.pingTimeoutMs, maxTimeout: init.pingTimeoutMs } } : {})
+    },
     metrics: init.metricsRegistry != null
       ? prometheusMetrics({ registry: init.metricsRegistry, collectDefaultMetrics: false, preserveExistingMetrics: true })
       : undefined,

@@ -32,11 +32,14 @@ export interface PeerKeeperOptions {
   /** a peer whose dial failed is not redialled for this long, doubled after each further failure up to the max */
   dialBackoffMinMs?: number
   dialBackoffMaxMs?: number
+  /** a dial, and a DHT lookup of our own id, is given up after this long (default 5 s) */
+  dialTimeoutMs?: number
 }
 
 export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOptions): () => void {
   const lookupMin = opts.lookupMinIntervalMs ?? 10_000
   const lookupMax = opts.lookupMaxIntervalMs ?? 300_000
+  const dialTimeoutMs = opts.dialTimeoutMs ?? 5000
   let lookupGap = 0 // the first lookup runs as soon as a peer is connected
   let lastLookup = 0
   let lookingUp = false
@@ -59,7 +62,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
     let answered = 0
     void (async () => {
       // walks the swarm; the peers found land in the peer store (peer:discovery)
-      for await (const e of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(5000) })) {
+      for await (const e of host.services.dht.getClosestPeers(host.peerId.toMultihash().bytes, { signal: AbortSignal.timeout(dialTimeoutMs) })) {
         if (e.name === 'PEER_RESPONSE') answered++
       }
     })().catch(() => { /* timeout or no peers: try again later */ }).finally(() => {
@@ -94,7 +97,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
           .slice(0, Math.min(opts.dialsPerRound, opts.target - connected.size))
         await Promise.allSettled(candidates.map(async p => {
           try {
-            await host.dial(p.id, { signal: AbortSignal.timeout(5000) })
+            await host.dial(p.id, { signal: AbortSignal.timeout(dialTimeoutMs) })
             backoff.succeeded(p.id.toString())
           } catch {
             backoff.failed(p.id.toString())

@@ -1,10 +1,14 @@
 // Process handling for the swarm scale bench: peers started through the real
-// CLI (`proofswarm bootstrap` / `join`), each a separate process, read only
-// through what an operator has (control API, /proc). Every process started
-// here is killed on exit, on SIGINT/SIGTERM and on an uncaught error.
+// CLI (`proofswarm bootstrap` / `join`), each a separate process, or several
+// to a process (scale-host.ts, the same node code); read only through what an
+// operator has (control API, /proc). Every process started here is killed on
+// exit, on SIGINT/SIGTERM and on an uncaught error.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { nativeScriptArgs } from './ts-script.js'
 
 // e.g. SCALE_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every peer
 const NODE_ARGS = (process.env.SCALE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
@@ -27,7 +31,26 @@ process.on('uncaughtException', err => { console.error(err); killAll(); process.
 /** a peer's control API: method, path, JSON body → JSON reply */
 export type ControlApi = (method: string, path: string, body?: unknown, timeoutMs?: number) => Promise<any>
 
-export class SwarmProc {
+/** One peer of the swarm, whether it has a process of its own or shares one. */
+export interface SwarmPeer {
+  readonly dataDir: string
+  /** when the bench asked for it (performance.now() of the bench) */
+  readonly t0: number
+  readonly ready: Promise<any>
+  api: ControlApi
+  status?: any
+  readonly pid: number | undefined
+  readonly alive: boolean
+  /** peers in its process: the process's CPU time and RSS are divided among them */
+  readonly share: number
+  /** its process's clock (performance.now()) when it started: status milestones count from process start */
+  readonly offsetMs: number
+  stop: (signal?: NodeJS.Signals) => Promise<void>
+}
+
+export class SwarmProc implements SwarmPeer {
+  readonly share = 1
+  readonly offsetMs = 0
   readonly dataDir: string
   readonly t0: number
   readonly child: ChildProcess
@@ -68,6 +91,84 @@ export class SwarmProc {
     await this.exited
     clearTimeout(t)
   }
+}
+
+const HOST_SCRIPT = join(fileURLToPath(new URL('.', import.meta.url)), 'scale-host.ts')
+
+/** A process running several peers (scale-host.ts); they stop together, with the process. */
+export class PeerHost {
+  readonly child: ChildProcess
+  readonly exited: Promise<number | null>
+  /** the process's RSS before any peer started */
+  readonly hello: Promise<{ rssMiB: number }>
+  readonly peers: HostedPeer[] = []
+  private readonly waiting = new Map<string, (r: { ready?: any, error?: string, startedAtMs?: number }) => void>()
+
+  static async spawn (): Promise<PeerHost> {
+    return new PeerHost(await nativeScriptArgs(HOST_SCRIPT, [], NODE_ARGS))
+  }
+
+  private constructor (args: string[]) {
+    this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PROOFSWARM_LOG_LEVEL: 'warn' } })
+    live.add(this.child)
+    this.exited = new Promise(resolve => this.child.on('exit', code => { live.delete(this.child); resolve(code) }))
+    let err = ''
+    this.child.stderr?.on('data', (d: Buffer) => { err = (err + d).slice(-2000) })
+    let hello: (h: { rssMiB: number }) => void = () => {}
+    this.hello = new Promise((resolve, reject) => { hello = resolve; this.child.on('exit', code => reject(new Error(`peer host exited ${code}: ${err}`))) })
+    this.hello.catch(() => {})
+    this.child.on('exit', code => { for (const w of this.waiting.values()) w({ error: `peer host exited ${code}: ${err}` }) })
+    createInterface({ input: this.child.stdout! }).on('line', line => {
+      let m: any
+      try { m = JSON.parse(line) } catch { return }
+      if (m.hello != null) hello(m.hello)
+      else if (typeof m.dataDir === 'string') { this.waiting.get(m.dataDir)?.(m); this.waiting.delete(m.dataDir) }
+    })
+  }
+
+  get pid (): number | undefined { return this.child.pid }
+  get alive (): boolean { return this.child.exitCode == null && this.child.signalCode == null }
+
+  start (dataDir: string, bootstrap: string): HostedPeer {
+    const reply = new Promise<{ ready?: any, error?: string, startedAtMs?: number }>(resolve => this.waiting.set(dataDir, resolve))
+    this.child.stdin?.write(JSON.stringify({ op: 'start', dataDir, bootstrap }) + '\n')
+    const p = new HostedPeer(this, dataDir, reply)
+    this.peers.push(p)
+    return p
+  }
+
+  /** SIGTERM: every peer stops cleanly (bounded: 20 s, then SIGKILL) */
+  async stop (): Promise<void> {
+    if (!this.alive) return
+    this.child.kill('SIGTERM')
+    const t = setTimeout(() => this.child.kill('SIGKILL'), 20_000)
+    await this.exited
+    clearTimeout(t)
+  }
+}
+
+export class HostedPeer implements SwarmPeer {
+  readonly t0 = performance.now()
+  readonly ready: Promise<any>
+  api!: ControlApi
+  status?: any
+  offsetMs = 0
+  private failed = false
+
+  constructor (readonly host: PeerHost, readonly dataDir: string, reply: Promise<{ ready?: any, error?: string, startedAtMs?: number }>) {
+    this.ready = reply.then(r => {
+      if (r.error != null) { this.failed = true; throw new Error(`hosted peer ${dataDir}: ${r.error}`) }
+      this.offsetMs = r.startedAtMs ?? 0
+      this.api = client(dataDir)
+      return r.ready
+    })
+    this.ready.catch(() => {})
+  }
+
+  get pid (): number | undefined { return this.host.pid }
+  get alive (): boolean { return this.host.alive && !this.failed }
+  get share (): number { return this.host.peers.length }
+  async stop (): Promise<void> { await this.host.stop() }
 }
 
 function client (dataDir: string): ControlApi {
@@ -120,7 +221,7 @@ export async function pool<T, R> (items: readonly T[], limit: number, fn: (item:
  * Mesh state of each peer from its status: the smallest mesh over the topics
  * it subscribes to (NaN when the status could not be read).
  */
-export async function meshMins (peers: SwarmProc[]): Promise<number[]> {
+export async function meshMins (peers: SwarmPeer[]): Promise<number[]> {
   return await pool(peers, 25, async p => {
     try {
       const s = await p.api('GET', '/v1/status', undefined, 10_000)

@@ -1,6 +1,11 @@
 // Swarm scale bench: N peers (default 100) + 1 bootstrap peer on this machine,
-// each a separate process started through the CLI, joining over time; then
-// gossip load from several publishers, DHT provider lookups, and 10 % churn.
+// joining over time; then gossip load from several publishers, DHT provider
+// lookups, and 10 % churn. The peers that churn, and the bootstrap peer, are
+// separate processes started through the CLI (a crash is a real SIGKILL; they
+// also give the one-peer-per-process figures); the others run
+// SCALE_BENCH_PEERS_PER_PROCESS (default 10; 1 = all through the CLI) to a
+// process (scale-host.ts: the same node code, each peer with its own identity,
+// libp2p host, port, datastore and control API), so 100 fit on 2 cores.
 //   npm run bench -- scale [peers=100] [stagger-ms=400]
 // Figures come from what an operator sees: the control API (/v1/status:
 // per-topic mesh sizes; /v1/gossip/messages: receive times; /v1/dht/providers:
@@ -15,7 +20,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { machine, pct, writeSection } from './report.js'
-import { SwarmProc, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.js'
+import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -33,6 +38,8 @@ const MESH_WAIT_MS = 180_000
 const SETTLE_MS = 60_000
 const IDLE_S = 10
 const MAX_STARTING = 6
+const PEERS_PER_PROCESS = Number(process.env.SCALE_BENCH_PEERS_PER_PROCESS ?? 10)
+if (!Number.isInteger(PEERS_PER_PROCESS) || PEERS_PER_PROCESS < 1) { console.error('SCALE_BENCH_PEERS_PER_PROCESS: a positive integer'); process.exit(2) }
 if (!Number.isInteger(N) || N < 5 || N > 200) { console.error('peers: an integer in 5..200'); process.exit(2) }
 
 // never crowd out the other users of a shared machine: ~95 MiB a peer, and a margin
@@ -45,15 +52,25 @@ const at = () => ((performance.now() - t0) / 1000).toFixed(1) + ' s'
 const log = (msg: string): void => console.error(`[scale ${at()}] ${msg}`)
 const load = [loadavg()[0]]
 // the figures, as JSON (printed, and rendered by report())
-const res: Record<string, any> = { peers: N, staggerMs: STAGGER_MS }
+const res: Record<string, any> = { peers: N, staggerMs: STAGGER_MS, peersPerProcess: PEERS_PER_PROCESS }
 
 let boot: SwarmProc | undefined
-const peers: SwarmProc[] = []
+const peers: SwarmPeer[] = []
+const hosts: PeerHost[] = []
 let nextDir = 0
 const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8'], dataDir)
-const starting = (ps: SwarmProc[]): number => ps.filter(p => p.api == null && p.alive).length
+// the peers that will leave in the churn test: chosen now, so that they get processes of their own
+const churnIdx = [...new Set(Array.from({ length: CHURN }, (_, i) => (i * 37 + 5) % N))]
+const hostedCount = PEERS_PER_PROCESS === 1 ? 0 : N - churnIdx.length
+const hostCount = Math.ceil(hostedCount / PEERS_PER_PROCESS)
+let nextHosted = 0
+// round robin over the hosts: they grow together, so that no process carries all the joining at once
+const startAny = (i: number): SwarmPeer => hostCount === 0 || churnIdx.includes(i) ? startPeer() : hosts[nextHosted++ % hostCount].start(join(dir, `p${nextDir++}`), res.bootAddr)
+const starting = (ps: SwarmPeer[]): number => ps.filter(p => p.api == null && p.alive).length
+const own = (ps: SwarmPeer[]): SwarmPeer[] => ps.filter(p => p.share === 1)
+const shared = (ps: SwarmPeer[]): SwarmPeer[] => ps.filter(p => p.share > 1)
 // a peer that failed to start is counted and left out (its error is printed), rather than losing the run
-const dropFailed = (ps: SwarmProc[]): number => {
+const dropFailed = (ps: SwarmPeer[]): number => {
   const failed = ps.filter(p => p.api == null)
   for (const p of failed) { ps.splice(ps.indexOf(p), 1); p.ready.catch((err: Error) => log(`start failed: ${err.message.slice(0, 600)}`)) }
   return failed.length
@@ -65,6 +82,10 @@ const meshStats = (mins: number[]): { below: number, min: number, unreadable: nu
 try {
   boot = new SwarmProc(CLI, ['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0'], join(dir, 'boot'))
   res.bootAddr = (await boot.ready).multiaddrs[0]
+  for (let h = 0; h < hostCount; h++) hosts.push(await PeerHost.spawn())
+  res.hostBaselineRssMiB = hosts.length > 0 ? mean(await Promise.all(hosts.map(async h => (await h.hello).rssMiB))) : NaN
+  res.hosts = hosts.length
+  res.ownProcess = N - hostedCount
 
   // ---- joining over time ----
   log(`starting ${N} peers, ${STAGGER_MS} ms apart`)
@@ -73,7 +94,7 @@ try {
   // on a machine too loaded to start all N in time, stop joining at the deadline and say so
   const joinDeadline = performance.now() + Number(process.env.SCALE_BENCH_JOIN_DEADLINE_S ?? 3600) * 1000
   for (let i = 0; i < N && performance.now() < joinDeadline; i++) {
-    peers.push(startPeer())
+    peers.push(startAny(i))
     const t = performance.now()
     for (let w = 0; w < 600 && starting(peers) >= MAX_STARTING; w++) await sleep(100)
     await sleep(Math.max(0, STAGGER_MS - (performance.now() - t)))
@@ -103,14 +124,16 @@ try {
     topics: peers[0].status?.topics.map((t: { topic: string }) => t.topic)
   }
   // each peer's own milestone: process start → its meshes on every topic reached D_lo
-  const own = peers.map(p => {
-    const m = Object.values(p.status?.milestones.meshMs ?? {}) as number[]; return m.length === (p.status?.topics.length ?? -1) ? Math.max(...m) : NaN
+  const ownMesh = peers.map(p => {
+    const m = Object.values(p.status?.milestones.meshMs ?? {}) as number[]; return m.length === (p.status?.topics.length ?? -1)
+      ? Math.max(...m) - p.offsetMs
+      : NaN
   })
-  const joining = own.slice(D_LO) // the first peers wait for D_lo others to exist at all
+  const joining = ownMesh.slice(D_LO) // the first peers wait for D_lo others to exist at all
   res.mesh.perPeerMs = { p50: pct(joining, 50), p95: pct(joining, 95), max: Math.max(...joining) }
   res.startup = {
-    readyMs: pct(peers.map(p => p.status?.milestones.readyMs ?? NaN), 50),
-    firstConnectionMs: pct(peers.map(p => p.status?.milestones.firstConnectionMs ?? NaN), 50)
+    readyMs: pct(peers.map(p => (p.status?.milestones.readyMs ?? NaN) - p.offsetMs), 50),
+    firstConnectionMs: pct(peers.map(p => (p.status?.milestones.firstConnectionMs ?? NaN) - p.offsetMs), 50)
   }
   res.connections = { p50: pct(peers.map(p => p.status?.connectedPeers.length ?? NaN), 50), bootstrap: boot.status?.connectedPeers.length }
   log(`mesh: ${JSON.stringify(res.mesh)} after ${polls} polls`)
@@ -119,12 +142,20 @@ try {
   await sleep(5000)
   const idle0 = peers.map(p => cpuMs(p.pid))
   await sleep(IDLE_S * 1000)
-  const idleCpu = peers.map((p, i) => (cpuMs(p.pid) - idle0[i]) / IDLE_S)
-  const idleRss = peers.map(p => rssMiB(p.pid))
+  // a shared process's CPU time and RSS divided among its peers
+  const idleCpu = peers.map((p, i) => (cpuMs(p.pid) - idle0[i]) / IDLE_S / p.share)
+  const idleRss = peers.map(p => rssMiB(p.pid) / p.share)
+  const byProc = (ps: SwarmPeer[], xs: number[]): number[] => ps.map(p => xs[peers.indexOf(p)])
   res.idle = {
     cpuMsPerS: { mean: mean(idleCpu), max: Math.max(...idleCpu) },
-    rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) }, bootstrapRssMiB: rssMiB(boot.pid)
+    rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) },
+    bootstrapRssMiB: rssMiB(boot.pid),
+    own: stats(byProc(own(peers), idleRss), byProc(own(peers), idleCpu)),
+    shared: stats(byProc(shared(peers), idleRss), byProc(shared(peers), idleCpu)),
+    hostRssMiB: hosts.map(h => rssMiB(h.pid))
   }
+  // what one more peer costs in a shared process: its RSS less the process's own baseline, per peer
+  res.idle.shared.marginalRssMiB = mean(hosts.map(h => (rssMiB(h.pid) - res.hostBaselineRssMiB) / h.peers.length))
   log(`idle: ${JSON.stringify(res.idle)}`)
 
   // ---- gossip load: MESSAGES from PUBLISHERS peers, publish → delivery at every other peer ----
@@ -137,20 +168,22 @@ try {
     const cid = CID.createV1(raw.code, await sha256.digest(randomBytes(32))).toString()
     const p = peers[(i * 13 + 3) % peers.length]
     const q0 = performance.now()
-    await p.api('POST', '/v1/dht/provide', { cid }, 30_000)
-    cids.push({ cid, provider: p, provideMs: performance.now() - q0 })
+    // a provide or lookup that times out (an overloaded swarm) is counted as failed, not fatal
+    const ok = await p.api('POST', '/v1/dht/provide', { cid }, 30_000).then(() => true, () => false)
+    cids.push({ cid, provider: p, provideMs: ok ? performance.now() - q0 : NaN })
   }
   const lookups = []
   for (let i = 0; i < LOOKUPS; i++) {
     const { cid, provider } = cids[i % cids.length]
     const asker = peers[(i * 17 + 11) % peers.length] === provider ? peers[(i * 17 + 12) % peers.length] : peers[(i * 17 + 11) % peers.length]
     const q0 = performance.now()
-    const r = await asker.api('GET', `/v1/dht/providers?cid=${cid}&max=1&timeoutMs=10000`, undefined, 15_000)
+    const r = await asker.api('GET', `/v1/dht/providers?cid=${cid}&max=1&timeoutMs=10000`, undefined, 15_000).catch(() => ({ providers: [] }))
     lookups.push({ wallMs: performance.now() - q0, found: r.providers.some((x: { peerId: string }) => x.peerId === provider.status?.peerId), ...r.lookup })
   }
   const found = lookups.filter(l => l.found)
   res.dht = {
-    provideMs: { p50: pct(cids.map(c => c.provideMs), 50), max: Math.max(...cids.map(c => c.provideMs)) },
+    provideMs: { p50: pct(cids.map(c => c.provideMs).filter(Number.isFinite), 50), max: Math.max(...cids.map(c => c.provideMs).filter(Number.isFinite)) },
+    provideFailures: cids.filter(c => Number.isNaN(c.provideMs)).length,
     lookups: LOOKUPS,
     found: found.length,
     firstProviderMs: {
@@ -163,7 +196,7 @@ try {
 
   // ---- churn: CHURN peers leave (half crash, half stop cleanly); half of them come back
   //      with the same identity, the other half are replaced by new peers ----
-  const leaving = Array.from({ length: CHURN }, (_, i) => peers[(i * 37 + 5) % peers.length]).filter((p, i, a) => a.indexOf(p) === i)
+  const leaving = own(peers).filter(p => churnIdx.some(i => dirOf(p) === `p${i}`)).slice(0, CHURN)
   log(`churn: ${leaving.length} peers leave and are restarted or replaced`)
   const churnT0 = performance.now()
   for (let i = 0; i < leaving.length; i++) {
@@ -189,8 +222,8 @@ try {
   res.churn.gossip = await gossipRound(peers, 30, 'churn', false)
   log(`churn: ${JSON.stringify(res.churn)}`)
 } finally {
-  const all = [boot, ...peers].filter((p): p is SwarmProc => p !== undefined)
-  await Promise.all(all.map(p => p.stop('SIGTERM')))
+  const all = [boot, ...own(peers)].filter((p): p is SwarmPeer => p !== undefined)
+  await Promise.all([...all.map(async p => await p.stop('SIGTERM')), ...hosts.map(async h => await h.stop())])
   rmSync(dir, { recursive: true, force: true })
 }
 load.push(loadavg()[0])
@@ -200,6 +233,7 @@ res.minutes = Math.round((performance.now() - t0) / 6000) / 10
 const goals: Array<[string, number, number, boolean]> = [
   ['gossip p95 < 100 ms', res.gossip.latencyMs.p95, 100, res.gossip.latencyMs.p95 < 100],
   ['idle RSS per peer ≤ 100 MiB (max)', res.idle.rssMiB.max, 100, res.idle.rssMiB.max <= 100],
+  ...(res.idle.own.rssMiB.n > 0 && res.idle.shared.rssMiB.n > 0 ? [['… one peer per process (max)', res.idle.own.rssMiB.max, 100, res.idle.own.rssMiB.max <= 100] as [string, number, number, boolean]] : []),
   ['peers below D_lo after churn = 0', res.churn.below, 0, res.churn.below === 0]
 ]
 console.log(JSON.stringify(res))
@@ -207,9 +241,9 @@ for (const [name, v, goal, ok] of goals) console.log(`goal ${ok ? 'MET   ' : 'MI
 
 if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection('Swarm scale', report(res, goals))
 
-async function gossipRound (peers: SwarmProc[], messages: number, tag: string, measure: boolean): Promise<Record<string, any>> {
+async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, measure: boolean): Promise<Record<string, any>> {
   const since = Date.now()
-  const sent = new Map<string, { sentAt: number, from: SwarmProc }>()
+  const sent = new Map<string, { sentAt: number, from: SwarmPeer }>()
   const cpu0 = peers.map(p => cpuMs(p.pid))
   const g0 = performance.now()
   const pending: Array<Promise<unknown>> = []
@@ -220,13 +254,13 @@ async function gossipRound (peers: SwarmProc[], messages: number, tag: string, m
     const sentAt = Date.now()
     sent.set(nonce, { sentAt, from })
     pending.push(from.api('POST', '/v1/gossip/publish', { topic: 'announce', data: JSON.stringify({ nonce, sentAt }) }).catch(() => {}))
-    if (measure && r === Math.floor(messages / 2)) rssLoad = peers.map(p => rssMiB(p.pid))
+    if (measure && r === Math.floor(messages / 2)) rssLoad = peers.map(p => rssMiB(p.pid) / p.share)
     await sleep(PUBLISH_EVERY_MS)
   }
   await Promise.all(pending)
   await sleep(2000)
   const seconds = (performance.now() - g0) / 1000
-  const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds)
+  const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds / p.share)
   const lat: number[] = []
   await pool(peers, 25, async p => {
     const msgs = await p.api('GET', `/v1/gossip/messages?topic=announce&since=${since}`).catch(() => [])
@@ -243,11 +277,19 @@ async function gossipRound (peers: SwarmProc[], messages: number, tag: string, m
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
     out.cpuMsPerMsgPerPeer = (mean(cpu) - res.idle.cpuMsPerS.mean) * seconds / messages
+    // the same, for peers with a process of their own and for peers sharing one (side by side, same messages)
+    const perMsg = (ps: SwarmPeer[], idle: number): number => (mean(ps.map(p => cpu[peers.indexOf(p)])) - idle) * seconds / messages
+    out.cpuMsPerMsgPerPeerOwn = perMsg(own(peers), res.idle.own.cpuMsPerS.mean)
+    out.cpuMsPerMsgPerPeerShared = perMsg(shared(peers), res.idle.shared.cpuMsPerS.mean)
     out.rssMiB = { mean: mean(rssLoad), max: Math.max(...rssLoad) }
   }
   return out
 }
 
+function dirOf (p: SwarmPeer): string { return p.dataDir.slice(p.dataDir.lastIndexOf('/') + 1) }
+function stats (rss: number[], cpu: number[]): Record<string, any> {
+  return { rssMiB: { n: rss.length, mean: mean(rss), max: Math.max(...rss) }, cpuMsPerS: { mean: mean(cpu), max: Math.max(...cpu) } }
+}
 function mean (xs: number[]): number { const v = xs.filter(Number.isFinite); return v.reduce((a, b) => a + b, 0) / v.length }
 function f (x: number): string { return Number.isFinite(x) ? (Math.abs(x) < 10 && !Number.isInteger(x) ? x.toFixed(1) : x.toFixed(0)) : 'n/a' }
 
@@ -255,8 +297,8 @@ function report (r: Record<string, any>, goals: Array<[string, number, number, b
   return `
 Machine: ${machine()}; shared with other engineers' builds and tests while it ran (1-min load average
 ${r.load[0]} at the start, ${r.load[1]} at the end, on 2 cores), so times include queueing for CPU. ${r.joined} peers${r.joined < r.peers ? ` (of ${r.peers} asked: the join deadline passed)` : ''} + 1 bootstrap peer,
-each a separate process started with the CLI (\`proofswarm join\`, one peer per process) ${r.staggerMs} ms after the previous one,
-on 127.0.0.1, at most ${MAX_STARTING} starting at a time. Run: \`npm run bench -- scale\` (${r.minutes} min).${r.startFailures + r.churnStartFailures > 0 ? ` **${r.startFailures + r.churnStartFailures} peers failed to start** (left out).` : ''} Figures from the peers' control API and /proc only.
+${r.hosts > 0 ? `${r.peers - r.ownProcess} of them ${r.peersPerProcess} to a process (${r.hosts} processes running the same node code as \`proofswarm join\`, test/bench/scale-host.ts, each peer with its own identity, libp2p host, TCP port, LevelDB and control API), the other ${r.ownProcess} (those that churn) and the bootstrap peer each a process of its own started with the CLI` : 'each a separate process started with the CLI (`proofswarm join`, one peer per process)'},
+joining ${r.staggerMs} ms apart on 127.0.0.1, at most ${MAX_STARTING} starting at a time. Run: \`npm run bench -- scale\` (${r.minutes} min).${r.startFailures + r.churnStartFailures > 0 ? ` **${r.startFailures + r.churnStartFailures} peers failed to start** (left out).` : ''} Figures from the peers' control API and /proc only.
 
 | goal | result | goal | result / goal | |
 |---|---|---|---|---|
@@ -270,19 +312,30 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | process start → ready / first connection (p50) | ${f(r.startup.readyMs)} / ${f(r.startup.firstConnectionMs)} ms |
 | connections per peer (p50) / of the bootstrap peer | ${f(r.connections.p50)} / ${f(r.connections.bootstrap)} |
 | gossip publish → delivery p50 / p95 / p99 / max (${r.gossip.messages} messages from ${r.gossip.publishers} publishers, ${f(1000 / PUBLISH_EVERY_MS)}/s) | ${f(r.gossip.latencyMs.p50)} / ${f(r.gossip.latencyMs.p95)} / ${f(r.gossip.latencyMs.p99)} / ${f(r.gossip.latencyMs.max)} ms (${r.gossip.delivered}/${r.gossip.expected} delivered) |
-| DHT provide (p50 / max) | ${f(r.dht.provideMs.p50)} / ${f(r.dht.provideMs.max)} ms |
+| DHT provide (p50 / max) | ${f(r.dht.provideMs.p50)} / ${f(r.dht.provideMs.max)} ms${r.dht.provideFailures > 0 ? ` (${r.dht.provideFailures} of ${PROVIDERS} timed out)` : ''} |
 | DHT provider lookup → first provider (p50 / p95 / max; ${r.dht.found}/${r.dht.lookups} found) | ${f(r.dht.firstProviderMs.p50)} / ${f(r.dht.firstProviderMs.p95)} / ${f(r.dht.firstProviderMs.max)} ms |
 | … hops to the peer that named the provider (p50 / max); peers queried (p50 / max) | ${f(r.dht.hops.p50)} / ${f(r.dht.hops.max)}; ${f(r.dht.queried.p50)} / ${f(r.dht.queried.max)} |
-| RSS per peer idle (mean / p95 / max); bootstrap peer | ${f(r.idle.rssMiB.mean)} / ${f(r.idle.rssMiB.p95)} / ${f(r.idle.rssMiB.max)} MiB; ${f(r.idle.bootstrapRssMiB)} MiB |
+| RSS per peer idle (mean / p95 / max; a shared process's RSS divided by its peers); bootstrap peer | ${f(r.idle.rssMiB.mean)} / ${f(r.idle.rssMiB.p95)} / ${f(r.idle.rssMiB.max)} MiB; ${f(r.idle.bootstrapRssMiB)} MiB |${r.hosts > 0
+  ? `
+| … one peer per process (${r.idle.own.rssMiB.n} peers; mean / max) | ${f(r.idle.own.rssMiB.mean)} / ${f(r.idle.own.rssMiB.max)} MiB |
+| … ${r.peersPerProcess} peers per process (${r.idle.shared.rssMiB.n} peers; mean / max) | ${f(r.idle.shared.rssMiB.mean)} / ${f(r.idle.shared.rssMiB.max)} MiB |
+| … of which the process baseline (node, libp2p and the node code loaded, no peer), and each peer's share above it | ${f(r.hostBaselineRssMiB)} MiB a process; ${f(r.idle.shared.marginalRssMiB)} MiB a peer |`
+  : ''}
 | RSS per peer under gossip load (mean / max) | ${f(r.gossip.rssMiB.mean)} / ${f(r.gossip.rssMiB.max)} MiB |
-| CPU per peer idle (mean / max) | ${f(r.idle.cpuMsPerS.mean)} / ${f(r.idle.cpuMsPerS.max)} ms/s |
+| CPU per peer idle (mean / max) | ${f(r.idle.cpuMsPerS.mean)} / ${f(r.idle.cpuMsPerS.max)} ms/s |${r.hosts > 0
+  ? `
+| … one peer per process / ${r.peersPerProcess} per process (mean) | ${f(r.idle.own.cpuMsPerS.mean)} / ${f(r.idle.shared.cpuMsPerS.mean)} ms/s |`
+  : ''}
 | CPU per peer under gossip load (mean / max) | ${f(r.gossip.cpuMsPerS.mean)} / ${f(r.gossip.cpuMsPerS.max)} ms/s |
-| … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |
+| … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |${r.hosts > 0
+  ? `
+| … one peer per process / ${r.peersPerProcess} per process | ${f(r.gossip.cpuMsPerMsgPerPeerOwn)} / ${f(r.gossip.cpuMsPerMsgPerPeerShared)} ms |`
+  : ''}
 | churn: ${r.churn.left} peers leave (half SIGKILL, half SIGTERM); half restart with their identity, half replaced by new peers | every peer ≥ D_lo again ${Number.isFinite(r.churn.settledMs) ? `${f(r.churn.settledMs)} ms after the first left` : 'not within the wait'} |
 | … peers below D_lo on some topic after churn settled (${f(r.churn.afterMs / 1000)} s) | ${r.churn.below} (smallest mesh: ${r.churn.min}) |
 | … gossip after churn p50 / p95 (${r.churn.gossip.messages} messages) | ${f(r.churn.gossip.latencyMs.p50)} / ${f(r.churn.gossip.latencyMs.p95)} ms (${r.churn.gossip.delivered}/${r.churn.gossip.expected} delivered) |
 
-CPU = user + system time of each peer process (/proc/<pid>/stat), idle over ${IDLE_S} s once meshes formed, under load over the
+CPU = user + system time of each peer process (/proc/<pid>/stat; a shared process's divided by its peers), idle over ${IDLE_S} s once meshes formed, under load over the
 gossip test (${MESSAGES} messages at ${f(1000 / PUBLISH_EVERY_MS)}/s, then 2 s). RSS = VmRSS, idle after the mesh wait, under load in the middle of the gossip test.
 Hops (from the lookup's own events, \`GET /v1/dht/providers\` → \`lookup\`): 1 = a peer in the asker's routing table named the provider.
 A provider record is stored on the K = 20 peers closest to the CID, so in a swarm of ≤ 20 peers every peer holds it and lookups end locally (0 hops).
