@@ -15,10 +15,12 @@ interface WasmBackendLike {
   readSync: (id: object) => ArrayLike<number>
 }
 
-// SameValueZero finds every NaN pattern; the builtin is about twice as fast as a JS loop, the addon's SIMD scan ~10x
-const scan: (v: Float32Array) => boolean = nativeNaNScan() ?? (v => v.includes(Number.NaN))
+/** SameValueZero finds every NaN pattern; the builtin is about twice as fast as a JS loop */
+export const includesNaN = (v: Float32Array): boolean => v.includes(Number.NaN)
+/** the addon's SIMD scan (~7-10x includesNaN) when it is built */
+const defaultScan: (v: Float32Array) => boolean = nativeNaNScan() ?? includesNaN
 
-function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo): boolean {
+function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo, scan: (v: Float32Array) => boolean): boolean {
   if (info.dtype !== 'float32') return false
   const n = info.shape.reduce((a, b) => a * b, 1)
   const d = backend.dataIdMap?.get(info.dataId)
@@ -42,7 +44,8 @@ export class NanWatch {
   private readonly backendName = tf.getBackend()
   private readonly originals = tf.getKernelsForBackend(this.backendName)
 
-  constructor () {
+  /** `scan`: how an output is searched for a NaN (default: the addon's, else includesNaN) */
+  constructor (private readonly scan: (v: Float32Array) => boolean = defaultScan) {
     for (const k of this.originals) {
       if (PRESERVING.has(k.kernelName)) continue
       const orig = k.kernelFunc
@@ -53,7 +56,7 @@ export class NanWatch {
           const out = orig(args)
           if (!this.seen) {
             const backend = args.backend as unknown as WasmBackendLike
-            for (const o of Array.isArray(out) ? out : [out]) if (holdsNaN(backend, o)) { this.seen = true; break }
+            for (const o of Array.isArray(out) ? out : [out]) if (holdsNaN(backend, o, this.scan)) { this.seen = true; break }
           }
           return out
         }
