@@ -7,6 +7,8 @@ import { createLogger } from '../node/log.js'
 import { spawnCli } from './processes.js'
 import { FASHION_DIR } from './scenario.js'
 import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, challengeWindowFor, checkpointSpacingFor, solveTimeoutFor } from './timing.js'
+import { pskImpl } from '../node/train/psk-native.js'
+import { WASM_PSK_RUNTIME, WASM_RUNTIME } from '../protocols/program/runtime.js'
 
 // The devnet's task program: one of the built-in tasks (the MLP on
 // Fashion-MNIST, a small GPT on Debian's fortunes-min) or a given file; then,
@@ -48,17 +50,21 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   const builtin = builtinOf(o.task)
   const file = builtin != null ? join(dir, 'task.json') : resolve(o.task!)
   const spacing = o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []
+  // proofswarm's own kernels when the addon is built (the same bits either way, ~3x faster native); else XNNPACK's
+  const psk = pskImpl(1)
+  const runtime = ['--runtime', psk.kind === 'native' ? WASM_PSK_RUNTIME : WASM_RUNTIME]
+  if (builtin != null) say(`runtime: ${runtime[1]}${psk.kind === 'native' ? ' (native psk1 kernels)' : ` (psk1 kernels would run in JavaScript: ${psk.why})`}`)
   if (builtin === 'mlp') {
     const useFashion = o.synthetic !== true
     if (useFashion) await ensureFashion(say, show)
     else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
     const steps = o.steps ?? MLP_DEFAULTS.steps
-    await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing], logDir)
+    await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
     say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch} (${file})`)
   } else if (builtin === 'gpt') {
     const g = GPT_DEFAULTS
     const steps = o.steps ?? g.steps
-    await taskNew(['--model', 'gpt', '--dataset', 'fortunes-min', '--steps', String(steps), '--batch', String(g.batch), '--context', String(g.context), '--lr', String(g.lr), '--optimizer', 'adam', '--out', file, ...spacing], logDir)
+    await taskNew(['--model', 'gpt', '--dataset', 'fortunes-min', '--steps', String(steps), '--batch', String(g.batch), '--context', String(g.context), '--lr', String(g.lr), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
     say(`task program: GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows (${file})`)
   } else {
     JSON.parse(await readFile(file, 'utf8'))
