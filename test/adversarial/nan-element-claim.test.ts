@@ -1,12 +1,12 @@
 import { Keyring } from '@polkadot/keyring'
 import { cryptoWaitReady, sr25519Verify } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { commitTensor, fromHex, merkleRoot, proveSlice, sha256, toHex, type TensorData } from '../../protocols/commit/index.js'
-import { DefenderGame, decodeClaim, encodeClaim, encodeEntryBytes, judgeClaim, pathWith, treeLevels, type Claim, type JudgeEnv, type Ruling } from '../../protocols/dispute/index.js'
+import { fromHex, merkleRoot, sha256, toHex, type TensorData } from '../../protocols/commit/index.js'
+import { decodeClaim, encodeClaim, judgeClaim, type JudgeEnv, type Ruling } from '../../protocols/dispute/index.js'
 import { WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import * as reference from '../../protocols/reference/index.js'
-import type { TapeEntry } from '../../protocols/tape/tape.js'
 import { initBackend } from '../../node/train/backend.js'
+import { elementClaim, substitute } from '../helpers/element-claim.js'
 import { bitsAt, f32FromBits, hex, operandSlice, runBackend } from '../unit/protocols/ref-check.js'
 
 // The attack on NaN bits. A NaN ends the run (protocols/dispute/nan.ts):
@@ -36,31 +36,10 @@ function ruling (
   kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>, output: TensorData, flat: number, env: Partial<JudgeEnv> = {}
 ): Ruling {
   const bob = kr.addFromUri('//Bob')
-  const entry = (index: number): TapeEntry => ({
-    index, kernel, attrs,
-    inputs: inputs.map((t, k) => ({ name: names[k], ref: { kind: 'state', index: k }, dtype: t.dtype, shape: t.shape, commitment: toHex(commitTensor(t).root) })),
-    outputs: [{ dtype: output.dtype, shape: output.shape, commitment: toHex(commitTensor(output).root) }]
-  }) as TapeEntry
-  const entries = Array.from({ length: 4 }, (_, i) => entry(i))
-  const D = new DefenderGame({ disputeId: 0, genesis: GENESIS, taskId: 0, step, entries, tensor: (_e, io, k) => io === 'out' ? output : inputs[k], account: bob.publicKey, sign: m => bob.sign(m), stateRoots })
-  const ei = 1
-  const op = reference.opShapeOf(entries[ei])
-  const cols = output.shape[output.shape.length - 1] ?? 1
-  const claim: Claim = {
-    v: 1, kind: 'element', commit: D.commit(), index: ei, entry: encodeEntryBytes(entries[ei]), path: pathWith(treeLevels(entries.map(e => sha256(encodeEntryBytes(e)))), new Map(), ei), program, flat,
-    slice: proveSlice(output, 'row', Math.floor(flat / cols)),
-    operands: reference.elementOperands(WASM_RUNTIME, op, flat).map(o => proveSlice(inputs[o.input], o.axis, o.index))
-  }
+  const claim = elementClaim({ runtime: WASM_RUNTIME, program, kernel, names, inputs, attrs, output, flat, step, stateRoots, genesis: GENESIS, defender: bob })
   return judgeClaim({ ...base, ...env }, decodeClaim(encodeClaim(claim)))
 }
 const rule = (...a: Parameters<typeof ruling>): 'defender' | 'challenger' => ruling(...a).winner
-
-/** The backend's output with element `flat` replaced by `bits`. */
-function substitute (out: TensorData, flat: number, bits: number): TensorData {
-  const v = new Uint32Array((out.values as Float32Array).slice().buffer)
-  v[flat] = bits
-  return { ...out, values: new Float32Array(v.buffer) }
-}
 
 interface Case { kernel: string, names: string[], inputs: TensorData[], attrs?: Record<string, unknown>, flat: number, expect: number, cheats: number[] }
 
