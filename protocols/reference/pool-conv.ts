@@ -61,13 +61,22 @@ function checkNotDepthwise (op: OpShape): void {
   if (op.inputs[0].shape[3] === 1 && op.output.shape[3] === 1) throw new ReferenceError(`${op.kernel} with one input and one output channel runs XNNPACK's depthwise kernel: no element reference`)
 }
 
+/**
+ * What Conv2D's output element `flat` reads, whatever the runtime's arithmetic: the in-image input
+ * pixels of its window in (r, c) order, then the filter's column for its output channel.
+ */
+export function conv2dOperands (op: OpShape, flat: number): OperandRef[] {
+  checkFlat(flat, op.output.shape)
+  const [B, H, W] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape
+  const [b, oy, ox, o] = unravel(flat, op.output.shape)
+  const rows = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
+  return [...rows.map(w => ({ input: 0, axis: 'row' as const, index: w.row })), { input: 1, axis: 'col', index: o }]
+}
+
 const CONV2D: KernelRef = {
   operands (op, flat) {
-    checkNhwc(op); checkNotDepthwise(op); checkFlat(flat, op.output.shape)
-    const [B, H, W] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape
-    const [b, oy, ox, o] = unravel(flat, op.output.shape)
-    const rows = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
-    return [...rows.map(w => ({ input: 0, axis: 'row' as const, index: w.row })), { input: 1, axis: 'col', index: o }]
+    checkNhwc(op); checkNotDepthwise(op)
+    return conv2dOperands(op, flat)
   },
   computeBits (op, flat, opsIn) {
     checkNhwc(op)

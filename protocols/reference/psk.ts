@@ -2,7 +2,7 @@ import type { TypedValues } from '../commit/tensor.js'
 import { convPads } from './conv.js'
 import { bitsOf } from './f32.js'
 import { checkF32, coords, dims, operandsOf, reluOf, vectors } from './matmul.js'
-import { POOL_CONV, checkNhwc, windowRows } from './pool-conv.js'
+import { POOL_CONV, checkNhwc, conv2dOperands, windowRows } from './pool-conv.js'
 import { CANONICAL_NAN } from './psk-kernels.js'
 import { checkFlat, unravel } from './shape.js'
 import { ReferenceError, type KernelRef, type OpShape } from './types.js'
@@ -48,11 +48,8 @@ const MATMUL: KernelRef = {
 
 const CONV2D: KernelRef = {
   operands (op, flat) {
-    checkNhwc(op); checkFlat(flat, op.output.shape)
-    const [B, H, W] = op.inputs[0].shape; const [kh, kw] = op.inputs[1].shape
-    const [b, oy, ox, o] = unravel(flat, op.output.shape)
-    const rows = windowRows(B, H, W, kh, kw, op.attrs.strides as Strides, op.attrs.pad as Pad, b, oy, ox)
-    return [...rows.map(w => ({ input: 0, axis: 'row' as const, index: w.row })), { input: 1, axis: 'col', index: o }]
+    checkNhwc(op)
+    return conv2dOperands(op, flat)
   },
   computeBits (op, flat, opsIn) {
     checkNhwc(op)
