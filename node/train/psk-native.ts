@@ -61,24 +61,8 @@ function geomArray (g: ConvGeom, threads: number): Int32Array {
   return Int32Array.of(g.B, g.H, g.W, g.CI, g.kh, g.kw, g.CO, g.OH, g.OW, g.sh, g.sw, g.padTop, g.padLeft, threads)
 }
 
-function requireAddon (): Addon | undefined {
-  const file = join(nativeDir(), 'build', 'Release', 'psk_kernels.node')
-  if (!existsSync(file)) return undefined
-  try { return createRequire(import.meta.url)(file) as Addon } catch { return undefined }
-}
-
-/**
- * The addon's NaN scan (SIMD, ~10x the builtin `includes(NaN)`) for the NaN watch, or
- * undefined when the addon is missing or PROOFSWARM_PSK_NATIVE=0.
- */
-export function nativeNaNScan (): ((v: Float32Array) => boolean) | undefined {
-  if (process.env.PROOFSWARM_PSK_NATIVE === '0') return undefined
-  const addon = requireAddon()
-  return typeof addon?.hasNaN === 'function' ? addon.hasNaN : undefined
-}
-
-/** The addon's implementation, or why it cannot load. `threads`: output rows split over 1 or 2 threads (the bits do not depend on it). */
-export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: string } {
+/** The built addon, or why it is not there or does not load. */
+function openAddon (): Addon | { error: string } {
   const dir = nativeDir()
   const file = join(dir, 'build', 'Release', 'psk_kernels.node')
   if (!existsSync(file)) {
@@ -92,6 +76,23 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
     return { error: `${file} does not load: ${(e as Error).message}` }
   }
   if (addon.version !== 'psk1') return { error: `${file} implements ${String(addon.version)}, not psk1 (rebuild: npm run build:kernels)` }
+  return addon
+}
+
+/**
+ * The addon's NaN scan (SIMD, ~10x the builtin `includes(NaN)`) for the NaN watch, or
+ * undefined when the addon is missing or PROOFSWARM_PSK_NATIVE=0.
+ */
+export function nativeNaNScan (): ((v: Float32Array) => boolean) | undefined {
+  if (process.env.PROOFSWARM_PSK_NATIVE === '0') return undefined
+  const addon = openAddon()
+  return 'error' in addon || typeof addon.hasNaN !== 'function' ? undefined : addon.hasNaN
+}
+
+/** The addon's implementation, or why it cannot load. `threads`: output rows split over 1 or 2 threads (the bits do not depend on it). */
+export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: string } {
+  const addon = openAddon()
+  if ('error' in addon) return addon
   const t = threads >= 2 ? 2 : 1
   return {
     kind: 'native',
