@@ -2,6 +2,7 @@ import { homedir, networkInterfaces } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
 import { startChain } from '../chain/index.js'
+import { Overlay, Storage } from '../chain/runtime/state.js'
 import { createLogger } from '../../node/log.js'
 import { CliError } from '../../node/cli/errors.js'
 
@@ -70,6 +71,12 @@ export function register (program: Command): void {
     const info = { url: urls[0], urls, dataDir, genesis: running.chain.genesisHash, head: running.chain.headNumber }
     process.stdout.write(o.json === true ? JSON.stringify(info) + '\n' : `${urls.join('\n')}\n`)
     log.info(info, 'dev chain ready')
+    const params = new Storage(running.chain.runtime.types, new Overlay(running.chain.stateReader())).read<{ forcedErrorPpm: number }>('Arbitration', 'Params')
+    if (params.forcedErrorPpm === 0) {
+      // without forced errors nothing but another verifier's dispute ever catches an accept given without a replay
+      log.warn({ forcedErrorPpm: 0 }, 'forced errors are off on this chain: a verifier that accepts without replaying is never tested; ' +
+      'start a new chain with --forced-error-ppm (docs/economics.md, "Lazy verification") for a network whose verifiers are paid')
+    }
     await new Promise<void>(resolve => {
       let closing = false
       const stop = (sig: string): void => {

@@ -13,7 +13,7 @@ import WebSocket from 'ws'
 
 export const MAIN = join(process.cwd(), 'dist/node/cli/main.js')
 
-export interface ChainProcess { url: string, proc: ChildProcess, dataDir: string, stop: () => Promise<void> }
+export interface ChainProcess { url: string, proc: ChildProcess, dataDir: string, stop: () => Promise<void>, stderr: () => string }
 
 export async function tempDir (prefix: string): Promise<string> {
   return await mkdtemp(join(tmpdir(), prefix))
@@ -41,7 +41,7 @@ export async function startChainProcess (dataDir: string, extra: string[] = ['--
     await exited
     clearTimeout(t)
   }
-  return { url, proc, dataDir, stop }
+  return { url, proc, dataDir, stop, stderr: () => err }
 }
 
 export async function connect (url: string): Promise<ApiPromise> {

@@ -14,7 +14,7 @@ const dirs: string[] = []
 beforeAll(async () => {
   dirs.push(await tempDir('ps-rpc-timer-'), await tempDir('ps-rpc-unsafe-'))
   timer = await startChainProcess(dirs[0], ['--block-time', '2000'])
-  unsafe = await startChainProcess(dirs[1], ['--block-time', '2000', '--unsafe-rpc'])
+  unsafe = await startChainProcess(dirs[1], ['--block-time', '2000', '--unsafe-rpc', '--forced-error-ppm', '250000'])
 })
 
 afterAll(async () => {
@@ -51,5 +51,12 @@ describe('dev-only RPCs', () => {
       expect(r.result).toBeUndefined()
       expect(r.error?.code).toBe(-32601)
     }
+  })
+
+  it('a chain without forced errors warns at start that lazy verification goes untested', async () => {
+    const warning = (c: ChainProcess): unknown[] => c.stderr().split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l)).filter(l => /forced errors are off/.test(l.msg))
+    await new Promise(resolve => setTimeout(resolve, 200))
+    expect(warning(timer)).toEqual([expect.objectContaining({ level: 40, forcedErrorPpm: 0 })])
+    expect(warning(unsafe)).toEqual([])
   })
 })
