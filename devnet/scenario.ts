@@ -131,6 +131,7 @@ export class ScenarioWatcher {
         line(`task UNVERIFIED: only ${String(d.standing)} verdict(s) stood after every extension; the solver is not paid, ${units(d.refunded as bigint)} refunded to the submitter`)
         for (const w of this.waiters.splice(0)) w()
         break
+      case 'CapacityRentPaid': line(`capacity rent: ${this.name(d.who)} paid ${units(d.amount as bigint)} to the treasury for the verifier stake the task held bound`); break
       case 'AwaitingVerifierStake': line(`no solver yet: only ${String(d.verifiers)} verifier(s) have ${units(d.needed as bigint)} of free stake to answer for the task (bond + reward); waiting`); break
       case 'TaskExpired':
         this.times.settled ??= now

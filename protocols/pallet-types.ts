@@ -17,6 +17,8 @@ export interface Params {
   jackpot: bigint
   forcedErrorPpm: number
   maxCheckpoints: number
+  /** rent per block of each unit of verifier stake a task holds bound, in billionths (docs/economics.md, "Capacity griefing") */
+  capacityRentPpb: number
 }
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }

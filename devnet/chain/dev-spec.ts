@@ -16,6 +16,8 @@ export interface DevSpecOptions {
   forcedErrorPpm?: number
   /** blocks a party forced in a dispute has to answer on chain (default 20) */
   disputeClock?: number
+  /** rent per block of each unit of verifier stake a task holds bound, in billionths (default 10,000: 10 ppm) */
+  capacityRentPpb?: number
   /** more accounts to fund: SURIs like //Bench0 */
   extraAccounts?: string[]
 }
@@ -37,7 +39,9 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       missedDeadlineSlashPpm: 100_000,
       jackpot: 200n * UNIT,
       forcedErrorPpm: o.forcedErrorPpm ?? 0,
-      maxCheckpoints: 4096
+      maxCheckpoints: 4096,
+      // 10 ppm of the bound stake per block (docs/economics.md, "Capacity griefing")
+      capacityRentPpb: o.capacityRentPpb ?? 10_000
     }
   }
 }

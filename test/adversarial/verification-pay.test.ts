@@ -1,7 +1,8 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
-import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
+import type { Params, TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
+import { rentDeposit } from '../../devnet/chain/runtime/capacity-rent.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -66,7 +67,10 @@ describe('who verifies, and whether anybody did', () => {
     expect(taskOf(h).phase).toBe('Unverified')
     expect(h.free('Bob')).toBe(bob)
     expect(h.reserved('Bob')).toBe(STAKE)
-    expect(h.free('Alice') - alice).toBe(1000n * UNIT)
+    // the escrow back, and the rent deposit less the rent of the verifier stake the task held (docs/economics.md, "Capacity griefing")
+    const deposit = rentDeposit(h.read<Params>('Arbitration', 'Params')!, taskOf(h))
+    expect(h.rentPaid('Alice')).toBeGreaterThan(0n)
+    expect(h.free('Alice') - alice).toBe(1000n * UNIT + deposit - h.rentPaid('Alice'))
     expect(h.reserved('Alice')).toBe(STAKE)
   })
 
@@ -99,12 +103,14 @@ describe('who verifies, and whether anybody did', () => {
     h.advance(1)
     const t1 = h.read<TaskInfo>('Arbitration', 'Tasks', 1)!
     expect(t1.solver).toBe(h.accounts.Bob)
-    const before = h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake
+    const [before, rent] = [h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake, h.rentPaid('Bob')]
     const r = h.run('Bob', 'Arbitration', 'release_task', { taskId: 1 })
     expect(r.error).toBeUndefined()
     const after = h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake
     const bond = h.read<{ disputeBond: bigint }>('Arbitration', 'Params')!.disputeBond
-    expect(before - after).toBe(bond)
+    // the bond, and the rent of the verifier stake its selection held for the block it took to hand it back
+    expect(h.rentPaid('Bob') - rent).toBeGreaterThan(0n)
+    expect(before - after).toBe(bond + h.rentPaid('Bob') - rent)
   })
 })
 

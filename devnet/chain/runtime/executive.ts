@@ -12,6 +12,7 @@ import { commitDiverged } from './divergence.js'
 import { onInitialize } from './settlement.js'
 import { applyBlockRandomness, previousRandomness, putGenesisRandomness } from './block-randomness.js'
 import { releaseTask } from './selection.js'
+import { takeRentDeposit } from './capacity-rent.js'
 import { getAccount, putAccount, transfer, type AccountInfo } from './balances.js'
 import { toPlain, variant, type Plain } from './codec.js'
 import { Context, DispatchFail, type BlockEnv, type EventOut } from './context.js'
@@ -100,7 +101,7 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.add_stake': (ctx, who, a) => arb.addStake(ctx, who, a as never),
   'Arbitration.unregister': (ctx, who) => arb.unregisterNode(ctx, who),
   'Arbitration.set_roles': (ctx, who, a) => arb.setRoles(ctx, who, a as never),
-  'Arbitration.submit_task': (ctx, who, a) => { arb.submitTask(ctx, who, a as never) },
+  'Arbitration.submit_task': (ctx, who, a) => { takeRentDeposit(ctx, who, arb.submitTask(ctx, who, a as never)) },
   'Arbitration.release_task': (ctx, who, a) => releaseTask(ctx, who, a as never),
   'Arbitration.commit_proof': (ctx, who, a) => arb.commitProof(ctx, who, a as never),
   'Arbitration.submit_verdict': (ctx, who, a) => arb.submitVerdict(ctx, who, a as never),

@@ -6,6 +6,7 @@ import { currentRandomness } from './block-randomness.js'
 import { ROLE_SOLVER } from './spec.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { releaseReservation, reserveAnswerers } from './verifier-stake.js'
+import { chargeSolverRent } from './capacity-rent.js'
 
 // Solver selection, part of the Arbitration pallet: the stake-weighted draw,
 // a solver handing a task back or missing its deadline, and the end of a
@@ -45,6 +46,7 @@ export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailur
 /** The solver is off the task (excluded from it): the task waits for another, for at most UNASSIGNED_TIMEOUT blocks. */
 function unassign (ctx: Context, id: bigint, t: TaskInfo, solver: string): void {
   adjustActive(ctx, solver, -1)
+  chargeSolverRent(ctx, id, solver)
   releaseReservation(ctx, id)
   t.excluded.push(solver)
   t.solver = null

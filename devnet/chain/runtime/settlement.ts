@@ -8,6 +8,7 @@ import { ppmOf } from './randomness.js'
 import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
 import { earnedReward, emitDiverged } from './divergence.js'
 import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
+import { accrueRent, settleRent } from './capacity-rent.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -170,6 +171,7 @@ export function onInitialize (ctx: Context): void {
   for (const id of open) {
     const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
     if (t === undefined) continue
+    accrueRent(ctx, id, t)
     if (t.phase === 'Unassigned') {
       if (!expireIfDue(ctx, id, t)) trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
     } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
@@ -181,6 +183,7 @@ export function onInitialize (ctx: Context): void {
     }
     const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
     if (after !== undefined && !FINAL.has(after.phase)) still.push(id)
+    else if (after !== undefined) settleRent(ctx, id, after)
   }
   if (still.length !== open.length) ctx.store.put(P, 'OpenTasks', undefined, still)
 }

@@ -6,6 +6,7 @@ import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from 
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
 import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } from './chunk-sampling-spec.js'
 import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js'
+import { RENT_ERRORS, RENT_EVENTS, RENT_STORAGE, RENT_TYPES } from './rent-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -145,7 +146,8 @@ export const NAMED_TYPES: NamedTypes = {
     path: ['pallet_arbitration', 'types', 'Params'],
     fields: [
       ['min_stake', 'u128'], ['dispute_bond', 'u128'], ['dispute_clock', 'u32'], ['slash_ppm', 'u32'], ['winner_share_ppm', 'u32'],
-      ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32']
+      ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32'],
+      ['capacity_rent_ppb', 'u32']
     ]
   },
   TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
@@ -171,7 +173,8 @@ export const NAMED_TYPES: NamedTypes = {
   ...AVAILABILITY_TYPES,
   ...DIVERGENCE_TYPES,
   ...ASSIGNMENT_TYPES,
-  ...CHUNK_TYPES
+  ...CHUNK_TYPES,
+  ...RENT_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -245,7 +248,8 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_STORAGE,
       ...ASSIGNMENT_STORAGE,
       ...CHUNK_STORAGE,
-      ...STAKE_STORAGE
+      ...STAKE_STORAGE,
+      ...RENT_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -303,7 +307,8 @@ export const PALLETS: PalletSpec[] = [
       ...DIVERGENCE_EVENTS,
       ...ASSIGNMENT_EVENTS,
       ...CHUNK_EVENTS,
-      ...STAKE_EVENTS
+      ...STAKE_EVENTS,
+      ...RENT_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -364,7 +369,8 @@ export const PALLETS: PalletSpec[] = [
       err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.'),
       ...DIVERGENCE_ERRORS,
       ...ASSIGNMENT_ERRORS,
-      ...CHUNK_ERRORS
+      ...CHUNK_ERRORS,
+      ...RENT_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

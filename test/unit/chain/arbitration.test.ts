@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
-import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import type { NodeInfo, Params, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
+import { rentDeposit, rentFor } from '../../../devnet/chain/runtime/capacity-rent.js'
 import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { h32, hex, signed } from '../../helpers/dispute-msgs.js'
 import { pickWeighted, selectionSeed } from '../../../devnet/chain/runtime/randomness.js'
@@ -29,6 +30,7 @@ const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
 
 let h: Harness
 const register = (who: string, roles: number, stake = STAKE): string | undefined => h.run(who, 'Arbitration', 'register_node', h.registerArgs(who, roles, stake)).error
+const params = (): Params => h.read<Params>('Arbitration', 'Params') as Params
 const getTask = (id: number): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', id) as TaskInfo
 const node = (who: string): NodeInfo => h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo
 const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
@@ -137,7 +139,10 @@ describe('Arbitration: tasks', () => {
     expect(register('Dave', 4)).toBeUndefined()
     expect(register('Eve', 4)).toBeUndefined()
     h.run('Alice', 'Arbitration', 'submit_task', task())
-    expect(h.reserved('Alice')).toBe(1000n * UNIT)
+    // the escrow, and the rent deposit for the verifier stake the task may hold (docs/economics.md, "Capacity griefing")
+    const deposit = rentDeposit(params(), getTask(0))
+    expect(deposit).toBeGreaterThan(0n)
+    expect(h.reserved('Alice')).toBe(1000n * UNIT + deposit)
     expect(h.advance(1)).toContain('Arbitration.NoSolverAvailable')
     expect(getTask(0).phase).toBe('Unassigned')
     register('Bob', 2)
@@ -169,14 +174,18 @@ describe('Arbitration: tasks', () => {
     expect(r.events).toContain('Arbitration.SolverSelected')
     expect(who(getTask(0).solver)).toBe(other)
     expect(node(s).activeTasks).toBe(0)
-    expect(node(s).stake).toBe(STAKE - 100n * UNIT) // a release costs a dispute bond's worth of stake: not a free re-roll
+    // a release costs a dispute bond's worth of stake (not a free re-roll), and the rent of the verifier stake its selection held: two slots of B + R for two blocks
+    expect(h.rentPaid(s)).toBe(rentFor(params().capacityRentPpb, 2n * 2n * 700n * UNIT))
+    expect(node(s).stake).toBe(STAKE - 100n * UNIT - h.rentPaid(s))
   })
 
   it('replaces and slashes a solver that misses its deadline', () => {
     const s = assigned({ solveTimeout: 3 })
     const ev = h.advance(4)
     expect(ev).toContain('Arbitration.SolverTimedOut')
-    expect(node(s).stake).toBe(STAKE - STAKE / 10n)
+    // the missed-deadline slash, and the rent of the two slots of B + R its selection held until the deadline passed
+    expect(h.rentPaid(s)).toBe(rentFor(params().capacityRentPpb, 4n * 2n * 700n * UNIT))
+    expect(node(s).stake).toBe(STAKE - STAKE / 10n - h.rentPaid(s))
     expect(getTask(0).solver).not.toBe(h.accounts[s])
     expect(getTask(0).excluded).toContain(h.accounts[s])
     expect(h.run(s, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBe('Arbitration.DeadlineMissed')
@@ -213,7 +222,11 @@ describe('Arbitration: tasks', () => {
     expect(getTask(0).phase).toBe('Settled')
     expect(h.free(s) - sFree).toBe(600n * UNIT)
     expect(h.free('Dave') - daveFree).toBe(100n * UNIT)
-    expect(h.free('Alice') - aliceFree).toBe(200n * UNIT) // 1000 - 600 - 2*100 refunded
+    // 1000 - 600 - 2*100 refunded, and the rent deposit less the rent
+    const deposit = rentDeposit(params(), getTask(0))
+    expect(h.rentPaid('Alice')).toBeGreaterThan(0n)
+    expect(h.rentPaid('Alice')).toBeLessThanOrEqual(deposit)
+    expect(h.free('Alice') - aliceFree).toBe(200n * UNIT + deposit - h.rentPaid('Alice'))
     expect(h.reserved('Alice')).toBe(0n)
     expect(node(s).activeTasks).toBe(0)
     expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([])

@@ -22,16 +22,21 @@ export class Harness {
   /** the parent of block 1: what the runtime stores as System.BlockHash(0) */
   genesisHash = this.parentHash
   readonly accounts: Record<string, string> = {}
+  /** capacity rent paid so far (CapacityRentPaid), by account */
+  readonly rents = new Map<string, bigint>()
   /** the block author whose VRF is each block's randomness: a fixed key, so runs repeat */
   constructor (readonly rt: Runtime, readonly author: RandomnessAuthor) {
     for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
   }
 
   /** genesis: the hash block 1 names as its parent (System.BlockHash(0)); another value is another chain with the same keys */
-  static async create (opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number, genesis?: string } = {}): Promise<Harness> {
+  static async create (
+    opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number, capacityRentPpb?: number, genesis?: string } = {}
+  ): Promise<Harness> {
     await cryptoWaitReady()
     const author = RandomnessAuthor.fromSeed('0x' + '5a'.repeat(32))
-    const genesis = { ...await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock }), randomnessAuthor: author.publicKey }
+    const spec = await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock, capacityRentPpb: opts.capacityRentPpb })
+    const genesis = { ...spec, randomnessAuthor: author.publicKey }
     const h = new Harness(new Runtime(genesis, opts.reference), author)
     if (opts.genesis !== undefined) { h.parentHash = opts.genesis; h.genesisHash = opts.genesis }
     const kr = new Keyring({ type: 'sr25519' })
@@ -68,6 +73,10 @@ export class Harness {
       results.push({ error: err === undefined ? undefined : this.errorName(err), events: b.ctx.events.slice(mark).map(e => this.eventName(e.event)) })
     }
     b.finalize()
+    for (const e of b.ctx.events) {
+      const paid = (e.event as { Arbitration?: { CapacityRentPaid?: { who: string, amount: bigint } } }).Arbitration?.CapacityRentPaid
+      if (paid !== undefined) this.rents.set(paid.who, (this.rents.get(paid.who) ?? 0n) + paid.amount)
+    }
     for (const [k, v] of b.state.changes) { if (v === null) this.state.delete(k); else this.state.set(k, v) }
     // a new pseudo-random parent hash per block
     this.parentHash = '0x' + (this.number % 256).toString(16).padStart(2, '0').repeat(32)
@@ -95,6 +104,9 @@ export class Harness {
   get store (): Storage { return new Storage(this.rt.types, new Overlay({ get: k => this.state.get(k) })) }
 
   read<T> (pallet: string, item: string, key?: Plain): T | undefined { return this.store.get<T>(pallet, item, key) }
+
+  /** The capacity rent `who` (a name or an account) has paid so far: docs/economics.md, "Capacity griefing". */
+  rentPaid (who: string): bigint { return this.rents.get(this.accounts[who] ?? who) ?? 0n }
 
   free (who: string): bigint { return this.store.read<{ data: { free: bigint } }>('System', 'Account', this.accounts[who] ?? who).data.free }
   reserved (who: string): bigint { return this.store.read<{ data: { reserved: bigint } }>('System', 'Account', this.accounts[who] ?? who).data.reserved }

@@ -125,7 +125,7 @@ describe('forced errors on chain', () => {
     expect(taskOf(h).revealedForcedError).toBe(step)
     expect(taskOf(h).rulings.map(x => x.outcome)).toEqual(['ForcedError'])
     expect(reveal(h, 'Bob', fresh.output, fresh.proof)).toBe('Arbitration.AlreadyRevealed')
-    const [daveFree, bobFree, treasury] = [h.free('Dave'), h.free('Bob'), h.free(TREASURY)]
+    const [daveFree, bobFree, treasury, rent] = [h.free('Dave'), h.free('Bob'), h.free(TREASURY), h.rentPaid('Alice')]
     const ev = settle(h)
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
     expect(ev).not.toContain('Arbitration.SolverPenalized')
@@ -135,7 +135,8 @@ describe('forced errors on chain', () => {
     expect(h.free('Bob') - bobFree).toBe(600n * UNIT - JACKPOT)
     // the jackpot, and the reward of the verdict that rejected a wrong step
     expect(h.free('Dave') - daveFree).toBe(JACKPOT + 100n * UNIT)
-    expect(h.free(TREASURY)).toBe(treasury)
+    // the treasury pays nothing; it receives only the submitter's capacity rent (docs/economics.md, "Capacity griefing")
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
   })
 
   it('two challengers of one forced error within the jackpot window share it; both bonds are refunded', async () => {
@@ -153,7 +154,7 @@ describe('forced errors on chain', () => {
     expect(playDispute(h, run, side, honest(run), { disputeId: 1, challengerName: 'Eve', disputedStep: step }).status).toBe('ChallengerWon')
     expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
     expect(reveal(h, 'Bob', forced.output, forced.proof)).toBeUndefined()
-    const [dave, eve, bob, treasury] = [h.free('Dave'), h.free('Eve'), h.free('Bob'), h.free(TREASURY)]
+    const [dave, eve, bob, treasury, rent] = [h.free('Dave'), h.free('Eve'), h.free('Bob'), h.free(TREASURY), h.rentPaid('Alice')]
     const ev = settle(h)
     expect(taskOf(h).phase).toBe('Settled')
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(2)
@@ -161,7 +162,7 @@ describe('forced errors on chain', () => {
     expect(h.free('Dave') - dave).toBe(JACKPOT / 2n + 100n * UNIT)
     expect(h.free('Eve') - eve).toBe(JACKPOT / 2n + 100n * UNIT)
     expect(h.reserved('Eve')).toBe(STAKE)
-    expect(h.free(TREASURY)).toBe(treasury)
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
     expect(h.free('Bob') - bob).toBe(600n * UNIT - JACKPOT)
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
   })
