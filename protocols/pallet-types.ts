@@ -17,6 +17,10 @@ export interface Params {
   jackpot: bigint
   forcedErrorPpm: number
   maxCheckpoints: number
+  /** bytes one training job of a task's program may need at most (protocols/scheduling/estimate.ts jobMemory) */
+  maxTaskMemory: bigint
+  /** FLOP a conforming solver trains per block: a task's solve_timeout covers its training at this speed twice over */
+  referenceFlopsPerBlock: bigint
 }
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }

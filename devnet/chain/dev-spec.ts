@@ -3,6 +3,7 @@ import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { TREASURY } from './runtime/balances.js'
 import type { GenesisConfig } from './runtime/executive.js'
+import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 
 // The dev chain spec: well-known sr25519 dev accounts, all funded, and the
 // arbitration parameters. 1 UNIT = 10^12 planck (12 decimals).
@@ -18,6 +19,12 @@ export interface DevSpecOptions {
   disputeClock?: number
   /** more accounts to fund: SURIs like //Bench0 */
   extraAccounts?: string[]
+  /** block interval in ms (default 1000): converts the reference training speed into FLOP per block */
+  blockTime?: number
+  /** bytes one training job of a task may need at most (default 4 GiB) */
+  maxTaskMemory?: bigint
+  /** FLOP a conforming solver trains per block (default REFERENCE_FLOPS x the block time) */
+  referenceFlopsPerBlock?: bigint
 }
 
 export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
@@ -37,7 +44,9 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       missedDeadlineSlashPpm: 100_000,
       jackpot: 200n * UNIT,
       forcedErrorPpm: o.forcedErrorPpm ?? 0,
-      maxCheckpoints: 4096
+      maxCheckpoints: 4096,
+      maxTaskMemory: o.maxTaskMemory ?? 4n * 1024n ** 3n,
+      referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000))
     }
   }
 }
