@@ -19,6 +19,10 @@ export interface Params {
   maxCheckpoints: number
   /** rent per block of each unit of verifier stake a task holds bound, in billionths (docs/economics.md, "Capacity griefing") */
   capacityRentPpb: number
+  /** bytes one training job of a task's program may need at most (protocols/scheduling/estimate.ts jobMemory) */
+  maxTaskMemory: bigint
+  /** FLOP a conforming solver trains per block: a task's solve_timeout covers its training at this speed twice over */
+  referenceFlopsPerBlock: bigint
 }
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }

@@ -3,6 +3,7 @@ import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { TREASURY } from './runtime/balances.js'
 import type { GenesisConfig } from './runtime/executive.js'
+import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 
 // The dev chain spec: well-known sr25519 dev accounts, all funded, and the
 // arbitration parameters. 1 UNIT = 10^12 planck (12 decimals).
@@ -20,6 +21,12 @@ export interface DevSpecOptions {
   capacityRentPpb?: number
   /** more accounts to fund: SURIs like //Bench0 */
   extraAccounts?: string[]
+  /** block interval in ms (default 1000): converts the reference training speed into FLOP per block */
+  blockTime?: number
+  /** bytes one training job of a task may need at most (default 4 GiB) */
+  maxTaskMemory?: bigint
+  /** FLOP a conforming solver trains per block (default REFERENCE_FLOPS x the block time) */
+  referenceFlopsPerBlock?: bigint
 }
 
 export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
@@ -41,7 +48,9 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       forcedErrorPpm: o.forcedErrorPpm ?? 0,
       maxCheckpoints: 4096,
       // 10 ppm of the bound stake per block (docs/economics.md, "Capacity griefing")
-      capacityRentPpb: o.capacityRentPpb ?? 10_000
+      capacityRentPpb: o.capacityRentPpb ?? 10_000,
+      maxTaskMemory: o.maxTaskMemory ?? 4n * 1024n ** 3n,
+      referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000))
     }
   }
 }

@@ -2,6 +2,7 @@ import { homedir, networkInterfaces } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
 import { startChain } from '../chain/index.js'
+import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 import { Overlay, Storage } from '../chain/runtime/state.js'
 import { createLogger } from '../../node/log.js'
 import { CliError } from '../../node/cli/errors.js'
@@ -36,6 +37,9 @@ export function register (program: Command): void {
     .option('--unsafe-rpc', 'serve engine_createBlock on a timer chain too: anyone who reaches the RPC can then fast-forward every deadline (tests only)')
     .option('--forced-error-ppm <ppm>', 'Truebit forced-error probability per task, parts per million (new chains only)', int('--forced-error-ppm', 0, 1_000_000), 0)
     .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
+    .option('--reference-mflops <mflop/s>', 'training speed every solver is expected to reach: a task\'s solve timeout must cover its training at it twice over (new chains only)',
+      int('--reference-mflops', 1, 1_000_000_000), REFERENCE_FLOPS / 1e6)
+    .option('--max-task-memory <MiB>', 'memory one training job of a task may need at most (new chains only)', int('--max-task-memory', 256, 1 << 24), 4096)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
   cmd.action(async (
@@ -48,6 +52,8 @@ export function register (program: Command): void {
       unsafeRpc?: boolean
       forcedErrorPpm: number
       disputeClock: number
+      referenceMflops: number
+      maxTaskMemory: number
       json?: boolean
       logLevel: string
     }
@@ -58,7 +64,8 @@ export function register (program: Command): void {
     try {
       running = await startChain({
         dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true,
-        unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log
+        unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log,
+        referenceFlopsPerBlock: BigInt(o.referenceMflops) * 1_000_000n * BigInt(o.blockTime) / 1000n, maxTaskMemory: BigInt(o.maxTaskMemory) * 1024n * 1024n
       })
     } catch (e) {
       const err = e as NodeJS.ErrnoException

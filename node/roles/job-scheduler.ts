@@ -3,7 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 import type { RolePorts, PublishedRun, VerifyResult } from '../../actors/ports.js'
 import type { validateProgram } from '../../protocols/program/program.js'
 import { JobScheduler, type Job, type JobKind, type JobLimits, type Pumped } from '../../protocols/scheduling/jobs.js'
-import { ENGINE_BASE_BYTES, SpeedEstimate, jobMemory } from '../../protocols/scheduling/estimate.js'
+import { ENGINE_BASE_BYTES, SpeedEstimate, jobMemory, programSize } from '../../protocols/scheduling/estimate.js'
 import type { ChainClient } from '../chain/client.js'
 import type { Logger } from '../log.js'
 
@@ -184,7 +184,7 @@ export class PeerScheduler {
     // a verifier's check and a whistleblower's re-check of one task are two jobs
     const id = `${o.kind}-${o.taskId}-${++this.seq}`
     const deadline = now + (o.deadlineBlock - best - SAFETY_BLOCKS) * this.clock.msPerBlock
-    const memory = o.program !== undefined ? jobMemory(sizeOf(o.program)) : Math.ceil(ENGINE_BASE_BYTES * 1.5)
+    const memory = o.program !== undefined ? jobMemory(programSize(o.program)) : Math.ceil(ENGINE_BASE_BYTES * 1.5)
     const a = this.scheduler.admit({ id, taskId: o.taskId, kind: o.kind, memory, estimateMs: o.estimateMs, deadline }, now)
     this.outcomes.inc({ kind: o.kind, outcome: a.decision })
     if (a.decision === 'refuse') {
@@ -245,19 +245,5 @@ export class PeerScheduler {
     if (this.timer !== undefined) return
     this.timer = setInterval(() => { this.apply(this.scheduler.pump(Date.now())) }, PUMP_MS)
     this.timer.unref()
-  }
-}
-
-function sizeOf (p: ValidProgram): Parameters<typeof jobMemory>[0] {
-  return {
-    params: p.info.params,
-    optimizer: p.optimizer.name,
-    batchSize: p.batchSize,
-    steps: p.steps,
-    rowSize: p.dataset.rowSize,
-    classes: p.dataset.classes,
-    trainSize: p.dataset.trainSize,
-    datasetKind: p.dataset.kind,
-    context: p.dataset.text?.context
   }
 }

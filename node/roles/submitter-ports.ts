@@ -8,7 +8,10 @@ import { supportsElement } from '../../protocols/reference/index.js'
 import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { EconomicsConfig } from './economics.js'
 import { runEngineJob } from '../engine/engine.js'
+import { jobMemory, minSolveBlocks, programSize } from '../../protocols/scheduling/estimate.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
+
+const mib = (b: number): number => Math.ceil(b / 2 ** 20)
 
 // The submitter's ports: a task's commitments computed by the engine, its
 // program and dataset published as shards, the task put on chain and
@@ -20,6 +23,18 @@ export class SubmitterPorts extends PortsPart {
     // refused here with the reason, before the commitments are computed (the chain refuses it too)
     const adm = admissibility(validated, supportsElement)
     if (!adm.ok) throw new Error(`task refused: ${adm.reason}`)
+    // the chain's feasibility bounds, checked here with their numbers before any work
+    const chain = await this.chain()
+    const bounds = await chain.params()
+    const size = programSize(validated)
+    if (jobMemory(size) > Number(bounds.maxTaskMemory)) {
+      throw new Error(`task refused: one training job needs ~${mib(jobMemory(size))} MiB, more than this chain's max_task_memory (${mib(Number(bounds.maxTaskMemory))} MiB)`)
+    }
+    const minSolve = minSolveBlocks(size, Number(bounds.referenceFlopsPerBlock))
+    const asked = spec.economics?.solveTimeout
+    if (asked != null && asked < minSolve) {
+      throw new Error(`task refused: --solve-timeout ${asked} is shorter than the ${minSolve} blocks this chain requires for its training (twice its work at the network's reference speed)`)
+    }
     const { info: _info, ...program } = validated
     const phash = programHash(program)
     const dir = join(this.dataDir, 'submit', phash.slice(0, 16))
@@ -32,10 +47,10 @@ export class SubmitterPorts extends PortsPart {
     const { skeletonRoot, datasetRoot } = await runEngineJob({ kind: 'commitments', taskFile, datasetDir: program.dataset.kind === 'idx' ? this.init.datasetDir : undefined }, this.log, 'task commitments').result
     const programCid = (await this.shards.addBytes(programBytes, { name: 'task.json', kind: 'file' }, { pin: true })).cid
     const datasetCid = await this.publishDataset(program)
-    const chain = await this.chain()
     const o = spec.economics ?? {}
     const e: EconomicsConfig = {
       ...this.econ,
+      solveTimeout: Math.max(this.econ.solveTimeout, minSolve),
       ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
       ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
       ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),

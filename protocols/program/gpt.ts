@@ -102,7 +102,18 @@ export function validateGpt (spec: unknown, text: TextSpec, rowSize: number, cla
     inputShape: [width],
     outputShape: [width],
     weights: weights.map(w => ({ layer: w.name.slice(0, w.name.lastIndexOf('/')), name: w.name.slice(w.name.lastIndexOf('/') + 1), shape: [...w.shape] })),
-    params
+    params,
+    ...gptCost(g, text)
   }
   return { spec: g, info }
+}
+
+/**
+ * Forward multiply-adds and values of one window: per block the q, k, v, proj and MLP
+ * matmuls over T tokens and the T x T attention (scores and their weighted sum), then the head.
+ */
+function gptCost (g: GptSpec, t: TextSpec): { macs: number, activations: number } {
+  const T = t.context; const d = g.dModel; const V = t.vocab.length
+  const block = { macs: T * (4 * d * d + 2 * d * g.mlp) + 2 * T * T * d, activations: T * (8 * d + 2 * g.mlp) + 2 * g.heads * T * T }
+  return { macs: g.layers * block.macs + T * d * V, activations: T * V + T * d + g.layers * block.activations + T * (d + V) }
 }

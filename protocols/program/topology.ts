@@ -14,6 +14,10 @@ export interface TopologyInfo {
   weights: WeightSpec[]
   /** parameter count */
   params: number
+  /** multiply-adds of one sample's forward pass (a training step does about 3x this per sample) */
+  macs: number
+  /** values one sample's forward pass produces, input and every layer's output (kept for the backward pass) */
+  activations: number
 }
 
 export class ProgramError extends Error {
@@ -78,6 +82,8 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
   let inputShape: number[] = []
   const weights: WeightSpec[] = []
   const names = new Set<string>()
+  let macs = 0
+  let activations = rowSize
   layers.forEach((l, i) => {
     if (!isObj(l) || typeof l.class_name !== 'string' || !isObj(l.config)) throw new ProgramError(`layer ${i}: expected {class_name, config}`)
     const c = l.config
@@ -104,6 +110,7 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
         checkActivation(c, where)
         checkInit(c.kernel_initializer, where, 'GlorotUniform')
         weights.push({ layer: name, name: 'kernel', shape: [shape[0], units] })
+        macs += shape[0] * units
         if (c.use_bias !== false) { checkInit(c.bias_initializer, where, 'Zeros'); weights.push({ layer: name, name: 'bias', shape: [units] }) }
         shape = [units]
         break
@@ -122,6 +129,7 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
         const oh = convOut(shape[0], kh, sh, p); const ow = convOut(shape[1], kw, sw, p)
         if (oh < 1 || ow < 1) throw new ProgramError(`${where}: shape mismatch: kernel ${kh}x${kw} does not fit input [${shape.join(',')}]`)
         weights.push({ layer: name, name: 'kernel', shape: [kh, kw, shape[2], filters] })
+        macs += oh * ow * kh * kw * shape[2] * filters
         if (c.use_bias !== false) { checkInit(c.bias_initializer, where, 'Zeros'); weights.push({ layer: name, name: 'bias', shape: [filters] }) }
         shape = [oh, ow, filters]
         break
@@ -133,6 +141,7 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
         const p = padding(c.padding, where)
         const oh = convOut(shape[0], ph, sh, p); const ow = convOut(shape[1], pw, sw, p)
         if (oh < 1 || ow < 1) throw new ProgramError(`${where}: shape mismatch: pool ${ph}x${pw} does not fit input [${shape.join(',')}]`)
+        macs += oh * ow * shape[2] * ph * pw
         shape = [oh, ow, shape[2]]
         break
       }
@@ -149,6 +158,7 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
         break
       }
     }
+    if (l.class_name !== 'Flatten' && l.class_name !== 'Reshape') activations += shape.reduce((a, b) => a * b, 1)
   })
   if (shape.length !== 1 || shape[0] !== classes) {
     throw new ProgramError(`shape mismatch: the model outputs [${shape.join(',')}] but the dataset has ${classes} classes (the last layer must be Dense with ${classes} units, linear logits)`)
@@ -158,5 +168,5 @@ export function validateTopology (topology: unknown, rowSize: number, classes: n
     throw new ProgramError('the last layer must be a Dense layer with linear activation (the loss applies softmax cross-entropy to logits)')
   }
   const params = weights.reduce((n, w) => n + w.shape.reduce((a, b) => a * b, 1), 0)
-  return { inputShape: [...inputShape], outputShape: shape, weights, params }
+  return { inputShape: [...inputShape], outputShape: shape, weights, params, macs, activations }
 }

@@ -1,6 +1,10 @@
-// Estimates of a job's memory and run time, from what the task program says.
-// Rough on purpose: they decide how many jobs run side by side and whether a
-// queued job can still make its deadline, so they err towards more memory
+import type { TaskProgram } from '../program/program.js'
+import type { TopologyInfo } from '../program/topology.js'
+
+// Estimates of a job's memory, work and run time, from what the task program
+// says. Rough on purpose: they decide how many jobs run side by side, whether a
+// queued job can still make its deadline, and (on chain) whether any conforming
+// solver could train a task at all, so they err towards more memory and work
 // and learn the speed from the jobs this peer finished.
 
 export interface ProgramSize {
@@ -17,6 +21,34 @@ export interface ProgramSize {
   datasetKind: 'idx' | 'synthetic' | 'text'
   /** text tasks: characters per window (rows are built from the corpus on the fly) */
   context?: number
+  /** forward multiply-adds and values of one sample (TopologyInfo) */
+  macs: number
+  activations: number
+}
+
+/** What the estimates need of a validated program. */
+export function programSize (p: TaskProgram & { info: TopologyInfo }): ProgramSize {
+  return {
+    params: p.info.params,
+    optimizer: p.optimizer.name,
+    batchSize: p.batchSize,
+    steps: p.steps,
+    rowSize: p.dataset.rowSize,
+    classes: p.dataset.classes,
+    trainSize: p.dataset.trainSize,
+    datasetKind: p.dataset.kind,
+    context: p.dataset.text?.context,
+    macs: p.info.macs,
+    activations: p.info.activations
+  }
+}
+
+/**
+ * Floating-point operations of one training step: a multiply-add is two, and the
+ * backward pass costs about twice the forward one.
+ */
+export function stepFlops (p: ProgramSize): number {
+  return 6 * p.macs * p.batchSize
 }
 
 const MiB = 1024 * 1024
@@ -27,6 +59,23 @@ const MiB = 1024 * 1024
  */
 export const ENGINE_BASE_BYTES = 170 * MiB
 
+/**
+ * Training speed every solver of a network is expected to reach, FLOP/s: about a
+ * fifth of one core of the 2-core build machine with the psk1 kernels (MLP and
+ * CNN, verifiable: ~5 GFLOP/s), three quarters of the old runtime's slowest model
+ * (its CNN, ~1.3 GFLOP/s; docs/benchmarks.md). Chains take their
+ * `reference_flops_per_block` from it and their block time.
+ */
+export const REFERENCE_FLOPS = 1e9
+
+/**
+ * The fewest blocks a task's solve timeout may have: its training at `flopsPerBlock`,
+ * and as much again for checkpoints, their coding and publishing.
+ */
+export function minSolveBlocks (p: ProgramSize, flopsPerBlock: number): number {
+  return Math.ceil(2 * stepFlops(p) * p.steps / flopsPerBlock)
+}
+
 /** Peak bytes of one training or replay job of this program. */
 export function jobMemory (p: ProgramSize): number {
   const slots = p.optimizer === 'adam' ? 2 : 0
@@ -36,7 +85,9 @@ export function jobMemory (p: ProgramSize): number {
   const data = p.datasetKind === 'text' ? p.trainSize * (p.context ?? 64) : p.trainSize * (p.rowSize + 1)
   // a batch's inputs, labels and a few activations of that width, float32
   const batch = p.batchSize * (p.rowSize + p.classes) * 4 * 8
-  return Math.ceil((ENGINE_BASE_BYTES + state + data + batch) * 1.1)
+  // every layer's outputs, kept for the backward pass, their gradients and a temporary each
+  const layers = p.batchSize * p.activations * 4 * 3
+  return Math.ceil((ENGINE_BASE_BYTES + state + data + batch + layers) * 1.1)
 }
 
 /**

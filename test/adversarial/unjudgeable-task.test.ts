@@ -20,7 +20,7 @@ const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(3
 let h: Harness
 const submit = (p: { programHash: string, programHex: string }): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', {
   programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10,
-  escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20
+  escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 1000
 }).error
 
 async function chain (ref: ReferenceSemantics = reference): Promise<void> {

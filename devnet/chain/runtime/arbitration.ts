@@ -9,6 +9,7 @@ import { repatriateReserved, reserve, slashReserved, unreserve } from './balance
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy } from './forced-rulings.js'
+import { checkFeasible } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
@@ -165,6 +166,7 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): voi
   let ok = false
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
+  checkFeasible(ctx, params(ctx), a.solveTimeout, program)
 }
 
 export function commitProof (

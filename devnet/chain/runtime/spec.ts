@@ -1,3 +1,4 @@
+import { FEASIBILITY_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
@@ -147,7 +148,8 @@ export const NAMED_TYPES: NamedTypes = {
     fields: [
       ['min_stake', 'u128'], ['dispute_bond', 'u128'], ['dispute_clock', 'u32'], ['slash_ppm', 'u32'], ['winner_share_ppm', 'u32'],
       ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32'],
-      ['capacity_rent_ppb', 'u32']
+      ['capacity_rent_ppb', 'u32'],
+      ['max_task_memory', 'u64'], ['reference_flops_per_block', 'u64']
     ]
   },
   TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
@@ -370,7 +372,8 @@ export const PALLETS: PalletSpec[] = [
       ...DIVERGENCE_ERRORS,
       ...ASSIGNMENT_ERRORS,
       ...CHUNK_ERRORS,
-      ...RENT_ERRORS
+      ...RENT_ERRORS,
+      ...FEASIBILITY_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

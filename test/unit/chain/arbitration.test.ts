@@ -180,11 +180,12 @@ describe('Arbitration: tasks', () => {
   })
 
   it('replaces and slashes a solver that misses its deadline', () => {
-    const s = assigned({ solveTimeout: 3 })
-    const ev = h.advance(4)
+    // the shortest solve timeout the chain takes for this program (twice its training at the reference speed)
+    const s = assigned({ solveTimeout: 8 })
+    const ev = h.advance(9)
     expect(ev).toContain('Arbitration.SolverTimedOut')
     // the missed-deadline slash, and the rent of the two slots of B + R its selection held until the deadline passed
-    expect(h.rentPaid(s)).toBe(rentFor(params().capacityRentPpb, 4n * 2n * 700n * UNIT))
+    expect(h.rentPaid(s)).toBe(rentFor(params().capacityRentPpb, 9n * 2n * 700n * UNIT))
     expect(node(s).stake).toBe(STAKE - STAKE / 10n - h.rentPaid(s))
     expect(getTask(0).solver).not.toBe(h.accounts[s])
     expect(getTask(0).excluded).toContain(h.accounts[s])

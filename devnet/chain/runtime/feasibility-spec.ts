@@ -1,0 +1,11 @@
+import type { ErrorSpec } from './spec-types.js'
+
+// Task feasibility's part of the Arbitration pallet interface
+// (devnet/chain/runtime/feasibility.ts implements it; spec.ts splices the
+// errors into the pallet).
+
+const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
+export const FEASIBILITY_ERRORS: ErrorSpec[] = [
+  err('TaskTooLarge', 'submit_task: one training job of the program needs more memory than max_task_memory (protocols/scheduling/estimate.ts jobMemory).'),
+  err('SolveTimeoutTooShort', 'submit_task: solve_timeout is shorter than twice the blocks the program\'s training takes at the network\'s reference speed (reference_flops_per_block).')
+]
