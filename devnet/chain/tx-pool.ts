@@ -1,13 +1,17 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { TxInvalid, badSignature, type DecodedTx, type Runtime, type ValidTx, type ValidationEnv } from './runtime/executive.js'
 import type { StateReader } from './runtime/state.js'
+import { classify, deadlineCall, type TxClass } from './runtime/tx-class.js'
 import type { SignatureJob } from './runtime/signature.js'
 import type { ChainStore, StoreOp } from './store.js'
 
 // The transaction pool of the dev chain: admission (stateless checks, the
 // signature in the verify pool, then the stateful checks in arrival order),
 // one transaction per sender and nonce, persistence under p!<hash>, and the
-// order in which a block takes them.
+// order in which a block takes them: operational transactions (calls that meet
+// a protocol deadline and would succeed, runtime/tx-class.ts) first, and a full
+// pool makes room for one by dropping the newest normal transaction, so a
+// flood of free calls can neither keep a party's answer out nor delay it.
 
 /** What the chain needs from a signature verifier (VerifyPool implements it). */
 export interface AsyncVerifier {
@@ -25,7 +29,16 @@ export interface PoolHost {
   accountNonce: (account: string) => number
 }
 
-export interface PoolEntry { tx: ValidTx, seq: number }
+export interface PoolEntry {
+  tx: ValidTx
+  seq: number
+  cls: TxClass
+  /** a deadline call found normal (it would fail now): classified again once it is its sender's next */
+  recheck: boolean
+}
+
+/** How many of its sender's pooled transactions a deadline call's dry run runs first; behind more it waits its turn. */
+const MAX_CHAIN = 8
 
 /** A submission whose signature is being verified; admitted strictly in arrival order. */
 interface Admission {
@@ -65,8 +78,10 @@ export class TxPool {
    */
   async submit (bytes: Uint8Array): Promise<ValidTx> {
     if (this.closed) throw shuttingDown()
-    if (this.entries.size + this.admissions.length >= this.maxPool) throw poolFull()
+    if (this.admissions.length >= this.maxPool) throw poolFull()
     const decoded = this.host.runtime.decode(bytes, this.host.validationEnv())
+    // only a deadline call can make room in a full pool (if it turns out operational)
+    if (this.entries.size + this.admissions.length >= this.maxPool && !deadlineCall(decoded)) throw poolFull()
     if (this.entries.has(decoded.hash)) throw tooLowPriority()
     const tx = await new Promise<ValidTx>((resolve, reject) => {
       const a: Admission = { decoded, verdict: undefined, resolve, reject }
@@ -115,9 +130,54 @@ export class TxPool {
   private insert (tx: ValidTx): ValidTx {
     const sn = `${tx.sender}:${tx.nonce}`
     if (this.entries.has(tx.hash) || this.bySenderNonce.has(sn)) throw tooLowPriority()
-    this.entries.set(tx.hash, { tx, seq: this.seq++ })
+    const cls = this.classOf(tx)
+    if (this.entries.size >= this.maxPool) {
+      const victim = cls === 'operational' ? this.newestNormal() : undefined
+      if (victim === undefined) throw poolFull()
+      // with it go its sender's later transactions, which could never be included without it
+      const gone: StoreOp[] = []
+      for (let n = victim.tx.nonce, h; (h = this.bySenderNonce.get(`${victim.tx.sender}:${n}`)) !== undefined; n++) {
+        this.drop(h)
+        gone.push({ type: 'del', key: `p!${h}` })
+      }
+      this.host.store.enqueue(gone)
+    }
+    this.entries.set(tx.hash, { tx, seq: this.seq++, cls, recheck: cls === 'normal' && deadlineCall(tx) })
     this.bySenderNonce.set(sn, tx.hash)
     return tx
+  }
+
+  /** Dry-runs a deadline call after its sender's pooled predecessors (all of them, at most MAX_CHAIN). */
+  private classOf (tx: ValidTx): TxClass {
+    if (!deadlineCall(tx)) return 'normal'
+    const first = this.host.accountNonce(tx.sender)
+    if (tx.nonce < first || tx.nonce - first > MAX_CHAIN) return 'normal'
+    const before: ValidTx[] = []
+    for (let n = first; n < tx.nonce; n++) {
+      const h = this.bySenderNonce.get(`${tx.sender}:${n}`)
+      if (h === undefined) return 'normal'
+      before.push((this.entries.get(h) as PoolEntry).tx)
+    }
+    return classify(this.host.runtime, this.host.stateReader(), before, tx, this.host.validationEnv())
+  }
+
+  /** The newest normal transaction that no operational one of its sender waits on. */
+  private newestNormal (): PoolEntry | undefined {
+    let victim: PoolEntry | undefined
+    for (const e of this.entries.values()) {
+      if (e.cls !== 'normal' || (victim !== undefined && e.seq < victim.seq) || this.beforeOperational(e)) continue
+      victim = e
+    }
+    return victim
+  }
+
+  private beforeOperational (e: PoolEntry): boolean {
+    for (let n = e.tx.nonce + 1; n <= e.tx.nonce + MAX_CHAIN; n++) {
+      const h = this.bySenderNonce.get(`${e.tx.sender}:${n}`)
+      if (h === undefined) return false
+      if (this.entries.get(h)?.cls === 'operational') return true
+    }
+    return false
   }
 
   drop (hash: string): void {
@@ -139,8 +199,10 @@ export class TxPool {
   /**
    * The pool's includable transactions in inclusion order: per sender, the run
    * of consecutive nonces from the account nonce (later ones wait for the gap
-   * to fill: the future queue); across senders by arrival, a transaction never
-   * before its predecessors. Stale ones go to `dropped`.
+   * to fill: the future queue); across senders operational before normal, then
+   * by arrival, a transaction never before its predecessors (a normal one that
+   * an operational one of its sender waits on goes with it). Stale ones go to
+   * `dropped`.
    */
   readyOrder (dropped: string[]): PoolEntry[] {
     const bySender = new Map<string, PoolEntry[]>()
@@ -149,21 +211,28 @@ export class TxPool {
       if (l === undefined) bySender.set(e.tx.sender, [e])
       else l.push(e)
     }
-    const ready: Array<{ e: PoolEntry, key: number }> = []
+    const ready: Array<{ e: PoolEntry, key: number, rank: number }> = []
     for (const [sender, list] of bySender) {
       list.sort((a, b) => a.tx.nonce - b.tx.nonce)
       let expect = this.host.accountNonce(sender)
       let key = -1
+      const run: Array<{ e: PoolEntry, key: number, rank: number }> = []
       for (const e of list) {
         if (e.tx.nonce < expect) { dropped.push(e.tx.hash); continue }
         if (e.tx.nonce > expect) break
+        if (e.recheck && run.length === 0) {
+          e.recheck = false
+          e.cls = this.classOf(e.tx)
+        }
         key = Math.max(key, e.seq)
-        ready.push({ e, key })
+        run.push({ e, key, rank: e.cls === 'operational' ? 1 : 0 })
         expect++
       }
+      for (let i = run.length - 2; i >= 0; i--) run[i].rank = Math.max(run[i].rank, run[i + 1].rank)
+      ready.push(...run)
     }
     // equal keys only within one sender (key = a seq of that sender): nonce order
-    return ready.sort((a, b) => a.key - b.key || a.e.tx.nonce - b.e.tx.nonce).map(x => x.e)
+    return ready.sort((a, b) => b.rank - a.rank || a.key - b.key || a.e.tx.nonce - b.e.tx.nonce).map(x => x.e)
   }
 
   /** Rejects the submissions still waiting for their verdict's turn and writes the last batch. */
