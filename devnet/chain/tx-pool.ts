@@ -38,7 +38,7 @@ export interface PoolEntry {
 }
 
 /** How many of its sender's pooled transactions a deadline call's dry run runs first; behind more it waits its turn. */
-const MAX_CHAIN = 8
+const MAX_CHAIN = 4
 
 /** A submission whose signature is being verified; admitted strictly in arrival order. */
 interface Admission {
