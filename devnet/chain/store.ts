@@ -25,6 +25,8 @@ export interface StoredBlock {
 
 export const pad = (n: number): string => n.toString().padStart(10, '0')
 
+export type StoreOp = { type: 'put', key: string, value: string } | { type: 'del', key: string }
+
 export class ChainStore {
   readonly db: Level<string, string>
   private writes: Promise<void> = Promise.resolve()
@@ -46,7 +48,7 @@ export class ChainStore {
    * Resolves true once this batch is on disk, false when it (or an earlier
    * one) failed: what depends on it must not be announced then.
    */
-  enqueue (ops: Array<{ type: 'put', key: string, value: string } | { type: 'del', key: string }>): Promise<boolean> {
+  enqueue (ops: StoreOp[]): Promise<boolean> {
     const slowDiskMs = this.slowDiskMs
     this.writes = this.writes.then(async () => {
       if (this.failed !== undefined) return

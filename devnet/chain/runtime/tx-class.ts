@@ -1,0 +1,41 @@
+import { BlockBuilder, type Runtime, type ValidTx, type ValidationEnv } from './executive.js'
+import { Overlay, type StateReader } from './state.js'
+
+// Which transactions the pool and the block author serve first. The dev chain
+// charges no fees, so anyone can fill the pool and the blocks with calls that
+// cost nothing. Calls that meet a protocol deadline (a commit before the solve
+// timeout, an answer before a force's `due`, a verdict or dispute inside the
+// challenge window, a reveal, an availability or chunk answer) must not wait
+// behind them: otherwise a flood times an honest party out and slashes it.
+// Such a call is *operational* when it would succeed now (a dry run against
+// the head state), so a failing call never jumps the queue; each succeeding
+// one is bounded by the protocol (one answer per force, one verdict per slot)
+// or costs a bond or deposit (disputes, availability challenges).
+
+export type TxClass = 'operational' | 'normal'
+
+/** The calls a party makes against a deadline. Registration, stake, roles, tasks and transfers are normal. */
+const DEADLINE_CALLS = new Set([
+  'release_task', 'commit_proof', 'commit_diverged', 'submit_verdict', 'open_dispute', 'force_move', 'answer_move',
+  'claim_timeout', 'adjudicate', 'reveal_forced_error', 'challenge_availability', 'respond_availability', 'availability_timeout',
+  'challenge_initial_state', 'sample_chunks', 'respond_chunks', 'chunks_timeout'
+])
+
+/** Whether a call can be operational at all (decided before its signature is checked). */
+export function deadlineCall (tx: Pick<ValidTx, 'call'>): boolean {
+  return tx.call.pallet === 'Arbitration' && DEADLINE_CALLS.has(tx.call.name)
+}
+
+/**
+ * The class of `tx` if it went into the next block after `before` (its sender's
+ * pooled transactions with the nonces just below it, in order): operational iff
+ * it is a deadline call whose dispatch succeeds there. Nothing is written (the
+ * dry run's overlay is dropped).
+ */
+export function classify (runtime: Runtime, state: StateReader, before: ValidTx[], tx: ValidTx, env: ValidationEnv): TxClass {
+  if (!deadlineCall(tx)) return 'normal'
+  const parentHash = env.blockHash(env.number - 1) ?? env.genesisHash
+  const builder = new BlockBuilder(runtime, new Overlay(state), { number: env.number, parentHash })
+  for (const b of before) if (!builder.apply(b).included) return 'normal'
+  return builder.applyCall(tx.sender, tx.call) === undefined ? 'operational' : 'normal'
+}
