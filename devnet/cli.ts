@@ -3,16 +3,17 @@ import '../node/polyfill.js'
 import { Command } from 'commander'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { isIP } from 'node:net'
 import { ControlClient } from '../node/control/client.js'
 import { joinHint } from '../node/cli/join-hint.js'
-import type { PeerStatus } from '../node/peer.js'
-import type { CollectedResult } from '../actors/ports.js'
 import { spawnCli, stopChild, type ChildHandle } from './processes.js'
 import { startDashboard, type Dashboard } from './dashboard/server.js'
-import { ScenarioWatcher, units, watchProgress, watchWindow, type PeerRef } from './scenario.js'
+import { ScenarioWatcher, watchProgress, watchWindow, type PeerRef } from './scenario.js'
 import { ProgressLine, type ProgressItem } from './progress.js'
 import { alive, readState, removeState, writeState, type DevnetState } from './state-file.js'
+import { DEFAULT_ROLES, checkOptions, type Opts } from './options.js'
+import { down, status } from './status.js'
+import { summarize } from './summary.js'
+import { waitForSwarm } from './swarm.js'
 import { prepareTask } from './task.js'
 import { watchDisputes } from './dispute-progress.js'
 
@@ -20,27 +21,6 @@ import { watchDisputes } from './dispute-progress.js'
 // bootstrap peer and N peers, each a separate process with its own data dir
 // and ports on 127.0.0.1 — then one real training task from submission to
 // settlement, with progress, a dashboard and a final summary.
-
-const DEFAULT_ROLES = ['submitter', 'solver', 'solver', 'verifier', 'verifier', 'whistleblower']
-
-interface Opts {
-  peers: number
-  dir: string
-  keep?: boolean
-  exitAfter?: number
-  exitWhenSettled?: boolean
-  json?: boolean
-  dashboardPort: number
-  task?: string
-  steps?: number
-  checkpointEvery?: number
-  blockTime: number
-  forcedError: boolean
-  challengeWindow?: number
-  disputeClock: number
-  synthetic?: boolean
-  public?: string
-}
 
 const program = new Command()
   .name('devnet')
@@ -80,46 +60,9 @@ program.command('down')
 program.action(async (o: Opts) => { await run(o) })
 await program.parseAsync(process.argv)
 
-async function status (dir: string, json: boolean): Promise<void> {
-  const s = readState(dir)
-  if (s == null || !alive(s.pid)) {
-    if (json) process.stdout.write(JSON.stringify({ running: false, dir }) + '\n')
-    else process.stdout.write(`no devnet running in ${dir}\n`)
-    return
-  }
-  const peers = await Promise.all(s.processes.filter(p => p.dataDir != null).map(async p => {
-    try {
-      const st = await (await ControlClient.fromDataDir(p.dataDir!)).get<PeerStatus>('/v1/status')
-      return { name: p.name, up: true, peerId: st.peerId, roles: st.roles, connected: st.connectedPeers.length }
-    } catch { return { name: p.name, up: false } }
-  }))
-  const out = { running: true, dir, pid: s.pid, startedAt: s.startedAt, chain: s.chainUrl, dashboard: s.dashboardUrl, taskId: s.taskId, phase: s.phase, peers }
-  if (json) { process.stdout.write(JSON.stringify(out, null, 2) + '\n'); return }
-  process.stdout.write(`devnet running since ${s.startedAt} (pid ${s.pid})\nchain: ${s.chainUrl ?? '-'}\ndashboard: ${s.dashboardUrl ?? '-'}\ntask: ${s.taskId ?? '-'} ${s.phase ?? ''}\n`)
-  for (const p of peers) process.stdout.write(`  ${p.name.padEnd(24)} ${p.up ? `up, roles ${(p as { roles: string[] }).roles.join(',')}, ${(p as { connected: number }).connected} peers` : 'DOWN'}\n`)
-}
-
-async function down (dir: string): Promise<void> {
-  const s = readState(dir)
-  if (s == null) { process.stdout.write(`no devnet in ${dir}\n`); return }
-  if (alive(s.pid)) {
-    process.kill(s.pid, 'SIGTERM')
-    const deadline = Date.now() + 20_000
-    while (alive(s.pid) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
-  }
-  // whatever the launcher did not stop (it was killed, say)
-  for (const p of s.processes) if (alive(p.pid)) { try { process.kill(p.pid, 'SIGTERM') } catch {} }
-  removeState(dir)
-  process.stdout.write('devnet stopped\n')
-}
-
 async function run (o: Opts): Promise<void> {
   const dir = resolve(o.dir)
-  for (const [flag, v, lo, hi] of [['--peers', o.peers, 3, 64], ['--steps', o.steps, 1, 500_000], ['--checkpoint-every', o.checkpointEvery, 1, 500_000], ['--block-time', o.blockTime, 50, 60_000], ['--challenge-window', o.challengeWindow, 10, 100_000], ['--dispute-clock', o.disputeClock, 5, 100_000], ['--dashboard-port', o.dashboardPort, 0, 65535]] as const) {
-    if (v === undefined) continue
-    if (!Number.isInteger(v) || v < lo || v > hi) { process.stderr.write(`${flag} must be an integer in [${lo}, ${hi}], got ${v}\n`); process.exit(2) }
-  }
-  if (o.public != null && !isIP(o.public)) { process.stderr.write(`--public must be an IP address of this host, got "${o.public}"\n`); process.exit(2) }
+  checkOptions(o)
   const listenHost = o.public != null ? '0.0.0.0' : '127.0.0.1'
   const prev = readState(dir)
   if (prev != null && alive(prev.pid)) { process.stderr.write(`a devnet is already running in ${dir} (pid ${prev.pid}); stop it with "npm run devnet -- down" or use --dir\n`); process.exit(2) }
@@ -238,16 +181,7 @@ async function run (o: Opts): Promise<void> {
     // 5. swarm formed and every peer registered on chain
     const { ChainClient } = await import('../node/chain/client.js')
     observer = await ChainClient.connect({ url: chainUrl, signer: '//Alice' })
-    const deadline = Date.now() + 60_000
-    for (;;) {
-      // a peer too busy to answer in time (a loaded machine) counts as not connected yet, not as a failure
-      const statuses = await Promise.all(peers.map(async p => await (await ControlClient.fromDataDir(p.dataDir)).get<PeerStatus>('/v1/status').catch(() => undefined)))
-      const registered = await Promise.all(peers.map(async p => await observer!.node(p.accountId)))
-      const min = Math.min(...statuses.map(s => s?.connectedPeers.length ?? 0))
-      if (min >= Math.min(o.peers, 4) && registered.every(r => r != null)) { say(`swarm formed (every peer sees ≥ ${min} others) and all ${o.peers} peers registered on chain with their stake`); break }
-      if (Date.now() > deadline) throw new Error(`the swarm did not form within 60 s (min connections ${min}, registered ${registered.filter(r => r != null).length}/${o.peers}); see ${logDir}`)
-      await new Promise(resolve => setTimeout(resolve, 500))
-    }
+    await waitForSwarm(peers, observer, logDir, say)
     const balancesBefore = new Map<string, bigint>()
     for (const p of peers) { const b = await observer.balance(p.accountId); balancesBefore.set(p.accountId, b.free + b.reserved) }
 
@@ -278,60 +212,10 @@ async function run (o: Opts): Promise<void> {
     save()
 
     // 7. summary
-    // the trained model as the submitter evaluated it: test accuracy, or a text model's held-out loss and sample
-    let collected: CollectedResult | undefined
-    const accDeadline = Date.now() + 120_000
-    while (collected == null && Date.now() < accDeadline) {
-      const a = await (await ControlClient.fromDataDir(submitter.dataDir)).get<{ actors: Array<{ id: string, context: { results?: Record<string, CollectedResult>, error?: string } }> }>('/v1/actors')
-      const r = a.actors.find(x => x.id.startsWith('submitter'))?.context?.results?.[String(taskId)]
-      if (r?.accuracy != null || r?.text != null) collected = r
-      else await new Promise(resolve => setTimeout(resolve, 1000))
-    }
-    const accuracy = collected?.accuracy
-    const text = collected?.text
-    const t = watcher.times
-    const span = (a?: number, b?: number): string => a != null && b != null ? `${((b - a) / 1000).toFixed(1)} s` : '-'
-    const payouts: Array<{ name: string, delta: bigint }> = []
-    for (const p of peers) {
-      const b = await observer.balance(p.accountId); payouts.push({ name: p.name, delta: b.free + b.reserved - balancesBefore.get(p.accountId)! })
-    }
-    const summary = {
-      taskId,
-      success: result.success,
-      testAccuracy: accuracy ?? null,
-      ...(text != null ? { validationLoss: text.validationLoss, unigramBaseline: text.unigramBaseline, sample: text.sample } : {}),
-      phases: {
-        'submission → solver selected': span(t.submitted, t.solverSelected),
-        'training + publishing → proof committed': span(t.solverSelected, t.proofCommitted),
-        'verification → first verdict': span(t.proofCommitted, t.firstVerdict),
-        dispute: span(t.disputeOpened, t.disputeResolved),
-        'proof committed → settled': span(t.proofCommitted, t.settled),
-        total: span(t.submitted, t.settled)
-      },
-      balances: payouts.map(p => ({ peer: p.name, change: units(p.delta) })),
-      disputes: watcher.disputes
-    }
-    // the window is sized for this machine idle (docs/benchmarks.md, "Devnet timing"): on a busy one the whistleblower may not finish in it
-    if (o.forcedError && watcher.disputes.length === 0 && result.success) say(`warning: the forced error was not caught within the challenge window of ${challengeWindow} blocks (a slow or busy machine?): the task settled without a dispute. Raise --challenge-window to see one.`)
-    // written before it is announced, so whoever reads the announcement finds the file
-    await writeFile(join(dir, 'summary.json'), JSON.stringify(summary, null, 2))
-    if (o.json === true) say('summary', { summary })
-    else {
-      const lines = [
-        '',
-        '================ devnet summary ================',
-        `task ${taskId}: ${result.success ? 'settled successfully' : 'FAILED (the solver was found cheating)'}`,
-        ...(text != null
-          ? [`held-out loss of the trained model: ${text.validationLoss.toFixed(3)} nats/token (perplexity ${Math.exp(text.validationLoss).toFixed(1)}); unigram baseline of the corpus ${text.unigramBaseline.toFixed(3)}`, `sample: ${JSON.stringify(text.sample)}`]
-          : [`test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`]),
-        'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
-        'disputes:', ...(watcher.disputes.length === 0 ? ['  none'] : watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (its jackpot, out of the solver reward, shared by the challengers that caught it)' : `slashed ${d.slashed}`}`)),
-        'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),
-        `dashboard: ${dashboard.url}`,
-        '================================================'
-      ]
-      process.stdout.write(lines.join('\n') + '\n')
-    }
+    await summarize({
+      dir, json: o.json === true, forcedError: o.forcedError, challengeWindow, taskId, success: result.success, submitterDataDir: submitter.dataDir,
+      peers, observer, watcher, balancesBefore, dashboardUrl: dashboard.url, say
+    })
     if (o.exitWhenSettled === true) await shutdown(result.success || watcher.disputes.length > 0 ? 0 : 1)
     say(`the devnet keeps running; Ctrl-C (or "npm run devnet -- down") stops it. Dashboard: ${dashboard.url}`)
   } catch (err) {

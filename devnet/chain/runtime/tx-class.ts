@@ -1,4 +1,5 @@
-import { BlockBuilder, type Runtime, type ValidTx, type ValidationEnv } from './executive.js'
+import { BlockBuilder, type BlockRuntime } from './block-builder.js'
+import type { ValidTx, ValidationEnv } from './transaction.js'
 import { Overlay, type StateReader } from './state.js'
 
 // Which transactions the pool and the block author serve first. The dev chain
@@ -32,7 +33,7 @@ export function deadlineCall (tx: Pick<ValidTx, 'call'>): boolean {
  * it is a deadline call whose dispatch succeeds there. Nothing is written (the
  * dry run's overlay is dropped).
  */
-export function classify (runtime: Runtime, state: StateReader, before: ValidTx[], tx: ValidTx, env: ValidationEnv): TxClass {
+export function classify (runtime: BlockRuntime, state: StateReader, before: ValidTx[], tx: ValidTx, env: ValidationEnv): TxClass {
   if (!deadlineCall(tx)) return 'normal'
   const parentHash = env.blockHash(env.number - 1) ?? env.genesisHash
   const builder = new BlockBuilder(runtime, new Overlay(state), { number: env.number, parentHash })

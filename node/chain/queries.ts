@@ -1,0 +1,93 @@
+import type { ApiPromise } from '@polkadot/api'
+import { u8aToHex } from '@polkadot/util'
+import { toPlain } from './plain.js'
+import type { AvailabilityChallenge, ChunkRequest, DisputeInfo, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
+import { eventOf, type ChainEvent } from './client-types.js'
+
+// The chain client's reads: blocks, accounts and the Arbitration pallet's
+// storage, as plain values (the base of ChainClient).
+
+export class ChainQueries {
+  constructor (readonly api: ApiPromise, readonly accountId: string) {}
+
+  async bestNumber (): Promise<number> { return (await this.api.rpc.chain.getHeader()).number.toNumber() }
+  async finalizedNumber (): Promise<number> {
+    return (await this.api.rpc.chain.getHeader(await this.api.rpc.chain.getFinalizedHead())).number.toNumber()
+  }
+
+  async blockHash (n: number): Promise<string> { return (await this.api.rpc.chain.getBlockHash(n)).toHex() }
+
+  async balance (who = this.accountId): Promise<{ free: bigint, reserved: bigint }> {
+    const a = toPlain(await this.api.query.system.account(who)) as { data: { free: bigint, reserved: bigint } }
+    return { free: a.data.free, reserved: a.data.reserved }
+  }
+
+  async params (): Promise<Params> { return toPlain(await this.api.query.arbitration.params()) as unknown as Params }
+  async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
+  async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
+  /** The verifiers the chain drew for a task, every round (null before the first draw). */
+  async assignments (taskId: bigint | number): Promise<TaskAssignments | null> {
+    return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignments | null
+  }
+
+  /** This account's live assignment on a task, if the chain drew it and it is not over. */
+  async myAssignment (taskId: bigint | number, who = this.accountId): Promise<VerifierAssignment | null> {
+    return (await this.assignments(taskId))?.verifiers.find(v => v.verifier === who && v.status === 'Active') ?? null
+  }
+
+  async dispute (id: bigint | number): Promise<DisputeInfo | null> {
+    return toPlain(await this.api.query.arbitration.disputes(id)) as unknown as DisputeInfo | null
+  }
+
+  /** Id the next submitted task will get: every task id below it exists. */
+  async nextTaskId (): Promise<bigint> { return BigInt(toPlain(await this.api.query.arbitration.nextTaskId()) as bigint) }
+  async openTasks (): Promise<bigint[]> { return toPlain(await this.api.query.arbitration.openTasks()) as bigint[] }
+  /** Owner account (hex) of a libp2p peer id, or null. */
+  async peerOwner (peerId: string): Promise<string | null> {
+    return toPlain(await this.api.query.arbitration.peerOwner(u8aToHex(new TextEncoder().encode(peerId)))) as string | null
+  }
+
+  /** Events of one block. */
+  async eventsAt (blockHash: string): Promise<ChainEvent[]> {
+    const at = await this.api.at(blockHash)
+    const n = (await this.api.rpc.chain.getHeader(blockHash)).number.toNumber()
+    const records = await at.query.system.events()
+    return (records as unknown as Array<Parameters<typeof eventOf>[0]>).map(r => eventOf(r, blockHash, n))
+  }
+
+  // ---- disputes ----
+  /** The genesis hash every dispute message is signed over (with the task and dispute ids). */
+  get genesisHash (): string { return this.api.genesisHash.toHex() }
+
+  /** The last dispute message on chain (protocols/dispute encodeSigned bytes), or null. */
+  async disputeLastMove (id: bigint | number): Promise<Uint8Array | null> {
+    const v = await this.api.query.arbitration.disputeLastMove(id) as unknown as { isSome: boolean, unwrap: () => { toU8a: (bare: boolean) => Uint8Array } }
+    return v.isSome ? v.unwrap().toU8a(true) : null
+  }
+
+  // ---- data-availability challenges (docs/disputes.md, "Withheld checkpoints") ----
+  async availabilityChallenge (id: bigint | number): Promise<AvailabilityChallenge | null> {
+    return toPlain(await this.api.query.arbitration.availabilityChallenges(id)) as unknown as AvailabilityChallenge | null
+  }
+
+  /** (checkpoint step, challenge id) of every open availability challenge of a task. */
+  async openAvailability (taskId: bigint | number): Promise<Array<[number, number]>> {
+    return (toPlain(await this.api.query.arbitration.openAvailability(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])
+  }
+
+  // ---- chunk sampling of erasure-coded checkpoints (docs/protocol.md §5, "Chunk sampling") ----
+  async chunkRequest (id: bigint | number): Promise<ChunkRequest | null> {
+    return toPlain(await this.api.query.arbitration.chunkRequests(id)) as unknown as ChunkRequest | null
+  }
+
+  /** (checkpoint step, request id) of every open chunk-sample request of a task. */
+  async openChunkRequests (taskId: bigint | number): Promise<Array<[number, number]>> {
+    return (toPlain(await this.api.query.arbitration.openChunkRequests(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])
+  }
+
+  /** The randomness of block n (the block author's VRF, Randomness.ByBlock), or null if block n is not produced yet. */
+  async randomness (blockNumber: number): Promise<string | null> {
+    const r = await this.api.query.randomness.byBlock(blockNumber) as unknown as { isSome: boolean, unwrap: () => { toHex: () => string } }
+    return r.isSome ? r.unwrap().toHex() : null
+  }
+}

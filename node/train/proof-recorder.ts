@@ -1,0 +1,82 @@
+import type { CheckpointRef } from '../../protocols/pol/proof.js'
+import type { StateHasher } from './state-hasher.js'
+import { RootsFile } from './store.js'
+import type { Trainer } from './trainer.js'
+
+// What a verifiable run records as it goes: every state's root (hashed by the
+// StateHasher, in order) and, at checkpoint steps, the checkpoint (written by
+// the hashing thread) followed by the roots since the last one in
+// state-roots.bin, so the roots on disk never run ahead of a checkpoint.
+
+export interface RecorderOptions {
+  outDir: string
+  phash: string
+  names: string[]
+  stateSizes: number[]
+  checkpointEvery: number
+  steps: number
+  /** a checkpoint of state `step` is on disk, with every root before it */
+  onCheckpoint?: (step: number) => void
+}
+
+export class ProofRecorder {
+  readonly roots: Array<Promise<Uint8Array>> = []
+  readonly checkpoints: CheckpointRef[] = []
+  private readonly pending: Array<Promise<CheckpointRef>> = []
+  private rootsFile: RootsFile | undefined
+  /** roots handed to rootsFile: 0 … rootsWritten - 1 */
+  private rootsWritten = 0
+
+  constructor (readonly hasher: StateHasher, private readonly o: RecorderOptions) {}
+
+  /** A fresh run: state-roots.bin starts empty. */
+  startFresh (): void { this.rootsFile = new RootsFile(this.o.outDir) }
+
+  /** A resumed run: roots 0..c are known (and kept on disk), as are the checkpoints up to c. */
+  resumeAt (c: number, prevRoots: Uint8Array[], checkpoints: CheckpointRef[]): void {
+    for (const r of prevRoots.slice(0, c + 1)) this.roots.push(Promise.resolve(r))
+    this.checkpoints.push(...checkpoints)
+    this.rootsFile = new RootsFile(this.o.outDir, c + 1)
+    this.rootsWritten = c + 1
+  }
+
+  /** Hands state `s` to the hasher: its root, and at checkpoint steps its checkpoint. */
+  async submit (trainer: Trainer, s: number): Promise<void> {
+    const h = this.hasher
+    const isCheckpoint = s === 0 || s % this.o.checkpointEvery === 0 || s === this.o.steps
+    const checkpoint = isCheckpoint ? { runDir: this.o.outDir, programHash: this.o.phash, names: this.o.names } : undefined
+    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(this.o.stateSizes)), checkpoint })
+    this.roots.push(quiet(result.then(r => r.root)))
+    if (isCheckpoint) {
+      const from = this.rootsWritten
+      const fresh = this.roots.slice(from)
+      this.rootsWritten = this.roots.length
+      this.pending.push(quiet(result.then(async r => {
+        // results arrive in order: every earlier root is known by now
+        this.rootsFile?.write(from, await Promise.all(fresh))
+        this.o.onCheckpoint?.(s)
+        return { step: s, manifestHash: r.manifestHash as string }
+      })))
+    }
+  }
+
+  /** Waits for the checkpoints still being written and adds them to `checkpoints`. */
+  async settleCheckpoints (): Promise<void> {
+    this.checkpoints.push(...await Promise.all(this.pending))
+  }
+
+  /** Writes the roots recorded since the last checkpoint (a diverged run's proof ends between checkpoints). */
+  async writeRemainingRoots (): Promise<void> {
+    const fresh = await Promise.all(this.roots.slice(this.rootsWritten))
+    this.rootsFile?.write(this.rootsWritten, fresh)
+    this.rootsWritten = this.roots.length
+  }
+
+  close (): void { this.rootsFile?.close() }
+}
+
+/** Marks a promise as handled (it is awaited later; an early exit must not crash the process). */
+function quiet<T> (p: Promise<T>): Promise<T> {
+  p.catch(() => {})
+  return p
+}
