@@ -103,6 +103,13 @@ describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit
   const convCases = (): Array<{ g: ConvGeom, pad: 'valid' | 'same', st: number }> => {
     const out = []
     const fixed: Array<[number, number, number, number, number, number, number, number, 'valid' | 'same']> = [[2, 9, 8, 1, 3, 3, 8, 1, 'valid'], [2, 9, 9, 8, 3, 3, 16, 1, 'valid'], [1, 7, 6, 3, 3, 3, 4, 2, 'same'], [3, 6, 7, 2, 2, 3, 5, 1, 'same'], [2, 5, 5, 9, 1, 1, 11, 1, 'valid'], [8, 13, 13, 8, 3, 3, 16, 1, 'valid']]
+    // the native kernels' blocks: output channels in vectors of 16 and 8 with the rest one by one (CO 16, 24, 40, 17, 25),
+    // rows of 24/6/8 pixels across output rows with remainders (W 30), input channels 16 + 8 + rest for backprop input
+    // (CI 16, 27), padded borders around interior pixels, strides 2 and 5x5 windows (more pixel classes), and sizes
+    // above the addon's 2-thread split with the filter's rows split inside a tap (K 27, CO 17); a 36x36 window gives backprop
+    // input more than 64 row classes (their pixels go element by element)
+    fixed.push([2, 12, 30, 3, 3, 3, 24, 1, 'same'], [1, 11, 30, 16, 3, 3, 40, 1, 'valid'], [2, 9, 31, 27, 3, 3, 17, 1, 'same'], [2, 14, 13, 5, 5, 5, 25, 2, 'same'],
+      [1, 17, 19, 16, 5, 3, 16, 2, 'valid'], [8, 16, 16, 3, 3, 3, 17, 1, 'valid'], [1, 70, 66, 1, 36, 36, 2, 1, 'valid'], [4, 15, 14, 24, 3, 3, 8, 1, 'same'], [1, 30, 7, 1, 3, 3, 32, 1, 'same'])
     for (const [B, H, W, CI, kh, kw, CO, st, pad] of fixed) out.push({ g: geom(B, H, W, CI, kh, kw, CO, st, pad), pad, st })
     for (let c = 0; c < 8; c++) {
       const pad = rand() < 0.5 ? 'valid' as const : 'same' as const; const st = int(1, 2)
@@ -133,7 +140,10 @@ describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit
 
   it('MaxPoolGrad: windows 2x2 and 3x3, strides, padding, ties and NaNs in windows', () => {
     let checked = 0
-    for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same']] as const) {
+    // windows apart and tiling (written once, no separate zeroing) with uncovered rows and columns, overlapping, with
+    // channels in vectors of 8 and one by one (C 12), and above the 2-thread split (channels split over the threads)
+    for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same'],
+      [3, 11, 9, 16, 2, 2, 'valid'], [2, 7, 9, 12, 2, 2, 'same'], [2, 9, 8, 8, 2, 3, 'valid'], [32, 26, 26, 16, 2, 2, 'valid'], [12, 11, 11, 24, 2, 2, 'valid']] as const) {
       const p = convPads(H, W, k, k, [st, st], pad)
       const g: ConvGeom = { B, H, W, CI: C, kh: k, kw: k, CO: C, OH: p.outH, OW: p.outW, sh: st, sw: st, padTop: p.padTop, padLeft: p.padLeft }
       const x = tensor([B, H, W, C], 0.1)
