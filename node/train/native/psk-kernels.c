@@ -580,3 +580,40 @@ CLONES void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const fl
   if (n == C) psk_canonical_nan(dx, pixels * C);
   else for (long i = 0; i < pixels; i++) psk_canonical_nan(dx + i * C + ch0, n);
 }
+
+/* The float32 sum of x[0 .. n) (stride s) by the wasm Sum's rule, NaN bits included: s = +0, s = s + v in
+ * order, a NaN operand returned quietened (the running sum's first), an invalid add giving x86's default
+ * NaN 0xffc00000. Used where a vectorised sum came out NaN: which NaN depends on operand order, which a
+ * compiler may swap in a commutative add. */
+static uint32_t sum_nan_bits(const float *x, long n, long s) {
+  float acc = 0.0f;
+  for (long i = 0; i < n; i++) {
+    float v = x[i * s];
+    if (v != v) { uint32_t u; memcpy(&u, &v, 4); return u | 0x00400000u; }
+    acc = acc + v;
+    if (acc != acc) return 0xffc00000u;
+  }
+  uint32_t u; memcpy(&u, &acc, 4);
+  return u;
+}
+
+CLONES void psk_sum_cols(const float *x, float *out, long rows, int cols) {
+  int c = 0;
+  for (; c + 16 <= cols; c += 16) {
+    v16f acc = splat16(0);
+    for (long r = 0; r < rows; r++) acc = acc + ld16(x + r * cols + c);
+    st16(out + c, acc);
+  }
+  for (; c + 8 <= cols; c += 8) {
+    v8f acc = splat(0);
+    for (long r = 0; r < rows; r++) acc = acc + ld8(x + r * cols + c);
+    st8(out + c, acc);
+  }
+  for (; c < cols; c++) {
+    float acc = 0.0f;
+    for (long r = 0; r < rows; r++) acc = acc + x[r * cols + c];
+    out[c] = acc;
+  }
+  for (c = 0; c < cols; c++)
+    if (out[c] != out[c]) { uint32_t u = sum_nan_bits(x + c, rows, cols); memcpy(out + c, &u, 4); }
+}

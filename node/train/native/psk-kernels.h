@@ -31,5 +31,9 @@ void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const 
 /* MaxPoolGrad: dx [B,H,W,C] (C in CI) from dy [B,OH,OW,C] and the pool's input x; window kh x kw. Channels [ch0, ch1). */
 void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1);
 
+/* Sum over every axis but the last: out[c] = sum over r ascending of x[r*cols + c], as tfjs-wasm's Sum (not a
+ * psk1 kernel: its bits, NaNs included, are the wasm runtime's, computed without its transpose). */
+void psk_sum_cols(const float *x, float *out, long rows, int cols);
+
 void psk_canonical_nan(float *out, long n);
 #endif

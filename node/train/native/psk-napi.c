@@ -145,6 +145,18 @@ static napi_value hasNaN(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* sumCols(x, out, [rows, cols]) */
+static napi_value sumCols(napi_env env, napi_callback_info info) {
+  size_t argc = 3; napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *x, *out; size_t nx, no; int32_t *d; size_t nd;
+  if (argc < 3 || !f32arg(env, argv[0], &x, &nx) || !f32arg(env, argv[1], &out, &no) || !i32arg(env, argv[2], &d, &nd) || nd < 2) { napi_throw_type_error(env, NULL, "sumCols(x, out, dims)"); return NULL; }
+  if (d[0] < 0 || d[1] <= 0 || (size_t)d[0] * (size_t)d[1] != nx || (size_t)d[1] != no) { napi_throw_range_error(env, NULL, "sumCols: sizes do not match"); return NULL; }
+  psk_sum_cols(x, out, d[0], d[1]);
+  clear_upper();
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
@@ -152,7 +164,8 @@ static napi_value init(napi_env env, napi_value exports) {
     { "conv2d", NULL, conv2d, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropFilter", NULL, backFilter, NULL, NULL, NULL, napi_default, NULL },
-    { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL }
+    { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL },
+    { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

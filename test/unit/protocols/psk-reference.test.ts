@@ -1,3 +1,4 @@
+import * as tf from '@tensorflow/tfjs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { TensorData } from '../../../protocols/commit/index.js'
 import { WASM_PSK_RUNTIME, newProgram } from '../../../protocols/program/index.js'
@@ -9,7 +10,7 @@ import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { JS_IMPL, loadNative, type PskImpl } from '../../../node/train/psk-native.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { tapeStep } from '../../../node/train/tape-recorder.js'
-import { bitsAt, check, checkOp, hex } from './ref-check.js'
+import { bitsAt, check, checkOp, hex, runBackend } from './ref-check.js'
 
 // psk1 (tfjs-wasm@4.22.0-simd+psk1): the native kernels on 1 and 2 threads,
 // the JavaScript kernels and the element references give the same bits, on
@@ -181,6 +182,34 @@ describe('psk1 on the tfjs wasm backend', () => {
     check(WASM_PSK_RUNTIME, 'Conv2DBackpropInput', ['dy', 'filter'], [dy, w], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', inputShape: x.shape })
     check(WASM_PSK_RUNTIME, 'Conv2DBackpropFilter', ['x', 'dy'], [x, dy], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', filterShape: w.shape })
     check(WASM_PSK_RUNTIME, 'MaxPoolGrad', ['dy', 'input', 'output'], [tensor([2, 4, 4, 3], 0), tensor([2, 9, 8, 3], 0), tensor([2, 4, 4, 3], 0)], { filterSize: [2, 2], strides: [2, 2], pad: 'valid' })
+  })
+
+  it('Sum over every axis but the last (bias gradients) is native with tfjs-wasm Sum\'s bits, NaNs included', () => {
+    const native = loadNative(1)
+    if ('error' in native || native.sumCols === undefined) throw new Error('the psk1 addon has no sumCols')
+    let checked = 0
+    // columns in vectors of 16 and 8 and one by one; a column with Inf and -Inf before any NaN (x86's default NaN),
+    // columns whose first NaN has a payload or a sign, NaNs only in later rows
+    for (const shape of [[3, 7, 5, 8], [2, 4, 3, 16], [5, 25], [9, 3, 19], [4, 1], [6, 2, 3, 40], [64, 26, 26, 8]]) {
+      const x = tensor(shape, shape[0] === 64 ? 0.0001 : 0.05)
+      const u = new Uint32Array((x.values as Float32Array).buffer)
+      const C = shape[shape.length - 1]
+      if (u.length > 2 * C) { u[0] = 0x7f800000; u[C] = 0xff800000; u[u.length - 1] = 0xffc01234 }
+      const rank = shape.length
+      const axis = Array.from({ length: rank - 1 }, (_, i) => i)
+      const out = runBackend('Sum', ['x'], [x], { axis, keepDims: false })
+      // the wasm kernel itself: the same sums over the innermost axes of the transposed tensor (no native path)
+      const xt = tf.tensor(x.values as Float32Array, shape).transpose([rank - 1, ...axis])
+      const wasm = tf.engine().runKernel('Sum', { x: xt }, { axis: axis.map(a => a + 1), keepDims: false }) as tf.Tensor
+      const direct = new Float32Array(C)
+      native.sumCols(x.values as Float32Array, direct, u.length / C, C)
+      sameBits(out.values as Float32Array, wasm.dataSync() as Float32Array, `Sum ${JSON.stringify(shape)}: backend vs the wasm kernel`)
+      sameBits(direct, wasm.dataSync() as Float32Array, `Sum ${JSON.stringify(shape)}: native vs the wasm kernel`)
+      xt.dispose(); wasm.dispose()
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'Sum', attrs: { axis, keepDims: false }, inputs: [{ shape, dtype: 'float32' }], output: { shape: [C], dtype: 'float32' } }, [x], out.values, 1000)
+      expect(runBackend('Sum', ['x'], [x], { axis, keepDims: true }).shape).toEqual([...axis.map(() => 1), C])
+    }
+    expect(checked).toBeGreaterThan(100)
   })
 
   it('every op of real MLP Adam and cnn SGD steps has a reference that equals the backend', async () => {
