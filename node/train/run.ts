@@ -59,6 +59,8 @@ export interface TrainResult {
   loss: number
   seconds: number
   samplesPerSec: number
+  /** CPU time of the process (every thread) over the training loop: on a loaded machine, what the loop cost */
+  cpuSeconds: number
   proofRoot?: string
   finalStateRoot?: string
   proofWritten: boolean
@@ -180,6 +182,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     const last = Math.min(program.steps, o.until ?? program.steps)
     const startStep = trainer.step
     const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
     let lastReport = 0
     let loss = NaN
     const every = o.progressEveryMs ?? 500
@@ -201,8 +204,10 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       }
     }
     const seconds = (performance.now() - t0) / 1000
+    const cpu = process.cpuUsage(cpu0)
     const result: TrainResult = {
       outDir, programHash: phash, backend, steps: trainer.step, completed: trainer.step === program.steps, loss, seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
       samplesPerSec: (trainer.step - startStep) * program.batchSize / Math.max(seconds, 1e-9), proofWritten: false, checkpoints, resumedFrom
     }
     if (hasher !== undefined) {

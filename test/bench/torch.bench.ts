@@ -132,12 +132,13 @@ function prepare (cfg: Config, dir: string): Prepared {
 
 type Way = 'torch' | 'plain' | 'verifiable' | 'psk-plain' | 'psk-verifiable' | 'base-plain' | 'base-verifiable'
 const WAYS: Way[] = ['torch', ...RUNTIMES.flatMap(r => r === 'old' ? ['plain', 'verifiable'] as Way[] : [`${r}-plain`, `${r}-verifiable`] as Way[])]
-interface Got { sps: number, proofRoot?: string }
+/** sps: samples/s over the loop's wall time; cpuSps: samples per CPU-second of the process (every thread) over the loop */
+interface Got { sps: number, cpuSps: number, proofRoot?: string }
 
 function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   if (way === 'torch') {
     const r = run(cores, PYTHON, [PY, ...p.torchArgs, '--threads', String(cores)], `torch ${p.cfg.model}`)
-    return { sps: r.samplesPerSec }
+    return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r) }
   }
   const rt: Rt = way.startsWith('psk') ? 'psk' : way.startsWith('base') ? 'base' : 'old'
   const plain = way.endsWith('plain')
@@ -148,7 +149,12 @@ function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   if (r.runtime !== RUNTIME_OF[rt]) throw new Error(`the ${way} run trained on ${String(r.runtime)}`)
   if (rt !== 'old' && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
   if (!plain && typeof r.proofRoot !== 'string') throw new Error(`the verifiable ${p.cfg.model} run wrote no proof`)
-  return { sps: r.samplesPerSec, proofRoot: r.proofRoot }
+  return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r), proofRoot: r.proofRoot }
+}
+
+function cpuSps (p: Prepared, r: { cpuSeconds?: unknown }): number {
+  if (typeof r.cpuSeconds !== 'number' || !(r.cpuSeconds > 0)) throw new Error('a run printed no cpuSeconds (a build from before it was reported?)')
+  return p.cfg.steps * p.cfg.batch / r.cpuSeconds
 }
 
 const median = (xs: number[]): number => {
@@ -164,6 +170,8 @@ interface Row {
   perSample: number
   sps: Record<Way, number[]>
   ratio: Partial<Record<Way, number>>
+  cpuSps: Record<Way, number[]>
+  cpuRatio: Partial<Record<Way, number>>
 }
 
 const version = ensureTorch()
@@ -187,11 +195,14 @@ try {
         console.log(`${cfg.model} ${cores} core${cores > 1 ? 's' : ''} pair ${i + 1}: ${WAYS.map(w => `${w} ${u(got[w][i].sps)}`).join(', ')}  (load ${loadavg()[0].toFixed(1)})`)
       }
       const sps = {} as Record<Way, number[]>; const ratio: Partial<Record<Way, number>> = {}
+      const cpu = {} as Record<Way, number[]>; const cpuRatio: Partial<Record<Way, number>> = {}
       for (const w of WAYS) {
         sps[w] = got[w].map(g => g.sps * p.perSample)
         ratio[w] = median(got[w].map((g, i) => g.sps / got.torch[i].sps))
+        cpu[w] = got[w].map(g => g.cpuSps * p.perSample)
+        cpuRatio[w] = median(got[w].map((g, i) => g.cpuSps / got.torch[i].cpuSps))
       }
-      rows.push({ model: cfg.model, cores, unit: cfg.unit, steps: cfg.steps, batch: cfg.batch, perSample: p.perSample, sps, ratio })
+      rows.push({ model: cfg.model, cores, unit: cfg.unit, steps: cfg.steps, batch: cfg.batch, perSample: p.perSample, sps, ratio, cpuSps: cpu, cpuRatio })
     }
   }
 } finally {
@@ -208,6 +219,7 @@ const spread = (xs: number[]): string => xs.length > 1 ? ` (${xs.map(f0).join(',
 const LABEL: Record<Way, string> = { torch: 'PyTorch', plain: 'old plain', verifiable: 'old verifiable', 'psk-plain': 'psk1 plain', 'psk-verifiable': 'psk1 verifiable', 'base-plain': 'psk1 before plain', 'base-verifiable': 'psk1 before verifiable' }
 const others = WAYS.filter(w => w !== 'torch')
 const table = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${WAYS.map(w => `${f0(median(r.sps[w]))}${spread(r.sps[w])}`).join(' | ')} | ${others.map(w => `**${r2(r.ratio[w] as number)}×**`).join(' | ')} |`).join('\n')
+const cpuTable = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${WAYS.map(w => `${f0(median(r.cpuSps[w]))}${spread(r.cpuSps[w])}`).join(' | ')} | ${others.map(w => `**${r2(r.cpuRatio[w] as number)}×**`).join(' | ')} |`).join('\n')
 const goal = (m: string, cores: number, which: Way, g: number): string => {
   const r = rows.find(x => x.model === m && x.cores === cores)
   const v = r?.ratio[which]
@@ -246,6 +258,13 @@ MLP 784-128-10 ${image.find(r => r.model === 'mlp')?.steps ?? '-'} steps, CNN ${
 
 ${header}
 ${table(image)}
+
+The same runs per CPU-second: samples over the CPU time of the whole process (every thread: PyTorch's, the
+hashing and kernel threads) during the training loop. On a loaded machine this is what a run costs rather than
+how long it waited for a core; on 2 cores it adds both threads' time (work, not speed).
+
+${header}
+${cpuTable(image)}
 
 | goal (issue 19), best runtime measured | 1 core | 2 cores |
 |---|---|---|
