@@ -571,7 +571,7 @@ CLONES void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const fl
               if (bestAt < 0 || (v != v && b == b) || v > b) { b = v; bestAt = a; }
             }
           }
-          dx[bestAt] = dx[bestAt] + d[ch];
+          if (bestAt >= 0) dx[bestAt] = dx[bestAt] + d[ch];
         }
       }
     }

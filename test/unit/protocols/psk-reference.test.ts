@@ -142,9 +142,11 @@ describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit
   it('MaxPoolGrad: windows 2x2 and 3x3, strides, padding, ties and NaNs in windows', () => {
     let checked = 0
     // windows apart and tiling (written once, no separate zeroing) with uncovered rows and columns, overlapping, with
-    // channels in vectors of 8 and one by one (C 12), and above the 2-thread split (channels split over the threads)
+    // channels in vectors of 8 and one by one (C 12), above the 2-thread split (channels split over the threads), and
+    // 9x9 windows (more than 64 taps: scanned in place)
     for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same'],
-      [3, 11, 9, 16, 2, 2, 'valid'], [2, 7, 9, 12, 2, 2, 'same'], [2, 9, 8, 8, 2, 3, 'valid'], [32, 26, 26, 16, 2, 2, 'valid'], [12, 11, 11, 24, 2, 2, 'valid']] as const) {
+      [3, 11, 9, 16, 2, 2, 'valid'], [2, 7, 9, 12, 2, 2, 'same'], [2, 9, 8, 8, 2, 3, 'valid'], [32, 26, 26, 16, 2, 2, 'valid'], [12, 11, 11, 24, 2, 2, 'valid'],
+      [1, 12, 11, 9, 9, 3, 'same']] as const) {
       const p = convPads(H, W, k, k, [st, st], pad)
       const g: ConvGeom = { B, H, W, CI: C, kh: k, kw: k, CO: C, OH: p.outH, OW: p.outW, sh: st, sw: st, padTop: p.padTop, padLeft: p.padLeft }
       const x = tensor([B, H, W, C], 0.1)
