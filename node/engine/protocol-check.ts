@@ -92,7 +92,7 @@ const RESULTS: Record<JobKind, (v: unknown, path: string) => void> = {
     const o = obj(v, p)
     fields(o, p, {
       outDir: str, programHash: str, backend: obj, steps: nat, completed: bool, resumedFrom: opt(nat), loss: num, seconds: num, samplesPerSec: num,
-      proofRoot: opt(str), finalStateRoot: opt(str), proofWritten: bool, accuracy: opt(num), text: opt(obj),
+      cpuSeconds: num, proofRoot: opt(str), finalStateRoot: opt(str), proofWritten: bool, accuracy: opt(num), text: opt(obj),
       checkpoints: arr((c, cp) => { fields(obj(c, cp), cp, { step: nat, manifestHash: str, cid: opt(str) }); return c }),
       divergence: opt(divergencePoint), hashing: opt(obj)
     })

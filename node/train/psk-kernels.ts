@@ -4,8 +4,9 @@ import type { ConvGeom } from '../../protocols/reference/psk-kernels.js'
 import type { PskImpl } from './psk-native.js'
 
 // Registers the psk1 kernels on tfjs' wasm backend in place of its
-// BatchMatMul, _FusedMatMul, Conv2D, Conv2DBackpropInput and
-// Conv2DBackpropFilter. They read their inputs and write their output in the
+// BatchMatMul, _FusedMatMul, Conv2D, Conv2DBackpropInput,
+// Conv2DBackpropFilter and MaxPoolGrad (and, natively, its Sum over leading
+// axes, with its own bits). They read their inputs and write their output in the
 // wasm heap through views (no copies). Any case the psk1 reference does not
 // define is refused with an error, never run another way.
 
@@ -69,11 +70,40 @@ function matmulKernel (impl: PskImpl, name: string): tf.KernelFunc {
   }
 }
 
+/** tfjs-wasm's own Sum, kept when the native one is registered over it (for every case but the columns one) */
+let wasmSum: tf.KernelFunc | undefined
+
+/**
+ * Sum over every axis but the last (a bias gradient: [b,h,w,c] to [c]) natively, in place on the heap: tfjs-wasm
+ * transposes the input first, a copy of the whole tensor. The same bits as its kernel (each column summed in
+ * order from +0, NaNs by its rule), so this is not a psk1 kernel: the reference stays the wasm runtime's.
+ */
+function sumKernel (sumCols: NonNullable<PskImpl['sumCols']>): tf.KernelFunc {
+  wasmSum ??= tf.getKernel('Sum', 'wasm')?.kernelFunc
+  const fallback = wasmSum
+  if (fallback === undefined) throw new Error('psk1: the wasm backend has no Sum kernel')
+  return args => {
+    const b = args.backend as unknown as WasmBackendLike
+    const { x } = args.inputs as { x: tf.TensorInfo }
+    const { axis, keepDims } = args.attrs as unknown as { axis: number | number[], keepDims: boolean }
+    const rank = x.shape.length
+    const size = tf.util.sizeFromShape(x.shape)
+    if (x.dtype !== 'float32' || rank < 2 || size === 0) return fallback(args)
+    const axes = [...new Set(tf.util.parseAxisParam(axis, x.shape))].sort((p, q) => p - q)
+    if (axes.length !== rank - 1 || axes.some((a, i) => a !== i)) return fallback(args)
+    const C = x.shape[rank - 1]
+    const out = b.makeOutput(keepDims ? [...new Array<number>(rank - 1).fill(1), C] : [C], 'float32')
+    sumCols(f32(b, x, 'Sum'), f32(b, out, 'Sum'), size / C, C)
+    return out
+  }
+}
+
 export function registerPskKernels (impl: PskImpl): void {
   const reg = (kernelName: string, kernelFunc: tf.KernelFunc): void => {
     if (tf.getKernel(kernelName, 'wasm') !== undefined) tf.unregisterKernel(kernelName, 'wasm')
     tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
   }
+  if (impl.sumCols !== undefined) reg('Sum', sumKernel(impl.sumCols))
   reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
   reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
   reg('Conv2D', ({ inputs, backend, attrs }) => {

@@ -22,6 +22,11 @@ export interface PskImpl {
   conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => void
   /** g.CO = g.CI = channels */
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
+  /**
+   * native only: tfjs-wasm's Sum over every axis but the last (x as [rows, cols]), the same bits as its kernel
+   * (NaNs included) without its transpose; not a psk1 kernel (its reference stays the wasm runtime's)
+   */
+  sumCols?: (x: Float32Array, out: Float32Array, rows: number, cols: number) => void
 }
 
 interface Addon {
@@ -33,6 +38,8 @@ interface Addon {
   conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => void
   conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => void
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => void
+  /** older builds lack it */
+  sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
   /** whether the array holds a NaN (older builds lack it) */
   hasNaN?: (v: Float32Array) => boolean
 }
@@ -104,7 +111,8 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
     conv2d: (x, w, out, g) => addon.conv2d(x, w, out, geomArray(g, t)),
     conv2dBackpropInput: (dy, w, dx, g) => addon.conv2dBackpropInput(dy, w, dx, geomArray(g, t)),
     conv2dBackpropFilter: (x, dy, dw, g) => addon.conv2dBackpropFilter(x, dy, dw, geomArray(g, t)),
-    maxPoolGrad: (dy, x, dx, g) => addon.maxPoolGrad(dy, x, dx, geomArray(g, t))
+    maxPoolGrad: (dy, x, dx, g) => addon.maxPoolGrad(dy, x, dx, geomArray(g, t)),
+    ...(typeof addon.sumCols === 'function' ? { sumCols: (x: Float32Array, out: Float32Array, rows: number, cols: number) => addon.sumCols?.(x, out, Int32Array.of(rows, cols)) } : {})
   }
 }
 

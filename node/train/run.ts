@@ -66,6 +66,8 @@ export interface TrainResult {
   loss: number
   seconds: number
   samplesPerSec: number
+  /** CPU time of the process (every thread) over the training loop: on a loaded machine, what the loop cost */
+  cpuSeconds: number
   proofRoot?: string
   finalStateRoot?: string
   proofWritten: boolean
@@ -148,6 +150,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     const last = Math.min(program.steps, o.until ?? program.steps)
     const startStep = trainer.step
     const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
     let lastReport = 0
     let loss = NaN
     const every = o.progressEveryMs ?? 500
@@ -169,8 +172,10 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       }
     }
     const seconds = (performance.now() - t0) / 1000
+    const cpu = process.cpuUsage(cpu0)
     const result: TrainResult = {
       outDir, programHash: phash, backend, steps: trainer.step, completed: trainer.step === program.steps, loss, seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
       samplesPerSec: (trainer.step - startStep) * program.batchSize / Math.max(seconds, 1e-9), proofWritten: false, checkpoints, resumedFrom
     }
     if (recorder !== undefined && hasher !== undefined) {

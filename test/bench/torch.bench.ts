@@ -11,7 +11,9 @@
 // the same proof root, whatever the cores. Each model is trained on both wasm
 // runtimes side by side: tfjs-wasm@4.22.0-simd (XNNPACK's kernels, "old") and
 // tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul/convolution kernels, native).
-//   npm run bench -- torch [--pairs 2] [--scale 1] [--models mlp,cnn,gpt] [--cores 1,2] [--k 5] [--runtimes old,psk] [--no-write]
+//   npm run bench -- torch [--pairs 2] [--scale 1] [--models mlp,cnn,gpt] [--cores 1,2] [--k 5] [--runtimes old,psk,base] [--baseline dir] [--no-write]
+// --runtimes base (with --baseline dir): psk1 once more, from another checkout's build (its dist/ and native
+// addon, e.g. main's before a kernel change), side by side; its proof roots must equal this build's.
 // --scale multiplies the steps (mlp 400, cnn 60, gpt 40 at 1); a run of the
 // defaults takes a few minutes on an idle 2-core machine. Verifiable runs
 // checkpoint every k steps: by default the devnet's task's k (1000 steps), so
@@ -35,12 +37,18 @@ const SCALE = Number(arg('--scale', '1'))
 const MODELS = arg('--models', 'mlp,cnn,gpt').split(',')
 const CORES = arg('--cores', '1,2').split(',').map(Number)
 const WRITE = !argv.includes('--no-write')
-const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1' } as const
+const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1' } as const
 type Rt = keyof typeof RUNTIME_OF
 const RUNTIMES = arg('--runtimes', 'old,psk').split(',') as Rt[]
 const K = Number(arg('--k', String(recommendedCheckpointEvery(1000))))
+const BASELINE = arg('--baseline', '')
+const BASE_CLI = join(BASELINE, 'dist', 'node', 'cli', 'main.js')
+if (RUNTIMES.includes('base') && (BASELINE === '' || !existsSync(BASE_CLI))) {
+  console.error(`--runtimes base needs --baseline <dir> with a built checkout (${BASE_CLI} is missing)`)
+  process.exit(2)
+}
 if (!(Number.isInteger(K) && K >= 1 && PAIRS >= 1 && SCALE > 0 && CORES.every(c => c === 1 || c === 2) && RUNTIMES.length > 0 && RUNTIMES.every(r => r in RUNTIME_OF) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
-  console.error('usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--models mlp,cnn,gpt] [--cores 1,2] [--k steps ≥ 1] [--runtimes old,psk] [--no-write]')
+  console.error('usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--models mlp,cnn,gpt] [--cores 1,2] [--k steps ≥ 1] [--runtimes old,psk,base] [--baseline dir] [--no-write]')
   process.exit(2)
 }
 
@@ -98,6 +106,7 @@ function prepare (cfg: Config, dir: string): Prepared {
     if (made.status !== 0 || !existsSync(task)) throw new Error(`task new --model ${cfg.model} --runtime ${RUNTIME_OF[rt]} failed:\n${made.stderr}`)
     tasks[rt] = task
   }
+  tasks.base = tasks.psk
   const program = JSON.parse(readFileSync(tasks.old, 'utf8')) as TaskProgram
   // the task's data order, every step's rows, for torch to read
   const order = new DataOrder(program.seed, program.dataset.trainSize, program.batchSize)
@@ -121,25 +130,31 @@ function prepare (cfg: Config, dir: string): Prepared {
   }
 }
 
-type Way = 'torch' | 'plain' | 'verifiable' | 'psk-plain' | 'psk-verifiable'
-const WAYS: Way[] = ['torch', ...RUNTIMES.flatMap(r => r === 'old' ? ['plain', 'verifiable'] as Way[] : ['psk-plain', 'psk-verifiable'] as Way[])]
-interface Got { sps: number, proofRoot?: string }
+type Way = 'torch' | 'plain' | 'verifiable' | 'psk-plain' | 'psk-verifiable' | 'base-plain' | 'base-verifiable'
+const WAYS: Way[] = ['torch', ...RUNTIMES.flatMap(r => r === 'old' ? ['plain', 'verifiable'] as Way[] : [`${r}-plain`, `${r}-verifiable`] as Way[])]
+/** sps: samples/s over the loop's wall time; cpuSps: samples per CPU-second of the process (every thread) over the loop */
+interface Got { sps: number, cpuSps: number, proofRoot?: string }
 
 function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   if (way === 'torch') {
     const r = run(cores, PYTHON, [PY, ...p.torchArgs, '--threads', String(cores)], `torch ${p.cfg.model}`)
-    return { sps: r.samplesPerSec }
+    return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r) }
   }
-  const rt: Rt = way.startsWith('psk') ? 'psk' : 'old'
+  const rt: Rt = way.startsWith('psk') ? 'psk' : way.startsWith('base') ? 'base' : 'old'
   const plain = way.endsWith('plain')
   const out = join(dir, `run-${p.cfg.model}-${way}-${cores}`)
   const data = p.cfg.model === 'gpt' ? [] : ['--dataset-dir', FASHION]
-  const r = run(cores, process.execPath, [CLI, 'train', '--task', p.tasks[rt], '--out', out, ...(plain ? ['--plain'] : []), '--no-evaluate', '--json', '--log-level', 'warn', ...data], `proofswarm train ${p.cfg.model} ${way}`)
+  const r = run(cores, process.execPath, [rt === 'base' ? BASE_CLI : CLI, 'train', '--task', p.tasks[rt], '--out', out, ...(plain ? ['--plain'] : []), '--no-evaluate', '--json', '--log-level', 'warn', ...data], `proofswarm train ${p.cfg.model} ${way}`)
   rmSync(out, { recursive: true, force: true })
   if (r.runtime !== RUNTIME_OF[rt]) throw new Error(`the ${way} run trained on ${String(r.runtime)}`)
-  if (rt === 'psk' && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
+  if (rt !== 'old' && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
   if (!plain && typeof r.proofRoot !== 'string') throw new Error(`the verifiable ${p.cfg.model} run wrote no proof`)
-  return { sps: r.samplesPerSec, proofRoot: r.proofRoot }
+  return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r), proofRoot: r.proofRoot }
+}
+
+function cpuSps (p: Prepared, r: { cpuSeconds?: unknown }): number {
+  if (typeof r.cpuSeconds !== 'number' || !(r.cpuSeconds > 0)) throw new Error('a run printed no cpuSeconds (a build from before it was reported?)')
+  return p.cfg.steps * p.cfg.batch / r.cpuSeconds
 }
 
 const median = (xs: number[]): number => {
@@ -155,6 +170,8 @@ interface Row {
   perSample: number
   sps: Record<Way, number[]>
   ratio: Partial<Record<Way, number>>
+  cpuSps: Record<Way, number[]>
+  cpuRatio: Partial<Record<Way, number>>
 }
 
 const version = ensureTorch()
@@ -166,23 +183,26 @@ try {
   for (const cfg of CONFIGS.filter(c => MODELS.includes(c.model))) {
     const p = prepare(cfg, dir)
     for (const cores of CORES) {
-      const got: Record<Way, Got[]> = { torch: [], plain: [], verifiable: [], 'psk-plain': [], 'psk-verifiable': [] }
+      const got: Record<Way, Got[]> = { torch: [], plain: [], verifiable: [], 'psk-plain': [], 'psk-verifiable': [], 'base-plain': [], 'base-verifiable': [] }
       for (let i = 0; i < PAIRS; i++) {
         const ways = i % 2 === 0 ? WAYS : [...WAYS].reverse()
         for (const w of ways) {
           const g = once(p, w, cores, dir)
           got[w].push(g)
-          if (w.endsWith('verifiable') && g.proofRoot !== undefined) { const key = `${cfg.model} ${w.startsWith('psk') ? 'psk1' : 'old'}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
+          if (w.endsWith('verifiable') && g.proofRoot !== undefined) { const key = `${cfg.model} ${w.startsWith('psk') || w.startsWith('base') ? 'psk1' : 'old'}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
         }
         const u = (x: number): string => `${Math.round(x * p.perSample)} ${cfg.unit}/s`
         console.log(`${cfg.model} ${cores} core${cores > 1 ? 's' : ''} pair ${i + 1}: ${WAYS.map(w => `${w} ${u(got[w][i].sps)}`).join(', ')}  (load ${loadavg()[0].toFixed(1)})`)
       }
       const sps = {} as Record<Way, number[]>; const ratio: Partial<Record<Way, number>> = {}
+      const cpu = {} as Record<Way, number[]>; const cpuRatio: Partial<Record<Way, number>> = {}
       for (const w of WAYS) {
         sps[w] = got[w].map(g => g.sps * p.perSample)
         ratio[w] = median(got[w].map((g, i) => g.sps / got.torch[i].sps))
+        cpu[w] = got[w].map(g => g.cpuSps * p.perSample)
+        cpuRatio[w] = median(got[w].map((g, i) => g.cpuSps / got.torch[i].cpuSps))
       }
-      rows.push({ model: cfg.model, cores, unit: cfg.unit, steps: cfg.steps, batch: cfg.batch, perSample: p.perSample, sps, ratio })
+      rows.push({ model: cfg.model, cores, unit: cfg.unit, steps: cfg.steps, batch: cfg.batch, perSample: p.perSample, sps, ratio, cpuSps: cpu, cpuRatio })
     }
   }
 } finally {
@@ -196,9 +216,10 @@ for (const [model, s] of roots) if (s.size !== 1) throw new Error(`the verifiabl
 const f0 = (x: number): string => Math.round(x).toLocaleString('en-US')
 const r2 = (x: number): string => x.toFixed(2)
 const spread = (xs: number[]): string => xs.length > 1 ? ` (${xs.map(f0).join(', ')})` : ''
-const LABEL: Record<Way, string> = { torch: 'PyTorch', plain: 'old plain', verifiable: 'old verifiable', 'psk-plain': 'psk1 plain', 'psk-verifiable': 'psk1 verifiable' }
+const LABEL: Record<Way, string> = { torch: 'PyTorch', plain: 'old plain', verifiable: 'old verifiable', 'psk-plain': 'psk1 plain', 'psk-verifiable': 'psk1 verifiable', 'base-plain': 'psk1 before plain', 'base-verifiable': 'psk1 before verifiable' }
 const others = WAYS.filter(w => w !== 'torch')
 const table = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${WAYS.map(w => `${f0(median(r.sps[w]))}${spread(r.sps[w])}`).join(' | ')} | ${others.map(w => `**${r2(r.ratio[w] as number)}×**`).join(' | ')} |`).join('\n')
+const cpuTable = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${WAYS.map(w => `${f0(median(r.cpuSps[w]))}${spread(r.cpuSps[w])}`).join(' | ')} | ${others.map(w => `**${r2(r.cpuRatio[w] as number)}×**`).join(' | ')} |`).join('\n')
 const goal = (m: string, cores: number, which: Way, g: number): string => {
   const r = rows.find(x => x.model === m && x.cores === cores)
   const v = r?.ratio[which]
@@ -214,7 +235,7 @@ const how = `Machine: ${machine()}; load average ${load0.map(x => x.toFixed(1)).
 Run: \`npm run bench -- torch\` (test/bench/torch.bench.ts, PyTorch side test/bench/torch_train.py), ${new Date().toISOString().slice(0, 10)}, PyTorch ${version} (Debian python3-torch), ${PAIRS} pair${PAIRS > 1 ? 's' : ''} per row.
 Same model, data order (the task's, rows handed to PyTorch), batch and Adam hyper-parameters; PyTorch written as a PyTorch user would (nn.Linear/Conv2d/Embedding/LayerNorm, cross_entropy on class indices).
 1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
-Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads).
+Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads).${RUNTIMES.includes('base') ? ' "psk1 before" = the same runtime from the previous build of its kernels (--baseline), whose proof roots must be, and were, the same.' : ''}
 Figures: the training loop's throughput (batch assembly included; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (${WAYS.map(w => LABEL[w]).join(', ')}, then the reverse).
 Verifiable runs checkpoint every ${K} steps (the devnet's 1000-step task's spacing). Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
 
@@ -237,6 +258,13 @@ MLP 784-128-10 ${image.find(r => r.model === 'mlp')?.steps ?? '-'} steps, CNN ${
 
 ${header}
 ${table(image)}
+
+The same runs per CPU-second: samples over the CPU time of the whole process (every thread: PyTorch's, the
+hashing and kernel threads) during the training loop. On a loaded machine this is what a run costs rather than
+how long it waited for a core; on 2 cores it adds both threads' time (work, not speed).
+
+${header}
+${cpuTable(image)}
 
 | goal (issue 19), best runtime measured | 1 core | 2 cores |
 |---|---|---|

@@ -163,6 +163,7 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2), eps=a.adam_epsilon)
     loss = float('nan')
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for s in range(a.steps):
         x, y = batch(order[s])
         opt.zero_grad(set_to_none=True)
@@ -171,7 +172,8 @@ def main():
         opt.step()
         loss = l.item()
     seconds = time.perf_counter() - t0
-    print(json.dumps({'samplesPerSec': a.steps * a.batch / seconds, 'seconds': seconds, 'loss': loss,
+    cpu_seconds = time.process_time() - c0
+    print(json.dumps({'samplesPerSec': a.steps * a.batch / seconds, 'seconds': seconds, 'cpuSeconds': cpu_seconds, 'loss': loss,
                       'torch': torch.__version__, 'threads': torch.get_num_threads()}))
 
 

@@ -68,7 +68,7 @@ export function register (program: Command): void {
         const summary = {
           outDir: r.outDir, programHash: r.programHash, backend: r.backend.name, runtime: r.backend.runtime, verifiable: r.backend.verifiable,
           steps: r.steps, completed: r.completed, resumedFrom: r.resumedFrom, loss: r.loss, accuracy: r.accuracy, text: r.text,
-          seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec),
+          seconds: Number(r.seconds.toFixed(3)), samplesPerSec: Math.round(r.samplesPerSec), cpuSeconds: Number(r.cpuSeconds.toFixed(3)),
           proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
           ...(r.divergence !== undefined ? { divergence: r.divergence } : {}),
           ...(r.hashing !== undefined ? { hashing: r.hashing.mode } : {}),

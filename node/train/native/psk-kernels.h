@@ -23,14 +23,17 @@ struct psk_conv { int B, H, W, CI, kh, kw, CO, OH, OW, sh, sw, padTop, padLeft; 
 /* out [B,OH,OW,CO]; taps (r, c) ascending inside the image, then ci. Rows of
  * the output (b*OH+oy) in [row0, row1). */
 void psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1);
-/* dx [B,H,W,CI] from dy [B,OH,OW,CO]: covering (oy, ox) ascending, then co. wT scratch kh*kw*CO*CI. */
-void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, float *wT, int row0, int row1);
-/* dw [kh,kw,CI,CO]: (b, oy, ox) ascending with the tap inside the image. Taps t in [t0, t1) of kh*kw. */
-void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int t0, int t1);
+/* dx [B,H,W,CI] from dy [B,OH,OW,CO]: covering (oy, ox) ascending, then co. Rows (b*H + y) in [row0, row1). */
+void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1);
+/* dw [kh,kw,CI,CO]: (b, oy, ox) ascending with the tap inside the image. Rows k = (r*kw + c)*CI + ci in [k0, k1). */
+void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1);
 
 /* MaxPoolGrad: dx [B,H,W,C] (C in CI) from dy [B,OH,OW,C] and the pool's input x; window kh x kw. Channels [ch0, ch1). */
 void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1);
 
+/* Sum over every axis but the last: out[c] = sum over r ascending of x[r*cols + c], as tfjs-wasm's Sum (not a
+ * psk1 kernel: its bits, NaNs included, are the wasm runtime's, computed without its transpose). */
+void psk_sum_cols(const float *x, float *out, long rows, int cols);
+
 void psk_canonical_nan(float *out, long n);
-void psk_pack_transpose(const float *src, float *dst, int rows, int cols);
 #endif

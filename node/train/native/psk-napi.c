@@ -31,7 +31,7 @@ static int i32arg(napi_env env, napi_value v, int32_t **p, size_t *n) {
 enum job_kind { J_MATMUL, J_CONV, J_BACK_INPUT, J_BACK_FILTER, J_POOL_GRAD };
 struct job {
   enum job_kind kind;
-  const float *a, *b, *bias; float *out, *scratch;
+  const float *a, *b, *bias; float *out;
   int batch, aBatch, bBatch, M, N, K, ta, biasLen, relu;
   struct psk_conv g;
   int lo, hi;
@@ -50,7 +50,7 @@ static void run_job(struct job *j) {
   switch (j->kind) {
     case J_MATMUL: psk_matmul(j->a, j->b, j->out, j->batch, j->aBatch, j->bBatch, j->M, j->N, j->K, j->ta, j->bias, j->biasLen, j->relu, j->lo, j->hi); break;
     case J_CONV: psk_conv2d(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
-    case J_BACK_INPUT: psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->scratch, j->lo, j->hi); break;
+    case J_BACK_INPUT: psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
     case J_BACK_FILTER: psk_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
     case J_POOL_GRAD: psk_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
   }
@@ -116,14 +116,9 @@ static napi_value conv(napi_env env, napi_callback_info info, enum job_kind kind
   int threads = d[13];
   double work = (double)ys * g->kh * g->kw * g->CI;
   if (kind == J_CONV) run_split(&j, g->B * g->OH, threads, work);
-  else if (kind == J_BACK_INPUT) {
-    j.scratch = malloc(sizeof(float) * ws);
-    if (j.scratch == NULL) { napi_throw_error(env, NULL, "conv: out of memory"); return NULL; }
-    for (int t = 0; t < g->kh * g->kw; t++) psk_pack_transpose(p1 + (long)t * g->CI * g->CO, j.scratch + (long)t * g->CO * g->CI, g->CI, g->CO);
-    run_split(&j, g->B * g->H, threads, work);
-    free(j.scratch);
-  } else if (kind == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
-  else run_split(&j, g->kh * g->kw, threads, work);
+  else if (kind == J_BACK_INPUT) run_split(&j, g->B * g->H, threads, work);
+  else if (kind == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
+  else run_split(&j, g->kh * g->kw * g->CI, threads, work);
   return NULL;
 }
 
@@ -150,6 +145,18 @@ static napi_value hasNaN(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* sumCols(x, out, [rows, cols]) */
+static napi_value sumCols(napi_env env, napi_callback_info info) {
+  size_t argc = 3; napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *x, *out; size_t nx, no; int32_t *d; size_t nd;
+  if (argc < 3 || !f32arg(env, argv[0], &x, &nx) || !f32arg(env, argv[1], &out, &no) || !i32arg(env, argv[2], &d, &nd) || nd < 2) { napi_throw_type_error(env, NULL, "sumCols(x, out, dims)"); return NULL; }
+  if (d[0] < 0 || d[1] <= 0 || (size_t)d[0] * (size_t)d[1] != nx || (size_t)d[1] != no) { napi_throw_range_error(env, NULL, "sumCols: sizes do not match"); return NULL; }
+  psk_sum_cols(x, out, d[0], d[1]);
+  clear_upper();
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
@@ -157,7 +164,8 @@ static napi_value init(napi_env env, napi_value exports) {
     { "conv2d", NULL, conv2d, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropFilter", NULL, backFilter, NULL, NULL, NULL, napi_default, NULL },
-    { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL }
+    { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL },
+    { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

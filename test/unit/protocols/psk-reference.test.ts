@@ -1,3 +1,4 @@
+import * as tf from '@tensorflow/tfjs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { TensorData } from '../../../protocols/commit/index.js'
 import { WASM_PSK_RUNTIME, newProgram } from '../../../protocols/program/index.js'
@@ -9,7 +10,7 @@ import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
 import { JS_IMPL, loadNative, type PskImpl } from '../../../node/train/psk-native.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { tapeStep } from '../../../node/train/tape-recorder.js'
-import { bitsAt, check, checkOp, hex } from './ref-check.js'
+import { bitsAt, check, checkOp, hex, runBackend } from './ref-check.js'
 
 // psk1 (tfjs-wasm@4.22.0-simd+psk1): the native kernels on 1 and 2 threads,
 // the JavaScript kernels and the element references give the same bits, on
@@ -103,6 +104,13 @@ describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit
   const convCases = (): Array<{ g: ConvGeom, pad: 'valid' | 'same', st: number }> => {
     const out = []
     const fixed: Array<[number, number, number, number, number, number, number, number, 'valid' | 'same']> = [[2, 9, 8, 1, 3, 3, 8, 1, 'valid'], [2, 9, 9, 8, 3, 3, 16, 1, 'valid'], [1, 7, 6, 3, 3, 3, 4, 2, 'same'], [3, 6, 7, 2, 2, 3, 5, 1, 'same'], [2, 5, 5, 9, 1, 1, 11, 1, 'valid'], [8, 13, 13, 8, 3, 3, 16, 1, 'valid']]
+    // the native kernels' blocks: output channels in vectors of 16 and 8 with the rest one by one (CO 16, 24, 40, 17, 25),
+    // rows of 24/6/8 pixels across output rows with remainders (W 30), input channels 16 + 8 + rest for backprop input
+    // (CI 16, 27), padded borders around interior pixels, strides 2 and 5x5 windows (more pixel classes), and sizes
+    // above the addon's 2-thread split with the filter's rows split inside a tap (K 27, CO 17); a 36x36 window gives backprop
+    // input more than 64 row classes (their pixels go element by element)
+    fixed.push([2, 12, 30, 3, 3, 3, 24, 1, 'same'], [1, 11, 30, 16, 3, 3, 40, 1, 'valid'], [2, 9, 31, 27, 3, 3, 17, 1, 'same'], [2, 14, 13, 5, 5, 5, 25, 2, 'same'],
+      [1, 17, 19, 16, 5, 3, 16, 2, 'valid'], [8, 16, 16, 3, 3, 3, 17, 1, 'valid'], [1, 70, 66, 1, 36, 36, 2, 1, 'valid'], [4, 15, 14, 24, 3, 3, 8, 1, 'same'], [1, 30, 7, 1, 3, 3, 32, 1, 'same'])
     for (const [B, H, W, CI, kh, kw, CO, st, pad] of fixed) out.push({ g: geom(B, H, W, CI, kh, kw, CO, st, pad), pad, st })
     for (let c = 0; c < 8; c++) {
       const pad = rand() < 0.5 ? 'valid' as const : 'same' as const; const st = int(1, 2)
@@ -133,7 +141,12 @@ describe('psk1 kernels: native (1 and 2 threads) == JS == element reference, bit
 
   it('MaxPoolGrad: windows 2x2 and 3x3, strides, padding, ties and NaNs in windows', () => {
     let checked = 0
-    for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same']] as const) {
+    // windows apart and tiling (written once, no separate zeroing) with uncovered rows and columns, overlapping, with
+    // channels in vectors of 8 and one by one (C 12), above the 2-thread split (channels split over the threads), and
+    // 9x9 windows (more than 64 taps: scanned in place)
+    for (const [B, H, W, C, k, st, pad] of [[16, 26, 26, 8, 2, 2, 'valid'], [2, 8, 8, 3, 2, 2, 'valid'], [1, 7, 5, 8, 2, 2, 'same'], [2, 6, 6, 4, 3, 1, 'valid'], [1, 5, 7, 2, 3, 2, 'same'],
+      [3, 11, 9, 16, 2, 2, 'valid'], [2, 7, 9, 12, 2, 2, 'same'], [2, 9, 8, 8, 2, 3, 'valid'], [32, 26, 26, 16, 2, 2, 'valid'], [12, 11, 11, 24, 2, 2, 'valid'],
+      [1, 12, 11, 9, 9, 3, 'same']] as const) {
       const p = convPads(H, W, k, k, [st, st], pad)
       const g: ConvGeom = { B, H, W, CI: C, kh: k, kw: k, CO: C, OH: p.outH, OW: p.outW, sh: st, sw: st, padTop: p.padTop, padLeft: p.padLeft }
       const x = tensor([B, H, W, C], 0.1)
@@ -171,6 +184,34 @@ describe('psk1 on the tfjs wasm backend', () => {
     check(WASM_PSK_RUNTIME, 'Conv2DBackpropInput', ['dy', 'filter'], [dy, w], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', inputShape: x.shape })
     check(WASM_PSK_RUNTIME, 'Conv2DBackpropFilter', ['x', 'dy'], [x, dy], { strides: [1, 1], pad: 'valid', dataFormat: 'NHWC', filterShape: w.shape })
     check(WASM_PSK_RUNTIME, 'MaxPoolGrad', ['dy', 'input', 'output'], [tensor([2, 4, 4, 3], 0), tensor([2, 9, 8, 3], 0), tensor([2, 4, 4, 3], 0)], { filterSize: [2, 2], strides: [2, 2], pad: 'valid' })
+  })
+
+  it('Sum over every axis but the last (bias gradients) is native with tfjs-wasm Sum\'s bits, NaNs included', () => {
+    const native = loadNative(1)
+    if ('error' in native || native.sumCols === undefined) throw new Error('the psk1 addon has no sumCols')
+    let checked = 0
+    // columns in vectors of 16 and 8 and one by one; a column with Inf and -Inf before any NaN (x86's default NaN),
+    // columns whose first NaN has a payload or a sign, NaNs only in later rows
+    for (const shape of [[3, 7, 5, 8], [2, 4, 3, 16], [5, 25], [9, 3, 19], [4, 1], [6, 2, 3, 40], [64, 26, 26, 8]]) {
+      const x = tensor(shape, shape[0] === 64 ? 0.0001 : 0.05)
+      const u = new Uint32Array((x.values as Float32Array).buffer)
+      const C = shape[shape.length - 1]
+      if (u.length > 2 * C) { u[0] = 0x7f800000; u[C] = 0xff800000; u[u.length - 1] = 0xffc01234 }
+      const rank = shape.length
+      const axis = Array.from({ length: rank - 1 }, (_, i) => i)
+      const out = runBackend('Sum', ['x'], [x], { axis, keepDims: false })
+      // the wasm kernel itself: the same sums over the innermost axes of the transposed tensor (no native path)
+      const xt = tf.tensor(x.values as Float32Array, shape).transpose([rank - 1, ...axis])
+      const wasm = tf.engine().runKernel('Sum', { x: xt }, { axis: axis.map(a => a + 1), keepDims: false }) as tf.Tensor
+      const direct = new Float32Array(C)
+      native.sumCols(x.values as Float32Array, direct, u.length / C, C)
+      sameBits(out.values as Float32Array, wasm.dataSync() as Float32Array, `Sum ${JSON.stringify(shape)}: backend vs the wasm kernel`)
+      sameBits(direct, wasm.dataSync() as Float32Array, `Sum ${JSON.stringify(shape)}: native vs the wasm kernel`)
+      xt.dispose(); wasm.dispose()
+      checked += checkOp(WASM_PSK_RUNTIME, { kernel: 'Sum', attrs: { axis, keepDims: false }, inputs: [{ shape, dtype: 'float32' }], output: { shape: [C], dtype: 'float32' } }, [x], out.values, 1000)
+      expect(runBackend('Sum', ['x'], [x], { axis, keepDims: true }).shape).toEqual([...axis.map(() => 1), C])
+    }
+    expect(checked).toBeGreaterThan(100)
   })
 
   it('every op of real MLP Adam and cnn SGD steps has a reference that equals the backend', async () => {
