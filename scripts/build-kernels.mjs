@@ -3,11 +3,19 @@
 // uses the JavaScript kernels (the same bits, slower), and the reason is kept in
 // node/train/native/build/NOT-BUILT.txt for the backend's log line.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'node', 'train', 'native')
+const sources = join(dirname(fileURLToPath(import.meta.url)), '..', 'node', 'train', 'native')
+// `--dir <d>`: build a copy of the sources in d instead (tests build the addon's instruction-set
+// versions there, with CFLAGS='-DPSK_CLONES=...'); the package's own build is left alone
+const at = process.argv.indexOf('--dir')
+const dir = at > 0 ? process.argv[at + 1] : sources
+if (dir !== sources) {
+  mkdirSync(dir, { recursive: true })
+  for (const f of readdirSync(sources)) if (/\.(c|h|gyp)$/.test(f)) copyFileSync(join(sources, f), join(dir, f))
+}
 const reasonFile = join(dir, 'build', 'NOT-BUILT.txt')
 // Node's own headers only: node-gyp would otherwise download them from nodejs.org,
 // and an install must fetch nothing but npm and Debian packages. npm's `nodedir`
@@ -21,7 +29,7 @@ const r = nodedir === undefined
   : spawnSync('node-gyp', ['rebuild', '-C', dir, `--nodedir=${nodedir}`], { encoding: 'utf8', shell: false })
 if (r.status === 0) {
   rmSync(reasonFile, { force: true })
-  console.log('psk1 native kernels built (node/train/native/build/Release/psk_kernels.node)')
+  console.log(`psk1 native kernels built (${dir === sources ? 'node/train/native' : dir}/build/Release/psk_kernels.node)`)
 } else {
   const why = r.error !== undefined
     ? `node-gyp could not run (${r.error.message}); it comes with npm, so run this through npm (npm run build:kernels)`

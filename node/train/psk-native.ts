@@ -2,12 +2,16 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { pskSelfTest } from './psk-selftest.js'
 import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from '../../protocols/reference/psk-kernels.js'
 
 // The psk1 kernels' implementations: the native addon (node/train/native,
 // built by `npm ci` through scripts/build-kernels.mjs) when it loads, else the
 // JavaScript kernels of protocols/reference/psk-kernels.ts (the same bits,
-// slower). PROOFSWARM_PSK_NATIVE=0 forces the JavaScript ones.
+// slower). PROOFSWARM_PSK_NATIVE=0 forces the JavaScript ones;
+// PROOFSWARM_PSK_ADDON=<file> loads another build of the addon (tests of its
+// instruction-set versions). Training uses the addon only after its self-test
+// (psk-selftest.ts) gave the reference's bits on this machine.
 
 export interface PskImpl {
   kind: 'native' | 'js'
@@ -68,10 +72,14 @@ function geomArray (g: ConvGeom, threads: number): Int32Array {
   return Int32Array.of(g.B, g.H, g.W, g.CI, g.kh, g.kw, g.CO, g.OH, g.OW, g.sh, g.sw, g.padTop, g.padLeft, threads)
 }
 
+function addonFile (): string {
+  return process.env.PROOFSWARM_PSK_ADDON ?? join(nativeDir(), 'build', 'Release', 'psk_kernels.node')
+}
+
 /** The built addon, or why it is not there or does not load. */
 function openAddon (): Addon | { error: string } {
   const dir = nativeDir()
-  const file = join(dir, 'build', 'Release', 'psk_kernels.node')
+  const file = addonFile()
   if (!existsSync(file)) {
     const reason = join(dir, 'build', 'NOT-BUILT.txt')
     return { error: existsSync(reason) ? readFileSync(reason, 'utf8').trim() : `${file} does not exist (npm ci builds it; or run npm run build:kernels)` }
@@ -116,10 +124,23 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
   }
 }
 
-/** The implementation training uses: native unless it is missing or PROOFSWARM_PSK_NATIVE=0. */
+const selfTests = new Map<number, string[]>()
+
+/**
+ * The implementation training uses: native unless it is missing, PROOFSWARM_PSK_NATIVE=0, or its
+ * self-test found a kernel whose bits differ from the reference's on this machine (once per process).
+ */
 export function pskImpl (threads: number): PskImpl {
   if (process.env.PROOFSWARM_PSK_NATIVE === '0') return { ...JS_IMPL, why: 'PROOFSWARM_PSK_NATIVE=0' }
   const n = loadNative(threads)
   if ('error' in n) return { ...JS_IMPL, why: `addon not built because ${n.error}` }
-  return { ...n, why: `${join(nativeDir(), 'build', 'Release', 'psk_kernels.node')}` }
+  let mismatches = selfTests.get(n.threads)
+  if (mismatches === undefined) {
+    mismatches = pskSelfTest(n, JS_IMPL).mismatches
+    selfTests.set(n.threads, mismatches)
+  }
+  if (mismatches.length > 0) {
+    return { ...JS_IMPL, why: `the native kernels of ${addonFile()} differ from the reference on this machine (${mismatches.length} cases, first: ${mismatches[0]}); rebuild them (npm run build:kernels)` }
+  }
+  return { ...n, why: addonFile() }
 }

@@ -1,0 +1,88 @@
+import type { ConvGeom, MatMulDims } from '../../protocols/reference/psk-kernels.js'
+import { convPads } from '../../protocols/reference/index.js'
+
+// A peer's native psk1 kernels must give the reference's bits on *this* machine:
+// the addon picks an AVX-512, AVX2 or SSE version of each kernel when it loads, a
+// compiler may contract a multiply-add, and an honest solver whose kernels drift
+// by one bit loses every dispute. So before a process trains or replays with the
+// addon, it runs every kernel on a fixed set of small cases (odd sizes, the
+// vector widths' remainders, strides, padding, special values, 1 and 2 threads)
+// against the JavaScript kernels, which compute the element references' bits.
+// Any difference and the process uses the JavaScript kernels instead, and says so.
+
+/** ±0, subnormals, min normal, ±1, max, ±Inf, NaNs with sign and payload, as bits */
+const SPECIALS = [
+  0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff800000, 0x7f800000, 0x7fc01234, 0xffc00001, 0x7f800001
+]
+
+class Cases {
+  private s = 0x5eed1234
+  private rand (): number { this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0; return this.s / 2 ** 32 }
+  /** `n` values in ±1 with one in 16 a special value, deterministic */
+  values (n: number): Float32Array {
+    const v = new Float32Array(n); const u = new Uint32Array(v.buffer)
+    for (let i = 0; i < n; i++) {
+      if (this.rand() < 1 / 16) u[i] = SPECIALS[Math.floor(this.rand() * SPECIALS.length)]
+      else v[i] = (this.rand() - 0.5) * 2
+    }
+    return v
+  }
+}
+
+function conv (B: number, H: number, W: number, CI: number, k: number, CO: number, s: number, same: boolean): ConvGeom {
+  const p = convPads(H, W, k, k, [s, s], same ? 'same' : 'valid')
+  return { B, H, W, CI, kh: k, kw: k, CO, OH: p.outH, OW: p.outW, sh: s, sw: s, padTop: p.padTop, padLeft: p.padLeft }
+}
+
+const MATMULS: MatMulDims[] = [
+  { batch: 1, aBatch: 1, bBatch: 1, M: 7, N: 37, K: 29, ta: false, tb: false, relu: false },
+  { batch: 1, aBatch: 1, bBatch: 1, M: 13, N: 16, K: 64, ta: true, tb: false, relu: true },
+  { batch: 1, aBatch: 1, bBatch: 1, M: 6, N: 33, K: 17, ta: false, tb: true, relu: false },
+  { batch: 3, aBatch: 3, bBatch: 1, M: 5, N: 24, K: 9, ta: true, tb: true, relu: false }
+]
+const CONVS: ConvGeom[] = [conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true)]
+const POOLS: ConvGeom[] = [conv(2, 8, 8, 12, 2, 12, 2, false), conv(1, 9, 9, 17, 3, 17, 2, true), conv(1, 7, 7, 8, 3, 8, 1, false)]
+
+const bits = (v: Float32Array): Uint32Array => new Uint32Array(v.buffer, v.byteOffset, v.length)
+const size = (...d: number[]): number => d.reduce((a, b) => a * b, 1)
+
+/** The kernels a self-test compares (psk-native.ts's PskImpl has them). */
+export interface KernelSet {
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => void
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => void
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => void
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => void
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
+}
+
+/** Runs `impl` and `reference` (the JavaScript kernels) on every case; the names of the cases whose bits differ. */
+export function pskSelfTest (impl: KernelSet, reference: KernelSet): { cases: number, mismatches: string[] } {
+  const c = new Cases()
+  const mismatches: string[] = []
+  let cases = 0
+  const compare = (what: string, out: number, run: (k: KernelSet, o: Float32Array) => void): void => {
+    cases++
+    const a = new Float32Array(out); const b = new Float32Array(out)
+    run(impl, a)
+    run(reference, b)
+    const ua = bits(a); const ub = bits(b)
+    const i = ua.findIndex((u, j) => u !== ub[j])
+    if (i >= 0) mismatches.push(`${what}: element ${i} 0x${ua[i].toString(16)} != 0x${ub[i].toString(16)}`)
+  }
+  for (const d of MATMULS) {
+    const a = c.values(d.aBatch * d.M * d.K); const w = c.values(d.bBatch * d.K * d.N); const bias = c.values(d.N)
+    compare(`MatMul ${JSON.stringify(d)}`, d.batch * d.M * d.N, (k, o) => k.matmul(a, w, o, d, bias))
+  }
+  for (const g of CONVS) {
+    const x = c.values(size(g.B, g.H, g.W, g.CI)); const w = c.values(size(g.kh, g.kw, g.CI, g.CO)); const dy = c.values(size(g.B, g.OH, g.OW, g.CO))
+    const what = `${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh} -> ${g.CO}`
+    compare(`Conv2D ${what}`, size(g.B, g.OH, g.OW, g.CO), (k, o) => k.conv2d(x, w, o, g))
+    compare(`Conv2DBackpropInput ${what}`, size(g.B, g.H, g.W, g.CI), (k, o) => k.conv2dBackpropInput(dy, w, o, g))
+    compare(`Conv2DBackpropFilter ${what}`, size(g.kh, g.kw, g.CI, g.CO), (k, o) => k.conv2dBackpropFilter(x, dy, o, g))
+  }
+  for (const g of POOLS) {
+    const x = c.values(size(g.B, g.H, g.W, g.CI)); const dy = c.values(size(g.B, g.OH, g.OW, g.CO))
+    compare(`MaxPoolGrad ${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh}`, x.length, (k, o) => k.maxPoolGrad(dy, x, o, g))
+  }
+  return { cases, mismatches }
+}
