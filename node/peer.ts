@@ -10,7 +10,7 @@ import { createLogger, type Logger } from './log.js'
 import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
-import { createHost, dialTimeoutMs, type Host } from './p2p/host.js'
+import { connectedPeers, createHost, dialTimeoutMs, type Host } from './p2p/host.js'
 import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { startConnectionTrimmer, TRIM_GRACE_MS, TRIM_INTERVAL_MS, TRIM_TARGET, type ConnectionTrimmer } from './p2p/conn-trim.js'
@@ -153,7 +153,7 @@ export class Peer {
 
       const sinceStart = (): number => Math.round(performance.now())
       host.addEventListener('connection:open', () => {
-        metrics.connectedPeers.set(host.getPeers().length)
+        metrics.connectedPeers.set(connectedPeers(host).size)
         peer.milestones.firstConnectionMs ??= sinceStart()
       })
       host.services.pubsub.addEventListener('gossipsub:graft', evt => {
@@ -168,7 +168,7 @@ export class Peer {
       peer.onStop(() => peer.trimmer?.stop())
       peer.graylist = disconnectGraylisted(host, log)
       peer.onStop(() => peer.graylist?.stop())
-      host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
+      host.addEventListener('connection:close', () => metrics.connectedPeers.set(connectedPeers(host).size))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
 

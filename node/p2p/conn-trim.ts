@@ -1,6 +1,6 @@
 import type { PeerId, PeerUpdate } from '@libp2p/interface'
 import type { Logger } from '../log.js'
-import type { Host } from './host.js'
+import { connectedPeers, type Host } from './host.js'
 
 // Every open connection costs its peer CPU while idle (pings, yamux
 // keep-alives, identify pushes, gossipsub control traffic, a score to keep),
@@ -93,15 +93,12 @@ export function startConnectionTrimmer (host: Host, log: Logger, opts: Connectio
     if (running) return []
     running = true
     try {
-      const peers = host.getPeers()
-      if (peers.length <= opts.target) return []
+      const peers = connectedPeers(host)
+      if (peers.size <= opts.target) return []
       const mesh = new Set(pubsub.getTopics().flatMap(t => pubsub.getMeshPeers(t)))
       const now = Date.now()
       const candidates: TrimCandidate[] = []
-      const byId = new Map<string, PeerId>()
-      for (const p of peers) {
-        const id = p.toString()
-        byId.set(id, p)
+      for (const [id, p] of peers) {
         const conns = host.getConnections(p)
         let tags: Map<string, unknown> = new Map()
         try { tags = (await host.peerStore.get(p)).tags } catch { /* not in the store: no tags */ }
@@ -117,8 +114,8 @@ export function startConnectionTrimmer (host: Host, log: Logger, opts: Connectio
       }
       const chosen = peersToTrim(candidates, opts)
       total += chosen.length
-      if (chosen.length > 0) log.debug({ connected: peers.length, closing: chosen.length }, 'trimming connections')
-      await Promise.allSettled(chosen.map(async id => { await host.hangUp(byId.get(id) as PeerId) }))
+      if (chosen.length > 0) log.debug({ connected: peers.size, closing: chosen.length }, 'trimming connections')
+      await Promise.allSettled(chosen.map(async id => { await host.hangUp(peers.get(id) as PeerId) }))
       return chosen
     } finally {
       running = false
