@@ -14,17 +14,16 @@ import { connectedPeers, type Host } from './host.js'
 // closes the least useful connections down to a target, Lodestar's way:
 // never a mesh peer, a peer with a transfer or DHT query open, a peer tagged
 // keep-alive, or a connection younger than a grace period (a newcomer must
-// get the chance to join a mesh); of the rest, the lowest gossip score first,
-// then the DHT's closest peers last.
+// get the chance to join a mesh); of the rest, peers with a negative gossip
+// score first, then by the value of their peer-store tags (the DHT's closest
+// peers 50, a good shard provider 20: libp2p's own ranking), then the lowest score.
 
 /** Streams that stay open on an idle connection; any other stream is work in progress. */
 export const IDLE_PROTOCOLS: ReadonlySet<string> = new Set([
   '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', '/floodsub/1.0.0', '/ipfs/id/1.0.0', '/ipfs/id/push/1.0.0', '/ipfs/ping/1.0.0'
 ])
 
-/** kad-dht tags the peers closest to us in XOR distance (worth keeping over others) */
-export const KAD_CLOSE_TAG = 'kad-close'
-/** ... and also tags them keep-alive, so that libp2p redials them whenever they disconnect */
+/** kad-dht tags the peers closest to us in XOR distance with 'kad-close' (value 50), and also tags them keep-alive, so that libp2p redials them whenever they disconnect */
 export const KAD_KEEP_ALIVE_TAG = 'keep-alive-kad-dht'
 
 export interface TrimCandidate {
@@ -35,7 +34,8 @@ export interface TrimCandidate {
   /** a stream other than gossipsub/identify/ping is open (a shard transfer, a DHT query, ...) */
   busy: boolean
   keepAlive: boolean
-  kadClose: boolean
+  /** the sum of its peer-store tag values */
+  value: number
   score: number
 }
 
@@ -52,7 +52,7 @@ export function peersToTrim (peers: TrimCandidate[], policy: TrimPolicy): string
   if (excess <= 0) return []
   return peers
     .filter(p => !p.inMesh && !p.busy && !p.keepAlive && p.ageMs >= policy.graceMs)
-    .sort((a, b) => Number(a.kadClose) - Number(b.kadClose) || a.score - b.score || a.ageMs - b.ageMs)
+    .sort((a, b) => Number(b.score < 0) - Number(a.score < 0) || a.value - b.value || a.score - b.score || a.ageMs - b.ageMs)
     .slice(0, excess)
     .map(p => p.id)
 }
@@ -100,7 +100,7 @@ export function startConnectionTrimmer (host: Host, log: Logger, opts: Connectio
       const candidates: TrimCandidate[] = []
       for (const [id, p] of peers) {
         const conns = host.getConnections(p)
-        let tags: Map<string, unknown> = new Map()
+        let tags: Map<string, { value: number }> = new Map()
         try { tags = (await host.peerStore.get(p)).tags } catch { /* not in the store: no tags */ }
         candidates.push({
           id,
@@ -108,7 +108,7 @@ export function startConnectionTrimmer (host: Host, log: Logger, opts: Connectio
           inMesh: mesh.has(id),
           busy: conns.some(c => c.streams.some(s => s.protocol == null || !IDLE_PROTOCOLS.has(s.protocol))),
           keepAlive: [...tags.keys()].some(k => k.startsWith('keep-alive')),
-          kadClose: tags.has(KAD_CLOSE_TAG),
+          value: [...tags.values()].reduce((sum, t) => sum + t.value, 0),
           score: pubsub.getScore(id)
         })
       }

@@ -8,7 +8,7 @@ const meshPeers = (h: Host, topic: string): string[] => (h.services.pubsub as un
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 
 const peer = (id: string, over: Partial<TrimCandidate> = {}): TrimCandidate =>
-  ({ id, ageMs: 60_000, inMesh: false, busy: false, keepAlive: false, kadClose: false, score: 0, ...over })
+  ({ id, ageMs: 60_000, inMesh: false, busy: false, keepAlive: false, value: 0, score: 0, ...over })
 
 describe('peersToTrim', () => {
   it('closes nothing at or under the target', () => {
@@ -20,10 +20,10 @@ describe('peersToTrim', () => {
     expect(peersToTrim(peers, { target: 0, graceMs: 1000 })).toEqual(['idle'])
   })
 
-  it('closes the lowest gossip score first and the DHT-closest peers last, only as many as over the target', () => {
-    const peers = [peer('close', { kadClose: true, score: -5 }), peer('good', { score: 3 }), peer('bad', { score: -1 }), peer('zero')]
-    expect(peersToTrim(peers, { target: 1, graceMs: 0 })).toEqual(['bad', 'zero', 'good'])
-    expect(peersToTrim(peers, { target: 0, graceMs: 0 })).toEqual(['bad', 'zero', 'good', 'close'])
+  it('closes negative scores first, then the least tag value (DHT-closest 50, shard provider 20), then the lowest score; only as many as over the target', () => {
+    const peers = [peer('close', { value: 50, score: 1 }), peer('provider', { value: 20 }), peer('good', { score: 3 }), peer('bad', { score: -1, value: 50 }), peer('zero')]
+    expect(peersToTrim(peers, { target: 2, graceMs: 0 })).toEqual(['bad', 'zero', 'good'])
+    expect(peersToTrim(peers, { target: 0, graceMs: 0 })).toEqual(['bad', 'zero', 'good', 'provider', 'close'])
   })
 })
 
