@@ -10,9 +10,10 @@ import { createLogger, type Logger } from './log.js'
 import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
-import { createHost, dialTimeoutMs, type Host } from './p2p/host.js'
+import { connectedPeers, createHost, dialTimeoutMs, type Host } from './p2p/host.js'
 import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
+import { startConnectionTrimmer, TRIM_GRACE_MS, TRIM_INTERVAL_MS, TRIM_TARGET, type ConnectionTrimmer } from './p2p/conn-trim.js'
 import { decidePrivateAddrs, listenHosts, type PrivateAddrsDecision } from './p2p/private-addrs.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
 import { topicName } from './p2p/topics.js'
@@ -45,6 +46,8 @@ export interface PeerStatus {
   listenAddrs: string[]
   connectedPeers: Array<{ peerId: string, addrs: string[] }>
   dhtRoutingTableSize: number
+  /** connections closed by the trimmer since start (node/p2p/conn-trim.ts) */
+  connectionsTrimmed: number
   topics: Array<{ topic: string, meshPeers: number, subscribers: number }>
   roles: Role[]
   uptimeSeconds: number
@@ -78,6 +81,7 @@ export class Peer {
   private uptimeTimer?: NodeJS.Timeout
   private gossipMetrics?: GossipMetricsRegister
   private graylist?: GraylistGuard
+  private trimmer?: ConnectionTrimmer
   private readonly milestones: PeerStatus['milestones'] = { meshMs: {} }
 
   private constructor (
@@ -149,7 +153,7 @@ export class Peer {
 
       const sinceStart = (): number => Math.round(performance.now())
       host.addEventListener('connection:open', () => {
-        metrics.connectedPeers.set(host.getPeers().length)
+        metrics.connectedPeers.set(connectedPeers(host).size)
         peer.milestones.firstConnectionMs ??= sinceStart()
       })
       host.services.pubsub.addEventListener('gossipsub:graft', evt => {
@@ -160,9 +164,11 @@ export class Peer {
       })
       const stopKeeper = startPeerKeeper(host, log, { target: 12, intervalMs: 1000, dialsPerRound: 8, dialTimeoutMs: dialTimeoutMs(privateAddrs.keep) })
       peer.onStop(stopKeeper)
+      peer.trimmer = startConnectionTrimmer(host, log, { target: TRIM_TARGET, graceMs: TRIM_GRACE_MS, intervalMs: TRIM_INTERVAL_MS })
+      peer.onStop(() => peer.trimmer?.stop())
       peer.graylist = disconnectGraylisted(host, log)
       peer.onStop(() => peer.graylist?.stop())
-      host.addEventListener('connection:close', () => metrics.connectedPeers.set(host.getPeers().length))
+      host.addEventListener('connection:close', () => metrics.connectedPeers.set(connectedPeers(host).size))
       peer.uptimeTimer = setInterval(() => metrics.uptimeSeconds.set((Date.now() - peer.startedAt) / 1000), 5000)
       peer.uptimeTimer.unref()
 
@@ -213,6 +219,7 @@ export class Peer {
         peerId: p.toString(),
         addrs: this.host.getConnections(p).map(c => c.remoteAddr.toString())
       })),
+      connectionsTrimmed: this.trimmer?.trimmed() ?? 0,
       dhtRoutingTableSize: (this.host.services.dht as unknown as { routingTable?: { size: number } }).routingTable?.size ?? 0,
       topics: pubsub.getTopics().map(t => ({ topic: t, meshPeers: pubsub.getMeshPeers(t).length, subscribers: pubsub.getSubscribers(t).length })),
       roles: this.roles,

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js'
-import type { Host } from './host.js'
+import { connectedPeers, type Host } from './host.js'
 
 // gossipsub graylists a peer whose score fell below graylistThreshold (it
 // ignores its RPCs) but keeps the connection: a peer that sent forged or
@@ -26,8 +26,7 @@ export function disconnectGraylisted (host: Host, log: Logger, everyMs = GRAYLIS
   const episode = new Set<string>()
   const timer = setInterval(() => {
     for (const id of [...episode]) if (pubsub.getScore(id) >= threshold) episode.delete(id)
-    for (const p of host.getPeers()) {
-      const id = p.toString()
+    for (const [id, p] of connectedPeers(host)) {
       const score = pubsub.getScore(id)
       if (score >= threshold || episode.has(id)) continue
       episode.add(id)

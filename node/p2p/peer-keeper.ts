@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js'
 import { DialBackoff, shuffled } from './dial-backoff.js'
-import type { Host } from './host.js'
+import { connectedPeers, type Host } from './host.js'
 
 // libp2p 3 does not dial peers by itself once the bootstrap list is done, so
 // a peer that learnt of others through the DHT or identify stays connected to
@@ -86,7 +86,7 @@ export function startPeerKeeper (host: Host, log: Logger, opts: PeerKeeperOption
     try {
       do {
         again = false
-        const connected = new Set(host.getPeers().map(p => p.toString()))
+        const connected = connectedPeers(host)
         if (connected.size >= opts.target || stopped) return
         if (connected.size > 0 && !lookingUp && Date.now() - lastLookup >= lookupGap) lookup()
         if (!dirty) return

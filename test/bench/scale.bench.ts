@@ -135,7 +135,12 @@ try {
     readyMs: pct(peers.map(p => (p.status?.milestones.readyMs ?? NaN) - p.offsetMs), 50),
     firstConnectionMs: pct(peers.map(p => (p.status?.milestones.firstConnectionMs ?? NaN) - p.offsetMs), 50)
   }
-  res.connections = { p50: pct(peers.map(p => p.status?.connectedPeers.length ?? NaN), 50), bootstrap: boot.status?.connectedPeers.length }
+  const connections = (): Record<string, number> => {
+    const n = peers.map(p => p.status?.connectedPeers.length ?? NaN)
+    const trimmed = peers.map(p => p.status?.connectionsTrimmed ?? NaN)
+    return { p50: pct(n, 50), max: Math.max(...n.filter(Number.isFinite)), bootstrap: boot?.status?.connectedPeers.length ?? NaN, trimmedP50: pct(trimmed, 50) }
+  }
+  res.connections = connections()
   log(`mesh: ${JSON.stringify(res.mesh)} after ${polls} polls`)
 
   // ---- idle: CPU over IDLE_S seconds, RSS ----
@@ -156,6 +161,9 @@ try {
   }
   // what one more peer costs in a shared process: its RSS less the process's own baseline, per peer
   res.idle.shared.marginalRssMiB = mean(hosts.map(h => (rssMiB(h.pid) - res.hostBaselineRssMiB) / h.peers.length))
+  // connections once the trimmer has had its grace period and a round (node/p2p/conn-trim.ts: 30 s, 10 s)
+  res.idle.meshBelow = meshStats(await meshMins(all)).below
+  res.idle.connections = connections()
   log(`idle: ${JSON.stringify(res.idle)}`)
 
   // ---- gossip load: MESSAGES from PUBLISHERS peers, publish → delivery at every other peer ----
@@ -248,12 +256,13 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
   const g0 = performance.now()
   const pending: Array<Promise<unknown>> = []
   let rssLoad: number[] = []
+  const publishMs: number[] = []
   for (let r = 0; r < messages; r++) {
     const from = peers[(r % PUBLISHERS) * Math.floor(peers.length / PUBLISHERS)]
     const nonce = `${tag}${r}`
     const sentAt = Date.now()
     sent.set(nonce, { sentAt, from })
-    pending.push(from.api('POST', '/v1/gossip/publish', { topic: 'announce', data: JSON.stringify({ nonce, sentAt }) }).catch(() => {}))
+    pending.push(from.api('POST', '/v1/gossip/publish', { topic: 'announce', data: JSON.stringify({ nonce, sentAt }) }).then(() => publishMs.push(Date.now() - sentAt), () => {}))
     if (measure && r === Math.floor(messages / 2)) rssLoad = peers.map(p => rssMiB(p.pid) / p.share)
     await sleep(PUBLISH_EVERY_MS)
   }
@@ -262,16 +271,29 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
   const seconds = (performance.now() - g0) / 1000
   const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds / p.share)
   const lat: number[] = []
+  const latOwn: number[] = []
+  const latShared: number[] = []
+  const latFirst: number[] = []
+  const latLast: number[] = []
   await pool(peers, 25, async p => {
     const msgs = await p.api('GET', `/v1/gossip/messages?topic=announce&since=${since}`).catch(() => [])
     for (const m of msgs) {
       const s = sent.get(m.msg?.nonce)
-      if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) lat.push(m.receivedAt - s.sentAt)
+      if (s != null && m.msg.sentAt === s.sentAt && s.from !== p) {
+        lat.push(m.receivedAt - s.sentAt)
+        ;(p.share > 1 ? latShared : latOwn).push(m.receivedAt - s.sentAt)
+        ;(Number(String(m.msg.nonce).slice(tag.length)) < messages / 2 ? latFirst : latLast).push(m.receivedAt - s.sentAt)
+      }
     }
   })
   const out: Record<string, any> = {
     messages, publishers: PUBLISHERS, delivered: lat.length, expected: messages * (peers.length - 1),
-    latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) }
+    latencyMs: { p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), max: Math.max(...lat) },
+    // the publish call's own answer time: a publisher slow to answer delays every delivery
+    publishCallMs: { p50: pct(publishMs, 50), max: Math.max(...publishMs) },
+    // p50 / p95 at receivers with a process of their own and sharing one; for the first and second half of the messages (a backlog grows)
+    latencyByReceiverMs: { own: [pct(latOwn, 50), pct(latOwn, 95)], shared: [pct(latShared, 50), pct(latShared, 95)] },
+    latencyByHalfMs: { first: [pct(latFirst, 50), pct(latFirst, 95)], last: [pct(latLast, 50), pct(latLast, 95)] }
   }
   if (measure) {
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
@@ -310,7 +332,8 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | … first peer started → all meshes | ${f(r.mesh.afterFirstStartMs)} ms |
 | … each peer's own start → its meshes on every topic (p50 / p95 / max, the ${r.peers - D_LO} peers that joined with ≥ D_lo others up) | ${f(r.mesh.perPeerMs.p50)} / ${f(r.mesh.perPeerMs.p95)} / ${f(r.mesh.perPeerMs.max)} ms |
 | process start → ready / first connection (p50) | ${f(r.startup.readyMs)} / ${f(r.startup.firstConnectionMs)} ms |
-| connections per peer (p50) / of the bootstrap peer | ${f(r.connections.p50)} / ${f(r.connections.bootstrap)} |
+| connections per peer (p50 / max) / of the bootstrap peer, at mesh formation | ${f(r.connections.p50)} / ${f(r.connections.max)} / ${f(r.connections.bootstrap)} |
+| … after the idle measurement (p50 / max) / of the bootstrap peer; connections trimmed per peer (p50) | ${f(r.idle.connections?.p50)} / ${f(r.idle.connections?.max)} / ${f(r.idle.connections?.bootstrap)}; ${f(r.idle.connections?.trimmedP50)} |
 | gossip publish → delivery p50 / p95 / p99 / max (${r.gossip.messages} messages from ${r.gossip.publishers} publishers, ${f(1000 / PUBLISH_EVERY_MS)}/s) | ${f(r.gossip.latencyMs.p50)} / ${f(r.gossip.latencyMs.p95)} / ${f(r.gossip.latencyMs.p99)} / ${f(r.gossip.latencyMs.max)} ms (${r.gossip.delivered}/${r.gossip.expected} delivered) |
 | DHT provide (p50 / max) | ${f(r.dht.provideMs.p50)} / ${f(r.dht.provideMs.max)} ms${r.dht.provideFailures > 0 ? ` (${r.dht.provideFailures} of ${PROVIDERS} timed out)` : ''} |
 | DHT provider lookup → first provider (p50 / p95 / max; ${r.dht.found}/${r.dht.lookups} found) | ${f(r.dht.firstProviderMs.p50)} / ${f(r.dht.firstProviderMs.p95)} / ${f(r.dht.firstProviderMs.max)} ms |
