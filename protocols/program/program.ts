@@ -4,6 +4,7 @@ import { runtimeInfo, WASM_RUNTIME } from './runtime.js'
 import { DEFAULT_GPT, validateGpt, validateTextSpec, type GptSpec, type TextSpec } from './gpt.js'
 import { ProgramError, validateTopology, type SequentialJson, type TopologyInfo } from './topology.js'
 import { ZOO } from './zoo.js'
+import { MAX_ROOT_EVERY } from '../pol/segments.js'
 
 // The task program: everything that determines a training run bit for bit.
 // Version 1. Inputs are rows of `rowSize` uint8 values normalised in plain JS
@@ -18,7 +19,7 @@ export const PROGRAM_VERSION = 1
 export const MAX_STEPS = 500_000
 export const MAX_BATCH = 4096
 /** the largest state-root spacing a program may name (a dispute's segment move carries m − 1 roots) */
-export const MAX_ROOT_EVERY = 64
+export { MAX_ROOT_EVERY }
 
 export interface DatasetRef {
   /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed`; 'text': a packaged text corpus */
