@@ -6,7 +6,7 @@ import { stateLeaves } from '../../protocols/commit/state.js'
 import { batchIndices } from '../../protocols/data/order.js'
 import {
   ChallengerGame, ClaimRejected, DefenderGame, SegmentChallenger, SegmentDefender, datasetRootOf, judgeClaim, skeletonRootOf, verifySigned,
-  type ChallengerSegment, type Claim, type JudgeEnv, type Ruling, type Signed
+  type ChallengerSegment, type Claim, type DisputeContext, type JudgeEnv, type Ruling, type Signed
 } from '../../protocols/dispute/index.js'
 import { committedSteps, segmentLength, committedStep } from '../../protocols/pol/segments.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -21,14 +21,14 @@ export const bob = kr.addFromUri('//Bob')
 export const dave = kr.addFromUri('//Dave')
 export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => { try { return sr25519Verify(m, s, p) } catch { return false } }
 export const GENESIS = new Uint8Array(32).fill(0x22)
-export const CTX = { genesis: GENESIS, taskId: 0, disputeId: 0, segmented: true }
+export const CTX: DisputeContext = { genesis: GENESIS, taskId: 0, disputeId: 0, segmented: true }
 
 /** The committed leaves of a side's per-step roots at spacing m. */
 export const leavesOf = (roots: string[], steps: number, m: number): string[] => committedSteps(steps, m).map(s => roots[s])
 
-export function segEnv (run: Run, defenderRoots: string[], m: number, j: number, caller: 'challenger' | 'defender'): JudgeEnv {
+export function segEnv (run: Run, defenderRoots: string[], m: number, j: number, caller: 'challenger' | 'defender', ctx = CTX): JudgeEnv {
   return {
-    ...CTX,
+    ...ctx,
     step: -1,
     challenger: dave.publicKey,
     defender: bob.publicKey,
@@ -49,22 +49,22 @@ export function judge (e: JudgeEnv, c: Claim): Ruling | string {
   try { return judgeClaim(e, c) } catch (x) { if (x instanceof ClaimRejected) return x.reason; throw x }
 }
 
-export function segmentDefender (run: Run, d: Side, m: number, j: number, o: { inside?: Uint8Array[] } = {}): SegmentDefender {
+export function segmentDefender (run: Run, d: Side, m: number, j: number, o: { inside?: Uint8Array[], ctx?: DisputeContext } = {}): SegmentDefender {
   const steps = run.program.steps
   const first = committedStep(j, steps, m)
   const L = segmentLength(j, steps, m)
   return new SegmentDefender({
-    ...CTX, account: bob.publicKey, sign: x => bob.sign(x), j, rootEvery: m, steps, stateRoots: leavesOf(d.roots, steps, m),
+    ...(o.ctx ?? CTX), account: bob.publicKey, sign: x => bob.sign(x), j, rootEvery: m, steps, stateRoots: leavesOf(d.roots, steps, m),
     inside: o.inside ?? d.roots.slice(first + 1, first + L).map(fromHex), program: run.programBytes
   })
 }
 
-export function segmentChallenger (run: Run, d: Side, own: string[], m: number, j: number): SegmentChallenger {
+export function segmentChallenger (run: Run, d: Side, own: string[], m: number, j: number, ctx = CTX): SegmentChallenger {
   const steps = run.program.steps
   const first = committedStep(j, steps, m)
   const L = segmentLength(j, steps, m)
   return new SegmentChallenger({
-    ...CTX, account: dave.publicKey, sign: x => dave.sign(x), j, rootEvery: m, steps, stateRoots: leavesOf(d.roots, steps, m),
+    ...ctx, account: dave.publicKey, sign: x => dave.sign(x), j, rootEvery: m, steps, stateRoots: leavesOf(d.roots, steps, m),
     defender: bob.publicKey, own: own.slice(first, first + L + 1).map(fromHex)
   })
 }
@@ -72,8 +72,8 @@ export function segmentChallenger (run: Run, d: Side, own: string[], m: number, 
 const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
 
 /** The one-step players after the opening of `run.step` in segment j: the defender commits as message 2, the challenger continues from its opening. */
-export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment: ChallengerSegment): { D: DefenderGame, C: ChallengerGame } {
-  const base = { ...CTX, step: run.step }
+export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment: ChallengerSegment, ctx = CTX): { D: DefenderGame, C: ChallengerGame } {
+  const base = { ...ctx, step: run.step }
   const D = new DefenderGame({
     ...base, entries: d.entries, tensor: tensorOf(d), account: bob.publicKey, sign: x => bob.sign(x), stateRoots: d.roots, program: run.programBytes, opening
   })
@@ -94,9 +94,12 @@ export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment:
  * Plays segment j to its claim off chain: segment, opening, then the step
  * game at the opened step (which must be `run.step`, whose tapes the sides hold).
  */
-export function playSegment (run: Run, d: Side, c: Side, m: number, j: number, o: { inside?: Uint8Array[] } = {}): { claim: Claim, by: 'challenger' | 'defender', step: number, msgs: Signed[] } {
+export function playSegment (
+  run: Run, d: Side, c: Side, m: number, j: number, o: { inside?: Uint8Array[], ctx?: DisputeContext } = {}
+): { claim: Claim, by: 'challenger' | 'defender', step: number, msgs: Signed[] } {
+  const CTX = o.ctx ?? CTX0
   const SD = segmentDefender(run, d, m, j, o)
-  const SC = segmentChallenger(run, d, c.roots, m, j)
+  const SC = segmentChallenger(run, d, c.roots, m, j, CTX)
   const seg = SD.segment()
   const msgs: Signed[] = [seg]
   const opened = SC.onSegment(verifySigned(seg, bob.publicKey, verify, CTX), seg)
@@ -106,7 +109,7 @@ export function playSegment (run: Run, d: Side, c: Side, m: number, j: number, o
   if ('claim' in r) return { claim: r.claim, by: 'defender', step: opened.step, msgs }
   if ('ignore' in r) throw new Error(r.ignore)
   if (r.step !== run.step) throw new Error(`opened step ${r.step}, the run's tape is of step ${run.step}`)
-  const { D, C } = stepGames(run, d, c, r.opening, opened.segment)
+  const { D, C } = stepGames(run, d, c, r.opening, opened.segment, CTX)
   let dm = D.commit()
   msgs.push(dm)
   for (let round = 0; round < 200; round++) {
@@ -122,4 +125,5 @@ export function playSegment (run: Run, d: Side, c: Side, m: number, j: number, o
   throw new Error('no claim in 200 rounds')
 }
 
+const CTX0 = CTX
 export { toHex }

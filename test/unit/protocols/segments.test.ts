@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { fromHex, merkleRoot, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
+import { fromHex, merkleRoot, sha256, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
+import { forcedErrorFromOutput } from '../../../protocols/dispute/forced-error.js'
 import {
   buildProof, committedStep, committedSteps, isCommittedStep, leafCount, leafOfStep, proofDepth, proveStepRoot, rootAtStep, segmentLength, segmentOfStep,
   validateProof, verifyStepRoot
@@ -63,5 +64,21 @@ describe('protocols/pol: state roots every m steps', () => {
     expect(() => validateProof({ ...p, checkpoints: [{ step: 6, manifestHash: 'ef'.repeat(32) }] })).toThrow(/checkpoints/)
     const { rootEvery: _m, ...asPerStep } = p
     expect(() => validateProof(asPerStep)).toThrow(/steps \+ 1 roots/)
+  })
+
+  it('a forced error of an m > 1 task lands on a segment\'s last transition (its post-state a committed leaf); at m = 1 the draw is unchanged', () => {
+    const seen = new Set<number>()
+    for (let k = 0; k < 300; k++) {
+      const out = sha256(Uint8Array.of(k, k >> 8))
+      const one = forcedErrorFromOutput(out, 10, 1_000_000)!
+      expect(forcedErrorFromOutput(out, 10, 1_000_000, 1)).toBe(one)
+      // the draw as it was: the second u32 of the tagged hash mod steps
+      const h = sha256(new TextEncoder().encode('proofswarm/forced-error/draw'), out)
+      expect(one).toBe(new DataView(h.buffer, h.byteOffset).getUint32(4, true) % 10)
+      const f = forcedErrorFromOutput(out, 10, 1_000_000, 4)!
+      expect(isCommittedStep(f + 1, 10, 4)).toBe(true)
+      seen.add(f)
+    }
+    expect([...seen].sort((a, b) => a - b)).toEqual([3, 7, 9])
   })
 })
