@@ -90,6 +90,19 @@ describe('segment disputes on the pallet', () => {
     expect(h.read<{ stake: bigint }>('Arbitration', 'Nodes', h.accounts.Bob)!.stake).toBeLessThan(stake)
   })
 
+  it('a challenger that opens and never plays: the defender forces its segment and the silent challenger loses its bond', async () => {
+    const { h, ctx } = await segmentTask(honest(run))
+    const daveBefore = worth(h, 'Dave')
+    const seg = segmentDefender(run, honest(run), M, 0, { ctx }).segment()
+    expect(force(h, 'Bob', undefined, seg)).toBeUndefined()
+    const f = dispute(h).force!
+    expect(f).toMatchObject({ to: 'Challenger', seq: 1 })
+    h.advance(f.due - h.number)
+    expect(tx(h, 'Alice', 'claim_timeout')).toBeUndefined()
+    expect(dispute(h).status).toBe('DefenderWon')
+    expect(worth(h, 'Dave')).toBe(daveBefore - BOND)
+  })
+
   it('a forced segment must be one of this segment with exactly L − 1 roots; an opening must name a step inside it', async () => {
     const cheat = tamperOp(run, 10)
     const { h, ctx } = await segmentTask(cheat)
