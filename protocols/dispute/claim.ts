@@ -14,6 +14,7 @@ import type { ClaimSlice, TensorHead } from './claim-parts.js'
 import { InitClaimRejected, judgeInitClaim, programOf, type InitClaim } from './init-claim.js'
 import { initialStateRoot, initLayout } from '../program/init.js'
 import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
+import { committedStep, proofDepth, segmentCount, segmentLength } from '../pol/segments.js'
 
 // The on-chain claim that ends a dispute, and the function the chain runs on
 // it. A claim states ONE local fact about the defender's signed op tape of
@@ -61,14 +62,24 @@ export const CLAIM_VERSION = 1
 export const MAX_CLAIM_BYTES = 64 * 1024
 
 interface EntryAt { index: number, entry: Uint8Array, path: Uint8Array[] }
-export type Claim =
+
+/**
+ * In a segment dispute, where the disputed step's pre- and post-state roots
+ * come from: the defender's signed `segment` (seq 0) and the two committed
+ * leaves around it with their paths in proof_root. The chain builds
+ * [start, r_1 … r_{L−1}, end] and reads state s at index s − c_j.
+ */
+export interface SegmentProof { msg: Signed, start: Uint8Array, startPath: Uint8Array[], end: Uint8Array, endPath: Uint8Array[] }
+
+export type Claim = ClaimBody & { seg?: SegmentProof }
+type ClaimBody =
   | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
   | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
   | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
   | { v: 1, kind: 'lie', msgs: Signed[] }
-  | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array }
+  | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array, other?: Signed }
   | InitClaim
   | NanClaim
 
@@ -117,11 +128,23 @@ export interface JudgeEnv {
   stepCount: number
   /** a diverged proof's divergence point: its last step, `stepCount`, is taped up to it (nan.ts) */
   divergence?: Divergence
+  /**
+   * A segment dispute (the proof commits a root every m > 1 steps): the
+   * dispute is over segment j, `step` is ignored, and the step a claim is
+   * about is the one the defender's signed commit (or the challenger's
+   * signed opening) names inside the segment.
+   */
+  segment?: { j: number, rootEvery: number }
   reference?: ReferenceApi
   verify: VerifyFn
 }
 
-export interface Ruling { winner: 'challenger' | 'defender', kind: ClaimKind, reason: string }
+/** What judgeStep works with in a segment dispute: the segment's first step and, when the claim carries it, its signed list of roots. */
+interface SegmentView { first: number, length: number, roots?: Uint8Array[] }
+type StepEnv = JudgeEnv & { seg?: SegmentView }
+
+/** `step`: the transition the ruling is about (in a segment dispute, the one inside the segment). */
+export interface Ruling { winner: 'challenger' | 'defender', kind: ClaimKind, reason: string, step?: number }
 
 export type RejectReason = 'InvalidClaim' | 'InvalidProof' | 'UnsupportedKernel'
 export class ClaimRejected extends Error {
@@ -224,7 +247,8 @@ function signedBy (env: JudgeEnv, who: 'challenger' | 'defender', s: unknown, wh
   let signed: Signed
   try { signed = decodeSigned(s) } catch (e) { reject('InvalidClaim', `${what}: ${(e as Error).message}`) }
   try {
-    return verifySigned(signed, who === 'defender' ? env.defender : env.challenger, env.verify, { genesis: env.genesis, taskId: env.taskId, disputeId: env.disputeId })
+    const segmented = env.segment !== undefined && env.segment.rootEvery > 1
+    return verifySigned(signed, who === 'defender' ? env.defender : env.challenger, env.verify, { genesis: env.genesis, taskId: env.taskId, disputeId: env.disputeId, segmented })
   } catch (e) { reject('InvalidProof', `${what} is not signed by the ${who} in this dispute: ${(e as Error).message}`) }
 }
 
@@ -246,8 +270,17 @@ function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: 
   return e
 }
 
-function stateLeafProven (env: JudgeEnv, which: number, root: unknown, path: unknown): Uint8Array {
+function stateLeafProven (env: StepEnv, which: number, root: unknown, path: unknown): Uint8Array {
   const r = h32(root, 'state root')
+  if (env.seg !== undefined) {
+    // inside a segment the roots are the defender's signed ones, tied to the committed ends
+    const list = env.seg.roots
+    if (list === undefined) reject('InvalidClaim', 'a segment dispute\'s claim carries the defender\'s signed segment')
+    const k = which - env.seg.first
+    if (k < 0 || k >= list.length) reject('InvalidClaim', `state ${which} is outside the disputed segment`)
+    if (!bytesEqual(list[k], r)) reject('InvalidProof', `state root ${which} is not the one the defender signed in its segment`)
+    return r
+  }
   // the depth is the chain's, not the claimant's: a shorter path would pass an inner node off as a state root
   if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
   return r
@@ -271,9 +304,101 @@ function checkInitialRoot (env: JudgeEnv, program: unknown, pre: Uint8Array): vo
   if (!bytesEqual(root, pre)) reject('InvalidClaim', 'badOpen at step 0: the committed state 0 is not the program\'s initial state')
 }
 
+// ---- segments ----
+
+/** The defender's signed roots of segment j with the committed leaves around it: [leaf j, r_1 … r_{L−1}, leaf j+1]. */
+function segmentRoots (env: JudgeEnv, seg: { j: number, rootEvery: number }, length: number, p: unknown): Uint8Array[] {
+  const q = p as SegmentProof
+  if (typeof q !== 'object' || q === null) reject('InvalidClaim', 'seg must be a map')
+  const m = signedBy(env, 'defender', q.msg, 'segment')
+  if (m.t !== 'segment' || m.seq !== 0 || m.j !== seg.j) reject('InvalidClaim', 'not the defender\'s segment of this dispute')
+  if (m.roots.length !== length - 1) reject('InvalidClaim', `segment ${seg.j} has ${length - 1} roots inside it, the message ${m.roots.length}`)
+  const depth = proofDepth(env.stepCount, seg.rootEvery)
+  const start = h32(q.start, 'seg.start'); const end = h32(q.end, 'seg.end')
+  if (!onPath(env.proofRoot, start, seg.j, hashes(q.startPath, 'seg.startPath'), depth)) reject('InvalidProof', `seg.start is not leaf ${seg.j} of proof_root`)
+  if (!onPath(env.proofRoot, end, seg.j + 1, hashes(q.endPath, 'seg.endPath'), depth)) reject('InvalidProof', `seg.end is not leaf ${seg.j + 1} of proof_root`)
+  return [start, ...m.roots, end]
+}
+
+/** The step of the defender's signed commit a claim carries, which must lie inside the segment. */
+function commitStepIn (env: JudgeEnv, s: unknown, first: number, length: number): number {
+  const m = signedBy(env, 'defender', s, 'tape commitment')
+  if (m.t !== 'commit') reject('InvalidClaim', 'not a tape commitment')
+  if (m.step < first || m.step >= first + length) reject('InvalidClaim', `the commitment is for step ${m.step}, outside the disputed segment`)
+  return m.step
+}
+
+/**
+ * A segment dispute's claim: the step it is about comes from a signed message
+ * (the defender's commit, or for badOpen the challenger's opening), the pre-
+ * and post-state roots from the defender's signed segment, and then the claim
+ * is judged exactly as in a one-step dispute at that step.
+ */
+function judgeSegment (env: JudgeEnv, seg: { j: number, rootEvery: number }, c: Claim): Ruling {
+  if (seg.j >= segmentCount(env.stepCount, seg.rootEvery) || env.divergence !== undefined) reject('InvalidClaim', `no segment ${seg.j} in this proof`)
+  const first = committedStep(seg.j, env.stepCount, seg.rootEvery)
+  const length = segmentLength(seg.j, env.stepCount, seg.rootEvery)
+  const view: SegmentView = { first, length, roots: c.seg === undefined ? undefined : segmentRoots(env, seg, length, c.seg) }
+  const at = (step: number): StepEnv => ({ ...env, step, seg: view })
+  let step: number
+  switch (c.kind) {
+    case 'badOpen': {
+      if (env.caller !== 'defender') reject('InvalidClaim', 'only the defender submits badOpen')
+      const m = signedBy(env, 'challenger', c.open, 'opening')
+      if (m.t !== 'open' || m.seq !== 1) reject('InvalidClaim', 'not the opening of this dispute')
+      if (c.other !== undefined) {
+        // one opening per dispute: the defender commits to one step, and a second signed opening of another would
+        // let the challenger force it to sign a second tape whose tree contradicts the first (a `lie` it did not tell)
+        const o = signedBy(env, 'challenger', c.other, 'second opening')
+        if (o.t !== 'open' || o.seq !== 1) reject('InvalidClaim', 'the second message is not an opening of this dispute')
+        if (o.step === m.step) reject('InvalidClaim', 'the two openings name the same step')
+        return { winner: 'defender', kind: 'badOpen', reason: `the challenger opened steps ${m.step} and ${o.step} of one segment`, step: m.step }
+      }
+      if (m.step < first || m.step >= first + length) return { winner: 'defender', kind: 'badOpen', reason: 'the opening names a step outside the segment', step: first }
+      step = m.step
+      break
+    }
+    case 'init':
+      if (seg.j !== 0) reject('InvalidClaim', 'an init claim ends a dispute of segment 0 only')
+      step = 0
+      break
+    case 'lie': {
+      step = first
+      if (!Array.isArray(c.msgs)) reject('InvalidClaim', 'lie: 1 to 4 messages')
+      // the tape facts of two steps would conflict without a lie: one step per claim
+      const steps = new Set<number>()
+      for (const x of c.msgs) {
+        const m = signedBy(env, 'defender', x, 'lie: message')
+        if (m.t === 'commit') steps.add(commitStepIn(env, x, first, length))
+        if (m.t === 'segment' && m.j !== seg.j) reject('InvalidClaim', 'lie: a segment of another dispute')
+      }
+      if (steps.size > 1) reject('InvalidClaim', 'lie: commitments for two steps')
+      if (steps.size === 1) step = [...steps][0]
+      break
+    }
+    case 'nan':
+      if (c.op !== undefined) step = commitStepIn(env, (c.op as { commit?: unknown }).commit, first, length)
+      else {
+        const i = int(c.state?.index, 'nan.state.index')
+        if (i < first || i > first + length) reject('InvalidClaim', 'nan: the state must be inside the disputed segment')
+        // the transition that produced state i (the segment's first state: its first transition reads it)
+        step = i === first ? first : i - 1
+      }
+      break
+    default:
+      step = commitStepIn(env, (c as { commit?: unknown }).commit, first, length)
+  }
+  return { ...judgeStep(at(step), c), step }
+}
+
 // ---- the ruling ----
 
 export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
+  if (env.segment !== undefined && env.segment.rootEvery > 1) return judgeSegment(env, env.segment, c)
+  return judgeStep(env, c)
+}
+
+function judgeStep (env: StepEnv, c: Claim): Ruling {
   const defenderLoses = (reason: string): Ruling => ({ winner: 'challenger', kind: c.kind, reason })
   const challengerLoses = (reason: string): Ruling => ({ winner: 'defender', kind: c.kind, reason })
   if (c.kind === 'badOpen') {
@@ -291,7 +416,7 @@ export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
     if (env.caller !== 'challenger') reject('InvalidClaim', 'only the challenger submits an init claim')
     if (env.step !== 0) reject('InvalidClaim', 'an init claim ends a dispute of step 0 only (else: challenge_initial_state)')
     try {
-      const r = judgeInitClaim({ programHash: env.programHash, proofRoot: env.proofRoot, stepCount: env.stepCount }, c)
+      const r = judgeInitClaim({ programHash: env.programHash, proofRoot: env.proofRoot, stepCount: env.stepCount, rootEvery: env.segment?.rootEvery }, c)
       return { winner: r.winner === 'challenger' ? 'challenger' : 'defender', kind: 'init', reason: r.reason }
     } catch (e) {
       if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, e.message)
@@ -476,7 +601,7 @@ function nanRule (
   return undefined
 }
 
-function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Ruling, challengerLoses: (r: string) => Ruling): Ruling {
+function judgeNan (env: StepEnv, c: NanClaim, defenderLoses: (r: string) => Ruling, challengerLoses: (r: string) => Ruling): Ruling {
   const s = slice(c.slice, 'slice')
   const flat = int(c.flat, 'flat')
   if (s.dtype !== 'float32') reject('InvalidClaim', 'nan: only float32 tensors hold NaNs')
@@ -486,7 +611,7 @@ function judgeNan (env: JudgeEnv, c: NanClaim, defenderLoses: (r: string) => Rul
     const st = c.state
     const i = int(st.index, 'nan.state.index')
     // the disputed step's own states: an accepting verdict that replayed this step vouched for them
-    if ((i !== env.step && i !== env.step + 1) || i > env.stepCount) reject('InvalidClaim', 'nan: the state must be the disputed step\'s pre- or post-state')
+    if (env.seg === undefined && ((i !== env.step && i !== env.step + 1) || i > env.stepCount)) reject('InvalidClaim', 'nan: the state must be the disputed step\'s pre- or post-state')
     const root = stateLeafProven(env, i, st.root, st.rootPath)
     const t = int(st.t, 'nan.state.t')
     const tensor = tensorOf(st.tensor)

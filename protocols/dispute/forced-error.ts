@@ -35,15 +35,20 @@ export function forcedErrorTranscript (taskId: bigint | number, selectionSeed: U
  * The draw from a VRF output: with probability ppm/1e6 a forced error at the
  * returned on-chain step (the transition from state i to i+1, in [0, steps)),
  * otherwise null. The pre-output is hashed with a domain tag so the two
- * numbers are uniform.
+ * numbers are uniform. With a state root every m > 1 steps the draw picks a
+ * segment j and the error is at its last transition, min((j+1)·m, steps) − 1,
+ * so the forced post-state is a committed leaf and its exactness proof is
+ * checked against proof_root as at m = 1 (where this is the same formula).
  */
-export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number): number | null {
+export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery = 1): number | null {
   if (output.length !== VRF_OUTPUT_BYTES) throw new Error(`a VRF output is ${VRF_OUTPUT_BYTES} bytes`)
   if (steps <= 0 || ppm <= 0) return null
   const h = sha256(new TextEncoder().encode('proofswarm/forced-error/draw'), output)
   const dv = new DataView(h.buffer, h.byteOffset, h.byteLength)
   if (dv.getUint32(0, true) % 1_000_000 >= ppm) return null
-  return dv.getUint32(4, true) % steps
+  if (rootEvery === 1) return dv.getUint32(4, true) % steps
+  const j = dv.getUint32(4, true) % Math.ceil(steps / rootEvery)
+  return Math.min((j + 1) * rootEvery, steps) - 1
 }
 
 export interface RevealCheck {
@@ -52,6 +57,8 @@ export interface RevealCheck {
   selectionSeed: Uint8Array
   steps: number
   ppm: number
+  /** the task's state-root spacing m (absent = 1) */
+  rootEvery?: number
   output: Uint8Array
   proof: Uint8Array
 }
@@ -66,5 +73,5 @@ export function checkForcedErrorReveal (r: RevealCheck, verify: VrfVerify): Reve
   let valid = false
   try { valid = verify(forcedErrorTranscript(r.taskId, r.selectionSeed), both, r.publicKey, FORCED_ERROR_VRF_CONTEXT) } catch { valid = false }
   if (!valid) return { ok: false, reason: 'InvalidVrfProof' }
-  return { ok: true, step: forcedErrorFromOutput(r.output, r.steps, r.ppm) }
+  return { ok: true, step: forcedErrorFromOutput(r.output, r.steps, r.ppm, r.rootEvery) }
 }

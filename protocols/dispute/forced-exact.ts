@@ -112,6 +112,8 @@ export interface ExactEnv {
   proofRoot: Uint8Array
   /** transitions the committed proof covers (proof_root has stepCount + 1 leaves) */
   stepCount: number
+  /** the proof's state-root spacing m (absent = 1): the forced post-state is then leaf (step + 1) / m, a segment's end (forced-error.ts) */
+  rootEvery?: number
   /** the ruling's basis: the post-state root the defender's signed @state entry hashes to */
   honestPost: Uint8Array
 }
@@ -152,8 +154,11 @@ export function checkForcedExact (env: ExactEnv, raw: Uint8Array): ExactResult {
   if (h === undefined || f === undefined) return no('tensor heads must be float32 with a positive shape')
   if (!sameShape(h.shape, f.shape)) return no('tensor 0 changed shape')
   // P is leaf step + 1 of proof_root at the chain's depth: no inner node passes for it
-  const depth = depthOf(env.stepCount + 1)
-  if (p.postPath.length !== depth || env.step + 1 > env.stepCount || !bytesEqual(rootFromProof(p.post, env.step + 1, p.postPath), env.proofRoot)) return no('post is not leaf step + 1 of proof_root')
+  const m = env.rootEvery ?? 1
+  if (env.step + 1 <= env.stepCount && (env.step + 1) % m !== 0 && env.step + 1 !== env.stepCount) return no('the forced post-state is not a committed leaf')
+  const depth = depthOf(Math.ceil(env.stepCount / m) + 1)
+  const leaf = Math.ceil((env.step + 1) / m)
+  if (p.postPath.length !== depth || env.step + 1 > env.stepCount || !bytesEqual(rootFromProof(p.post, leaf, p.postPath), env.proofRoot)) return no('post is not leaf step + 1 of proof_root')
   // the same path from both tensor commitments: every other state leaf is the same in H and P
   // (commitments are tagged 0x02, inner nodes 0x01: a commitment cannot stand for a subtree)
   const hc = combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot)

@@ -4,7 +4,7 @@ import { axisLayout, combineRoots, commitTensor, dtypeBytes, matrixView, proveSl
 import { stepLeaf as stepLeafOf } from '../commit/state.js'
 import { batchElement } from '../data/layout.js'
 import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
-import type { Claim, ClaimSlice, TensorHead } from './claim.js'
+import type { Claim, ClaimSlice, SegmentProof, TensorHead } from './claim.js'
 import { decodeEntry } from './entry.js'
 import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorTree, type TreeId } from './messages.js'
 import { skeletonLeaf } from './skeleton.js'
@@ -35,7 +35,7 @@ export interface PlayerInit {
 export function encodeEntryBytes (e: TapeEntry): Uint8Array { return encode(e) }
 
 /** Signs `body` as the message after `after` (the other side's message it answers; none for the commit). */
-function signAfter (o: PlayerInit, body: Body, after: Signed | undefined, afterSeq: number): Signed {
+export function signAfter (o: Pick<PlayerInit, 'genesis' | 'taskId' | 'disputeId' | 'account' | 'sign'>, body: Body, after: Signed | undefined, afterSeq: number): Signed {
   const link = after === undefined ? { seq: 0, prev: ZERO_HASH } : { seq: afterSeq + 1, prev: moveHash(after) }
   const ctx: DisputeContext = { genesis: o.genesis, taskId: o.taskId, disputeId: o.disputeId }
   return signMsg({ ...body, ...link } as Msg, o.account, o.sign, ctx)
@@ -69,6 +69,8 @@ export interface DefenderInit extends PlayerInit {
   lie?: boolean
   /** the canonical program bytes: a badOpen at step 0 carries them (the chain recomputes the initial state) */
   program?: Uint8Array
+  /** in a segment dispute: the challenger's opening (seq 1) that named this step; the commit is message 2, linked to it */
+  opening?: Signed
 }
 
 export class DefenderGame {
@@ -86,7 +88,7 @@ export class DefenderGame {
   private commitMsg?: Signed
 
   commit (): Signed {
-    this.commitMsg ??= signAfter(this.o, { t: 'commit', d: this.o.disputeId, step: this.o.step, traceRoot: nodeAt(this.levels, 0, 0), depth: this.depth }, undefined, 0)
+    this.commitMsg ??= signAfter(this.o, { t: 'commit', d: this.o.disputeId, step: this.o.step, traceRoot: nodeAt(this.levels, 0, 0), depth: this.depth }, this.o.opening, 1)
     return this.commitMsg
   }
 
@@ -183,6 +185,21 @@ export interface ChallengerInit extends PlayerInit {
   stateNan?: { which: 'pre' | 'post', t: number, flat: number }
   /** the proof's divergence point, when this is a diverged proof's last step */
   divergence?: Divergence
+  /** a segment dispute, after our opening of this step (segment-game.ts): the roots come from the defender's signed segment */
+  segment?: ChallengerSegment
+}
+
+/** What a segment dispute's challenger holds when it plays one step: the signed segment, its roots between the committed ends, and its own opening. */
+export interface ChallengerSegment {
+  /** the segment's first step c_j */
+  first: number
+  /** [leaf j, r_1 … r_{L−1}, leaf j+1] */
+  roots: Uint8Array[]
+  /** what every claim carries so the chain can rebuild `roots` */
+  proof: SegmentProof
+  /** the defender's segment message (seq 0) and our opening (seq 1) that answered it */
+  segment: { m: Msg, signed: Signed }
+  opening: Signed
 }
 
 export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string }
@@ -216,6 +233,23 @@ export class ChallengerGame {
     this.levels = treeLevels(o.entries.map(e => sha256(encodeEntryBytes(e))))
     this.depth = this.levels.length - 1
     this.tensors = new TensorCache(o.tensor)
+    if (o.segment !== undefined) {
+      // our opening is already out: the defender's commit answers it
+      this.lastSent = o.segment.opening
+      this.lastFrom = o.segment.segment
+      this.sent = 1
+    }
+  }
+
+  /** The committed (or, inside a segment, the defender's signed) root of the state after step `index`. */
+  private rootAt (index: number): Uint8Array {
+    const s = this.o.segment
+    return s === undefined ? fromHex(this.o.stateRoots[index]) : s.roots[index - s.first]
+  }
+
+  /** Its path in proof_root (none inside a segment: the claim's `seg` proves it). */
+  private pathAt (index: number): Uint8Array[] {
+    return this.o.segment === undefined ? merkleProof(this.o.stateRoots.map(fromHex), index) : []
   }
 
   private send (m: Body): ChallengerStep {
@@ -241,7 +275,10 @@ export class ChallengerGame {
     return { claim: { v: 1, kind: 'lie', msgs: all.slice(0, 4) } }
   }
 
-  private claim (c: Claim): ChallengerStep { this.phase = { p: 'done' }; return { claim: c } }
+  private claim (c: Claim): ChallengerStep {
+    this.phase = { p: 'done' }
+    return { claim: this.o.segment === undefined ? c : { ...c, seg: this.o.segment.proof } }
+  }
 
   /** What opens the sized skeleton_root: the leaf count and the plain Merkle root under it. */
   private skeletonSize (): { skelCount: number, skelInner: Uint8Array } {
@@ -262,6 +299,7 @@ export class ChallengerGame {
     // an answer must answer our last move (seq and hash): anything else is not part of this transcript
     if (this.lastSent !== undefined && (m.seq !== this.lastFrom!.m.seq + 2 || !bytesEqual(m.prev, moveHash(this.lastSent)))) return this.repeat()
     if (this.lastSent === undefined && m.seq !== 0) return this.repeat()
+    if (m.t === 'segment') return this.repeat()
     this.current = { m, signed }
     const ph = this.phase
     if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
@@ -278,7 +316,9 @@ export class ChallengerGame {
           return this.stateClaim()
         }
         this.phase = { p: 'descend', tree: { e: -1 }, level: 0, index: 0, dNode: m.traceRoot, from: signed }
-        return this.send({ t: 'open', d, step: this.o.step, pre: fromHex(this.o.stateRoots[this.o.step]), post: this.o.postRoot })
+        // in a segment dispute the opening came before the commit: ask for the tape root's children
+        if (this.o.segment !== undefined) return this.send({ t: 'query', d, want: 'children', tree: { e: -1 }, level: 0, index: 0 })
+        return this.send({ t: 'open', d, step: this.o.step, pre: this.rootAt(this.o.step), post: this.o.postRoot })
       }
       case 'descend': {
         if (m.t !== 'nodes' || treeKeyOf(m.tree) !== treeKeyOf(ph.tree) || m.level !== ph.level || m.index !== ph.index) return this.repeat()
@@ -364,7 +404,7 @@ export class ChallengerGame {
     const before = (a: Divergence, b: Divergence): boolean => a.entry < b.entry || (a.entry === b.entry && a.flat < b.flat)
     const sn = this.o.stateNan
     // a post-state NaN is provable only against a committed post-state root equal to ours (there is none on a diverged step)
-    if (sn !== undefined && (sn.which === 'pre' || (v === undefined && this.o.stateRoots[this.o.step + 1] === toHex(this.o.postRoot)))) return this.stateNanClaim(sn)
+    if (sn !== undefined && (sn.which === 'pre' || (v === undefined && (this.o.segment === undefined ? this.o.stateRoots[this.o.step + 1] === toHex(this.o.postRoot) : bytesEqual(this.rootAt(this.o.step + 1), this.o.postRoot))))) return this.stateNanClaim(sn)
     if (n !== undefined && n.entry < limit && (v === undefined || before(n, v))) return this.opNanClaim(n)
     if (v !== undefined && v.entry < limit && (n === undefined || before(v, n))) {
       // our output holds no NaN there: an element claim shows the defender's (= ours) does not either
@@ -402,7 +442,7 @@ export class ChallengerGame {
     return this.claim({
       v: 1, kind: 'nan', flat: s.flat, slice: proveSlice(tensor, 'row', Math.floor(s.flat / cols)),
       state: {
-        index, root: fromHex(this.o.stateRoots[index]), rootPath: merkleProof(this.o.stateRoots.map(fromHex), index),
+        index, root: this.rootAt(index), rootPath: this.pathAt(index),
         t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot },
         tensorPath: merkleProof(leaves, s.t)
       }
@@ -413,7 +453,7 @@ export class ChallengerGame {
     const i = this.o.entries.length - 1
     const e = this.o.entries[i]
     if (e.kernel !== STATE_PSEUDO_KERNEL) return { fail: 'our tape has no @state entry' }
-    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, i), post: fromHex(this.o.stateRoots[this.o.step + 1]), postPath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step + 1) })
+    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, i), post: this.rootAt(this.o.step + 1), postPath: this.pathAt(this.o.step + 1) })
   }
 
   private analyseEntry (path: Uint8Array[]): ChallengerStep {
@@ -426,7 +466,7 @@ export class ChallengerGame {
       if (a.commitment === b.commitment) continue
       if (a.ref.kind === 'state') {
         const t = a.ref.index
-        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { t, tensor: this.headOf(index, k), tensorPath: merkleProof(this.o.preStateLeaves, t), pre: fromHex(this.o.stateRoots[this.o.step]), prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step) } })
+        return this.claim({ v: 1, kind: 'input', commit, index, entry: bytes, path, k, prov: { t, tensor: this.headOf(index, k), tensorPath: merkleProof(this.o.preStateLeaves, t), pre: this.rootAt(this.o.step), prePath: this.pathAt(this.o.step) } })
       }
       if (a.ref.kind === 'op') {
         const j = a.ref.index

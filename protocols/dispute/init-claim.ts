@@ -55,6 +55,8 @@ export interface InitEnv {
   proofRoot: Uint8Array
   /** transitions the committed proof covers: proof_root has stepCount + 1 leaves */
   stepCount: number
+  /** the proof's state-root spacing m (absent = 1): proof_root has ⌈stepCount / m⌉ + 1 leaves */
+  rootEvery?: number
 }
 
 export interface InitRuling { winner: 'challenger' | 'solver', reason: string }
@@ -110,7 +112,7 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
   }
   // state root 0 is leaf 0 of proof_root; the depth is the chain's, so no inner node passes for it
   const rootPath = hashes(c.rootPath, 'rootPath')
-  if (!is32(c.root) || rootPath.length !== depthOf(env.stepCount + 1) || !bytesEqual(rootFromProof(c.root, 0, rootPath), env.proofRoot)) reject('InvalidProof', 'root is not leaf 0 of the committed proof_root')
+  if (!is32(c.root) || rootPath.length !== depthOf(Math.ceil(env.stepCount / (env.rootEvery ?? 1)) + 1) || !bytesEqual(rootFromProof(c.root, 0, rootPath), env.proofRoot)) reject('InvalidProof', 'root is not leaf 0 of the committed proof_root')
   const n = layout.length
   if (!Array.isArray(c.heads) || c.heads.length === 0 || c.heads.length > MAX_TENSORS || !is32(c.last)) reject('InvalidClaim', `heads: 1 to ${MAX_TENSORS} tensor preimages, then the last leaf`)
   const heads = c.heads.map((h, i) => {

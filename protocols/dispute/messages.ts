@@ -13,6 +13,8 @@ import { depthOf, childrenMatch } from './tree.js'
 // the sha256 of the previous message's bytes, so one signed message commits
 // to the whole transcript before it (protocols/dispute/transcript.ts).
 //
+//   D segment {j, roots}                  (segment disputes, seq 0) the L − 1 state roots
+//                                         inside segment j, between two committed leaves
 //   D commit  {traceRoot, depth}          the defender's op tape of the step
 //   C open    {pre, post}                 agreed pre-state, claimed post-state;
 //                                         asks for the children of the tape root
@@ -26,11 +28,21 @@ import { depthOf, childrenMatch } from './tree.js'
 //
 // A tree is the tape ({e: -1}) or one tensor of entry e: input/output k,
 // its row or column tree.
+//
+// A segment dispute (a proof with a state root every m > 1 steps) starts one
+// level higher: seq 0 is the defender's `segment`, seq 1 the challenger's
+// `open` naming a step inside it, seq 2 the defender's `commit` of that
+// step's tape, seq 3 the challenger's query for the tape root's children,
+// and the game goes on as above (two messages more: MAX_SEGMENT_SEQ).
 
 export const DISPUTE_PROTOCOL = '/proofswarm/dispute/3.0.0'
 export const SIGN_DOMAIN = new TextEncoder().encode('proofswarm/dispute/v2:')
 /** Highest sequence number: 2 × (tape depth ≤ 40 + tensor depth ≤ 40 + 4) moves and the commit. */
 export const MAX_SEQ = 2 * (40 + 40 + 4)
+/** A segment dispute has two messages more: the segment and the query that follows the commit. */
+export const MAX_SEGMENT_SEQ = MAX_SEQ + 2
+/** A segment holds at most 64 steps (MAX_ROOT_EVERY), so at most 63 roots inside it. */
+export const MAX_SEGMENT_ROOTS = 63
 /** A single message (a state blob excepted) is at most this big. */
 export const MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -42,6 +54,7 @@ export type TreeId = TapeTree | TensorTree
 export interface Link { seq: number, prev: Uint8Array }
 
 export type Body =
+  | { t: 'segment', d: number, j: number, roots: Uint8Array[] }
   | { t: 'commit', d: number, step: number, traceRoot: Uint8Array, depth: number }
   | { t: 'open', d: number, step: number, pre: Uint8Array, post: Uint8Array }
   | { t: 'query', d: number, want: 'children' | 'entry' | 'roots' | 'slice', tree: TreeId, level: number, index: number }
@@ -54,8 +67,13 @@ export type Msg = Body & Link
 
 export interface Signed { m: Uint8Array, s: Uint8Array, a: Uint8Array }
 
-/** What every signature is bound to besides the message. */
-export interface DisputeContext { genesis: Uint8Array, taskId: number, disputeId: number }
+/**
+ * What every signature is bound to besides the message. `segmented`: the
+ * dispute is over a segment (the task's proof commits a root every m > 1
+ * steps), which decides which messages may decode (decodeMsg); it is not
+ * signed, the dispute id already fixes it.
+ */
+export interface DisputeContext { genesis: Uint8Array, taskId: number, disputeId: number, segmented?: boolean }
 export type Role = 'challenger' | 'defender'
 /** The author of a message by its sequence number. */
 export const roleOfSeq = (seq: number): Role => seq % 2 === 0 ? 'defender' : 'challenger'
@@ -120,8 +138,12 @@ function checkTree (t: unknown): TreeId {
   return x.axis === undefined ? { e: x.e, io: x.io, k: x.k } : { e: x.e, io: x.io, k: x.k, axis: x.axis }
 }
 
-/** Decodes and validates a message's structure (not its meaning). */
-export function decodeMsg (bytes: Uint8Array): Msg {
+/**
+ * Decodes and validates a message's structure (not its meaning). `segmented`:
+ * a segment dispute's message (a `segment` at seq 0, the commit at seq 2, two
+ * more messages); a one-step dispute's otherwise.
+ */
+export function decodeMsg (bytes: Uint8Array, segmented = false): Msg {
   if (bytes.length > MAX_MESSAGE_BYTES) throw new MessageError(`message of ${bytes.length} bytes exceeds ${MAX_MESSAGE_BYTES}`)
   let m: Record<string, unknown>
   try { m = decode(bytes) as Record<string, unknown> } catch (e) { throw new MessageError(`not CBOR: ${(e as Error).message}`) }
@@ -130,15 +152,27 @@ export function decodeMsg (bytes: Uint8Array): Msg {
   const h = (k: string): Uint8Array => { if (!isBytes(m[k], 32)) throw new MessageError(`${String(m.t)}.${k} must be 32 bytes`); return m[k] as Uint8Array }
   const i = (k: string, hi?: number): number => { if (!isInt(m[k], 0, hi)) throw new MessageError(`${String(m.t)}.${k} must be a non-negative integer`); return m[k] as number }
   const d = m.d as number
-  const link: Link = { seq: i('seq', MAX_SEQ), prev: h('prev') }
-  if (link.seq === 0 && (m.t !== 'commit' || !bytesEqual(link.prev, ZERO_HASH))) throw new MessageError('seq 0 is the defender\'s commit, with no previous message')
-  if (m.t === 'commit' && link.seq !== 0) throw new MessageError('the commit is message 0')
+  const link: Link = { seq: i('seq', segmented ? MAX_SEGMENT_SEQ : MAX_SEQ), prev: h('prev') }
+  if (segmented) {
+    if (link.seq === 0 && (m.t !== 'segment' || !bytesEqual(link.prev, ZERO_HASH))) throw new MessageError('seq 0 of a segment dispute is the defender\'s segment, with no previous message')
+    if (m.t === 'segment' && link.seq !== 0) throw new MessageError('the segment is message 0')
+    if (m.t === 'commit' && link.seq !== 2) throw new MessageError('the commit of a segment dispute is message 2')
+  } else {
+    if (link.seq === 0 && (m.t !== 'commit' || !bytesEqual(link.prev, ZERO_HASH))) throw new MessageError('seq 0 is the defender\'s commit, with no previous message')
+    if (m.t === 'commit' && link.seq !== 0) throw new MessageError('the commit is message 0')
+    if (m.t === 'segment') throw new MessageError('a segment belongs to a segment dispute')
+  }
   if (link.seq !== 0 && roleOfSeq(link.seq) !== (['open', 'query'].includes(m.t as string) ? 'challenger' : 'defender')) throw new MessageError(`${String(m.t)} at seq ${link.seq} has the wrong author parity`)
   return { ...decodeBody(m, d, h, i), ...link }
 }
 
 function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Uint8Array, i: (k: string, hi?: number) => number): Body {
   switch (m.t) {
+    case 'segment': {
+      const roots = m.roots
+      if (!Array.isArray(roots) || roots.length > MAX_SEGMENT_ROOTS || !roots.every(r => isBytes(r, 32))) throw new MessageError(`segment.roots must be at most ${MAX_SEGMENT_ROOTS} hashes of 32 bytes`)
+      return { t: 'segment', d, j: i('j'), roots: roots as Uint8Array[] }
+    }
     case 'commit': return { t: 'commit', d, step: i('step'), traceRoot: h('traceRoot'), depth: i('depth', 40) }
     case 'open': return { t: 'open', d, step: i('step'), pre: h('pre'), post: h('post') }
     case 'query': {
@@ -181,7 +215,7 @@ export function decodeSigned (v: unknown): Signed {
  */
 export function verifySigned (s: Signed, expectedAccount: Uint8Array, verify: VerifyFn, ctx: DisputeContext): Msg {
   if (!bytesEqual(s.a, expectedAccount)) throw new MessageError('signed by another account')
-  const m = decodeMsg(s.m)
+  const m = decodeMsg(s.m, ctx.segmented === true)
   if (m.d !== ctx.disputeId) throw new MessageError('a message of another dispute')
   let ok = false
   try { ok = verify(signingPayload(ctx, roleOfSeq(m.seq), s.m), s.s, s.a) } catch { ok = false }
@@ -222,6 +256,11 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
   const node = (t: TreeId, level: number, index: number): string => `${treeKey(t)}@${level}:${index}`
   for (const m of msgs) {
     switch (m.t) {
+      case 'segment':
+        // two segment lists of one dispute must agree root by root, and in length
+        facts.push({ key: `segment:${m.j}:length`, value: Uint8Array.of(m.roots.length) })
+        m.roots.forEach((r, k) => facts.push({ key: `segment:${m.j}:${k + 1}`, value: r }))
+        break
       case 'commit':
         facts.push({ key: node({ e: -1 }, 0, 0), value: m.traceRoot })
         facts.push({ key: 'depth:tape', value: Uint8Array.of(m.depth) })

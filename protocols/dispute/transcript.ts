@@ -15,10 +15,39 @@ import { depthOf } from './tree.js'
 // Only `refuse` never continues anything: on chain a query is either
 // answerable or refused at force time.
 
-/** Why `next` cannot follow `prev` (undefined: it can). `prev` undefined: `next` opens the transcript. */
-export function continuationError (prev: Msg | undefined, next: Msg): string | undefined {
-  if (prev === undefined) return next.t === 'commit' ? undefined : 'the transcript starts with the defender\'s commit'
+/**
+ * A segment dispute's shape, which the chain knows from the task (steps, m)
+ * and the disputed segment j: its first step c_j and its L transitions.
+ */
+export interface SegmentRule { j: number, first: number, length: number }
+
+/**
+ * Why `next` cannot follow `prev` (undefined: it can). `prev` undefined: `next`
+ * opens the transcript. `seg`: the dispute is over segment `seg.j` (a proof
+ * with a root every m > 1 steps): it opens with the defender's `segment` of
+ * exactly L − 1 roots, the challenger's `open` names a step inside it, the
+ * defender commits that step's tape, and the challenger then asks for the
+ * tape root's children (the role `open` plays in a one-step dispute).
+ */
+export function continuationError (prev: Msg | undefined, next: Msg, seg?: SegmentRule): string | undefined {
+  if (prev === undefined) {
+    if (seg === undefined) return next.t === 'commit' ? undefined : 'the transcript starts with the defender\'s commit'
+    if (next.t !== 'segment') return 'a segment dispute starts with the defender\'s segment'
+    if (next.j !== seg.j) return `the segment is ${next.j}, the dispute's ${seg.j}`
+    return next.roots.length === seg.length - 1 ? undefined : `segment ${seg.j} has ${seg.length - 1} roots inside it, not ${next.roots.length}`
+  }
   if (next.seq !== prev.seq + 1) return `seq ${next.seq} does not follow ${prev.seq}`
+  if (seg !== undefined) {
+    if (prev.t === 'segment') {
+      if (next.t !== 'open') return 'the segment is answered by the opening'
+      return next.step >= seg.first && next.step < seg.first + seg.length ? undefined : `the opening names step ${next.step}, outside segment ${seg.j} (steps ${seg.first} … ${seg.first + seg.length - 1})`
+    }
+    if (prev.t === 'open') return next.t === 'commit' && next.step === prev.step ? undefined : 'the opening is answered by the commit of the step it names'
+    if (prev.t === 'commit') {
+      if (prev.depth < 1) return 'a tape of depth 0 has no children to ask for'
+      return next.t === 'query' && next.want === 'children' && next.tree.e === -1 && next.level === 0 && next.index === 0 ? undefined : 'the commit is answered by a query for the tape root\'s children'
+    }
+  } else if (prev.t === 'segment' || next.t === 'segment') return 'a segment belongs to a segment dispute only'
   const sameTree = (a: TreeId, b: TreeId): boolean => a.e === b.e && (a.e === -1 || (
     (a as TensorTree).io === (b as TensorTree).io && (a as TensorTree).k === (b as TensorTree).k && (a as TensorTree).axis === (b as TensorTree).axis))
   switch (prev.t) {

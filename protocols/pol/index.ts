@@ -1,2 +1,3 @@
 export * from './proof.js'
 export * from './checkpoint.js'
+export * from './segments.js'

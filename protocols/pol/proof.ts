@@ -1,9 +1,13 @@
+import { leafCount, leafOfStep } from './segments.js'
 import { bytesEqual, fromHex, merkleProof, merkleRoot, toHex, verifyMerkleProof } from '../commit/merkle.js'
 
 // Proof-of-learning (version 1). stateRoots[s] is the state root after s
 // steps (s = 0 is the initial state), so a run of N steps has N+1 roots.
 // proofRoot = merkleRoot(stateRoots as leaves) — the value committed on chain.
 // A dispute's step level proves two adjacent leaves against proofRoot.
+// With state roots every m steps (`rootEvery`, segments.ts) the leaves are
+// the roots of steps 0, m, 2m, …, N only; the field is absent at m = 1, so a
+// per-step proof is byte for byte what it always was.
 
 export const POL_VERSION = 1
 
@@ -14,6 +18,8 @@ export interface ProofOfLearning {
   programHash: string
   runtime: string
   steps: number
+  /** the state-root spacing m (absent = 1): stateRoots[j] is the root after step min(j·m, steps) */
+  rootEvery?: number
   stateRoots: string[]
   proofRoot: string
   finalStateRoot: string
@@ -26,13 +32,23 @@ export function proofRootOf (stateRoots: readonly string[]): string {
   return toHex(merkleRoot(stateRoots.map(fromHex)))
 }
 
-export function buildProof (programHash: string, runtime: string, stateRoots: readonly string[], checkpoints: readonly CheckpointRef[]): ProofOfLearning {
+/**
+ * The proof over `stateRoots`: every step's root (m = 1, the default), or with
+ * `seg` the roots of the committed steps only (leafCount(steps, m) of them).
+ */
+export function buildProof (
+  programHash: string, runtime: string, stateRoots: readonly string[], checkpoints: readonly CheckpointRef[], seg?: { rootEvery: number, steps: number }
+): ProofOfLearning {
   if (stateRoots.length < 1) throw new Error('a proof needs at least the initial state root')
+  const m = seg?.rootEvery ?? 1
+  const steps = seg?.steps ?? stateRoots.length - 1
+  if (stateRoots.length !== leafCount(steps, m)) throw new Error(`${steps} steps with a root every ${m} need ${leafCount(steps, m)} roots, not ${stateRoots.length}`)
   return {
     version: 1,
     programHash,
     runtime,
-    steps: stateRoots.length - 1,
+    steps,
+    ...(m !== 1 ? { rootEvery: m } : {}),
     stateRoots: [...stateRoots],
     proofRoot: proofRootOf(stateRoots),
     finalStateRoot: stateRoots[stateRoots.length - 1],
@@ -47,18 +63,36 @@ export function validateProof (p: unknown): ProofOfLearning {
   const q = p as ProofOfLearning
   if (typeof q !== 'object' || q === null || q.version !== POL_VERSION) throw new Error('not a version 1 proof-of-learning')
   if (!HEX64.test(String(q.programHash))) throw new Error('proof.programHash must be 64 hex digits')
-  if (!Array.isArray(q.stateRoots) || q.stateRoots.length !== q.steps + 1) throw new Error('proof.stateRoots must hold steps + 1 roots')
+  if (!Number.isInteger(q.steps) || q.steps < 0) throw new Error('proof.steps must be a non-negative integer')
+  // m = 1 is written by omission only: one proof, one encoding
+  if (q.rootEvery !== undefined && !(Number.isInteger(q.rootEvery) && q.rootEvery >= 2 && q.rootEvery <= 64)) throw new Error('proof.rootEvery must be an integer in [2, 64] (absent for 1)')
+  const m = rootEveryOfProof(q)
+  const n = leafCount(q.steps, m)
+  if (!Array.isArray(q.stateRoots) || q.stateRoots.length !== n) throw new Error(m === 1 ? 'proof.stateRoots must hold steps + 1 roots' : `proof.stateRoots must hold ⌈steps / ${m}⌉ + 1 = ${n} roots`)
   if (!q.stateRoots.every(r => HEX64.test(r))) throw new Error('proof.stateRoots must be 64-hex-digit roots')
-  if (q.finalStateRoot !== q.stateRoots[q.steps]) throw new Error('proof.finalStateRoot is not the last state root')
-  if (!Array.isArray(q.checkpoints) || !q.checkpoints.every(c => Number.isInteger(c.step) && c.step >= 0 && c.step <= q.steps && HEX64.test(c.manifestHash))) throw new Error('malformed proof.checkpoints')
+  if (q.finalStateRoot !== q.stateRoots[n - 1]) throw new Error('proof.finalStateRoot is not the last state root')
+  // a checkpoint is a committed state: a replay from it is checked against its root
+  const committed = (s: unknown): boolean => Number.isInteger(s) && (s as number) >= 0 && (s as number) <= q.steps && ((s as number) % m === 0 || s === q.steps)
+  if (!Array.isArray(q.checkpoints) || !q.checkpoints.every(c => committed(c.step) && HEX64.test(c.manifestHash))) throw new Error('malformed proof.checkpoints')
   if (proofRootOf(q.stateRoots) !== q.proofRoot) throw new Error('proof.proofRoot does not match the state roots')
   const d = q.divergence
   if (d !== undefined && !(typeof d === 'object' && d !== null && [d.entry, d.flat].every(x => Number.isInteger(x) && x >= 0 && x <= 0x7fffffff))) throw new Error('malformed proof.divergence')
   return q
 }
 
+/** The proof's state-root spacing m (1 when absent). */
+export function rootEveryOfProof (p: Pick<ProofOfLearning, 'rootEvery'>): number {
+  return p.rootEvery ?? 1
+}
+
+/** The committed root of the state after `step` (a committed step: a multiple of m, or the last). */
+export function rootAtStep (p: ProofOfLearning, step: number): string {
+  return p.stateRoots[leafOfStep(step, p.steps, rootEveryOfProof(p))]
+}
+
+/** The Merkle path of the root after committed step `step` (leaf step / m). */
 export function proveStepRoot (p: ProofOfLearning, step: number): string[] {
-  return merkleProof(p.stateRoots.map(fromHex), step).map(toHex)
+  return merkleProof(p.stateRoots.map(fromHex), leafOfStep(step, p.steps, rootEveryOfProof(p))).map(toHex)
 }
 
 export function verifyStepRoot (proofRoot: string, step: number, root: string, siblings: readonly string[]): boolean {

@@ -4,6 +4,7 @@ import { runtimeInfo, WASM_RUNTIME } from './runtime.js'
 import { DEFAULT_GPT, validateGpt, validateTextSpec, type GptSpec, type TextSpec } from './gpt.js'
 import { ProgramError, validateTopology, type SequentialJson, type TopologyInfo } from './topology.js'
 import { ZOO } from './zoo.js'
+import { MAX_ROOT_EVERY } from '../pol/segments.js'
 
 // The task program: everything that determines a training run bit for bit.
 // Version 1. Inputs are rows of `rowSize` uint8 values normalised in plain JS
@@ -18,7 +19,7 @@ export const PROGRAM_VERSION = 1
 export const MAX_STEPS = 500_000
 export const MAX_BATCH = 4096
 /** the largest state-root spacing a program may name (a dispute's segment move carries m − 1 roots) */
-export const MAX_ROOT_EVERY = 64
+export { MAX_ROOT_EVERY }
 
 export interface DatasetRef {
   /** 'idx': MNIST-format files; 'synthetic': generated from `syntheticSeed`; 'text': a packaged text corpus */
@@ -65,7 +66,7 @@ export interface TaskProgram {
    * the proof commits the state root after every `rootEvery`-th step (and the
    * last); absent = 1, every step (docs/training.md "State roots every m
    * steps"). Only 1 is accepted so far: the segment dispute game that m > 1
-   * needs is not built.
+   * needs is built in protocols and on the chain, not on the node.
    */
   rootEvery?: number
   loss: 'softmax-cross-entropy'
@@ -155,13 +156,13 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
  * rootEvery m: checkpoints must be committed states (a replay starts from one
  * and its root must be in the proof), so m divides checkpointEvery. m > 1 is
  * refused here, at the one check every path shares (task new, train, the
- * chain's submit_task), until the segment dispute game exists: a proof with a
- * root every m steps could not be disputed at a single step.
+ * chain's submit_task), until the node side of the segment game exists: no
+ * node could dispute a proof with a root every m steps down to one step.
  */
 function validateRootEvery (v: unknown, checkpointEvery: number): number {
   const m = int(v, 'rootEvery', 1, MAX_ROOT_EVERY)
   if (checkpointEvery % m !== 0) throw new ProgramError(`rootEvery ${m} must divide checkpointEvery ${checkpointEvery} (every checkpoint is a committed state)`)
-  if (m > 1) throw new ProgramError(`rootEvery ${m}: state roots every m > 1 steps are not supported yet (the segment dispute game, docs/disputes.md "Segments", is not built); use 1`)
+  if (m > 1) throw new ProgramError(`rootEvery ${m}: state roots every m > 1 steps are not supported yet (the segment dispute game, docs/disputes.md "Segments", is not built on the node yet); use 1`)
   return m
 }
 

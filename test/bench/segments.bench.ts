@@ -11,7 +11,7 @@
 // copied into a slot, StateHasher inline, checkpoints written at the same
 // steps, the NaN watch); a trainTask run at m = 1 is measured beside it to show the loop costs
 // what the real verifiable path costs. trainTask itself refuses m > 1 until the
-// segment dispute game exists. Results: docs/benchmarks.md, section
+// node side of the segment dispute game exists. Results: docs/benchmarks.md, section
 // "Training: state roots every m steps".
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -161,8 +161,8 @@ ${rows.filter(r => typeof r.m === 'number').map(r => `| verifiable on one core, 
 | the NaN watch alone (every verifiable run has it, whatever m): CPU over plain | ${(() => { const w = rows.find(r => r.m === 'watch'); return w === undefined ? 'n/a' : pctOver(w.cpu) })()} | | |
 
 m > 1 is not usable yet: \`validateProgram\` refuses \`rootEvery\` > 1 (so do \`task check\`, \`train\` and the
-chain's \`submit_task\`) until the segment dispute game (docs/disputes.md "Segments") is built; these figures are its
-cost side, measured before it is.
+chain's \`submit_task\`): the segment dispute game (docs/disputes.md "Segments") is built in protocols and on the chain,
+not yet on the node; these figures are its cost side.
 `)
   console.log('written to docs/benchmarks.md (Training: state roots every m steps)')
 }

@@ -4,6 +4,8 @@ import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.
 import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
+import { rootEveryOf } from '../../../protocols/program/program.js'
+import { rootEveryOfTask, setRootEvery } from './segments.js'
 import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
@@ -113,7 +115,7 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   // at least one verifier: a task is paid only after a quorum of verdicts stood
   ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount >= 1 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
-  checkProgram(ctx, a, program)
+  const m = rootEveryOf(checkProgram(ctx, a, program))
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
   const id = ctx.store.read<bigint>(P, 'NextTaskId')
   ctx.store.put(P, 'NextTaskId', undefined, id + 1n)
@@ -142,6 +144,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
     divergence: null
   }
   putTask(ctx, id, t)
+  // its proof commits a root every m steps, its disputes are by segment (segments.ts)
+  setRootEvery(ctx, id, m)
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
   ctx.emit(P, 'TaskSubmitted', { taskId: id, submitter: who, escrow: a.escrow })
   return id
@@ -153,7 +157,7 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
  * program bytes must hash to program_hash, be a valid canonical program and
  * be admissible under the reference semantics this chain judges with.
  */
-function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): void {
+function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): ReturnType<typeof parseProgramBytes> {
   const programHash = a.programHash
   const bytes = hexToU8a(programHex)
   ctx.ensure(bytes.length <= MAX_PROGRAM_BYTES, P, 'InvalidProgram')
@@ -167,6 +171,7 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): voi
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
   checkFeasible(ctx, params(ctx), a.solveTimeout, program)
+  return program
 }
 
 export function commitProof (
@@ -312,6 +317,7 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
     selectionSeed: hexToU8a(t.selectionSeed),
     steps: t.steps,
     ppm: params(ctx).forcedErrorPpm,
+    rootEvery: rootEveryOfTask(ctx, a.taskId),
     output: hexToU8a(a.vrfOutput),
     proof: hexToU8a(a.vrfProof)
   }, vrfVerify)
@@ -321,7 +327,7 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
   ctx.ensure(at.some(x => x.outcome === 'AwaitingReveal'), P, 'RevealTooLate')
-  const excused = excusedBy(ctx, t, step, a.exactness)
+  const excused = excusedBy(ctx, t, step, a.exactness, rootEveryOfTask(ctx, a.taskId))
   for (const x of excused) x.outcome = 'ForcedError'
   t.revealedForcedError = step
   putTask(ctx, a.taskId, t)

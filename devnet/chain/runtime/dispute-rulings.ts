@@ -6,6 +6,7 @@ import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
 import { basisOf, newRuling, type RulingBasis } from './forced-rulings.js'
 import { ppmOf } from './randomness.js'
+import { rootEveryOfTask } from './segments.js'
 
 // How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
 // what each outcome pays (part of the Arbitration pallet; disputes.ts).
@@ -22,7 +23,9 @@ const P = 'Arbitration'
  * program's data order names, the runtime and data order from the program
  * bytes hashed against program_hash.
  */
-export function checkAgreement (ctx: Context, who: string, disputeId: bigint, claimHex: string): { d: DisputeInfo, ruling: Ruling, basis: RulingBasis } {
+export function checkAgreement (
+  ctx: Context, who: string, disputeId: bigint, claimHex: string
+): { d: DisputeInfo, ruling: Ruling, basis: RulingBasis, step: number } {
   const d = getDispute(ctx, disputeId)
   ctx.ensure(d.status === 'Open', P, 'DisputeClosed')
   const party = partyOf(d, who)
@@ -30,6 +33,7 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
   const t = getTask(ctx, d.taskId)
   let ruling: Ruling
   let claim: Claim
+  const m = rootEveryOfTask(ctx, d.taskId)
   try {
     claim = decodeClaim(hexToU8a(claimHex))
     ruling = judgeClaim({
@@ -44,6 +48,8 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
       proofRoot: hexToU8a(t.proofRoot),
       stepCount: t.stepCount,
       divergence: t.divergence ?? undefined,
+      // a segment dispute: disputed_step is the segment, the claim names the step inside it
+      ...(m > 1 ? { segment: { j: d.disputedStep, rootEvery: m } } : {}),
       reference: ctx.reference as never,
       verify
     }, claim)
@@ -51,14 +57,15 @@ export function checkAgreement (ctx: Context, who: string, disputeId: bigint, cl
     if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidClaim')
   }
-  return { d, ruling, basis: basisOf(claim, d.disputedStep) }
+  const step = ruling.step ?? d.disputedStep
+  return { d, ruling, basis: basisOf(claim, step), step }
 }
 
 export function adjudicate (ctx: Context, who: string, a: { disputeId: bigint, claim: string }): void {
-  const { d, ruling, basis } = checkAgreement(ctx, who, a.disputeId, a.claim)
+  const { d, ruling, basis, step } = checkAgreement(ctx, who, a.disputeId, a.claim)
   const utf8 = (s: string): string => u8aToHex(new TextEncoder().encode(s.slice(0, 256)))
   ctx.emit(P, 'Adjudicated', { disputeId: a.disputeId, kind: utf8(ruling.kind), reason: utf8(ruling.reason) })
-  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated', basis)
+  resolve(ctx, a.disputeId, d, ruling.winner === 'defender' ? 'Defender' : 'Challenger', 'Adjudicated', basis, step)
 }
 
 /**
@@ -84,7 +91,8 @@ function penalizeTimeout (ctx: Context, taskId: bigint, t: TaskInfo, challenger:
   return taken
 }
 
-export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout', basis?: RulingBasis): void {
+/** `step`: the transition a claim was about (a segment dispute's step inside the segment; else the disputed step). */
+export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: PartyName, how: 'Adjudicated' | 'Timeout', basis?: RulingBasis, step = d.disputedStep): void {
   const p = params(ctx)
   const t = getTask(ctx, d.taskId)
   const winner = winnerParty === 'Challenger' ? d.challenger : d.defender
@@ -98,7 +106,7 @@ export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: 
       // Truebit: only the solver knows whether this step was its forced error; it has
       // REVEAL_WINDOW blocks to prove it (reveal_forced_error), else it is penalized
       // in on_initialize. Either way the challenger is paid: a jackpot or a slash share.
-      const r = newRuling(ctx, t, id, d.challenger, d.disputedStep, basis ?? { claimKind: 'Element', honestPost: null })
+      const r = newRuling(ctx, t, id, d.challenger, step, basis ?? { claimKind: 'Element', honestPost: null })
       forced = r.outcome === 'ForcedError'
       t.rulings.push(r)
     } else {

@@ -1,13 +1,14 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
-import { MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
-import { continuationError, linksTo } from '../../../protocols/dispute/transcript.js'
+import { MAX_SEGMENT_SEQ, MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, verifySigned, type Msg, type Signed } from '../../../protocols/dispute/messages.js'
+import { continuationError, linksTo, type SegmentRule } from '../../../protocols/dispute/transcript.js'
 import { adjustActive, disputableSteps, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
 import { noteEvidence } from './assignment.js'
 import { reserve } from './balances.js'
 import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
 import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
+import { disputableSegments, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -42,8 +43,13 @@ export function tapeAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | '
  * messages may be forced, each costing up to a window of waiting before the
  * force, a block to post it, and a window to answer.
  */
-export function disputeDeadline (openedAt: number, window: number, allowance: number): number {
-  return openedAt + allowance + (MAX_SEQ + 1) * 2 * (window + 1)
+export function disputeDeadline (openedAt: number, window: number, allowance: number, maxSeq = MAX_SEQ): number {
+  return openedAt + allowance + (maxSeq + 1) * 2 * (window + 1)
+}
+
+/** A segment dispute's rule (undefined: a one-step dispute), read once per call. */
+function ruleOf (ctx: Context, d: DisputeInfo): SegmentRule | undefined {
+  return segmentRuleOf(ctx, d, getTask(ctx, d.taskId))
 }
 
 export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
@@ -51,7 +57,9 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
-  ctx.ensure(a.disputedStep < disputableSteps(t), P, 'InvalidStep')
+  // a task with a root every m > 1 steps is disputed by segment: disputed_step is the segment j
+  const m = rootEveryOfTask(ctx, a.taskId)
+  ctx.ensure(a.disputedStep < (m > 1 ? disputableSegments(t, m) : disputableSteps(t)), P, 'InvalidStep')
   ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
   // a verdict is wrong iff the proof is wrong at a step it checked, which a SolverProof
   // game decides; accepting verifiers are slashed by its ruling (docs/disputes.md)
@@ -71,12 +79,17 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
     bond: p.disputeBond,
     status: 'Open',
     openedAt: ctx.now,
-    deadline: disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, a.disputedStep)),
+    deadline: 0,
     nextSeq: 0,
     lastHash: ZERO_HASH,
     force: null,
     moves: 0
   }
+  const rule = segmentRuleOf(ctx, d, t)
+  d.deadline = rule === undefined
+    ? disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, a.disputedStep))
+    // two re-runs of the segment at most (the segment, then the opened step's tape) and two messages more
+    : disputeDeadline(ctx.now, p.disputeClock, 2 * segmentAllowance(t, rule), MAX_SEGMENT_SEQ)
   putDispute(ctx, id, d)
   t.openDisputes += 1
   putTask(ctx, a.taskId, t)
@@ -89,7 +102,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
 }
 
 /** A message of `party` in this dispute: signature over this chain, task, dispute and role; author parity; the disputed step. */
-function partyMove (ctx: Context, id: bigint, d: DisputeInfo, party: PartyName, bytes: Uint8Array): { signed: Signed, m: Msg } {
+function partyMove (ctx: Context, id: bigint, d: DisputeInfo, party: PartyName, bytes: Uint8Array, rule: SegmentRule | undefined): { signed: Signed, m: Msg } {
   let signed: Signed
   let m: Msg
   try {
@@ -97,7 +110,12 @@ function partyMove (ctx: Context, id: bigint, d: DisputeInfo, party: PartyName, 
     m = verifySigned(signed, hexToU8a(party === 'Challenger' ? d.challenger : d.defender), verify, contextOf(ctx, id, d))
   } catch { ctx.fail(P, 'InvalidMove') }
   ctx.ensure(roleOfSeq(m.seq) === roleOf(party), P, 'InvalidMove')
-  if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step === d.disputedStep, P, 'InvalidMove')
+  if (rule === undefined) {
+    if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step === d.disputedStep, P, 'InvalidMove')
+  } else {
+    if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step >= rule.first && m.step < rule.first + rule.length, P, 'InvalidMove')
+    if (m.t === 'segment') ctx.ensure(m.j === rule.j, P, 'InvalidMove')
+  }
   return { signed, m }
 }
 
@@ -113,9 +131,12 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
   d.moves += 1
 }
 
-function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number): number {
+function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
   const w = params(ctx).disputeClock
-  return ctx.now + w + (to === 'Defender' && seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
+  if (to !== 'Defender') return ctx.now + w
+  if (rule === undefined) return ctx.now + w + (seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
+  // the segment (seq 0) and the opened step's tape (seq 2) each need a re-run of the segment
+  return ctx.now + w + (seq === 0 || seq === 2 ? segmentAllowance(getTask(ctx, d.taskId), rule) : 0)
 }
 
 /**
@@ -131,12 +152,13 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
   ctx.ensure(party !== undefined, P, 'NotParty')
   ctx.ensure(d.force === null, P, 'ForcePending')
   const theirs = hexToU8a(a.theirs); const mine = hexToU8a(a.mine)
+  const rule = ruleOf(ctx, d)
   let seq: number
   if (mine.length === 0) {
     ctx.ensure(party === 'Challenger' && d.nextSeq === 0 && theirs.length === 0, P, 'InvalidMove')
     seq = 0
   } else {
-    const my = partyMove(ctx, a.disputeId, d, party, mine)
+    const my = partyMove(ctx, a.disputeId, d, party, mine, rule)
     const hash = u8aToHex(sha256(my.signed.m))
     if (my.m.seq === d.nextSeq - 1 && hash === d.lastHash) {
       // our last message is already on chain (we answered a force): the other side owes the next one
@@ -149,22 +171,22 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
         if (theirs.length === 0) {
           const last = lastMove(ctx, a.disputeId)
           ctx.ensure(last !== undefined && d.nextSeq === my.m.seq, P, 'InvalidMove')
-          prev = partyMove(ctx, a.disputeId, d, other(party), last)
+          prev = partyMove(ctx, a.disputeId, d, other(party), last, rule)
         } else {
-          prev = partyMove(ctx, a.disputeId, d, other(party), theirs)
+          prev = partyMove(ctx, a.disputeId, d, other(party), theirs, rule)
           // the last message on chain cannot be replaced by another one of the same seq
           if (prev.m.seq === d.nextSeq - 1) ctx.ensure(u8aToHex(sha256(prev.signed.m)) === d.lastHash, P, 'StaleMove')
         }
       } else ctx.ensure(theirs.length === 0, P, 'InvalidMove')
-      ctx.ensure(linksTo(prev?.signed, my.m) && continuationError(prev?.m, my.m) === undefined, P, 'NotAnAnswer')
+      ctx.ensure(linksTo(prev?.signed, my.m) && continuationError(prev?.m, my.m, rule) === undefined, P, 'NotAnAnswer')
       if (prev !== undefined && theirs.length > 0) d.moves += 1
       storeMove(ctx, a.disputeId, d, my.signed, my.m)
       seq = my.m.seq + 1
     }
   }
-  ctx.ensure(seq <= MAX_SEQ, P, 'InvalidMove')
+  ctx.ensure(seq <= (rule === undefined ? MAX_SEQ : MAX_SEGMENT_SEQ), P, 'InvalidMove')
   const to = other(party)
-  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, d, to, seq) }
+  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, d, to, seq, rule) }
   putDispute(ctx, a.disputeId, d)
   ctx.emit(P, 'MoveForced', { disputeId: a.disputeId, by: who, seq, due: d.force.due, theirs: a.theirs, mine: a.mine })
 }
@@ -178,11 +200,12 @@ export function answerMove (ctx: Context, who: string, a: { disputeId: bigint, a
   const f = d.force
   ctx.ensure(f !== null && f.to === party, P, 'NotAddressee')
   ctx.ensure(ctx.now <= f.due, P, 'ResponseTooLate')
-  const ans = partyMove(ctx, a.disputeId, d, party, hexToU8a(a.answer))
+  const rule = ruleOf(ctx, d)
+  const ans = partyMove(ctx, a.disputeId, d, party, hexToU8a(a.answer), rule)
   ctx.ensure(ans.m.seq === f.seq, P, 'NotAnAnswer')
   const last = f.seq === 0 ? undefined : lastMove(ctx, a.disputeId)
-  const prev = last === undefined ? undefined : partyMove(ctx, a.disputeId, d, other(party), last)
-  ctx.ensure(linksTo(prev?.signed, ans.m) && continuationError(prev?.m, ans.m) === undefined, P, 'NotAnAnswer')
+  const prev = last === undefined ? undefined : partyMove(ctx, a.disputeId, d, other(party), last, rule)
+  ctx.ensure(linksTo(prev?.signed, ans.m) && continuationError(prev?.m, ans.m, rule) === undefined, P, 'NotAnAnswer')
   storeMove(ctx, a.disputeId, d, ans.signed, ans.m)
   d.force = null
   putDispute(ctx, a.disputeId, d)

@@ -48,14 +48,16 @@ export function newRuling (
  * proof shows the committed one to differ from in exactly the forced element.
  * Fails the call if there is none.
  */
-export function excusedBy (ctx: Context, t: { proofRoot: string, stepCount: number, rulings: ProofRuling[] }, step: number, exactness: string): ProofRuling[] {
+export function excusedBy (
+  ctx: Context, t: { proofRoot: string, stepCount: number, rulings: ProofRuling[] }, step: number, exactness: string, rootEvery = 1
+): ProofRuling[] {
   const waiting = t.rulings.filter(r => r.step === step && r.outcome === 'AwaitingReveal')
   const candidates = waiting.filter(excusable)
   ctx.ensure(candidates.length > 0, P, 'RulingNotExcusable')
   const proof = hexToU8a(exactness)
   const ok = new Set<string>()
   for (const post of new Set(candidates.map(r => r.honestPost as string))) {
-    const r = checkForcedExact({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, honestPost: hexToU8a(post) }, proof)
+    const r = checkForcedExact({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery, honestPost: hexToU8a(post) }, proof)
     if (r.ok) ok.add(post)
   }
   ctx.ensure(ok.size > 0, P, 'NotExactForcedError')

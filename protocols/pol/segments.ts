@@ -1,0 +1,67 @@
+// State roots every m steps (docs/disputes.md "Segments"). A proof of N steps
+// with root spacing m commits the roots of steps c_j = min(j·m, N), j = 0 …
+// ⌈N / m⌉: leaf j of proof_root is the state after step c_j. Segment j is the
+// L = c_{j+1} − c_j ≤ m transitions between leaf j and leaf j + 1. At m = 1
+// every step is a leaf and leaf j is step j, exactly the per-step proof.
+
+export const MAX_ROOT_EVERY = 64
+
+function check (steps: number, m: number): void {
+  if (!Number.isInteger(steps) || steps < 0) throw new RangeError(`steps must be a non-negative integer, not ${steps}`)
+  if (!Number.isInteger(m) || m < 1 || m > MAX_ROOT_EVERY) throw new RangeError(`rootEvery must be an integer in [1, ${MAX_ROOT_EVERY}], not ${m}`)
+}
+
+/** ⌈N / m⌉ + 1 committed roots. */
+export function leafCount (steps: number, m: number): number {
+  check(steps, m)
+  return Math.ceil(steps / m) + 1
+}
+
+/** The step whose post-state leaf j commits: min(j·m, N). */
+export function committedStep (j: number, steps: number, m: number): number {
+  const n = leafCount(steps, m)
+  if (!Number.isInteger(j) || j < 0 || j >= n) throw new RangeError(`leaf ${j} outside 0 … ${n - 1}`)
+  return Math.min(j * m, steps)
+}
+
+/** Whether the state after step s is a committed leaf (s a multiple of m, or the last). */
+export function isCommittedStep (s: number, steps: number, m: number): boolean {
+  check(steps, m)
+  return Number.isInteger(s) && s >= 0 && s <= steps && (s % m === 0 || s === steps)
+}
+
+/** The leaf that commits the state after step s; s must be committed. */
+export function leafOfStep (s: number, steps: number, m: number): number {
+  if (!isCommittedStep(s, steps, m)) throw new RangeError(`the state after step ${s} is not committed (roots every ${m} of ${steps} steps)`)
+  return Math.ceil(s / m)
+}
+
+/** Number of segments: transitions between consecutive leaves. */
+export function segmentCount (steps: number, m: number): number {
+  return leafCount(steps, m) - 1
+}
+
+/** L = c_{j+1} − c_j: the transitions of segment j (1 … m). */
+export function segmentLength (j: number, steps: number, m: number): number {
+  if (!Number.isInteger(j) || j < 0 || j >= segmentCount(steps, m)) throw new RangeError(`segment ${j} outside 0 … ${segmentCount(steps, m) - 1}`)
+  return committedStep(j + 1, steps, m) - committedStep(j, steps, m)
+}
+
+/** The segment holding transition `step` (from state step to step + 1) and its place i in it. */
+export function segmentOfStep (step: number, steps: number, m: number): { j: number, i: number } {
+  check(steps, m)
+  if (!Number.isInteger(step) || step < 0 || step >= steps) throw new RangeError(`step ${step} outside 0 … ${steps - 1}`)
+  const j = Math.floor(step / m)
+  return { j, i: step - j * m }
+}
+
+/** The committed steps in leaf order: 0, m, 2m, …, N. */
+export function committedSteps (steps: number, m: number): number[] {
+  return Array.from({ length: leafCount(steps, m) }, (_, j) => committedStep(j, steps, m))
+}
+
+/** The Merkle path length of every leaf of proof_root: ⌈log2(⌈N / m⌉ + 1)⌉, a depth the chain computes from N and m. */
+export function proofDepth (steps: number, m: number): number {
+  const n = leafCount(steps, m)
+  return n <= 1 ? 0 : Math.ceil(Math.log2(n))
+}
