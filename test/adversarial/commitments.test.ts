@@ -123,13 +123,13 @@ describe('truncated proofs', () => {
     const p = taskProgram({ steps: 1000, checkpointEvery: 100 })
     expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, 2000n * UNIT)).error).toBeUndefined()
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 20 }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 80 }).error).toBeUndefined()
     h.advance(1)
     const bobFree = h.free('Bob')
     for (const stepCount of [1, 999, 1001]) {
       expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount, checkpoints: [] }).error).toBe('Arbitration.IncompleteProof')
     }
-    h.advance(30)
+    h.advance(90)
     const t = h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
     expect(t.phase).not.toBe('Settled')
     expect(h.free('Bob')).toBeLessThanOrEqual(bobFree)
