@@ -192,6 +192,8 @@ export class DevChain extends EventEmitter {
     const prevFinal = this.finalizedNumber
     this.finalizedNumber = Math.max(0, number - 1)
     ops.push(...blockOps(block, number, this.finalizedNumber, [...included.map(x => x.hash), ...dropped]))
+    // the pool's pending puts first: a transaction admitted this tick and included now must not be saved after its delete
+    this.pool.flush()
     const written = this.store.enqueue(ops)
     this.opts.log?.debug({ number, hash, extrinsics: included.length, events: events.length }, 'block')
     // the new best head is shown at once (readers see its state); what

@@ -94,8 +94,11 @@ export class TxPool {
     return tx
   }
 
-  /** Pool writes of one tick go to LevelDB as one batch. */
-  private flush (): void {
+  /**
+   * Pool writes of one tick go to LevelDB as one batch. Whoever deletes pool entries
+   * (a block, an eviction) flushes first, so a put is never written after its delete.
+   */
+  flush (): void {
     const ops = this.ops
     this.ops = []
     if (ops.length > 0) this.host.store.enqueue(ops)
@@ -140,6 +143,7 @@ export class TxPool {
         this.drop(h)
         gone.push({ type: 'del', key: `p!${h}` })
       }
+      this.flush()
       this.host.store.enqueue(gone)
     }
     this.entries.set(tx.hash, { tx, seq: this.seq++, cls, recheck: cls === 'normal' && deadlineCall(tx) })

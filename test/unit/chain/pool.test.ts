@@ -7,6 +7,7 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DevChain, type AsyncVerifier } from '../../../devnet/chain/chain.js'
 import { devGenesis } from '../../../devnet/chain/dev-spec.js'
+import { ChainStore } from '../../../devnet/chain/store.js'
 import { verifySignature, type SignatureJob } from '../../../devnet/chain/runtime/signature.js'
 
 // The pool with asynchronous signature verification: verdicts that come back
@@ -128,5 +129,17 @@ describe('dev chain pool with asynchronous verification', () => {
     await c.submit(good).catch(() => {})
     expect(c.produce()?.extrinsics.length).toBeLessThanOrEqual(1)
     expect(c.nextNonce(pub('Charlie'))).toBe(1)
+  })
+
+  it('a transaction included in the tick it was admitted leaves no saved copy behind', async () => {
+    const c = await newChain()
+    for (let n = 0; n < 3; n++) await c.submit(transfer(c, 'Bob', n))
+    // same tick as the admissions: their pool writes are still pending
+    expect(c.produce()?.extrinsics).toHaveLength(3)
+    await c.close()
+    const store = new ChainStore(dirs[dirs.length - 1])
+    await store.open()
+    expect(await store.loadPrefix('p!')).toEqual([])
+    await store.close()
   })
 })
