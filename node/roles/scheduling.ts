@@ -23,5 +23,13 @@ export function scheduledPorts<T extends RolePorts> (peer: Peer, ports: T, deps:
   peer.onStop(() => { s.stop() })
   peer.control.get('/v1/jobs', () => s.view())
   log.info({ maxJobs: limits.maxJobs, maxJobMemoryMiB: Math.round(limits.maxMemory / 2 ** 20) }, 'job scheduler limits')
+  // the chain takes tasks up to its max_task_memory: a peer that gives a job less hands such tasks back, paying the release fee
+  void deps.chain().then(async chain => await chain.params()).then(p => {
+    const chainMax = Number(p.maxTaskMemory)
+    if (limits.maxMemory < chainMax) {
+      log.warn({ maxJobMemoryMiB: Math.round(limits.maxMemory / 2 ** 20), chainMaxTaskMemoryMiB: Math.round(chainMax / 2 ** 20) },
+        'this peer gives a job less memory than the chain lets a task need: as a solver it hands back (and pays the release fee for) tasks between the two; raise --max-job-memory or run on a larger machine')
+    }
+  }, () => {})
   return s.wrap(ports)
 }

@@ -29,7 +29,7 @@ beforeAll(async () => {
   ;({ dir, observer, peers } = sw)
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
-    sw.startPeer('solverA', 'solver', '//Peer2', ['--max-jobs', '1']),
+    sw.startPeer('solverA', 'solver', '//Peer2', ['--max-jobs', '1', '--max-job-memory', '2048']),
     sw.startPeer('solverB', 'solver', '//Peer3', ['--max-jobs', '1']),
     sw.startPeer('verifier', 'verifier', '//Peer4'),
     sw.startPeer('switcher', 'whistleblower', '//Peer5', [], { PROOFSWARM_DEBUG_ROUTES: '1' })
@@ -71,6 +71,13 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     // only the malformed messages were rejected, none of the honest traffic
     expect(st.gossip.rejectedBy[s.peerId]).toBeLessThanOrEqual(sent.length)
   }, 90_000)
+
+  it('a peer that gives a job less memory than the chain lets a task need (4 GiB) is warned at start', async () => {
+    const a = peers.get('solverA')!
+    const warned = await waitFor(async () => (a.proc.stdout() + a.proc.stderr()).split('\n').find(l => l.includes('chainMaxTaskMemoryMiB')), 20_000, 'the memory warning')
+    expect(JSON.parse(warned)).toMatchObject({ level: 40, maxJobMemoryMiB: 2048, chainMaxTaskMemoryMiB: 4096, msg: expect.stringMatching(/hands back .*release fee/) })
+    expect(peers.get('solverB')!.proc.stdout() + peers.get('solverB')!.proc.stderr()).not.toMatch(/chainMaxTaskMemoryMiB/)
+  })
 
   // before the task: a task reaches a solver only once verifier_count (2) verifiers can answer for it
   it('switches a running peer\'s roles mid-run: the whistleblower becomes a verifier', async () => {
