@@ -19,7 +19,7 @@ try {
   writeSection('Economics', `
 Machine: ${machine()}. Run: \`npm run bench -- economics\` (test/bench/economics.bench.ts over test/adversarial/economics.test.ts, ${draws} Monte-Carlo draws).
 
-Dev chain parameters (slash 50 %, winner share 50 %, bond 100, jackpot 200, verifier slash 20 %, forced errors on every task as on \`npm run devnet\`) with the fixture's task (solver reward 600, verifier reward 100, stakes 10,000). Payoffs in units, each measured by running a task to its end on the pure runtime with real claims on a real trace; the expected profit is against honest play (docs/economics.md has the model and the deviations refused outright).
+Dev chain parameters (slash 50 %, winner share 50 %, bond 100, jackpot 200, verifier slash 20 %, forced errors on every task as on \`npm run devnet\`) with the fixture's task (solver reward 600, verifier reward 100, stakes 10,000). Payoffs in units, each measured by running a task to its end on the pure runtime with real claims on a real tape; the expected profit is against honest play (docs/economics.md has the model and the deviations refused outright).
 
 | deviation | honest payoff | deviant payoff (caught) | expected profit | how |
 |---|---|---|---|---|
