@@ -82,7 +82,7 @@ export class DevChain extends EventEmitter {
       validationEnv: () => this.validationEnv(),
       accountNonce: (a: string) => this.accountNonce(a)
     }
-    this.pool = new TxPool(host, this.verifier, opts.maxPool ?? 50_000, () => { this.seal.afterSubmit() })
+    this.pool = new TxPool(host, this.verifier, opts.maxPool ?? 50_000, () => { this.seal.afterSubmit() }, hashes => { for (const h of hashes) this.emit(`tx:${h}`, 'dropped') })
   }
 
   /** Number of signature-verification worker threads in use. */

@@ -129,7 +129,7 @@ export function buildMethods (c: DevChain, opts: RpcMethodOptions, subs: Subscri
         const ev = `tx:${tx.hash}`
         const f = (s: TxStatus): void => {
           emit(s)
-          if (typeof s === 'object' && 'finalized' in s) c.off(ev, f)
+          if (s === 'dropped' || s === 'invalid' || (typeof s === 'object' && 'finalized' in s)) c.off(ev, f)
         }
         c.on(ev, f)
         return () => c.off(ev, f)

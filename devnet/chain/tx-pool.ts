@@ -60,9 +60,13 @@ export class TxPool {
   private ops: StoreOp[] = []
   private closed = false
 
-  /** `onAdded` runs after each submission is in the pool (instant seal schedules a block there). */
+  /**
+   * `onAdded` runs after each submission is in the pool (instant seal schedules a block there);
+   * `onEvicted` gets the transactions a full pool dropped to take an operational one (their watchers are told).
+   */
   constructor (
-    private readonly host: PoolHost, private readonly verifier: AsyncVerifier, private readonly maxPool: number, private readonly onAdded: () => void
+    private readonly host: PoolHost, private readonly verifier: AsyncVerifier, private readonly maxPool: number, private readonly onAdded: () => void,
+    private readonly onEvicted: (hashes: string[]) => void = () => {}
   ) {}
 
   get size (): number { return this.entries.size }
@@ -145,6 +149,8 @@ export class TxPool {
       }
       this.flush()
       this.host.store.enqueue(gone)
+      const hashes = gone.map(o => o.key.slice(2))
+      setImmediate(() => { this.onEvicted(hashes) })
     }
     this.entries.set(tx.hash, { tx, seq: this.seq++, cls, recheck: cls === 'normal' && deadlineCall(tx) })
     this.bySenderNonce.set(sn, tx.hash)

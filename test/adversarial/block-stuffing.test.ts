@@ -55,8 +55,9 @@ class Node {
     return ext.toU8a()
   }
 
+  last = ''
   async send (who: string, section: string, method: string, args: Record<string, unknown>): Promise<void> {
-    await this.c.submit(this.tx(who, section, method, args))
+    this.last = (await this.c.submit(this.tx(who, section, method, args))).hash
   }
 
   /** The attacker tops the pool up with free remarks from its accounts until it refuses more. */
@@ -116,7 +117,12 @@ describe('block stuffing around a deadline', () => {
     await expect(n.send('Ferdie', 'Arbitration', 'commit_proof', commit)).rejects.toMatchObject({ code: 1016 })
     // nor for a normal call of an honest party (nothing rides on it)
     await expect(n.send('Alice', 'System', 'remark', { remark: '0x01' })).rejects.toMatchObject({ code: 1016 })
+    // the newest remark makes room, and whoever watches it is told it was dropped
+    const victim = n.last
+    const told = new Promise(resolve => n.c.once(`tx:${victim}`, resolve))
     await n.send('Bob', 'Arbitration', 'commit_proof', commit)
+    expect(await told).toBe('dropped')
+    expect(n.c.pending()).toHaveLength(MAX_POOL)
     const block = n.c.produce()
     expect(block?.extrinsics).toHaveLength(MAX_BLOCK)
     expect(n.task(0).phase).toBe('Verifying')
