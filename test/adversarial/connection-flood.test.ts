@@ -1,6 +1,6 @@
-import { generateKeyPair } from '@libp2p/crypto/keys'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHost, type Host } from '../../node/p2p/host.js'
+import type { Host } from '../../node/p2p/host.js'
+import { loopbackHosts } from '../helpers/loopback-hosts.js'
 import { startConnectionTrimmer, type ConnectionTrimmer } from '../../node/p2p/conn-trim.js'
 import { createLogger } from '../../node/log.js'
 
@@ -22,12 +22,7 @@ describe('a flood of connections from many identities', () => {
   let trimmer: ConnectionTrimmer
 
   beforeAll(async () => {
-    const hosts = await Promise.all(Array.from({ length: 11 }, async () => await createHost({
-      privateKey: await generateKeyPair('Ed25519'),
-      listen: ['/ip4/127.0.0.1/tcp/0'],
-      bootstrap: [],
-      privateNetwork: true
-    })))
+    const hosts = await loopbackHosts(11)
     victim = hosts[0]
     honest = hosts.slice(1, 3)
     sybils = hosts.slice(3)

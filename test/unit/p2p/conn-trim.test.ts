@@ -1,6 +1,6 @@
-import { generateKeyPair } from '@libp2p/crypto/keys'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHost, type Host } from '../../../node/p2p/host.js'
+import type { Host } from '../../../node/p2p/host.js'
+import { loopbackHosts } from '../../helpers/loopback-hosts.js'
 import { KAD_KEEP_ALIVE_TAG, peersToTrim, startConnectionTrimmer, type ConnectionTrimmer, type TrimCandidate } from '../../../node/p2p/conn-trim.js'
 import { createLogger } from '../../../node/log.js'
 
@@ -36,12 +36,7 @@ describe('connection trimmer on a real host', () => {
   let trimmer: ConnectionTrimmer
 
   beforeAll(async () => {
-    const hosts = await Promise.all(Array.from({ length: 7 }, async () => await createHost({
-      privateKey: await generateKeyPair('Ed25519'),
-      listen: ['/ip4/127.0.0.1/tcp/0'],
-      bootstrap: [],
-      privateNetwork: true
-    })))
+    const hosts = await loopbackHosts(7)
     hub = hosts[0]
     spokes = hosts.slice(1)
     await Promise.all(spokes.map(async s => await s.dial(hub.getMultiaddrs()[0])))
