@@ -8,7 +8,7 @@ import { supportsElement } from '../../protocols/reference/index.js'
 import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { EconomicsConfig } from './economics.js'
 import { runEngineJob } from '../engine/engine.js'
-import { jobMemory, minSolveBlocks, programSize } from '../../protocols/scheduling/estimate.js'
+import { taskFeasibility } from '../../protocols/scheduling/feasibility.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 
 const mib = (b: number): number => Math.ceil(b / 2 ** 20)
@@ -26,14 +26,13 @@ export class SubmitterPorts extends PortsPart {
     // the chain's feasibility bounds, checked here with their numbers before any work
     const chain = await this.chain()
     const bounds = await chain.params()
-    const size = programSize(validated)
-    if (jobMemory(size) > Number(bounds.maxTaskMemory)) {
-      throw new Error(`task refused: one training job needs ~${mib(jobMemory(size))} MiB, more than this chain's max_task_memory (${mib(Number(bounds.maxTaskMemory))} MiB)`)
-    }
-    const minSolve = minSolveBlocks(size, Number(bounds.referenceFlopsPerBlock))
     const asked = spec.economics?.solveTimeout
-    if (asked != null && asked < minSolve) {
-      throw new Error(`task refused: --solve-timeout ${asked} is shorter than the ${minSolve} blocks this chain requires for its training (twice its work at the network's reference speed)`)
+    const f = taskFeasibility(validated, bounds, asked)
+    if (f.error === 'TaskTooLarge') {
+      throw new Error(`task refused: one training job needs ~${mib(f.memory)} MiB, more than this chain's max_task_memory (${mib(Number(bounds.maxTaskMemory))} MiB)`)
+    }
+    if (f.error === 'SolveTimeoutTooShort') {
+      throw new Error(`task refused: --solve-timeout ${String(asked)} is shorter than the ${f.minSolveBlocks} blocks this chain requires for its training (twice its work at the network's reference speed)`)
     }
     const { info: _info, ...program } = validated
     const phash = programHash(program)
@@ -50,7 +49,7 @@ export class SubmitterPorts extends PortsPart {
     const o = spec.economics ?? {}
     const e: EconomicsConfig = {
       ...this.econ,
-      solveTimeout: Math.max(this.econ.solveTimeout, minSolve),
+      solveTimeout: Math.max(this.econ.solveTimeout, f.minSolveBlocks),
       ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
       ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
       ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),

@@ -1,6 +1,6 @@
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import type { TopologyInfo } from '../../../protocols/program/topology.js'
-import { jobMemory, minSolveBlocks, programSize } from '../../../protocols/scheduling/estimate.js'
+import { taskFeasibility, type FeasibilityBounds } from '../../../protocols/scheduling/feasibility.js'
 import type { Context } from './context.js'
 
 // A task that no conforming solver can train must not reach a solver. The
@@ -16,10 +16,7 @@ import type { Context } from './context.js'
 
 const P = 'Arbitration'
 
-export interface FeasibilityParams { maxTaskMemory: bigint | number, referenceFlopsPerBlock: bigint | number }
-
-export function checkFeasible (ctx: Context, params: FeasibilityParams, solveTimeout: number, program: TaskProgram & { info: TopologyInfo }): void {
-  const size = programSize(program)
-  ctx.ensure(jobMemory(size) <= Number(params.maxTaskMemory), P, 'TaskTooLarge')
-  ctx.ensure(solveTimeout >= minSolveBlocks(size, Number(params.referenceFlopsPerBlock)), P, 'SolveTimeoutTooShort')
+export function checkFeasible (ctx: Context, params: FeasibilityBounds, solveTimeout: number, program: TaskProgram & { info: TopologyInfo }): void {
+  const { error } = taskFeasibility(program, params, solveTimeout)
+  if (error !== undefined) ctx.fail(P, error)
 }
