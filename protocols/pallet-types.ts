@@ -23,6 +23,8 @@ export interface Params {
   maxTaskMemory: bigint
   /** FLOP a conforming solver trains per block: a task's solve_timeout covers its training at this speed twice over */
   referenceFlopsPerBlock: bigint
+  /** the largest state-root spacing m a task's program may name (docs/disputes.md "Segments"): 1 refuses every segmented task */
+  maxRootEvery: number
 }
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }

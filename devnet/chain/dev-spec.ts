@@ -27,6 +27,8 @@ export interface DevSpecOptions {
   maxTaskMemory?: bigint
   /** FLOP a conforming solver trains per block (default REFERENCE_FLOPS x the block time) */
   referenceFlopsPerBlock?: bigint
+  /** the largest state-root spacing m a task may name (default 1: a root after every step) */
+  maxRootEvery?: number
 }
 
 export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
@@ -50,7 +52,8 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       // 10 ppm of the bound stake per block (docs/economics.md, "Capacity griefing")
       capacityRentPpb: o.capacityRentPpb ?? 10_000,
       maxTaskMemory: o.maxTaskMemory ?? 4n * 1024n ** 3n,
-      referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000))
+      referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000)),
+      maxRootEvery: o.maxRootEvery ?? 1
     }
   }
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
 import { startChain } from '../chain/index.js'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
+import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
 import { Overlay, Storage } from '../chain/runtime/state.js'
 import { createLogger } from '../../node/log.js'
 import { CliError } from '../../node/cli/errors.js'
@@ -40,6 +41,8 @@ export function register (program: Command): void {
     .option('--reference-mflops <mflop/s>', 'training speed every solver is expected to reach: a task\'s solve timeout must cover its training at it twice over (new chains only)',
       int('--reference-mflops', 1, 1_000_000_000), REFERENCE_FLOPS / 1e6)
     .option('--max-task-memory <MiB>', 'memory one training job of a task may need at most (new chains only)', int('--max-task-memory', 256, 1 << 24), 4096)
+    .option('--max-root-every <m>', 'largest state-root spacing a task may name: 1 takes only tasks with a root after every step (new chains only)',
+      int('--max-root-every', 1, MAX_ROOT_EVERY), 1)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
   cmd.action(async (
@@ -54,6 +57,7 @@ export function register (program: Command): void {
       disputeClock: number
       referenceMflops: number
       maxTaskMemory: number
+      maxRootEvery: number
       json?: boolean
       logLevel: string
     }
@@ -65,7 +69,8 @@ export function register (program: Command): void {
       running = await startChain({
         dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true,
         unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log,
-        referenceFlopsPerBlock: BigInt(o.referenceMflops) * 1_000_000n * BigInt(o.blockTime) / 1000n, maxTaskMemory: BigInt(o.maxTaskMemory) * 1024n * 1024n
+        referenceFlopsPerBlock: BigInt(o.referenceMflops) * 1_000_000n * BigInt(o.blockTime) / 1000n, maxTaskMemory: BigInt(o.maxTaskMemory) * 1024n * 1024n,
+        maxRootEvery: o.maxRootEvery
       })
     } catch (e) {
       const err = e as NodeJS.ErrnoException

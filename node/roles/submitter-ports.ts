@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CollectedResult, SubmitResult, TaskSpec } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
-import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { admissibility } from '../../protocols/program/admissible.js'
 import { supportsElement } from '../../protocols/reference/index.js'
 import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
@@ -33,6 +33,9 @@ export class SubmitterPorts extends PortsPart {
     }
     if (f.error === 'SolveTimeoutTooShort') {
       throw new Error(`task refused: --solve-timeout ${String(asked)} is shorter than the ${f.minSolveBlocks} blocks this chain requires for its training (twice its work at the network's reference speed)`)
+    }
+    if (rootEveryOf(validated) > bounds.maxRootEvery) {
+      throw new Error(`task refused: the program commits a state root every ${rootEveryOf(validated)} steps; this chain takes at most ${bounds.maxRootEvery} (max_root_every)`)
     }
     const { info: _info, ...program } = validated
     const phash = programHash(program)

@@ -4,7 +4,7 @@ import { toHex } from '../../protocols/commit/merkle.js'
 import { sizeOf } from '../../protocols/commit/tensor.js'
 import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef } from '../../protocols/pol/proof.js'
-import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendInfo, type BackendLog } from './backend.js'
 import { loadDatasetFor, type Dataset } from './dataset.js'
 import { StateHasher } from './state-hasher.js'
@@ -86,6 +86,7 @@ const silent: BackendLog = { info: () => {}, warn: () => {} }
 export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const log = o.log ?? silent
   const program = validateProgram(o.program)
+  if (rootEveryOf(program) > 1) throw new Error(`rootEvery ${rootEveryOf(program)}: this trainer writes a state root after every step; it cannot train a program with roots every m > 1 steps yet`)
   const phash = programHash(program)
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, log)
   let verifiable = o.verifiable !== false

@@ -154,15 +154,12 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
 
 /**
  * rootEvery m: checkpoints must be committed states (a replay starts from one
- * and its root must be in the proof), so m divides checkpointEvery. m > 1 is
- * refused here, at the one check every path shares (task new, train, the
- * chain's submit_task), until the node side of the segment game exists: no
- * node could dispute a proof with a root every m steps down to one step.
+ * and its root must be in the proof), so m divides checkpointEvery. Whether a
+ * chain takes tasks of m > 1 is its own parameter (max_root_every).
  */
 function validateRootEvery (v: unknown, checkpointEvery: number): number {
   const m = int(v, 'rootEvery', 1, MAX_ROOT_EVERY)
   if (checkpointEvery % m !== 0) throw new ProgramError(`rootEvery ${m} must divide checkpointEvery ${checkpointEvery} (every checkpoint is a committed state)`)
-  if (m > 1) throw new ProgramError(`rootEvery ${m}: state roots every m > 1 steps are not supported yet (the segment dispute game, docs/disputes.md "Segments", is not built on the node yet); use 1`)
   return m
 }
 

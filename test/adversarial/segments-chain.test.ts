@@ -13,10 +13,10 @@ import { BOND, answer, dispute, force, tx, worth } from './setup.js'
 import { bob, dave, leavesOf, playSegment, segmentDefender, verify } from './segment-setup.js'
 
 // The segment game on the pallet (the pure runtime of test/unit/chain/harness.ts):
-// a 5-step MLP task whose proof commits a root every m = 4 steps. submit_task
-// refuses rootEvery > 1 until the node side of segments exists, so the test
-// writes the task's TaskRootEvery as submit_task will once it accepts m > 1
-// (arbitration.ts stores it from the program). Bob solves, Dave challenges.
+// a 5-step MLP task whose proof commits a root every m = 4 steps. The task is
+// posted by the fixture's m = 1 program, so the test writes the task's
+// TaskRootEvery as submit_task does from a program naming m (arbitration.ts).
+// Bob solves, Dave challenges.
 
 const M = 4
 let run: Run

@@ -23,8 +23,8 @@ const submit = (p: { programHash: string, programHex: string }): string | undefi
   escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 1000
 }).error
 
-async function chain (ref: ReferenceSemantics = reference): Promise<void> {
-  h = await Harness.create({ reference: ref })
+async function chain (ref: ReferenceSemantics = reference, maxRootEvery?: number): Promise<void> {
+  h = await Harness.create({ reference: ref, maxRootEvery })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
   // verifiers whose stake answers for the tasks' penalty: without them no task reaches a solver
   for (const n of ['Dave', 'Eve']) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, 4, 2000n * UNIT)).error).toBeUndefined()
@@ -65,15 +65,21 @@ describe('tasks the chain could not adjudicate are refused at submit_task', () =
     nothingPosted()
   })
 
-  it('a program with state roots every m > 1 steps (its proof could not be disputed at one step before the segment game exists)', () => {
-    // the bytes of a program naming rootEvery 4, built past newProgram (which refuses it)
-    const p = { ...taskProgram().program, rootEvery: 4 }
-    const bytes = new TextEncoder().encode(canonicalJson(p))
-    expect(submit({ programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) })).toBe('Arbitration.InvalidProgram')
+  it('a program with state roots every m > 1 steps on a chain whose max_root_every is 1 (its nodes play no segment disputes)', async () => {
+    const bytesOf = (m: number): { programHash: string, programHex: string } => {
+      const bytes = new TextEncoder().encode(canonicalJson({ ...taskProgram().program, rootEvery: m }))
+      return { programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) }
+    }
+    expect(submit(bytesOf(5))).toBe('Arbitration.RootEveryTooLarge')
     nothingPosted()
-    // the control: the same program at rootEvery 1 is accepted
-    const one = new TextEncoder().encode(canonicalJson({ ...p, rootEvery: 1 }))
-    expect(submit({ programHash: u8aToHex(sha256(one)), programHex: u8aToHex(one) })).toBeUndefined()
+    // a chain that takes m up to 5: m = 10 is still refused, m = 5 posted
+    await chain(reference, 5)
+    expect(submit(bytesOf(10))).toBe('Arbitration.RootEveryTooLarge')
+    nothingPosted()
+    expect(submit(bytesOf(5))).toBeUndefined()
+    expect(h.read<TaskInfo>('Arbitration', 'Tasks', 0)).toBeDefined()
+    // and so is the same program at rootEvery 1
+    expect(submit(bytesOf(1))).toBeUndefined()
   })
 
   it('the control: a judgeable program is accepted and a solver selected', () => {

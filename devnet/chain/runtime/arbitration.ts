@@ -171,6 +171,7 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): Ret
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
   checkFeasible(ctx, params(ctx), a.solveTimeout, program)
+  ctx.ensure(rootEveryOf(program) <= params(ctx).maxRootEvery, P, 'RootEveryTooLarge')
   return program
 }
 

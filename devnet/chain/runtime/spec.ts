@@ -8,7 +8,7 @@ import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPE
 import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } from './chunk-sampling-spec.js'
 import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { RENT_ERRORS, RENT_EVENTS, RENT_STORAGE, RENT_TYPES } from './rent-spec.js'
-import { SEGMENT_STORAGE } from './segment-spec.js'
+import { SEGMENT_ERRORS, SEGMENT_STORAGE } from './segment-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -150,7 +150,8 @@ export const NAMED_TYPES: NamedTypes = {
       ['min_stake', 'u128'], ['dispute_bond', 'u128'], ['dispute_clock', 'u32'], ['slash_ppm', 'u32'], ['winner_share_ppm', 'u32'],
       ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32'],
       ['capacity_rent_ppb', 'u32'],
-      ['max_task_memory', 'u64'], ['reference_flops_per_block', 'u64']
+      ['max_task_memory', 'u64'], ['reference_flops_per_block', 'u64'],
+      ['max_root_every', 'u32']
     ]
   },
   TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
@@ -375,7 +376,8 @@ export const PALLETS: PalletSpec[] = [
       ...ASSIGNMENT_ERRORS,
       ...CHUNK_ERRORS,
       ...RENT_ERRORS,
-      ...FEASIBILITY_ERRORS
+      ...FEASIBILITY_ERRORS,
+      ...SEGMENT_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

@@ -1,7 +1,7 @@
 import { Keyring } from '@polkadot/keyring'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
-import { devGenesis } from '../../../devnet/chain/dev-spec.js'
+import { devGenesis, type DevSpecOptions } from '../../../devnet/chain/dev-spec.js'
 import type { ReferenceSemantics } from '../../../devnet/chain/runtime/adjudication.js'
 import type { Plain } from '../../../devnet/chain/runtime/codec.js'
 import { variant } from '../../../devnet/chain/runtime/codec.js'
@@ -31,11 +31,12 @@ export class Harness {
 
   /** genesis: the hash block 1 names as its parent (System.BlockHash(0)); another value is another chain with the same keys */
   static async create (
-    opts: { reference?: ReferenceSemantics, forcedErrorPpm?: number, disputeClock?: number, capacityRentPpb?: number, genesis?: string } = {}
+    opts: { reference?: ReferenceSemantics, genesis?: string } & Pick<DevSpecOptions, 'forcedErrorPpm' | 'disputeClock' | 'capacityRentPpb' | 'maxRootEvery'> = {}
   ): Promise<Harness> {
     await cryptoWaitReady()
     const author = RandomnessAuthor.fromSeed('0x' + '5a'.repeat(32))
-    const spec = await devGenesis({ forcedErrorPpm: opts.forcedErrorPpm, disputeClock: opts.disputeClock, capacityRentPpb: opts.capacityRentPpb })
+    const { reference: _r, genesis: _g, ...specOptions } = opts
+    const spec = await devGenesis(specOptions)
     const genesis = { ...spec, randomnessAuthor: author.publicKey }
     const h = new Harness(new Runtime(genesis, opts.reference), author)
     if (opts.genesis !== undefined) { h.parentHash = opts.genesis; h.genesisHash = opts.genesis }

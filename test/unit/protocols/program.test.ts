@@ -31,7 +31,7 @@ describe('protocols/program', () => {
     expect(() => newProgram({ model: 'resnet', dataset: ds, steps: 1 })).toThrow(/unknown model/)
   })
 
-  it('rootEvery 1 is the program of before bit for bit; m > 1 is refused with a clear error until the segment game exists', () => {
+  it('rootEvery 1 is the program of before bit for bit; m > 1 is a valid program (whether a chain takes it is its max_root_every)', () => {
     const p = base()
     expect('rootEvery' in p).toBe(false)
     expect(rootEveryOf(p)).toBe(1)
@@ -44,8 +44,10 @@ describe('protocols/program', () => {
     expect(rootEveryOf(validateProgram(mutate(q => { q.rootEvery = 1 })))).toBe(1)
     for (const bad of [0, -1, 1.5, '4', null, MAX_ROOT_EVERY + 1]) expect(() => validateProgram(mutate(q => { q.rootEvery = bad }))).toThrow(/rootEvery must be an integer in \[1, 64\]/)
     expect(() => validateProgram(mutate(q => { q.rootEvery = 3 }))).toThrow(/rootEvery 3 must divide checkpointEvery 100/)
-    for (const m of [2, 4, 8, 64]) expect(() => validateProgram(mutate(q => { q.rootEvery = m; q.checkpointEvery = 128 }))).toThrow(new RegExp(`rootEvery ${m}: state roots every m > 1 steps are not supported yet`))
-    expect(() => newProgram({ model: 'mlp', dataset: ds, steps: 10, rootEvery: 4 })).toThrow(/not supported yet/)
+    for (const m of [2, 4, 8, 64]) expect(rootEveryOf(validateProgram(mutate(q => { q.rootEvery = m; q.checkpointEvery = 128 })))).toBe(m)
+    const four = newProgram({ model: 'mlp', dataset: ds, steps: 10, checkpointEvery: 4, rootEvery: 4 })
+    expect(canonicalJson(four)).toMatch(/"rootEvery":4/)
+    expect(programHash(four)).not.toBe(programHash(newProgram({ model: 'mlp', dataset: ds, steps: 10, checkpointEvery: 4 })))
   })
 
   it('program hash is canonical (key order independent) and content sensitive', () => {
