@@ -5,7 +5,10 @@ import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
 import { bytesEqual } from '../../protocols/commit/merkle.js'
 import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, narrowingOf, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type NarrowStep, type Signed } from '../../protocols/dispute/index.js'
-import type { ChainClient, DisputeInfo } from '../chain/client.js'
+import type { ChainClient, DisputeInfo, TaskInfo } from '../chain/client.js'
+import { rootEveryOfProof } from '../../protocols/pol/proof.js'
+import { committedStep, segmentOfStep } from '../../protocols/pol/segments.js'
+import { segmentChallengerOf, segmentDisputeError, segmentPlanOf } from './segment-challenge.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runEngineJob } from '../engine/engine.js'
@@ -49,6 +52,26 @@ export interface DisputeRecord { disputeId: number, role: 'challenger' | 'defend
 /** What came from the defender: off chain, or on chain (then `forced`: it was forced on us and we answer on chain). */
 interface Incoming { signed: Signed, forced: boolean }
 
+/** A segment dispute's opening (our answer to the defender's segment) and the step game, built while it travels. */
+type SegmentOpening = { send: Signed, game: Promise<ChallengerGame> } | { fail: string }
+
+/** An opened dispute as the challenger plays it. */
+interface PlayOut {
+  t0: number
+  chain: ChainClient
+  taskId: number
+  disputeId: number
+  ctx: DisputeContext
+  defenderKey: Uint8Array
+  defenderPeer: string
+  /** the on-chain step (a segment dispute: its first step) for the records */
+  step: number
+  /** the step game (one-step dispute) */
+  game?: ChallengerGame
+  /** a segment dispute: opens a step of the defender's segment */
+  open?: (incoming: Incoming) => Promise<SegmentOpening>
+}
+
 export class DisputeService {
   private readonly log: Logger
   private readonly defender: Defender
@@ -67,6 +90,7 @@ export class DisputeService {
       dataDir: o.peer.opts.dataDir,
       chain: o.chain,
       tapeInChild: async (runDir, step, out, o) => await this.tapeInChild(runDir, step, out, o),
+      segmentRoots: async (runDir, first, length, faults) => await this.segmentRootsInChild(runDir, first, length, faults),
       adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
       forceAfterMs: this.forceAfterMs
     })
@@ -82,6 +106,13 @@ export class DisputeService {
   }
 
   private get dataDir (): string { return this.o.peer.opts.dataDir }
+
+  private async segmentRootsInChild (runDir: string, first: number, length: number, faults: Pick<TapeJob, 'faults'>['faults']): Promise<string[]> {
+    const t0 = Date.now()
+    const r = await runEngineJob({ kind: 'segment-roots', runDir, first, length, datasetDir: this.o.datasetDir, faults }, this.log, `segment ${first}+${length}`, { timeoutMs: 300_000 }).result
+    this.log.info({ first, length, fromCheckpoint: r.fromCheckpoint, ms: Date.now() - t0 }, 're-ran a segment in a child process')
+    return r.roots
+  }
 
   private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>): Promise<TapeFile> {
     const t0 = Date.now()
@@ -149,7 +180,7 @@ export class DisputeService {
   private async forcedExactness (chain: ChainClient, taskId: number, step: number): Promise<{ bytes: Uint8Array } | { error: string }> {
     try {
       const { tape, proof } = await this.defender.tapeFor(chain, taskId, step)
-      return exactnessFromTape(tape, proof.stateRoots)
+      return exactnessFromTape(tape, proof.stateRoots, { steps: proof.steps, rootEvery: rootEveryOfProof(proof) })
     } catch (err) { return { error: (err as Error).message } }
   }
 
@@ -219,6 +250,8 @@ export class DisputeService {
     const defenderNode = await chain.node(task.solver)
     if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
     const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
+    const rootEvery = await chain.rootEvery(taskId)
+    if (rootEvery > 1) return await this.challengeSegment(t0, chain, taskId, task, rootEvery, defenderPeer, step)
     // announce the step: the defender tapes it while we tape ours, so the game can start as soon as the dispute is opened
     void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
     const runDir = join(this.dataDir, 'verify', String(taskId))
@@ -237,15 +270,90 @@ export class DisputeService {
     const game = makeChallenger({
       disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan
     })
-    const defenderKey = hexToU8a(task.solver)
+    return await this.playOut({ t0, chain, taskId, disputeId, ctx, defenderKey: hexToU8a(task.solver), defenderPeer, step: step - 1, game })
+  }
+
+  /**
+   * The same with a root every m > 1 steps (docs/disputes.md "Segments"): the
+   * step lies in segment j, which we replay; we open j on chain only if our
+   * replay agrees with leaf j and not with leaf j + 1. The defender's first
+   * message is its signed segment; we open its first transition whose
+   * post-root differs from ours and tape that step while the defender tapes it.
+   */
+  private async challengeSegment (
+    t0: number, chain: ChainClient, taskId: number, task: TaskInfo, rootEvery: number, defenderPeer: string, step: number
+  ): Promise<DisputeResult> {
+    if (task.divergence != null) throw new Error(`task ${taskId}: a diverged proof with a root every ${rootEvery} steps has no segment game`)
+    const runDir = join(this.dataDir, 'verify', String(taskId))
+    const { j } = segmentOfStep(step - 1, task.stepCount, rootEvery)
+    void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: j } }, 5_000).catch(() => {})
+    const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, committedStep(j, task.stepCount, rootEvery) + 1, defenderPeer)
+    if (rootEveryOfProof(proof) !== rootEvery) throw new Error(`proof.json of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${rootEvery}`)
+    const plan = segmentPlanOf(proof, step)
+    const own = await this.segmentRootsInChild(runDir, plan.first, plan.length, { ops: [], weights: [] })
+    const no = segmentDisputeError(plan, proof, own)
+    if (no !== undefined) throw new Error(no)
+    const disputeId = Number(await chain.openDispute(taskId, task.solver!, 'SolverProof', plan.j))
+    this.log.info({ taskId, disputeId, step, segment: plan.j, steps: `${plan.first + 1}…${plan.first + plan.length}`, defender: defenderPeer }, 'segment dispute opened on chain')
+    const ctx = contextOf(chain, taskId, disputeId, rootEvery)
+    const defenderKey = hexToU8a(task.solver!)
+    const sc = segmentChallengerOf({ disputeId, ctx, pair: chain.pair as KeyringPair, defender: defenderKey, plan, proof, own })
+    const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
+    const open = async (incoming: Incoming): Promise<SegmentOpening> => {
+      const opened = sc.onSegment(verifySigned(incoming.signed, defenderKey, verify, ctx), incoming.signed)
+      if ('fail' in opened) return opened
+      this.log.info({ disputeId, segment: plan.j, step: opened.step }, 'the defender\'s segment differs from our replay first after this step: opening it')
+      const game = (async () => {
+        const s = opened.step + 1
+        const tape = await this.tapeInChild(runDir, s, join(dir, `task-${taskId}-step-${s}-challenger.cbor`), { datasetProofs: true })
+        if (tape.stateRootBefore !== own[opened.step - plan.first]) throw new Error(`our tape of step ${s} does not start from our replay of the segment`)
+        return makeChallenger({
+          disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: defenderKey, program,
+          nan: nanFacts(tape), segment: opened.segment
+        })
+      })()
+      game.catch(() => {})
+      return { send: opened.send, game }
+    }
+    return await this.playOut({ t0, chain, taskId, disputeId, ctx, defenderKey, defenderPeer, step: plan.first, open })
+  }
+
+  /**
+   * Plays an opened dispute off chain to its claim, then follows it on chain to
+   * its end. A segment dispute (`open`) starts with the defender's segment,
+   * answered by our opening, before the step game (`game`, built meanwhile).
+   */
+  private async playOut (o: PlayOut): Promise<DisputeResult> {
+    const { t0, chain, taskId, disputeId, ctx, defenderKey, defenderPeer } = o
+    let game = o.game
     let moves = 0
     let sent: Signed | undefined
+    let opening: { theirs: Signed, mine: Signed } | undefined
+    const pending = (): { theirs: Signed, mine: Signed } | undefined => game?.pending ?? opening
     const heard: Msg[] = []
-    const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: step - 1, narrowing: [], open: true }
+    const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: o.step, narrowing: [], open: true }
     this.ongoing.set(disputeId, live)
     try {
-      let incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, undefined, false)
-      while (incoming != null) {
+      let incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, undefined, false)
+      if (o.open !== undefined && incoming != null) {
+        heard.push(verifySigned(incoming.signed, defenderKey, verify, ctx))
+        moves++
+        const r = await o.open(incoming)
+        if ('fail' in r) {
+          this.log.error({ disputeId, why: r.fail }, 'the challenger cannot open a step of the segment')
+          this.endings.set(disputeId, `challenger stuck: ${r.fail}`)
+          incoming = null
+        } else {
+          sent = r.send
+          opening = { theirs: incoming.signed, mine: sent }
+          if (incoming.forced) await chain.answerMove(disputeId, encodeSigned(sent))
+          moves++
+          const [g, next] = await Promise.all([r.game, this.ask(chain, ctx, pending, defenderKey, defenderPeer, sent, false)])
+          game = g
+          incoming = next
+        }
+      }
+      while (incoming != null && game !== undefined) {
         const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
         heard.push(msg)
         moves++
@@ -258,13 +366,13 @@ export class DisputeService {
         sent = next.send
         if (incoming.forced && !repeated) await chain.answerMove(disputeId, encodeSigned(next.send))
         if (!repeated) moves++
-        incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, next.send, repeated)
+        incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, next.send, repeated)
       }
     } catch (err) {
       this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
     const result = await this.followToEnd(disputeId, 'challenger').finally(() => this.ongoing.delete(disputeId))
-    this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: step - 1, narrowing: narrowingOf(heard) })
+    this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: o.step, narrowing: narrowingOf(heard) })
     this.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result
   }
@@ -277,7 +385,8 @@ export class DisputeService {
    * claim_timeout. null: the game is over.
    */
   private async ask (
-    chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean
+    chain: ChainClient, ctx: DisputeContext, pending: () => { theirs: Signed, mine: Signed } | undefined, defenderKey: Uint8Array, peerId: string,
+    mine: Signed | undefined, forceNow: boolean
   ): Promise<Incoming | null> {
     const disputeId = ctx.disputeId
     const mySeq = mine === undefined ? -1 : verifySigned(mine, chain.pair.publicKey, verify, ctx).seq
@@ -307,7 +416,7 @@ export class DisputeService {
         }
         if (!forced && d.force == null && Date.now() - since > this.forceAfterMs) {
           forced = true
-          const p = game.pending
+          const p = pending()
           try {
             const r = await chain.forceMove(
               disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine)
