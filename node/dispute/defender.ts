@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
+import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, signMsg, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
 import { rootEveryOfProof, validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { segmentCount } from '../../protocols/pol/segments.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
@@ -52,6 +52,8 @@ interface Session {
   seg?: SegmentDefender
   /** our message 0: the commit, or in a segment dispute the segment */
   first: Signed
+  /** FAULT short-segment: the unusable segment sent off chain instead of `first` */
+  offChainFirst?: Signed
   program?: TaskProgram
   /** hashes of the messages this defender signed: a challenger message must answer one of them */
   sent: Set<string>
@@ -66,6 +68,13 @@ interface Session {
 }
 
 const hashHex = (s: Signed): string => toHex(moveHash(s))
+
+/** FAULT INJECTION (short-segment): our segment re-signed without its last inner root. */
+function shortSegment (real: Signed, ctx: DisputeContext, pair: ChainClient['pair']): Signed {
+  const m = decodeMsg(real.m, true)
+  if (m.t !== 'segment') throw new Error('not a segment')
+  return signMsg({ ...m, roots: m.roots.slice(0, -1) }, pair.publicKey, x => pair.sign(x), ctx)
+}
 
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
@@ -106,7 +115,9 @@ export class Defender {
       const inside = await this.segmentInside(chain, taskId, d.disputedStep)
       const seg = segmentDefenderOf({ disputeId, ctx, pair: chain.pair, j: d.disputedStep, proof, inside, program })
       const first = seg.segment()
-      return { ...base, seg, first, sent: new Set([hashHex(first)]), last: { mine: first, at: Date.now() } }
+      const offChainFirst = this.h.faults.shortSegment === true ? shortSegment(first, ctx, chain.pair) : undefined
+      if (offChainFirst !== undefined) this.h.log.warn({ disputeId }, 'FAULT short-segment: sending a segment with a root left out')
+      return { ...base, seg, first, offChainFirst, sent: new Set([hashHex(first)]), last: { mine: first, at: Date.now() } }
     }
     const { tape, proof } = await this.tapeFor(chain, taskId, d.disputedStep)
     const game = makeDefender({ disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
@@ -208,7 +219,7 @@ export class Defender {
 
   private async answerIn (s: Session, req: DisputeRequest): Promise<DisputeResponse> {
     if (s.ended != null) return { end: s.ended }
-    if (req.hello === true) return { m: s.first }
+    if (req.hello === true) return { m: s.offChainFirst ?? s.first }
     const signed = req.m!
     const key = hashHex(signed)
     const cached = s.answers.get(key)

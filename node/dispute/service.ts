@@ -338,12 +338,18 @@ export class DisputeService {
       if (o.open !== undefined && incoming != null) {
         heard.push(verifySigned(incoming.signed, defenderKey, verify, ctx))
         moves++
-        const r = await o.open(incoming)
+        let r = await o.open(incoming)
+        if ('fail' in r) {
+          // a segment we cannot use (another segment, another length): only the chain, which takes nothing else, can make it answer
+          this.log.warn({ disputeId, why: r.fail }, 'the defender\'s segment is of no use: demanding it on chain')
+          incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, undefined, true)
+          if (incoming != null) r = await o.open(incoming)
+        }
         if ('fail' in r) {
           this.log.error({ disputeId, why: r.fail }, 'the challenger cannot open a step of the segment')
           this.endings.set(disputeId, `challenger stuck: ${r.fail}`)
           incoming = null
-        } else {
+        } else if (incoming != null) {
           sent = r.send
           opening = { theirs: incoming.signed, mine: sent }
           if (incoming.forced) await chain.answerMove(disputeId, encodeSigned(sent))

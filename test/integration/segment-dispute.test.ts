@@ -29,8 +29,10 @@ import { hexToU8a } from '@polkadot/util'
 // solver is slashed at its reveal deadline. (b) an honest solver disputed at a
 // segment by a challenger that never opens a step keeps its stake: its node
 // re-runs the segment, signs the honest roots, forces them on chain and wins
-// on time; a verifier's node refuses to dispute its honest segment at all.
-// (c) a silent solver is forced for its segment and loses on time.
+// on time. (c) a silent solver is forced for its segment and loses on time.
+// (d) a cheating solver that sends an unusable segment off chain (a root left
+// out) to make the challenger give up and lose at the deadline: the challenger
+// demands the segment on chain, where only the right length is taken, and wins.
 
 // the service from dist/: its engine jobs fork dist/node/engine/engine-server.js
 const { DisputeService } = await import('../../dist/node/dispute/service.js' as string) as typeof import('../../node/dispute/service.js')
@@ -39,7 +41,7 @@ type DisputeService = InstanceType<typeof DisputeService>
 const UNIT = 10n ** 12n
 const BLOCK_MS = 100
 /** patience before forcing: long for the cooperative parties (a tape takes seconds), short for those meant to force */
-const PATIENCE: Record<string, number> = { Dave: 15_000, Eve: 15_000, Bob: 1000, Ferdie: 1000, Charlie: 1000 }
+const PATIENCE: Record<string, number> = { Dave: 15_000, Eve: 15_000, Peer1: 15_000, Bob: 1000, Ferdie: 1000, Charlie: 1000 }
 const M = 4
 const STEPS = 8
 const TAMPERED = 6 // 1-based, inside segment 1 (steps 5…8)
@@ -49,10 +51,15 @@ const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: STEPS
 let chain: ChainProcess
 let dir: string
 const peers: Peer[] = []
+const peerOf: Record<string, Peer> = {}
 const c: Record<string, ChainClient> = {}
 const svc: Record<string, DisputeService> = {}
 const faults: Record<string, NodeFaults> = {
-  Bob: parseNodeFaults([]), Eve: parseNodeFaults([`tamper-op=BatchMatMul@${TAMPERED}`]), Ferdie: parseNodeFaults(['silent']), Dave: parseNodeFaults([])
+  Bob: parseNodeFaults([]),
+  Eve: parseNodeFaults([`tamper-op=BatchMatMul@${TAMPERED}`]),
+  Ferdie: parseNodeFaults(['silent']),
+  Peer1: parseNodeFaults([`tamper-op=BatchMatMul@${TAMPERED}`, 'short-segment']),
+  Dave: parseNodeFaults([])
 }
 let honest: { proof: ProofOfLearning, perStep: ProofOfLearning, dir: string }
 let tampered: { proof: ProofOfLearning, dir: string }
@@ -69,13 +76,18 @@ async function until<T> (f: () => Promise<T | undefined | false>, ms: number, wh
   throw new Error(`timed out waiting for ${what}`)
 }
 
-/** A task of `program` solved by `solver` (others selected first hand it back), its run published and committed. */
-async function solvedTask (solver: string, run: { proof: ProofOfLearning, dir: string }): Promise<number> {
-  const { skeletonRoot, datasetRoot } = await commitmentsOf(program, ds)
-  const id = Number(await c.Alice.submitTask({
+/** Alice submits a task of `program`. */
+let commitments: Promise<{ skeletonRoot: string, datasetRoot: string }> | undefined
+async function submitted (): Promise<number> {
+  const { skeletonRoot, datasetRoot } = await (commitments ??= commitmentsOf(program, ds))
+  return Number(await c.Alice.submitTask({
     programHash: '0x' + programHash(program), program: programBytes(program), datasetRoot, skeletonRoot, steps: STEPS, checkpointEvery: 4,
     escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 1200, solveTimeout: 50
   }))
+}
+
+/** Task `id` solved by `solver` (others selected first hand it back), its run published and committed. */
+async function solvedTask (id: number, solver: string, run: { proof: ProofOfLearning, dir: string }): Promise<number> {
   for (let i = 0; i < 4; i++) {
     const t = await until(async () => { const t = await c.Alice.task(id); return t?.solver != null && t }, 20_000, `a solver for task ${id}`)
     const who = Object.keys(c).find(n => c[n].accountId === t.solver)!
@@ -84,7 +96,7 @@ async function solvedTask (solver: string, run: { proof: ProofOfLearning, dir: s
     await until(async () => (await c.Alice.task(id))?.solver !== t.solver, 20_000, 'the task handed back')
   }
   expect((await c.Alice.task(id))?.solver).toBe(c[solver].accountId)
-  const peer = peers[['Bob', 'Eve', 'Ferdie'].indexOf(solver) + 1]
+  const peer = peerOf[solver]
   const runDir = join(peer.opts.dataDir, 'tasks', String(id), 'run')
   mkdirSync(runDir, { recursive: true })
   cpSync(run.dir, runDir, { recursive: true })
@@ -114,13 +126,14 @@ beforeAll(async () => {
   expect(tampered.proof.stateRoots.slice(0, 2)).toEqual(honest.proof.stateRoots.slice(0, 2))
   expect(tampered.proof.stateRoots[2]).not.toBe(honest.proof.stateRoots[2])
   // Dave (the verifier) is the bootstrap; the solvers join it
-  peers.push(await startShardPeer(join(dir, 'Dave'), []))
-  const boot = peers[0].host.getMultiaddrs()[0].toString()
-  for (const n of ['Bob', 'Eve', 'Ferdie']) peers.push(await startShardPeer(join(dir, n), [boot]))
-  const names = ['Dave', 'Bob', 'Eve', 'Ferdie']
-  for (const n of ['Alice', 'Charlie', ...names]) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
-  await Promise.all(names.map(async (n, i) => {
-    const p = peers[i]
+  peerOf.Dave = await startShardPeer(join(dir, 'Dave'), [])
+  const boot = peerOf.Dave.host.getMultiaddrs()[0].toString()
+  for (const n of ['Bob', 'Eve', 'Ferdie', 'Peer1']) peerOf[n] = await startShardPeer(join(dir, n), [boot])
+  const names = ['Dave', 'Bob', 'Eve', 'Ferdie', 'Peer1']
+  peers.push(...names.map(n => peerOf[n]))
+  await Promise.all(['Alice', 'Charlie', ...names].map(async n => { c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` }) }))
+  await Promise.all(names.map(async n => {
+    const p = peerOf[n]
     await c[n].registerNode(p.peerId, n === 'Dave' ? ROLE_VERIFIER : ROLE_SOLVER, 5000n * UNIT, async payload => await p.identity.privateKey.sign(payload))
     svc[n] = new DisputeService({ peer: p, chain: async () => c[n], shards: findShardService(p)!, faults: faults[n], forceAfterMs: PATIENCE[n] })
     await svc[n].start()
@@ -132,9 +145,10 @@ beforeAll(async () => {
     peer: cp, chain: async () => c.Charlie, shards: findShardService(cp)!, faults: parseNodeFaults([]), forceAfterMs: PATIENCE.Charlie
   })
   await svc.Charlie.start()
-  tasks.cheat = await solvedTask('Eve', tampered)
-  tasks.honest = await solvedTask('Bob', honest)
-  tasks.silent = await solvedTask('Ferdie', tampered)
+  const ids = [await submitted(), await submitted(), await submitted(), await submitted()]
+  ;[tasks.cheat, tasks.honest, tasks.silent, tasks.short] = await Promise.all([
+    solvedTask(ids[0], 'Eve', tampered), solvedTask(ids[1], 'Bob', honest), solvedTask(ids[2], 'Ferdie', tampered), solvedTask(ids[3], 'Peer1', tampered)
+  ])
   for (const id of Object.values(tasks)) expect(await c.Alice.rootEvery(id)).toBe(M)
 }, 120_000)
 
@@ -149,7 +163,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
   it.concurrent('(a) a wrong op inside a segment: narrowed through the segment to one element, adjudicated, the solver slashed', async () => {
     const id = tasks.cheat
     const stake = (await c.Eve.node())!.stake
-    void defendOpened('Eve', id)
+    const defending = defendOpened('Eve', id)
     // the verifier found the committed step 8 (leaf 2) wrong: the segment 5…8 is disputed
     const r = await svc.Dave.challenge(id, 'solver', 8)
     expect(r.winner).toBe('challenger')
@@ -164,12 +178,12 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
     // no forced error to reveal: slashed at the reveal deadline
     await until(async () => (await c.Alice.task(id))!.rulings.find(x => Number(x.disputeId) === r.disputeId)!.outcome === 'SolverPenalized', 30_000, 'the penalty')
     expect((await c.Eve.node())!.stake).toBeLessThan(stake)
+    await defending
   }, 60_000)
 
-  it.concurrent('(b) an honest solver keeps its stake: its signed segment is its honest roots, and no verifier node disputes it', async () => {
+  it.concurrent('(b) an honest solver challenged at a segment keeps its stake: it signs its honest roots, forces them and wins on time', async () => {
     const id = tasks.honest
     const stake = (await c.Bob.node())!.stake
-    await expect(svc.Dave.challenge(id, 'solver', 8)).rejects.toThrow(/replays to the committed leaf 2: nothing to dispute/)
     const disputeId = Number(await c.Charlie.openDispute(id, c.Bob.accountId, 'SolverProof', 1))
     const defended = svc.Bob.defend(id, disputeId)
     // what the defender forces on chain: its segment, the states after steps 5, 6, 7 of the honest run
@@ -187,7 +201,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
   it.concurrent('(c) a silent solver is forced for its segment and loses on time', async () => {
     const id = tasks.silent
     const stake = (await c.Ferdie.node())!.stake
-    void defendOpened('Ferdie', id)
+    const defending = defendOpened('Ferdie', id)
     const r = await svc.Charlie.challenge(id, 'solver', 8)
     expect(r.winner).toBe('challenger')
     expect(r.reason).toMatch(/timeout/)
@@ -195,5 +209,20 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
     expect(d.disputedStep).toBe(1)
     expect(d.status).toBe('ChallengerWon')
     expect((await c.Ferdie.node())!.stake).toBeLessThan(stake)
+    await defending
+  }, 60_000)
+
+  it.concurrent('(d) a defender that sends a segment of the wrong length off chain, hoping the challenger gives up, is made to post its real one and loses', async () => {
+    const id = tasks.short
+    const stake = (await c.Peer1.node())!.stake
+    const defending = defendOpened('Peer1', id)
+    const r = await svc.Dave.challenge(id, 'solver', 8)
+    expect(r.winner).toBe('challenger')
+    expect(r.reason).toMatch(/^element claim/)
+    const d = (await c.Alice.dispute(r.disputeId))!
+    expect(d.moves).toBe(1) // the segment, demanded on chain
+    await until(async () => (await c.Alice.task(id))!.rulings.find(x => Number(x.disputeId) === r.disputeId)!.outcome === 'SolverPenalized', 30_000, 'the penalty')
+    expect((await c.Peer1.node())!.stake).toBeLessThan(stake)
+    await defending
   }, 60_000)
 })
