@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, signMsg, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
+import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
 import { rootEveryOfProof, validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { segmentCount } from '../../protocols/pol/segments.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
@@ -12,7 +12,7 @@ import type { Logger } from '../log.js'
 import { tapeFaults, type NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeDefender } from './players.js'
-import { SegmentRuns, segmentDefenderOf, type SegmentRunHost } from './segment-defence.js'
+import { SegmentRuns, segmentDefenderOf, shortSegmentOf, type SegmentRunHost } from './segment-defence.js'
 import type { TapeJob } from '../engine/protocol.js'
 import type { TapeFile } from '../engine/tape-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
@@ -48,6 +48,7 @@ interface Session {
   challenger: Uint8Array
   /** the step game; in a segment dispute built once the challenger opens a step */
   game?: DefenderGame
+  stepGame?: Promise<DefenderGame>
   /** a segment dispute's player (m > 1): our signed roots inside the segment, the opening */
   seg?: SegmentDefender
   /** our message 0: the commit, or in a segment dispute the segment */
@@ -68,13 +69,6 @@ interface Session {
 }
 
 const hashHex = (s: Signed): string => toHex(moveHash(s))
-
-/** FAULT INJECTION (short-segment): our segment re-signed without its last inner root. */
-function shortSegment (real: Signed, ctx: DisputeContext, pair: ChainClient['pair']): Signed {
-  const m = decodeMsg(real.m, true)
-  if (m.t !== 'segment') throw new Error('not a segment')
-  return signMsg({ ...m, roots: m.roots.slice(0, -1) }, pair.publicKey, x => pair.sign(x), ctx)
-}
 
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
@@ -115,7 +109,7 @@ export class Defender {
       const inside = await this.segmentInside(chain, taskId, d.disputedStep)
       const seg = segmentDefenderOf({ disputeId, ctx, pair: chain.pair, j: d.disputedStep, proof, inside, program })
       const first = seg.segment()
-      const offChainFirst = this.h.faults.shortSegment === true ? shortSegment(first, ctx, chain.pair) : undefined
+      const offChainFirst = this.h.faults.shortSegment === true ? shortSegmentOf(first, ctx, chain.pair) : undefined
       if (offChainFirst !== undefined) this.h.log.warn({ disputeId }, 'FAULT short-segment: sending a segment with a root left out')
       return { ...base, seg, first, offChainFirst, sent: new Set([hashHex(first)]), last: { mine: first, at: Date.now() } }
     }
@@ -261,12 +255,12 @@ export class Defender {
     const r = s.seg!.onOpen(msg, signed)
     if ('ignore' in r) return { error: r.ignore }
     if ('claim' in r) return { claim: r.claim }
-    if (s.game === undefined) {
-      const { tape, proof } = await this.tapeFor(chain, s.taskId, r.step)
-      s.game = makeDefender({
-        disputeId: s.disputeId, ctx: s.ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program: s.program, opening: r.opening
-      })
-    }
+    // one step game per dispute, even when the opening comes off chain and forced on chain at once (one signed commit)
+    s.stepGame ??= this.tapeFor(chain, s.taskId, r.step).then(({ tape, proof }) => makeDefender({
+      disputeId: s.disputeId, ctx: s.ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program: s.program, opening: r.opening
+    }))
+    s.stepGame.catch(() => { s.stepGame = undefined })
+    s.game = await s.stepGame
     return { reply: s.game.commit() }
   }
 

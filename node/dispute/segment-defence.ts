@@ -1,6 +1,6 @@
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { fromHex } from '../../protocols/commit/merkle.js'
-import { SegmentDefender, type DisputeContext } from '../../protocols/dispute/index.js'
+import { SegmentDefender, decodeMsg, signMsg, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
 import { committedStep, segmentCount, segmentLength } from '../../protocols/pol/segments.js'
 import { rootEveryOfProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
@@ -79,4 +79,11 @@ export function segmentDefenderOf (
     inside: o.inside,
     ...(o.program !== undefined ? { program: programBytesOf(o.program) } : {})
   })
+}
+
+/** FAULT INJECTION (short-segment): our segment re-signed without its last inner root, a message no challenger can use. */
+export function shortSegmentOf (real: Signed, ctx: DisputeContext, pair: KeyringPair): Signed {
+  const m = decodeMsg(real.m, true)
+  if (m.t !== 'segment') throw new Error('not a segment')
+  return signMsg({ ...m, roots: m.roots.slice(0, -1) }, pair.publicKey, x => pair.sign(x), ctx)
 }
