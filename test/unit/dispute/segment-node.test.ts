@@ -7,6 +7,7 @@ import { checkForcedExact } from '../../../protocols/dispute/forced-exact.js'
 import { forcedErrorFromOutput } from '../../../protocols/dispute/forced-error.js'
 import type { ProofOfLearning } from '../../../protocols/pol/proof.js'
 import { newProgram } from '../../../protocols/program/index.js'
+import { anyFault, parseNodeFaults, tapeFaults } from '../../../node/dispute/faults.js'
 import { exactnessFromTape } from '../../../node/dispute/forced-exact.js'
 import { segmentDisputeError, segmentPlanOf } from '../../../node/dispute/segment-challenge.js'
 import { SegmentContradicted, SegmentRuns, type SegmentRunHost } from '../../../node/dispute/segment-defence.js'
@@ -102,4 +103,11 @@ describe('segment disputes on the node', () => {
     // the honest run has no forced error at that leaf
     expect(exactnessFromTape(tape, run.proof.stateRoots, { steps: 10, rootEvery: M })).toMatchObject({ error: expect.stringMatching(/not the honest one/) })
   }, 60_000)
+
+  it('the short-segment fault is a defender fault only (training and tapes are unchanged by it)', () => {
+    const f = parseNodeFaults(['short-segment'])
+    expect(f.shortSegment).toBe(true)
+    expect(anyFault(f)).toBe(true)
+    expect(tapeFaults(f, null)).toEqual({ ops: [], weights: [] })
+  })
 })
