@@ -3,14 +3,16 @@ import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
-import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { validateProgram } from '../../protocols/program/program.js'
+import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
+import { rootEveryOfProof, validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { segmentCount } from '../../protocols/pol/segments.js'
+import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { tapeFaults, type NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeDefender } from './players.js'
+import { SegmentRuns, segmentDefenderOf, shortSegmentOf, type SegmentRunHost } from './segment-defence.js'
 import type { TapeJob } from '../engine/protocol.js'
 import type { TapeFile } from '../engine/tape-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
@@ -23,10 +25,11 @@ import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.j
 
 export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => { try { return sr25519Verify(m, s, p) } catch { return false } }
 
-export const contextOf = (chain: ChainClient, taskId: number | bigint, disputeId: number): DisputeContext =>
-  ({ genesis: hexToU8a(chain.genesisHash), taskId: Number(taskId), disputeId })
+/** A dispute's signing context; a task with a root every m > 1 steps has segment disputes (seq 0 is the defender's `segment`). */
+export const contextOf = (chain: ChainClient, taskId: number | bigint, disputeId: number, rootEvery = 1): DisputeContext =>
+  ({ genesis: hexToU8a(chain.genesisHash), taskId: Number(taskId), disputeId, ...(rootEvery > 1 ? { segmented: true } : {}) })
 
-export interface DefenderHost {
+export interface DefenderHost extends SegmentRunHost {
   log: Logger
   faults: NodeFaults
   dataDir: string
@@ -40,9 +43,19 @@ export interface DefenderHost {
 
 interface Session {
   disputeId: number
+  taskId: number
   ctx: DisputeContext
   challenger: Uint8Array
-  game: DefenderGame
+  /** the step game; in a segment dispute built once the challenger opens a step */
+  game?: DefenderGame
+  stepGame?: Promise<DefenderGame>
+  /** a segment dispute's player (m > 1): our signed roots inside the segment, the opening */
+  seg?: SegmentDefender
+  /** our message 0: the commit, or in a segment dispute the segment */
+  first: Signed
+  /** FAULT short-segment: the unusable segment sent off chain instead of `first` */
+  offChainFirst?: Signed
+  program?: TaskProgram
   /** hashes of the messages this defender signed: a challenger message must answer one of them */
   sent: Set<string>
   /** answers by the hash of the message they answer (a retry gets the same answer) */
@@ -61,8 +74,11 @@ export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
   /** tapes by task and step: a second dispute of the same step (a verifier and a whistleblower) does not tape again */
   private readonly tapes = new Map<string, Promise<{ tape: TapeFile, proof: ProofOfLearning }>>()
+  private readonly segments: SegmentRuns
 
-  constructor (private readonly h: DefenderHost) {}
+  constructor (private readonly h: DefenderHost) {
+    this.segments = new SegmentRuns(h)
+  }
 
   session (disputeId: number): Promise<Session> {
     let s = this.sessions.get(disputeId)
@@ -80,17 +96,56 @@ export class Defender {
     if (d == null) throw new Error(`dispute ${disputeId} does not exist on chain`)
     if (d.defender !== chain.accountId) throw new Error(`this node is not the defender of dispute ${disputeId}`)
     if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
-    const { tape, proof } = await this.tapeFor(chain, Number(d.taskId), d.disputedStep)
-    const ctx = contextOf(chain, d.taskId, disputeId)
+    const taskId = Number(d.taskId)
+    const rootEvery = await chain.rootEvery(taskId)
+    const ctx = contextOf(chain, taskId, disputeId, rootEvery)
     // a badOpen at step 0 carries the program: the chain recomputes the initial state
-    const taskFile = join(this.h.dataDir, 'tasks', String(d.taskId), 'run', 'task.json')
+    const taskFile = join(this.runDir(taskId), 'task.json')
     const program = existsSync(taskFile) ? validateProgram(JSON.parse(readFileSync(taskFile, 'utf8'))) : undefined
+    const base = { disputeId, taskId, ctx, challenger: hexToU8a(d.challenger), program, answers: new Map(), queue: Promise.resolve() }
+    if (rootEvery > 1) {
+      // a segment dispute: disputed_step is the segment; we sign our roots inside it, and tape the step the challenger opens
+      const proof = await this.proofOf(chain, taskId, rootEvery)
+      const inside = await this.segmentInside(chain, taskId, d.disputedStep)
+      const seg = segmentDefenderOf({ disputeId, ctx, pair: chain.pair, j: d.disputedStep, proof, inside, program })
+      const first = seg.segment()
+      const offChainFirst = this.h.faults.shortSegment === true ? shortSegmentOf(first, ctx, chain.pair) : undefined
+      if (offChainFirst !== undefined) this.h.log.warn({ disputeId }, 'FAULT short-segment: sending a segment with a root left out')
+      return { ...base, seg, first, offChainFirst, sent: new Set([hashHex(first)]), last: { mine: first, at: Date.now() } }
+    }
+    const { tape, proof } = await this.tapeFor(chain, taskId, d.disputedStep)
     const game = makeDefender({ disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
     const commit = game.commit()
     // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
-    return {
-      disputeId, ctx, challenger: hexToU8a(d.challenger), game, sent: new Set([hashHex(commit)]), answers: new Map(),
-      last: { mine: commit, at: Date.now() }, queue: Promise.resolve()
+    return { ...base, game, first: commit, sent: new Set([hashHex(commit)]), last: { mine: commit, at: Date.now() } }
+  }
+
+  private runDir (taskId: number): string { return join(this.h.dataDir, 'tasks', String(taskId), 'run') }
+
+  /** Our run's proof of the task: the one committed on chain, with the chain's root spacing. */
+  private async proofOf (chain: ChainClient, taskId: number, rootEvery?: number): Promise<ProofOfLearning> {
+    const task = await chain.task(taskId)
+    if (task == null) throw new Error(`task ${taskId} does not exist`)
+    const runDir = this.runDir(taskId)
+    if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${taskId} in ${runDir}`)
+    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
+    const m = rootEvery ?? await chain.rootEvery(taskId)
+    if (rootEveryOfProof(proof) !== m) throw new Error(`the local proof of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${m}`)
+    return proof
+  }
+
+  /** Our roots inside segment j, from a re-run with the faults our training had (throws SegmentContradicted when they contradict our proof). */
+  private async segmentInside (chain: ChainClient, taskId: number, j: number): Promise<Uint8Array[]> {
+    const task = await chain.task(taskId)
+    if (task == null) throw new Error(`task ${taskId} does not exist`)
+    const proof = await this.proofOf(chain, taskId)
+    const forced = await forcedErrorDraw(chain, taskId, task)
+    try {
+      return await this.segments.inside(taskId, this.runDir(taskId), proof, j, tapeFaults(this.h.faults, forced?.step))
+    } catch (err) {
+      this.h.log.error({ taskId, j, err: (err as Error).message }, 'cannot defend the segment')
+      throw err
     }
   }
 
@@ -106,10 +161,8 @@ export class Defender {
       const made = (async () => {
         const task = await chain.task(taskId)
         if (task == null) throw new Error(`task ${taskId} does not exist`)
-        const runDir = join(this.h.dataDir, 'tasks', String(taskId), 'run')
-        if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${taskId} in ${runDir}`)
-        const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-        if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
+        const runDir = this.runDir(taskId)
+        const proof = await this.proofOf(chain, taskId)
         const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
         const forced = await forcedErrorDraw(chain, taskId, task)
         const tape = await this.h.tapeInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), { faults: tapeFaults(this.h.faults, forced?.step) })
@@ -126,13 +179,22 @@ export class Defender {
    * A challenger about to open a dispute at `step` asks us to tape it while
    * it tapes its own: the dispute then runs as soon as it is opened. Only
    * for a registered peer, a task we solved and a step of its proof; at most
-   * one tape per step, as for a dispute.
+   * one tape per step, as for a dispute. With a root every m > 1 steps,
+   * `step` names a segment, which we re-run (the step to tape is known only
+   * at the opening).
    */
   private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
     const chain = await this.h.chain()
     const task = await chain.task(taskId)
-    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying' || step >= task.stepCount + (task.divergence != null ? 1 : 0)) return { err: 'not a step of a proof of ours under verification' }
+    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying') return { err: 'not a step of a proof of ours under verification' }
+    const m = await chain.rootEvery(taskId)
+    if (step >= (m > 1 ? (task.divergence != null ? 0 : segmentCount(task.stepCount, m)) : task.stepCount + (task.divergence != null ? 1 : 0))) return { err: 'not a step of a proof of ours under verification' }
     if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
+    if (m > 1) {
+      this.segmentInside(chain, taskId, step).catch(() => {})
+      this.h.log.info({ taskId, segment: step, from }, 'a segment dispute is announced: re-running the segment now')
+      return { end: 'preparing' }
+    }
     this.tapeFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not tape the announced step'))
     this.h.log.info({ taskId, step, from }, 'a dispute is announced: taping the step now')
     return { end: 'preparing' }
@@ -151,7 +213,7 @@ export class Defender {
 
   private async answerIn (s: Session, req: DisputeRequest): Promise<DisputeResponse> {
     if (s.ended != null) return { end: s.ended }
-    if (req.hello === true) return { m: s.game.commit() }
+    if (req.hello === true) return { m: s.offChainFirst ?? s.first }
     const signed = req.m!
     const key = hashHex(signed)
     const cached = s.answers.get(key)
@@ -168,7 +230,10 @@ export class Defender {
   private async play (s: Session, signed: Signed, onChain: boolean): Promise<DisputeResponse> {
     const chain = await this.h.chain()
     const msg = verifySigned(signed, s.challenger, verify, s.ctx)
-    const r = s.game.respond(msg, signed)
+    const r = s.seg !== undefined && msg.t === 'open'
+      ? await this.onOpen(s, chain, msg, signed)
+      : s.game?.respond(msg, signed) ?? { error: 'open a step of the segment first' }
+    if ('error' in r) return { err: r.error }
     if (r.claim != null) {
       const out = await this.h.adjudicate(chain, s.disputeId, r.claim)
       s.ended = `defender claim ${r.claim.kind}: ${out}`
@@ -182,6 +247,24 @@ export class Defender {
   }
 
   /**
+   * A segment dispute's opening: the step it names is taped (with our faults,
+   * as for a one-step dispute) and committed as message 2; a second opening
+   * of another step, or one disputing a root we signed, is a badOpen claim.
+   */
+  private async onOpen (s: Session, chain: ChainClient, msg: Msg, signed: Signed): Promise<{ reply?: Signed, claim?: Claim } | { error: string }> {
+    const r = s.seg!.onOpen(msg, signed)
+    if ('ignore' in r) return { error: r.ignore }
+    if ('claim' in r) return { claim: r.claim }
+    // one step game per dispute, even when the opening comes off chain and forced on chain at once (one signed commit)
+    s.stepGame ??= this.tapeFor(chain, s.taskId, r.step).then(({ tape, proof }) => makeDefender({
+      disputeId: s.disputeId, ctx: s.ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program: s.program, opening: r.opening
+    }))
+    s.stepGame.catch(() => { s.stepGame = undefined })
+    s.game = await s.stepGame
+    return { reply: s.game.commit() }
+  }
+
+  /**
    * One look at the chain while the dispute is open: answer a force on us;
    * force our last message if the challenger has been quiet too long.
    */
@@ -192,8 +275,8 @@ export class Defender {
     const chain = await this.h.chain()
     if (d.force?.to === 'Defender') {
       if (d.force.seq === 0) {
-        await chain.answerMove(disputeId, encodeSigned(s.game.commit()))
-        this.h.log.info({ disputeId }, 'the challenger forced our commit: answered on chain')
+        await chain.answerMove(disputeId, encodeSigned(s.first))
+        this.h.log.info({ disputeId }, `the challenger forced our ${s.seg !== undefined ? 'segment' : 'commit'}: answered on chain`)
         return
       }
       const bytes = await chain.disputeLastMove(disputeId)
@@ -206,7 +289,7 @@ export class Defender {
     const last = s.last
     if (d.force != null || last == null) return
     // the challenger answered our force on chain (and perhaps nowhere else): play its answer
-    if (d.nextSeq === decodeMsg(last.mine.m).seq + 2) {
+    if (d.nextSeq === decodeMsg(last.mine.m, s.ctx.segmented).seq + 2) {
       const bytes = await chain.disputeLastMove(disputeId)
       const theirs = bytes == null ? undefined : decodeSignedBytes(bytes)
       if (theirs != null && !s.answers.has(hashHex(theirs))) {

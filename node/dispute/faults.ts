@@ -11,6 +11,11 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //   lie-in-bisection           the defender answers a bisection query with
 //                              children that do not hash to their parent
 //   silent                     the defender never answers dispute requests
+//   short-segment              (roots every m > 1 steps) the defender sends its segment off
+//                              chain with its last inner root left out, a message the
+//                              challenger cannot use, hoping it gives up; forced on chain,
+//                              where only a segment of the right length is taken, it posts
+//                              its real one
 //   bad-checkpoint             the solver flips one byte of every checkpoint's data
 //                              before publishing it and keeps no true copy, so
 //                              verifiers find the mismatch and it cannot answer
@@ -32,6 +37,7 @@ export interface NodeFaults {
   weights: number[]
   lie: boolean
   silent: boolean
+  shortSegment?: boolean
   badCheckpoint?: boolean
   nanThrough?: boolean
   fakeDivergence?: number
@@ -48,16 +54,18 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     else if (/^tamper-weight@\d+$/.test(s)) f.weights.push(Number(s.slice(14)))
     else if (s === 'lie-in-bisection') f.lie = true
     else if (s === 'silent') f.silent = true
+    else if (s === 'short-segment') f.shortSegment = true
     else if (s === 'bad-checkpoint') f.badCheckpoint = true
     else if (s === 'train-through-nan') f.nanThrough = true
     else if (/^fake-divergence@[1-9]\d*$/.test(s)) f.fakeDivergence = Number(s.slice(16))
-    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint, train-through-nan, fake-divergence@<step>)`)
+    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint, train-through-nan, fake-divergence@<step>)`)
   }
   return f
 }
 
 export function anyFault (f: NodeFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.badCheckpoint === true || f.nanThrough === true || f.fakeDivergence !== undefined
+  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.shortSegment === true || f.badCheckpoint === true || f.nanThrough === true ||
+    f.fakeDivergence !== undefined
 }
 
 /** The faults a tape job re-enacts: the node's op and weight faults plus its forced error (on-chain step, 0-based). */

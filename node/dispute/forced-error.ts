@@ -23,9 +23,11 @@ export async function forcedErrorDraw (chain: ChainClient, taskId: number | bigi
   const known = cache.get(key)
   if (known != null) return known
   const { forcedErrorPpm } = await chain.params()
+  // with a root every m > 1 steps the draw names a segment and the error is its last transition (a committed post-state)
+  const rootEvery = await chain.rootEvery(taskId)
   const vrf = chain.pair.vrfSign(forcedErrorTranscript(BigInt(taskId), hexToU8a(task.selectionSeed)), FORCED_ERROR_VRF_CONTEXT)
   const output = vrf.slice(0, 32)
-  const draw = { step: forcedErrorFromOutput(output, task.steps, forcedErrorPpm), output, proof: vrf.slice(32) }
+  const draw = { step: forcedErrorFromOutput(output, task.steps, forcedErrorPpm, rootEvery), output, proof: vrf.slice(32) }
   cache.set(key, draw)
   return draw
 }

@@ -1,7 +1,10 @@
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves, type ChallengerInit, type DisputeContext, type Divergence } from '../../protocols/dispute/index.js'
+import {
+  ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves,
+  type ChallengerInit, type ChallengerSegment, type DisputeContext, type Divergence, type Signed
+} from '../../protocols/dispute/index.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -24,7 +27,7 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
 }
 
 export function makeDefender (
-  o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram }
+  o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram, opening?: Signed }
 ): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
@@ -37,7 +40,8 @@ export function makeDefender (
     sign: m => o.pair.sign(m),
     stateRoots: o.stateRoots,
     lie: o.lie,
-    program: o.program === undefined ? undefined : programBytesOf(o.program)
+    program: o.program === undefined ? undefined : programBytesOf(o.program),
+    ...(o.opening !== undefined ? { opening: o.opening } : {})
   })
 }
 
@@ -70,7 +74,20 @@ export function nanFacts (f: TapeFile, divergence?: Divergence): Pick<Challenger
   return { firstNan, stateNan, divergence, wrong }
 }
 
-export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, defender: Uint8Array, program: TaskProgram, nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'> }): ChallengerGame {
+export interface ChallengerSetup {
+  disputeId: number
+  ctx: DisputeContext
+  tape: TapeFile
+  stateRoots: string[]
+  pair: KeyringPair
+  defender: Uint8Array
+  program: TaskProgram
+  nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'>
+  /** a segment dispute: the defender's signed segment and our opening of this step */
+  segment?: ChallengerSegment
+}
+
+export function makeChallenger (o: ChallengerSetup): ChallengerGame {
   const f = o.tape
   const rows = new Map((f.dataset?.rows ?? []).map(r => [r.row, r]))
   const g = new ChallengerGame({
@@ -101,7 +118,8 @@ export function makeChallenger (o: { disputeId: number, ctx: DisputeContext, tap
         },
     firstNan: o.nan?.firstNan,
     stateNan: o.nan?.stateNan,
-    divergence: o.nan?.divergence
+    divergence: o.nan?.divergence,
+    ...(o.segment !== undefined ? { segment: o.segment } : {})
   })
   g.batchRow = r => f.batchRows[r]
   g.operandRefs = (e, flat) => reference.elementOperands(o.program.runtime, reference.opShapeOf(e), flat)

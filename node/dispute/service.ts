@@ -1,28 +1,23 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
-import type { KeyringPair } from '@polkadot/keyring/types'
-import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
-import { bytesEqual } from '../../protocols/commit/merkle.js'
-import { decodeSignedBytes, encodeClaim, encodeSigned, moveHash, narrowingOf, verifySigned, type ChallengerGame, type Claim, type DisputeContext, type Msg, type NarrowStep, type Signed } from '../../protocols/dispute/index.js'
+import { encodeClaim, type Claim } from '../../protocols/dispute/index.js'
+import { rootEveryOfProof } from '../../protocols/pol/proof.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import { runEngineJob } from '../engine/engine.js'
 import type { TapeJob } from '../engine/protocol.js'
 import type { ShardService } from '../shards/index.js'
-import { Defender, contextOf, verify } from './defender.js'
+import { Challenger, type DisputeRecord } from './challenger.js'
+import { Defender } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { exactnessFromTape } from './forced-exact.js'
-import { nanFacts, makeChallenger } from './players.js'
-import { ensureReplayDir } from './replay-dir.js'
 import { readTapeFile, type TapeFile } from '../engine/tape-file.js'
-import { request, serve, type DisputeRequest } from './transport.js'
+import { serve } from './transport.js'
 
-// The node side of a dispute (docs/disputes.md): the challenger tapes the
-// disputed step in a child process, opens the dispute on chain, finds the
-// defender's peer id on chain and plays the pure ChallengerGame over
+// The node side of a dispute (docs/disputes.md): the challenger (challenger.ts)
+// tapes the disputed step in a child process, opens the dispute on chain, finds
+// the defender's peer id on chain and plays the pure ChallengerGame over
 // /proofswarm/dispute/3.0.0; the defender (defender.ts) tapes its own step
 // (with the faults its training had) and answers with the pure DefenderGame.
 // Moves stay off chain; a party left without an answer for `forceAfterMs`
@@ -44,14 +39,12 @@ export interface DisputeServiceInit {
   forceAfterMs?: number
 }
 
-export interface DisputeRecord { disputeId: number, role: 'challenger' | 'defender', ms: number, moves: number, winner: string, reason: string, taskId?: number, step?: number, narrowing?: NarrowStep[], open?: boolean }
-
-/** What came from the defender: off chain, or on chain (then `forced`: it was forced on us and we answer on chain). */
-interface Incoming { signed: Signed, forced: boolean }
+export type { DisputeRecord } from './challenger.js'
 
 export class DisputeService {
   private readonly log: Logger
   private readonly defender: Defender
+  private readonly challenger: Challenger
   /** dispute id → how this node ended it (for DisputeResult.reason) */
   private readonly endings = new Map<number, string>()
   /** figures of finished disputes (wall time, moves), for benchmarks and status */
@@ -67,14 +60,29 @@ export class DisputeService {
       dataDir: o.peer.opts.dataDir,
       chain: o.chain,
       tapeInChild: async (runDir, step, out, o) => await this.tapeInChild(runDir, step, out, o),
+      segmentRoots: async (runDir, first, length, faults) => await this.segmentRootsInChild(runDir, first, length, faults),
       adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
       forceAfterMs: this.forceAfterMs
+    })
+    this.challenger = new Challenger({
+      log: this.log,
+      peer: o.peer,
+      shards: o.shards,
+      chain: o.chain,
+      dataDir: this.dataDir,
+      forceAfterMs: this.forceAfterMs,
+      tapeInChild: async (runDir, step, out, x) => await this.tapeInChild(runDir, step, out, x),
+      segmentRootsInChild: async (runDir, first, length, faults) => await this.segmentRootsInChild(runDir, first, length, faults),
+      adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
+      followToEnd: async (disputeId, me) => await this.followToEnd(disputeId, me),
+      maybeClaimTimeout: async (chain, disputeId, d, me) => await this.maybeClaimTimeout(chain, disputeId, d, me),
+      endings: this.endings,
+      ongoing: this.ongoing,
+      finished: this.finished
     })
   }
 
   private get forceAfterMs (): number { return this.o.forceAfterMs ?? 20_000 }
-  /** when the challenger last read its dispute on chain */
-  private chainCheckedAt = 0
 
   async start (): Promise<void> {
     await serve(this.o.peer.host, async (req, from) => await this.defender.answer(req, from), (err, from) => this.log.debug({ err: err.message, from }, 'dispute stream failed'))
@@ -82,6 +90,13 @@ export class DisputeService {
   }
 
   private get dataDir (): string { return this.o.peer.opts.dataDir }
+
+  private async segmentRootsInChild (runDir: string, first: number, length: number, faults: Pick<TapeJob, 'faults'>['faults']): Promise<string[]> {
+    const t0 = Date.now()
+    const r = await runEngineJob({ kind: 'segment-roots', runDir, first, length, datasetDir: this.o.datasetDir, faults }, this.log, `segment ${first}+${length}`, { timeoutMs: 300_000 }).result
+    this.log.info({ first, length, fromCheckpoint: r.fromCheckpoint, ms: Date.now() - t0 }, 're-ran a segment in a child process')
+    return r.roots
+  }
 
   private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>): Promise<TapeFile> {
     const t0 = Date.now()
@@ -149,7 +164,7 @@ export class DisputeService {
   private async forcedExactness (chain: ChainClient, taskId: number, step: number): Promise<{ bytes: Uint8Array } | { error: string }> {
     try {
       const { tape, proof } = await this.defender.tapeFor(chain, taskId, step)
-      return exactnessFromTape(tape, proof.stateRoots)
+      return exactnessFromTape(tape, proof.stateRoots, { steps: proof.steps, rootEvery: rootEveryOfProof(proof) })
     } catch (err) { return { error: (err as Error).message } }
   }
 
@@ -206,130 +221,9 @@ export class DisputeService {
   /**
    * A verifier (against the solver) or a whistleblower (against a verifier's
    * verdict: played as a SolverProof dispute against the task's solver, see
-   * docs/disputes.md) disputes 1-based engine step `step`.
+   * docs/disputes.md) disputes 1-based engine step `step` (challenger.ts).
    */
   async challenge (taskId: number, against: 'solver' | 'verifier', step: number | undefined): Promise<DisputeResult> {
-    const t0 = Date.now()
-    if (step == null || !Number.isInteger(step) || step < 1) throw new Error(`task ${taskId}: no disputed step to challenge`)
-    const chain = await this.o.chain()
-    const task = await chain.task(taskId)
-    if (task == null) throw new Error(`task ${taskId} does not exist on chain`)
-    if (task.solver == null) throw new Error(`task ${taskId} has no solver`)
-    if (against === 'verifier') this.log.info({ taskId, step }, 'a verdict accepted a wrong step: challenging the solver\'s proof (a verdict is disputed through the proof it judged; verifiers that accepted the step are slashed with the solver)')
-    const defenderNode = await chain.node(task.solver)
-    if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
-    const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
-    // announce the step: the defender tapes it while we tape ours, so the game can start as soon as the dispute is opened
-    void request(this.o.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
-    const runDir = join(this.dataDir, 'verify', String(taskId))
-    const { program, proof } = await ensureReplayDir(this.o.shards, taskId, task, runDir, step, defenderPeer)
-    const dir = join(this.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-    const tape = await this.tapeInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
-    // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
-    // step holds a NaN the defender committed, or a diverged step does not diverge as it says
-    if (tape.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
-    const nan = nanFacts(tape, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
-    if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
-    if (!nan.wrong && tape.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
-    const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
-    this.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
-    const ctx = contextOf(chain, taskId, disputeId)
-    const game = makeChallenger({
-      disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan
-    })
-    const defenderKey = hexToU8a(task.solver)
-    let moves = 0
-    let sent: Signed | undefined
-    const heard: Msg[] = []
-    const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: step - 1, narrowing: [], open: true }
-    this.ongoing.set(disputeId, live)
-    try {
-      let incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, undefined, false)
-      while (incoming != null) {
-        const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
-        heard.push(msg)
-        moves++
-        Object.assign(live, { ms: Date.now() - t0, moves, narrowing: narrowingOf(heard) })
-        const next = game.onMessage(msg, incoming.signed)
-        if ('claim' in next) { await this.adjudicate(chain, disputeId, next.claim); break }
-        if ('fail' in next) { this.log.error({ disputeId, why: next.fail }, 'the challenger cannot continue the game'); this.endings.set(disputeId, `challenger stuck: ${next.fail}`); break }
-        // the same move again: the defender's answer was of no use (not what we asked for, a refusal); only the chain can make it answer
-        const repeated = next.send === sent
-        sent = next.send
-        if (incoming.forced && !repeated) await chain.answerMove(disputeId, encodeSigned(next.send))
-        if (!repeated) moves++
-        incoming = await this.ask(chain, ctx, game, defenderKey, defenderPeer, next.send, repeated)
-      }
-    } catch (err) {
-      this.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
-    }
-    const result = await this.followToEnd(disputeId, 'challenger').finally(() => this.ongoing.delete(disputeId))
-    this.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: step - 1, narrowing: narrowingOf(heard) })
-    this.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
-    return result
-  }
-
-  /**
-   * The defender's answer to our move `mine` (undefined: its commit), off
-   * chain, or on chain when it forced it on us or answered our force. A
-   * defender quiet for forceAfterMs gets our move forced on chain (the first
-   * force demands its commit); one that then lets the force expire loses by
-   * claim_timeout. null: the game is over.
-   */
-  private async ask (
-    chain: ChainClient, ctx: DisputeContext, game: ChallengerGame, defenderKey: Uint8Array, peerId: string, mine: Signed | undefined, forceNow: boolean
-  ): Promise<Incoming | null> {
-    const disputeId = ctx.disputeId
-    const mySeq = mine === undefined ? -1 : verifySigned(mine, chain.pair.publicKey, verify, ctx).seq
-    const answers = (m: Msg): boolean => m.seq === mySeq + 1 && (mine === undefined || bytesEqual(m.prev, moveHash(mine)))
-    const req: DisputeRequest = mine === undefined ? { d: disputeId, hello: true } : { d: disputeId, m: mine }
-    const since = forceNow ? 0 : Date.now()
-    let forced = false
-    for (let attempt = 0; attempt < 10_000; attempt++) {
-      // the first try goes straight to the defender; the chain is read once the off-chain answer is late,
-      // and at least every 2 s, well within a response window, in case the defender forced a move on us
-      if (attempt > 0 || forceNow || Date.now() - this.chainCheckedAt > 2_000) {
-        this.chainCheckedAt = Date.now()
-        const d = await chain.dispute(disputeId)
-        if (d == null || d.status !== 'Open') return null
-        if (await this.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
-        // the defender forced its previous message while ours was on the way: ours is the answer, on chain
-        if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
-          await chain.answerMove(disputeId, encodeSigned(mine))
-          continue
-        }
-        if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {
-          const bytes = await chain.disputeLastMove(disputeId)
-          if (bytes != null) {
-            const signed = decodeSignedBytes(bytes)
-            if (answers(verifySigned(signed, defenderKey, verify, ctx))) return { signed, forced: d.force?.to === 'Challenger' }
-          }
-        }
-        if (!forced && d.force == null && Date.now() - since > this.forceAfterMs) {
-          forced = true
-          const p = game.pending
-          try {
-            const r = await chain.forceMove(
-              disputeId, p === undefined ? new Uint8Array() : encodeSigned(p.theirs), p === undefined ? new Uint8Array() : encodeSigned(p.mine)
-            )
-            this.log.info({ disputeId, seq: r.seq, due: r.due }, 'the defender is quiet: our move forced on chain')
-          } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'force_move refused') }
-        }
-      }
-      if (forceNow) { await sleep(500); continue }
-      try {
-        const res = await request(this.o.peer.host, peerId, req, 5_000)
-        if (res.m != null) {
-          try {
-            if (answers(verifySigned(res.m, defenderKey, verify, ctx))) return { signed: res.m, forced: false }
-            this.log.warn({ disputeId }, 'the defender\'s message does not answer ours')
-          } catch (err) { this.log.warn({ disputeId, err: (err as Error).message }, 'a defender message failed verification') }
-        } else if (res.end != null) { this.log.info({ disputeId, end: res.end }, 'the defender ended the game'); return null } else this.log.debug({ disputeId, err: res.err }, 'the defender refused; retrying')
-      } catch (err) {
-        this.log.debug({ disputeId, err: (err as Error).message }, 'no answer from the defender; retrying')
-      }
-      await sleep(1000)
-    }
-    return null
+    return await this.challenger.challenge(taskId, against, step)
   }
 }

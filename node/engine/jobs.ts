@@ -11,6 +11,7 @@ import { tapeStep } from '../train/tape-recorder.js'
 import { Trainer } from '../train/trainer.js'
 import type { CommitmentsJob, EngineJob, JobEvent, JobResults, ResultOf, TrainJob } from './protocol.js'
 import { tapeForDispute } from './tape-job.js'
+import { segmentRoots } from '../train/segment-roots.js'
 
 // The engine's work, one function per kind of job (protocol.ts). It loads
 // TensorFlow.js: a peer runs it in an engine process (engine-server.ts), the
@@ -87,5 +88,6 @@ const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit
   ),
   divergence: async j => await orUnavailable(
     async () => ({ check: await checkDivergence({ proofDir: j.runDir, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })
-  )
+  ),
+  'segment-roots': async j => await segmentRoots({ proofDir: j.runDir, first: j.first, length: j.length, datasetDir: j.datasetDir, faults: j.faults })
 }

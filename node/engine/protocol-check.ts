@@ -55,7 +55,8 @@ const JOB_FIELDS: Record<JobKind, Record<string, (v: unknown, path: string) => u
   tape: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(tapeFaults) },
   warm: { taskFile: str, datasetDir: opt(str) },
   replay: { runDir: str, steps: arr(int), datasetDir: opt(str), checkpointLayout: layout },
-  divergence: { runDir: str, datasetDir: opt(str), checkpointLayout: layout }
+  divergence: { runDir: str, datasetDir: opt(str), checkpointLayout: layout },
+  'segment-roots': { runDir: str, first: nat, length: nat, datasetDir: opt(str), faults: opt(tapeFaults) }
 }
 
 /** A request as the engine receives it. */
@@ -107,7 +108,8 @@ const RESULTS: Record<JobKind, (v: unknown, path: string) => void> = {
   tape: (v, p) => fields(obj(v, p), p, { step: nat, entries: nat, bytes: nat, fromCheckpoint: nat, stateRootAfter: str, seconds: num }),
   warm: (v, p) => fields(obj(v, p), p, { backend: str, datasetRows: nat }),
   replay: outcome('results', arr(replayResult)),
-  divergence: outcome('check', divergenceCheck)
+  divergence: outcome('check', divergenceCheck),
+  'segment-roots': (v, p) => fields(obj(v, p), p, { roots: arr(str), fromCheckpoint: nat, seconds: num })
 }
 
 /** A job's result, checked against its kind. */

@@ -2,6 +2,7 @@ import type { BackendChoice } from '../train/backend-choice.js'
 import type { DivergenceCheck } from '../train/diverged-check.js'
 import type { OpFault } from '../train/fault-spec.js'
 import type { ReplayResult } from '../train/replay-many.js'
+import type { SegmentRoots } from '../train/segment-roots.js'
 import type { EvaluateResult, TrainResult } from '../train/run.js'
 
 // The one way into the training engine. A host (a peer's ports, the dispute
@@ -65,6 +66,16 @@ export interface TapeJob {
   faults?: Pick<EngineFaults, 'ops' | 'weights'>
 }
 
+/** Every state root of one segment of a run (docs/disputes.md "Segments"): states first … first + length, re-executed from the checkpoint before it. */
+export interface SegmentRootsJob {
+  kind: 'segment-roots'
+  runDir: string
+  first: number
+  length: number
+  datasetDir?: string
+  faults?: Pick<EngineFaults, 'ops' | 'weights'>
+}
+
 /** Load the task's backend and dataset, so that the next replay does not pay for them. */
 export interface WarmJob { kind: 'warm', taskFile: string, datasetDir?: string }
 
@@ -74,9 +85,9 @@ export interface ReplayJob { kind: 'replay', runDir: string, steps: number[], da
 /** Re-run a diverged proof's last step from its checkpoint and find its first NaN. */
 export interface DivergenceJob { kind: 'divergence', runDir: string, datasetDir?: string, checkpointLayout?: CheckpointLayout }
 
-export type EngineJob = TrainJob | EvaluateJob | CommitmentsJob | TapeJob | WarmJob | ReplayJob | DivergenceJob
+export type EngineJob = TrainJob | EvaluateJob | CommitmentsJob | TapeJob | WarmJob | ReplayJob | DivergenceJob | SegmentRootsJob
 export type JobKind = EngineJob['kind']
-export const JOB_KINDS: readonly JobKind[] = ['train', 'evaluate', 'commitments', 'tape', 'warm', 'replay', 'divergence']
+export const JOB_KINDS: readonly JobKind[] = ['train', 'evaluate', 'commitments', 'tape', 'warm', 'replay', 'divergence', 'segment-roots']
 
 export interface Commitments { skeletonRoot: string, datasetRoot: string }
 export interface TapeSummary { step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }
@@ -95,6 +106,7 @@ export interface JobResults {
   warm: WarmResult
   replay: ReplayOutcome
   divergence: DivergenceOutcome
+  'segment-roots': SegmentRoots
 }
 export type ResultOf<J extends EngineJob> = JobResults[J['kind']]
 

@@ -80,18 +80,21 @@ const headOf = (t: TensorData): TensorHead => {
 /**
  * An exactness proof from the honest post-state tensors of step `step` (the
  * tape's @state values), the committed ones (a forced error's: forcedState
- * of the honest ones) and the committed per-step state roots (hex). Paths are
- * the committed state's; they reach the honest roots only if the two differ
- * exactly at element 0 of tensor 0.
+ * of the honest ones) and the proof's committed state roots (hex), the
+ * post-state being leaf `leaf` (step + 1; (step + 1) / m with a root every m
+ * steps). Paths are the committed state's; they reach the honest roots only if
+ * the two differ exactly at element 0 of tensor 0.
  */
-export function proveExactness (honest: readonly TensorData[], committed: readonly TensorData[], step: number, stateRoots: readonly string[]): ExactnessProof {
+export function proveExactness (
+  honest: readonly TensorData[], committed: readonly TensorData[], step: number, stateRoots: readonly string[], leaf = step + 1
+): ExactnessProof {
   const t = honest[0]; const f = committed[0]
   const leaves = [...committed.map(x => commitTensor(x).root), stepLeaf(step + 1)]
   const roots = stateRoots.map(fromHex)
   return {
     v: 1,
-    post: roots[step + 1],
-    postPath: merkleProof(roots, step + 1),
+    post: roots[leaf],
+    postPath: merkleProof(roots, leaf),
     honest: headOf(t),
     forced: headOf(f),
     statePath: merkleProof(leaves, 0),

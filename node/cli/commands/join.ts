@@ -33,7 +33,7 @@ export function register (program: Command): void {
     .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
     .option('--bootstrap-retries <n>', 'dial attempts (exponential backoff) before giving up', parseIntOption('--bootstrap-retries', 1, 100), 5)
   // ---- disputes ----
-  cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, bad-checkpoint', collect)
+  cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint', collect)
     .option('--verify-steps <n|all>', 'steps a verifier samples and replays (default: its share of the task\'s verifiers of a sample that catches a solver faking ≥ 10% of its steps with 99% probability)')
     .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
   cmd.option('--max-jobs <n>', 'training and replay jobs run at once; the rest wait in a queue (default: the number of cores)', parseIntOption('--max-jobs', 1, 1024))

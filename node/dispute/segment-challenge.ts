@@ -1,0 +1,57 @@
+import type { KeyringPair } from '@polkadot/keyring/types'
+import { fromHex } from '../../protocols/commit/merkle.js'
+import { SegmentChallenger, type DisputeContext } from '../../protocols/dispute/index.js'
+import { rootEveryOfProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { committedStep, segmentLength, segmentOfStep } from '../../protocols/pol/segments.js'
+
+// The challenger's level above the step game when the proof commits a root
+// every m > 1 steps (docs/disputes.md "Segments"): the bad 1-based step a
+// verifier found lies in segment j; the challenger disputes j only if it
+// agrees with leaf j and not with leaf j + 1, then opens the first transition
+// of the defender's signed segment whose post-root differs from its own.
+
+export interface SegmentPlan {
+  j: number
+  /** c_j, the segment's first state */
+  first: number
+  /** L transitions */
+  length: number
+}
+
+/** The segment holding 1-based step `step` of a proof with a root every m > 1 steps. */
+export function segmentPlanOf (proof: ProofOfLearning, step: number): SegmentPlan {
+  const m = rootEveryOfProof(proof)
+  if (m === 1) throw new Error('not a proof with a root every m > 1 steps')
+  const { j } = segmentOfStep(step - 1, proof.steps, m)
+  return { j, first: committedStep(j, proof.steps, m), length: segmentLength(j, proof.steps, m) }
+}
+
+/**
+ * Only dispute what we can win: our replay of the segment (its L + 1 roots,
+ * hex) starts at the committed leaf j and does not end at leaf j + 1.
+ */
+export function segmentDisputeError (plan: SegmentPlan, proof: ProofOfLearning, own: readonly string[]): string | undefined {
+  if (own.length !== plan.length + 1) return `our replay of segment ${plan.j} has ${own.length} roots, not ${plan.length + 1}`
+  const leaf = (i: number): string => proof.stateRoots[i].replace(/^0x/, '')
+  if (own[0] !== leaf(plan.j)) return `our state after step ${plan.first} differs from leaf ${plan.j} of the proof: dispute an earlier segment`
+  if (own[plan.length] === leaf(plan.j + 1)) return `segment ${plan.j} (steps ${plan.first + 1}…${plan.first + plan.length}) replays to the committed leaf ${plan.j + 1}: nothing to dispute`
+  return undefined
+}
+
+export function segmentChallengerOf (
+  o: { disputeId: number, ctx: DisputeContext, pair: KeyringPair, defender: Uint8Array, plan: SegmentPlan, proof: ProofOfLearning, own: readonly string[] }
+): SegmentChallenger {
+  return new SegmentChallenger({
+    disputeId: o.disputeId,
+    genesis: o.ctx.genesis,
+    taskId: o.ctx.taskId,
+    account: o.pair.publicKey,
+    sign: m => o.pair.sign(m),
+    j: o.plan.j,
+    rootEvery: rootEveryOfProof(o.proof),
+    steps: o.proof.steps,
+    stateRoots: o.proof.stateRoots,
+    defender: o.defender,
+    own: o.own.map(fromHex)
+  })
+}
