@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import { convPads } from '../../protocols/reference/conv.js'
 import type { ConvGeom } from '../../protocols/reference/psk-kernels.js'
+import { registerElementwiseKernels } from './psk-elementwise.js'
 import type { PskImpl } from './psk-native.js'
 
 // Registers the psk1 kernels on tfjs' wasm backend in place of its
@@ -104,6 +105,7 @@ export function registerPskKernels (impl: PskImpl): void {
     tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
   }
   if (impl.sumCols !== undefined) reg('Sum', sumKernel(impl.sumCols))
+  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
   reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
   reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
   reg('Conv2D', ({ inputs, backend, attrs }) => {
