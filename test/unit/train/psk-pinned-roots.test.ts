@@ -54,11 +54,8 @@ describe('psk1: proof roots and tapes are the previous build\'s', () => {
   for (const [model, batchSize] of [['mlp', 32], ['cnn', 16], ['gpt', 4]] as const) {
     it(`${model}: the proof root of a 6-step task and the tape of step 2`, async () => {
       const data = model === 'gpt' ? text : ds
-      const program = model === 'gpt'
-        ? newProgram({
-          model, gpt: { layers: 1, dModel: 16, heads: 2, mlp: 32 }, runtime: WASM_PSK_RUNTIME, dataset: datasetRef(data), steps: 6, batchSize, checkpointEvery: 3, learningRate: 0.01, seed: 5
-        })
-        : newProgram({ model, runtime: WASM_PSK_RUNTIME, dataset: datasetRef(data), steps: 6, checkpointEvery: 3, batchSize, seed: 5 })
+      const common = { model, runtime: WASM_PSK_RUNTIME, dataset: datasetRef(data), steps: 6, checkpointEvery: 3, batchSize, seed: 5 }
+      const program = model === 'gpt' ? newProgram({ ...common, gpt: { layers: 1, dModel: 16, heads: 2, mlp: 32 }, learningRate: 0.01 }) : newProgram(common)
       const r = await trainTask({ program, outDir: join(dir, model), dataset: data, hashWorker: false, evaluate: false })
       expect(r.proofRoot).toBe(PINNED[model].proofRoot)
       const t = await Trainer.create(program, data)
