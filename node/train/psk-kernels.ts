@@ -7,7 +7,7 @@ import type { PskImpl } from './psk-native.js'
 // Registers the psk1 kernels on tfjs' wasm backend in place of its
 // BatchMatMul, _FusedMatMul, Conv2D, Conv2DBackpropInput,
 // Conv2DBackpropFilter and MaxPoolGrad (and, natively, its Sum over leading
-// axes, with its own bits). They read their inputs and write their output in the
+// axes and its elementwise ops, psk-elementwise.ts, with its own bits). They read their inputs and write their output in the
 // wasm heap through views (no copies). Any case the psk1 reference does not
 // define is refused with an error, never run another way.
 
