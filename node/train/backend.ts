@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os'
 import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
+import { registerAliasKernels } from './alias-kernels.js'
 import { registerPskKernels } from './psk-kernels.js'
 import { pskImpl } from './psk-native.js'
 import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
@@ -79,6 +80,7 @@ async function startWasm (runtime: string, reason: string, log: BackendLog): Pro
     // output rows over up to 2 threads where 2 cores are ours (taskset counts): each element's sum is unchanged
     const impl = pskImpl(Math.min(2, availableParallelism()))
     registerPskKernels(impl)
+    registerAliasKernels()
     const info: BackendInfo = { name: 'wasm', runtime, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: impl.threads, kernels: impl.kind }
     log.info(`backend wasm (${runtime}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…): ${reason}`)
     if (impl.kind === 'native') log.info(`psk1 kernels: native (${impl.why}), ${impl.threads} thread${impl.threads > 1 ? 's' : ''}`)

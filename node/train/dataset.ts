@@ -221,12 +221,15 @@ function textSpecOf (ref: DatasetRef): TextSpec {
   return ref.text
 }
 
+/** float32(b / 255) for every byte b: the same values as dividing each pixel, without a division per pixel */
+const BYTE_OVER_255 = Float32Array.from({ length: 256 }, (_, b) => b / 255)
+
 /** Normalised float32 rows x/255 for the given row indices (batch tensor bytes). */
 export function normalizeRows (images: Uint8Array, rowSize: number, rows: ArrayLike<number>): Float32Array {
   const out = new Float32Array(rows.length * rowSize)
   for (let i = 0; i < rows.length; i++) {
     const src = rows[i] * rowSize
-    for (let j = 0; j < rowSize; j++) out[i * rowSize + j] = images[src + j] / 255
+    for (let j = 0; j < rowSize; j++) out[i * rowSize + j] = BYTE_OVER_255[images[src + j]]
   }
   return out
 }

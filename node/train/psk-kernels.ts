@@ -1,12 +1,13 @@
 import * as tf from '@tensorflow/tfjs'
 import { convPads } from '../../protocols/reference/conv.js'
 import type { ConvGeom } from '../../protocols/reference/psk-kernels.js'
+import { registerElementwiseKernels } from './psk-elementwise.js'
 import type { PskImpl } from './psk-native.js'
 
 // Registers the psk1 kernels on tfjs' wasm backend in place of its
 // BatchMatMul, _FusedMatMul, Conv2D, Conv2DBackpropInput,
 // Conv2DBackpropFilter and MaxPoolGrad (and, natively, its Sum over leading
-// axes, with its own bits). They read their inputs and write their output in the
+// axes and its elementwise ops, psk-elementwise.ts, with its own bits). They read their inputs and write their output in the
 // wasm heap through views (no copies). Any case the psk1 reference does not
 // define is refused with an error, never run another way.
 
@@ -104,6 +105,7 @@ export function registerPskKernels (impl: PskImpl): void {
     tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
   }
   if (impl.sumCols !== undefined) reg('Sum', sumKernel(impl.sumCols))
+  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
   reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
   reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
   reg('Conv2D', ({ inputs, backend, attrs }) => {

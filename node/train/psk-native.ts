@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { BinaryFn, UnaryFn } from './psk-elementwise.js'
 import { pskSelfTest } from './psk-selftest.js'
 import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from '../../protocols/reference/psk-kernels.js'
 
@@ -31,6 +32,12 @@ export interface PskImpl {
    * (NaNs included) without its transpose; not a psk1 kernel (its reference stays the wasm runtime's)
    */
   sumCols?: (x: Float32Array, out: Float32Array, rows: number, cols: number) => void
+  /**
+   * native only: tfjs-wasm's elementwise kernels with its bits (not psk1 kernels): out[i] = a[i] op b[i % b.length]
+   * (psk-elementwise.ts)
+   */
+  binary?: BinaryFn
+  unary?: UnaryFn
 }
 
 interface Addon {
@@ -44,6 +51,9 @@ interface Addon {
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => void
   /** older builds lack it */
   sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
+  /** older builds lack them */
+  binary?: BinaryFn
+  unary?: UnaryFn
   /** whether the array holds a NaN (older builds lack it) */
   hasNaN?: (v: Float32Array) => boolean
 }
@@ -120,7 +130,8 @@ export function loadNative (threads: number): Omit<PskImpl, 'why'> | { error: st
     conv2dBackpropInput: (dy, w, dx, g) => addon.conv2dBackpropInput(dy, w, dx, geomArray(g, t)),
     conv2dBackpropFilter: (x, dy, dw, g) => addon.conv2dBackpropFilter(x, dy, dw, geomArray(g, t)),
     maxPoolGrad: (dy, x, dx, g) => addon.maxPoolGrad(dy, x, dx, geomArray(g, t)),
-    ...(typeof addon.sumCols === 'function' ? { sumCols: (x: Float32Array, out: Float32Array, rows: number, cols: number) => addon.sumCols?.(x, out, Int32Array.of(rows, cols)) } : {})
+    ...(typeof addon.sumCols === 'function' ? { sumCols: (x: Float32Array, out: Float32Array, rows: number, cols: number) => addon.sumCols?.(x, out, Int32Array.of(rows, cols)) } : {}),
+    ...(typeof addon.binary === 'function' && typeof addon.unary === 'function' ? { binary: addon.binary, unary: addon.unary } : {})
   }
 }
 

@@ -1,5 +1,7 @@
 import type { ConvGeom, MatMulDims } from '../../protocols/reference/psk-kernels.js'
 import { convPads } from '../../protocols/reference/index.js'
+import { BINARY_BITS, UNARY_BITS } from '../../protocols/reference/elementwise.js'
+import { ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, type BinaryFn, type UnaryFn } from './psk-elementwise.js'
 
 // A peer's native psk1 kernels must give the reference's bits on *this* machine:
 // the addon picks an AVX-512, AVX2 or SSE version of each kernel when it loads, a
@@ -43,6 +45,9 @@ const MATMULS: MatMulDims[] = [
 const CONVS: ConvGeom[] = [conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true)]
 const POOLS: ConvGeom[] = [conv(2, 8, 8, 12, 2, 12, 2, false), conv(1, 9, 9, 17, 3, 17, 2, true), conv(1, 7, 7, 8, 3, 8, 1, false)]
 
+/** [n, b.length]: the same shape, a scalar, rows of 8, 16, 3 and 100 (vector remainders, the repeated short row, tails) */
+const BINARIES: Array<[number, number]> = [[37, 37], [37, 1], [1000, 8], [96, 16], [75, 3], [300, 100]]
+
 const bits = (v: Float32Array): Uint32Array => new Uint32Array(v.buffer, v.byteOffset, v.length)
 const size = (...d: number[]): number => d.reduce((a, b) => a * b, 1)
 
@@ -55,8 +60,12 @@ export interface KernelSet {
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
 }
 
-/** Runs `impl` and `reference` (the JavaScript kernels) on every case; the names of the cases whose bits differ. */
-export function pskSelfTest (impl: KernelSet, reference: KernelSet): { cases: number, mismatches: string[] } {
+/**
+ * Runs `impl` and `reference` (the JavaScript kernels) on every case; the names of the cases whose bits differ. The
+ * native elementwise kernels (tfjs-wasm's bits, not psk1's), when `impl` has them, against the element references'
+ * bit functions.
+ */
+export function pskSelfTest (impl: KernelSet & { binary?: BinaryFn, unary?: UnaryFn }, reference: KernelSet): { cases: number, mismatches: string[] } {
   const c = new Cases()
   const mismatches: string[] = []
   let cases = 0
@@ -83,6 +92,38 @@ export function pskSelfTest (impl: KernelSet, reference: KernelSet): { cases: nu
   for (const g of POOLS) {
     const x = c.values(size(g.B, g.H, g.W, g.CI)); const dy = c.values(size(g.B, g.OH, g.OW, g.CO))
     compare(`MaxPoolGrad ${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh}`, x.length, (k, o) => k.maxPoolGrad(dy, x, o, g))
+  }
+  const elementwise = (what: string, got: Float32Array, want: (i: number) => number): void => {
+    cases++
+    const u = bits(got)
+    const i = u.findIndex((v, j) => v !== want(j))
+    if (i >= 0) mismatches.push(`${what}: element ${i} 0x${u[i].toString(16)} != 0x${want(i).toString(16)}`)
+  }
+  if (impl.binary !== undefined) {
+    // every special value against every other (NaN op NaN shows which operand a kernel returns), then random cases
+    const crossed = (f: (i: number) => number): Float32Array => new Float32Array(Uint32Array.from({ length: SPECIALS.length ** 2 }, (_, i) => f(i)).buffer)
+    const pairs: Array<[Float32Array, Float32Array]> = [
+      [crossed(i => SPECIALS[i % SPECIALS.length]), crossed(i => SPECIALS[Math.floor(i / SPECIALS.length)])],
+      ...BINARIES.map(([n, bn]): [Float32Array, Float32Array] => [c.values(n), c.values(bn)])
+    ]
+    for (const [a, b] of pairs) {
+      const n = a.length; const bn = b.length; const ua = bits(a); const ub = bits(b)
+      ELEMENTWISE_BINARY.forEach((name, op) => {
+        const out = new Float32Array(n)
+        impl.binary?.(a, b, out, op)
+        elementwise(`${name} [${n}] [${bn}]`, out, i => BINARY_BITS[name](ua[i], ub[i % bn]))
+      })
+    }
+  }
+  if (impl.unary !== undefined) {
+    const x = c.values(53); const ux = bits(x)
+    ELEMENTWISE_UNARY.forEach((name, op) => {
+      for (const alpha of name === 'Step' ? [0, 0.25] : [0]) {
+        const out = new Float32Array(x.length)
+        impl.unary?.(x, out, op, alpha)
+        elementwise(`${name} [${x.length}]${name === 'Step' ? ` alpha ${alpha}` : ''}`, out, i => UNARY_BITS[name](ux[i], { alpha }))
+      }
+    })
   }
   return { cases, mismatches }
 }

@@ -3,6 +3,7 @@ import { stateRoot } from '../../protocols/commit/state.js'
 import { toHex } from '../../protocols/commit/merkle.js'
 import type { DType, TensorData } from '../../protocols/commit/tensor.js'
 import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, tapeRoot, type InputRef, type TapeEntry, type TapeInput } from '../../protocols/tape/tape.js'
+import { tapedKernelFunc } from './alias-kernels.js'
 import { fastTensorRoot } from './fast-commit.js'
 import type { Trainer } from './trainer.js'
 
@@ -69,7 +70,8 @@ export function tapeStep (trainer: Trainer): StepTape {
     for (const k of originals) { tf.unregisterKernel(k.kernelName, backendName); tf.registerKernel(k) }
   }
   for (const k of originals) {
-    const orig = k.kernelFunc
+    // the copying kernel where the runtime aliases (alias-kernels.ts): a tape's op references follow buffers
+    const orig = tapedKernelFunc(k.kernelFunc)
     tf.unregisterKernel(k.kernelName, backendName)
     tf.registerKernel({
       ...k,

@@ -2,9 +2,15 @@
 #include "psk-simd.h"
 
 /* written as a select, not a conditional store, so that it vectorises */
+/* read-only unless a block holds a NaN: rewriting every element cost a second write pass over outputs of a MB or more */
 CLONES void psk_canonical_nan(float *out, long n) {
   uint32_t *u = (uint32_t *)out;
-  for (long i = 0; i < n; i++) u[i] = (u[i] & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : u[i];
+  for (long i = 0; i < n; i += 1024) {
+    long end = i + 1024 < n ? i + 1024 : n;
+    int any = 0;
+    for (long k = i; k < end; k++) any |= (u[k] & 0x7fffffffu) > 0x7f800000u;
+    if (any) for (long k = i; k < end; k++) u[k] = (u[k] & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : u[k];
+  }
 }
 
 /* C[i, j] for i in [0, M), j in [0, N): sum over k of A[i*sai + k*sak] * Bp(k, j),

@@ -35,5 +35,14 @@ void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x,
  * psk1 kernel: its bits, NaNs included, are the wasm runtime's, computed without its transpose). */
 void psk_sum_cols(const float *x, float *out, long rows, int cols);
 
+/* tfjs-wasm's elementwise float32 kernels with its bits (not psk1 kernels; the references stay the wasm
+ * runtime's): out[i] = a[i] op b[i % bn] (bn divides n: the same shape, a scalar, or a row broadcast over the
+ * last axis), and unary ops. A NaN output is the first NaN operand quietened, else 0xffc00000; Relu is the
+ * integer max with 0 of the bits, Step keeps a NaN's bits. */
+enum { PSK_ADD, PSK_SUB, PSK_MUL, PSK_DIV };
+void psk_binary(int op, const float *a, const float *b, float *out, long n, long bn);
+enum { PSK_RELU, PSK_STEP, PSK_SQUARE, PSK_SQRT };
+void psk_unary(int op, const float *x, float *out, long n, float alpha);
+
 void psk_canonical_nan(float *out, long n);
 #endif

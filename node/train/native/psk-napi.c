@@ -157,6 +157,32 @@ static napi_value sumCols(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static int int_arg(napi_env env, napi_value v, int32_t *out) { return napi_get_value_int32(env, v, out) == napi_ok; }
+
+/* binary(a, b, out, op): out[i] = a[i] op b[i % b.length] (tfjs-wasm's Add, Sub, Multiply, RealDiv bits) */
+static napi_value binary(napi_env env, napi_callback_info info) {
+  size_t argc = 4; napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *a, *b, *out; size_t na, nb, no; int32_t op;
+  if (argc < 4 || !f32arg(env, argv[0], &a, &na) || !f32arg(env, argv[1], &b, &nb) || !f32arg(env, argv[2], &out, &no) || !int_arg(env, argv[3], &op)) { napi_throw_type_error(env, NULL, "binary(a, b, out, op)"); return NULL; }
+  if (op < PSK_ADD || op > PSK_DIV || na != no || nb == 0 || no % nb != 0) { napi_throw_range_error(env, NULL, "binary: bad op or sizes"); return NULL; }
+  psk_binary(op, a, b, out, (long)no, (long)nb);
+  clear_upper();
+  return NULL;
+}
+
+/* unary(x, out, op, alpha): tfjs-wasm's Relu, Step (alpha), Square, Sqrt bits */
+static napi_value unary(napi_env env, napi_callback_info info) {
+  size_t argc = 4; napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  float *x, *out; size_t nx, no; int32_t op; double alpha;
+  if (argc < 4 || !f32arg(env, argv[0], &x, &nx) || !f32arg(env, argv[1], &out, &no) || !int_arg(env, argv[2], &op) || napi_get_value_double(env, argv[3], &alpha) != napi_ok) { napi_throw_type_error(env, NULL, "unary(x, out, op, alpha)"); return NULL; }
+  if (op < PSK_RELU || op > PSK_SQRT || nx != no) { napi_throw_range_error(env, NULL, "unary: bad op or sizes"); return NULL; }
+  psk_unary(op, x, out, (long)no, (float)alpha);
+  clear_upper();
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
@@ -165,7 +191,9 @@ static napi_value init(napi_env env, napi_value exports) {
     { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropFilter", NULL, backFilter, NULL, NULL, NULL, napi_default, NULL },
     { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL },
-    { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL }
+    { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL },
+    { "binary", NULL, binary, NULL, NULL, NULL, napi_default, NULL },
+    { "unary", NULL, unary, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -7,6 +7,7 @@ import { CANONICAL_NAN, convPads, opShapeOf, supportsElement, type ConvGeom, typ
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../../node/train/dataset.js'
+import { ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, wasmElementwiseKernel } from '../../../node/train/psk-elementwise.js'
 import { JS_IMPL, loadNative, type PskImpl } from '../../../node/train/psk-native.js'
 import { Trainer } from '../../../node/train/trainer.js'
 import { tapeStep } from '../../../node/train/tape-recorder.js'
@@ -212,6 +213,60 @@ describe('psk1 on the tfjs wasm backend', () => {
       expect(runBackend('Sum', ['x'], [x], { axis, keepDims: true }).shape).toEqual([...axis.map(() => 1), C])
     }
     expect(checked).toBeGreaterThan(100)
+  })
+
+  it('tfjs-wasm\'s elementwise kernels run natively with its bits: every broadcast, special values, NaN op NaN', () => {
+    const native = loadNative(1)
+    if ('error' in native || native.binary === undefined || native.unary === undefined) throw new Error('the psk1 addon has no elementwise kernels')
+    /** runs `kernel` with tfjs-wasm's own kernel function in place of the native one */
+    const wasmRun = (kernel: string, names: string[], inputs: TensorData[], attrs: Record<string, unknown>): TensorData => {
+      const cfg = tf.getKernel(kernel, 'wasm'); const own = wasmElementwiseKernel(kernel)
+      if (cfg === undefined || own === undefined) throw new Error(`${kernel}: no native kernel registered over the wasm one`)
+      tf.unregisterKernel(kernel, 'wasm'); tf.registerKernel({ ...cfg, kernelFunc: own })
+      try { return runBackend(kernel, names, inputs, attrs) } finally { tf.unregisterKernel(kernel, 'wasm'); tf.registerKernel(cfg) }
+    }
+    const crossed = (f: (i: number) => number): TensorData => ({ shape: [SPECIALS.length ** 2], dtype: 'float32', values: new Float32Array(Uint32Array.from({ length: SPECIALS.length ** 2 }, (_, i) => f(i)).buffer) })
+    // the same shape, a scalar either side (a scalar a: XNNPACK's swapped operands), rows of 8, 16, 10 over the last
+    // axis (leading 1s too), and cases left to the wasm kernel (one element, general broadcasting, a row in a)
+    const shapes: Array<[number[], number[]]> = [
+      [[64, 26, 26, 8], [8]], [[5, 7, 16], [16]], [[3, 10], [1, 10]], [[37], [37]], [[4, 9], [4, 9]], [[40], []], [[40], [1]], [[], [40]], [[1], [33]],
+      [[6, 1], [6, 1]], [[1], [1]], [[2, 3, 1], [1, 3, 4]], [[8], [5, 8]], [[10], [1, 1, 10]], [[3, 200], [200]]
+    ]
+    let checked = 0
+    for (const name of ELEMENTWISE_BINARY) {
+      const cases: Array<[TensorData, TensorData]> = [
+        [crossed(i => SPECIALS[i % SPECIALS.length]), crossed(i => SPECIALS[Math.floor(i / SPECIALS.length)])],
+        ...shapes.map(([a, b]): [TensorData, TensorData] => [tensor(a, 0.2), tensor(b, 0.2)])
+      ]
+      for (const [a, b] of cases) {
+        const what = `${name} [${a.shape.join(',')}] [${b.shape.join(',')}]`
+        const got = runBackend(name, ['a', 'b'], [a, b], {})
+        const want = wasmRun(name, ['a', 'b'], [a, b], {})
+        expect(got.shape, what).toEqual(want.shape)
+        sameBits(got.values as Float32Array, want.values as Float32Array, `${what}: backend vs the wasm kernel`)
+        checked += check(WASM_PSK_RUNTIME, name, ['a', 'b'], [a, b], {}, 200)
+      }
+    }
+    for (const name of ELEMENTWISE_UNARY) {
+      for (const x of [crossed(i => SPECIALS[i % SPECIALS.length]), tensor([1000], 0.2), tensor([64, 26, 26, 8], 0.01), tensor([7], 0.5)]) {
+        for (const alpha of name === 'Step' ? [0, 0.3] : [0]) {
+          const attrs = name === 'Step' ? { alpha } : {}
+          const what = `${name} [${x.shape.join(',')}] ${JSON.stringify(attrs)}`
+          const got = runBackend(name, ['x'], [x], attrs)
+          sameBits(got.values as Float32Array, wasmRun(name, ['x'], [x], attrs).values as Float32Array, `${what}: backend vs the wasm kernel`)
+          // the addon directly: the backend's path above may have been the wasm kernel
+          const direct = new Float32Array(got.values.length)
+          native.unary(x.values as Float32Array, direct, ELEMENTWISE_UNARY.indexOf(name), alpha)
+          sameBits(direct, got.values as Float32Array, `${what}: native vs the backend`)
+          checked += check(WASM_PSK_RUNTIME, name, ['x'], [x], attrs, 200)
+        }
+      }
+    }
+    // int32 operands stay on the wasm kernels
+    const ints: TensorData = { shape: [5], dtype: 'int32', values: Int32Array.of(-3, 0, 7, -1, 2) }
+    expect(Array.from(runBackend('Add', ['a', 'b'], [ints, ints], {}).values)).toEqual([-6, 0, 14, -2, 4])
+    expect(Array.from(runBackend('Relu', ['x'], [ints], {}).values)).toEqual([0, 0, 7, 0, 2])
+    expect(checked).toBeGreaterThan(3000)
   })
 
   it('every op of real MLP Adam and cnn SGD steps has a reference that equals the backend', async () => {

@@ -46,6 +46,10 @@ describe('datasets', () => {
     const ds = syntheticDataset(1, 64, 8)
     const x = normalizeRows(ds.trainImages, 784, [5])
     expect(x[10]).toBe(Math.fround(ds.trainImages[5 * 784 + 10] / 255))
+    // every byte value, in rows picked out of order
+    const bytes = Uint8Array.from({ length: 512 }, (_, i) => (i * 37) % 256)
+    const every = normalizeRows(bytes, 256, [1, 0])
+    every.forEach((v, i) => expect(v).toBe(Math.fround(bytes[(i < 256 ? 256 : 0) + (i % 256)] / 255)))
     const y = oneHot(ds.trainLabels, 10, [5, 6])
     expect(y.reduce((a, b) => a + b, 0)).toBe(2); expect(y[ds.trainLabels[5]]).toBe(1)
     const c = datasetCommitment(ds)
