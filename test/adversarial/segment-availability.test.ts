@@ -182,7 +182,8 @@ describe('initial-state claims at a root every m steps (state 0 is leaf 0; the d
     // the left half of state root 0: its first 2^(d−1) tensor commitments, the last of them posing as the step leaf
     const sl = stateLeaves(honest, 0)
     const half = 2 ** (Math.ceil(Math.log2(sl.length)) - 1)
-    const left = merkleRoot(sl.slice(0, half)); const right = merkleRoot(sl.slice(half))
+    // the right child is leaf 0's last sibling (merkleRoot pads each level with the zero hash)
+    const left = merkleRoot(sl.slice(0, half)); const right = merkleProof(sl, 0).at(-1)!
     expect(nodeHash(left, right)).toEqual(leaves[0])
     const heads = honest.slice(0, half - 1).map(headOf)
     const fake: InitClaim = { v: 1, kind: 'init', program: P.bytes, root: left, rootPath: [right, ...merkleProof(leaves, 0)], heads, last: sl[half - 1], t: 0 }
