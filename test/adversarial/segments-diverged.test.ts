@@ -6,7 +6,7 @@ import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
 import { fromHex, merkleProof, merkleRoot, nodeHash, toHex } from '../../protocols/commit/merkle.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
-import { MAX_SEQ, decodeMsg, encodeClaim, judgeClaim, ClaimRejected, type Claim, type Divergence, type JudgeEnv } from '../../protocols/dispute/index.js'
+import { MAX_SEQ, decodeMsg, encodeClaim, encodeSigned, judgeClaim, ClaimRejected, type Claim, type Divergence, type JudgeEnv } from '../../protocols/dispute/index.js'
 import { committedSteps, proofDepth } from '../../protocols/pol/segments.js'
 import { STATE_PSEUDO_KERNEL } from '../../protocols/tape/tape.js'
 import type { Harness } from '../unit/chain/harness.js'
@@ -153,6 +153,25 @@ describe('a solver faking a divergence at m > 1 loses', () => {
       expect(worth(h, 'Bob')).toBeLessThan(bob0)
     })
   }
+
+  it('a silent faker is forced for its one-step commit of step k (with that step\'s allowance) and slashed at the timeout', async () => {
+    const k = clean.step
+    const fake: Divergence = { entry: op(), flat: 0 }
+    const h = await divergedTask(clean, honest(clean), k, fake)
+    expect(open(h, divergedIndex(k))).toBeUndefined()
+    const bob0 = worth(h, 'Bob')
+    expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
+    const window = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
+    const f = dispute(h).force!
+    expect(f).toMatchObject({ to: 'Defender', seq: 0, due: f.at + window + tapeAllowance(taskOf(h), k) })
+    // a commit of another step than k does not answer it
+    const g = gamesFor(h, clean, honest(clean), honest(clean), { disputeId: 0, challengerName: 'Dave', disputedStep: k - 1, ...play(k) })
+    expect(h.run('Bob', 'Arbitration', 'answer_move', { disputeId: 0, answer: u8aToHex(encodeSigned(g.D.commit())) }).error).toBe('Arbitration.InvalidMove')
+    h.advance(f.due - h.number)
+    expect(h.run('Alice', 'Arbitration', 'claim_timeout', { disputeId: 0 }).error).toBeUndefined()
+    expect(dispute(h).status).toBe('ChallengerWon')
+    expect(worth(h, 'Bob')).toBeLessThan(bob0)
+  })
 
   it('its badOpen with a node inside its last state root (one level below leaf ⌈k / m⌉, the per-step depth) is refused', async () => {
     const k = clean.step
