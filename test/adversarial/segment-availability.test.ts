@@ -11,7 +11,7 @@ import {
   samplePosition, type AvailabilityResponse
 } from '../../protocols/availability/index.js'
 import { proveSlice } from '../../protocols/commit/tensor.js'
-import { buildInitClaim, encodeInitClaim, firstInitMismatch, type InitClaim } from '../../protocols/dispute/index.js'
+import { buildInitClaim, encodeClaim, encodeInitClaim, firstInitMismatch, type InitClaim } from '../../protocols/dispute/index.js'
 import { initialState, initialStateRoot } from '../../protocols/program/init.js'
 import { committedSteps } from '../../protocols/pol/segments.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -193,5 +193,18 @@ describe('initial-state claims at a root every m steps (state 0 is leaf 0; the d
     expect(task().solverFailed).toBe(false)
     expect(worth('Bob')).toBe(bob)
     expect(worth('Dave')).toBe(dave)
+  })
+  it('an init claim ends a dispute of segment 0 the same way (leaf 0 at the task\'s depth)', async () => {
+    const invented = initialState({ ...P.program, seed: P.program.seed + 1 })
+    const leaves = [stateRoot(invented, 0), other(4), other(5)]
+    await taskWith(P, leaves)
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
+    const at = firstInitMismatch(P.program, invented)!
+    const c = buildInitClaim({ program: P.bytes, stateRoots: leaves, state: invented, t: at.t, flat: at.flat })
+    const adjudicate = (x: InitClaim): string | undefined => h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(x)) }).error
+    // a path of another length than the task's depth proves nothing
+    expect(adjudicate({ ...c, rootPath: [...c.rootPath, new Uint8Array(32)] })).toBe('Arbitration.InvalidProof')
+    expect(adjudicate(c)).toBeUndefined()
+    expect(h.read<{ status: string }>('Arbitration', 'Disputes', 0)!.status).toBe('ChallengerWon')
   })
 })
