@@ -98,8 +98,8 @@ export function samplePosition (seed: Uint8Array, k: number, rowCounts: readonly
 
 /**
  * The leaf of proof_root that commits the state after `step` and the depth of
- * every path to it: with a root every m steps (`seg`) leaf step / m of
- * ⌈steps / m⌉ + 1 leaves; without, leaf `step` of stepCount + 1.
+ * every path to it: with a root every m steps leaf step / m of
+ * ⌈stepCount / m⌉ + 1 leaves (m = 1: leaf `step` of stepCount + 1).
  */
 export function stateLeafOf (step: number, stepCount: number, m = 1): { leaf: number, depth: number } {
   if (!isCommittedStep(step, stepCount, m)) throw new RangeError(`the state after step ${step} is not a committed leaf (a root every ${m} of ${stepCount} steps)`)

@@ -54,6 +54,7 @@ function ruleOf (ctx: Context, d: DisputeInfo): SegmentRule | undefined {
 
 /** The step of a one-step dispute (disputed_step, or a segmented proof's diverged step). */
 function stepOf (ctx: Context, d: DisputeInfo): number {
+  if (rootEveryOfTask(ctx, d.taskId) === 1) return d.disputedStep
   return oneStepOf(ctx, d, getTask(ctx, d.taskId)) ?? d.disputedStep
 }
 
