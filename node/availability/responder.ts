@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import { availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, committedCheckpointTensors, encodeAvailabilityResponse, MAX_RESPONSE_BYTES } from '../../protocols/availability/index.js'
-import { validateProof } from '../../protocols/pol/proof.js'
+import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol/proof.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { fastTensorRoot } from '../train/fast-commit.js'
@@ -35,17 +35,20 @@ export function responseFromRun (runDir: string, step: number, committedProofRoo
   const root = committedProofRoot.replace(/^0x/, '')
   if (proof.proofRoot !== root) throw new Error('the local proof is not the committed one')
   if (step > proof.steps) throw new Error(`step ${step} is beyond the run's ${proof.steps} steps`)
+  // with a root every m steps the checkpoint's state is leaf step / m of the proof
+  const m = rootEveryOfProof(proof)
   const dir = checkpointDir(runDir, step)
   const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
   const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
   const tensors = committedCheckpointTensors(
-    manifest, new Uint8Array(readFileSync(file)), step, proof.stateRoots[step], undefined, { tensorRoot: fastTensorRoot }
+    manifest, new Uint8Array(readFileSync(file)), step, rootAtStep(proof, step), undefined, { tensorRoot: fastTensorRoot }
   )
-  const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples))
+  const seg = m === 1 ? undefined : { rootEvery: m, steps: proof.steps }
+  const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples, seg))
   if (bytes.length > MAX_RESPONSE_BYTES) throw new Error(`the response is ${bytes.length} bytes, over the chain's ${MAX_RESPONSE_BYTES}`)
   // dry run of the chain's rule: never send what the chain would refuse
-  checkAvailabilityResponse({ proofRoot: fromHex(root), step, stepCount: proof.steps, seed, count: samples }, bytes)
+  checkAvailabilityResponse({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, seed, count: samples }, bytes)
   return bytes
 }
 

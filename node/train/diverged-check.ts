@@ -1,6 +1,7 @@
 import { bytesEqual, fromHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
 import { firstNaNIndex, firstNaNOf } from '../../protocols/dispute/nan.js'
+import { rootAtStep } from '../../protocols/pol/proof.js'
 import type { BackendChoice, BackendLog } from './backend.js'
 import { fastStateRoot } from './fast-commit.js'
 import { CheckpointUnusable, loadByProgram } from './replay-many.js'
@@ -12,7 +13,8 @@ import { Trainer } from './trainer.js'
 // A verifier's check of a diverged proof's last step (docs/disputes.md,
 // "NaN: a NaN ends the run"): step k is re-run from the checkpoint of state
 // k under the tape recorder; the proof stands only if state k holds no NaN and the
-// first op output holding one is the proof's divergence point.
+// first op output holding one is the proof's divergence point. State k is the
+// proof's last leaf (leaf ⌈k / m⌉ with a root every m steps: k is always committed).
 
 export interface DivergenceCheck {
   /** 1-based engine step of the diverged transition (k + 1) */
@@ -32,15 +34,16 @@ export async function checkDivergence (o: { proofDir: string, datasetDir?: strin
   const k = proof.steps
   const ref = proof.checkpoints.find(c => c.step === k)
   if (ref === undefined) throw new CheckpointUnusable(k, 'a diverged proof must publish a checkpoint of its last state')
+  const root = rootAtStep(proof, k)
   const trainer = await Trainer.create(program, ds)
   try {
     let tensors: TensorData[]
-    if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, proof.stateRoots[k])
+    if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, root)
     else {
       try {
         tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors
       } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
-      if (!bytesEqual(fastStateRoot(tensors, k), fromHex(proof.stateRoots[k]))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
+      if (!bytesEqual(fastStateRoot(tensors, k), fromHex(root))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
     }
     const step = k + 1
     for (let t = 0; t < tensors.length; t++) {

@@ -3,10 +3,11 @@ import type { TensorData } from '../commit/tensor.js'
 
 // What a verifier checks about a fetched checkpoint before it replays from it:
 // the manifest and data agree (sizes, sha256, every tensor commitment), the
-// checkpoint is of the step it was fetched for, and its state root is leaf
-// `step` of the solver's committed proof. Any failure means the interval
-// cannot be replayed from what the solver published: a data-availability
-// problem (docs/disputes.md, "Withheld checkpoints"), not a wrong step.
+// checkpoint is of the step it was fetched for, and its state root is the
+// solver's committed root of that step (leaf step / m with a root every m
+// steps). Any failure means the interval cannot be replayed from what the
+// solver published: a data-availability problem (docs/disputes.md,
+// "Withheld checkpoints"), not a wrong step.
 
 const bare = (h: string): string => h.replace(/^0x/, '').toLowerCase()
 

@@ -2,6 +2,7 @@ import { decode, encode } from 'cborg'
 import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
 import { combineRoots, commitTensor, matrixView, proveSlice, verifySlice, type DType, type SliceProof, type TensorData } from '../commit/tensor.js'
+import { isCommittedStep, leafOfStep, proofDepth } from '../pol/segments.js'
 
 // Data-availability challenge (docs/disputes.md, "Withheld checkpoints").
 //
@@ -13,7 +14,8 @@ import { combineRoots, commitTensor, matrixView, proveSlice, verifySlice, type D
 //   - the header of every state tensor (dtype, shape, row root, column root):
 //     the chain recomputes each tensor commitment and from them the state root
 //     (protocols/commit stateRoot: tensor commitments + the step leaf), which
-//     must be leaf s of the committed proof_root (path included). So the set
+//     must be the leaf of step s of the committed proof_root (leaf s / m with
+//     a root every m steps; path of the chain's depth). So the set
 //     of tensors and their shapes are bound to the commitment and the solver
 //     cannot shrink what it is sampled from;
 //   - each sampled row's leaf (the group of consecutive rows the row-tree leaf
@@ -95,16 +97,30 @@ export function samplePosition (seed: Uint8Array, k: number, rowCounts: readonly
 }
 
 /**
+ * The leaf of proof_root that commits the state after `step` and the depth of
+ * every path to it: with a root every m steps leaf step / m of
+ * ⌈stepCount / m⌉ + 1 leaves (m = 1: leaf `step` of stepCount + 1).
+ */
+export function stateLeafOf (step: number, stepCount: number, m = 1): { leaf: number, depth: number } {
+  if (!isCommittedStep(step, stepCount, m)) throw new RangeError(`the state after step ${step} is not a committed leaf (a root every ${m} of ${stepCount} steps)`)
+  return { leaf: leafOfStep(step, stepCount, m), depth: proofDepth(stepCount, m) }
+}
+
+/**
  * The solver's answer from its local state at `step`; throws if the state does
  * not hash to the committed root (a solver without the true bytes cannot answer).
+ * `stateRoots` are the proof's leaves; with `seg` (a root every m > 1 steps) the
+ * state after `step` is leaf step / m of them.
  */
 export function buildAvailabilityResponse (
-  tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seed: Uint8Array, count = SAMPLE_COUNT
+  tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seed: Uint8Array, count = SAMPLE_COUNT,
+  seg?: { rootEvery: number, steps: number }
 ): AvailabilityResponse {
-  if (step < 0 || step >= stateRoots.length) throw new RangeError(`step ${step} outside the proof's ${stateRoots.length} state roots`)
+  const leaf = seg === undefined ? step : stateLeafOf(step, seg.steps, seg.rootEvery).leaf
+  if (step < 0 || leaf >= stateRoots.length) throw new RangeError(`step ${step} outside the proof's ${stateRoots.length} state roots`)
   const commits = tensors.map(t => commitTensor(t))
   const root = merkleRoot([...commits.map(c => c.root), stepLeaf(step)])
-  if (!bytesEqual(root, stateRoots[step])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
+  if (!bytesEqual(root, stateRoots[leaf])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
   const rowCounts = tensors.map(t => rowsOf(t.shape))
   const samples: SampledRow[] = []
   for (let k = 0; k < count; k++) {
@@ -115,7 +131,7 @@ export function buildAvailabilityResponse (
   return {
     v: 1,
     tensors: tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot })),
-    statePath: merkleProof(stateRoots, step),
+    statePath: merkleProof(stateRoots, leaf),
     samples
   }
 }
@@ -153,10 +169,12 @@ export function decodeAvailabilityResponse (bytes: Uint8Array): AvailabilityResp
 
 export interface AvailabilityContext {
   proofRoot: Uint8Array
-  /** the challenged checkpoint step (a leaf of proof_root) */
+  /** the challenged checkpoint step (a committed state: a leaf of proof_root) */
   step: number
-  /** steps the solver committed (proof_root has stepCount + 1 leaves) */
+  /** steps the solver committed (proof_root has stepCount + 1 leaves, or ⌈stepCount / m⌉ + 1 with a root every m steps) */
   stepCount: number
+  /** the task's state-root spacing m (absent = 1): the state after `step` is leaf step / m, every path proofDepth(stepCount, m) long */
+  rootEvery?: number
   seed: Uint8Array
   count?: number
 }
@@ -174,7 +192,10 @@ export function checkAvailabilityResponse (ctx: AvailabilityContext, bytes: Uint
   const headers = r.tensors.map(header)
   const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
   const stateRoot = merkleRoot([...roots, stepLeaf(ctx.step)])
-  if (!onPath(ctx.proofRoot, stateRoot, ctx.step, hashes(r.statePath, 'statePath'), depthFor(ctx.stepCount + 1))) reject('AvailabilityProofInvalid', `the tensors do not make the state root at leaf ${ctx.step} of proof_root`)
+  // the leaf and the depth are the chain's (from the task's steps and m): no inner node, no other step's leaf passes
+  let at: { leaf: number, depth: number }
+  try { at = stateLeafOf(ctx.step, ctx.stepCount, ctx.rootEvery ?? 1) } catch (e) { reject('InvalidAvailabilityResponse', (e as Error).message) }
+  if (!onPath(ctx.proofRoot, stateRoot, at.leaf, hashes(r.statePath, 'statePath'), at.depth)) reject('AvailabilityProofInvalid', `the tensors do not make the state root at leaf ${at.leaf} of proof_root`)
   if (!Array.isArray(r.samples) || r.samples.length !== count) reject('InvalidAvailabilityResponse', `expected ${count} samples`)
   const rowCounts = headers.map(h => rowsOf(h.shape))
   r.samples.forEach((s, k) => {

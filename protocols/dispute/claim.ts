@@ -14,7 +14,7 @@ import type { ClaimSlice, TensorHead } from './claim-parts.js'
 import { InitClaimRejected, judgeInitClaim, programOf, type InitClaim } from './init-claim.js'
 import { initialStateRoot, initLayout } from '../program/init.js'
 import { bytesHoldNaN, isNaNBits, runPosition, type Divergence } from './nan.js'
-import { committedStep, proofDepth, segmentCount, segmentLength } from '../pol/segments.js'
+import { committedStep, isCommittedStep, leafOfStep, proofDepth, segmentCount, segmentLength } from '../pol/segments.js'
 
 // The on-chain claim that ends a dispute, and the function the chain runs on
 // it. A claim states ONE local fact about the defender's signed op tape of
@@ -135,6 +135,12 @@ export interface JudgeEnv {
    * signed opening) names inside the segment.
    */
   segment?: { j: number, rootEvery: number }
+  /**
+   * Without `segment`, the proof's root spacing m (absent = 1). A one-step
+   * dispute of an m > 1 proof is its diverged last step (`stepCount`): its
+   * pre-state is leaf ⌈stepCount / m⌉, proven at the depth proofDepth(stepCount, m).
+   */
+  rootEvery?: number
   reference?: ReferenceApi
   verify: VerifyFn
 }
@@ -282,7 +288,15 @@ function stateLeafProven (env: StepEnv, which: number, root: unknown, path: unkn
     return r
   }
   // the depth is the chain's, not the claimant's: a shorter path would pass an inner node off as a state root
-  if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+  const m = env.rootEvery ?? 1
+  if (m === 1) {
+    if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+    return r
+  }
+  // a root every m steps: only committed states are leaves, state s is leaf s / m
+  if (!isCommittedStep(which, env.stepCount, m)) reject('InvalidClaim', `state ${which} is not committed (a root every ${m} steps)`)
+  const leaf = leafOfStep(which, env.stepCount, m)
+  if (!onPath(env.proofRoot, r, leaf, hashes(path, 'state root path'), proofDepth(env.stepCount, m))) reject('InvalidProof', `state root ${which} is not leaf ${leaf} of the committed proof_root`)
   return r
 }
 
@@ -335,7 +349,8 @@ function commitStepIn (env: JudgeEnv, s: unknown, first: number, length: number)
  * is judged exactly as in a one-step dispute at that step.
  */
 function judgeSegment (env: JudgeEnv, seg: { j: number, rootEvery: number }, c: Claim): Ruling {
-  if (seg.j >= segmentCount(env.stepCount, seg.rootEvery) || env.divergence !== undefined) reject('InvalidClaim', `no segment ${seg.j} in this proof`)
+  // a diverged proof's segments end at its last leaf, before the diverged step: they are ordinary
+  if (seg.j >= segmentCount(env.stepCount, seg.rootEvery)) reject('InvalidClaim', `no segment ${seg.j} in this proof`)
   const first = committedStep(seg.j, env.stepCount, seg.rootEvery)
   const length = segmentLength(seg.j, env.stepCount, seg.rootEvery)
   const view: SegmentView = { first, length, roots: c.seg === undefined ? undefined : segmentRoots(env, seg, length, c.seg) }
@@ -395,6 +410,8 @@ function judgeSegment (env: JudgeEnv, seg: { j: number, rootEvery: number }, c: 
 
 export function judgeClaim (env: JudgeEnv, c: Claim): Ruling {
   if (env.segment !== undefined && env.segment.rootEvery > 1) return judgeSegment(env, env.segment, c)
+  // at m > 1 the one step disputed alone is a diverged proof's last: every other is inside a segment
+  if ((env.rootEvery ?? 1) > 1 && (env.divergence === undefined || env.step !== env.stepCount)) reject('InvalidClaim', 'with a root every m > 1 steps only a diverged proof\'s last step is disputed alone')
   return judgeStep(env, c)
 }
 
@@ -416,7 +433,8 @@ function judgeStep (env: StepEnv, c: Claim): Ruling {
     if (env.caller !== 'challenger') reject('InvalidClaim', 'only the challenger submits an init claim')
     if (env.step !== 0) reject('InvalidClaim', 'an init claim ends a dispute of step 0 only (else: challenge_initial_state)')
     try {
-      const r = judgeInitClaim({ programHash: env.programHash, proofRoot: env.proofRoot, stepCount: env.stepCount, rootEvery: env.segment?.rootEvery }, c)
+      const rootEvery = env.segment?.rootEvery ?? env.rootEvery
+      const r = judgeInitClaim({ programHash: env.programHash, proofRoot: env.proofRoot, stepCount: env.stepCount, rootEvery }, c)
       return { winner: r.winner === 'challenger' ? 'challenger' : 'defender', kind: 'init', reason: r.reason }
     } catch (e) {
       if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, e.message)

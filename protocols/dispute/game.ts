@@ -10,6 +10,7 @@ import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signe
 import { skeletonLeaf } from './skeleton.js'
 import { childrenMatch, depthOf, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 import type { Divergence } from './nan.js'
+import { isCommittedStep, leafOfStep } from '../pol/segments.js'
 
 // The two players of the bisection, pure: each holds its own op tape of the
 // disputed step (and the tensors of every entry) and turns the other side's
@@ -60,11 +61,21 @@ class TensorCache {
   }
 }
 
+/** The leaf that commits the state after `step`: the step itself, or step / m with a root every m steps (a committed state only). */
+function leafIndex (step: number, spacing?: ProofSpacing): number {
+  return spacing === undefined ? step : leafOfStep(step, spacing.steps, spacing.rootEvery)
+}
+
+/** A proof with a root every m > 1 steps: `stateRoots` are its ⌈steps / m⌉ + 1 leaves. */
+export interface ProofSpacing { rootEvery: number, steps: number }
+
 // ---------------------------------------------------------------- defender
 
 export interface DefenderInit extends PlayerInit {
-  /** the defender's committed per-step state roots (hex), to answer a bad opening */
+  /** the defender's committed per-step state roots (hex), to answer a bad opening; with `spacing` its proof's leaves */
   stateRoots: string[]
+  /** a proof with a root every m > 1 steps (its diverged last step is disputed alone): `stateRoots` are its leaves, state s is leaf s / m */
+  spacing?: ProofSpacing
   /** fault injection: answer the second bisection query with children that do not hash to their parent */
   lie?: boolean
   /** the canonical program bytes: a badOpen at step 0 carries them (the chain recomputes the initial state) */
@@ -106,9 +117,10 @@ export class DefenderGame {
     const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason }) })
     if (m.d !== d) return refuse('another dispute')
     if (m.t === 'open') {
-      const mine = fromHex(this.o.stateRoots[this.o.step])
+      const leaf = leafIndex(this.o.step, this.o.spacing)
+      const mine = fromHex(this.o.stateRoots[leaf])
       if (m.step !== this.o.step || !bytesEqual(m.pre, mine)) {
-        return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), this.o.step), ...(this.o.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
+        return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), leaf), ...(this.o.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
       }
       return { reply: this.nodes({ e: -1 }, 0, 0) }
     }
@@ -168,8 +180,10 @@ export class DefenderGame {
 
 export interface ChallengerInit extends PlayerInit {
   defender: Uint8Array
-  /** the defender's committed per-step state roots (hex, from its proof) */
+  /** the defender's committed per-step state roots (hex, from its proof); with `spacing` its proof's leaves */
   stateRoots: string[]
+  /** a proof with a root every m > 1 steps (its diverged last step is disputed alone): `stateRoots` are its leaves, state s is leaf s / m */
+  spacing?: ProofSpacing
   /** leaves of the pre-state root: the challenger's state tensor commitments + step leaf */
   preStateLeaves: Uint8Array[]
   /** the challenger's own post-state root */
@@ -244,12 +258,19 @@ export class ChallengerGame {
   /** The committed (or, inside a segment, the defender's signed) root of the state after step `index`. */
   private rootAt (index: number): Uint8Array {
     const s = this.o.segment
-    return s === undefined ? fromHex(this.o.stateRoots[index]) : s.roots[index - s.first]
+    return s === undefined ? fromHex(this.o.stateRoots[leafIndex(index, this.o.spacing)]) : s.roots[index - s.first]
   }
 
   /** Its path in proof_root (none inside a segment: the claim's `seg` proves it). */
   private pathAt (index: number): Uint8Array[] {
-    return this.o.segment === undefined ? merkleProof(this.o.stateRoots.map(fromHex), index) : []
+    return this.o.segment === undefined ? merkleProof(this.o.stateRoots.map(fromHex), leafIndex(index, this.o.spacing)) : []
+  }
+
+  /** The committed root of the state after step `index` as hex, if that state is committed. */
+  private committedHex (index: number): string | undefined {
+    const sp = this.o.spacing
+    if (sp === undefined) return this.o.stateRoots[index]
+    return isCommittedStep(index, sp.steps, sp.rootEvery) ? this.o.stateRoots[leafOfStep(index, sp.steps, sp.rootEvery)] : undefined
   }
 
   private send (m: Body): ChallengerStep {
@@ -404,7 +425,7 @@ export class ChallengerGame {
     const before = (a: Divergence, b: Divergence): boolean => a.entry < b.entry || (a.entry === b.entry && a.flat < b.flat)
     const sn = this.o.stateNan
     // a post-state NaN is provable only against a committed post-state root equal to ours (there is none on a diverged step)
-    if (sn !== undefined && (sn.which === 'pre' || (v === undefined && (this.o.segment === undefined ? this.o.stateRoots[this.o.step + 1] === toHex(this.o.postRoot) : bytesEqual(this.rootAt(this.o.step + 1), this.o.postRoot))))) return this.stateNanClaim(sn)
+    if (sn !== undefined && (sn.which === 'pre' || (v === undefined && (this.o.segment === undefined ? this.committedHex(this.o.step + 1) === toHex(this.o.postRoot) : bytesEqual(this.rootAt(this.o.step + 1), this.o.postRoot))))) return this.stateNanClaim(sn)
     if (n !== undefined && n.entry < limit && (v === undefined || before(n, v))) return this.opNanClaim(n)
     if (v !== undefined && v.entry < limit && (n === undefined || before(v, n))) {
       // our output holds no NaN there: an element claim shows the defender's (= ours) does not either
@@ -453,7 +474,11 @@ export class ChallengerGame {
     const i = this.o.entries.length - 1
     const e = this.o.entries[i]
     if (e.kernel !== STATE_PSEUDO_KERNEL) return { fail: 'our tape has no @state entry' }
-    return this.claim({ v: 1, kind: 'state', commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, i), post: this.rootAt(this.o.step + 1), postPath: this.pathAt(this.o.step + 1) })
+    const tape = { v: 1 as const, kind: 'state' as const, commit: this.commitSigned!, index: i, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.tapeRevealed, i) }
+    // a segmented proof's diverged step has no committed post-state (the chain rules on that before any path)
+    const uncommitted = this.o.spacing !== undefined && this.o.segment === undefined && this.committedHex(this.o.step + 1) === undefined
+    if (uncommitted) return this.claim({ ...tape, post: this.o.postRoot, postPath: [] })
+    return this.claim({ ...tape, post: this.rootAt(this.o.step + 1), postPath: this.pathAt(this.o.step + 1) })
   }
 
   private analyseEntry (path: Uint8Array[]): ChallengerStep {

@@ -59,11 +59,11 @@ export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8
   throw new Error('no claim in 200 rounds')
 }
 
-/** A 5-step MLP task whose learning rate (1e30) makes its training produce NaNs: the first step whose tape holds one. */
-export async function nanRun (): Promise<{ program: TaskProgram, ds: Dataset, k: number, run: Run, first: Divergence }> {
+/** A 5-step MLP task whose learning rate (1e30; 3e9 diverges at step 2) makes its training produce NaNs: the first step whose tape holds one. */
+export async function nanRun (learningRate = 1e30): Promise<{ program: TaskProgram, ds: Dataset, k: number, run: Run, first: Divergence }> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)
-  const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', learningRate: 1e30, batchSize: 4, seed: 11, checkpointEvery: 5 })
+  const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', learningRate, batchSize: 4, seed: 11, checkpointEvery: 5 })
   for (let k = 0; k < program.steps; k++) {
     const run = await honestRun(program, ds, k)
     const first = firstNaNOf(run.values.map(v => v.outputs))

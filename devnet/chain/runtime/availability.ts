@@ -9,6 +9,8 @@ import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protoco
 import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 import { blockRandomness } from './block-randomness.js'
+import { isCommittedStep } from '../../../protocols/pol/segments.js'
+import { rootEveryOfTask } from './segments.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
 // part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
@@ -38,13 +40,17 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   window: answerWindow
 }
 
-/** Checkpoints are taken every checkpoint_every steps and at the last step (node/train/run.ts). */
-export function isCheckpointStep (step: number, checkpointEvery: number, stepCount: number): boolean {
-  return step >= 0 && step <= stepCount && (step % checkpointEvery === 0 || step === stepCount)
+/**
+ * Checkpoints are taken every checkpoint_every steps and at the last step
+ * (node/train/run.ts); with a root every m steps each is a committed leaf
+ * (m divides checkpoint_every, and the last step is always committed).
+ */
+export function isCheckpointStep (step: number, checkpointEvery: number, stepCount: number, rootEvery = 1): boolean {
+  return step >= 0 && step <= stepCount && (step % checkpointEvery === 0 || step === stepCount) && isCommittedStep(step, stepCount, rootEvery)
 }
 
 export function challengeAvailability (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
-  const { id, r: c } = openHeld(ctx, AVAILABILITY, who, a, (t, step) => isCheckpointStep(step, t.checkpointEvery, t.stepCount),
+  const { id, r: c } = openHeld(ctx, AVAILABILITY, who, a, (t, step) => isCheckpointStep(step, t.checkpointEvery, t.stepCount, rootEveryOfTask(ctx, a.taskId)),
     base => ({ ...base, challenger: who, samples: SAMPLE_COUNT, responseHash: ZERO_HASH }))
   // an assigned verifier that cannot fetch what it must check is not silent: this is its evidence
   noteEvidence(ctx, a.taskId, who)
@@ -70,7 +76,9 @@ export function respondAvailability (ctx: Context, who: string, a: { challengeId
   ctx.ensure(bytes.length <= MAX_RESPONSE_BYTES, P, 'ResponseTooLarge')
   const t = getTask(ctx, c.taskId)
   try {
-    checkAvailabilityResponse({ proofRoot: hexToU8a(t.proofRoot), step: c.checkpointStep, stepCount: t.stepCount, seed, count: c.samples }, bytes)
+    // the state's leaf in proof_root and the path's depth follow the task's root spacing m
+    const rootEvery = rootEveryOfTask(ctx, c.taskId)
+    checkAvailabilityResponse({ proofRoot: hexToU8a(t.proofRoot), step: c.checkpointStep, stepCount: t.stepCount, rootEvery, seed, count: c.samples }, bytes)
   } catch (e) {
     if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidAvailabilityResponse')

@@ -6,7 +6,7 @@ import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
 import { basisOf, newRuling, type RulingBasis } from './forced-rulings.js'
 import { ppmOf } from './randomness.js'
-import { rootEveryOfTask } from './segments.js'
+import { oneStepOf, rootEveryOfTask } from './segments.js'
 
 // How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
 // what each outcome pays (part of the Arbitration pallet; disputes.ts).
@@ -34,11 +34,13 @@ export function checkAgreement (
   let ruling: Ruling
   let claim: Claim
   const m = rootEveryOfTask(ctx, d.taskId)
+  // a one-step dispute's step: disputed_step, or at m > 1 a diverged proof's last step (undefined: a segment dispute)
+  const one = oneStepOf(ctx, d, t)
   try {
     claim = decodeClaim(hexToU8a(claimHex))
     ruling = judgeClaim({
       ...contextOf(ctx, disputeId, d),
-      step: d.disputedStep,
+      step: one ?? d.disputedStep,
       challenger: hexToU8a(d.challenger),
       defender: hexToU8a(d.defender),
       caller: roleOf(party),
@@ -48,8 +50,9 @@ export function checkAgreement (
       proofRoot: hexToU8a(t.proofRoot),
       stepCount: t.stepCount,
       divergence: t.divergence ?? undefined,
-      // a segment dispute: disputed_step is the segment, the claim names the step inside it
-      ...(m > 1 ? { segment: { j: d.disputedStep, rootEvery: m } } : {}),
+      // a segment dispute: disputed_step is the segment, the claim names the step inside it;
+      // the diverged step of an m > 1 proof is one step whose pre-state is the last leaf
+      ...(m > 1 ? (one === undefined ? { segment: { j: d.disputedStep, rootEvery: m } } : { rootEvery: m }) : {}),
       reference: ctx.reference as never,
       verify
     }, claim)
@@ -57,7 +60,7 @@ export function checkAgreement (
     if (e instanceof ClaimRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidClaim')
   }
-  const step = ruling.step ?? d.disputedStep
+  const step = ruling.step ?? one ?? d.disputedStep
   return { d, ruling, basis: basisOf(claim, step), step }
 }
 

@@ -3,7 +3,7 @@ import type { DisputeContext } from '../../../protocols/dispute/messages.js'
 import type { DisputeInfo, DisputeKind, Force, PartyName } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { verifySignature } from './signature.js'
-import { rootEveryOfTask } from './segments.js'
+import { isSegmentDispute } from './segments.js'
 
 // Dispute state of the Arbitration pallet (disputes.ts, dispute-rulings.ts):
 // the stored record, its parties and the context every signature is bound to.
@@ -33,6 +33,6 @@ export const verify = (msg: Uint8Array, sig: Uint8Array, pub: Uint8Array): boole
 
 export function contextOf (ctx: Context, id: bigint, d: DisputeInfo): DisputeContext {
   const c: DisputeContext = { genesis: hexToU8a(genesisHash(ctx)), taskId: Number(d.taskId), disputeId: Number(id) }
-  // a segment dispute's messages decode by its own rules (protocols/dispute/messages.ts)
-  return rootEveryOfTask(ctx, d.taskId) > 1 ? { ...c, segmented: true } : c
+  // a segment dispute's messages decode by its own rules (protocols/dispute/messages.ts); a diverged step's are one-step messages
+  return isSegmentDispute(ctx, d) ? { ...c, segmented: true } : c
 }

@@ -8,7 +8,7 @@ import { reserve } from './balances.js'
 import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
 import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
-import { disputableSegments, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
+import { disputableSegments, oneStepOf, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -52,12 +52,19 @@ function ruleOf (ctx: Context, d: DisputeInfo): SegmentRule | undefined {
   return segmentRuleOf(ctx, d, getTask(ctx, d.taskId))
 }
 
+/** The step of a one-step dispute (disputed_step, or a segmented proof's diverged step). */
+function stepOf (ctx: Context, d: DisputeInfo): number {
+  if (rootEveryOfTask(ctx, d.taskId) === 1) return d.disputedStep
+  return oneStepOf(ctx, d, getTask(ctx, d.taskId)) ?? d.disputedStep
+}
+
 export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   // a task with a root every m > 1 steps is disputed by segment: disputed_step is the segment j
+  // (and a diverged proof's last step, one past the segments: a one-step dispute from the last leaf)
   const m = rootEveryOfTask(ctx, a.taskId)
   ctx.ensure(a.disputedStep < (m > 1 ? disputableSegments(t, m) : disputableSteps(t)), P, 'InvalidStep')
   ctx.ensure(who !== t.solver, P, 'SolverCannotVerify')
@@ -87,7 +94,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   }
   const rule = segmentRuleOf(ctx, d, t)
   d.deadline = rule === undefined
-    ? disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, a.disputedStep))
+    ? disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep))
     // two re-runs of the segment at most (the segment, then the opened step's tape) and two messages more
     : disputeDeadline(ctx.now, p.disputeClock, 2 * segmentAllowance(t, rule), MAX_SEGMENT_SEQ)
   putDispute(ctx, id, d)
@@ -111,7 +118,7 @@ function partyMove (ctx: Context, id: bigint, d: DisputeInfo, party: PartyName, 
   } catch { ctx.fail(P, 'InvalidMove') }
   ctx.ensure(roleOfSeq(m.seq) === roleOf(party), P, 'InvalidMove')
   if (rule === undefined) {
-    if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step === d.disputedStep, P, 'InvalidMove')
+    if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step === stepOf(ctx, d), P, 'InvalidMove')
   } else {
     if (m.t === 'commit' || m.t === 'open') ctx.ensure(m.step >= rule.first && m.step < rule.first + rule.length, P, 'InvalidMove')
     if (m.t === 'segment') ctx.ensure(m.j === rule.j, P, 'InvalidMove')
@@ -134,7 +141,7 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
 function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
   const w = params(ctx).disputeClock
   if (to !== 'Defender') return ctx.now + w
-  if (rule === undefined) return ctx.now + w + (seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), d.disputedStep) : 0)
+  if (rule === undefined) return ctx.now + w + (seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d)) : 0)
   // the segment (seq 0) and the opened step's tape (seq 2) each need a re-run of the segment
   return ctx.now + w + (seq === 0 || seq === 2 ? segmentAllowance(getTask(ctx, d.taskId), rule) : 0)
 }

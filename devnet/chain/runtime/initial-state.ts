@@ -6,6 +6,7 @@ import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 import { VERIFIER_SLASH_PPM } from './spec.js'
 import { noteEvidence } from './assignment.js'
+import { rootEveryOfTask } from './segments.js'
 
 // The initial-state challenge (docs/disputes.md, "The initial state"), part of
 // the Arbitration pallet. Verifiers replay transitions; nothing else ties
@@ -30,7 +31,9 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   let ruling: InitRuling
   try {
     ruling = judgeInitClaim(
-      { programHash: hexToU8a(t.programHash), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount }, decodeInitClaim(hexToU8a(a.claim))
+      // state 0 is leaf 0 whatever m, but the path's depth is ⌈log2(⌈step_count / m⌉ + 1)⌉: a deeper one would end in a node inside a state root
+      { programHash: hexToU8a(t.programHash), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery: rootEveryOfTask(ctx, a.taskId) },
+      decodeInitClaim(hexToU8a(a.claim))
     )
   } catch (e) {
     if (e instanceof InitClaimRejected) ctx.fail(P, e.reason)

@@ -70,3 +70,22 @@ describe('data availability on the node', () => {
     expect(() => responseFromRun(runDir, 5, proofRoot, sha256(Uint8Array.of(9)), SAMPLE_COUNT)).toThrow(/hash mismatch/)
   })
 })
+
+describe('data availability on the node at a root every m steps', () => {
+  it('the solver answers a challenge of checkpoint 4 from its proof\'s leaf 4 / m; the answer passes the chain rule with m', async () => {
+    const d2 = await tempDir('proofswarm-availability-m-')
+    try {
+      const run2 = join(d2.path, 'run')
+      const { manifest } = writeCheckpoint(run2, PHASH, 4, ['w1', 'b1', 'w2', 'b2'], STATE)
+      // 10 steps, a root every 2: leaves are the states after steps 0, 2, …, 10, so state 4 is leaf 2
+      const leaves = [0, 2, 4, 6, 8, 10].map(s => s === 4 ? manifest.stateRoot : toHex(sha256(Uint8Array.of(s))))
+      const proof = buildProof(PHASH, 'tfjs-wasm', leaves, [{ step: 4, manifestHash: toHex(sha256(Uint8Array.of(4))) }], { rootEvery: 2, steps: 10 })
+      writeFileSync(join(run2, 'proof.json'), JSON.stringify(proof))
+      const seed = sha256(Uint8Array.of(9))
+      const bytes = responseFromRun(run2, 4, '0x' + proof.proofRoot, seed, SAMPLE_COUNT)
+      const r = checkAvailabilityResponse({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, rootEvery: 2, seed }, bytes)
+      expect(r.statePath).toHaveLength(3)
+      expect(() => checkAvailabilityResponse({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, seed }, bytes)).toThrow(/AvailabilityProofInvalid/)
+    } finally { await d2.cleanup() }
+  })
+})

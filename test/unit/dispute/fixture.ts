@@ -10,9 +10,10 @@ import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/me
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
-import { ChallengerGame, DefenderGame, type ChallengerInit, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
+import { ChallengerGame, DefenderGame, type ChallengerInit, type ProofSpacing, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
 import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
+import { committedSteps } from '../../../protocols/pol/segments.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import * as reference from '../../../protocols/reference/index.js'
 import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../../../protocols/tape/tape.js'
@@ -129,6 +130,8 @@ export interface PlayOptions {
   disputedStep?: number
   /** what the challenger knows of NaNs in its own run of the step, and the proof's divergence point */
   nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'>
+  /** the proof commits a root every m > 1 steps (its diverged last step is disputed alone): both players hold its leaves */
+  spacing?: ProofSpacing
 }
 
 /** What every dispute message on harness chain `h` is bound to. */
@@ -210,23 +213,30 @@ export async function playOnChain (
 export interface Games { D: DefenderGame, C: ChallengerGame, ctx: DisputeContext }
 
 /** The two pure players of dispute `disputeId` on `h` (Bob defends, challengerName challenges); `ctx` overrides the signing context. */
-export function gamesFor (h: Harness, run: Run, defender: Side, challenger: Side, o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre' | 'nan'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }): Games {
+export function gamesFor (
+  h: Harness, run: Run, defender: Side, challenger: Side,
+  o: Pick<PlayOptions, 'defenderLies' | 'challengerOpensWrongPre' | 'nan' | 'spacing'> & { disputeId: number, challengerName: string, disputedStep: number, ctx?: DisputeContext }
+): Games {
   const ds = run.ds
   const step = o.disputedStep
   const bob = pair('Bob'); const dave = pair(o.challengerName)
   const ctx = o.ctx ?? contextOn(h, o.disputeId)
   const base = { disputeId: o.disputeId, genesis: ctx.genesis, taskId: ctx.taskId, step }
   const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
+  // with a root every m steps the proof's leaves are the roots of steps 0, m, 2m, …, its last
+  const sp = o.spacing
+  const leaves = (roots: string[]): string[] => sp === undefined ? roots : committedSteps(sp.steps, sp.rootEvery).map(s => roots[s])
   const D = new DefenderGame({
     ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m),
-    stateRoots: defender.roots, lie: o.defenderLies, program: run.programBytes
+    stateRoots: leaves(defender.roots), lie: o.defenderLies, program: run.programBytes, ...(sp !== undefined ? { spacing: sp } : {})
   })
   const before = o.challengerOpensWrongPre === true
     ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t)
     : run.before
   const C = new ChallengerGame({
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
-    stateRoots: o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots,
+    stateRoots: leaves(o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots),
+    ...(sp !== undefined ? { spacing: sp } : {}),
     preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
     dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) },
     ...o.nan

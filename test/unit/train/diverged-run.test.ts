@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,6 +8,9 @@ import { newProgram, type TaskProgram } from '../../../protocols/program/index.j
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { replayStep } from '../../../node/train/replay-many.js'
+import { checkDivergence } from '../../../node/train/diverged-check.js'
+import { buildProof } from '../../../protocols/pol/proof.js'
+import { committedSteps } from '../../../protocols/pol/segments.js'
 import { trainTask } from '../../../node/train/run.js'
 import { listCheckpoints, readProof } from '../../../node/train/store.js'
 import { tapeStep } from '../../../node/train/tape-recorder.js'
@@ -88,5 +91,26 @@ describe('a verifiable run that produces a NaN ends with a diverged proof', () =
     while (t.step < p.steps) t.runStep()
     expect(r.finalStateRoot).toBe(toHex(t.stateRoot()))
     t.dispose()
+  })
+
+  it('with a root every m steps the verifier checks the diverged step from the last leaf (state k = leaf ⌈k / m⌉)', async () => {
+    // learning rate 3e9: the first NaN is in step 2, so states 0 and 2 are the leaves at m = 2
+    const p = prog(3e9)
+    const want = (await reference(p))!
+    expect(want.k).toBe(2)
+    const dir = mkdtempSync(join(tmpdir(), 'ps-nan-')); dirs.push(dir)
+    await trainTask({ program: p, outDir: dir, dataset: ds, evaluate: false })
+    const perStep = readProof(dir)
+    const m = 2
+    const leaves = committedSteps(want.k, m).map(s => perStep.stateRoots[s])
+    const checkpoints = perStep.checkpoints.filter(c => c.step % m === 0 || c.step === want.k)
+    const proof = {
+      ...buildProof(perStep.programHash, perStep.runtime, leaves, checkpoints, { rootEvery: m, steps: want.k }),
+      divergence: perStep.divergence
+    }
+    writeFileSync(join(dir, 'proof.json'), JSON.stringify(proof))
+    expect(readProof(dir).stateRoots).toHaveLength(2)
+    const c = await checkDivergence({ proofDir: dir })
+    expect(c).toMatchObject({ ok: true, step: want.k + 1, found: { entry: want.entry, flat: want.flat, output: 0 } })
   })
 })
