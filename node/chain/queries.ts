@@ -25,6 +25,12 @@ export class ChainQueries {
   async params (): Promise<Params> { return toPlain(await this.api.query.arbitration.params()) as unknown as Params }
   async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
   async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
+  /** The task's state-root spacing m (1 unless its program names roots every m > 1 steps). */
+  async taskRootEvery (id: bigint | number): Promise<number> {
+    const m = toPlain(await this.api.query.arbitration.taskRootEvery(id)) as number | null
+    return m == null ? 1 : Number(m)
+  }
+
   /** The verifiers the chain drew for a task, every round (null before the first draw). */
   async assignments (taskId: bigint | number): Promise<TaskAssignments | null> {
     return toPlain(await this.api.query.arbitration.assignments(taskId)) as unknown as TaskAssignments | null
