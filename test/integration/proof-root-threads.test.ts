@@ -7,6 +7,8 @@ import { promisify } from 'node:util'
 import { initBackend } from '../../node/train/backend.js'
 import { loadDatasetFor } from '../../node/train/dataset.js'
 import { trainTask } from '../../node/train/run.js'
+import { Trainer } from '../../node/train/trainer.js'
+import { toHex } from '../../protocols/commit/merkle.js'
 import { WASM_PSK_RUNTIME, type TaskProgram } from '../../protocols/program/index.js'
 
 // A task's proof root is a function of the task alone: it must not depend on
@@ -102,14 +104,20 @@ describe('the proof root does not depend on threads, cores or process', () => {
     expect(part.proofWritten).toBe(false)
     const resumed = await train(true, join(dir, 'm4-split'), 'm4.json', ['--resume'])
     expect(resumed.proofRoot).toBe(all.proofRoot)
-    const proof = (d: string): { stateRoots: string[], rootEvery?: number, programHash: string } => JSON.parse(readFileSync(join(dir, d, 'proof.json'), 'utf8'))
+    const proof = (d: string): { stateRoots: string[], rootEvery?: number } => JSON.parse(readFileSync(join(dir, d, 'proof.json'), 'utf8'))
     for (const d of ['m4-one', 'm4-inline', 'm4-split']) expect(readFileSync(join(dir, d, 'proof.json'), 'utf8')).toBe(readFileSync(join(dir, 'm4-all', 'proof.json'), 'utf8'))
-    // the m = 1 program above trains the same states (the trainer reads neither m nor k): its roots of steps 0, 4, 8, 12, 16
-    const every = proof('all').stateRoots
-    expect(every).toHaveLength(17)
+    // the committed roots are the trainer's own states 0, 4, 8, 12, 16, computed here step by step
+    const t = await Trainer.create(program, loadDatasetFor(program.dataset))
+    const every = [toHex(t.stateRoot())]
+    for (let i = 0; i < 16; i++) { t.runStep(); every.push(toHex(t.stateRoot())) }
+    t.dispose()
+    expect(new Set(every).size).toBe(17)
     expect(proof('m4-all').rootEvery).toBe(4)
-    expect(proof('m4-all').programHash).not.toBe(proof('all').programHash)
     expect(proof('m4-all').stateRoots).toEqual([0, 4, 8, 12, 16].map(s => every[s]))
+    // the replay CLI at m = 4: a step names its segment, compared at the segment's committed end
+    const rp = await run(process.execPath, [MAIN, 'replay', '--proof', join(dir, 'm4-split'), '--steps', '6,16', '--json', '--log-level', 'warn'], { timeout: 60_000 })
+    const replayed = JSON.parse(rp.stdout).results as Array<{ segment: number, step: number, match: boolean, fromCheckpoint: number }>
+    expect(replayed.map(r => [r.segment, r.step, r.match, r.fromCheckpoint])).toEqual([[1, 8, true, 0], [3, 16, true, 8]])
   })
 
   // psk1: the MatMul and convolution kernels are proofswarm's own, native with

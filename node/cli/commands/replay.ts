@@ -23,7 +23,7 @@ export function register (program: Command): void {
   program.command('replay')
     .description('re-execute one training step from the nearest checkpoint and compare its state root with the proof')
     .requiredOption('--proof <dir>', 'run directory written by `proofswarm train`')
-    .option('--step <n>', 'step to re-execute (1 = the first step)')
+    .option('--step <n>', 'step to re-execute (1 = the first step); with state roots every m > 1 steps, the segment holding it')
     .option('--steps <list>', 'several steps (comma-separated), each from its nearest checkpoint, in one engine; stops at the first mismatch')
     .option('--tape', 'also record the op tape of the step and re-execute every op in isolation')
     .option('--tape-out <file>', 'with --tape: write the tape entries (JSON) to this file')
