@@ -72,7 +72,10 @@ export function parseRequest (v: unknown): EngineRequest {
 const unavailable = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { step: int, reason: str }); return v }
 const divergencePoint = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { step: nat, entry: nat, flat: nat }); return v }
 const replayResult = (v: unknown, p: string): unknown => {
-  fields(obj(v, p), p, { step: int, fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), nanStep: opt(int), seconds: num })
+  // segment: a replay of a task with roots every m > 1 steps (node/train/replay-many.ts)
+  fields(obj(v, p), p, {
+    step: int, segment: opt(nat), fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), nanStep: opt(int), seconds: num
+  })
   return v
 }
 const divergenceCheck = (v: unknown, p: string): unknown => {

@@ -2,11 +2,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
-import { programHash, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
-import { checkpointLoads, replaysFor, sampleSteps } from '../../protocols/verification/sample.js'
+import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
 import { checkpointStepsOf, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
-import { requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
+import { checkedUnitOf, requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
@@ -16,7 +16,12 @@ import { VerifierChecks } from './verifier-checks.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
 // checked against the chain, a random sample of its steps replayed bit for
-// bit in the warm engine, the verdict put on chain.
+// bit in the warm engine, the verdict put on chain. With state roots every
+// m > 1 steps the sample is of segments, each named by its last step c_{j+1}
+// (protocols/verification/sample.ts sampleSegments): the replay runs the
+// segment from the checkpoint before c_j and compares the roots at c_j and
+// c_{j+1}; a mismatch names the committed step whose root differs, which the
+// dispute service maps to its segment.
 
 /** checkpoints a verifier fetches at once */
 const CHECKPOINT_FETCHES = 4
@@ -40,6 +45,8 @@ export class VerifierPorts extends PortsPart {
     const seed = await this.waitForRandomness(chain, seedBlock)
     // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
     const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
+    // the chain's m (from the program it checked at submit_task): what the sample and the verdict are in
+    const m = await chain.rootEvery(taskId)
     const runDir = join(this.dataDir, 'verify', String(taskId))
     mkdirSync(runDir, { recursive: true })
     let index: RunIndex
@@ -52,9 +59,11 @@ export class VerifierPorts extends PortsPart {
       const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
       program = p
       if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
+      if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
       writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
       await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
-      proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
+      // its spacing must be the program's: the chain's disputes prove leaves of that tree only
+      proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')), m)
       if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
       if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
       if (proof.divergence !== undefined) {
@@ -70,7 +79,7 @@ export class VerifierPorts extends PortsPart {
       // what the solver published cannot be obtained or is not what it committed: not a reason to stay
       // silent, but a data-availability challenge of the first checkpoint this sample needs
       const step = firstNeededCheckpoint(
-        task.stepCount === 0 ? [] : sampleSteps(seed, chain.accountId, task.stepCount, count), task.stepCount, task.checkpointEvery
+        task.stepCount === 0 ? [] : sampleSegments(seed, chain.accountId, task.stepCount, m, count), task.stepCount, task.checkpointEvery, m
       )
       const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
       this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
@@ -83,13 +92,13 @@ export class VerifierPorts extends PortsPart {
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
     const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
-    const sampled = proof.steps === 0 ? [] : sampleSteps(seed, chain.accountId, proof.steps, count)
+    const sampled = proof.steps === 0 ? [] : sampleSegments(seed, chain.accountId, proof.steps, m, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
     // provider lookups more than on bytes), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
-    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step)))
+    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step), m, proof.steps))
     // every verifier replays a diverged proof's last step, from the checkpoint of its last state
     if (div !== undefined) loads.add(proof.steps)
     const needed = index.checkpoints.filter(c => loads.has(c.step))
@@ -208,16 +217,17 @@ export class VerifierPorts extends PortsPart {
     // an accepting verdict must list this verifier's own sample (the chain checks it):
     // it goes first, so a verifier that replayed more than the cap still lists it
     let required: number[] = []
+    const task = await this.taskOrThrow(taskId)
+    const m = await chain.rootEvery(taskId)
     if (v.accept) {
-      const task = await this.taskOrThrow(taskId)
       // a proof that diverged at its first step has no completed step to sample
       required = task.stepCount === 0
         ? []
-        : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount)
+        : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount, m)
     }
     const listed = verdictSteps(required, v.checkedSteps)
-    // on chain, step i is the transition from state i to state i+1 (0-based); ours are 1-based
-    await chain.submitVerdict(taskId, v.accept, listed.map(s => s - 1))
+    // on chain, unit i is the transition from state i to state i+1 (0-based), at m > 1 segment i; ours are 1-based steps (segment ends)
+    await chain.submitVerdict(taskId, v.accept, listed.map(s => checkedUnitOf(s, task.stepCount, m)))
     await this.init.book.publish('verdicts', { taskId, verifier: this.peerId, accept: v.accept, checkedSteps: listed, firstBadStep: v.firstBadStep })
     this.log.info({ taskId, accept: v.accept, firstBadStep: v.firstBadStep }, 'verdict submitted')
   }

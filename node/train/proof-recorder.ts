@@ -1,12 +1,18 @@
 import type { CheckpointRef } from '../../protocols/pol/proof.js'
+import { isCommittedStep, leafOfStep } from '../../protocols/pol/segments.js'
 import type { StateHasher } from './state-hasher.js'
 import { RootsFile } from './store.js'
 import type { Trainer } from './trainer.js'
 
-// What a verifiable run records as it goes: every state's root (hashed by the
-// StateHasher, in order) and, at checkpoint steps, the checkpoint (written by
-// the hashing thread) followed by the roots since the last one in
-// state-roots.bin, so the roots on disk never run ahead of a checkpoint.
+// What a verifiable run records as it goes: every committed state's root
+// (hashed by the StateHasher, in order) and, at checkpoint steps, the
+// checkpoint (written by the hashing thread) followed by the roots since the
+// last one in state-roots.bin, so the roots on disk never run ahead of a
+// checkpoint. With roots every m steps (docs/training.md "State roots every m
+// steps") only steps 0, m, 2m, … and the last are committed: the others are
+// neither copied nor hashed, which is the point of m. `roots[j]` and root j of
+// state-roots.bin are leaf j (the state after step min(j·m, steps)); at m = 1
+// leaf j is step j.
 
 export interface RecorderOptions {
   outDir: string
@@ -15,6 +21,8 @@ export interface RecorderOptions {
   stateSizes: number[]
   checkpointEvery: number
   steps: number
+  /** the program's state-root spacing m (default 1) */
+  rootEvery?: number
   /** a checkpoint of state `step` is on disk, with every root before it */
   onCheckpoint?: (step: number) => void
 }
@@ -32,16 +40,23 @@ export class ProofRecorder {
   /** A fresh run: state-roots.bin starts empty. */
   startFresh (): void { this.rootsFile = new RootsFile(this.o.outDir) }
 
-  /** A resumed run: roots 0..c are known (and kept on disk), as are the checkpoints up to c. */
+  get rootEvery (): number { return this.o.rootEvery ?? 1 }
+
+  /** Whether state `s` gets a root: a committed step. */
+  commits (s: number): boolean { return isCommittedStep(s, this.o.steps, this.rootEvery) }
+
+  /** A resumed run: the roots of the committed steps 0..c are known (and kept on disk), as are the checkpoints up to c. */
   resumeAt (c: number, prevRoots: Uint8Array[], checkpoints: CheckpointRef[]): void {
-    for (const r of prevRoots.slice(0, c + 1)) this.roots.push(Promise.resolve(r))
+    const n = leafOfStep(c, this.o.steps, this.rootEvery) + 1
+    for (const r of prevRoots.slice(0, n)) this.roots.push(Promise.resolve(r))
     this.checkpoints.push(...checkpoints)
-    this.rootsFile = new RootsFile(this.o.outDir, c + 1)
-    this.rootsWritten = c + 1
+    this.rootsFile = new RootsFile(this.o.outDir, n)
+    this.rootsWritten = n
   }
 
-  /** Hands state `s` to the hasher: its root, and at checkpoint steps its checkpoint. */
+  /** Hands state `s` to the hasher if it is committed: its root, and at checkpoint steps its checkpoint. */
   async submit (trainer: Trainer, s: number): Promise<void> {
+    if (!this.commits(s)) return
     const h = this.hasher
     const isCheckpoint = s === 0 || s % this.o.checkpointEvery === 0 || s === this.o.steps
     const checkpoint = isCheckpoint ? { runDir: this.o.outDir, programHash: this.o.phash, names: this.o.names } : undefined
@@ -64,6 +79,9 @@ export class ProofRecorder {
   async settleCheckpoints (): Promise<void> {
     this.checkpoints.push(...await Promise.all(this.pending))
   }
+
+  /** Adds the root of a diverged run's last state when it is not a multiple of m (a diverged proof of k steps commits state k). */
+  addRoot (root: Uint8Array): void { this.roots.push(Promise.resolve(root)) }
 
   /** Writes the roots recorded since the last checkpoint (a diverged run's proof ends between checkpoints). */
   async writeRemainingRoots (): Promise<void> {

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
 import { fastStateRoot } from './fast-commit.js'
 import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
-import type { CheckpointRef } from '../../protocols/pol/proof.js'
+import { rootAtStep, rootEveryOfProof, type CheckpointRef } from '../../protocols/pol/proof.js'
+import { committedStep, segmentOfStep } from '../../protocols/pol/segments.js'
 import type { BackendChoice, BackendLog } from './backend.js'
 import { checkpointBefore, openRun } from './run.js'
 import { checkpointDir, readCheckpoint } from './store.js'
@@ -13,19 +14,22 @@ import { firstNaNIndex } from '../../protocols/dispute/nan.js'
 
 export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 export interface ReplayResult {
+  /** 1-based: the step whose committed root was compared (with roots every m > 1 steps, the end c_{j+1} of the segment) */
   step: number
+  /** roots every m > 1 steps: the replayed segment j (steps c_j + 1 … c_{j+1}); absent at m = 1, where a segment is a step */
+  segment?: number
   fromCheckpoint: number
   match: boolean
   expected: string
   actual: string
-  /** first replayed step whose root differs (if any) */
+  /** first replayed committed step whose root differs (if any); at m > 1 a committed step (c_j or c_{j+1} when the replay stood on c_j): the step inside a segment is the dispute's to find */
   firstMismatch?: number
   /** first replayed step (1-based) whose pre-state or an op output held a NaN: a complete proof commits none (docs/disputes.md, "NaN") */
   nanStep?: number
   seconds: number
 }
 
-/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint. */
+/** Re-executes step `step` (1-based: state step-1 → step) from the nearest checkpoint; with roots every m > 1 steps, the segment holding it. */
 export async function replayStep (o: ReplayOptions): Promise<ReplayResult> {
   const { step, ...rest } = o
   return (await replaySteps({ ...rest, steps: [step] }))[0]
@@ -44,7 +48,12 @@ export class CheckpointUnusable extends Error {
 }
 
 export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
-  /** 1-based steps, each re-executed from the nearest checkpoint before it (a verifier's sample) */
+  /**
+   * 1-based steps, each re-executed from the nearest checkpoint before it (a verifier's sample).
+   * With roots every m > 1 steps a step names the segment j holding it (a verifier names
+   * a segment by its end c_{j+1}): the segment is replayed whole and its committed roots at
+   * c_j and c_{j+1} compared.
+   */
   steps: number[]
   /** called after each step's replay (progress) */
   onResult?: (r: ReplayResult, done: number, total: number) => void
@@ -54,6 +63,16 @@ export interface ReplayManyOptions extends Omit<ReplayOptions, 'step'> {
    * each checkpoint's data (state.bin) — see loadByProgram.
    */
   checkpointLayout?: 'manifest' | 'program'
+}
+
+/** What a replay unit compares: the committed roots of states `from` and `to` (from = to - 1 at m = 1). */
+interface Unit { from: number, to: number, segment?: number }
+
+/** The units replaying `steps` (sorted, distinct): at m = 1 the steps themselves, else the segments holding them. */
+function unitsOf (steps: number[], total: number, m: number): Unit[] {
+  if (m === 1) return steps.map(s => ({ from: s - 1, to: s }))
+  const js = [...new Set(steps.map(s => segmentOfStep(s - 1, total, m).j))].sort((a, b) => a - b)
+  return js.map(j => ({ from: committedStep(j, total, m), to: committedStep(j + 1, total, m), segment: j }))
 }
 
 /**
@@ -75,14 +94,17 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
     // a diverged proof's last step has no committed root: it is checked by diverged-check.ts
     if (s > proof.steps) throw new Error(`step ${s} has no committed root to replay to (the proof has ${proof.steps} steps)`)
   }
+  const m = rootEveryOfProof(proof)
+  const committedRoot = (step: number): string => rootAtStep(proof, step)
   // A checkpoint is loaded with only its manifest and data hash checked: the
   // replay hashes the state at s-1 anyway, and a state whose root is the
-  // committed root of s-1 is a valid start for step s however it was obtained.
+  // committed root of s-1 is a valid start for step s however it was obtained
+  // (at m > 1: c_j for segment j; a checkpoint is always a committed state).
   // Only when a root disagrees is the checkpoint checked in full (each tensor's
   // commitment, its state root = the proof's root at its step), to tell a bad
   // checkpoint (a data-availability problem) from a bad step.
   const load = (ref: CheckpointRef, full: boolean): TensorData[] => {
-    if (o.checkpointLayout === 'program') return loadByProgram(dir, ref, full, trainer, proof.stateRoots[ref.step])
+    if (o.checkpointLayout === 'program') return loadByProgram(dir, ref, full, trainer, committedRoot(ref.step))
     let ck: ReturnType<typeof readCheckpoint>
     try {
       ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash }, { commitments: full })
@@ -90,7 +112,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       throw new CheckpointUnusable(ref.step, (e as Error).message)
     }
     if (ck.manifest.step !== ref.step) throw new CheckpointUnusable(ref.step, `the checkpoint is of step ${ck.manifest.step}`)
-    if (ck.manifest.stateRoot !== proof.stateRoots[ref.step]) throw new CheckpointUnusable(ref.step, `its state root is not the proof's root of step ${ref.step}`)
+    if (ck.manifest.stateRoot !== committedRoot(ref.step)) throw new CheckpointUnusable(ref.step, `its state root is not the proof's root of step ${ref.step}`)
     return ck.tensors
   }
   const trainer = await Trainer.create(program, ds)
@@ -110,48 +132,52 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
   try {
     // the root the previous sample ended on (a run of consecutive samples hashes each state once)
     let last: { step: number, root: string } | undefined
-    for (const s of steps) {
+    const units = unitsOf(steps, proof.steps, m)
+    for (const { from, to, segment } of units) {
       const t0 = performance.now()
-      const ref = checkpointBefore(proof, s)
+      const ref = checkpointBefore(proof, from + 1)
       // continue from where the previous sample ended (its roots matched) when that
       // is at or after this sample's checkpoint; protocols/verification/sample.ts
       // checkpointLoads lists the checkpoints this rule loads (a verifier fetches those)
-      if (!(last !== undefined && ref.step <= last.step && last.step <= s - 1)) {
+      if (!(last !== undefined && ref.step <= last.step && last.step <= from)) {
         loadState(load(ref, false), ref.step)
         last = undefined
       }
-      // Only the sampled transition s-1 → s is claimed checked, so only the roots
-      // at s-1 and s are computed (hashing a state costs about half a step):
-      // if they match, the transition matches. A mismatch before s-1 is located
-      // exactly by replaying from the checkpoint again with every root compared.
+      // Only the sampled unit from → to is claimed checked (the transition s-1 → s,
+      // or segment j from c_j to c_{j+1}), so only the roots at its ends are computed
+      // (hashing a state costs about half a step): if they match, the unit matches.
+      // A mismatch before `from` is located exactly by replaying from the checkpoint
+      // again with every committed root compared.
       const rootNow = (): string => toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
-      const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(proof.stateRoots[step]))
+      const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(committedRoot(step)))
+      const committed = (step: number): boolean => step % m === 0 || step === proof.steps
       let firstMismatch: number | undefined
-      while (trainer.step < s - 1) runStep()
+      while (trainer.step < from) runStep()
       const pre = last?.step === trainer.step ? last.root : rootNow()
-      runStep()
+      while (trainer.step < to) runStep()
       let actual = rootNow()
-      if (same(s - 1, pre) && !same(s, actual)) {
-        // the replay stood on the committed state s-1: step s itself differs
-        firstMismatch = s
-      } else if (!same(s - 1, pre)) {
-        // somewhere between the checkpoint and s-1. Throws CheckpointUnusable when
-        // the checkpoint is not the committed state; otherwise finds the first bad step
+      if (same(from, pre) && !same(to, actual)) {
+        // the replay stood on the committed state `from`: this unit itself differs
+        firstMismatch = to
+      } else if (!same(from, pre)) {
+        // somewhere between the checkpoint and `from`. Throws CheckpointUnusable when
+        // the checkpoint is not the committed state; otherwise finds the first bad committed step
         loadState(load(ref, true), ref.step)
-        while (trainer.step < s) {
+        while (trainer.step < to) {
           runStep()
+          if (!committed(trainer.step)) continue
           actual = rootNow()
           if (firstMismatch === undefined && !same(trainer.step, actual)) firstMismatch = trainer.step
         }
       }
-      last = { step: s, root: actual }
-      const expected = proof.stateRoots[s]
+      last = { step: to, root: actual }
+      const expected = committedRoot(to)
       const r: ReplayResult = {
-        step: s, fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch,
+        step: to, ...(segment !== undefined ? { segment } : {}), fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch,
         seconds: (performance.now() - t0) / 1000, ...(nanStep !== undefined ? { nanStep } : {})
       }
       results.push(r)
-      o.onResult?.(r, results.length, steps.length)
+      o.onResult?.(r, results.length, units.length)
       if (!r.match || r.firstMismatch != null || r.nanStep != null) break
     }
     return results

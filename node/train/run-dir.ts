@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { CheckpointRef, ProofOfLearning } from '../../protocols/pol/proof.js'
-import { programHash, type TaskProgram } from '../../protocols/program/program.js'
+import { programHash, rootEveryOf, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendLog } from './backend.js'
 import type { Dataset } from './dataset.js'
 import { cachedDatasetFor } from './dataset-cache.js'
@@ -34,7 +34,7 @@ export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Pro
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
   const phash = programHash(program)
-  const proof: ProofOfLearning = readProof(dir)
+  const proof: ProofOfLearning = readProof(dir, rootEveryOf(program))
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
   if (backend.runtime !== program.runtime) throw new Error(`${what} needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)

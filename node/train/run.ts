@@ -18,8 +18,9 @@ import { locateDivergence } from './divergence-point.js'
 import { textReport, type TextReport } from './text-report.js'
 import { saveModel } from './saved-model.js'
 
-// The training loop of a task: fresh or resumed, verifiable (every state's
-// root recorded, checkpoints, a proof-of-learning at the end) or plain.
+// The training loop of a task: fresh or resumed, verifiable (every committed
+// state's root recorded — every state's at m = 1, every m-th and the last's
+// with roots every m steps —, checkpoints, a proof-of-learning at the end) or plain.
 
 export { saveModel, evaluateSaved, type EvaluateOptions, type EvaluateResult } from './saved-model.js'
 export {
@@ -86,7 +87,7 @@ const silent: BackendLog = { info: () => {}, warn: () => {} }
 export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const log = o.log ?? silent
   const program = validateProgram(o.program)
-  if (rootEveryOf(program) > 1) throw new Error(`rootEvery ${rootEveryOf(program)}: this trainer writes a state root after every step; it cannot train a program with roots every m > 1 steps yet`)
+  const rootEvery = rootEveryOf(program)
   const phash = programHash(program)
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, log)
   let verifiable = o.verifiable !== false
@@ -103,7 +104,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const stateSizes = trainer.stateLayout().map(t => sizeOf(t.shape))
   const recorder = verifiable
     ? new ProofRecorder(new StateHasher({ worker: o.hashWorker }), {
-        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, onCheckpoint: o.onCheckpoint
+        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint
       })
     : undefined
   const hasher = recorder?.hasher
@@ -127,7 +128,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     atomicWrite(taskFile, JSON.stringify(program.info === undefined ? program : stripInfo(program), null, 2) + '\n')
     if (recorder !== undefined) {
-      const start = o.resume === true ? findResumePoint(outDir, program.steps, phash, log) : undefined
+      const start = o.resume === true ? findResumePoint(outDir, program.steps, phash, log, rootEvery) : undefined
       if (start !== undefined) {
         const { c, ck, listed, prevRoots } = start
         if (c < listed[listed.length - 1]) log.warn(`--resume: checkpoints after ${c} have no roots in state-roots.bin (a crash before they were recorded): recomputed`)
@@ -183,10 +184,13 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       await recorder.settleCheckpoints()
       if (diverged !== undefined) {
         watch?.dispose(); watch = undefined
-        result.divergence = await locateDivergence(trainer, hasher, diverged, {
+        const located = await locateDivergence(trainer, hasher, diverged, {
           outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined
         })
+        result.divergence = { step: located.step, entry: located.entry, flat: located.flat }
         result.steps = diverged
+        // the proof of `diverged` steps commits its last state whatever its remainder mod m
+        if (!recorder.commits(diverged)) recorder.addRoot(located.stateRoot)
         await recorder.writeRemainingRoots()
         log.warn(`the run diverged: step ${diverged + 1} produced a NaN (entry ${result.divergence.entry}, element ${result.divergence.flat} of its op tape); states 0..${diverged} are the proof's`)
       }
@@ -194,7 +198,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       result.hashing = { mode: hasher.mode, workerBusyMs: hasher.workerBusyMs(), inlineJobs: hasher.inlineJobs }
       result.finalStateRoot = all[all.length - 1]
       if (result.completed || result.divergence !== undefined) {
-        const proof = buildProof(phash, program.runtime, all, checkpoints)
+        const proof = buildProof(phash, program.runtime, all, checkpoints, rootEvery > 1 ? { rootEvery, steps: result.steps } : undefined)
         if (result.divergence !== undefined) proof.divergence = { entry: result.divergence.entry, flat: result.divergence.flat }
         atomicWrite(join(outDir, 'proof.json'), JSON.stringify(proof, null, 1) + '\n')
         result.proofRoot = proof.proofRoot

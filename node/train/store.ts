@@ -125,6 +125,7 @@ export function readProgram (file: string): TaskProgram {
   return program
 }
 
-export function readProof (runDir: string): ProofOfLearning {
-  return validateProof(readJson(join(runDir, 'proof.json'), 'proof'))
+/** `rootEvery`: the program's m, which the proof's spacing must be */
+export function readProof (runDir: string, rootEvery?: number): ProofOfLearning {
+  return validateProof(readJson(join(runDir, 'proof.json'), 'proof'), rootEvery)
 }

@@ -58,8 +58,13 @@ export function buildProof (
 
 const HEX64 = /^[0-9a-f]{64}$/
 
-/** Checks structure and the proof root; throws with a clear message. */
-export function validateProof (p: unknown): ProofOfLearning {
+/**
+ * Checks structure and the proof root; throws with a clear message. With
+ * `rootEvery` (the program's m), also that the proof's spacing is the
+ * program's: a proof of other spacing commits a tree of another depth
+ * (proofDepth), whose leaves no dispute of the task could prove.
+ */
+export function validateProof (p: unknown, rootEvery?: number): ProofOfLearning {
   const q = p as ProofOfLearning
   if (typeof q !== 'object' || q === null || q.version !== POL_VERSION) throw new Error('not a version 1 proof-of-learning')
   if (!HEX64.test(String(q.programHash))) throw new Error('proof.programHash must be 64 hex digits')
@@ -67,6 +72,7 @@ export function validateProof (p: unknown): ProofOfLearning {
   // m = 1 is written by omission only: one proof, one encoding
   if (q.rootEvery !== undefined && !(Number.isInteger(q.rootEvery) && q.rootEvery >= 2 && q.rootEvery <= 64)) throw new Error('proof.rootEvery must be an integer in [2, 64] (absent for 1)')
   const m = rootEveryOfProof(q)
+  if (rootEvery !== undefined && m !== rootEvery) throw new Error(`proof.rootEvery is ${m}, the program's is ${rootEvery}: the proof commits roots at other steps than the task's`)
   const n = leafCount(q.steps, m)
   if (!Array.isArray(q.stateRoots) || q.stateRoots.length !== n) throw new Error(m === 1 ? 'proof.stateRoots must hold steps + 1 roots' : `proof.stateRoots must hold ⌈steps / ${m}⌉ + 1 = ${n} roots`)
   if (!q.stateRoots.every(r => HEX64.test(r))) throw new Error('proof.stateRoots must be 64-hex-digit roots')

@@ -12,8 +12,8 @@ export function checkpointStepsOf (stepCount: number, checkpointEvery: number): 
   return out
 }
 
-/** The first checkpoint a replay of `sampled` (1-based steps) loads. */
-export function firstNeededCheckpoint (sampled: number[], stepCount: number, checkpointEvery: number): number {
-  const loads = checkpointLoads(sampled, checkpointStepsOf(stepCount, checkpointEvery))
+/** The first checkpoint a replay of `sampled` (1-based steps; at m > 1 naming segments) loads. */
+export function firstNeededCheckpoint (sampled: number[], stepCount: number, checkpointEvery: number, rootEvery = 1): number {
+  const loads = checkpointLoads(sampled, checkpointStepsOf(stepCount, checkpointEvery), rootEvery, stepCount)
   return loads.length === 0 ? 0 : Math.min(...loads)
 }

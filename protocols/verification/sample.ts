@@ -1,4 +1,5 @@
 import { sha256, fromHex } from '../commit/merkle.js'
+import { committedStep, segmentCount } from '../pol/segments.js'
 
 // Which steps of a proof a verifier re-executes. The seed is the hash of a
 // block produced after the proof was committed, so the solver cannot know it
@@ -14,6 +15,15 @@ import { sha256, fromHex } from '../commit/merkle.js'
 // would be cheaper per step only against faked steps spread at random; a
 // solver that fakes whole intervals escapes each sampled interval with
 // probability 1-f, so a sound sample must count steps, not interval lengths.
+//
+// With state roots every m > 1 steps (docs/training.md "State roots every m
+// steps") the unit is a segment j (steps c_j + 1 … c_{j+1}): n distinct
+// segments are drawn uniformly, each named by its last step c_{j+1} (1-based,
+// the committed root its replay compares), and replayed from the checkpoint
+// before c_j. A faked step spoils its segment's end root, and faking a fraction
+// f of the steps spoils at least a fraction f of the segments, so the bound
+// (1-f)^n holds per segment. At m = 1 a segment is a step and everything below
+// is what it always was.
 
 export interface Interval { index: number, fromStep: number, toStep: number }
 
@@ -52,6 +62,16 @@ export function sampleSteps (seedHex: string, accountHex: string, steps: number,
     chosen.add(r % steps + 1)
   }
   return [...chosen].sort((a, b) => a - b)
+}
+
+/**
+ * `count` distinct segments of a proof of `steps` steps with roots every `rootEvery` steps, uniform
+ * from the seed and the account, each named by its last step c_{j+1} = min((j+1)·m, steps), ascending.
+ * At m = 1: sampleSteps.
+ */
+export function sampleSegments (seedHex: string, accountHex: string, steps: number, rootEvery: number, count: number): number[] {
+  if (rootEvery === 1) return sampleSteps(seedHex, accountHex, steps, count)
+  return sampleSteps(seedHex, accountHex, segmentCount(steps, rootEvery), count).map(u => committedStep(u, steps, rootEvery))
 }
 
 /** The replays covering sampled steps: per checkpoint interval, from its checkpoint up to the latest sampled step in it. */
@@ -94,17 +114,20 @@ export function missProbability (steps: number, faked: number, n: number): numbe
  * (same interval, or the very next step), and otherwise starts from the latest
  * checkpoint at or before s - 1. node/train/replay-many.ts follows this rule;
  * a verifier fetches exactly these. A whistleblower replaying every step loads one.
+ * With `rootEvery` m > 1 a sampled step names its segment j, which starts at
+ * c_j = m·⌊(s - 1) / m⌋ and ends at c_{j+1} (docs/training.md).
  */
-export function checkpointLoads (sampled: readonly number[], checkpointSteps: readonly number[]): number[] {
+export function checkpointLoads (sampled: readonly number[], checkpointSteps: readonly number[], rootEvery = 1, steps = Infinity): number[] {
   const cks = [...checkpointSteps].sort((a, b) => a - b)
   const loads = new Set<number>()
   let at = -Infinity
   for (const s of [...new Set(sampled)].sort((a, b) => a - b)) {
+    const from = rootEvery * Math.floor((s - 1) / rootEvery)
     let ref: number | undefined
-    for (const c of cks) { if (c <= s - 1) ref = c; else break }
-    if (ref === undefined) throw new Error(`no checkpoint at or before step ${s - 1}`)
-    if (!(ref <= at && at <= s - 1)) loads.add(ref)
-    at = s
+    for (const c of cks) { if (c <= from) ref = c; else break }
+    if (ref === undefined) throw new Error(`no checkpoint at or before step ${from}`)
+    if (!(ref <= at && at <= from)) loads.add(ref)
+    at = Math.max(at, Math.min(from + rootEvery, steps))
   }
   return [...loads].sort((a, b) => a - b)
 }

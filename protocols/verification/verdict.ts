@@ -1,10 +1,19 @@
-import { sampleSteps, samplesPerVerifier } from './sample.js'
+import { segmentCount } from '../pol/segments.js'
+import { sampleSegments, samplesPerVerifier } from './sample.js'
 
 // What an accepting verdict must vouch for. The chain refuses an accepting
 // verdict whose checked steps lack the verifier's own sample (SampleNotChecked),
 // so "accept" cannot be said without having replayed the steps the chain's
 // randomness picked for this verifier. Node and runtime both use these
 // functions, so they agree on the count, the cap and the steps.
+//
+// Units. The node names what it checked by 1-based steps: at m = 1 the step s
+// (the transition from state s-1 to s), at m > 1 the last step c_{j+1} of
+// segment j, and a diverged proof's last step k+1. On chain, `checked_steps`
+// lists 0-based units (checkedUnitOf): at m = 1 the transition s-1, at m > 1
+// the segment j (as open_dispute's disputed_step at m > 1), and a diverged
+// proof's last step as unit segmentCount(k, m) (k at m = 1), one past the last
+// segment. At m = 1 both are exactly what they always were.
 
 /** Most steps a verdict may list (the chain's bound on checked_steps). */
 export const MAX_CHECKED_STEPS = 1024
@@ -27,10 +36,30 @@ export function verifierSampleCount (verifierCount: number, override?: number): 
 /**
  * The 1-based steps an accepting verdict must list: the verifier's sample of
  * the required size, from the hash of block committed_at + 1 (hex) and its
- * account (hex).
+ * account (hex). With roots every m > 1 steps, segments named by their last step.
  */
-export function requiredSample (seedHex: string, accountHex: string, stepCount: number, verifierCount: number): number[] {
-  return sampleSteps(seedHex, accountHex, stepCount, requiredSampleCount(verifierCount))
+export function requiredSample (seedHex: string, accountHex: string, stepCount: number, verifierCount: number, rootEvery = 1): number[] {
+  return sampleSegments(seedHex, accountHex, stepCount, rootEvery, requiredSampleCount(verifierCount))
+}
+
+/**
+ * The chain's unit of a 0-based transition `step` (a ruling's step, a forced
+ * error): the step itself at m = 1; at m > 1 its segment ⌊step / m⌋, and for a
+ * diverged proof's last step (step = stepCount) the unit after the last segment.
+ */
+export function unitOfTransition (step: number, stepCount: number, rootEvery: number): number {
+  if (rootEvery === 1) return step
+  return step >= stepCount ? segmentCount(stepCount, rootEvery) : Math.floor(step / rootEvery)
+}
+
+/** The chain's checked unit (`checked_steps` entry) of a node's 1-based checked step: s - 1 at m = 1. */
+export function checkedUnitOf (step: number, stepCount: number, rootEvery: number): number {
+  return unitOfTransition(step - 1, stepCount, rootEvery)
+}
+
+/** How many units `checked_steps` may name: the transitions (segments at m > 1), and a diverged proof's last step. */
+export function checkableUnits (stepCount: number, diverged: boolean, rootEvery: number): number {
+  return segmentCount(stepCount, rootEvery) + (diverged ? 1 : 0)
 }
 
 /** The required steps missing from a verdict's list (both 1-based); empty when the verdict covers its sample. */

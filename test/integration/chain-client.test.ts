@@ -67,6 +67,8 @@ describe('ChainClient over the dev chain', () => {
     let t = await c.Alice.task(id)
     expect(t?.phase).toBe('Solving')
     expect(t?.solver).toBe(c.Bob.accountId)
+    // a program without rootEvery: the chain stores no TaskRootEvery, the client reads m = 1
+    expect(await c.Alice.rootEvery(id)).toBe(1)
     // release and get it back (Bob is the only solver: after release nobody is available)
     await c.Bob.releaseTask(id)
     expect((await c.Alice.task(id))?.phase).toBe('Unassigned')

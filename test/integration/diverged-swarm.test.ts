@@ -13,8 +13,8 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 const STEPS = 10
 
 /** A dev chain with a submitter, a solver (extra `join` flags) and a verifier, and a diverging task written. */
-async function swarm (solverExtra: string[], lr = '1e30'): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
-  const sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300'], ['//Peer1', '//Peer2', '//Peer4'])
+async function swarm (solverExtra: string[], lr = '1e30', chainExtra: string[] = []): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
+  const sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300', ...chainExtra], ['//Peer1', '//Peer2', '//Peer4'])
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
     sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '10000', ...solverExtra]),
@@ -27,7 +27,8 @@ async function swarm (solverExtra: string[], lr = '1e30'): Promise<{ sw: ChainSw
 
 describe('a diverging program between real peers on the dev chain', () => {
   let sw: ChainSwarm
-  beforeAll(async () => { ({ sw } = await swarm([])) }, 120_000)
+  // this chain also takes tasks with roots every 4 steps (the last test)
+  beforeAll(async () => { ({ sw } = await swarm([], '1e30', ['--max-root-every', '4'])) }, 120_000)
   afterAll(async () => { await sw?.stop() })
 
   it('the solver commits a diverged proof, the verifier checks the diverged step and accepts, the task settles as diverged', async () => {
@@ -48,6 +49,19 @@ describe('a diverging program between real peers on the dev chain', () => {
     expect(Number(settled.data.step)).toBe(k)
     const reward = BigInt(String(t!.solverReward))
     expect(BigInt(String(settled.data.solverPaid))).toBe(reward * BigInt(k) / BigInt(STEPS))
+    expect(sw.ev('DisputeOpened', d => Number(d.taskId) === taskId)).toBeUndefined()
+  }, 300_000)
+
+  it('a task with state roots every 4 steps: the solver commits ⌈16 / 4⌉ + 1 roots, the verifier replays segments and its accept lists segment indices', async () => {
+    await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '8', '--root-every', '4', '--batch', '32'])
+    const taskId = await sw.submit()
+    const verdict = await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => Number(d.taskId) === taskId), 120_000, 'verdict')
+    expect(verdict.data.accept).toBe(true)
+    const t = await sw.observer.task(taskId)
+    expect(await sw.observer.rootEvery(taskId)).toBe(4)
+    // one verifier samples every one of the 4 segments (its share of 44 is more than there are), listed as 0 … 3
+    expect([...t!.verdicts[0].checkedSteps].sort((a, b) => a - b)).toEqual([0, 1, 2, 3])
+    expect((await sw.settled(taskId, 120_000)).phase).toBe('Settled')
     expect(sw.ev('DisputeOpened', d => Number(d.taskId) === taskId)).toBeUndefined()
   }, 300_000)
 })

@@ -7,6 +7,8 @@ import { promisify } from 'node:util'
 import { initBackend } from '../../node/train/backend.js'
 import { loadDatasetFor } from '../../node/train/dataset.js'
 import { trainTask } from '../../node/train/run.js'
+import { Trainer } from '../../node/train/trainer.js'
+import { toHex } from '../../protocols/commit/merkle.js'
 import { WASM_PSK_RUNTIME, type TaskProgram } from '../../protocols/program/index.js'
 
 // A task's proof root is a function of the task alone: it must not depend on
@@ -31,8 +33,8 @@ interface Summary {
   kernelThreads?: number
 }
 
-async function train (pinned: boolean, out: string): Promise<Summary> {
-  const args = [MAIN, 'train', '--task', join(dir, 'task.json'), '--out', out, '--no-evaluate', '--json', '--log-level', 'warn']
+async function train (pinned: boolean, out: string, task = 'task.json', extra: string[] = []): Promise<Summary> {
+  const args = [MAIN, 'train', '--task', join(dir, task), '--out', out, '--no-evaluate', '--json', '--log-level', 'warn', ...extra]
   const r = pinned ? await run('taskset', ['-c', '0', process.execPath, ...args], { timeout: 60_000 }) : await run(process.execPath, args, { timeout: 60_000 })
   return JSON.parse(r.stdout) as Summary
 }
@@ -49,6 +51,8 @@ beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
   dir = mkdtempSync(join(tmpdir(), 'ps-proof-threads-'))
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'task.json')])
+  // the same training with state roots every 4 steps (another program hash, the same states)
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '8', '--root-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'm4.json')])
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '8', '--checkpoint-every', '4', '--batch', '64', '--seed', '9', '--synthetic-size', '1024', '--out', join(dir, 'mlp-psk.json')])
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'cnn', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '4', '--checkpoint-every', '2', '--batch', '16', '--seed', '9', '--synthetic-size', '256', '--out', join(dir, 'cnn-psk.json')])
 })
@@ -80,6 +84,40 @@ describe('the proof root does not depend on threads, cores or process', () => {
     expect(roots('one')).toEqual(roots('all'))
     expect(roots('inline')).toEqual(roots('all'))
     expect(new Set(roots('all')).size).toBe(17)
+  })
+
+  it('state roots every 4 steps: one proof root on all cores, one core, inline and resumed in another process; the roots are every 4th state of the run', async () => {
+    const program = JSON.parse(readFileSync(join(dir, 'm4.json'), 'utf8')) as TaskProgram
+    expect(program.rootEvery).toBe(4)
+    const [all, one, inline] = await Promise.all([
+      train(false, join(dir, 'm4-all'), 'm4.json'),
+      train(true, join(dir, 'm4-one'), 'm4.json'),
+      trainTask({ program, outDir: join(dir, 'm4-inline'), dataset: loadDatasetFor(program.dataset), hashWorker: false, evaluate: false })
+    ])
+    expect(all.hashing).toBe('worker')
+    expect(inline.hashing?.mode).toBe('inline')
+    expect(all.proofWritten && one.proofWritten && inline.proofWritten).toBe(true)
+    expect(one.proofRoot).toBe(all.proofRoot)
+    expect(inline.proofRoot).toBe(all.proofRoot)
+    // stopped at step 10 and resumed (from checkpoint 8) in two more processes
+    const part = await train(false, join(dir, 'm4-split'), 'm4.json', ['--until', '10'])
+    expect(part.proofWritten).toBe(false)
+    const resumed = await train(true, join(dir, 'm4-split'), 'm4.json', ['--resume'])
+    expect(resumed.proofRoot).toBe(all.proofRoot)
+    const proof = (d: string): { stateRoots: string[], rootEvery?: number } => JSON.parse(readFileSync(join(dir, d, 'proof.json'), 'utf8'))
+    for (const d of ['m4-one', 'm4-inline', 'm4-split']) expect(readFileSync(join(dir, d, 'proof.json'), 'utf8')).toBe(readFileSync(join(dir, 'm4-all', 'proof.json'), 'utf8'))
+    // the committed roots are the trainer's own states 0, 4, 8, 12, 16, computed here step by step
+    const t = await Trainer.create(program, loadDatasetFor(program.dataset))
+    const every = [toHex(t.stateRoot())]
+    for (let i = 0; i < 16; i++) { t.runStep(); every.push(toHex(t.stateRoot())) }
+    t.dispose()
+    expect(new Set(every).size).toBe(17)
+    expect(proof('m4-all').rootEvery).toBe(4)
+    expect(proof('m4-all').stateRoots).toEqual([0, 4, 8, 12, 16].map(s => every[s]))
+    // the replay CLI at m = 4: a step names its segment, compared at the segment's committed end
+    const rp = await run(process.execPath, [MAIN, 'replay', '--proof', join(dir, 'm4-split'), '--steps', '6,16', '--json', '--log-level', 'warn'], { timeout: 60_000 })
+    const replayed = JSON.parse(rp.stdout).results as Array<{ segment: number, step: number, match: boolean, fromCheckpoint: number }>
+    expect(replayed.map(r => [r.segment, r.step, r.match, r.fromCheckpoint])).toEqual([[1, 8, true, 0], [3, 16, true, 8]])
   })
 
   // psk1: the MatMul and convolution kernels are proofswarm's own, native with

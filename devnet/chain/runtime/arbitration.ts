@@ -6,7 +6,7 @@ import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
-import { MAX_CHECKED_STEPS, missingSampled, requiredSample } from '../../../protocols/verification/verdict.js'
+import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
@@ -214,9 +214,9 @@ export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>):
   return t.stepCount + (t.divergence === null ? 0 : 1)
 }
 
-/** An accept that lists the revealed forced step vouched for a step that does not replay. */
-export function listsForcedStep (t: TaskInfo, v: Verdict): boolean {
-  return t.revealedForcedError !== null && v.checkedSteps.includes(t.revealedForcedError)
+/** An accept that lists the revealed forced step (its segment at m > 1) vouched for a step that does not replay. */
+export function listsForcedStep (t: TaskInfo, v: Verdict, rootEvery = 1): boolean {
+  return t.revealedForcedError !== null && v.checkedSteps.includes(unitOfTransition(t.revealedForcedError, t.stepCount, rootEvery))
 }
 
 export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, accept: boolean, checkedSteps: number[] }): void {
@@ -233,12 +233,15 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   ctx.ensure(ctx.now <= t.challengeEnd && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
-  ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < disputableSteps(t)), P, 'InvalidStep')
+  // checked_steps names units (protocols/verification/verdict.ts): transitions, or segments j at m > 1
+  const m = rootEveryOfTask(ctx, a.taskId)
+  const units = checkableUnits(t.stepCount, t.divergence !== null, m)
+  ctx.ensure(a.checkedSteps.length <= MAX_CHECKED_STEPS && a.checkedSteps.every(s => s < units), P, 'InvalidStep')
   // a diverged proof stands or falls with its last step: every accept vouches for it
-  ctx.ensure(!a.accept || t.divergence === null || a.checkedSteps.includes(t.stepCount), P, 'DivergenceNotChecked')
-  // "accept" vouches for the steps the draw's randomness picked for this verifier:
+  ctx.ensure(!a.accept || t.divergence === null || a.checkedSteps.includes(checkedUnitOf(t.stepCount + 1, t.stepCount, m)), P, 'DivergenceNotChecked')
+  // "accept" vouches for the steps (segments) the draw's randomness picked for this verifier:
   // without this, accepting after checking nothing would only risk a slash at steps listed
-  if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps, assignment.seedBlock)
+  if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps, assignment.seedBlock, m)
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
@@ -250,13 +253,13 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
  * that closed the previous round for a replacement) and its account: the
  * solver could not know it when committing, and the verifier gets it with its draw.
  */
-function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[], seedBlock: number): void {
+function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSteps: number[], seedBlock: number, m: number): void {
   ctx.ensure(ctx.now > seedBlock, P, 'RandomnessNotReady')
   const seed = blockRandomness(ctx, seedBlock)
   // a proof diverged at step 0 has no transition to sample; its diverged step is checked above
-  const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount)
-  // on chain, step i is the transition from state i to i+1: the sample's step s is s-1
-  ctx.ensure(missingSampled(required, checkedSteps.map(s => s + 1)).length === 0, P, 'SampleNotChecked')
+  const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount, m)
+  // on chain, unit i is the transition from state i to i+1 (segment i at m > 1): the sample's step s is unit s-1 (its segment)
+  ctx.ensure(missingSampled(required.map(s => checkedUnitOf(s, t.stepCount, m)), checkedSteps).length === 0, P, 'SampleNotChecked')
 }
 
 /** Slashes `ppm` of a node's stake: a share to the winner, the rest to the treasury. */
@@ -278,7 +281,8 @@ export function slashStake (ctx: Context, loser: string, winner: string, amount:
  * stake is slashed (a share to the challenger), the task fails, and every
  * verifier that accepted the proof after checking that very step is slashed
  * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
- * was wrong exactly when the solver's transition at a step it checked is.
+ * was wrong exactly when the solver's transition at a step it checked is (at
+ * m > 1: a step of a segment it checked, whose end root it vouched for).
  */
 export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
   const p = params(ctx)
@@ -286,8 +290,10 @@ export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, chall
   const n = solver === null ? undefined : getNode(ctx, solver)
   const slashed = solver === null ? 0n : slashStake(ctx, solver, challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
   t.solverFailed = true
+  // at m > 1 a verdict vouched for the segment holding the step
+  const unit = unitOfTransition(step, t.stepCount, rootEveryOfTask(ctx, taskId))
   for (const v of t.verdicts) {
-    if (!v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(step)) continue
+    if (!v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(unit)) continue
     const vn = getNode(ctx, v.verifier)
     const taken = slashStake(ctx, v.verifier, challenger, ppmOf(vn?.stake ?? 0n, VERIFIER_SLASH_PPM))
     v.void = true

@@ -9,6 +9,7 @@ import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spe
 import { earnedReward, emitDiverged } from './divergence.js'
 import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 import { accrueRent, settleRent } from './capacity-rent.js'
+import { rootEveryOfTask } from './segments.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -58,18 +59,19 @@ export function jackpotWinners (ctx: Context, t: TaskInfo): ProofRuling[] {
  * instead), an accept whose sample missed f was diligent and stands, and a
  * reject stands only if its verifier caught f.
  */
-function stood (t: TaskInfo, v: Verdict): boolean {
+function stood (t: TaskInfo, v: Verdict, m: number): boolean {
   if (v.void) return false
   if (t.solverFailed) return !v.accept
-  if (v.accept) return !listsForcedStep(t, v)
+  if (v.accept) return !listsForcedStep(t, v, m)
   return t.rulings.some(r => r.outcome === 'ForcedError' && r.challenger === v.verifier)
 }
 
 /** Pays each standing verdict its reward out of the escrow; returns the total. */
-function payStanding (ctx: Context, t: TaskInfo): bigint {
+function payStanding (ctx: Context, id: bigint, t: TaskInfo): bigint {
   let paid = 0n
+  const m = rootEveryOfTask(ctx, id)
   for (const v of t.verdicts) {
-    if (!stood(t, v)) continue
+    if (!stood(t, v, m)) continue
     repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
     paid += t.verifierReward
   }
@@ -85,8 +87,9 @@ function releaseParties (ctx: Context, id: bigint, t: TaskInfo): void {
 /** Accepting verifiers that reported the forced step as checked: they did not replay it. */
 function slashBlindAccepts (ctx: Context, id: bigint, t: TaskInfo): void {
   if (t.solverFailed) return
+  const m = rootEveryOfTask(ctx, id)
   for (const v of t.verdicts) {
-    if (v.void || !v.accept || !listsForcedStep(t, v)) continue
+    if (v.void || !v.accept || !listsForcedStep(t, v, m)) continue
     const stake = ctx.store.get<{ stake: bigint }>(P, 'Nodes', v.verifier)?.stake ?? 0n
     const taken = slashStake(ctx, v.verifier, TREASURY, ppmOf(stake, VERIFIER_SLASH_PPM))
     v.void = true
@@ -113,7 +116,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
     solverPaid = reward - jackpotPaid
     repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
   }
-  const verifiersPaid = payStanding(ctx, t)
+  const verifiersPaid = payStanding(ctx, id, t)
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, success)
@@ -126,8 +129,9 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
-  const refunded = t.escrow - payStanding(ctx, t)
-  penalizeContradicted(ctx, id, t, v => stood(t, v))
+  const refunded = t.escrow - payStanding(ctx, id, t)
+  const m = rootEveryOfTask(ctx, id)
+  penalizeContradicted(ctx, id, t, v => stood(t, v, m))
   unreserve(ctx, t.submitter, refunded)
   settleAnsweredDeposits(ctx, id, false)
   releaseParties(ctx, id, t)
@@ -137,20 +141,21 @@ function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: numb
 }
 
 /** Verdicts that count towards the quorum: those that would be paid if the task settled now. */
-export function standingVerdicts (t: TaskInfo): number {
-  return t.verdicts.filter(v => stood(t, v)).length
+export function standingVerdicts (t: TaskInfo, m: number): number {
+  return t.verdicts.filter(v => stood(t, v, m)).length
 }
 
 /** The challenge window is over and nothing is pending: settle, extend the window for a quorum, or give up. */
 function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   slashBlindAccepts(ctx, id, t)
   voidBareRejects(ctx, id, t)
-  const standing = standingVerdicts(t)
+  const m = rootEveryOfTask(ctx, id)
+  const standing = standingVerdicts(t, m)
   // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
   if (t.solverFailed || standing >= t.verifierCount) { settle(ctx, id, t); return }
   // assigned verifiers whose verdicts do not stand are closed; an extension draws their replacements
   const extend = t.extensions < MAX_VERIFY_EXTENSIONS
-  closeRound(ctx, id, t, v => stood(t, v), extend)
+  closeRound(ctx, id, t, v => stood(t, v, m), extend)
   if (extend) {
     t.extensions += 1
     t.challengeEnd = ctx.now + t.challengeWindow

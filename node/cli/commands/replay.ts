@@ -4,7 +4,7 @@ import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../train-util.js'
 import { tapeRunStep } from '../../train/run.js'
-import { replayStep, replaySteps } from '../../train/replay-many.js'
+import { replayStep, replaySteps, type ReplayResult } from '../../train/replay-many.js'
 import { reexecuteOp, sameBits } from '../../train/tape-recorder.js'
 
 interface ReplayOpts {
@@ -23,7 +23,7 @@ export function register (program: Command): void {
   program.command('replay')
     .description('re-execute one training step from the nearest checkpoint and compare its state root with the proof')
     .requiredOption('--proof <dir>', 'run directory written by `proofswarm train`')
-    .option('--step <n>', 'step to re-execute (1 = the first step)')
+    .option('--step <n>', 'step to re-execute (1 = the first step); with state roots every m > 1 steps, the segment holding it')
     .option('--steps <list>', 'several steps (comma-separated), each from its nearest checkpoint, in one engine; stops at the first mismatch')
     .option('--tape', 'also record the op tape of the step and re-execute every op in isolation')
     .option('--tape-out <file>', 'with --tape: write the tape entries (JSON) to this file')
@@ -39,7 +39,7 @@ export function register (program: Command): void {
           const steps = o.steps.split(',').map(x => intOpt(x.trim(), '--steps', 1, 500_000) as number)
           const results = await replaySteps({ proofDir: o.proof, steps, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
           if (o.json === true) process.stdout.write(JSON.stringify({ results }) + '\n')
-          else for (const r of results) process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n`)
+          else for (const r of results) process.stdout.write(`${unitName(r)} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}${mismatchNote(r)}\n`)
           if (results.some(r => !r.match || r.firstMismatch != null)) process.exitCode = 2
           return
         }
@@ -61,15 +61,26 @@ export function register (program: Command): void {
           tape = {
             tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, kernels: ops,
             reexecutedBitwise: ops - mismatches.length, mismatches,
-            stateRootAfterMatches: tr.stateRootAfter === r.expected
+            // with roots every m > 1 steps only a segment's last step has a committed root after it
+            stateRootAfterMatches: r.step === step ? tr.stateRootAfter === r.expected : undefined
           }
         }
         if (o.json === true) process.stdout.write(JSON.stringify({ ...r, tape }) + '\n')
         else {
-          process.stdout.write(`step ${r.step} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
+          process.stdout.write(`${unitName(r)} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}${mismatchNote(r)}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
           if (tape !== undefined) process.stdout.write(`  op tape: ${String(tape.kernels)} kernels, ${String(tape.reexecutedBitwise)} re-executed bitwise, tape root ${String(tape.tapeRoot)}, skeleton root ${String(tape.skeletonRoot)}\n`)
         }
         if (!r.match || (tape !== undefined && (tape.mismatches as string[]).length > 0)) process.exitCode = 2
       } catch (e) { wrapError(e) }
     })
+}
+
+/** "step s", or with roots every m > 1 steps the segment replayed and the committed step compared. */
+function unitName (r: ReplayResult): string {
+  return r.segment === undefined ? `step ${r.step}` : `segment ${r.segment} (to committed step ${r.step})`
+}
+
+/** At m > 1: which committed root differs (a step inside the segment is the dispute's to find). */
+function mismatchNote (r: ReplayResult): string {
+  return r.segment !== undefined && r.firstMismatch !== undefined ? `, the committed root of step ${r.firstMismatch} differs` : ''
 }

@@ -62,6 +62,10 @@ describe('engine messages', () => {
     expect(() => parseMessage({ type: 'done', id: 1, kind: 'train', result: replay })).toThrow(/train result\.results: unknown field/)
     expect(() => parseMessage({ type: 'done', id: 1, kind: 'commitments', result: { skeletonRoot: 'aa' } })).toThrow(/commitments result\.datasetRoot: expected a string/)
     expect(() => checkResult('replay', { results: [{ step: 3, match: 'yes' }] })).toThrow(/replay result\.results\[0\]\.fromCheckpoint: expected an integer/)
+    // with roots every m > 1 steps a replay names the segment it replayed
+    const seg = { results: [{ ...replay.results[0], step: 8, segment: 1, firstMismatch: 8 }] }
+    expect(checkResult('replay', seg)).toEqual(seg)
+    expect(() => checkResult('replay', { results: [{ ...replay.results[0], segment: -1 }] })).toThrow(/replay result\.results\[0\]\.segment: expected an integer ≥ 0/)
   })
 
   it('refuses an unknown message type, and a progress event without its numbers', () => {

@@ -1,0 +1,68 @@
+import { u8aToHex } from '@polkadot/util'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { TaskInfo, Verdict } from '../../devnet/chain/runtime/arbitration.js'
+import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
+import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
+import { encodeClaim } from '../../protocols/dispute/index.js'
+import { newProgram } from '../../protocols/program/index.js'
+import { initBackend } from '../../node/train/backend.js'
+import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import type { Harness } from '../unit/chain/harness.js'
+import { contextOn, honest, honestRun, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { dispute, tx } from './setup.js'
+import { leavesOf, playSegment } from './segment-setup.js'
+
+// A verifier that accepted a task with roots every m = 4 steps vouched for
+// the SEGMENTS it listed (checked_steps = segment indices, docs/pallet-interface.md).
+// When a dispute rules the solver wrong at step 2 (inside segment 0), the accept
+// that listed segment 0 is slashed: comparing the ruled step's own index with
+// the listed units would let it keep its reward for a segment it vouched for
+// (and would slash whoever listed the unrelated segment 2 of a longer proof).
+// An accept of segment 1 only stands. The verdicts are written into the task as
+// submit_verdict stores them (the task is posted by the fixture's m = 1
+// program; TaskRootEvery is written as submit_task writes it from a program naming m).
+
+const M = 4
+let run: Run
+
+beforeAll(async () => {
+  await initBackend('wasm')
+  const ds = syntheticDataset(7, 64, 8)
+  run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
+}, 120_000)
+
+function write (h: Harness, item: string, key: number, value: unknown): void {
+  const o = new Overlay({ get: k => h.state.get(k) })
+  new Storage(h.rt.types, o).put('Arbitration', item, key, value as never)
+  for (const [k, v] of o.changes) { if (v === null) h.state.delete(k); else h.state.set(k, v) }
+}
+
+describe('verdict slashing by segment', () => {
+  it('a ruling at step 2 (inside segment 0) slashes the accept that listed segment 0, not the accept of segment 1 alone', async () => {
+    const cheat = tamperOp(run, 10)
+    const h = await taskOnChain(run, cheat, { commit: false })
+    write(h, 'TaskRootEvery', 0, M)
+    const leaves = leavesOf(cheat.roots, run.program.steps, M)
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
+    // two accepts as submit_verdict stores them: Charlie checked segment 0, Eve listed segment 1 (step 5)
+    const verdicts: Verdict[] = [
+      { verifier: h.accounts.Charlie, accept: true, checkedSteps: [0], void: false },
+      { verifier: h.accounts.Eve, accept: true, checkedSteps: [1], void: false }
+    ]
+    write(h, 'Tasks', 0, { ...taskOf(h), verdicts } satisfies TaskInfo)
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
+    const r = playSegment(run, cheat, honest(run), M, 0, { ctx: { ...contextOn(h, 0), segmented: true } })
+    expect(r.by).toBe('challenger')
+    expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(r.claim)) })).toBeUndefined()
+    expect(dispute(h).status).toBe('ChallengerWon')
+    expect(taskOf(h).rulings.map(x => x.step)).toEqual([2])
+    // no reveal comes: the solver is penalized at the reveal deadline, with the verdicts that vouched for the step
+    const events: string[] = []
+    for (let i = 0; i < 300 && taskOf(h).rulings[0].outcome === 'AwaitingReveal'; i++) events.push(...h.advance(1))
+    expect(taskOf(h).rulings[0].outcome).toBe('SolverPenalized')
+    expect(events.filter(e => e === 'Arbitration.VerdictSlashed')).toHaveLength(1)
+    const after = taskOf(h).verdicts
+    expect(after.find(v => v.verifier === h.accounts.Charlie)?.void).toBe(true)
+    expect(after.find(v => v.verifier === h.accounts.Eve)?.void).toBe(false)
+  })
+})
