@@ -279,15 +279,17 @@ export function slashStake (ctx: Context, loser: string, winner: string, amount:
  * verifier that accepted the proof after checking that very step is slashed
  * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
  * was wrong exactly when the solver's transition at a step it checked is.
+ * `slashVerdicts` false: the ruling was against the submitter's roots
+ * (skeleton_root, dataset_root), which an accept never vouched for.
  */
-export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
+export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number, slashVerdicts = true): bigint {
   const p = params(ctx)
   const solver = t.solver
   const n = solver === null ? undefined : getNode(ctx, solver)
   const slashed = solver === null ? 0n : slashStake(ctx, solver, challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
   t.solverFailed = true
   for (const v of t.verdicts) {
-    if (!v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(step)) continue
+    if (!slashVerdicts || !v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(step)) continue
     const vn = getNode(ctx, v.verifier)
     const taken = slashStake(ctx, v.verifier, challenger, ppmOf(vn?.stake ?? 0n, VERIFIER_SLASH_PPM))
     v.void = true
