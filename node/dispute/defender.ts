@@ -16,6 +16,7 @@ import { SegmentRuns, segmentDefenderOf, shortSegmentOf, type SegmentRunHost } f
 import type { TapeJob } from '../engine/protocol.js'
 import type { TapeFile } from '../engine/tape-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
+import { TapeLane } from './tape-lane.js'
 
 // The defender's side of a dispute (docs/disputes.md, "Node side"): it tapes
 // the disputed step as soon as the dispute is opened, then answers the
@@ -35,7 +36,7 @@ export interface DefenderHost extends SegmentRunHost {
   dataDir: string
   chain: () => Promise<ChainClient>
   /** an engine tape job (1-based step), its file read back */
-  tapeInChild: (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>) => Promise<TapeFile>
+  tapeInChild: (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>, signal?: AbortSignal) => Promise<TapeFile>
   adjudicate: (chain: ChainClient, disputeId: number, claim: Claim) => Promise<string>
   /** quiet time after which a party forces its pending move on chain */
   forceAfterMs: number
@@ -75,9 +76,14 @@ export class Defender {
   /** tapes by task and step: a second dispute of the same step (a verifier and a whistleblower) does not tape again */
   private readonly tapes = new Map<string, Promise<{ tape: TapeFile, proof: ProofOfLearning }>>()
   private readonly segments: SegmentRuns
+  /** one tape at a time, in the order the disputes were opened (the chain's TapeQueue) */
+  private readonly lane = new TapeLane()
 
   constructor (private readonly h: DefenderHost) {
-    this.segments = new SegmentRuns(h)
+    // a segment's re-run is an engine process like a tape: it takes its turn in the lane
+    this.segments = new SegmentRuns({
+      segmentRoots: async (runDir, first, length, faults) => await this.lane.run(`segment/${runDir}/${first}`, async () => await h.segmentRoots(runDir, first, length, faults))
+    })
   }
 
   session (disputeId: number): Promise<Session> {
@@ -152,12 +158,16 @@ export class Defender {
   /**
    * The run's tape of on-chain step `step` of task `taskId`, taped once (a
    * child process) for every dispute of that step, with the faults the
-   * training had, so it is the tape the proof was built from.
+   * training had, so it is the tape the proof was built from. `announced`:
+   * for a step announced before its dispute, taped only if the lane is idle.
    */
-  async tapeFor (chain: ChainClient, taskId: number, step: number): Promise<{ tape: TapeFile, proof: ProofOfLearning }> {
+  async tapeFor (chain: ChainClient, taskId: number, step: number, announced = false): Promise<{ tape: TapeFile, proof: ProofOfLearning }> {
     const key = `${taskId}/${step}`
     let taped = this.tapes.get(key)
+    if (taped !== undefined && !announced) this.lane.release(key)
     if (taped === undefined) {
+      const signal = announced ? this.lane.announce(key) : undefined
+      if (announced && signal === undefined) throw new Error('busy taping: an announced step waits for its dispute')
       const made = (async () => {
         const task = await chain.task(taskId)
         if (task == null) throw new Error(`task ${taskId} does not exist`)
@@ -165,11 +175,13 @@ export class Defender {
         const proof = await this.proofOf(chain, taskId)
         const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
         const forced = await forcedErrorDraw(chain, taskId, task)
-        const tape = await this.h.tapeInChild(runDir, step + 1, join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`), { faults: tapeFaults(this.h.faults, forced?.step) })
+        const out = join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`)
+        const faults = tapeFaults(this.h.faults, forced?.step)
+        const tape = await this.lane.run(key, async () => await this.h.tapeInChild(runDir, step + 1, out, { faults }, signal))
         return { tape, proof }
       })()
       this.tapes.set(key, made)
-      made.catch(() => this.tapes.delete(key))
+      made.catch(() => { this.tapes.delete(key); this.lane.release(key) })
       taped = made
     }
     return await taped
@@ -179,9 +191,9 @@ export class Defender {
    * A challenger about to open a dispute at `step` asks us to tape it while
    * it tapes its own: the dispute then runs as soon as it is opened. Only
    * for a registered peer, a task we solved and a step of its proof; at most
-   * one tape per step, as for a dispute. With a root every m > 1 steps,
-   * `step` names a segment, which we re-run (the step to tape is known only
-   * at the opening).
+   * one tape per step, as for a dispute, and only while no other tape runs.
+   * With a root every m > 1 steps, `step` names a segment, which we re-run
+   * (the step to tape is known only at the opening), under the same rule.
    */
   private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
     const chain = await this.h.chain()
@@ -190,12 +202,15 @@ export class Defender {
     const m = await chain.rootEvery(taskId)
     if (step >= (m > 1 ? (task.divergence != null ? 0 : segmentCount(task.stepCount, m)) : task.stepCount + (task.divergence != null ? 1 : 0))) return { err: 'not a step of a proof of ours under verification' }
     if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
+    // announcements cost their sender nothing: one taped at a time, and none while a dispute's tape waits
     if (m > 1) {
+      if (!this.lane.idle && !this.segments.has(taskId, step)) return { err: 'busy taping another step' }
       this.segmentInside(chain, taskId, step).catch(() => {})
       this.h.log.info({ taskId, segment: step, from }, 'a segment dispute is announced: re-running the segment now')
       return { end: 'preparing' }
     }
-    this.tapeFor(chain, taskId, step).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not tape the announced step'))
+    if (!this.lane.idle && !this.tapes.has(`${taskId}/${step}`)) return { err: 'busy taping another step' }
+    this.tapeFor(chain, taskId, step, true).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not tape the announced step'))
     this.h.log.info({ taskId, step, from }, 'a dispute is announced: taping the step now')
     return { end: 'preparing' }
   }

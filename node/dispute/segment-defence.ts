@@ -35,6 +35,9 @@ export class SegmentRuns {
 
   constructor (private readonly h: SegmentRunHost) {}
 
+  /** Whether segment j of the task has been re-run or is being re-run. */
+  has (taskId: number, j: number): boolean { return this.runs.has(`${taskId}/${j}`) }
+
   inside (taskId: number, runDir: string, proof: ProofOfLearning, j: number, faults: Pick<EngineFaults, 'ops' | 'weights'>): Promise<Uint8Array[]> {
     const key = `${taskId}/${j}`
     let run = this.runs.get(key)

@@ -59,7 +59,7 @@ export class DisputeService {
       faults: o.faults,
       dataDir: o.peer.opts.dataDir,
       chain: o.chain,
-      tapeInChild: async (runDir, step, out, o) => await this.tapeInChild(runDir, step, out, o),
+      tapeInChild: async (runDir, step, out, o, signal) => await this.tapeInChild(runDir, step, out, o, signal),
       segmentRoots: async (runDir, first, length, faults) => await this.segmentRootsInChild(runDir, first, length, faults),
       adjudicate: async (chain, disputeId, claim) => await this.adjudicate(chain, disputeId, claim),
       forceAfterMs: this.forceAfterMs
@@ -98,9 +98,9 @@ export class DisputeService {
     return r.roots
   }
 
-  private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>): Promise<TapeFile> {
+  private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>, signal?: AbortSignal): Promise<TapeFile> {
     const t0 = Date.now()
-    const r = await runEngineJob({ kind: 'tape', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `tape of step ${step}`, { timeoutMs: 300_000 }).result
+    const r = await runEngineJob({ kind: 'tape', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `tape of step ${step}`, { timeoutMs: 300_000, signal }).result
     const f = readTapeFile(out)
     this.log.info({ step, entries: r.entries, bytes: r.bytes, ms: Date.now() - t0 }, 'taped the disputed step in a child process')
     return f

@@ -64,6 +64,7 @@ async function commitments (j: CommitmentsJob): Promise<JobResults['commitments'
   const trainer = await Trainer.create(program, ds)
   const tape = tapeStep(trainer)
   trainer.dispose()
+  if (j.skeletonOnly === true) return { skeletonRoot: disputeSkeletonRoot(tape.entries), datasetRoot: '' }
   const all = new Uint32Array(ds.trainSize).map((_, i) => i)
   const yRoot = commitTensor({ shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }).root
   return { skeletonRoot: disputeSkeletonRoot(tape.entries), datasetRoot: datasetRootHex(datasetCommitment(ds).root, yRoot) }

@@ -51,7 +51,7 @@ const JOB_FIELDS: Record<JobKind, Record<string, (v: unknown, path: string) => u
     taskFile: str, outDir: str, resume: opt(bool), datasetDir: opt(str), backend, until: opt(nat), evaluate: opt(bool), plain: opt(bool), faults: opt(faults)
   },
   evaluate: { modelDir: str, datasetDir: opt(str), backend },
-  commitments: { taskFile: str, datasetDir: opt(str) },
+  commitments: { taskFile: str, datasetDir: opt(str), skeletonOnly: opt(bool) },
   tape: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(tapeFaults) },
   warm: { taskFile: str, datasetDir: opt(str) },
   replay: { runDir: str, steps: arr(int), datasetDir: opt(str), checkpointLayout: layout },

@@ -52,7 +52,8 @@ export interface TrainJob {
 export interface EvaluateJob { kind: 'evaluate', modelDir: string, datasetDir?: string, backend?: BackendChoice }
 
 /** What a submitter commits on chain for a task: the skeleton root of a step's op tape and the dataset root. */
-export interface CommitmentsJob { kind: 'commitments', taskFile: string, datasetDir?: string }
+/** skeletonOnly: the dataset's root is known already (datasetRoot comes back empty) */
+export interface CommitmentsJob { kind: 'commitments', taskFile: string, datasetDir?: string, skeletonOnly?: boolean }
 
 /** Re-execute 1-based step `step` of a run from the nearest checkpoint and write its op tape with every value (tape-file.ts). */
 export interface TapeJob {

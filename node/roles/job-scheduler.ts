@@ -6,6 +6,7 @@ import { JobScheduler, type Job, type JobKind, type JobLimits, type Pumped } fro
 import { ENGINE_BASE_BYTES, SpeedEstimate, jobMemory, programSize } from '../../protocols/scheduling/estimate.js'
 import type { ChainClient } from '../chain/client.js'
 import type { Logger } from '../log.js'
+import { BadCommitments } from './task-commitments.js'
 
 // The peer's job scheduler at work: training and replay jobs ask it for a
 // slot (CPU: --max-jobs, memory: --max-job-memory) before they start, wait in
@@ -131,6 +132,11 @@ export class PeerScheduler {
             async () => await train(taskId, signal), async () => { await handBack('it could not finish in time') })
         } catch (err) {
           if (err instanceof JobRefused || signal?.aborted === true) throw err
+          // a trap, not a passing failure: it goes back at once (the fee, not the slash its disputes would cost)
+          if (err instanceof BadCommitments) {
+            await handBack(err.message)
+            throw err
+          }
           // most failures under load pass (an announcement heard late, a fetch that timed out): try again while
           // the deadline allows (the next admission checks it); a task this peer cannot train goes back, not to the timeout
           if (attempt >= TRAIN_ATTEMPTS) {

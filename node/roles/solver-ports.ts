@@ -16,6 +16,7 @@ import { runEngineJob } from '../engine/engine.js'
 import { anyEngineFault } from '../engine/protocol.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 import { trainingEvents } from './work-progress.js'
+import { checkCommitments } from './task-commitments.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
@@ -42,6 +43,8 @@ export class SolverPorts extends PortsPart {
     const taskFile = join(this.dataDir, 'tasks', String(taskId), 'task.json')
     mkdirSync(runDir, { recursive: true })
     writeFileSync(taskFile, canonicalJson(program))
+    // disputes are judged against the submitter's roots: a task whose roots are not its program's and dataset's is a trap
+    await checkCommitments(taskId, task, taskFile, datasetDir, canonicalJson(program.dataset), this.log)
     const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })

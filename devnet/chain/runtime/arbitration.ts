@@ -283,8 +283,10 @@ export function slashStake (ctx: Context, loser: string, winner: string, amount:
  * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
  * was wrong exactly when the solver's transition at a step it checked is (at
  * m > 1: a step of a segment it checked, whose end root it vouched for).
+ * `slashVerdicts` false: the ruling was against the submitter's roots
+ * (skeleton_root, dataset_root), which an accept never vouched for.
  */
-export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number): bigint {
+export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number, slashVerdicts = true): bigint {
   const p = params(ctx)
   const solver = t.solver
   const n = solver === null ? undefined : getNode(ctx, solver)
@@ -293,7 +295,7 @@ export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, chall
   // at m > 1 a verdict vouched for the segment holding the step
   const unit = unitOfTransition(step, t.stepCount, rootEveryOfTask(ctx, taskId))
   for (const v of t.verdicts) {
-    if (!v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(unit)) continue
+    if (!slashVerdicts || !v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(unit)) continue
     const vn = getNode(ctx, v.verifier)
     const taken = slashStake(ctx, v.verifier, challenger, ppmOf(vn?.stake ?? 0n, VERIFIER_SLASH_PPM))
     v.void = true

@@ -7,6 +7,7 @@ import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type Disput
 import { basisOf, newRuling, type RulingBasis } from './forced-rulings.js'
 import { ppmOf } from './randomness.js'
 import { oneStepOf, rootEveryOfTask } from './segments.js'
+import { forgetTape } from './tape-queue.js'
 
 // How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
 // what each outcome pays (part of the Arbitration pallet; disputes.ts).
@@ -128,6 +129,7 @@ export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: 
   d.force = null
   putDispute(ctx, id, d)
   ctx.store.remove(P, 'DisputeLastMove', id)
+  forgetTape(ctx, id)
   t.openDisputes = Math.max(0, t.openDisputes - 1)
   putTask(ctx, d.taskId, t)
   adjustActive(ctx, d.challenger, -1)

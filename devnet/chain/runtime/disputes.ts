@@ -9,6 +9,7 @@ import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
 import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
 import { disputableSegments, oneStepOf, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
+import { queueTape, tapeFrom } from './tape-queue.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -93,10 +94,11 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
     moves: 0
   }
   const rule = segmentRuleOf(ctx, d, t)
-  d.deadline = rule === undefined
-    ? disputeDeadline(ctx.now, p.disputeClock, tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep))
-    // two re-runs of the segment at most (the segment, then the opened step's tape) and two messages more
-    : disputeDeadline(ctx.now, p.disputeClock, 2 * segmentAllowance(t, rule), MAX_SEGMENT_SEQ)
+  // two re-runs of the segment at most (the segment, then the opened step's tape) and two messages more
+  const work = rule === undefined ? tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep) : 2 * segmentAllowance(t, rule)
+  // the re-run waits for those of the defender's earlier disputes, and the whole game with it
+  const wait = queueTape(ctx, id, a.defender, work)
+  d.deadline = wait + (rule === undefined ? disputeDeadline(ctx.now, p.disputeClock, work) : disputeDeadline(ctx.now, p.disputeClock, work, MAX_SEGMENT_SEQ))
   putDispute(ctx, id, d)
   t.openDisputes += 1
   putTask(ctx, a.taskId, t)
@@ -138,12 +140,13 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
   d.moves += 1
 }
 
-function responseDue (ctx: Context, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
+function responseDue (ctx: Context, id: bigint, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
   const w = params(ctx).disputeClock
   if (to !== 'Defender') return ctx.now + w
-  if (rule === undefined) return ctx.now + w + (seq === 0 ? tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d)) : 0)
+  // a move that needs a re-run is due its allowance from the re-run's turn in the defender's queue
+  if (rule === undefined) return seq === 0 ? tapeFrom(ctx, id) + w + tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d)) : ctx.now + w
   // the segment (seq 0) and the opened step's tape (seq 2) each need a re-run of the segment
-  return ctx.now + w + (seq === 0 || seq === 2 ? segmentAllowance(getTask(ctx, d.taskId), rule) : 0)
+  return seq === 0 || seq === 2 ? tapeFrom(ctx, id) + w + segmentAllowance(getTask(ctx, d.taskId), rule) : ctx.now + w
 }
 
 /**
@@ -193,7 +196,7 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
   }
   ctx.ensure(seq <= (rule === undefined ? MAX_SEQ : MAX_SEGMENT_SEQ), P, 'InvalidMove')
   const to = other(party)
-  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, d, to, seq, rule) }
+  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, a.disputeId, d, to, seq, rule) }
   putDispute(ctx, a.disputeId, d)
   ctx.emit(P, 'MoveForced', { disputeId: a.disputeId, by: who, seq, due: d.force.due, theirs: a.theirs, mine: a.mine })
 }

@@ -18,6 +18,8 @@ import { rootEveryOfTask } from './segments.js'
 // verifiers the chain assigned (verifier-rounds.ts draws and replaces them).
 
 const P = 'Arbitration'
+/** claims judged against the submitter's skeleton_root and dataset_root, which the chain cannot check (docs/economics.md "Submitter") */
+const SUBMITTER_ROOTS: ReadonlySet<string> = new Set(['Skeleton', 'Data'])
 
 /** Rulings whose reveal deadline passed without a reveal: the solver is penalized for each. */
 function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
@@ -25,7 +27,8 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
   for (const r of t.rulings) {
     if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
     r.outcome = 'SolverPenalized'
-    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step)
+    // an accept vouches that the step replays from the program and dataset, not that the submitter's roots are theirs
+    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step, !SUBMITTER_ROOTS.has(r.claimKind))
     ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
     changed = true
   }

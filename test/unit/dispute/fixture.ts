@@ -155,6 +155,8 @@ export async function taskOnChain (
     commit?: boolean
     verifiers?: string[]
     extraVerifiers?: number
+    /** the submitter's skeleton_root (default: the run's own) */
+    skeletonRoot?: string
   } = {}
 ): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
@@ -172,7 +174,7 @@ export async function taskOnChain (
     programHash: '0x' + toHex(sha256(run.programBytes)),
     program: u8aToHex(run.programBytes),
     datasetRoot: '0x' + toHex(dsRoot),
-    skeletonRoot: '0x' + toHex(skeletonRootOf(run.skeleton)),
+    skeletonRoot: o.skeletonRoot ?? '0x' + toHex(skeletonRootOf(run.skeleton)),
     steps: run.program.steps,
     checkpointEvery: run.program.checkpointEvery,
     escrow: 1000n * UNIT,
