@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,7 +9,6 @@ import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { replayStep } from '../../../node/train/replay-many.js'
 import { checkDivergence } from '../../../node/train/diverged-check.js'
-import { buildProof } from '../../../protocols/pol/proof.js'
 import { committedSteps } from '../../../protocols/pol/segments.js'
 import { trainTask } from '../../../node/train/run.js'
 import { listCheckpoints, readProof } from '../../../node/train/store.js'
@@ -98,18 +97,15 @@ describe('a verifiable run that produces a NaN ends with a diverged proof', () =
     const p = prog(3e9)
     const want = (await reference(p))!
     expect(want.k).toBe(2)
+    // the same training with checkpoints and roots every 2 steps: the trainer commits states 0 and k only
+    const p2 = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 6, optimizer: 'sgd', learningRate: 3e9, batchSize: 4, checkpointEvery: 2, rootEvery: 2, seed: 11 })
     const dir = mkdtempSync(join(tmpdir(), 'ps-nan-')); dirs.push(dir)
-    await trainTask({ program: p, outDir: dir, dataset: ds, evaluate: false })
-    const perStep = readProof(dir)
-    const m = 2
-    const leaves = committedSteps(want.k, m).map(s => perStep.stateRoots[s])
-    const checkpoints = perStep.checkpoints.filter(c => c.step % m === 0 || c.step === want.k)
-    const proof = {
-      ...buildProof(perStep.programHash, perStep.runtime, leaves, checkpoints, { rootEvery: m, steps: want.k }),
-      divergence: perStep.divergence
-    }
-    writeFileSync(join(dir, 'proof.json'), JSON.stringify(proof))
-    expect(readProof(dir).stateRoots).toHaveLength(2)
+    const r = await trainTask({ program: p2, outDir: dir, dataset: ds, evaluate: false })
+    expect(r.divergence).toBeDefined()
+    const proof = readProof(dir, 2)
+    expect(proof.rootEvery).toBe(2)
+    expect(proof.steps).toBe(want.k)
+    expect(proof.stateRoots).toEqual(committedSteps(want.k, 2).map(s => want.roots[s]))
     const c = await checkDivergence({ proofDir: dir })
     expect(c).toMatchObject({ ok: true, step: want.k + 1, found: { entry: want.entry, flat: want.flat, output: 0 } })
   })
