@@ -8,7 +8,7 @@ import {
   decodeSignedBytes, encodeSigned, moveHash, narrowingOf, verifySigned,
   type ChallengerGame, type Claim, type DisputeContext, type Msg, type NarrowStep, type Signed
 } from '../../protocols/dispute/index.js'
-import { rootEveryOfProof } from '../../protocols/pol/proof.js'
+import { rootAtStep, rootEveryOfProof } from '../../protocols/pol/proof.js'
 import { committedStep, segmentOfStep } from '../../protocols/pol/segments.js'
 import type { ChainClient, DisputeInfo, TaskInfo } from '../chain/client.js'
 import type { TapeJob } from '../engine/protocol.js'
@@ -17,9 +17,10 @@ import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
 import { contextOf, verify } from './defender.js'
+import { disputeOfStep } from './dispute-shape.js'
 import { makeChallenger, nanFacts } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
-import { segmentChallengerOf, segmentDisputeError, segmentPlanOf } from './segment-challenge.js'
+import { nanStepOf, segmentChallengerOf, segmentDisputeError, segmentEndAgrees, segmentPlanOf, type SegmentPlan } from './segment-challenge.js'
 import { request, type DisputeRequest } from './transport.js'
 
 // The challenger's side of a dispute (docs/disputes.md, "Node side"): it
@@ -109,24 +110,30 @@ export class Challenger {
     if (defenderNode == null) throw new Error(`the solver ${task.solver} is not registered`)
     const defenderPeer = Buffer.from(defenderNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
     const rootEvery = await chain.rootEvery(taskId)
-    if (rootEvery > 1) return await this.challengeSegment(t0, chain, taskId, task, rootEvery, defenderPeer, step)
+    // with a root every m > 1 steps every step is inside a segment but a diverged proof's last, disputed alone
+    const { disputedStep: chainStep, shape } = disputeOfStep(task, rootEvery, step)
+    if (shape.kind === 'segment') return await this.challengeSegment(t0, chain, taskId, task, rootEvery, defenderPeer, step)
     // announce the step: the defender tapes it while we tape ours, so the game can start as soon as the dispute is opened
-    void request(this.h.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: step - 1 } }, 5_000).catch(() => {})
+    void request(this.h.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: chainStep } }, 5_000).catch(() => {})
     const runDir = join(this.h.dataDir, 'verify', String(taskId))
     const { program, proof } = await ensureReplayDir(this.h.shards, taskId, task, runDir, step, defenderPeer)
+    if (rootEveryOfProof(proof) !== rootEvery) throw new Error(`proof.json of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${rootEvery}`)
     const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const tape = await this.h.tapeInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
     // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
     // step holds a NaN the defender committed, or a diverged step does not diverge as it says
-    if (tape.stateRootBefore !== proof.stateRoots[step - 1]) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
+    const pre = rootEvery > 1 ? rootAtStep(proof, step - 1) : proof.stateRoots[step - 1]
+    if (tape.stateRootBefore !== pre) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
     const nan = nanFacts(tape, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
     if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
     if (!nan.wrong && tape.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
-    const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', step - 1))
-    this.h.log.info({ taskId, disputeId, step, chainStep: step - 1, defender: defenderPeer }, 'dispute opened on chain')
+    const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', chainStep))
+    this.h.log.info({ taskId, disputeId, step, chainStep, defender: defenderPeer }, 'dispute opened on chain')
+    // a one-step dispute: never the segment context, whatever m
     const ctx = contextOf(chain, taskId, disputeId)
     const game = makeChallenger({
-      disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan
+      disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: hexToU8a(task.solver), program, nan,
+      ...(shape.spacing !== undefined ? { spacing: shape.spacing } : {})
     })
     return await this.playOut({ t0, chain, taskId, disputeId, ctx, defenderKey: hexToU8a(task.solver), defenderPeer, step: step - 1, game })
   }
@@ -141,7 +148,6 @@ export class Challenger {
   private async challengeSegment (
     t0: number, chain: ChainClient, taskId: number, task: TaskInfo, rootEvery: number, defenderPeer: string, step: number
   ): Promise<DisputeResult> {
-    if (task.divergence != null) throw new Error(`task ${taskId}: a diverged proof with a root every ${rootEvery} steps has no segment game`)
     const runDir = join(this.h.dataDir, 'verify', String(taskId))
     const { j } = segmentOfStep(step - 1, task.stepCount, rootEvery)
     void request(this.h.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: j } }, 5_000).catch(() => {})
@@ -149,21 +155,25 @@ export class Challenger {
     if (rootEveryOfProof(proof) !== rootEvery) throw new Error(`proof.json of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${rootEvery}`)
     const plan = segmentPlanOf(proof, step)
     const own = await this.h.segmentRootsInChild(runDir, plan.first, plan.length, { ops: [], weights: [] })
-    const no = segmentDisputeError(plan, proof, own)
+    const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
+    const tapeOf = async (s: number): Promise<TapeFile> => await this.h.tapeInChild(runDir, s, join(dir, `task-${taskId}-step-${s}-challenger.cbor`), { datasetProofs: true })
+    // every root agrees: what is left to dispute is a NaN the defender committed in the step we were asked about
+    const nanTape = own[0] === proof.stateRoots[plan.j].replace(/^0x/, '') && segmentEndAgrees(plan, proof, own) ? await this.nanStepTape(tapeOf, step, plan, own) : undefined
+    const nanAt = nanTape === undefined ? undefined : step - 1
+    const no = segmentDisputeError(plan, proof, own, nanAt)
     if (no !== undefined) throw new Error(no)
     const disputeId = Number(await chain.openDispute(taskId, task.solver!, 'SolverProof', plan.j))
-    this.h.log.info({ taskId, disputeId, step, segment: plan.j, steps: `${plan.first + 1}…${plan.first + plan.length}`, defender: defenderPeer }, 'segment dispute opened on chain')
+    this.h.log.info({ taskId, disputeId, step, segment: plan.j, steps: `${plan.first + 1}…${plan.first + plan.length}`, nanAt, defender: defenderPeer }, 'segment dispute opened on chain')
     const ctx = contextOf(chain, taskId, disputeId, rootEvery)
     const defenderKey = hexToU8a(task.solver!)
-    const sc = segmentChallengerOf({ disputeId, ctx, pair: chain.pair as KeyringPair, defender: defenderKey, plan, proof, own })
-    const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
+    const sc = segmentChallengerOf({ disputeId, ctx, pair: chain.pair as KeyringPair, defender: defenderKey, plan, proof, own, nanAt })
     const open = async (incoming: Incoming): Promise<SegmentOpening> => {
       const opened = sc.onSegment(verifySigned(incoming.signed, defenderKey, verify, ctx), incoming.signed)
       if ('fail' in opened) return opened
-      this.h.log.info({ disputeId, segment: plan.j, step: opened.step }, 'the defender\'s segment differs from our replay first after this step: opening it')
+      this.h.log.info({ disputeId, segment: plan.j, step: opened.step, nan: opened.step === nanAt }, 'opening the first step of the defender\'s segment whose post-root differs from our replay (or that holds a NaN)')
       const game = (async () => {
         const s = opened.step + 1
-        const tape = await this.h.tapeInChild(runDir, s, join(dir, `task-${taskId}-step-${s}-challenger.cbor`), { datasetProofs: true })
+        const tape = opened.step === nanAt ? nanTape! : await tapeOf(s)
         if (tape.stateRootBefore !== own[opened.step - plan.first]) throw new Error(`our tape of step ${s} does not start from our replay of the segment`)
         return makeChallenger({
           disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair as KeyringPair, defender: defenderKey, program,
@@ -174,6 +184,17 @@ export class Challenger {
       return { send: opened.send, game }
     }
     return await this.playOut({ t0, chain, taskId, disputeId, ctx, defenderKey, defenderPeer, step: plan.first, open })
+  }
+
+  /**
+   * Our tape of 1-based `step` when it holds a NaN the defender committed
+   * (its pre-state agreed with our replay of the segment), else undefined:
+   * an honest run commits none, so that transition is disputed though every
+   * root of the segment agrees (docs/disputes.md "Segments").
+   */
+  private async nanStepTape (tapeOf: (s: number) => Promise<TapeFile>, step: number, plan: SegmentPlan, own: readonly string[]): Promise<TapeFile | undefined> {
+    const tape = await tapeOf(step)
+    return nanStepOf(tape, plan, own) === undefined ? undefined : tape
   }
 
   /**

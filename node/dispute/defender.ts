@@ -10,6 +10,7 @@ import { validateProgram, type TaskProgram } from '../../protocols/program/progr
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { tapeFaults, type NodeFaults } from './faults.js'
+import { disputeShapeOf } from './dispute-shape.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { makeDefender } from './players.js'
 import { SegmentRuns, segmentDefenderOf, shortSegmentOf, type SegmentRunHost } from './segment-defence.js'
@@ -104,12 +105,16 @@ export class Defender {
     if (d.kind !== 'SolverProof') throw new Error('only SolverProof disputes are played by this node')
     const taskId = Number(d.taskId)
     const rootEvery = await chain.rootEvery(taskId)
-    const ctx = contextOf(chain, taskId, disputeId, rootEvery)
+    const task = rootEvery > 1 ? await chain.task(taskId) : undefined
+    if (rootEvery > 1 && task == null) throw new Error(`task ${taskId} does not exist`)
+    // at m > 1 every dispute is of a segment but one of a diverged proof's last step, named one past the segments
+    const shape = task == null ? { kind: 'step' as const, step: d.disputedStep } : disputeShapeOf(task, rootEvery, d.disputedStep)
+    const ctx = contextOf(chain, taskId, disputeId, shape.kind === 'segment' ? rootEvery : 1)
     // a badOpen at step 0 carries the program: the chain recomputes the initial state
     const taskFile = join(this.runDir(taskId), 'task.json')
     const program = existsSync(taskFile) ? validateProgram(JSON.parse(readFileSync(taskFile, 'utf8'))) : undefined
     const base = { disputeId, taskId, ctx, challenger: hexToU8a(d.challenger), program, answers: new Map(), queue: Promise.resolve() }
-    if (rootEvery > 1) {
+    if (shape.kind === 'segment') {
       // a segment dispute: disputed_step is the segment; we sign our roots inside it, and tape the step the challenger opens
       const proof = await this.proofOf(chain, taskId, rootEvery)
       const inside = await this.segmentInside(chain, taskId, d.disputedStep)
@@ -119,8 +124,12 @@ export class Defender {
       if (offChainFirst !== undefined) this.h.log.warn({ disputeId }, 'FAULT short-segment: sending a segment with a root left out')
       return { ...base, seg, first, offChainFirst, sent: new Set([hashHex(first)]), last: { mine: first, at: Date.now() } }
     }
-    const { tape, proof } = await this.tapeFor(chain, taskId, d.disputedStep)
-    const game = makeDefender({ disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program })
+    // a one-step dispute; at m > 1 the diverged step k = step_count, from the proof's last leaf
+    const { tape, proof } = await this.tapeFor(chain, taskId, shape.step)
+    const game = makeDefender({
+      disputeId, ctx, tape, stateRoots: proof.stateRoots, pair: chain.pair, lie: this.h.faults.lie, program,
+      ...(shape.spacing !== undefined ? { spacing: shape.spacing } : {})
+    })
     const commit = game.commit()
     // the commit is published at once: the timer to force it runs from now, whether or not the challenger says hello
     return { ...base, game, first: commit, sent: new Set([hashHex(commit)]), last: { mine: commit, at: Date.now() } }
@@ -200,18 +209,21 @@ export class Defender {
     const task = await chain.task(taskId)
     if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying') return { err: 'not a step of a proof of ours under verification' }
     const m = await chain.rootEvery(taskId)
-    if (step >= (m > 1 ? (task.divergence != null ? 0 : segmentCount(task.stepCount, m)) : task.stepCount + (task.divergence != null ? 1 : 0))) return { err: 'not a step of a proof of ours under verification' }
+    // what a dispute may name: the steps (m = 1) or segments (m > 1), and one more on a diverged proof (its last step)
+    if (step >= (m > 1 ? segmentCount(task.stepCount, m) : task.stepCount) + (task.divergence != null ? 1 : 0)) return { err: 'not a step of a proof of ours under verification' }
     if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
+    // a diverged m > 1 proof's last step is taped as at m = 1
+    const shape = disputeShapeOf(task, m, step)
     // announcements cost their sender nothing: one taped at a time, and none while a dispute's tape waits
-    if (m > 1) {
+    if (shape.kind === 'segment') {
       if (!this.lane.idle && !this.segments.has(taskId, step)) return { err: 'busy taping another step' }
       this.segmentInside(chain, taskId, step).catch(() => {})
       this.h.log.info({ taskId, segment: step, from }, 'a segment dispute is announced: re-running the segment now')
       return { end: 'preparing' }
     }
-    if (!this.lane.idle && !this.tapes.has(`${taskId}/${step}`)) return { err: 'busy taping another step' }
-    this.tapeFor(chain, taskId, step, true).catch(err => this.h.log.warn({ taskId, step, err: (err as Error).message }, 'could not tape the announced step'))
-    this.h.log.info({ taskId, step, from }, 'a dispute is announced: taping the step now')
+    if (!this.lane.idle && !this.tapes.has(`${taskId}/${shape.step}`)) return { err: 'busy taping another step' }
+    this.tapeFor(chain, taskId, shape.step, true).catch(err => this.h.log.warn({ taskId, step: shape.step, err: (err as Error).message }, 'could not tape the announced step'))
+    this.h.log.info({ taskId, step: shape.step, from }, 'a dispute is announced: taping the step now')
     return { end: 'preparing' }
   }
 

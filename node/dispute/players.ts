@@ -3,7 +3,7 @@ import { fromHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
 import {
   ChallengerGame, DefenderGame, firstNaNIndex, firstNaNOf, skeletonLeaves,
-  type ChallengerInit, type ChallengerSegment, type DisputeContext, type Divergence, type Signed
+  type ChallengerInit, type ChallengerSegment, type DisputeContext, type Divergence, type ProofSpacing, type Signed
 } from '../../protocols/dispute/index.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
@@ -27,7 +27,18 @@ export function programBytesOf (program: TaskProgram): Uint8Array {
 }
 
 export function makeDefender (
-  o: { disputeId: number, ctx: DisputeContext, tape: TapeFile, stateRoots: string[], pair: KeyringPair, lie?: boolean, program?: TaskProgram, opening?: Signed }
+  o: {
+    disputeId: number
+    ctx: DisputeContext
+    tape: TapeFile
+    stateRoots: string[]
+    pair: KeyringPair
+    lie?: boolean
+    program?: TaskProgram
+    opening?: Signed
+    /** a diverged m > 1 proof's last step, disputed alone: `stateRoots` are the proof's leaves */
+    spacing?: ProofSpacing
+  }
 ): DefenderGame {
   return new DefenderGame({
     disputeId: o.disputeId,
@@ -41,7 +52,8 @@ export function makeDefender (
     stateRoots: o.stateRoots,
     lie: o.lie,
     program: o.program === undefined ? undefined : programBytesOf(o.program),
-    ...(o.opening !== undefined ? { opening: o.opening } : {})
+    ...(o.opening !== undefined ? { opening: o.opening } : {}),
+    ...(o.spacing !== undefined ? { spacing: o.spacing } : {})
   })
 }
 
@@ -85,6 +97,8 @@ export interface ChallengerSetup {
   nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan' | 'divergence'>
   /** a segment dispute: the defender's signed segment and our opening of this step */
   segment?: ChallengerSegment
+  /** a diverged m > 1 proof's last step, disputed alone: `stateRoots` are the proof's leaves */
+  spacing?: ProofSpacing
 }
 
 export function makeChallenger (o: ChallengerSetup): ChallengerGame {
@@ -119,7 +133,8 @@ export function makeChallenger (o: ChallengerSetup): ChallengerGame {
     firstNan: o.nan?.firstNan,
     stateNan: o.nan?.stateNan,
     divergence: o.nan?.divergence,
-    ...(o.segment !== undefined ? { segment: o.segment } : {})
+    ...(o.segment !== undefined ? { segment: o.segment } : {}),
+    ...(o.spacing !== undefined ? { spacing: o.spacing } : {})
   })
   g.batchRow = r => f.batchRows[r]
   g.operandRefs = (e, flat) => reference.elementOperands(o.program.runtime, reference.opShapeOf(e), flat)

@@ -106,6 +106,14 @@ export interface SegmentChallengerInit extends SegmentPlayerInit {
   defender: Uint8Array
   /** our own roots of the states after steps c_j … c_j + L (L + 1 of them) */
   own: Uint8Array[]
+  /**
+   * A step c_j ≤ s < c_j + L whose transition our replay found holding a NaN
+   * (its pre-state, an op output or its post-state): an honest run commits
+   * none, so it is opened even when its post-root agrees, unless a root
+   * differs before it. The step game's `nan` claims then decide; opening an
+   * agreed transition that holds no NaN wins nothing (docs/disputes.md "Segments").
+   */
+  nanAt?: number
 }
 
 export type SegmentOpening = { send: Signed, step: number, segment: ChallengerSegment } | { fail: string }
@@ -117,6 +125,7 @@ export class SegmentChallenger {
   constructor (private readonly o: SegmentChallengerInit) {
     const { first, length } = segmentShape(o)
     if (o.own.length !== length + 1) throw new Error(`segment ${o.j}: expected our ${length + 1} roots, got ${o.own.length}`)
+    if (o.nanAt !== undefined && (!Number.isInteger(o.nanAt) || o.nanAt < first || o.nanAt >= first + length)) throw new Error(`step ${o.nanAt} is not inside segment ${o.j}`)
     this.first = first
     this.length = length
   }
@@ -125,15 +134,17 @@ export class SegmentChallenger {
    * The defender's segment (signature verified by the caller): opens the
    * first transition whose post-root differs from ours, with the agreed
    * pre-root. Both ends are the committed leaves, so a lie anywhere in the
-   * list — the committed end included — is reached at some step.
+   * list — the committed end included — is reached at some step. A NaN
+   * step (`nanAt`) with every root before it agreed is opened instead.
    */
   onSegment (m: Msg, signed: Signed): SegmentOpening {
     if (m.t !== 'segment' || m.d !== this.o.disputeId || m.seq !== 0 || m.j !== this.o.j) return { fail: 'expected the defender\'s segment of this dispute' }
     if (m.roots.length !== this.length - 1) return { fail: `the segment has ${m.roots.length} roots, not ${this.length - 1}` }
     const roots = [fromHex(this.o.stateRoots[this.o.j]), ...m.roots, fromHex(this.o.stateRoots[this.o.j + 1])]
     if (!bytesEqual(roots[0], this.o.own[0])) return { fail: `we disagree with leaf ${this.o.j}: dispute an earlier segment` }
+    const nanI = this.o.nanAt === undefined ? this.length : this.o.nanAt - this.first
     let i = 0
-    while (i < this.length && bytesEqual(roots[i + 1], this.o.own[i + 1])) i++
+    while (i < this.length && i !== nanI && bytesEqual(roots[i + 1], this.o.own[i + 1])) i++
     if (i === this.length) return { fail: 'every root of the segment is ours: nothing to dispute' }
     const step = this.first + i
     const send = signAfter(this.o, { t: 'open', d: this.o.disputeId, step, pre: roots[i], post: this.o.own[i + 1] }, signed, 0)

@@ -6,7 +6,7 @@ import { stateLeaves } from '../../protocols/commit/state.js'
 import { batchIndices } from '../../protocols/data/order.js'
 import {
   ChallengerGame, ClaimRejected, DefenderGame, SegmentChallenger, SegmentDefender, datasetRootOf, judgeClaim, skeletonRootOf, verifySigned,
-  type ChallengerSegment, type Claim, type DisputeContext, type JudgeEnv, type Ruling, type Signed
+  type ChallengerInit, type ChallengerSegment, type Claim, type DisputeContext, type JudgeEnv, type Ruling, type Signed
 } from '../../protocols/dispute/index.js'
 import { committedSteps, segmentLength, committedStep } from '../../protocols/pol/segments.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -59,20 +59,22 @@ export function segmentDefender (run: Run, d: Side, m: number, j: number, o: { i
   })
 }
 
-export function segmentChallenger (run: Run, d: Side, own: string[], m: number, j: number, ctx = CTX): SegmentChallenger {
+export function segmentChallenger (run: Run, d: Side, own: string[], m: number, j: number, ctx = CTX, nanAt?: number): SegmentChallenger {
   const steps = run.program.steps
   const first = committedStep(j, steps, m)
   const L = segmentLength(j, steps, m)
   return new SegmentChallenger({
     ...ctx, account: dave.publicKey, sign: x => dave.sign(x), j, rootEvery: m, steps, stateRoots: leavesOf(d.roots, steps, m),
-    defender: bob.publicKey, own: own.slice(first, first + L + 1).map(fromHex)
+    defender: bob.publicKey, own: own.slice(first, first + L + 1).map(fromHex), ...(nanAt !== undefined ? { nanAt } : {})
   })
 }
 
 const tensorOf = (s: Side) => (e: number, io: 'in' | 'out', k: number): TensorData => io === 'in' ? s.values[e].inputs[k] : s.values[e].outputs[k]
 
 /** The one-step players after the opening of `run.step` in segment j: the defender commits as message 2, the challenger continues from its opening. */
-export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment: ChallengerSegment, ctx = CTX): { D: DefenderGame, C: ChallengerGame } {
+export function stepGames (
+  run: Run, d: Side, c: Side, opening: Signed, segment: ChallengerSegment, ctx = CTX, nan: Pick<ChallengerInit, 'firstNan' | 'stateNan'> = {}
+): { D: DefenderGame, C: ChallengerGame } {
   const base = { ...ctx, step: run.step }
   const D = new DefenderGame({
     ...base, entries: d.entries, tensor: tensorOf(d), account: bob.publicKey, sign: x => bob.sign(x), stateRoots: d.roots, program: run.programBytes, opening
@@ -82,7 +84,8 @@ export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment:
     stateRoots: d.roots, preStateLeaves: stateLeaves(run.before, run.step), postRoot: fromHex(c.roots[run.step + 1]),
     program: run.programBytes, skeleton: run.skeleton,
     dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) },
-    segment
+    segment,
+    ...nan
   })
   const rows = batchIndices(run.program.seed, run.ds.trainSize, run.program.batchSize, run.step)
   C.batchRow = r => rows[r]
@@ -95,11 +98,12 @@ export function stepGames (run: Run, d: Side, c: Side, opening: Signed, segment:
  * game at the opened step (which must be `run.step`, whose tapes the sides hold).
  */
 export function playSegment (
-  run: Run, d: Side, c: Side, m: number, j: number, o: { inside?: Uint8Array[], ctx?: DisputeContext } = {}
+  run: Run, d: Side, c: Side, m: number, j: number,
+  o: { inside?: Uint8Array[], ctx?: DisputeContext, nanAt?: number, nan?: Pick<ChallengerInit, 'firstNan' | 'stateNan'> } = {}
 ): { claim: Claim, by: 'challenger' | 'defender', step: number, msgs: Signed[] } {
   const CTX = o.ctx ?? CTX0
   const SD = segmentDefender(run, d, m, j, o)
-  const SC = segmentChallenger(run, d, c.roots, m, j, CTX)
+  const SC = segmentChallenger(run, d, c.roots, m, j, CTX, o.nanAt)
   const seg = SD.segment()
   const msgs: Signed[] = [seg]
   const opened = SC.onSegment(verifySigned(seg, bob.publicKey, verify, CTX), seg)
@@ -109,7 +113,7 @@ export function playSegment (
   if ('claim' in r) return { claim: r.claim, by: 'defender', step: opened.step, msgs }
   if ('ignore' in r) throw new Error(r.ignore)
   if (r.step !== run.step) throw new Error(`opened step ${r.step}, the run's tape is of step ${run.step}`)
-  const { D, C } = stepGames(run, d, c, r.opening, opened.segment, CTX)
+  const { D, C } = stepGames(run, d, c, r.opening, opened.segment, CTX, o.nan)
   let dm = D.commit()
   msgs.push(dm)
   for (let round = 0; round < 200; round++) {

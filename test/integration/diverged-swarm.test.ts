@@ -91,7 +91,8 @@ describe('a solver that trains on through the NaN (fault) between real peers on 
 describe('a solver faking an early divergence (fault) between real peers on the dev chain', () => {
   let sw: ChainSwarm
   let acct: Map<string, string>
-  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'fake-divergence@3'], '0.05')) }, 120_000)
+  // this chain also takes tasks with roots every 2 steps (the last test)
+  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'fake-divergence@3'], '0.05', ['--max-root-every', '2'])) }, 120_000)
   afterAll(async () => { await sw?.stop() })
 
   it('the verifier replays the diverged step, finds no NaN there, disputes it and wins; the task fails', async () => {
@@ -108,5 +109,22 @@ describe('a solver faking an early divergence (fault) between real peers on the 
     const done = await sw.settled(taskId, 180_000)
     expect(done.phase).toBe('Failed')
     expect(sw.ev('TaskDiverged', d => Number(d.taskId) === taskId)).toBeUndefined()
+  }, 400_000)
+
+  it('with a root every 2 steps: the faked diverged step is disputed as disputed_step ⌈k / m⌉ = 1, one step from the last leaf, and the faker loses', async () => {
+    await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '4', '--root-every', '2', '--batch', '32', '--optimizer', 'sgd', '--lr', '0.05'])
+    const taskId = await sw.submit()
+    const diverged = await sw.waitOr(async () => sw.ev('ProofDiverged', d => Number(d.taskId) === taskId), 120_000, 'a diverged proof')
+    expect(Number(diverged.data.step)).toBe(2)
+    expect(await sw.observer.rootEvery(taskId)).toBe(2)
+    const opened = await sw.waitOr(async () => sw.ev('DisputeOpened', d => Number(d.taskId) === taskId), 120_000, 'a dispute')
+    expect(opened.data.challenger).toBe(acct.get('//Peer4'))
+    expect(Number(opened.data.disputedStep)).toBe(1)
+    const id = BigInt(String(opened.data.disputeId))
+    const adjudicated = await sw.waitOr(async () => sw.ev('Adjudicated', d => BigInt(String(d.disputeId)) === id), 120_000, 'the claim')
+    expect(Buffer.from(String(adjudicated.data.reason).replace(/^0x/, ''), 'hex').toString('utf8')).toMatch(/holds no NaN/)
+    const resolved = await sw.waitOr(async () => sw.ev('DisputeResolved', d => BigInt(String(d.disputeId)) === id), 30_000, 'the ruling')
+    // (the task's failure after the ruling is the m = 1 test's: not waited for again)
+    expect(resolved.data.winner).toBe(acct.get('//Peer4'))
   }, 400_000)
 })
