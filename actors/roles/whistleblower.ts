@@ -4,7 +4,9 @@ import { errorMessage, initialContext, record, type RoleContext } from './common
 
 // Whistleblower (Truebit): re-checks verifiers' accepting verdicts; when a
 // verdict is wrong — a forced error the verifier missed, or a lazy or
-// colluding verifier — it challenges the verdict and wins the jackpot.
+// colluding verifier — it disputes that step of the solver's proof: a real
+// cheat pays it slash shares; a forced error slashes the blind accepts (its
+// jackpot goes to the drawn verifiers whose sample held the step).
 // It starts replaying as soon as the proof is committed rather than at the
 // first accepting verdict: the challenge window then has to cover one full
 // replay, not the verifiers' latency plus a replay.

@@ -87,3 +87,16 @@ export function verdictSteps (required: number[], checked: number[], cap = MAX_C
   }
   return out
 }
+
+/**
+ * Whether a verifier with required sample `required` (1-based, requiredSample)
+ * had to check the 0-based transition `step` (a forced error, a ruling): its
+ * unit (segment at m > 1) is one the sample names, or it is a diverged proof's
+ * last step, which every accept lists. Exactly the verifiers whose accept
+ * would have vouched for the step.
+ */
+export function sampleHoldsTransition (required: number[], step: number, stepCount: number, diverged: boolean, rootEvery: number): boolean {
+  const unit = unitOfTransition(step, stepCount, rootEvery)
+  if (diverged && unit === checkedUnitOf(stepCount + 1, stepCount, rootEvery)) return true
+  return required.some(s => checkedUnitOf(s, stepCount, rootEvery) === unit)
+}

@@ -174,7 +174,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     const puppetCoalition = await scenario(true)
     // against what the solver has without any forced error, the puppet never gains
     const expected = u(puppetCoalition) - u(REWARD)
-    rows.push({ deviation: 'puppet catches its solver\'s forced error', honest: u(honestCoalition), deviant: u(puppetCoalition), expected, note: `jackpot ${u(JACKPOT)} out of the solver's reward, shared within the window` })
+    rows.push({ deviation: 'puppet catches its solver\'s forced error', honest: u(honestCoalition), deviant: u(puppetCoalition), expected, note: `jackpot ${u(JACKPOT)} out of the solver's reward, only to drawn verifiers whose sample holds the step` })
     expect(expected).toBeLessThan(0)
   }, 120_000)
 

@@ -3,7 +3,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import type { Params, TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { rentDeposit } from '../../devnet/chain/runtime/capacity-rent.js'
-import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
+import { MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
 import { taskProgram } from '../helpers/program.js'
@@ -163,10 +163,9 @@ describe('forced errors that cannot be milked', () => {
     expect(honestCase.coalition).toBeLessThanOrEqual(REWARD)
     expect(puppetCase.treasury).toBeGreaterThanOrEqual(0n)
     expect(honestCase.treasury).toBeGreaterThanOrEqual(0n)
-    // the honest verifier who found it within the window is still paid a share of the jackpot (not zero, as first-opened was)
+    // the honest verifier who found it is paid the jackpot (not zero, as first-opened was; the puppet takes no share: test/adversarial/jackpot-copies.test.ts)
     expect(puppetCase.dave).toBeGreaterThan(100n * UNIT)
     expect(honestCase.dave).toBe(JACKPOT + 100n * UNIT)
-    expect(JACKPOT_WINDOW).toBeGreaterThan(0)
   }, 120_000)
 
   it('a lazy verifier that accepts a sample containing the forced step loses stake and is not paid', async () => {

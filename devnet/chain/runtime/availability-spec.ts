@@ -25,7 +25,7 @@ export const AVAILABILITY_STORAGE: StorageSpec[] = [
 ]
 
 export const AVAILABILITY_CALLS: CallSpec[] = [
-  { name: 'challenge_availability', index: 20, args: [['task_id', 'u64'], ['checkpoint_step', 'u32']], docs: 'A node that cannot obtain a valid checkpoint at checkpoint_step challenges the solver to post sampled rows of that state (a deposit = dispute_bond is reserved). Sample positions come from the hash of the block including this call.' },
+  { name: 'challenge_availability', index: 20, args: [['task_id', 'u64'], ['checkpoint_step', 'u32']], docs: 'A node that cannot obtain a valid checkpoint at checkpoint_step challenges the solver to post sampled rows of that state (a deposit = dispute_bond is reserved). Sample positions come from the hash of the block including this call. One open challenge per checkpoint (AvailabilityAlreadyOpen), but an assigned verifier whose reject is not yet backed may open its own of an already challenged checkpoint.' },
   { name: 'respond_availability', index: 21, args: [['challenge_id', 'u64'], ['response', 'Vec<u8>']], docs: 'The solver posts the sampled rows with Merkle proofs against leaf checkpoint_step of its proof_root (CBOR, protocols/availability, at most 64 KiB), from the block after the challenge until its deadline.' },
   { name: 'availability_timeout', index: 22, args: [['challenge_id', 'u64']], docs: 'Anyone, after the deadline of an unanswered challenge: the solver is slashed and the task fails.' }
 ]
@@ -40,7 +40,7 @@ export const AVAILABILITY_EVENTS: EventSpec[] = [
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
 export const AVAILABILITY_ERRORS: ErrorSpec[] = [
   err('NotCheckpointStep', 'The step is not a checkpoint step of the task (a multiple of checkpoint_every, or the last step).'),
-  err('AvailabilityAlreadyOpen', 'An availability challenge of this checkpoint is already open.'),
+  err('AvailabilityAlreadyOpen', 'An availability challenge of this checkpoint is already open (an assigned verifier whose reject is not yet backed may still open its own).'),
   err('AvailabilityNotFound', 'No availability challenge with this id.'),
   err('AvailabilityClosed', 'The availability challenge was already answered or timed out.'),
   err('SamplesNotReady', 'The sample positions come from the hash of the block that included the challenge: answer from the next block on.'),

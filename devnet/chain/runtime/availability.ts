@@ -2,7 +2,7 @@ import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
 import { getTask } from './arbitration.js'
-import { noteEvidence } from './assignment.js'
+import { activeAssignment, noteEvidence } from './assignment.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
@@ -37,7 +37,10 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   closed: 'AvailabilityClosed',
   alreadyOpen: 'AvailabilityAlreadyOpen',
   requester: c => c.challenger,
-  window: answerWindow
+  window: answerWindow,
+  // the challenge is an assigned verifier's evidence for its reject: one opened first by someone else
+  // (a copy of its pending call, say) must not leave it without its own (docs/economics.md "Copied disputes and claims")
+  mayRepeat: (ctx, taskId, who) => activeAssignment(ctx, taskId, who)?.backed === false
 }
 
 /**

@@ -26,6 +26,8 @@ export interface HeldKind<R extends HeldRequestInfo> {
   requester: (r: R) => string
   /** blocks the solver has to answer after the sampling block (default: dispute_clock) */
   window?: (p: { disputeClock: number }, t: { challengeWindow: number }) => number
+  /** may `who` open a request of a checkpoint that already has an open one (default: nobody) */
+  mayRepeat?: (ctx: Context, taskId: bigint, who: string) => boolean
 }
 
 export function getHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint): R {
@@ -66,7 +68,7 @@ export function openHeld<R extends HeldRequestInfo> (
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
   ctx.ensure(isStep(t, a.checkpointStep), P, 'NotCheckpointStep')
   const open = ctx.store.read<Array<[number, bigint]>>(P, k.open, a.taskId)
-  ctx.ensure(!open.some(([s]) => s === a.checkpointStep), P, k.alreadyOpen)
+  ctx.ensure(!open.some(([s]) => s === a.checkpointStep) || k.mayRepeat?.(ctx, a.taskId, who) === true, P, k.alreadyOpen)
   const p = params(ctx)
   reserve(ctx, who, p.disputeBond)
   const id = ctx.store.read<bigint>(P, k.nextId)

@@ -5,7 +5,7 @@ import { repatriateReserved, reserve, slashReserved, unreserve } from './balance
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 import { VERIFIER_SLASH_PPM } from './spec.js'
-import { noteEvidence } from './assignment.js'
+import { activeAssignment, noteEvidence } from './assignment.js'
 import { rootEveryOfTask } from './segments.js'
 
 // The initial-state challenge (docs/disputes.md, "The initial state"), part of
@@ -25,7 +25,11 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
-  ctx.ensure(!t.solverFailed, P, 'SolverAlreadyFailed')
+  // once the solver failed, only an assigned verifier's claim is still heard: the claim does not name its caller
+  // and the pool is public, so another account may have had the same claim included first, and the verifier's
+  // reject needs its own evidence (docs/economics.md "Copied initial-state claims")
+  const late = t.solverFailed
+  if (late) ctx.ensure(activeAssignment(ctx, a.taskId, who)?.backed === false, P, 'SolverAlreadyFailed')
   const p = params(ctx)
   reserve(ctx, who, p.disputeBond)
   let ruling: InitRuling
@@ -45,6 +49,11 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   noteEvidence(ctx, a.taskId, who)
   if (ruling.winner === 'challenger') {
     unreserve(ctx, who, p.disputeBond)
+    // a later right claim backs its caller's reject; the solver and the accepts were slashed by the first
+    if (late) {
+      ctx.emit(P, 'InitialStateRuled', { taskId: a.taskId, challenger: who, solverWrong: true, slashed: 0n, reason })
+      return
+    }
     const slashed = penalizeSolver(ctx, a.taskId, t, who, NO_STEP)
     // every accepting verdict vouched for the initial state (verifiers compare stateRoots[0] with the program's: docs/disputes.md)
     for (const v of t.verdicts) {

@@ -1,11 +1,11 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, type ProofRuling, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
-import type { DisputeInfo } from './dispute-state.js'
 import { ppmOf } from './randomness.js'
-import { JACKPOT_WINDOW, MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
+import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
+import { jackpotWinners } from './jackpot.js'
 import { earnedReward, emitDiverged } from './divergence.js'
 import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 import { accrueRent, settleRent } from './capacity-rent.js'
@@ -33,27 +33,6 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
     changed = true
   }
   return changed
-}
-
-/**
- * Who shares a revealed forced error's jackpot: one share per challenger
- * account whose dispute at that step was opened within JACKPOT_WINDOW blocks
- * of the first one. Not the first to open alone: a solver knows its forced
- * step from selection on and its puppet would always be first.
- */
-export function jackpotWinners (ctx: Context, t: TaskInfo): ProofRuling[] {
-  const forced = t.rulings.filter(r => r.outcome === 'ForcedError')
-  if (forced.length === 0) return []
-  const openedAt = (r: ProofRuling): number => ctx.store.get<DisputeInfo>(P, 'Disputes', r.disputeId)?.openedAt ?? Number.MAX_SAFE_INTEGER
-  const first = Math.min(...forced.map(openedAt))
-  const seen = new Set<string>()
-  const out: ProofRuling[] = []
-  for (const r of [...forced].sort((a, b) => a.disputeId < b.disputeId ? -1 : 1)) {
-    if (openedAt(r) > first + JACKPOT_WINDOW || seen.has(r.challenger)) continue
-    seen.add(r.challenger)
-    out.push(r)
-  }
-  return out
 }
 
 /**
@@ -104,7 +83,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const success = !t.solverFailed
   let solverPaid = 0n
   let jackpotPaid = 0n
-  const winners = success ? jackpotWinners(ctx, t) : []
+  const winners = success ? jackpotWinners(ctx, id, t) : []
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
     // the solver's forced error moves money within the coalition, never creates it

@@ -29,8 +29,6 @@ export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, ROLE_AL
 export const REVEAL_WINDOW = 30
 /** share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked */
 export const VERIFIER_SLASH_PPM = 200_000
-/** disputes at a forced step opened within this many blocks of the first one share its jackpot: long enough for an honest verifier that found the step by replaying to open its own (25 s at 500 ms blocks) */
-export const JACKPOT_WINDOW = 50
 /** times the challenge window is extended when it ends without a quorum of standing verdicts */
 export const MAX_VERIFY_EXTENSIONS = 2
 
@@ -301,7 +299,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'Adjudicated', fields: [['dispute_id', 'u64'], ['kind', 'Vec<u8>'], ['reason', 'Vec<u8>']], docs: 'The claim kind (UTF-8) and the ruling\'s reason (UTF-8).' },
       { name: 'DisputeResolved', fields: [['dispute_id', 'u64'], ['winner', 'AccountId'], ['loser', 'AccountId'], ['how', 'Resolution'], ['slashed', 'u128'], ['forced_error', 'bool']], docs: '' },
       { name: 'Slashed', fields: [['who', 'AccountId'], ['amount', 'u128'], ['to_winner', 'u128'], ['to_treasury', 'u128']], docs: '' },
-      { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per challenger whose dispute at the revealed step was opened within JackpotWindow blocks of the first.' },
+      { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per distinct challenger of a ruling the reveal excused that the chain drew as a verifier of the task with a sample holding the forced step (its segment at m > 1); other challengers get their bond back only.' },
       { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32'], ['excused', 'Vec<u64>']], docs: 'The solver proved that `step` was its forced error, exactly: no slash for the rulings of disputes `excused` (State rulings whose honest post-state the exactness proof reaches); other rulings at that step still await a reveal.' },
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
       { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
@@ -383,7 +381,6 @@ export const PALLETS: PalletSpec[] = [
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
-      { name: 'JackpotWindow', type: 'u32', value: JACKPOT_WINDOW, docs: 'Disputes at a revealed forced step opened within this many blocks of the first one share its jackpot.' },
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' },
       { name: 'UnassignedTimeout', type: 'u32', value: UNASSIGNED_TIMEOUT, docs: 'Blocks a task may stay Unassigned (no solver, or too little verifier stake to answer for it) before it expires with a full refund (TaskExpired).' }

@@ -15,7 +15,7 @@ import { exactnessOf, forcedSide } from './forced-fixture.js'
 
 // Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
 // over task id ‖ selection seed) and revealed by the solver after a dispute at
-// that step is ruled against it; its jackpot, out of the solver's reward, shared by the challengers that caught it; verifiers that
+// that step is ruled against it; its jackpot, out of the solver's reward, shared by the drawn verifiers that caught it; verifiers that
 // accepted a step ruled wrong lose stake.
 
 const STAKE = 10_000n * UNIT

@@ -1,0 +1,45 @@
+import type { Context } from './context.js'
+import type { ProofRuling, TaskInfo } from './arbitration.js'
+import { getAssignments } from './assignment.js'
+import { blockRandomness } from './block-randomness.js'
+import { requiredSample, sampleHoldsTransition } from '../../../protocols/verification/verdict.js'
+import { rootEveryOfTask } from './segments.js'
+
+// Who shares a revealed forced error's jackpot (part of the Arbitration
+// pallet; settlement.ts pays it). The step of a dispute is public once its
+// open_dispute is included, and re-running one step to win the same claim is
+// cheap, so "everyone who won a ruling at the step" would let copies (sybils,
+// or the solver's own puppets, who know the step from selection on) dilute
+// the share of the verifier that found it. The jackpot therefore goes only to
+// challengers whose eligibility the chain fixed before anyone could see the
+// step: verifiers it drew for the task whose own sample (seeded by their
+// assignment's randomness block and account) holds the forced step, i.e.
+// exactly the verifiers whose accept would have had to list it and would have
+// been slashed for it. Nobody can choose to be one: the draw is stake-weighted
+// from randomness that did not exist at commit time, and the sample follows.
+
+/** Whether `who` was drawn to verify the task with a sample holding transition `step` (its segment at m > 1). */
+export function sampledForcedStep (ctx: Context, id: bigint, t: TaskInfo, who: string, step: number): boolean {
+  const mine = getAssignments(ctx, id)?.verifiers.find(v => v.verifier === who)
+  if (mine === undefined || ctx.now <= mine.seedBlock) return false
+  const m = rootEveryOfTask(ctx, id)
+  const required = t.stepCount === 0 ? [] : requiredSample(blockRandomness(ctx, mine.seedBlock), who, t.stepCount, t.verifierCount, m)
+  return sampleHoldsTransition(required, step, t.stepCount, t.divergence !== null, m)
+}
+
+/**
+ * One share per distinct challenger of a `ForcedError` ruling that was drawn
+ * to check the forced step (sampledForcedStep), whenever in the challenge
+ * window it opened: independent finders share, a later one is not punished for
+ * a slower replay. Other challengers win their claim and get their bond back.
+ */
+export function jackpotWinners (ctx: Context, id: bigint, t: TaskInfo): ProofRuling[] {
+  const seen = new Set<string>()
+  const out: ProofRuling[] = []
+  for (const r of [...t.rulings].sort((a, b) => a.disputeId < b.disputeId ? -1 : 1)) {
+    if (r.outcome !== 'ForcedError' || seen.has(r.challenger) || !sampledForcedStep(ctx, id, t, r.challenger, r.step)) continue
+    seen.add(r.challenger)
+    out.push(r)
+  }
+  return out
+}
