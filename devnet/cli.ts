@@ -33,6 +33,7 @@ const program = new Command()
   .option('--task <mlp|gpt|file>', 'the task to run: mlp (784-128-10 on Fashion-MNIST, the default), gpt (a small character-level GPT on Debian\'s fortunes-min), or a task program file (from "proofswarm task new")')
   .option('--steps <n>', 'training steps of a built-in task (mlp: 1000 ≈ 1 epoch of Fashion-MNIST at batch 64; gpt: 150)', v => Number(v))
   .option('--checkpoint-every <k>', 'checkpoint spacing of a built-in task; default: from what a checkpoint costs on this machine, erasure coding included (measured with the challenge window), else task new\'s default', v => Number(v))
+  .option('--root-every <m>', 'a built-in task commits its state root every m steps (1: after every step); a dispute then narrows to an m-step segment first (docs/disputes.md "Segments")', v => Number(v))
   // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
   // faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)
@@ -187,7 +188,7 @@ async function run (o: Opts): Promise<void> {
 
     // 6. submit and follow the task
     let taskId: number | undefined
-    const watcher = new ScenarioWatcher(observer, peers, () => taskId, say)
+    const watcher = new ScenarioWatcher(observer, peers, () => taskId, say, { rootEvery: o.rootEvery ?? 1, steps: task.steps })
     cleanups.push(await watcher.start())
     cleanups.push(watchProgress(peers, () => taskId, (key, item, w) => {
       if (w.phase === 'done' || w.phase === 'failed') { showProgress(key, undefined, {}); say(`${key}: ${item.text}`, { peer: key, progress: w }) } else showProgress(key, item, { peer: key, progress: w })

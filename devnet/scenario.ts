@@ -67,9 +67,19 @@ export class ScenarioWatcher {
   constructor (
     private readonly chain: ChainClient, private readonly peers: PeerRef[],
     private readonly taskId: () => number | undefined,
-    private readonly say: (m: string, d?: Record<string, unknown>) => void
+    private readonly say: (m: string, d?: Record<string, unknown>) => void,
+    /** the task's state-root spacing: at m > 1 a dispute names a segment (docs/disputes.md "Segments") */
+    private readonly spacing: { rootEvery: number, steps: number } = { rootEvery: 1, steps: 0 }
   ) {
     this.names = new Map(peers.map(p => [p.accountId, p.name]))
+  }
+
+  /** what open_dispute's disputed_step names: a step, or at m > 1 a segment (one past the last: a diverged proof's last step) */
+  private disputedWhat (unit: number): string {
+    const { rootEvery: m, steps } = this.spacing
+    if (m <= 1) return `at step ${unit}`
+    const first = unit * m + 1
+    return first <= steps ? `at segment ${unit} (steps ${first}–${Math.min((unit + 1) * m, steps)})` : `at the diverged step (unit ${unit})`
   }
 
   name (account: unknown): string {
@@ -96,7 +106,7 @@ export class ScenarioWatcher {
       case 'AssignmentLapsed': line(`assigned verifier ${this.name(d.verifier)} failed its slot (silent, a reject without evidence, or a lost dispute): penalty ${units(d.penalty as bigint)}, replaced`); break
       case 'AssignmentReleased': line(`assigned verifier ${this.name(d.verifier)}'s verdict did not stand: replaced (no penalty: its accept was already slashed, or its availability challenge was answered)`); break
       case 'VerdictSubmitted': this.times.firstVerdict ??= now; line(`verdict from ${this.name(d.verifier)}: ${d.accept === true ? 'accept' : 'REJECT'}`); break
-      case 'DisputeOpened': this.times.disputeOpened ??= now; this.disputedStep.set(Number(d.disputeId), Number(d.disputedStep)); line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} at step ${String(d.disputedStep)}`); break
+      case 'DisputeOpened': this.times.disputeOpened ??= now; this.disputedStep.set(Number(d.disputeId), Number(d.disputedStep)); line(`dispute ${String(d.disputeId)} opened by ${this.name(d.challenger)} against ${this.name(d.defender)} ${this.disputedWhat(Number(d.disputedStep))}`); break
       case 'MoveForced': line(`dispute ${String(d.disputeId)}: ${this.name(d.by)} forced a move on chain (message ${String(d.seq)} due at block ${String(d.due)})`); break
       case 'MoveAnswered': line(`dispute ${String(d.disputeId)}: ${this.name(d.by)} answered the forced move on chain`); break
       case 'Adjudicated': line(`dispute ${String(d.disputeId)} adjudicated on chain (${utf8(d.kind)} claim): ${utf8(d.reason)}`); break

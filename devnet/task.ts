@@ -32,6 +32,7 @@ export interface TaskOptions {
   task?: string
   steps?: number
   checkpointEvery?: number
+  rootEvery?: number
   synthetic?: boolean
   challengeWindow?: number
   blockTime: number
@@ -49,7 +50,7 @@ export function builtinOf (task: string | undefined): BuiltinTask | undefined {
 export async function prepareTask (o: TaskOptions, dir: string, logDir: string, say: Say, show?: ShowProgress): Promise<PreparedTask> {
   const builtin = builtinOf(o.task)
   const file = builtin != null ? join(dir, 'task.json') : resolve(o.task!)
-  const spacing = o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []
+  const spacing = [...(o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []), ...(o.rootEvery != null ? ['--root-every', String(o.rootEvery)] : [])]
   // proofswarm's own kernels when the addon is built (the same bits either way, ~3x faster native); else XNNPACK's
   const psk = pskImpl(1)
   const runtime = ['--runtime', psk.kind === 'native' ? WASM_PSK_RUNTIME : WASM_RUNTIME]
@@ -60,17 +61,17 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
     const steps = o.steps ?? MLP_DEFAULTS.steps
     await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
-    say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch} (${file})`)
+    say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch}${rootsNote(o.rootEvery)} (${file})`)
   } else if (builtin === 'gpt') {
     const g = GPT_DEFAULTS
     const steps = o.steps ?? g.steps
     await taskNew(['--model', 'gpt', '--dataset', 'fortunes-min', '--steps', String(steps), '--batch', String(g.batch), '--context', String(g.context), '--lr', String(g.lr), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
-    say(`task program: GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows (${file})`)
+    say(`task program: GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows${rootsNote(o.rootEvery)} (${file})`)
   } else {
     JSON.parse(await readFile(file, 'utf8'))
     say(`task program: ${file}`)
   }
-  const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, model?: { name?: string } }
+  const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, rootEvery?: number, model?: { name?: string } }
   // without a calibration, as many blocks as steps (an MLP step is well under a block)
   if (o.challengeWindow != null) return {
     file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps)
@@ -92,8 +93,11 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     const ck = timeCheckpointCoding(calDir)
     if (ck != null) {
       const sp = checkpointSpacingFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, codeMs: ck.ms, stateBytes: ck.bytes })
-      say(`checkpoints every ${sp.every} steps (${Math.ceil(prog.steps / sp.every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so each verifier replays a small share of the run` : ''}`, { checkpointEvery: sp.every, codeMs: ck.ms, stepMs: sp.stepMs })
-      prog.checkpointEvery = sp.every
+      // every checkpoint is a committed state: a multiple of the root spacing m, at most the steps
+      const m = prog.rootEvery ?? 1
+      const every = Math.max(m, Math.min(Math.ceil(sp.every / m) * m, Math.floor(prog.steps / m) * m))
+      say(`checkpoints every ${every} steps (${Math.ceil(prog.steps / every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so each verifier replays a small share of the run` : ''}${every !== sp.every ? ` (${sp.every} rounded to a multiple of the root spacing ${m})` : ''}`, { checkpointEvery: every, codeMs: ck.ms, stepMs: sp.stepMs })
+      prog.checkpointEvery = every
       await writeFile(file, JSON.stringify(prog, null, 2) + '\n')
     }
   }
@@ -104,6 +108,8 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime })
   }
 }
+
+const rootsNote = (m: number | undefined): string => m != null && m > 1 ? `, a state root every ${m} steps` : ''
 
 async function taskNew (args: string[], logDir: string): Promise<void> {
   const t = spawnCli('task-new', ['task', 'new', ...args], logDir)

@@ -4,6 +4,7 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { TREASURY } from './runtime/balances.js'
 import type { GenesisConfig } from './runtime/executive.js'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
+import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
 
 // The dev chain spec: well-known sr25519 dev accounts, all funded, and the
 // arbitration parameters. 1 UNIT = 10^12 planck (12 decimals).
@@ -27,7 +28,7 @@ export interface DevSpecOptions {
   maxTaskMemory?: bigint
   /** FLOP a conforming solver trains per block (default REFERENCE_FLOPS x the block time) */
   referenceFlopsPerBlock?: bigint
-  /** the largest state-root spacing m a task may name (default 1: a root after every step) */
+  /** the largest state-root spacing m a task may name (default MAX_ROOT_EVERY, 64; 1: a root after every step only) */
   maxRootEvery?: number
 }
 
@@ -53,7 +54,8 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       capacityRentPpb: o.capacityRentPpb ?? 10_000,
       maxTaskMemory: o.maxTaskMemory ?? 4n * 1024n ** 3n,
       referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000)),
-      maxRootEvery: o.maxRootEvery ?? 1
+      // any spacing a program may name; an operator bounds the segment re-run with --max-root-every
+      maxRootEvery: o.maxRootEvery ?? MAX_ROOT_EVERY
     }
   }
 }

@@ -41,8 +41,8 @@ export function register (program: Command): void {
     .option('--reference-mflops <mflop/s>', 'training speed every solver is expected to reach: a task\'s solve timeout must cover its training at it twice over (new chains only)',
       int('--reference-mflops', 1, 1_000_000_000), REFERENCE_FLOPS / 1e6)
     .option('--max-task-memory <MiB>', 'memory one training job of a task may need at most (new chains only)', int('--max-task-memory', 256, 1 << 24), 4096)
-    .option('--max-root-every <m>', 'largest state-root spacing a task may name: 1 takes only tasks with a root after every step (new chains only)',
-      int('--max-root-every', 1, MAX_ROOT_EVERY), 1)
+    .option('--max-root-every <m>', 'largest state-root spacing m a task may name (a dispute\'s defender re-runs up to m steps of a segment, a verifier replays them); 1 takes only tasks with a root after every step (new chains only)',
+      int('--max-root-every', 1, MAX_ROOT_EVERY), MAX_ROOT_EVERY)
     .option('--json', 'print {"url": ...} as JSON on stdout')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
   cmd.action(async (

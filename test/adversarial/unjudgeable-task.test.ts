@@ -70,6 +70,7 @@ describe('tasks the chain could not adjudicate are refused at submit_task', () =
       const bytes = new TextEncoder().encode(canonicalJson({ ...taskProgram().program, rootEvery: m }))
       return { programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) }
     }
+    await chain(reference, 1)
     expect(submit(bytesOf(5))).toBe('Arbitration.RootEveryTooLarge')
     nothingPosted()
     // a chain that takes m up to 5: m = 10 is still refused, m = 5 posted

@@ -178,8 +178,8 @@ ${rows.filter(r => typeof r.m === 'number').map(r => `| verifiable on one core, 
 ${realRows.map(r => `| **the real trainer**, ${r.label} vs trainTask plain: CPU (rounds) | **${pctOver(r.cpu)}** (${pctOver(r.cpuMin)} … ${pctOver(r.cpuMax)}) | ≤ +10% | ${((r.cpu - 1) / 0.10).toFixed(1)} |`).join('\n')}
 | the NaN watch alone (every verifiable run has it, whatever m): CPU over plain | ${(() => { const w = rows.find(r => r.m === 'watch'); return w === undefined ? 'n/a' : pctOver(w.cpu) })()} | | |
 
-\`train\` trains a program with \`rootEvery\` m > 1 (\`task new --root-every\`); the dev chain still refuses
-m above its \`max_root_every\` (default 1) until the node's segment dispute is merged (docs/disputes.md "Segments").
+\`train\` trains a program with \`rootEvery\` m > 1 (\`task new --root-every\`); the dev chain takes m up to its
+\`max_root_every\` (default 64) and the node plays every dispute such a task can have (docs/disputes.md "Segments").
 `)
   console.log('written to docs/benchmarks.md (Training: state roots every m steps)')
 }
