@@ -100,7 +100,7 @@ AI void rows_gemm(const float *const *xp, int n, const int *off, int K, const fl
     }
 }
 
-CLONES void psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1) {
+CLONES int psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1) {
   const int CI = g->CI, CO = g->CO, K = g->kh * g->kw * CI;
   int *off = window_offsets(g);
   const float *xp[PB]; float *op[PB]; int n = 0;
@@ -124,7 +124,7 @@ CLONES void psk_conv2d(const struct psk_conv *g, const float *x, const float *w,
   }
   if (n > 0) rows_gemm(xp, n, off, K, w, CO, op, 0, CO);
   free(off);
-  psk_canonical_nan(out + (long)row0 * g->OW * CO, (long)(row1 - row0) * g->OW * CO);
+  return psk_canonical_nan(out + (long)row0 * g->OW * CO, (long)(row1 - row0) * g->OW * CO);
 }
 
 /* the first window start o (o*s <= p) whose tap p - o*s is below k: ceil((p - k + 1) / s), at least 0 */
@@ -163,10 +163,10 @@ static void bwi_pixel(const struct psk_conv *g, const float *dy, const float *w,
   }
 }
 
-static void bwi_slow(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
+static int bwi_slow(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
   for (int row = row0; row < row1; row++)
     for (int x = 0; x < g->W; x++) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
-  psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
+  return psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
 }
 
 /* The windows covering input row y, oy ascending (the kernel's order): oy = *first + j for j < *n, with
@@ -183,7 +183,7 @@ static inline int cover(int y, int k, int s, int pad, int outN, int *first, int 
  * order (the same (r0, n) for y, (c0, m) for x) form a class; within a class, pixel p's j-th window's dy row is
  * at a fixed distance from its first one, so a class is one GEMM: rows dy + first(p), off[(jy*m + jx)*CO + co] =
  * (jy*OW + jx)*CO + co, against the class's filter taps packed as Wc[k*CI + ci]. */
-CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
+CLONES int psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
   const int CI = g->CI, CO = g->CO;
   const long Kmax = (long)g->kh * g->kw * CO;
   int *ycls = malloc(sizeof(int) * (size_t)(3 * g->H + 3 * g->W));
@@ -191,14 +191,13 @@ CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy,
   float *wc = malloc(sizeof(float) * (size_t)(Kmax * CI));
   if (ycls == NULL || off == NULL || wc == NULL) {
     free(ycls); free(off); free(wc);
-    bwi_slow(g, dy, w, dx, row0, row1);
-    return;
+    return bwi_slow(g, dy, w, dx, row0, row1);
   }
   /* per y: class id, first window, count; classes numbered by first appearance */
   int *yfirst = ycls + g->H, *yr0 = yfirst + g->H, *xcls = yr0 + g->H, *xfirst = xcls + g->W, *xc0 = xfirst + g->W;
   int ny = 0, nx = 0, ykey[2 * 64], xkey[2 * 64];
   int *yn = malloc(sizeof(int) * (size_t)(g->H + g->W)), *xn = yn == NULL ? NULL : yn + g->H;
-  if (yn == NULL) { free(ycls); free(off); free(wc); bwi_slow(g, dy, w, dx, row0, row1); return; }
+  if (yn == NULL) { free(ycls); free(off); free(wc); return bwi_slow(g, dy, w, dx, row0, row1); }
   for (int y = 0; y < g->H; y++) {
     yr0[y] = cover(y, g->kh, g->sh, g->padTop, g->OH, &yfirst[y], &yn[y]);
     int c = 0;
@@ -247,7 +246,7 @@ CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy,
     for (int x = 0; x < g->W; x++)
       if (ycls[row % g->H] == 64 || xcls[x] == 64) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
   free(ycls); free(off); free(wc); free(yn);
-  psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
+  return psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
 }
 
 /* dw rows k0 .. k0+MR-1 (k = tap*CI + ci) times one vector of VW columns from co0: each element one sum
@@ -297,7 +296,7 @@ BWF_BLOCK(bwf_block16, v16f, ld16, st16, splat16)
 #define BWF_CASE(m) case m: BWF_FN(g, x, dy, off, k, co0, dw, m); break;
 #define BWF_SWITCH(mr) switch (mr) { BWF_CASE(1) BWF_CASE(2) BWF_CASE(3) BWF_CASE(4) BWF_CASE(5) BWF_CASE(6) BWF_CASE(7) BWF_CASE(8) }
 
-CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1) {
+CLONES int psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1) {
   const int CI = g->CI, CO = g->CO;
   int *off = window_offsets(g);
   if (off != NULL) {
@@ -325,7 +324,7 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       }
     }
     free(off);
-    if (co0 == CO) { psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO); return; }
+    if (co0 == CO) return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
     for (int k = k0; k < k1; k++) for (int co = co0; co < CO; co++) dw[(long)k * CO + co] = 0.0f;
     /* the columns past the last block of 8: pixel by pixel, each element's sum in the same order */
     for (int t = k0 / CI; t <= (k1 - 1) / CI; t++) {
@@ -344,8 +343,7 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
             }
           }
     }
-    psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
-    return;
+    return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
   }
   /* no memory for the offsets: element by element */
   for (int k = k0; k < k1; k++) {
@@ -365,5 +363,5 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       dw[(long)k * CO + co] = acc;
     }
   }
-  psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
+  return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
 }
