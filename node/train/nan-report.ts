@@ -2,22 +2,23 @@ import type * as tf from '@tensorflow/tfjs'
 
 // The native kernels find every NaN they write in the pass that canonicalises
 // their output (or in their elementwise loop), and say whether there was one.
-// A kernel output they reported NaN-free is one the NaN watch (nan-watch.ts)
-// need not scan again: the report covers the whole output, written by that one
-// call, and a tensor's data never changes after its kernel returns. Keyed by
-// dataId (a new object per output), held weakly so disposed outputs go.
+// An output the last native kernel call reported NaN-free is one the NaN watch
+// (nan-watch.ts) need not scan again: the report covers the whole output,
+// written by that one call, and a tensor's data never changes after its kernel
+// returns. One slot, not a set: the watch looks right after the kernel returns,
+// and a slot costs nothing when no watch looks.
 
 /** what a native kernel says of its output: true holds a NaN, false holds none, undefined (or void) not known */
 export type NaNReport = boolean | undefined | void
 
-const nanFree = new WeakSet<object>()
+let lastNaNFree: object | undefined
 
-/** records `out` as NaN-free when the kernel that wrote all of it said so */
+/** records the report of the kernel call that wrote all of `out` */
 export function noteNaNReport (out: tf.TensorInfo, report: NaNReport): void {
-  if (report === false) nanFree.add(out.dataId)
+  lastNaNFree = report === false ? out.dataId : undefined
 }
 
-/** whether the kernel that wrote `out` reported it NaN-free */
+/** whether `out` is the output of the last reporting kernel call, reported NaN-free */
 export function reportedNaNFree (out: tf.TensorInfo): boolean {
-  return nanFree.has(out.dataId)
+  return lastNaNFree !== undefined && out.dataId === lastNaNFree
 }
