@@ -46,7 +46,11 @@ const MATMULS: MatMulDims[] = [
   { batch: 1, aBatch: 1, bBatch: 1, M: 6, N: 33, K: 17, ta: false, tb: true, relu: false },
   { batch: 3, aBatch: 3, bBatch: 1, M: 5, N: 24, K: 9, ta: true, tb: true, relu: false }
 ]
-const CONVS: ConvGeom[] = [conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true)]
+// the last two: one input channel into 8 (a grey image's first layer: 16 pixels a block, then the rest), with and without padding
+const CONVS: ConvGeom[] = [
+  conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true),
+  conv(2, 5, 37, 1, 3, 8, 1, true), conv(1, 6, 36, 1, 3, 8, 1, false)
+]
 // the last: windows that tile the image apart, whole vectors of channels (a CNN's pool, written without a second pass)
 const POOLS: ConvGeom[] = [
   conv(2, 8, 8, 12, 2, 12, 2, false), conv(1, 9, 9, 17, 3, 17, 2, true), conv(1, 7, 7, 8, 3, 8, 1, false), conv(2, 6, 7, 16, 2, 16, 2, false)
