@@ -230,6 +230,7 @@ const goal = (m: string, cores: number, which: Way, g: number): string => {
   return v === undefined ? 'n/a' : `${r2(v)}× (${v >= g ? 'met' : 'not met'}; ${r2(v / g)} of the goal)`
 }
 for (const r of rows) console.log(`${r.model} ${r.cores} core(s): ${WAYS.map(w => `${LABEL[w]} ${f0(median(r.sps[w]))}${w === 'torch' ? '' : ` (${r2(r.ratio[w] as number)}×)`}`).join(', ')} ${r.unit}/s`)
+for (const r of rows) console.log(`${r.model} ${r.cores} core(s) per CPU-second: ${WAYS.map(w => `${LABEL[w]} ${f0(median(r.cpuSps[w]))}${w === 'torch' ? '' : ` (${r2(r.cpuRatio[w] as number)}×)`}`).join(', ')} ${r.unit}`)
 console.log(`proof roots identical across cores and processes: ${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 16)}…`).join(', ')}`)
 
 const BEST: { plain: Way, verifiable: Way } = RUNTIMES.includes('psk') ? { plain: 'psk-plain', verifiable: 'psk-verifiable' } : { plain: 'plain', verifiable: 'verifiable' }
