@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import { reportedNaNFree } from './nan-report.js'
 import { nativeNaNScan } from './psk-native.js'
 
 // A NaN ends a verifiable run (docs/disputes.md, "NaN: a NaN ends the run"):
@@ -7,7 +8,9 @@ import { nativeNaNScan } from './psk-native.js'
 // active backend that can make a NaN out of NaN-free inputs is wrapped and its
 // float32 outputs scanned in place (on wasm a view of the heap: no copy);
 // `seen` is set by the first NaN. Only a flag: the caller re-runs the step
-// under the tape recorder to find exactly where.
+// under the tape recorder to find exactly where. An output whose native kernel
+// reported it NaN-free (nan-report.ts: found in the kernel's own pass over it)
+// is not scanned again.
 
 interface WasmBackendLike {
   dataIdMap?: { get: (id: object) => { memoryOffset: number } | undefined }
@@ -21,7 +24,7 @@ export const includesNaN = (v: Float32Array): boolean => v.includes(Number.NaN)
 const defaultScan: (v: Float32Array) => boolean = nativeNaNScan() ?? includesNaN
 
 function holdsNaN (backend: WasmBackendLike, info: tf.TensorInfo, scan: (v: Float32Array) => boolean): boolean {
-  if (info.dtype !== 'float32') return false
+  if (info.dtype !== 'float32' || reportedNaNFree(info)) return false
   const n = info.shape.reduce((a, b) => a * b, 1)
   const d = backend.dataIdMap?.get(info.dataId)
   const heap = backend.wasm?.HEAPU8

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import { noteNaNReport, type NaNReport } from './nan-report.js'
 
 // tfjs-wasm's elementwise float32 kernels, natively, with its bits: not psk1 kernels (their element
 // references stay the wasm runtime's, protocols/reference/elementwise.ts), the same kernel names, inputs
@@ -8,10 +9,10 @@ import * as tf from '@tensorflow/tfjs'
 // last axis; every other case (int32, broadcasting of the first operand but by a scalar, one element)
 // is tfjs-wasm's own kernel.
 
-/** out[i] = a[i] op b[i % b.length]; op is the index in ELEMENTWISE_BINARY */
-export type BinaryFn = (a: Float32Array, b: Float32Array, out: Float32Array, op: number) => void
-/** op is the index in ELEMENTWISE_UNARY; alpha is Step's */
-export type UnaryFn = (x: Float32Array, out: Float32Array, op: number, alpha: number) => void
+/** out[i] = a[i] op b[i % b.length]; op is the index in ELEMENTWISE_BINARY; returns whether out holds a NaN (nan-report.ts) */
+export type BinaryFn = (a: Float32Array, b: Float32Array, out: Float32Array, op: number) => NaNReport
+/** op is the index in ELEMENTWISE_UNARY; alpha is Step's; returns whether out holds a NaN, undefined for Relu and Step */
+export type UnaryFn = (x: Float32Array, out: Float32Array, op: number, alpha: number) => NaNReport
 
 /** the native binary ops, in the addon's order (psk-kernels.h PSK_ADD …) */
 export const ELEMENTWISE_BINARY = ['Add', 'Sub', 'Multiply', 'RealDiv'] as const
@@ -52,7 +53,8 @@ function binaryKernel (name: string, op: number, binary: BinaryFn, wasm: tf.Kern
     const be = args.backend as unknown as WasmBackendLike
     const out = be.makeOutput(shape, 'float32')
     // views after makeOutput: its allocation may grow (and replace) the heap's buffer
-    binary(be.typedArrayFromHeap(a) as Float32Array, be.typedArrayFromHeap(b) as Float32Array, be.typedArrayFromHeap(out) as Float32Array, op)
+    const heap = (t: tf.TensorInfo): Float32Array => be.typedArrayFromHeap(t) as Float32Array
+    noteNaNReport(out, binary(heap(a), heap(b), heap(out), op))
     return out
   }
 }
@@ -64,7 +66,7 @@ function unaryKernel (op: number, unary: UnaryFn, wasm: tf.KernelFunc): tf.Kerne
     const alpha = Number((args.attrs as { alpha?: number } | undefined)?.alpha ?? 0)
     const be = args.backend as unknown as WasmBackendLike
     const out = be.makeOutput([...x.shape], 'float32')
-    unary(be.typedArrayFromHeap(x) as Float32Array, be.typedArrayFromHeap(out) as Float32Array, op, alpha)
+    noteNaNReport(out, unary(be.typedArrayFromHeap(x) as Float32Array, be.typedArrayFromHeap(out) as Float32Array, op, alpha))
     return out
   }
 }

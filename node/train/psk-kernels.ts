@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import { convPads } from '../../protocols/reference/conv.js'
 import type { ConvGeom } from '../../protocols/reference/psk-kernels.js'
+import { noteNaNReport } from './nan-report.js'
 import { registerElementwiseKernels } from './psk-elementwise.js'
 import type { PskImpl } from './psk-native.js'
 
@@ -66,7 +67,7 @@ function matmulKernel (impl: PskImpl, name: string): tf.KernelFunc {
     if (bias !== undefined && (bias.shape.length > 1 || (bias.shape.length === 1 && bias.shape[0] !== N && bias.shape[0] !== 1))) throw new Error(`psk1 ${name}: only a [N] or scalar bias`)
     const out = b.makeOutput([...outer, M, N], 'float32')
     // views after makeOutput: its allocation may grow (and replace) the heap's buffer
-    impl.matmul(f32(b, a, name), f32(b, bm, name), f32(b, out, name), { batch: Math.max(aBatch, bBatch), aBatch, bBatch, M, N, K, ta, tb, relu: act === 'relu' }, bias === undefined ? undefined : f32(b, bias, name))
+    noteNaNReport(out, impl.matmul(f32(b, a, name), f32(b, bm, name), f32(b, out, name), { batch: Math.max(aBatch, bBatch), aBatch, bBatch, M, N, K, ta, tb, relu: act === 'relu' }, bias === undefined ? undefined : f32(b, bias, name)))
     return out
   }
 }
@@ -113,7 +114,7 @@ export function registerPskKernels (impl: PskImpl): void {
     const { x, filter } = inputs as { x: tf.TensorInfo, filter: tf.TensorInfo }
     const g = convGeom('Conv2D', x.shape, filter.shape, attrs as unknown as ConvAttrs)
     const out = b.makeOutput([g.B, g.OH, g.OW, g.CO], 'float32')
-    impl.conv2d(f32(b, x, 'Conv2D'), f32(b, filter, 'Conv2D'), f32(b, out, 'Conv2D'), g)
+    noteNaNReport(out, impl.conv2d(f32(b, x, 'Conv2D'), f32(b, filter, 'Conv2D'), f32(b, out, 'Conv2D'), g))
     return out
   })
   reg('Conv2DBackpropInput', ({ inputs, backend, attrs }) => {
@@ -122,7 +123,7 @@ export function registerPskKernels (impl: PskImpl): void {
     const a = attrs as unknown as ConvAttrs & { inputShape: number[] }
     const g = convGeom('Conv2DBackpropInput', a.inputShape, filter.shape, a, dy.shape)
     const out = b.makeOutput([g.B, g.H, g.W, g.CI], 'float32')
-    impl.conv2dBackpropInput(f32(b, dy, 'Conv2DBackpropInput'), f32(b, filter, 'Conv2DBackpropInput'), f32(b, out, 'Conv2DBackpropInput'), g)
+    noteNaNReport(out, impl.conv2dBackpropInput(f32(b, dy, 'Conv2DBackpropInput'), f32(b, filter, 'Conv2DBackpropInput'), f32(b, out, 'Conv2DBackpropInput'), g))
     return out
   })
   reg('Conv2DBackpropFilter', ({ inputs, backend, attrs }) => {
@@ -131,7 +132,7 @@ export function registerPskKernels (impl: PskImpl): void {
     const a = attrs as unknown as ConvAttrs & { filterShape: number[] }
     const g = convGeom('Conv2DBackpropFilter', x.shape, a.filterShape, a, dy.shape)
     const out = b.makeOutput([g.kh, g.kw, g.CI, g.CO], 'float32')
-    impl.conv2dBackpropFilter(f32(b, x, 'Conv2DBackpropFilter'), f32(b, dy, 'Conv2DBackpropFilter'), f32(b, out, 'Conv2DBackpropFilter'), g)
+    noteNaNReport(out, impl.conv2dBackpropFilter(f32(b, x, 'Conv2DBackpropFilter'), f32(b, dy, 'Conv2DBackpropFilter'), f32(b, out, 'Conv2DBackpropFilter'), g))
     return out
   })
   reg('MaxPoolGrad', ({ inputs, backend, attrs }) => {
@@ -142,7 +143,7 @@ export function registerPskKernels (impl: PskImpl): void {
     const C = input.shape[3]
     const g = convGeom('MaxPoolGrad', input.shape, [kh, kw, C, C], a, dy.shape)
     const out = b.makeOutput([...input.shape], 'float32')
-    impl.maxPoolGrad(f32(b, dy, 'MaxPoolGrad'), f32(b, input, 'MaxPoolGrad'), f32(b, out, 'MaxPoolGrad'), g)
+    noteNaNReport(out, impl.maxPoolGrad(f32(b, dy, 'MaxPoolGrad'), f32(b, input, 'MaxPoolGrad'), f32(b, out, 'MaxPoolGrad'), g))
     return out
   })
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { NaNReport } from './nan-report.js'
 import type { BinaryFn, UnaryFn } from './psk-elementwise.js'
 import { pskSelfTest } from './psk-selftest.js'
 import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from '../../protocols/reference/psk-kernels.js'
@@ -21,12 +22,13 @@ export interface PskImpl {
   /** why this implementation (for the backend's log line) */
   why: string
   threads: number
-  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => void
-  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => void
-  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => void
-  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => void
+  /** the kernels return whether their output holds a NaN where they know it (the native ones; nan-report.ts) */
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => NaNReport
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => NaNReport
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => NaNReport
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => NaNReport
   /** g.CO = g.CI = channels */
-  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => NaNReport
   /**
    * native only: tfjs-wasm's Sum over every axis but the last (x as [rows, cols]), the same bits as its kernel
    * (NaNs included) without its transpose; not a psk1 kernel (its reference stays the wasm runtime's)
@@ -44,11 +46,12 @@ interface Addon {
   version: string
   /** built with optimisation (__OPTIMIZE__) */
   optimized: boolean
-  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, dims: Int32Array, bias: Float32Array | null) => void
-  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, geom: Int32Array) => void
-  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => void
-  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => void
-  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => void
+  /** whether the output holds a NaN (older builds return undefined) */
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, dims: Int32Array, bias: Float32Array | null) => NaNReport
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, geom: Int32Array) => NaNReport
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => NaNReport
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
   /** older builds lack it */
   sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
   /** older builds lack them */

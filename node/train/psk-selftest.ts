@@ -1,6 +1,7 @@
 import type { ConvGeom, MatMulDims } from '../../protocols/reference/psk-kernels.js'
 import { convPads } from '../../protocols/reference/index.js'
 import { BINARY_BITS, UNARY_BITS } from '../../protocols/reference/elementwise.js'
+import type { NaNReport } from './nan-report.js'
 import { ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, type BinaryFn, type UnaryFn } from './psk-elementwise.js'
 
 // A peer's native psk1 kernels must give the reference's bits on *this* machine:
@@ -11,6 +12,9 @@ import { ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, type BinaryFn, type UnaryFn } fr
 // vector widths' remainders, strides, padding, special values, 1 and 2 threads)
 // against the JavaScript kernels, which compute the element references' bits.
 // Any difference and the process uses the JavaScript kernels instead, and says so.
+// A kernel that reports whether its output holds a NaN (nan-report.ts: the NaN
+// watch then skips that output) must report it truly, on special values and on
+// NaN-free inputs.
 
 /** ±0, subnormals, min normal, ±1, max, ±Inf, NaNs with sign and payload, as bits */
 const SPECIALS = [
@@ -20,11 +24,11 @@ const SPECIALS = [
 class Cases {
   private s = 0x5eed1234
   private rand (): number { this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0; return this.s / 2 ** 32 }
-  /** `n` values in ±1 with one in 16 a special value, deterministic */
-  values (n: number): Float32Array {
+  /** `n` values in ±1 with one in 16 a special value (none when `finite`), deterministic */
+  values (n: number, finite = false): Float32Array {
     const v = new Float32Array(n); const u = new Uint32Array(v.buffer)
     for (let i = 0; i < n; i++) {
-      if (this.rand() < 1 / 16) u[i] = SPECIALS[Math.floor(this.rand() * SPECIALS.length)]
+      if (!finite && this.rand() < 1 / 16) u[i] = SPECIALS[Math.floor(this.rand() * SPECIALS.length)]
       else v[i] = (this.rand() - 0.5) * 2
     }
     return v
@@ -42,8 +46,15 @@ const MATMULS: MatMulDims[] = [
   { batch: 1, aBatch: 1, bBatch: 1, M: 6, N: 33, K: 17, ta: false, tb: true, relu: false },
   { batch: 3, aBatch: 3, bBatch: 1, M: 5, N: 24, K: 9, ta: true, tb: true, relu: false }
 ]
-const CONVS: ConvGeom[] = [conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true)]
-const POOLS: ConvGeom[] = [conv(2, 8, 8, 12, 2, 12, 2, false), conv(1, 9, 9, 17, 3, 17, 2, true), conv(1, 7, 7, 8, 3, 8, 1, false)]
+// the last two: one input channel into 8 (a grey image's first layer: 16 pixels a block, then the rest), with and without padding
+const CONVS: ConvGeom[] = [
+  conv(2, 9, 30, 3, 3, 17, 1, true), conv(1, 11, 11, 16, 5, 24, 2, false), conv(2, 8, 8, 27, 3, 40, 1, true),
+  conv(2, 5, 37, 1, 3, 8, 1, true), conv(1, 6, 36, 1, 3, 8, 1, false)
+]
+// the last: windows that tile the image apart, whole vectors of channels (a CNN's pool, written without a second pass)
+const POOLS: ConvGeom[] = [
+  conv(2, 8, 8, 12, 2, 12, 2, false), conv(1, 9, 9, 17, 3, 17, 2, true), conv(1, 7, 7, 8, 3, 8, 1, false), conv(2, 6, 7, 16, 2, 16, 2, false)
+]
 
 /** [n, b.length]: the same shape, a scalar, rows of 8, 16, 3 and 100 (vector remainders, the repeated short row, tails) */
 const BINARIES: Array<[number, number]> = [[37, 37], [37, 1], [1000, 8], [96, 16], [75, 3], [300, 100]]
@@ -53,11 +64,18 @@ const size = (...d: number[]): number => d.reduce((a, b) => a * b, 1)
 
 /** The kernels a self-test compares (psk-native.ts's PskImpl has them). */
 export interface KernelSet {
-  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => void
-  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => void
-  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => void
-  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => void
-  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => void
+  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, d: MatMulDims, bias?: Float32Array) => NaNReport
+  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, g: ConvGeom) => NaNReport
+  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, g: ConvGeom) => NaNReport
+  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, g: ConvGeom) => NaNReport
+  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, g: ConvGeom) => NaNReport
+}
+
+const holdsNaN = (v: Float32Array): boolean => v.includes(Number.NaN)
+/** a kernel's report (when it makes one) against its output */
+function wrongReport (report: NaNReport, out: Float32Array): string | undefined {
+  if (typeof report !== 'boolean' || report === holdsNaN(out)) return undefined
+  return `reported ${report ? 'a NaN' : 'no NaN'} in an output that holds ${report ? 'none' : 'one'}`
 }
 
 /**
@@ -69,22 +87,26 @@ export function pskSelfTest (impl: KernelSet & { binary?: BinaryFn, unary?: Unar
   const c = new Cases()
   const mismatches: string[] = []
   let cases = 0
-  const compare = (what: string, out: number, run: (k: KernelSet, o: Float32Array) => void): void => {
+  const compare = (what: string, out: number, run: (k: KernelSet, o: Float32Array) => NaNReport): void => {
     cases++
     const a = new Float32Array(out); const b = new Float32Array(out)
-    run(impl, a)
+    const report = run(impl, a)
     run(reference, b)
     const ua = bits(a); const ub = bits(b)
     const i = ua.findIndex((u, j) => u !== ub[j])
     if (i >= 0) mismatches.push(`${what}: element ${i} 0x${ua[i].toString(16)} != 0x${ub[i].toString(16)}`)
+    const wrong = wrongReport(report, a)
+    if (wrong !== undefined) mismatches.push(`${what}: ${wrong}`)
   }
-  for (const d of MATMULS) {
-    const a = c.values(d.aBatch * d.M * d.K); const w = c.values(d.bBatch * d.K * d.N); const bias = c.values(d.N)
-    compare(`MatMul ${JSON.stringify(d)}`, d.batch * d.M * d.N, (k, o) => k.matmul(a, w, o, d, bias))
+  // each kernel on special values, then (a case of each kind once more) on NaN-free inputs, which must be reported so
+  for (const [d, finite] of [...MATMULS.map(m => [m, false] as const), [MATMULS[1], true] as const]) {
+    const a = c.values(d.aBatch * d.M * d.K, finite); const w = c.values(d.bBatch * d.K * d.N, finite); const bias = c.values(d.N, finite)
+    compare(`MatMul ${JSON.stringify(d)}${finite ? ' finite' : ''}`, d.batch * d.M * d.N, (k, o) => k.matmul(a, w, o, d, bias))
   }
-  for (const g of CONVS) {
-    const x = c.values(size(g.B, g.H, g.W, g.CI)); const w = c.values(size(g.kh, g.kw, g.CI, g.CO)); const dy = c.values(size(g.B, g.OH, g.OW, g.CO))
-    const what = `${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh} -> ${g.CO}`
+  for (const [g, finite] of [...CONVS.map(m => [m, false] as const), [CONVS[1], true] as const]) {
+    const x = c.values(size(g.B, g.H, g.W, g.CI), finite); const w = c.values(size(g.kh, g.kw, g.CI, g.CO), finite)
+    const dy = c.values(size(g.B, g.OH, g.OW, g.CO), finite)
+    const what = `${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh} -> ${g.CO}${finite ? ' finite' : ''}`
     compare(`Conv2D ${what}`, size(g.B, g.OH, g.OW, g.CO), (k, o) => k.conv2d(x, w, o, g))
     compare(`Conv2DBackpropInput ${what}`, size(g.B, g.H, g.W, g.CI), (k, o) => k.conv2dBackpropInput(dy, w, o, g))
     compare(`Conv2DBackpropFilter ${what}`, size(g.kh, g.kw, g.CI, g.CO), (k, o) => k.conv2dBackpropFilter(x, dy, o, g))
@@ -92,38 +114,45 @@ export function pskSelfTest (impl: KernelSet & { binary?: BinaryFn, unary?: Unar
   for (const g of POOLS) {
     const x = c.values(size(g.B, g.H, g.W, g.CI)); const dy = c.values(size(g.B, g.OH, g.OW, g.CO))
     compare(`MaxPoolGrad ${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh}`, x.length, (k, o) => k.maxPoolGrad(dy, x, o, g))
+    const xf = c.values(x.length, true); const dyf = c.values(dy.length, true)
+    compare(`MaxPoolGrad ${g.B}x${g.H}x${g.W}x${g.CI} k${g.kh} s${g.sh} finite`, x.length, (k, o) => k.maxPoolGrad(dyf, xf, o, g))
   }
-  const elementwise = (what: string, got: Float32Array, want: (i: number) => number): void => {
+  const elementwise = (what: string, got: Float32Array, want: (i: number) => number, report?: NaNReport): void => {
     cases++
     const u = bits(got)
     const i = u.findIndex((v, j) => v !== want(j))
     if (i >= 0) mismatches.push(`${what}: element ${i} 0x${u[i].toString(16)} != 0x${want(i).toString(16)}`)
+    const wrong = wrongReport(report, got)
+    if (wrong !== undefined) mismatches.push(`${what}: ${wrong}`)
   }
   if (impl.binary !== undefined) {
     // every special value against every other (NaN op NaN shows which operand a kernel returns), then random cases
     const crossed = (f: (i: number) => number): Float32Array => new Float32Array(Uint32Array.from({ length: SPECIALS.length ** 2 }, (_, i) => f(i)).buffer)
     const pairs: Array<[Float32Array, Float32Array]> = [
       [crossed(i => SPECIALS[i % SPECIALS.length]), crossed(i => SPECIALS[Math.floor(i / SPECIALS.length)])],
-      ...BINARIES.map(([n, bn]): [Float32Array, Float32Array] => [c.values(n), c.values(bn)])
+      ...BINARIES.map(([n, bn]): [Float32Array, Float32Array] => [c.values(n), c.values(bn)]),
+      [c.values(1000, true), c.values(8, true)]
     ]
     for (const [a, b] of pairs) {
       const n = a.length; const bn = b.length; const ua = bits(a); const ub = bits(b)
       ELEMENTWISE_BINARY.forEach((name, op) => {
         const out = new Float32Array(n)
-        impl.binary?.(a, b, out, op)
-        elementwise(`${name} [${n}] [${bn}]`, out, i => BINARY_BITS[name](ua[i], ub[i % bn]))
+        const report = impl.binary?.(a, b, out, op)
+        elementwise(`${name} [${n}] [${bn}]`, out, i => BINARY_BITS[name](ua[i], ub[i % bn]), report)
       })
     }
   }
   if (impl.unary !== undefined) {
-    const x = c.values(53); const ux = bits(x)
-    ELEMENTWISE_UNARY.forEach((name, op) => {
-      for (const alpha of name === 'Step' ? [0, 0.25] : [0]) {
-        const out = new Float32Array(x.length)
-        impl.unary?.(x, out, op, alpha)
-        elementwise(`${name} [${x.length}]${name === 'Step' ? ` alpha ${alpha}` : ''}`, out, i => UNARY_BITS[name](ux[i], { alpha }))
-      }
-    })
+    for (const x of [c.values(53), c.values(40, true)]) {
+      const ux = bits(x)
+      ELEMENTWISE_UNARY.forEach((name, op) => {
+        for (const alpha of name === 'Step' ? [0, 0.25] : [0]) {
+          const out = new Float32Array(x.length)
+          const report = impl.unary?.(x, out, op, alpha)
+          elementwise(`${name} [${x.length}]${name === 'Step' ? ` alpha ${alpha}` : ''}`, out, i => UNARY_BITS[name](ux[i], { alpha }), report)
+        }
+      })
+    }
   }
   return { cases, mismatches }
 }

@@ -50,7 +50,7 @@ describe('psk1 kernels: every instruction-set version gives the reference\'s bit
       const runs = selfTest(file)
       expect(runs.map(r => r.threads)).toEqual([1, 2])
       for (const r of runs) {
-        expect(r.cases).toBe(16 + 28 + 5) // psk1 kernels, then the elementwise ones (psk-selftest.ts)
+        expect(r.cases).toBe(31 + 32 + 10) // psk1 kernels, then the elementwise ones (psk-selftest.ts)
         expect(r.mismatches).toEqual([])
       }
     }, 120_000)

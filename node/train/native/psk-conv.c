@@ -100,7 +100,29 @@ AI void rows_gemm(const float *const *xp, int n, const int *off, int K, const fl
     }
 }
 
-CLONES void psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1) {
+/* One input channel, stride 1 along x and 8 output channels (a first layer on a grey image): one channel per
+ * register gives a pixel only 8 lanes, so here the lanes are 16 adjacent output pixels (their windows are 16
+ * adjacent values of x, one load per tap) and the 8 accumulators the channels, each element still one sum over
+ * the taps ascending. The 8 x 16 block is then transposed to pixel-major by three rounds of interleaving pairs of
+ * rows (each round makes a channel bit the lowest lane bit). */
+typedef int v16i_conv __attribute__((vector_size(64)));
+#define ZIP_LO ((v16i_conv){ 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 })
+#define ZIP_HI ((v16i_conv){ 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 })
+AI void conv16_c1_co8(const float *xp, const int *off, int K, const float *w, float *op) {
+  v16f a[8], t[8];
+  for (int c = 0; c < 8; c++) a[c] = splat16(0);
+  for (int k = 0; k < K; k++) {
+    v16f xv = ld16(xp + off[k]);
+    for (int c = 0; c < 8; c++) a[c] = a[c] + xv * splat16(w[k * 8 + c]);
+  }
+  for (int c = 0; c < 4; c++) { t[c] = __builtin_shuffle(a[c], a[c + 4], ZIP_LO); t[c + 4] = __builtin_shuffle(a[c], a[c + 4], ZIP_HI); }
+  for (int c = 0; c < 8; c += 4)
+    for (int d = 0; d < 2; d++) { a[c + d] = __builtin_shuffle(t[c + d], t[c + d + 2], ZIP_LO); a[c + d + 2] = __builtin_shuffle(t[c + d], t[c + d + 2], ZIP_HI); }
+  for (int c = 0; c < 8; c += 2) { t[c] = __builtin_shuffle(a[c], a[c + 1], ZIP_LO); t[c + 1] = __builtin_shuffle(a[c], a[c + 1], ZIP_HI); }
+  for (int j = 0; j < 8; j++) st16(op + 16 * j, t[j]);
+}
+
+CLONES int psk_conv2d(const struct psk_conv *g, const float *x, const float *w, float *out, int row0, int row1) {
   const int CI = g->CI, CO = g->CO, K = g->kh * g->kw * CI;
   int *off = window_offsets(g);
   const float *xp[PB]; float *op[PB]; int n = 0;
@@ -116,7 +138,10 @@ CLONES void psk_conv2d(const struct psk_conv *g, const float *x, const float *w,
     /* interior pixels, in blocks of 8 across output rows */
     if (lo >= hi) continue;
     const float *xrow = x + (((long)bb * g->H + oy * g->sh - g->padTop) * g->W) * CI;
-    for (int ox = lo; ox < hi; ox++) {
+    int ox = lo;
+    if (CI == 1 && g->sw == 1 && CO == 8)
+      for (; ox + 16 <= hi; ox += 16) conv16_c1_co8(xrow + ox - g->padLeft, off, K, w, orow + (long)ox * CO);
+    for (; ox < hi; ox++) {
       xp[n] = xrow + ((long)ox * g->sw - g->padLeft) * CI;
       op[n] = orow + (long)ox * CO;
       if (++n == PB) { rows_gemm(xp, n, off, K, w, CO, op, 0, CO); n = 0; }
@@ -124,7 +149,7 @@ CLONES void psk_conv2d(const struct psk_conv *g, const float *x, const float *w,
   }
   if (n > 0) rows_gemm(xp, n, off, K, w, CO, op, 0, CO);
   free(off);
-  psk_canonical_nan(out + (long)row0 * g->OW * CO, (long)(row1 - row0) * g->OW * CO);
+  return psk_canonical_nan(out + (long)row0 * g->OW * CO, (long)(row1 - row0) * g->OW * CO);
 }
 
 /* the first window start o (o*s <= p) whose tap p - o*s is below k: ceil((p - k + 1) / s), at least 0 */
@@ -163,10 +188,10 @@ static void bwi_pixel(const struct psk_conv *g, const float *dy, const float *w,
   }
 }
 
-static void bwi_slow(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
+static int bwi_slow(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
   for (int row = row0; row < row1; row++)
     for (int x = 0; x < g->W; x++) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
-  psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
+  return psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
 }
 
 /* The windows covering input row y, oy ascending (the kernel's order): oy = *first + j for j < *n, with
@@ -183,7 +208,7 @@ static inline int cover(int y, int k, int s, int pad, int outN, int *first, int 
  * order (the same (r0, n) for y, (c0, m) for x) form a class; within a class, pixel p's j-th window's dy row is
  * at a fixed distance from its first one, so a class is one GEMM: rows dy + first(p), off[(jy*m + jx)*CO + co] =
  * (jy*OW + jx)*CO + co, against the class's filter taps packed as Wc[k*CI + ci]. */
-CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
+CLONES int psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
   const int CI = g->CI, CO = g->CO;
   const long Kmax = (long)g->kh * g->kw * CO;
   int *ycls = malloc(sizeof(int) * (size_t)(3 * g->H + 3 * g->W));
@@ -191,14 +216,13 @@ CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy,
   float *wc = malloc(sizeof(float) * (size_t)(Kmax * CI));
   if (ycls == NULL || off == NULL || wc == NULL) {
     free(ycls); free(off); free(wc);
-    bwi_slow(g, dy, w, dx, row0, row1);
-    return;
+    return bwi_slow(g, dy, w, dx, row0, row1);
   }
   /* per y: class id, first window, count; classes numbered by first appearance */
   int *yfirst = ycls + g->H, *yr0 = yfirst + g->H, *xcls = yr0 + g->H, *xfirst = xcls + g->W, *xc0 = xfirst + g->W;
   int ny = 0, nx = 0, ykey[2 * 64], xkey[2 * 64];
   int *yn = malloc(sizeof(int) * (size_t)(g->H + g->W)), *xn = yn == NULL ? NULL : yn + g->H;
-  if (yn == NULL) { free(ycls); free(off); free(wc); bwi_slow(g, dy, w, dx, row0, row1); return; }
+  if (yn == NULL) { free(ycls); free(off); free(wc); return bwi_slow(g, dy, w, dx, row0, row1); }
   for (int y = 0; y < g->H; y++) {
     yr0[y] = cover(y, g->kh, g->sh, g->padTop, g->OH, &yfirst[y], &yn[y]);
     int c = 0;
@@ -247,7 +271,7 @@ CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy,
     for (int x = 0; x < g->W; x++)
       if (ycls[row % g->H] == 64 || xcls[x] == 64) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
   free(ycls); free(off); free(wc); free(yn);
-  psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
+  return psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
 }
 
 /* dw rows k0 .. k0+MR-1 (k = tap*CI + ci) times one vector of VW columns from co0: each element one sum
@@ -256,8 +280,8 @@ CLONES void psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy,
 AI void name(const struct psk_conv *g, const float *x, const float *dy, const int *off, int k0, int co0, float *dw, const int MR) { \
   const int CI = g->CI, CO = g->CO; \
   const long ps = (long)g->sw * CI; \
-  VT acc[8]; \
-  int ko[8], kr[8], kc[8]; \
+  VT acc[9]; \
+  int ko[9], kr[9], kc[9]; \
   for (int i = 0; i < MR; i++) { \
     acc[i] = SPLAT(0); \
     int t = (k0 + i) / CI; \
@@ -293,11 +317,12 @@ AI void name(const struct psk_conv *g, const float *x, const float *dy, const in
 BWF_BLOCK(bwf_block8, v8f, ld8, st8, splat)
 BWF_BLOCK(bwf_block16, v16f, ld16, st16, splat16)
 
-/* bwf_block for MR = 1 .. 8 (8 columns) or 1 .. 6 (16 columns): the register blocks that fit 16 vector registers */
+/* bwf_block for MR = 1 .. 9 (8 columns: a 3x3 filter's 9 taps of one channel in one pass over dy) or 1 .. 6
+ * (16 columns): the register blocks that fit 16 vector registers */
 #define BWF_CASE(m) case m: BWF_FN(g, x, dy, off, k, co0, dw, m); break;
-#define BWF_SWITCH(mr) switch (mr) { BWF_CASE(1) BWF_CASE(2) BWF_CASE(3) BWF_CASE(4) BWF_CASE(5) BWF_CASE(6) BWF_CASE(7) BWF_CASE(8) }
+#define BWF_SWITCH(mr) switch (mr) { BWF_CASE(1) BWF_CASE(2) BWF_CASE(3) BWF_CASE(4) BWF_CASE(5) BWF_CASE(6) BWF_CASE(7) BWF_CASE(8) BWF_CASE(9) }
 
-CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1) {
+CLONES int psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1) {
   const int CI = g->CI, CO = g->CO;
   int *off = window_offsets(g);
   if (off != NULL) {
@@ -315,7 +340,7 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       }
     }
     for (; co0 + 8 <= CO; co0 += 8) {
-      int nb = (k1 - k0 + 7) / 8;
+      int nb = (k1 - k0 + 8) / 9;
       for (int b = 0, k = k0; b < nb; b++) {
         int mr = (k1 - k) / (nb - b) + ((k1 - k) % (nb - b) != 0);
 #define BWF_FN bwf_block8
@@ -325,7 +350,7 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       }
     }
     free(off);
-    if (co0 == CO) { psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO); return; }
+    if (co0 == CO) return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
     for (int k = k0; k < k1; k++) for (int co = co0; co < CO; co++) dw[(long)k * CO + co] = 0.0f;
     /* the columns past the last block of 8: pixel by pixel, each element's sum in the same order */
     for (int t = k0 / CI; t <= (k1 - 1) / CI; t++) {
@@ -344,8 +369,7 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
             }
           }
     }
-    psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
-    return;
+    return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
   }
   /* no memory for the offsets: element by element */
   for (int k = k0; k < k1; k++) {
@@ -365,5 +389,5 @@ CLONES void psk_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       dw[(long)k * CO + co] = acc;
     }
   }
-  psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
+  return psk_canonical_nan(dw + (long)k0 * CO, (long)(k1 - k0) * CO);
 }

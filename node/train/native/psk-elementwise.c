@@ -44,7 +44,7 @@ static long period(long bn) {
   return bn * (16 / g);
 }
 
-CLONES void psk_binary(int op, const float *a, const float *b, float *out, long n, long bn) {
+CLONES int psk_binary(int op, const float *a, const float *b, float *out, long n, long bn) {
   /* a short row (a bias, a scalar) is repeated up to a whole number of vectors, so the loop reads it in vectors */
   float rep[1024];
   const float *bp = b;
@@ -64,12 +64,13 @@ CLONES void psk_binary(int op, const float *a, const float *b, float *out, long 
     default: BINARY_LOOP(/); break;
   }
   for (int k = 0; k < 16; k++) nan |= nanv[k] != 0;
-  if (!nan) return;
+  if (!nan) return 0;
   for (long i = 0; i < n; i++)
     if (out[i] != out[i]) { uint32_t u = binary_nan(a[i], b[i % bn]); memcpy(out + i, &u, 4); }
+  return 1;
 }
 
-CLONES void psk_unary(int op, const float *x, float *out, long n, float alpha) {
+CLONES int psk_unary(int op, const float *x, float *out, long n, float alpha) {
   const uint32_t *xi = (const uint32_t *)(const void *)x;
   uint32_t *oi = (uint32_t *)(void *)out;
   long i = 0;
@@ -78,7 +79,7 @@ CLONES void psk_unary(int op, const float *x, float *out, long n, float alpha) {
     const v16i zero = { 0 };
     for (; i + 16 <= n; i += 16) { v16i v = ldi16(xi + i); sti16(oi + i, v & (v > zero)); }
     for (; i < n; i++) { int32_t v; memcpy(&v, xi + i, 4); oi[i] = v > 0 ? (uint32_t)v : 0u; }
-    return;
+    return -1;
   }
   if (op == PSK_STEP) {
     /* NaN kept as it is (bits untouched), x > 0 gives 1, else alpha */
@@ -92,7 +93,7 @@ CLONES void psk_unary(int op, const float *x, float *out, long n, float alpha) {
       sti16(oi + i, (isnan & v) | (~isnan & ((pos & ones) | (~pos & als))));
     }
     for (; i < n; i++) oi[i] = nan_bits(xi[i]) ? xi[i] : x[i] > 0 ? (uint32_t)one : (uint32_t)al;
-    return;
+    return -1;
   }
   v16i nanv = { 0 };
   int nan = 0;
@@ -104,7 +105,8 @@ CLONES void psk_unary(int op, const float *x, float *out, long n, float alpha) {
     for (; i < n; i++) { float r = sqrtf(x[i]); nan |= r != r; out[i] = r; }
   }
   for (int k = 0; k < 16; k++) nan |= nanv[k] != 0;
-  if (!nan) return;
+  if (!nan) return 0;
   for (long k = 0; k < n; k++)
     if (out[k] != out[k]) oi[k] = nan_bits(xi[k]) ? xi[k] | QUIET : DEFAULT_NAN;
+  return 1;
 }

@@ -3,14 +3,17 @@
 
 /* written as a select, not a conditional store, so that it vectorises */
 /* read-only unless a block holds a NaN: rewriting every element cost a second write pass over outputs of a MB or more */
-CLONES void psk_canonical_nan(float *out, long n) {
+CLONES int psk_canonical_nan(float *out, long n) {
   uint32_t *u = (uint32_t *)out;
+  int found = 0;
   for (long i = 0; i < n; i += 1024) {
     long end = i + 1024 < n ? i + 1024 : n;
     int any = 0;
     for (long k = i; k < end; k++) any |= (u[k] & 0x7fffffffu) > 0x7f800000u;
     if (any) for (long k = i; k < end; k++) u[k] = (u[k] & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : u[k];
+    found |= any;
   }
+  return found;
 }
 
 /* C[i, j] for i in [0, M), j in [0, N): sum over k of A[i*sai + k*sak] * Bp(k, j),
@@ -76,9 +79,10 @@ void psk_pack(const float *b, int bBatch, int K, int N, int tb, float *packed) {
   for (int bt = 0; bt < bBatch; bt++) pack_panels(b + (long)bt * K * N, K, N, tb, packed + (long)bt * psk_packed_size(K, N));
 }
 
-void psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatch, int bBatch,
+int psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatch, int bBatch,
                 int M, int N, int K, int ta, const float *bias, int biasLen, int relu,
                 int row0, int row1) {
+  int nan = 0;
   for (int bt = 0; bt < batch; bt++) {
     int lo = row0 - bt * M, hi = row1 - bt * M;
     if (lo < 0) lo = 0;
@@ -93,7 +97,8 @@ void psk_matmul(const float *a, const float *bp, float *out, int batch, int aBat
       float *c = C + (long)i * N;
       if (bias != NULL) for (int j = 0; j < N; j++) c[j] = c[j] + bias[biasLen == 1 ? 0 : j];
       if (relu) for (int j = 0; j < N; j++) { float v = c[j]; c[j] = v > 0.0f ? v : (v != v ? v : 0.0f); }
-      psk_canonical_nan(c, N);
+      nan |= psk_canonical_nan(c, N);
     }
   }
+  return nan;
 }

@@ -1,7 +1,8 @@
 /* N-API entry points of the psk1 kernels. The arguments are Float32Array views
  * (usually on the wasm heap: nothing is copied) and an Int32Array of sizes.
  * Work is split by output rows over at most 2 threads; each element's
- * reduction order is the same whatever the split. */
+ * reduction order is the same whatever the split. Kernels return whether the
+ * output they wrote holds a NaN (a boolean; undefined where they do not know). */
 #include <node_api.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct job {
   int batch, aBatch, bBatch, M, N, K, ta, biasLen, relu;
   struct psk_conv g;
   int lo, hi;
+  int nan; /* the rows [lo, hi) hold a NaN */
 };
 
 /* Leaving 256-bit AVX state dirty makes every later SSE instruction of the
@@ -48,11 +50,11 @@ static void clear_upper(void) {
 
 static void run_job(struct job *j) {
   switch (j->kind) {
-    case J_MATMUL: psk_matmul(j->a, j->b, j->out, j->batch, j->aBatch, j->bBatch, j->M, j->N, j->K, j->ta, j->bias, j->biasLen, j->relu, j->lo, j->hi); break;
-    case J_CONV: psk_conv2d(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
-    case J_BACK_INPUT: psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
-    case J_BACK_FILTER: psk_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
-    case J_POOL_GRAD: psk_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_MATMUL: j->nan = psk_matmul(j->a, j->b, j->out, j->batch, j->aBatch, j->bBatch, j->M, j->N, j->K, j->ta, j->bias, j->biasLen, j->relu, j->lo, j->hi); break;
+    case J_CONV: j->nan = psk_conv2d(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_BACK_INPUT: j->nan = psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_BACK_FILTER: j->nan = psk_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_POOL_GRAD: j->nan = psk_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
   }
   clear_upper();
 }
@@ -68,6 +70,13 @@ static void run_split(struct job *j, int n, int threads, double work) {
   if (pthread_create(&t, NULL, thread_main, &second) != 0) { j->hi = n; run_job(j); return; }
   run_job(j);
   pthread_join(t, NULL);
+  j->nan |= second.nan;
+}
+
+static napi_value boolean(napi_env env, int b) {
+  napi_value r;
+  if (napi_get_boolean(env, b != 0, &r) != napi_ok) return NULL;
+  return r;
 }
 
 /* matmul(a, b, out, dims [batch, aBatch, bBatch, M, N, K, ta, tb, relu, threads], bias | null) */
@@ -88,7 +97,7 @@ static napi_value matmul(napi_env env, napi_callback_info info) {
   j.b = packed;
   run_split(&j, j.batch * j.M, threads, (double)j.batch * j.M * j.N * j.K);
   free(packed);
-  return NULL;
+  return boolean(env, j.nan);
 }
 
 static int geom(int32_t *d, struct psk_conv *g) {
@@ -119,7 +128,7 @@ static napi_value conv(napi_env env, napi_callback_info info, enum job_kind kind
   else if (kind == J_BACK_INPUT) run_split(&j, g->B * g->H, threads, work);
   else if (kind == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
   else run_split(&j, g->kh * g->kw * g->CI, threads, work);
-  return NULL;
+  return boolean(env, j.nan);
 }
 
 static napi_value conv2d(napi_env env, napi_callback_info info) { return conv(env, info, J_CONV); }
@@ -166,9 +175,9 @@ static napi_value binary(napi_env env, napi_callback_info info) {
   float *a, *b, *out; size_t na, nb, no; int32_t op;
   if (argc < 4 || !f32arg(env, argv[0], &a, &na) || !f32arg(env, argv[1], &b, &nb) || !f32arg(env, argv[2], &out, &no) || !int_arg(env, argv[3], &op)) { napi_throw_type_error(env, NULL, "binary(a, b, out, op)"); return NULL; }
   if (op < PSK_ADD || op > PSK_DIV || na != no || nb == 0 || no % nb != 0) { napi_throw_range_error(env, NULL, "binary: bad op or sizes"); return NULL; }
-  psk_binary(op, a, b, out, (long)no, (long)nb);
+  int nan = psk_binary(op, a, b, out, (long)no, (long)nb);
   clear_upper();
-  return NULL;
+  return boolean(env, nan);
 }
 
 /* unary(x, out, op, alpha): tfjs-wasm's Relu, Step (alpha), Square, Sqrt bits */
@@ -178,9 +187,9 @@ static napi_value unary(napi_env env, napi_callback_info info) {
   float *x, *out; size_t nx, no; int32_t op; double alpha;
   if (argc < 4 || !f32arg(env, argv[0], &x, &nx) || !f32arg(env, argv[1], &out, &no) || !int_arg(env, argv[2], &op) || napi_get_value_double(env, argv[3], &alpha) != napi_ok) { napi_throw_type_error(env, NULL, "unary(x, out, op, alpha)"); return NULL; }
   if (op < PSK_RELU || op > PSK_SQRT || nx != no) { napi_throw_range_error(env, NULL, "unary: bad op or sizes"); return NULL; }
-  psk_unary(op, x, out, (long)no, (float)alpha);
+  int nan = psk_unary(op, x, out, (long)no, (float)alpha);
   clear_upper();
-  return NULL;
+  return nan < 0 ? NULL : boolean(env, nan);
 }
 
 static napi_value init(napi_env env, napi_value exports) {

@@ -7,10 +7,11 @@
  * element's sum in ascending window order. Channels ch in [ch0, ch1): eight at
  * a time in vectors, the rest one by one. */
 typedef int v8i __attribute__((vector_size(32)));
-CLONES void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
+CLONES int psk_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
   const int C = g->CI, n = ch1 - ch0;
   const long pixels = (long)g->B * g->H * g->W;
   long at[64];
+  v8i nanSeen = { 0, 0, 0, 0, 0, 0, 0, 0 };
   const int vecEnd = ch0 + (n & ~7);
   /* windows that do not overlap: each dx element gets at most one term, written once (canonical) */
   const int apart = g->sh >= g->kh && g->sw >= g->kw;
@@ -59,6 +60,7 @@ CLONES void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const fl
               v8f dv = splat(0) + ld8(d + ch);
               v8i nan = dv != dv;
               dv = (v8f)(((v8i)dv & ~nan) | (0x7fc00000 & nan));
+              nanSeen |= nan;
               for (int t = 0; t < nt; t++) st8(dx + at[t] + ch, (v8f)((v8i)dv & (bi == t)));
               continue;
             }
@@ -93,9 +95,16 @@ CLONES void psk_maxpool_grad(const struct psk_conv *g, const float *dy, const fl
       }
     }
   }
-  if (apart && vecEnd == ch1) return;
-  if (n == C) psk_canonical_nan(dx, pixels * C);
-  else for (long i = 0; i < pixels; i++) psk_canonical_nan(dx + i * C + ch0, n);
+  /* apart windows each wrote their dy (NaNs canonical) once, at a tap no other window writes */
+  if (apart && vecEnd == ch1) {
+    int any = 0;
+    for (int k = 0; k < 8; k++) any |= nanSeen[k] != 0;
+    return any;
+  }
+  if (n == C) return psk_canonical_nan(dx, pixels * C);
+  int any = 0;
+  for (long i = 0; i < pixels; i++) any |= psk_canonical_nan(dx + i * C + ch0, n);
+  return any;
 }
 
 /* The float32 sum of x[0 .. n) (stride s) by the wasm Sum's rule, NaN bits included: s = +0, s = s + v in
