@@ -226,7 +226,8 @@ const table = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${
 const cpuTable = (rs: Row[]): string => rs.map(r => `| ${r.model} | ${r.cores} | ${WAYS.map(w => `${f0(median(r.cpuSps[w]))}${spread(r.cpuSps[w])}`).join(' | ')} | ${others.map(w => `**${r2(r.cpuRatio[w] as number)}×**`).join(' | ')} |`).join('\n')
 const goal = (m: string, cores: number, which: Way, g: number): string => {
   const r = rows.find(x => x.model === m && x.cores === cores)
-  const v = r?.ratio[which]
+  // one core: per CPU-second (what a run costs, whatever the machine's load); two: wall clock
+  const v = cores === 1 ? r?.cpuRatio[which] : r?.ratio[which]
   return v === undefined ? 'n/a' : `${r2(v)}× (${v >= g ? 'met' : 'not met'}; ${r2(v / g)} of the goal)`
 }
 for (const r of rows) console.log(`${r.model} ${r.cores} core(s): ${WAYS.map(w => `${LABEL[w]} ${f0(median(r.sps[w]))}${w === 'torch' ? '' : ` (${r2(r.ratio[w] as number)}×)`}`).join(', ')} ${r.unit}/s`)
@@ -271,7 +272,7 @@ how long it waited for a core; on 2 cores it adds both threads' time (work, not 
 ${header}
 ${cpuTable(image)}
 
-| goal (issue 19), best runtime measured | 1 core | 2 cores |
+| goal (issue 19), best runtime measured | 1 core (per CPU-second) | 2 cores (wall clock) |
 |---|---|---|
 | MLP plain ≥ 1.5× PyTorch | ${goal('mlp', 1, BEST.plain, 1.5)} | ${goal('mlp', 2, BEST.plain, 1.5)} |
 | MLP verifiable ≥ 1.2× PyTorch | ${goal('mlp', 1, BEST.verifiable, 1.2)} | ${goal('mlp', 2, BEST.verifiable, 1.2)} |
