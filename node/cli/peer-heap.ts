@@ -19,8 +19,12 @@ import { setFlagsFromString } from 'node:v8'
  *   docs/benchmarks.md "Shards: checkpoint transfer CPU"). An idle peer
  *   allocates little, so its RSS barely moves; V8's memory reducer still
  *   shrinks the heap when the peer goes idle.
+ * - `--optimize-for-size`: V8 sizes and compacts its spaces for memory rather
+ *   than speed (the growth above still decides when a full GC starts): an idle
+ *   peer with a chain client kept ~12 MiB less heap committed (128 → 116 MiB
+ *   RSS), and neither gossip nor checkpoint transfer cost more CPU.
  *
- * docs/operators-guide.md, "Memory of a peer". An explicit setting of either
+ * docs/operators-guide.md, "Memory of a peer". An explicit setting of any
  * (argv or NODE_OPTIONS) is left alone; PROOFSWARM_PEER_HEAP=default (or the
  * older PROOFSWARM_YOUNG_GEN=default) keeps V8's defaults. Returns the flags set.
  */
@@ -33,6 +37,7 @@ export function tunePeerHeap (): string[] {
   const set: string[] = []
   if (!/--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor)/.test(explicit)) set.push('--semi-space-growth-factor=1')
   if (!/--heap-growing-percent/.test(explicit)) set.push(`--heap-growing-percent=${PEER_HEAP_GROWING_PERCENT}`)
+  if (!/--(no-)?optimize[-_]for[-_]size/.test(explicit)) set.push('--optimize-for-size')
   for (const f of set) setFlagsFromString(f)
   return set
 }

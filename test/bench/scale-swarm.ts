@@ -202,6 +202,15 @@ export function rssMiB (pid: number | undefined): number {
   } catch { return NaN }
 }
 
+/** VmRSS split into anonymous pages (the process's own) and file pages (mostly the node binary, shared by every node process on the host) */
+export function rssSplitMiB (pid: number | undefined): { anon: number, file: number } {
+  try {
+    const st = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(st)?.[1] ?? NaN) / 1024
+    return { anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') }
+  } catch { return { anon: NaN, file: NaN } }
+}
+
 export function memAvailableMiB (): number {
   const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))
   return m ? Number(m[1]) / 1024 : NaN

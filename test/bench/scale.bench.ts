@@ -20,7 +20,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { machine, pct, writeSection } from './report.js'
-import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, sleep } from './scale-swarm.js'
+import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, rssSplitMiB, sleep } from './scale-swarm.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -159,6 +159,9 @@ try {
     shared: stats(byProc(shared(peers), idleRss), byProc(shared(peers), idleCpu)),
     hostRssMiB: hosts.map(h => rssMiB(h.pid))
   }
+  const split = own(peers).map(p => rssSplitMiB(p.pid))
+  res.idle.own.anonMiB = mean(split.map(x => x.anon))
+  res.idle.own.fileMiB = mean(split.map(x => x.file))
   // what one more peer costs in a shared process: its RSS less the process's own baseline, per peer
   res.idle.shared.marginalRssMiB = mean(hosts.map(h => (rssMiB(h.pid) - res.hostBaselineRssMiB) / h.peers.length))
   // connections once the trimmer has had its grace period and a round (node/p2p/conn-trim.ts: 30 s, 10 s)
@@ -344,6 +347,7 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | … ${r.peersPerProcess} peers per process (${r.idle.shared.rssMiB.n} peers; mean / max) | ${f(r.idle.shared.rssMiB.mean)} / ${f(r.idle.shared.rssMiB.max)} MiB |
 | … of which the process baseline (node, libp2p and the node code loaded, no peer), and each peer's share above it | ${f(r.hostBaselineRssMiB)} MiB a process; ${f(r.idle.shared.marginalRssMiB)} MiB a peer |`
   : ''}
+| … one-peer processes' RSS: anonymous / file pages (mean; the file pages are mostly the node binary, shared by every node process) | ${f(r.idle.own.anonMiB)} / ${f(r.idle.own.fileMiB)} MiB |
 | RSS per peer under gossip load (mean / max) | ${f(r.gossip.rssMiB.mean)} / ${f(r.gossip.rssMiB.max)} MiB |
 | CPU per peer idle (mean / max) | ${f(r.idle.cpuMsPerS.mean)} / ${f(r.idle.cpuMsPerS.max)} ms/s |${r.hosts > 0
   ? `

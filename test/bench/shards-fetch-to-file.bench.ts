@@ -31,6 +31,8 @@ const { PEER_HEAP_GROWING_PERCENT, tunePeerHeap } = await fromDist<typeof import
 tunePeerHeap()
 // BENCH_HEAP=v8: V8's default old-generation growth instead (the peer's setting before), from the start
 if (process.env.BENCH_HEAP === 'v8') setFlagsFromString('--heap-growing-percent=0')
+// BENCH_HEAP=previous: the peer settings before --optimize-for-size was added
+if (process.env.BENCH_HEAP === 'previous') setFlagsFromString('--no-optimize-for-size')
 
 const FILE_BYTES = 1_200_000
 const CHECKPOINTS = 40 // per transfer batch: about two verifiers' checkpoints of the devnet's task
@@ -285,11 +287,13 @@ async function transfer (write: boolean): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-transfer-'))
   try {
     const PEER = PEER_HEAP_GROWING_PERCENT
-    type Way = 'peer' | 'v8'
+    // BENCH_TRANSFER_VS=previous: compared with the peer settings before --optimize-for-size instead of V8's default growth
+    const vs = process.env.BENCH_TRANSFER_VS === 'previous' ? 'previous' : 'v8'
+    type Way = 'peer' | 'v8' | 'previous'
     type Round = Record<'fetch' | 'serve' | 'wall' | 'load', number>
-    const rounds: Record<Way, Round[]> = { peer: [], v8: [] }
+    const rounds: Record<Way, Round[]> = { peer: [], v8: [], previous: [] }
     const plan: Way[] = []
-    for (let r = 0; r < ROUNDS_T; r++) plan.push(...(r % 2 === 0 ? ['peer', 'v8'] as const : ['v8', 'peer'] as const))
+    for (let r = 0; r < ROUNDS_T; r++) plan.push(...(r % 2 === 0 ? ['peer', vs] as const : [vs, 'peer'] as const))
     for (const [b, way] of plan.entries()) {
       const env = { ...process.env, BENCH_HEAP: way }
       const r = spawnSync(process.execPath, await nativeScriptArgs(fileURLToPath(import.meta.url), ['transfer-round', join(dir, String(b))]), { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
@@ -297,7 +301,7 @@ async function transfer (write: boolean): Promise<void> {
       rounds[way].push(JSON.parse(r.stdout.trim().split('\n').pop() ?? 'null') as Round)
       await rm(join(dir, String(b)), { recursive: true, force: true })
     }
-    const load = [...rounds.peer, ...rounds.v8].map(x => x.load)
+    const load = [...rounds.peer, ...rounds[vs]].map(x => x.load)
     const median = (xs: number[]): number => {
       const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
     }
@@ -311,16 +315,16 @@ Run: \`npm run bench -- shards-fetch-to-file transfer\` (also part of \`npm run 
 A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
 a fetching process fetches their data with \`fetchToFile\` (state.bin; \`providers: [solver]\`, \`contentHash: false\`) over 127.0.0.1, as a
 verifier does: ${CHECKPOINTS} to warm up (connection, JIT), then ${BATCHES_T} × ${CHECKPOINTS} measured. Both processes run with the V8 heap settings of
-\`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC)
-or, for comparison, with V8's default old-generation growth (what peers ran before); a fresh pair of processes per round, rounds
+\`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC, \`--optimize-for-size\`)
+or, for comparison, ${vs === 'v8' ? 'with V8\'s default old-generation growth (what peers ran before)' : 'with the same settings without \`--optimize-for-size\` (what peers ran before)'}; a fresh pair of processes per round, rounds
 alternating (ABBA), ${ROUNDS_T} per way. Per checkpoint: median over rounds (each round's mean in brackets); CPU of each process,
 all threads (the solver's from /proc, 10 ms ticks).
 
 | per checkpoint | fetch (verifier) CPU | serve (solver) CPU | fetch + serve | wall |
 |---|---|---|---|---|
 ${row('peer', `peer heap settings (growth ${PEER}%)`)}
-${row('v8', 'V8 default old-generation growth')}
-| peer / default | ${(med('peer', 'fetch') / med('v8', 'fetch')).toFixed(2)} | ${(med('peer', 'serve') / med('v8', 'serve')).toFixed(2)} | ${(total('peer') / total('v8')).toFixed(2)} | ${(med('peer', 'wall') / med('v8', 'wall')).toFixed(2)} |
+${row(vs, vs === 'v8' ? 'V8 default old-generation growth' : 'previous peer settings (no --optimize-for-size)')}
+| peer / ${vs === 'v8' ? 'default' : 'previous'} | ${(med('peer', 'fetch') / med(vs, 'fetch')).toFixed(2)} | ${(med('peer', 'serve') / med(vs, 'serve')).toFixed(2)} | ${(total('peer') / total(vs)).toFixed(2)} | ${(med('peer', 'wall') / med(vs, 'wall')).toFixed(2)} |
 `
     if (write) writeSection('Shards: checkpoint transfer CPU (fetch + serve)', body)
     console.log(body)

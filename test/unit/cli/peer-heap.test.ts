@@ -19,13 +19,14 @@ function run (env: Record<string, string | undefined>, execArgv: string[] = []):
 }
 
 describe('peer heap settings', () => {
-  it('a peer gets a 1 MiB young generation and 200% old-generation growth', () => {
-    expect(run({}).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200'])
+  it('a peer gets a 1 MiB young generation, 200% old-generation growth and V8 optimizing for size', () => {
+    expect(run({}).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200', '--optimize-for-size'])
   })
 
-  it('an explicit setting is left alone, the other still applied', () => {
-    expect(run({}, ['--heap-growing-percent=50']).set).toEqual(['--semi-space-growth-factor=1'])
-    expect(run({ NODE_OPTIONS: '--max-semi-space-size=8' }).set).toEqual(['--heap-growing-percent=200'])
+  it('an explicit setting is left alone, the others still applied', () => {
+    expect(run({}, ['--heap-growing-percent=50']).set).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size'])
+    expect(run({ NODE_OPTIONS: '--max-semi-space-size=8' }).set).toEqual(['--heap-growing-percent=200', '--optimize-for-size'])
+    expect(run({}, ['--no-optimize-for-size']).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200'])
   })
 
   it('PROOFSWARM_PEER_HEAP=default (or the older PROOFSWARM_YOUNG_GEN=default) keeps V8\'s defaults', () => {
