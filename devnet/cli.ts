@@ -188,7 +188,7 @@ async function run (o: Opts): Promise<void> {
 
     // 6. submit and follow the task
     let taskId: number | undefined
-    const watcher = new ScenarioWatcher(observer, peers, () => taskId, say, { rootEvery: o.rootEvery ?? 1, steps: task.steps })
+    const watcher = new ScenarioWatcher(observer, peers, () => taskId, say, { rootEvery: task.rootEvery, steps: task.steps })
     cleanups.push(await watcher.start())
     cleanups.push(watchProgress(peers, () => taskId, (key, item, w) => {
       if (w.phase === 'done' || w.phase === 'failed') { showProgress(key, undefined, {}); say(`${key}: ${item.text}`, { peer: key, progress: w }) } else showProgress(key, item, { peer: key, progress: w })

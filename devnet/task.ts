@@ -38,7 +38,7 @@ export interface TaskOptions {
   blockTime: number
 }
 
-export interface PreparedTask { file: string, builtin?: BuiltinTask, steps: number, challengeWindow: number, solveTimeout: number }
+export interface PreparedTask { file: string, builtin?: BuiltinTask, steps: number, rootEvery: number, challengeWindow: number, solveTimeout: number }
 
 type Say = (msg: string, data?: Record<string, unknown>) => void
 
@@ -74,7 +74,7 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, rootEvery?: number, model?: { name?: string } }
   // without a calibration, as many blocks as steps (an MLP step is well under a block)
   if (o.challengeWindow != null) return {
-    file, builtin, steps: prog.steps, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps)
+    file, builtin, steps: prog.steps, rootEvery: prog.rootEvery ?? 1, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps)
   }
 
   // the challenge window, from this machine's speed on this task
@@ -105,7 +105,12 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
   say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
   return {
-    file, builtin, steps: prog.steps, challengeWindow: w.blocks, solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime })
+    file,
+    builtin,
+    steps: prog.steps,
+    rootEvery: prog.rootEvery ?? 1,
+    challengeWindow: w.blocks,
+    solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime })
   }
 }
 
