@@ -1,13 +1,11 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { TaskInfo, Verdict } from '../../devnet/chain/runtime/arbitration.js'
-import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { encodeClaim } from '../../protocols/dispute/index.js'
 import { newProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
-import type { Harness } from '../unit/chain/harness.js'
 import { contextOn, honest, honestRun, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
 import { dispute, tx } from './setup.js'
 import { leavesOf, playSegment } from './segment-setup.js'
@@ -31,17 +29,11 @@ beforeAll(async () => {
   run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
 }, 120_000)
 
-function write (h: Harness, item: string, key: number, value: unknown): void {
-  const o = new Overlay({ get: k => h.state.get(k) })
-  new Storage(h.rt.types, o).put('Arbitration', item, key, value as never)
-  for (const [k, v] of o.changes) { if (v === null) h.state.delete(k); else h.state.set(k, v) }
-}
-
 describe('verdict slashing by segment', () => {
   it('a ruling at step 2 (inside segment 0) slashes the accept that listed segment 0, not the accept of segment 1 alone', async () => {
     const cheat = tamperOp(run, 10)
     const h = await taskOnChain(run, cheat, { commit: false })
-    write(h, 'TaskRootEvery', 0, M)
+    h.write('Arbitration', 'TaskRootEvery', 0, M)
     const leaves = leavesOf(cheat.roots, run.program.steps, M)
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
     // two accepts as submit_verdict stores them: Charlie checked segment 0, Eve listed segment 1 (step 5)
@@ -49,7 +41,7 @@ describe('verdict slashing by segment', () => {
       { verifier: h.accounts.Charlie, accept: true, checkedSteps: [0], void: false },
       { verifier: h.accounts.Eve, accept: true, checkedSteps: [1], void: false }
     ]
-    write(h, 'Tasks', 0, { ...taskOf(h), verdicts } satisfies TaskInfo)
+    h.write('Arbitration', 'Tasks', 0, { ...taskOf(h), verdicts } satisfies TaskInfo)
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
     const r = playSegment(run, cheat, honest(run), M, 0, { ctx: { ...contextOn(h, 0), segmented: true } })
     expect(r.by).toBe('challenger')

@@ -1,6 +1,5 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
 import { disputeDeadline } from '../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { MAX_SEGMENT_SEQ, encodeClaim, signAfter, verifySigned, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
@@ -27,16 +26,10 @@ beforeAll(async () => {
   run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
 }, 120_000)
 
-function setRootEvery (h: Harness, m: number): void {
-  const o = new Overlay({ get: k => h.state.get(k) })
-  new Storage(h.rt.types, o).put('Arbitration', 'TaskRootEvery', 0, m)
-  for (const [k, v] of o.changes) { if (v === null) h.state.delete(k); else h.state.set(k, v) }
-}
-
 /** Task 0 with a root every M steps: Bob commits `d`'s leaves (steps 0, 4, 5) and Dave opens segment `j`. */
 async function segmentTask (d: Side, j = 0): Promise<{ h: Harness, ctx: DisputeContext }> {
   const h = await taskOnChain(run, d, { commit: false })
-  setRootEvery(h, M)
+  h.write('Arbitration', 'TaskRootEvery', 0, M)
   const leaves = leavesOf(d.roots, run.program.steps, M)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: run.program.steps, checkpoints: [] }).error).toBeUndefined()
   expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: j }).error).toBeUndefined()

@@ -3,7 +3,6 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { disputeDeadline, tapeAllowance } from '../../devnet/chain/runtime/disputes.js'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
 import { fromHex, merkleProof, merkleRoot, nodeHash, toHex } from '../../protocols/commit/merkle.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
 import { MAX_SEQ, decodeMsg, encodeClaim, encodeSigned, judgeClaim, ClaimRejected, type Claim, type Divergence, type JudgeEnv } from '../../protocols/dispute/index.js'
@@ -38,18 +37,12 @@ beforeAll(async () => {
   clean1 = await honestRun(clean.program, clean.ds, 1)
 }, 180_000)
 
-function setRootEvery (h: Harness, m: number): void {
-  const o = new Overlay({ get: k => h.state.get(k) })
-  new Storage(h.rt.types, o).put('Arbitration', 'TaskRootEvery', 0, m)
-  for (const [k, v] of o.changes) { if (v === null) h.state.delete(k); else h.state.set(k, v) }
-}
-
 const leavesOf = (d: Side, k: number): string[] => committedSteps(k, M).map(s => d.roots[s])
 
 /** Task 0 with a root every M steps: Bob commits `d`'s states 0, M, …, k and a divergence point in step k. */
 async function divergedTask (run: Run, d: Side, k: number, div: Divergence): Promise<Harness> {
   const h = await taskOnChain(run, d, { commit: false })
-  setRootEvery(h, M)
+  h.write('Arbitration', 'TaskRootEvery', 0, M)
   const leaves = leavesOf(d, k)
   expect(h.run('Bob', 'Arbitration', 'commit_diverged', {
     taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: k, checkpoints: [], ...div

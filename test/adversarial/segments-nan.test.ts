@@ -1,6 +1,5 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { Overlay, Storage } from '../../devnet/chain/runtime/state.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { encodeClaim, firstNaNIndex, firstNaNOf, verifySigned, type Claim, type DisputeContext, type Divergence, type Ruling } from '../../protocols/dispute/index.js'
 import { newProgram, type TaskProgram } from '../../protocols/program/index.js'
@@ -110,16 +109,10 @@ describe('a challenger opening an agreed NaN-free transition loses (pure)', () =
 
 // ---------------------------------------------------------------- pallet
 
-function setRootEvery (h: Harness, m: number): void {
-  const o = new Overlay({ get: key => h.state.get(key) })
-  new Storage(h.rt.types, o).put('Arbitration', 'TaskRootEvery', 0, m)
-  for (const [key, v] of o.changes) { if (v === null) h.state.delete(key); else h.state.set(key, v) }
-}
-
 /** Task 0 of `run`'s program at m = 4: Bob commits `d`'s leaves as a complete proof and Dave opens segment `j`. */
 async function segmentTask (run: Run, d: Side, j: number): Promise<{ h: Harness, ctx: DisputeContext }> {
   const h = await taskOnChain(run, d, { commit: false })
-  setRootEvery(h, M)
+  h.write('Arbitration', 'TaskRootEvery', 0, M)
   const leaves = leavesOf(d.roots, run.program.steps, M)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', {
     taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: run.program.steps, checkpoints: []

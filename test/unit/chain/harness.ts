@@ -106,6 +106,13 @@ export class Harness {
 
   read<T> (pallet: string, item: string, key?: Plain): T | undefined { return this.store.get<T>(pallet, item, key) }
 
+  /** Writes one storage item as a call would (tests that set up a state no call produces yet). */
+  write (pallet: string, item: string, key: Plain | undefined, value: unknown): void {
+    const o = new Overlay({ get: k => this.state.get(k) })
+    new Storage(this.rt.types, o).put(pallet, item, key, value as never)
+    for (const [k, v] of o.changes) { if (v === null) this.state.delete(k); else this.state.set(k, v) }
+  }
+
   /** The capacity rent `who` (a name or an account) has paid so far: docs/economics.md, "Capacity griefing". */
   rentPaid (who: string): bigint { return this.rents.get(this.accounts[who] ?? who) ?? 0n }
 
