@@ -3,6 +3,7 @@ import type { ChainClient, ChainEvent } from '../node/chain/client.js'
 import { ControlClient } from '../node/control/client.js'
 import type { WorkProgress } from '../node/roles/work-progress.js'
 import type { ProgressItem } from './progress.js'
+import { committedStep, segmentCount } from '../protocols/pol/segments.js'
 
 // The devnet's scenario: follow one task from submission to settlement on
 // the chain, show progress (training, verification, disputes) and report
@@ -78,8 +79,8 @@ export class ScenarioWatcher {
   private disputedWhat (unit: number): string {
     const { rootEvery: m, steps } = this.spacing
     if (m <= 1) return `at step ${unit}`
-    const first = unit * m + 1
-    return first <= steps ? `at segment ${unit} (steps ${first}–${Math.min((unit + 1) * m, steps)})` : `at the diverged step (unit ${unit})`
+    if (unit >= segmentCount(steps, m)) return `at the diverged step (unit ${unit})`
+    return `at segment ${unit} (steps ${committedStep(unit, steps, m) + 1}–${committedStep(unit + 1, steps, m)})`
   }
 
   name (account: unknown): string {
