@@ -9,6 +9,7 @@ import { FASHION_DIR } from './scenario.js'
 import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, challengeWindowFor, checkpointSpacingFor, solveTimeoutFor } from './timing.js'
 import { pskImpl } from '../node/train/psk-native.js'
 import { WASM_PSK_RUNTIME, WASM_RUNTIME } from '../protocols/program/runtime.js'
+import { committedSpacing } from '../protocols/pol/segments.js'
 
 // The devnet's task program: one of the built-in tasks (the MLP on
 // Fashion-MNIST, a small GPT on Debian's fortunes-min) or a given file; then,
@@ -95,7 +96,7 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
       const sp = checkpointSpacingFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, codeMs: ck.ms, stateBytes: ck.bytes })
       // every checkpoint is a committed state: a multiple of the root spacing m, at most the steps
       const m = prog.rootEvery ?? 1
-      const every = Math.max(m, Math.min(Math.ceil(sp.every / m) * m, Math.floor(prog.steps / m) * m))
+      const every = committedSpacing(sp.every, prog.steps, m)
       say(`checkpoints every ${every} steps (${Math.ceil(prog.steps / every) + 1} of them): one costs ~${sp.costSteps.toFixed(1)} training steps here (erasure coding ${ck.ms.toFixed(0)} ms, a step ${sp.stepMs.toFixed(1)} ms)${sp.every < sp.optimum ? `; the least work would be every ${sp.optimum}, capped at ${MAX_SPACING_FACTOR}× the default so each verifier replays a small share of the run` : ''}${every !== sp.every ? ` (${sp.every} rounded to a multiple of the root spacing ${m})` : ''}`, { checkpointEvery: every, codeMs: ck.ms, stepMs: sp.stepMs })
       prog.checkpointEvery = every
       await writeFile(file, JSON.stringify(prog, null, 2) + '\n')

@@ -65,3 +65,13 @@ export function proofDepth (steps: number, m: number): number {
   const n = leafCount(steps, m)
   return n <= 1 ? 0 : Math.ceil(Math.log2(n))
 }
+
+/**
+ * A checkpoint spacing near `every` whose checkpoints are committed states: a
+ * multiple of m, rounded up, but not past the last multiple of m within the
+ * steps (a checkpoint spacing over the steps is refused by the chain).
+ */
+export function committedSpacing (every: number, steps: number, m: number): number {
+  check(steps, m)
+  return Math.max(m, Math.min(Math.ceil(every / m) * m, Math.floor(steps / m) * m))
+}

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
 import { newProgram, programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../../protocols/program/program.js'
-import { MAX_ROOT_EVERY } from '../../../protocols/pol/segments.js'
+import { MAX_ROOT_EVERY, committedSpacing } from '../../../protocols/pol/segments.js'
 import { readJson } from '../../train/store.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
@@ -98,7 +98,7 @@ export function register (program: Command): void {
           const k = recommendedCheckpointEvery(p.steps, stateBytes)
           if (rootEvery === 1) p.checkpointEvery = k
           // a checkpoint must be a committed state: the spacing rounded up to a multiple of m
-          else p = build(Math.ceil(k / rootEvery) * rootEvery, rootEvery)
+          else p = build(committedSpacing(k, p.steps, rootEvery), rootEvery)
         }
         const adm = admissibility(validateProgram(p), supportsElement)
         if (!adm.ok && o.local !== true) throw new CliError(`task refused: ${adm.reason}; pass --local to write it for local training only`, 2)

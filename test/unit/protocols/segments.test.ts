@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { fromHex, merkleRoot, sha256, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
 import { forcedErrorFromOutput } from '../../../protocols/dispute/forced-error.js'
 import {
-  buildProof, committedStep, committedSteps, isCommittedStep, leafCount, leafOfStep, proofDepth, proveStepRoot, rootAtStep, segmentLength, segmentOfStep,
+  buildProof, committedSpacing, committedStep, committedSteps, isCommittedStep, leafCount, leafOfStep, proofDepth, proveStepRoot, rootAtStep, segmentLength,
+  segmentOfStep,
   validateProof, verifyStepRoot
 } from '../../../protocols/pol/index.js'
 
@@ -10,6 +11,15 @@ const tensors = (): TensorData[] => [{ shape: [2, 2], dtype: 'float32', values: 
 const rootOf = (s: number): string => toHex(stateRoot(tensors(), s))
 
 describe('protocols/pol: state roots every m steps', () => {
+  it('a checkpoint spacing rounded up to a committed step, never past the last one within the steps', () => {
+    expect(committedSpacing(10, 1000, 4)).toBe(12)
+    expect(committedSpacing(12, 1000, 4)).toBe(12)
+    expect(committedSpacing(10, 1000, 1)).toBe(10)
+    // 12 would be over the 10 steps (the chain refuses a spacing over the steps): the last multiple within them
+    expect(committedSpacing(10, 10, 4)).toBe(8)
+    expect(committedSpacing(1, 10, 4)).toBe(4)
+  })
+
   it('leaves are the steps min(j·m, N); segments hold at most m transitions', () => {
     expect(committedSteps(10, 4)).toEqual([0, 4, 8, 10])
     expect(committedSteps(8, 4)).toEqual([0, 4, 8])
