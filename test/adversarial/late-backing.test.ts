@@ -4,7 +4,12 @@ import type { Params } from '../../devnet/chain/runtime/arbitration.js'
 import { backingGrace } from '../../devnet/chain/runtime/late-backing.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { STAKE, honest, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { STAKE, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
+import { newProgram } from '../../protocols/program/index.js'
+import { initBackend } from '../../node/train/backend.js'
+import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
+import { leavesOf } from './segment-setup.js'
 import { mlpRun, worth } from './setup.js'
 
 // A reject backed too late. An assigned verifier's reject stands only with
@@ -163,5 +168,30 @@ describe('nobody else gets the grace', () => {
     const lapsed = events.filter(e => e.event === 'Arbitration.AssignmentLapsed').map(e => e.block)
     expect(lapsed.length).toBe(3)
     expect(new Set(lapsed)).toEqual(new Set([end + grace(h) + 1]))
+  }, 120_000)
+})
+
+describe('at a root every m > 1 steps', () => {
+  it('the grace has room for a segment more, and a segment dispute opened in it backs the reject', async () => {
+    const M = 4
+    await initBackend('wasm')
+    const ds = syntheticDataset(7, 64, 8)
+    const seg = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
+    const h = await taskOnChain(seg, honest(seg), { commit: false, verifierCount: 1, verifiers: ['Dave'] })
+    // as submit_task writes it from a program naming m
+    h.write('Arbitration', 'TaskRootEvery', 0, M)
+    const leaves = leavesOf(seg.roots, seg.program.steps, M)
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(leaves.map(fromHex))), finalStateRoot: '0x' + leaves[leaves.length - 1], stepCount: seg.program.steps, checkpoints: [] }).error).toBeUndefined()
+    expect(drawn(h)).toEqual(['Dave'])
+    const end = taskOf(h).challengeEnd
+    until(h, end)
+    expect(verdict(h, 'Dave', false)).toBeUndefined()
+    const p = h.read<Params>('Arbitration', 'Params')!
+    const t = taskOf(h)
+    // dispute_clock + (checkpoint_every + m) steps at the solve pace
+    expect(assignmentOf(h, 'Dave').deadline).toBe(end + p.disputeClock + Math.ceil((t.checkpointEvery + M) * t.solveTimeout / t.steps))
+    until(h, assignmentOf(h, 'Dave').deadline)
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
+    expect(assignmentOf(h, 'Dave').backed).toBe(true)
   }, 120_000)
 })
