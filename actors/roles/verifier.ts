@@ -7,7 +7,9 @@ import { childOf, jobId, parseJobId, recordTask, shownStage, withStage, type Tas
 // verdicts count: a proof commitment alone is no work for it) → re-executes
 // the steps picked by the draw's randomness from checkpoints fetched over the
 // DHT → posts its verdict → on a mismatch, challenges the solver and plays the
-// dispute game (a reject without its own dispute is void); when a checkpoint
+// dispute game (a reject without its own dispute is void; the challenge starts
+// with the vote, not after its inclusion: the evidence is due within a short
+// grace of the reject, and the step must be re-run first); when a checkpoint
 // it needs is missing or not the committed state, it opens a
 // data-availability challenge instead of staying silent. Every assignment is
 // a job of its own (verifying, voting, challenging), so several tasks are
@@ -76,17 +78,23 @@ export const verifierMachine = setup({
         const { taskId } = job
         const output = (event as { output: unknown }).output
         if (job.stage === 'verify') {
-          enqueue.spawnChild('vote', { id: jobId('vote', taskId), input: { ports: context.ports, taskId, verdict: output as VerifyResult } })
-          enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'voting')))
-        } else if (job.stage === 'vote') {
-          const v = output as VerifyResult & { voteError?: string }
-          if (v.accept) {
-            enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, 'accepted') })
+          const verdict = output as VerifyResult
+          enqueue.spawnChild('vote', { id: jobId('vote', taskId), input: { ports: context.ports, taskId, verdict } })
+          if (verdict.accept) {
+            enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'voting')))
             return
           }
-          const { voteError, ...verdict } = v
+          // the reject's own evidence is due soon after it: the re-run of the step starts with the vote
           enqueue.spawnChild('challenge', { id: jobId('challenge', taskId), input: { ports: context.ports, taskId, verdict } })
-          enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, 'challenging')), ...(voteError !== undefined ? { error: voteError } : {}) })
+          enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'challenging')))
+        } else if (job.stage === 'vote') {
+          const v = output as VerifyResult & { voteError?: string }
+          // a reject's challenge is already under way: a refused reject only leaves the dispute a whistleblower's
+          if (!v.accept) {
+            if (v.voteError !== undefined) enqueue.assign({ error: v.voteError })
+            return
+          }
+          enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, 'accepted') })
         } else {
           const r = output as DisputeResult
           enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, `dispute ${r.disputeId}: ${r.winner} won`) })

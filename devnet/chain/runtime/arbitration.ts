@@ -15,6 +15,7 @@ import { checkFeasible } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
+import { backingGrace, openBackingGrace } from './late-backing.js'
 import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { vrfVerify } from './vrf.js'
@@ -244,6 +245,8 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   if (a.accept) ensureSampleChecked(ctx, who, t, a.checkedSteps, assignment.seedBlock, m)
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
+  // its evidence comes after it (a re-run of the step first): a reject in time may be backed a grace later
+  if (!a.accept) openBackingGrace(ctx, a.taskId, who, backingGrace(params(ctx), t, m))
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
 }
 

@@ -14,7 +14,7 @@ export const ASSIGNMENT_TYPES: NamedTypes = {
   VerifierAssignment: {
     path: ['pallet_arbitration', 'types', 'VerifierAssignment'],
     fields: [['verifier', 'AccountId'], ['round', 'u8'], ['seed_block', 'u32'], ['deadline', 'u32'], ['backed', 'bool'], ['status', 'AssignmentStatus']],
-    docs: ['seed_block: the block whose hash drew this verifier and seeds its sample; deadline: last block for its verdict and its evidence; backed: it opened a dispute, availability challenge or initial-state claim of its own on the task while assigned']
+    docs: ['seed_block: the block whose hash drew this verifier and seeds its sample; deadline: last block for its verdict (never past challenge_end) and its evidence; a reject submitted in time, not yet backed, moves it to at least that block + the backing grace (late-backing.ts); backed: it opened a dispute, availability challenge or initial-state claim of its own on the task while assigned']
   },
   TaskAssignments: {
     path: ['pallet_arbitration', 'types', 'TaskAssignments'],

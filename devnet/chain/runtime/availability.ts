@@ -38,6 +38,7 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   alreadyOpen: 'AvailabilityAlreadyOpen',
   requester: c => c.challenger,
   window: answerWindow,
+  backsReject: true,
   // the challenge is an assigned verifier's evidence for its reject: one opened first by someone else
   // (a copy of its pending call, say) must not leave it without its own (docs/economics.md "Copied disputes and claims")
   mayRepeat: (ctx, taskId, who) => activeAssignment(ctx, taskId, who)?.backed === false

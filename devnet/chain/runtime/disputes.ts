@@ -4,6 +4,7 @@ import { MAX_SEGMENT_SEQ, MAX_SEQ, decodeSignedBytes, encodeSigned, roleOfSeq, v
 import { continuationError, linksTo, type SegmentRule } from '../../../protocols/dispute/transcript.js'
 import { adjustActive, disputableSteps, getTask, params, putTask, requireNode, type TaskInfo } from './arbitration.js'
 import { noteEvidence } from './assignment.js'
+import { ensureEvidenceWindow } from './late-backing.js'
 import { reserve } from './balances.js'
 import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
@@ -63,7 +64,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ensureEvidenceWindow(ctx, a.taskId, t, who)
   // a task with a root every m > 1 steps is disputed by segment: disputed_step is the segment j
   // (and a diverged proof's last step, one past the segments: a one-step dispute from the last leaf)
   const m = rootEveryOfTask(ctx, a.taskId)

@@ -3,6 +3,7 @@ import { adjustActive, getTask, params, putTask, requireNode, slashStake } from 
 import { repatriateReserved, reserve, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
+import { ensureEvidenceWindow } from './late-backing.js'
 
 // The lifecycle availability challenges and chunk-sample requests share: a
 // node asks the solver, with a deposit, for samples of a checkpoint; while
@@ -26,6 +27,8 @@ export interface HeldKind<R extends HeldRequestInfo> {
   requester: (r: R) => string
   /** blocks the solver has to answer after the sampling block (default: dispute_clock) */
   window?: (p: { disputeClock: number }, t: { challengeWindow: number }) => number
+  /** an assigned verifier's request backs its reject (noteEvidence): then it may come in the verifier's backing grace (late-backing.ts) */
+  backsReject?: boolean
   /** may `who` open a request of a checkpoint that already has an open one (default: nobody) */
   mayRepeat?: (ctx: Context, taskId: bigint, who: string) => boolean
 }
@@ -64,7 +67,9 @@ export function openHeld<R extends HeldRequestInfo> (
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  // evidence for a reject may come in its verifier's backing grace; other requests keep the window
+  if (k.backsReject === true) ensureEvidenceWindow(ctx, a.taskId, t, who)
+  else ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
   ctx.ensure(isStep(t, a.checkpointStep), P, 'NotCheckpointStep')
   const open = ctx.store.read<Array<[number, bigint]>>(P, k.open, a.taskId)

@@ -6,6 +6,7 @@ import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 import { VERIFIER_SLASH_PPM } from './spec.js'
 import { activeAssignment, noteEvidence } from './assignment.js'
+import { ensureEvidenceWindow } from './late-backing.js'
 import { rootEveryOfTask } from './segments.js'
 
 // The initial-state challenge (docs/disputes.md, "The initial state"), part of
@@ -23,7 +24,7 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  ensureEvidenceWindow(ctx, a.taskId, t, who)
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
   // once the solver failed, only an assigned verifier's claim is still heard: the claim does not name its caller
   // and the pool is public, so another account may have had the same claim included first, and the verifier's

@@ -10,6 +10,7 @@ import { earnedReward, emitDiverged } from './divergence.js'
 import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
+import { backingPending } from './late-backing.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -166,7 +167,8 @@ export function onInitialize (ctx: Context): void {
     } else if (t.phase === 'Verifying') {
       drawIfDue(ctx, id, t)
       if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
-      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal')) closeVerification(ctx, id, t)
+      // a reject in its backing grace may still get its evidence (late-backing.ts)
+      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t)) closeVerification(ctx, id, t)
     }
     const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
     if (after !== undefined && !FINAL.has(after.phase)) still.push(id)

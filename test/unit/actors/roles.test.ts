@@ -141,6 +141,20 @@ describe('role machines', () => {
     expect(child(a, 'verifier').getSnapshot().context.history).toEqual([{ taskId: 4, outcome: 'vote failed' }, { taskId: 9, outcome: 'dispute 1: challenger won' }])
   })
 
+  it('verifier: a reject\'s challenge starts with its vote, not after the vote is included (its evidence is due within a grace of the reject)', async () => {
+    let include!: () => void
+    const included = new Promise<void>(resolve => { include = resolve })
+    const p = ports({ submitVerdict: async (t, v) => { p.calls.push(`verdict ${t} ${v.accept}`); await included } })
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.verifiersAssigned', taskId: 9, forMe: true })
+    // the verdict is not in a block yet, and the step's re-run for the dispute is already under way
+    await waitFor(child(a, 'verifier'), () => p.calls.includes('challenge 9 solver 3'), { timeout: 1000 })
+    expect(p.calls).toEqual(['verify 9', 'verdict 9 false', 'challenge 9 solver 3'])
+    include()
+    await waitFor(child(a, 'verifier'), s => s.value === 'idle', { timeout: 1000 })
+    expect(child(a, 'verifier').getSnapshot().context.history).toEqual([{ taskId: 9, outcome: 'dispute 1: challenger won' }])
+  })
+
   it('whistleblower: rechecks accepting verdicts and challenges a wrong one', async () => {
     const p = ports()
     const a = createActor(nodeSupervisor, { input: { roles: ['whistleblower'], roleInput: p } }).start()

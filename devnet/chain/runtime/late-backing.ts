@@ -1,0 +1,62 @@
+import type { Params, TaskInfo } from '../../../protocols/pallet-types.js'
+import { getAssignments, putAssignments } from './assignment.js'
+import type { Context } from './context.js'
+
+// The backing grace (docs/economics.md "Verifier assignment"), part of the
+// Arbitration pallet. An assigned verifier's reject stands only with evidence
+// of its own (a dispute, an availability challenge, an initial-state claim),
+// and that evidence comes after the reject: its node re-runs the step (a
+// segment: one more engine process) before it can open the dispute. A reject
+// decided in the window's last blocks would meet a closed window, be voided
+// and lapse with the silence penalty, though it was right. So a reject
+// submitted in time extends its assignment's deadline to at least the
+// reject's block + backingGrace, and until then that verifier alone may
+// still open its evidence, once. Everyone else keeps the window.
+//
+// Bounded: the verdict itself is due by the window's end and is given once,
+// so every grace ends by challenge_end + backingGrace whatever the number of
+// rejecting verifiers (a coalition holds the task one grace, not one each);
+// after its evidence the verifier is backed and has no more time; the
+// evidence it opens runs by its own clocks, as one opened at the window's
+// last block would.
+
+const P = 'Arbitration'
+
+/**
+ * Blocks an honest verifier at the network's reference speed needs, after its
+ * reject, to back it: re-run from a checkpoint one checkpoint interval and a
+ * segment (m steps) at the pace the task's submitter allowed for solving
+ * (solve_timeout / steps, as tapeAllowance and segmentAllowance price a
+ * re-run), then have the call included: dispute_clock, the clock every party
+ * gets to answer on chain.
+ */
+export function backingGrace (p: Pick<Params, 'disputeClock'>, t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, rootEvery: number): number {
+  return p.disputeClock + Math.ceil((t.checkpointEvery + rootEvery) * t.solveTimeout / t.steps)
+}
+
+/** `who` just rejected in time as an assigned verifier: its evidence is due by the later of its deadline and now + grace. */
+export function openBackingGrace (ctx: Context, taskId: bigint, who: string, grace: number): void {
+  const all = getAssignments(ctx, taskId)
+  const mine = all?.verifiers.find(v => v.verifier === who && v.status === 'Active')
+  if (all === undefined || mine === undefined || mine.backed) return
+  mine.deadline = Math.max(mine.deadline, ctx.now + grace)
+  putAssignments(ctx, taskId, all)
+}
+
+/** An assigned verifier whose reject is in and not void, not yet backed, in its grace: the one caller heard after the window. */
+function inGrace (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
+  const mine = getAssignments(ctx, taskId)?.verifiers.find(v => v.verifier === who && v.status === 'Active')
+  if (mine === undefined || mine.backed || ctx.now > mine.deadline) return false
+  return t.verdicts.some(v => v.verifier === who && !v.accept && !v.void)
+}
+
+/** The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace. */
+export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo, who: string): void {
+  ctx.ensure(ctx.now <= t.challengeEnd || inGrace(ctx, taskId, t, who), P, 'ChallengeWindowClosed')
+}
+
+/** Some rejecting verifier may still back its reject: the task must not settle before its evidence can come. */
+export function backingPending (ctx: Context, taskId: bigint, t: TaskInfo): boolean {
+  return (getAssignments(ctx, taskId)?.verifiers ?? []).some(v =>
+    v.status === 'Active' && !v.backed && ctx.now <= v.deadline && t.verdicts.some(x => x.verifier === v.verifier && !x.accept && !x.void))
+}
