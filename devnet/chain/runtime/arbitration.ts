@@ -170,7 +170,7 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): Ret
   let ok = false
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
-  checkFeasible(ctx, params(ctx), a.solveTimeout, program)
+  checkFeasible(ctx, params(ctx), { solveTimeout: a.solveTimeout, challengeWindow: a.challengeWindow, verifierCount: a.verifierCount }, program)
   ctx.ensure(rootEveryOf(program) <= params(ctx).maxRootEvery, P, 'RootEveryTooLarge')
   return program
 }
