@@ -26,6 +26,9 @@ export class SubmitterPorts extends PortsPart {
     // the chain's feasibility bounds, checked here with their numbers before any work
     const chain = await this.chain()
     const bounds = await chain.params()
+    if (rootEveryOf(validated) > bounds.maxRootEvery) {
+      throw new Error(`task refused: the program commits a state root every ${rootEveryOf(validated)} steps; this chain takes at most ${bounds.maxRootEvery} (max_root_every)`)
+    }
     const asked = spec.economics ?? {}
     const verifierCount = asked.verifierCount ?? this.econ.verifierCount
     const times = { solveTimeout: asked.solveTimeout ?? undefined, challengeWindow: asked.challengeWindow ?? undefined, verifierCount }
@@ -38,9 +41,6 @@ export class SubmitterPorts extends PortsPart {
     }
     if (f.error === 'ChallengeWindowTooShort') {
       throw new Error(`task refused: --challenge-window ${String(asked.challengeWindow)} is shorter than the ${f.minChallengeBlocks} blocks this chain requires for ${verifierCount} verifier(s) (twice a verifier's replay of its sample and a reject's evidence at the network's reference speed, plus the draw and the transactions)`)
-    }
-    if (rootEveryOf(validated) > bounds.maxRootEvery) {
-      throw new Error(`task refused: the program commits a state root every ${rootEveryOf(validated)} steps; this chain takes at most ${bounds.maxRootEvery} (max_root_every)`)
     }
     const { info: _info, ...program } = validated
     const phash = programHash(program)
