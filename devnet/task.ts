@@ -10,6 +10,9 @@ import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE
 import { pskImpl } from '../node/train/psk-native.js'
 import { WASM_PSK_RUNTIME, WASM_RUNTIME } from '../protocols/program/runtime.js'
 import { committedSpacing } from '../protocols/pol/segments.js'
+import { rootEveryOf, validateProgram } from '../protocols/program/program.js'
+import { REFERENCE_FLOPS, minChallengeBlocks, programSize } from '../protocols/scheduling/estimate.js'
+import { DEFAULT_ECONOMICS } from '../node/roles/economics.js'
 
 // The devnet's task program: one of the built-in tasks (the MLP on
 // Fashion-MNIST, a small GPT on Debian's fortunes-min) or a given file; then,
@@ -74,8 +77,11 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   }
   const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, rootEvery?: number, model?: { name?: string } }
   // without a calibration, as many blocks as steps (an MLP step is well under a block)
-  if (o.challengeWindow != null) return {
-    file, builtin, steps: prog.steps, rootEvery: prog.rootEvery ?? 1, challengeWindow: o.challengeWindow, solveTimeout: Math.max(MIN_SOLVE_BLOCKS, prog.steps)
+  if (o.challengeWindow != null) {
+    const min = chainMinWindow(prog, o.blockTime)
+    if (o.challengeWindow < min) throw new Error(`--challenge-window ${o.challengeWindow} is shorter than the ${min} blocks the chain takes for this task (a drawn verifier's replay of its sample and a reject's evidence, twice over at the reference speed, plus the draw and the transactions)`)
+    const solveTimeout = Math.max(MIN_SOLVE_BLOCKS, prog.steps)
+    return { file, builtin, steps: prog.steps, rootEvery: prog.rootEvery ?? 1, challengeWindow: o.challengeWindow, solveTimeout }
   }
 
   // the challenge window, from this machine's speed on this task
@@ -103,8 +109,9 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     }
   }
   await rm(calDir, { recursive: true, force: true })
-  const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime })
-  say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`, { challengeWindow: w.blocks, samplesPerSec: r.samplesPerSec })
+  const chainMin = chainMinWindow(prog, o.blockTime)
+  const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime, chainMin })
+  say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute${w.blocks === chainMin ? `; the chain's minimum for the task (${chainMin} blocks) is more` : ''}`, { challengeWindow: w.blocks, chainMin, samplesPerSec: r.samplesPerSec })
   return {
     file,
     builtin,
@@ -113,6 +120,18 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
     challengeWindow: w.blocks,
     solveTimeout: solveTimeoutFor({ replaySeconds: w.replaySeconds, blockTimeMs: o.blockTime })
   }
+}
+
+/**
+ * The fewest blocks the devnet's chain takes as the task's challenge window:
+ * minChallengeBlocks at its reference speed (REFERENCE_FLOPS over the block
+ * time, what `proofswarm chain` sets by default) for the submitter's default
+ * verifier count (the devnet asks no other).
+ */
+export function chainMinWindow (prog: unknown, blockTimeMs: number): number {
+  const v = validateProgram(prog)
+  const shape = { checkpointEvery: v.checkpointEvery, rootEvery: rootEveryOf(v), verifierCount: DEFAULT_ECONOMICS.verifierCount }
+  return minChallengeBlocks(programSize(v), shape, REFERENCE_FLOPS * blockTimeMs / 1000)
 }
 
 const rootsNote = (m: number | undefined): string => m != null && m > 1 ? `, a state root every ${m} steps` : ''

@@ -5,7 +5,8 @@ import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../protocols/
 // as long as training it), then tapes the disputed step and sends two
 // transactions; the window is twice that path (docs/benchmarks.md, "Devnet
 // timing"). Measured by training the first CALIBRATION_STEPS steps of the
-// task itself just before it is submitted.
+// task itself just before it is submitted; never below what the chain takes
+// (a drawn verifier's replay at the reference speed: minChallengeBlocks).
 
 export const CALIBRATION_STEPS = 100
 /** seconds for the tape of the disputed step (~4 s measured) and the dispute's two transactions (~1 s) */
@@ -15,11 +16,12 @@ export const MIN_WINDOW_BLOCKS = 20
 
 export interface WindowChoice { blocks: number, replaySeconds: number, windowSeconds: number }
 
-export function challengeWindowFor (o: { steps: number, batchSize: number, samplesPerSec: number, blockTimeMs: number }): WindowChoice {
+/** `chainMin`: the fewest blocks the chain takes for the task (minChallengeBlocks); the window is never below it. */
+export function challengeWindowFor (o: { steps: number, batchSize: number, samplesPerSec: number, blockTimeMs: number, chainMin?: number }): WindowChoice {
   if (!(o.samplesPerSec > 0) || !(o.blockTimeMs > 0)) throw new Error(`cannot size a challenge window from ${o.samplesPerSec} samples/s and ${o.blockTimeMs} ms blocks`)
   const replaySeconds = o.steps * o.batchSize / o.samplesPerSec
   const windowSeconds = WINDOW_MARGIN * (replaySeconds + DISPUTE_OVERHEAD_S)
-  return { blocks: Math.max(MIN_WINDOW_BLOCKS, Math.ceil(windowSeconds * 1000 / o.blockTimeMs)), replaySeconds, windowSeconds }
+  return { blocks: Math.max(MIN_WINDOW_BLOCKS, Math.ceil(windowSeconds * 1000 / o.blockTimeMs), o.chainMin ?? 0), replaySeconds, windowSeconds }
 }
 
 /**

@@ -26,16 +26,21 @@ export class SubmitterPorts extends PortsPart {
     // the chain's feasibility bounds, checked here with their numbers before any work
     const chain = await this.chain()
     const bounds = await chain.params()
-    const asked = spec.economics?.solveTimeout
-    const f = taskFeasibility(validated, bounds, asked)
+    if (rootEveryOf(validated) > bounds.maxRootEvery) {
+      throw new Error(`task refused: the program commits a state root every ${rootEveryOf(validated)} steps; this chain takes at most ${bounds.maxRootEvery} (max_root_every)`)
+    }
+    const asked = spec.economics ?? {}
+    const verifierCount = asked.verifierCount ?? this.econ.verifierCount
+    const times = { solveTimeout: asked.solveTimeout ?? undefined, challengeWindow: asked.challengeWindow ?? undefined, verifierCount }
+    const f = taskFeasibility(validated, bounds, times)
     if (f.error === 'TaskTooLarge') {
       throw new Error(`task refused: one training job needs ~${mib(f.memory)} MiB, more than this chain's max_task_memory (${mib(Number(bounds.maxTaskMemory))} MiB)`)
     }
     if (f.error === 'SolveTimeoutTooShort') {
-      throw new Error(`task refused: --solve-timeout ${String(asked)} is shorter than the ${f.minSolveBlocks} blocks this chain requires for its training (twice its work at the network's reference speed)`)
+      throw new Error(`task refused: --solve-timeout ${String(asked.solveTimeout)} is shorter than the ${f.minSolveBlocks} blocks this chain requires for its training (twice its work at the network's reference speed)`)
     }
-    if (rootEveryOf(validated) > bounds.maxRootEvery) {
-      throw new Error(`task refused: the program commits a state root every ${rootEveryOf(validated)} steps; this chain takes at most ${bounds.maxRootEvery} (max_root_every)`)
+    if (f.error === 'ChallengeWindowTooShort') {
+      throw new Error(`task refused: --challenge-window ${String(asked.challengeWindow)} is shorter than the ${f.minChallengeBlocks} blocks this chain requires for ${verifierCount} verifier(s) (twice a verifier's replay of its sample and a reject's evidence at the network's reference speed, plus the draw and the transactions)`)
     }
     const { info: _info, ...program } = validated
     const phash = programHash(program)
@@ -53,6 +58,7 @@ export class SubmitterPorts extends PortsPart {
     const e: EconomicsConfig = {
       ...this.econ,
       solveTimeout: Math.max(this.econ.solveTimeout, f.minSolveBlocks),
+      challengeWindow: Math.max(this.econ.challengeWindow, f.minChallengeBlocks),
       ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
       ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
       ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),

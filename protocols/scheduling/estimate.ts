@@ -1,10 +1,13 @@
 import type { TaskProgram } from '../program/program.js'
 import type { TopologyInfo } from '../program/topology.js'
+import { segmentCount } from '../pol/segments.js'
+import { requiredSampleCount } from '../verification/verdict.js'
 
 // Estimates of a job's memory, work and run time, from what the task program
 // says. Rough on purpose: they decide how many jobs run side by side, whether a
 // queued job can still make its deadline, and (on chain) whether any conforming
-// solver could train a task at all, so they err towards more memory and work
+// solver could train a task at all and any drawn verifier check it within its
+// challenge window, so they err towards more memory and work
 // and learn the speed from the jobs this peer finished.
 
 export interface ProgramSize {
@@ -74,6 +77,43 @@ export const REFERENCE_FLOPS = 1e9
  */
 export function minSolveBlocks (p: ProgramSize, flopsPerBlock: number): number {
   return Math.ceil(2 * stepFlops(p) * p.steps / flopsPerBlock)
+}
+
+/**
+ * Blocks a challenge window gives a verifier beyond its replays: the draw
+ * comes in the second block after the commit (the first is the randomness
+ * block that seeds it and the sample), then one block each for the verdict's
+ * and the dispute's inclusion, and four for starting the two engine processes
+ * (the sample's replay and the evidence's re-run) and loading their data,
+ * ~2 s each, at 1 s blocks. Generous at slower blocks, as a margin should be.
+ */
+export const CHALLENGE_MARGIN_BLOCKS = 8
+
+/** What the challenge window's bound needs of a task besides its program's size. */
+export interface ChallengeShape { checkpointEvery: number, rootEvery: number, verifierCount: number }
+
+/**
+ * The most steps a drawn verifier replays before its deadline. Its required
+ * sample, requiredSampleCount(verifierCount) units (segments at a root every m
+ * steps; at most all of them), each replayed from the checkpoint before it: at
+ * most checkpointEvery + m steps, and never a step twice (samples in one
+ * interval share a replay, sample.ts checkpointLoads), so at most the whole run.
+ * Then, to back a reject, one more such replay: the disputed unit re-run from
+ * its checkpoint for the dispute's evidence.
+ */
+export function challengeReplaySteps (steps: number, t: ChallengeShape): number {
+  const units = Math.min(requiredSampleCount(t.verifierCount), segmentCount(steps, t.rootEvery))
+  const perUnit = Math.min(t.checkpointEvery + t.rootEvery, steps)
+  return Math.min(units * perUnit, steps) + perUnit
+}
+
+/**
+ * The fewest blocks a task's challenge window may have: a drawn verifier's
+ * replays (challengeReplaySteps) at `flopsPerBlock`, twice over as in
+ * minSolveBlocks (fetching the checkpoints, margin), plus CHALLENGE_MARGIN_BLOCKS.
+ */
+export function minChallengeBlocks (p: ProgramSize, t: ChallengeShape, flopsPerBlock: number): number {
+  return Math.ceil(2 * stepFlops(p) * challengeReplaySteps(p.steps, t) / flopsPerBlock) + CHALLENGE_MARGIN_BLOCKS
 }
 
 /** Peak bytes of one training or replay job of this program. */

@@ -10,7 +10,7 @@ import { UNIT, devGenesis } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { Storage, Overlay } from '../../devnet/chain/runtime/state.js'
 import { registerArgs } from '../helpers/peer-key.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import * as reference from '../../protocols/reference/index.js'
 
 // Block stuffing: the dev chain charges no fees, so anyone can fill the pool and
@@ -97,7 +97,7 @@ async function selectedTask (maxPool: number): Promise<Node> {
   const p = taskProgram({ steps: 20, checkpointEvery: 10 })
   await n.send('Alice', 'Arbitration', 'submit_task', {
     programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 20, checkpointEvery: 10, escrow: 100n * UNIT,
-    solverReward: 60n * UNIT, verifierReward: 10n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: SOLVE_TIMEOUT
+    solverReward: 60n * UNIT, verifierReward: 10n * UNIT, verifierCount: 2, challengeWindow: minWindow(p, 2), solveTimeout: SOLVE_TIMEOUT
   })
   c.produce()
   c.produce()

@@ -4,7 +4,7 @@ import type { Params, TaskInfo } from '../../devnet/chain/runtime/arbitration.js
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import { rentFor } from '../../devnet/chain/runtime/capacity-rent.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
@@ -23,7 +23,9 @@ const MIN_STAKE = 1000n * UNIT
 const FINAL = ['Settled', 'Failed', 'Unverified', 'Expired']
 
 interface Offer { reward: bigint, vreward: bigint, count: number, window: number, solveTimeout: number }
-const HONEST: Offer = { reward: 100n * UNIT, vreward: 10n * UNIT, count: 2, window: 10, solveTimeout: 20 }
+// the shortest challenge window the chain takes for the program (2 verifiers)
+const WINDOW = minWindow(PROGRAM, 2)
+const HONEST: Offer = { reward: 100n * UNIT, vreward: 10n * UNIT, count: 2, window: WINDOW, solveTimeout: 20 }
 
 interface Chain {
   h: Harness
@@ -115,7 +117,7 @@ describe('a submitter fills the verifier capacity with tasks of its own', () => 
       for (const n of ['Dave', 'Eve']) register(n, 4, MIN_STAKE)
       const coalition = (): bigint => worth('Ferdie') + worth('Charlie')
       const start = coalition()
-      const grief = submit('Ferdie', { reward: MIN_STAKE - BOND, vreward: 0n, count: 2, window: 10, solveTimeout })
+      const grief = submit('Ferdie', { reward: MIN_STAKE - BOND, vreward: 0n, count: 2, window: WINDOW, solveTimeout })
       h.advance(1)
       expect(task(grief).solver).toBe(h.accounts.Charlie)
       const alice = submit('Alice', HONEST)

@@ -12,7 +12,7 @@ import * as reference from '../../protocols/reference/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { registerArgs } from '../helpers/peer-key.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { honestRun, type Run } from '../unit/dispute/fixture.js'
 
@@ -123,7 +123,7 @@ describe('truncated proofs', () => {
     const p = taskProgram({ steps: 1000, checkpointEvery: 100 })
     expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, 2000n * UNIT)).error).toBeUndefined()
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: 80 }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 1000, checkpointEvery: 100, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: minWindow(p, 1), solveTimeout: 80 }).error).toBeUndefined()
     h.advance(1)
     const bobFree = h.free('Bob')
     for (const stepCount of [1, 999, 1001]) {

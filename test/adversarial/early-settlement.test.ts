@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import * as reference from '../../protocols/reference/index.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { taskOf } from '../unit/dispute/fixture.js'
 
@@ -15,7 +15,7 @@ import { taskOf } from '../unit/dispute/fixture.js'
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const STAKE = 2000n * UNIT
-const WINDOW = 8
+const WINDOW = minWindow(taskProgram({ steps: 100, checkpointEvery: 10 }), 2)
 
 describe('a verdict quorum does not cut the whistleblower\'s window short', () => {
   let h: Harness

@@ -4,7 +4,7 @@ import type { Params, TaskInfo } from '../../protocols/pallet-types.js'
 import { jobMemory, minSolveBlocks, programSize } from '../../protocols/scheduling/estimate.js'
 import { validateProgram } from '../../protocols/program/program.js'
 import * as reference from '../../protocols/reference/index.js'
-import { TEST_TEXT, taskProgram, type ProgramArgs } from '../helpers/program.js'
+import { TEST_TEXT, minWindow, taskProgram, type ProgramArgs } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // A task no solver can train, posted to make solvers pay: a solve timeout far
@@ -22,7 +22,7 @@ let h: Harness
 
 const task = (p: ProgramArgs, solveTimeout: number): Record<string, unknown> => ({
   programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: p.program.steps, checkpointEvery: p.program.checkpointEvery,
-  escrow: 100n * UNIT, solverReward: 60n * UNIT, verifierReward: 10n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout
+  escrow: 100n * UNIT, solverReward: 60n * UNIT, verifierReward: 10n * UNIT, verifierCount: 2, challengeWindow: minWindow(p, 2), solveTimeout
 })
 
 const wealth = (who: string): bigint => h.free(who) + h.reserved(who)

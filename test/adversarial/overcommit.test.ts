@@ -3,7 +3,7 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { NodeInfo, TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { JobScheduler } from '../../protocols/scheduling/jobs.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { worth } from './setup.js'
 
@@ -44,7 +44,7 @@ async function drawnThrice (stake: bigint): Promise<World> {
   for (let i = 0; i < 3; i++) {
     const r = h.run('Alice', 'Arbitration', 'submit_task', {
       programHash: P.programHash, program: P.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 800n * UNIT,
-      solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: 5, solveTimeout: SOLVE_TIMEOUT
+      solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: minWindow(P, 1), solveTimeout: SOLVE_TIMEOUT
     })
     expect(r.error).toBeUndefined()
   }

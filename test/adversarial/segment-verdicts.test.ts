@@ -4,7 +4,7 @@ import { listsForcedStep, type TaskInfo, type Verdict } from '../../devnet/chain
 import { sampleSteps } from '../../protocols/verification/sample.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount } from '../../protocols/verification/verdict.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { assignedNames, harnessAssignments } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
@@ -45,7 +45,7 @@ beforeEach(async () => {
   for (const n of ['Charlie', 'Dave']) register(n, 4)
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: STEPS, checkpointEvery: 20,
-    escrow: REWARD + VREWARD * 2n, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 2, challengeWindow: 10, solveTimeout: 80
+    escrow: REWARD + VREWARD * 2n, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 2, challengeWindow: minWindow(PROGRAM, 2), solveTimeout: 80
   }).error).toBeUndefined()
   h.advance(1)
   expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: STEPS, checkpoints: [] }).error).toBeUndefined()

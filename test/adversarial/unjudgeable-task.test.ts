@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { u8aToHex } from '@polkadot/util'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { ReferenceSemantics } from '../../devnet/chain/runtime/adjudication.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { sha256 } from '../../protocols/commit/merkle.js'
-import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, canonicalJson } from '../../protocols/program/index.js'
+import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, canonicalJson, type TaskProgram } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
-import { TEST_TEXT, taskProgram, type ProgramArgs } from '../helpers/program.js'
+import { TEST_TEXT, minWindow, taskProgram, type ProgramArgs } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // Attack: post a task nobody can adjudicate (a runtime without element
@@ -20,8 +20,12 @@ const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(3
 let h: Harness
 const submit = (p: { programHash: string, programHex: string }): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', {
   programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10,
-  escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 1000
+  escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: windowOf(p.programHex), solveTimeout: 1000
 }).error
+/** The window the chain takes for the program in these bytes (2 verifiers); bytes that are no program are refused before it counts. */
+function windowOf (hex: string): number {
+  try { return minWindow(JSON.parse(new TextDecoder().decode(hexToU8a(hex))) as TaskProgram, 2) } catch { return 1 }
+}
 
 async function chain (ref: ReferenceSemantics = reference, maxRootEvery?: number): Promise<void> {
   h = await Harness.create({ reference: ref, maxRootEvery })

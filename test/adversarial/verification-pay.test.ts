@@ -6,7 +6,7 @@ import { rentDeposit } from '../../devnet/chain/runtime/capacity-rent.js'
 import { MAX_VERIFY_EXTENSIONS } from '../../devnet/chain/runtime/spec.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { honest, playDispute, taskOf, taskOnChain, type Run, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
@@ -23,10 +23,12 @@ const REWARD = 600n * UNIT
 describe('who verifies, and whether anybody did', () => {
   let h: Harness
   const program = taskProgram({ steps: 100, checkpointEvery: 10 })
+  // the shortest window the chain takes for it (one verifier)
+  const WINDOW = minWindow(program, 1)
   const task = (o: Record<string, unknown> = {}): Record<string, unknown> => ({
     programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100,
     checkpointEvery: 10, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1,
-    challengeWindow: 5, solveTimeout: 20, ...o
+    challengeWindow: WINDOW, solveTimeout: 20, ...o
   })
   const solverOf = (): string => Object.entries(h.accounts).find(([, v]) => v === taskOf(h).solver)![0]
   const verdict = (w: string): string | undefined => h.run(w, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, w) }).error
@@ -82,7 +84,7 @@ describe('who verifies, and whether anybody did', () => {
     expect(verdict('Eve')).toBe('Arbitration.NotAssigned')
     const dave = worth('Dave')
     // the round closes after challenge_end; the next block draws the replacement
-    const ev = h.advance(4)
+    const ev = h.advance(WINDOW - 1)
     expect(taskOf(h).extensions).toBe(1)
     expect(ev).toContain('Arbitration.AssignmentLapsed')
     expect(ev).toContain('Arbitration.VerifiersAssigned')

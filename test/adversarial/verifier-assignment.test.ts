@@ -10,7 +10,7 @@ import { silencePenalty } from '../../devnet/chain/runtime/verifier-stake.js'
 import { sampleSteps } from '../../protocols/verification/sample.js'
 import { requiredSampleCount } from '../../protocols/verification/verdict.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
@@ -27,6 +27,8 @@ const REWARD = 600n * UNIT
 const VREWARD = 100n * UNIT
 const BOND = 100n * UNIT
 const PROGRAM = taskProgram({ steps: 100, checkpointEvery: 10 })
+// the shortest window the chain takes for it (the whole run is every verifier's sample here, whatever their count)
+const WINDOW = minWindow(PROGRAM, 1)
 const kr = new Keyring({ type: 'sr25519' })
 
 let h: Harness
@@ -41,7 +43,7 @@ const toTheEnd = (id = 0): string[] => {
 }
 
 /** Alice submits a task of `verifierCount` verifiers; Bob (the only solver) commits; returns once the verifiers are drawn. */
-function committed (verifierCount: number, challengeWindow = 10): void {
+function committed (verifierCount: number, challengeWindow = WINDOW): void {
   const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
   expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: REWARD + VREWARD * BigInt(verifierCount), solverReward: REWARD, verifierReward: VREWARD, verifierCount, challengeWindow, solveTimeout: 20 }).error).toBeUndefined()
   h.advance(1)
@@ -78,7 +80,7 @@ describe('slot squatting', () => {
     register('Bob', 2)
     // Charlie is Bob's puppet, Dave and Eve are honest: all three verifiers with equal stakes
     for (const n of ['Charlie', 'Dave', 'Eve']) register(n, 4)
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 800n * UNIT, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 2, challengeWindow: 10, solveTimeout: 20 }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 800n * UNIT, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 2, challengeWindow: WINDOW, solveTimeout: 20 }).error).toBeUndefined()
     h.advance(1)
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
     // first come is over: in the block right after the commit nobody is assigned, the puppet's accept included
@@ -140,7 +142,7 @@ describe('who can be drawn', () => {
     }
     // three slots with two eligible accounts: the task is not handed to a solver, whose work could not be verified
     const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
-    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: REWARD + VREWARD * 3n, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 3, challengeWindow: 10, solveTimeout: 20 }).error).toBeUndefined()
+    expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: REWARD + VREWARD * 3n, solverReward: REWARD, verifierReward: VREWARD, verifierCount: 3, challengeWindow: WINDOW, solveTimeout: 20 }).error).toBeUndefined()
     expect(h.advance(1)).toContain('Arbitration.AwaitingVerifierStake')
     expect(task(id).phase).toBe('Unassigned')
   })
@@ -173,10 +175,10 @@ describe('silence and bare rejects', () => {
   it('a replacement\'s verdict completes the quorum: the silent one loses the penalty, the replacement earns the reward', () => {
     register('Bob', 2)
     register('Dave', 4)
-    committed(1, 6)
+    committed(1)
     register('Eve', 4)
     const [dave, eve, bob] = [worth('Dave'), worth('Eve'), worth('Bob')]
-    for (let i = 0; i < 20 && !assignedNames(h).includes('Eve'); i++) h.advance(1)
+    for (let i = 0; i < 2 * WINDOW && !assignedNames(h).includes('Eve'); i++) h.advance(1)
     expect(assignedNames(h)).toEqual(['Eve'])
     expect(verdict('Dave')).toBe('Arbitration.NotAssigned')
     expect(verdict('Eve')).toBeUndefined()
@@ -190,14 +192,14 @@ describe('silence and bare rejects', () => {
     register('Bob', 2)
     register('Dave', 4)
     register('Eve', 4)
-    committed(2, 6)
+    committed(2)
     expect(assignedNames(h).sort()).toEqual(['Dave', 'Eve'])
     register('Ferdie', 4)
     const [dave, eve, ferdie, bob] = [worth('Dave'), worth('Eve'), worth('Ferdie'), worth('Bob')]
     expect(verdict('Dave', false)).toBeUndefined()
     expect(verdict('Eve')).toBeUndefined()
-    // the round closes once Dave's backing grace (late-backing.ts: 23 blocks here, past the 6-block window) is over
-    for (let i = 0; i < 40 && !assignedNames(h).includes('Ferdie'); i++) h.advance(1)
+    // the round closes once Dave's backing grace (late-backing.ts) is over, past the window
+    for (let i = 0; i < 2 * WINDOW + 40 && !assignedNames(h).includes('Ferdie'); i++) h.advance(1)
     expect(harnessAssignments(h)!.verifiers.find(v => v.verifier === h.accounts.Dave)!.status).toBe('Lapsed')
     expect(verdict('Ferdie')).toBeUndefined()
     expect(toTheEnd()).toContain('Arbitration.TaskSettled')
@@ -266,7 +268,7 @@ describe('stake that answers for the penalty', () => {
   // drawn and silent, lost its whole stake (< R) while the task ended Unverified and the escrow came back:
   // the solver's work for less than R. Each test fails if the solver worked and the coalition paid less than R.
   const HUGE = 5000n * UNIT
-  const hugeTask = (): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: HUGE + VREWARD, solverReward: HUGE, verifierReward: VREWARD, verifierCount: 1, challengeWindow: 10, solveTimeout: 20 }).error
+  const hugeTask = (): string | undefined => h.run('Alice', 'Arbitration', 'submit_task', { programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: HUGE + VREWARD, solverReward: HUGE, verifierReward: VREWARD, verifierCount: 1, challengeWindow: WINDOW, solveTimeout: 20 }).error
   /** Bob commits (honestly) whenever he is selected; every drawn verifier (Alice's puppets) stays silent; returns whether Bob worked. */
   const playOut = (): boolean => {
     let worked = false

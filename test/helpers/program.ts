@@ -2,6 +2,8 @@ import { u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../protocols/commit/merkle.js'
 import { ASCII_VOCAB } from '../../protocols/program/gpt.js'
 import { newProgram, programBytes, type DatasetRef, type NewProgramOptions, type TaskProgram } from '../../protocols/program/index.js'
+import { rootEveryOf, validateProgram } from '../../protocols/program/program.js'
+import { REFERENCE_FLOPS, minChallengeBlocks, programSize } from '../../protocols/scheduling/estimate.js'
 
 // A real task program for chain tests: submit_task carries the canonical
 // program bytes and refuses a program the chain could not adjudicate.
@@ -17,4 +19,14 @@ export function taskProgram (o: Partial<NewProgramOptions> = {}): ProgramArgs {
   const program = newProgram({ model: 'mlp', dataset: TEST_DATASET, steps: 100, checkpointEvery: 10, ...o })
   const bytes = programBytes(program)
   return { program, bytes, programHash: u8aToHex(sha256(bytes)), programHex: u8aToHex(bytes) }
+}
+
+/**
+ * The fewest blocks the chain takes as this program's challenge window with
+ * `verifierCount` verifiers (protocols/scheduling/estimate.ts minChallengeBlocks),
+ * at the dev chain's reference speed with 1 s blocks unless given.
+ */
+export function minWindow (p: ProgramArgs | TaskProgram, verifierCount: number, flopsPerBlock = REFERENCE_FLOPS): number {
+  const v = validateProgram('program' in p ? p.program : p)
+  return minChallengeBlocks(programSize(v), { checkpointEvery: v.checkpointEvery, rootEvery: rootEveryOf(v), verifierCount }, flopsPerBlock)
 }

@@ -171,8 +171,9 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): Ret
   let ok = false
   try { ok = ref !== undefined && admissibility(program, (rt, k) => ref.supportsElement(rt, k)).ok } catch { ok = false }
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
-  checkFeasible(ctx, params(ctx), a.solveTimeout, program)
+  // a program this chain cannot judge before the numbers it would be held to
   ctx.ensure(rootEveryOf(program) <= params(ctx).maxRootEvery, P, 'RootEveryTooLarge')
+  checkFeasible(ctx, params(ctx), { solveTimeout: a.solveTimeout, challengeWindow: a.challengeWindow, verifierCount: a.verifierCount }, program)
   return program
 }
 

@@ -9,3 +9,8 @@ export const FEASIBILITY_ERRORS: ErrorSpec[] = [
   err('TaskTooLarge', 'submit_task: one training job of the program needs more memory than max_task_memory (protocols/scheduling/estimate.ts jobMemory).'),
   err('SolveTimeoutTooShort', 'submit_task: solve_timeout is shorter than twice the blocks the program\'s training takes at the network\'s reference speed (reference_flops_per_block).')
 ]
+
+/** Appended at the end of the pallet's errors (after the segment errors): error indices never move. */
+export const WINDOW_ERRORS: ErrorSpec[] = [
+  err('ChallengeWindowTooShort', 'submit_task: challenge_window is shorter than what a drawn verifier needs at the network\'s reference speed (reference_flops_per_block): twice its replay of its required sample (requiredSampleCount(verifier_count) units, each from the checkpoint before it: at most checkpoint_every + m steps, at most the whole run together) and one more such replay for a reject\'s evidence, plus 8 blocks for the draw, the transactions and the engine processes (protocols/scheduling/estimate.ts minChallengeBlocks).')
+]

@@ -1,6 +1,6 @@
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import type { TopologyInfo } from '../../../protocols/program/topology.js'
-import { taskFeasibility, type FeasibilityBounds } from '../../../protocols/scheduling/feasibility.js'
+import { taskFeasibility, type FeasibilityBounds, type TaskTimes } from '../../../protocols/scheduling/feasibility.js'
 import type { Context } from './context.js'
 
 // A task that no conforming solver can train must not reach a solver. The
@@ -13,10 +13,16 @@ import type { Context } from './context.js'
 // solve_timeout must cover the training at the network's reference speed twice
 // over. A task inside these bounds is trainable by any solver that meets them;
 // a release is the solver's own doing again.
+//
+// Likewise a challenge window no drawn verifier can meet: every verifier lapses
+// and pays the silence penalty, round after round, the task ends Unverified
+// with the escrow back, and the submitter keeps the published training
+// unpaid. So its challenge_window must cover, at the reference speed twice
+// over, a verifier's replay of its sample and the re-run that backs a reject.
 
 const P = 'Arbitration'
 
-export function checkFeasible (ctx: Context, params: FeasibilityBounds, solveTimeout: number, program: TaskProgram & { info: TopologyInfo }): void {
-  const { error } = taskFeasibility(program, params, solveTimeout)
+export function checkFeasible (ctx: Context, params: FeasibilityBounds, times: Required<TaskTimes>, program: TaskProgram & { info: TopologyInfo }): void {
+  const { error } = taskFeasibility(program, params, times)
   if (error !== undefined) ctx.fail(P, error)
 }

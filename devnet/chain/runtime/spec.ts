@@ -1,4 +1,4 @@
-import { FEASIBILITY_ERRORS } from './feasibility-spec.js'
+import { FEASIBILITY_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
@@ -377,7 +377,8 @@ export const PALLETS: PalletSpec[] = [
       ...CHUNK_ERRORS,
       ...RENT_ERRORS,
       ...FEASIBILITY_ERRORS,
-      ...SEGMENT_ERRORS
+      ...SEGMENT_ERRORS,
+      ...WINDOW_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },

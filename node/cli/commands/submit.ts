@@ -17,7 +17,7 @@ export function register (program: Command): void {
     .option('--solver-reward <units>', 'paid to the solver on success (whole units)')
     .option('--verifier-reward <units>', 'paid to each verifier (whole units)')
     .option('--verifiers <n>', 'verdicts the task pays for', v => Number(v))
-    .option('--challenge-window <blocks>', 'blocks after the proof commitment for verdicts and disputes', v => Number(v))
+    .option('--challenge-window <blocks>', 'blocks after the proof commitment for verdicts and disputes (default: 90, or the chain\'s minimum for the task when more; less is refused)', v => Number(v))
     .option('--solve-timeout <blocks>', 'blocks the selected solver has to commit', v => Number(v))
   addDataDir(cmd, 'peer'); addJson(cmd)
   cmd.action(async (

@@ -10,7 +10,7 @@ import { sha256 } from '../../../protocols/commit/merkle.js'
 import { testPeer } from '../../helpers/peer-key.js'
 import { Harness } from './harness.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { taskProgram } from '../../helpers/program.js'
+import { minWindow, taskProgram } from '../../helpers/program.js'
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
@@ -24,7 +24,9 @@ const task = (o: Record<string, unknown> = {}): Record<string, unknown> => {
     : PROGRAM
   return {
     programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
-    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20, ...o
+    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, solveTimeout: 20,
+    // the shortest window the chain takes for the program
+    challengeWindow: minWindow(p, Number(o.verifierCount ?? 2)), ...o
   }
 }
 
@@ -109,6 +111,8 @@ describe('Arbitration: tasks', () => {
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: PROGRAM.programHash, program: PROGRAM.programHex, steps: 50 })).error).toBe('Arbitration.ProgramMismatch')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: PROGRAM.programHash, program: PROGRAM.programHex, checkpointEvery: 20 })).error).toBe('Arbitration.ProgramMismatch')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ verifierCount: 0 })).error).toBe('Arbitration.InvalidTaskParams')
+    // a zero window is malformed before it is too short
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ challengeWindow: 0 })).error).toBe('Arbitration.InvalidTaskParams')
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, solverReward: 1n })).error).toBe('Arbitration.InsufficientEscrow')
     expect(h.run('Alice', 'Arbitration', 'release_task', { taskId: 7 }).error).toBe('Arbitration.TaskNotFound')
   })
@@ -131,7 +135,9 @@ describe('Arbitration: tasks', () => {
     // nothing was reserved or stored by the refused calls
     expect(h.reserved('Alice')).toBe(0n)
     expect(h.read('Arbitration', 'Tasks', 0)).toBeUndefined()
-    expect(submit(taskProgram({ model: 'cnn', optimizer: 'sgd' }))).toBeUndefined()
+    // (with the window the chain takes for the cnn, which replays slower than the mlp)
+    const cnn = taskProgram({ model: 'cnn', optimizer: 'sgd' })
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: cnn.programHash, program: cnn.programHex, challengeWindow: minWindow(cnn, 2) })).error).toBeUndefined()
     expect(getTask(0).programHash).toBe(taskProgram({ model: 'cnn', optimizer: 'sgd' }).programHash)
   })
 

@@ -7,7 +7,7 @@ import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import { nominalHold, rentDeposit, rentFor } from '../../../devnet/chain/runtime/capacity-rent.js'
 import { MAX_VERIFY_EXTENSIONS } from '../../../devnet/chain/runtime/spec.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { taskProgram } from '../../helpers/program.js'
+import { minWindow, taskProgram } from '../../helpers/program.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
 
@@ -17,7 +17,8 @@ import { Harness } from './harness.js'
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const PROGRAM = taskProgram()
 const BOND = 100n * UNIT
-const OFFER = { solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20 }
+const WINDOW = minWindow(PROGRAM, 2)
+const OFFER = { solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: WINDOW, solveTimeout: 20 }
 const ARGS = {
   programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10,
   escrow: 800n * UNIT, ...OFFER
@@ -32,7 +33,7 @@ describe('capacity rent', () => {
   beforeEach(async () => { h = await Harness.create({ reference }) })
 
   it('the deposit is the rent of verifier_count slots of B + R over the longest hold the task\'s own parameters allow', () => {
-    expect(nominalHold(OFFER)).toBe(20 + (MAX_VERIFY_EXTENSIONS + 1) * 6 + 2)
+    expect(nominalHold(OFFER)).toBe(20 + (MAX_VERIFY_EXTENSIONS + 1) * (WINDOW + 1) + 2)
     const deposit = rentDeposit(params(), OFFER)
     expect(deposit).toBe(rentFor(params().capacityRentPpb, 2n * (BOND + 600n * UNIT) * BigInt(nominalHold(OFFER))))
     // it grows with the capacity asked for and with the time it may be held
@@ -65,7 +66,7 @@ describe('capacity rent', () => {
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
     h.advance(2)
     for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
-    for (let i = 0; i < 20 && task().phase === 'Verifying'; i++) h.advance(1)
+    for (let i = 0; i < WINDOW + 5 && task().phase === 'Verifying'; i++) h.advance(1)
     expect(task().phase).toBe('Settled')
     // reserved (selection to first draw), then assigned (draw to settlement): two slots bound in every block after the selection's
     const rent = rentFor(params().capacityRentPpb, 2n * (BOND + 600n * UNIT) * BigInt(h.number - selectedAt))

@@ -3,7 +3,7 @@ import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import { UNASSIGNED_TIMEOUT } from '../../../devnet/chain/runtime/stake-spec.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { taskProgram } from '../../helpers/program.js'
+import { minWindow, taskProgram } from '../../helpers/program.js'
 import { Harness } from './harness.js'
 
 // A task nobody can take must end: before, a task whose every solver had
@@ -20,7 +20,7 @@ const register = (who: string, roles: number): void => { expect(h.run(who, 'Arbi
 const submit = (): void => {
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10, escrow: ESCROW,
-    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20
+    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: minWindow(PROGRAM, 2), solveTimeout: 20
   }).error).toBeUndefined()
 }
 /** Advances until the task leaves `phase` (at most `max` blocks); returns every event on the way. */

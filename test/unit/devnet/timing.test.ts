@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { challengeWindowFor, checkpointSpacingFor, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, MIN_WINDOW_BLOCKS, solveTimeoutFor } from '../../../devnet/timing.js'
 import { CHECKPOINT_COST_STEPS, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
+import { chainMinWindow } from '../../../devnet/task.js'
+import { DEFAULT_ECONOMICS } from '../../../node/roles/economics.js'
+import { newProgram } from '../../../protocols/program/index.js'
+import { REFERENCE_FLOPS } from '../../../protocols/scheduling/estimate.js'
+import { TEST_DATASET, minWindow } from '../../helpers/program.js'
 
 describe('the devnet\'s challenge window', () => {
   it('is twice a full replay plus the dispute, in blocks, and grows on a slower machine', () => {
@@ -12,6 +17,19 @@ describe('the devnet\'s challenge window', () => {
     const busy = challengeWindowFor({ steps: 1000, batchSize: 64, samplesPerSec: 600, blockTimeMs: 500 })
     expect(busy.blocks).toBe(Math.ceil(2 * (1000 * 64 / 600 + 5) * 2))
     expect(challengeWindowFor({ steps: 10, batchSize: 4, samplesPerSec: 6000, blockTimeMs: 2000 }).blocks).toBe(MIN_WINDOW_BLOCKS)
+  })
+
+  it('is never below the chain\'s minimum for the task: a fast machine with slow blocks still posts a window a verifier can meet', () => {
+    const prog = newProgram({ model: 'mlp', dataset: TEST_DATASET, steps: 1000, checkpointEvery: 40, batchSize: 64 })
+    // at 50 ms blocks a drawn verifier's replay at the reference speed takes more blocks than the measured window
+    const chainMin = chainMinWindow(prog, 50)
+    expect(chainMin).toBe(minWindow(prog, DEFAULT_ECONOMICS.verifierCount, REFERENCE_FLOPS * 50 / 1000))
+    const measured = challengeWindowFor({ steps: 1000, batchSize: 64, samplesPerSec: 1e6, blockTimeMs: 50 })
+    expect(measured.blocks).toBeLessThan(chainMin)
+    expect(challengeWindowFor({ steps: 1000, batchSize: 64, samplesPerSec: 1e6, blockTimeMs: 50, chainMin }).blocks).toBe(chainMin)
+    // and where the measured window is longer, it stands
+    const busy = challengeWindowFor({ steps: 1000, batchSize: 64, samplesPerSec: 600, blockTimeMs: 500, chainMin: 20 })
+    expect(busy.blocks).toBe(Math.ceil(2 * (1000 * 64 / 600 + 5) * 2))
   })
 
   it('refuses a speed it cannot use', () => {

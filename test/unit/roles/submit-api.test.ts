@@ -8,7 +8,7 @@ import { ControlServer } from '../../../node/control/server.js'
 import { rolesRoutes, type RolesEndpoints } from '../../../node/roles/api/routes.js'
 import { submitHandler } from '../../../node/roles/api/submit.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { taskProgram } from '../../helpers/program.js'
+import { minWindow, taskProgram } from '../../helpers/program.js'
 import { Harness } from '../chain/harness.js'
 
 // POST /v1/submit answers with the id of the task it put on chain. Two
@@ -38,7 +38,8 @@ async function peer (fail?: (spec: TaskSpec) => string | undefined): Promise<{ h
       const r = h.run('Alice', 'Arbitration', 'submit_task', {
         programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3),
         steps: 100, checkpointEvery: 10, escrow: 1000n * UNIT,
-        solverReward: BigInt(spec.economics!.solverReward!), verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 5, solveTimeout: 20
+        solverReward: BigInt(spec.economics!.solverReward!), verifierReward: 100n * UNIT, verifierCount: 2, solveTimeout: 20,
+        challengeWindow: minWindow(PROGRAM, 2)
       })
       if (r.error !== undefined) throw new Error(r.error)
       return { taskId: id, programHash: PROGRAM.programHash }
