@@ -19,7 +19,7 @@ import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { vrfVerify } from './vrf.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
-import { ROLE_ALL, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
+import { MAX_TASK_PERIOD, ROLE_ALL, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
 import { blockRandomness } from './block-randomness.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
@@ -114,6 +114,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   const { program, ...a } = call
   // at least one verifier: a task is paid only after a quorum of verdicts stood
   ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount >= 1 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
+  // a deadline past the last u32 block could not be stored: at the selection, in on_initialize, it would halt the chain
+  ctx.ensure(a.solveTimeout <= MAX_TASK_PERIOD && a.challengeWindow <= MAX_TASK_PERIOD, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
   const m = rootEveryOf(checkProgram(ctx, a, program))
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])

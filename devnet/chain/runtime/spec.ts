@@ -31,6 +31,11 @@ export const REVEAL_WINDOW = 30
 export const VERIFIER_SLASH_PPM = 200_000
 /** times the challenge window is extended when it ends without a quorum of standing verdicts */
 export const MAX_VERIFY_EXTENSIONS = 2
+/**
+ * the longest solve_timeout or challenge_window (blocks; 97 days at 500 ms): every deadline the
+ * runtime derives from them (a solver's, a round's end, a dispute's) must stay a u32 block number
+ */
+export const MAX_TASK_PERIOD = 1 << 24
 
 const SLICE_PROOF: Fields = [['dtype', 'TensorDType'], ['shape', 'Vec<u32>'], ['axis', 'SliceAxis'], ['index', 'u32'], ['bytes', 'Vec<u8>'], ['siblings', 'Vec<H256>'], ['other_root', 'H256']]
 
@@ -383,6 +388,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' },
+      { name: 'MaxTaskPeriod', type: 'u32', value: MAX_TASK_PERIOD, docs: 'The longest solve_timeout or challenge_window submit_task takes (InvalidTaskParams above): the deadlines derived from them stay u32 block numbers.' },
       { name: 'UnassignedTimeout', type: 'u32', value: UNASSIGNED_TIMEOUT, docs: 'Blocks a task may stay Unassigned (no solver, or too little verifier stake to answer for it) before it expires with a full refund (TaskExpired).' }
     ]
   },
