@@ -20,7 +20,7 @@ import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { vrfVerify } from './vrf.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
-import { ROLE_ALL, ROLE_VERIFIER, VERIFIER_SLASH_PPM } from './spec.js'
+import { MAX_TASK_PERIOD, ROLE_ALL, ROLE_VERIFIER } from './spec.js'
 import { blockRandomness } from './block-randomness.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
@@ -115,6 +115,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   const { program, ...a } = call
   // at least one verifier: a task is paid only after a quorum of verdicts stood
   ctx.ensure(a.steps > 0 && a.checkpointEvery > 0 && a.checkpointEvery <= a.steps && a.challengeWindow > 0 && a.solveTimeout > 0 && a.verifierCount >= 1 && a.verifierCount <= MAX_VERIFIERS, P, 'InvalidTaskParams')
+  // a deadline past the last u32 block could not be stored: at the selection, in on_initialize, it would halt the chain
+  ctx.ensure(a.solveTimeout <= MAX_TASK_PERIOD && a.challengeWindow <= MAX_TASK_PERIOD, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
   const m = rootEveryOf(checkProgram(ctx, a, program))
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
@@ -281,30 +283,23 @@ export function slashStake (ctx: Context, loser: string, winner: string, amount:
 }
 
 /**
- * The proof is wrong at `step` and the solver has no forced-error excuse: its
- * stake is slashed (a share to the challenger), the task fails, and every
- * verifier that accepted the proof after checking that very step is slashed
- * VERIFIER_SLASH_PPM of its stake (a share to the challenger too): its verdict
- * was wrong exactly when the solver's transition at a step it checked is (at
- * m > 1: a step of a segment it checked, whose end root it vouched for).
- * `slashVerdicts` false: the ruling was against the submitter's roots
- * (skeleton_root, dataset_root), which an accept never vouched for.
+ * A ruling against the solver stands (no forced-error excuse): its stake is
+ * slashed (a share to the challenger) and the task fails. No verdict is
+ * slashed here: every claim of a dispute but `init` is a fact about the
+ * defender's signed tape, which a solver whose committed proof is correct can
+ * make false on purpose and lose with a puppet challenger (docs/economics.md
+ * "Thrown disputes"); the chain cannot tell that from a real cheat, so an
+ * accept that listed the step loses its reward (the task failed), not its
+ * stake. Accepts are slashed only where the chain itself knows the proof
+ * wrong: a revealed forced error (settlement.ts) and a wrong initial state
+ * (initial-state.ts).
  */
-export function penalizeSolver (ctx: Context, taskId: bigint, t: TaskInfo, challenger: string, step: number, slashVerdicts = true): bigint {
+export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): bigint {
   const p = params(ctx)
   const solver = t.solver
   const n = solver === null ? undefined : getNode(ctx, solver)
   const slashed = solver === null ? 0n : slashStake(ctx, solver, challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
   t.solverFailed = true
-  // at m > 1 a verdict vouched for the segment holding the step
-  const unit = unitOfTransition(step, t.stepCount, rootEveryOfTask(ctx, taskId))
-  for (const v of t.verdicts) {
-    if (!slashVerdicts || !v.accept || v.void || v.verifier === challenger || !v.checkedSteps.includes(unit)) continue
-    const vn = getNode(ctx, v.verifier)
-    const taken = slashStake(ctx, v.verifier, challenger, ppmOf(vn?.stake ?? 0n, VERIFIER_SLASH_PPM))
-    v.void = true
-    ctx.emit(P, 'VerdictSlashed', { taskId, verifier: v.verifier, step, slashed: taken })
-  }
   return slashed
 }
 

@@ -10,7 +10,7 @@ import type { Context } from './context.js'
 import { resolve } from './dispute-rulings.js'
 import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
 import { disputableSegments, oneStepOf, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
-import { queueTape, tapeFrom } from './tape-queue.js'
+import { queueTape, storableBlock, tapeFrom } from './tape-queue.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -99,7 +99,8 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   const work = rule === undefined ? tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep) : 2 * segmentAllowance(t, rule)
   // the re-run waits for those of the defender's earlier disputes, and the whole game with it
   const wait = queueTape(ctx, id, a.defender, work)
-  d.deadline = wait + (rule === undefined ? disputeDeadline(ctx.now, p.disputeClock, work) : disputeDeadline(ctx.now, p.disputeClock, work, MAX_SEGMENT_SEQ))
+  const game = rule === undefined ? disputeDeadline(ctx.now, p.disputeClock, work) : disputeDeadline(ctx.now, p.disputeClock, work, MAX_SEGMENT_SEQ)
+  d.deadline = storableBlock(wait + game)
   putDispute(ctx, id, d)
   t.openDisputes += 1
   putTask(ctx, a.taskId, t)
@@ -197,7 +198,7 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
   }
   ctx.ensure(seq <= (rule === undefined ? MAX_SEQ : MAX_SEGMENT_SEQ), P, 'InvalidMove')
   const to = other(party)
-  d.force = { to, seq, at: ctx.now, due: responseDue(ctx, a.disputeId, d, to, seq, rule) }
+  d.force = { to, seq, at: ctx.now, due: storableBlock(responseDue(ctx, a.disputeId, d, to, seq, rule)) }
   putDispute(ctx, a.disputeId, d)
   ctx.emit(P, 'MoveForced', { disputeId: a.disputeId, by: who, seq, due: d.force.due, theirs: a.theirs, mine: a.mine })
 }

@@ -17,8 +17,6 @@ import { rootEveryOfTask } from './segments.js'
 // clocks, no forced-error excuse (the forced error is a transition).
 
 const P = 'Arbitration'
-// a step no verdict lists: penalizeSolver then slashes no verdict by step; the initial state's own rule follows
-const NO_STEP = -1
 
 export function challengeInitialState (ctx: Context, who: string, a: { taskId: bigint, claim: string }): void {
   requireNode(ctx, who)
@@ -55,7 +53,7 @@ export function challengeInitialState (ctx: Context, who: string, a: { taskId: b
       ctx.emit(P, 'InitialStateRuled', { taskId: a.taskId, challenger: who, solverWrong: true, slashed: 0n, reason })
       return
     }
-    const slashed = penalizeSolver(ctx, a.taskId, t, who, NO_STEP)
+    const slashed = penalizeSolver(ctx, t, who)
     // every accepting verdict vouched for the initial state (verifiers compare stateRoots[0] with the program's: docs/disputes.md)
     for (const v of t.verdicts) {
       if (!v.accept || v.void || v.verifier === who) continue

@@ -19,17 +19,14 @@ import { backingPending } from './late-backing.js'
 // verifiers the chain assigned (verifier-rounds.ts draws and replaces them).
 
 const P = 'Arbitration'
-/** claims judged against the submitter's skeleton_root and dataset_root, which the chain cannot check (docs/economics.md "Submitter") */
-const SUBMITTER_ROOTS: ReadonlySet<string> = new Set(['Skeleton', 'Data'])
-
 /** Rulings whose reveal deadline passed without a reveal: the solver is penalized for each. */
 function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
   let changed = false
   for (const r of t.rulings) {
     if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
     r.outcome = 'SolverPenalized'
-    // an accept vouches that the step replays from the program and dataset, not that the submitter's roots are theirs
-    const slashed = penalizeSolver(ctx, id, t, r.challenger, r.step, !SUBMITTER_ROOTS.has(r.claimKind))
+    // the solver only: a ruling on its signed tape does not show its committed proof wrong (penalizeSolver)
+    const slashed = penalizeSolver(ctx, t, r.challenger)
     ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
     changed = true
   }

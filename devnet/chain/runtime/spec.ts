@@ -27,10 +27,15 @@ export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, ROLE_AL
 // Arbitration pallet constants (metadata constants, like a Rust pallet's Config `Get<_>` items).
 /** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error */
 export const REVEAL_WINDOW = 30
-/** share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked */
+/** share of its stake (ppm) a verifier loses when an accept of it listed the revealed forced step, or the proof's initial state is ruled wrong */
 export const VERIFIER_SLASH_PPM = 200_000
 /** times the challenge window is extended when it ends without a quorum of standing verdicts */
 export const MAX_VERIFY_EXTENSIONS = 2
+/**
+ * the longest solve_timeout or challenge_window (blocks; 97 days at 500 ms): every deadline the
+ * runtime derives from them (a solver's, a round's end, a dispute's) must stay a u32 block number
+ */
+export const MAX_TASK_PERIOD = 1 << 24
 
 const SLICE_PROOF: Fields = [['dtype', 'TensorDType'], ['shape', 'Vec<u32>'], ['axis', 'SliceAxis'], ['index', 'u32'], ['bytes', 'Vec<u8>'], ['siblings', 'Vec<H256>'], ['other_root', 'H256']]
 
@@ -302,7 +307,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'JackpotPaid', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['who', 'AccountId'], ['amount', 'u128']], docs: 'At settlement: one share of the forced error\'s jackpot (min(jackpot, solver_reward), paid out of the solver\'s reward) per distinct challenger of a ruling the reveal excused that the chain drew as a verifier of the task with a sample holding the forced step (its segment at m > 1); other challengers get their bond back only.' },
       { name: 'ForcedErrorRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['step', 'u32'], ['excused', 'Vec<u64>']], docs: 'The solver proved that `step` was its forced error, exactly: no slash for the rulings of disputes `excused` (State rulings whose honest post-state the exactness proof reaches); other rulings at that step still await a reveal.' },
       { name: 'SolverPenalized', fields: [['task_id', 'u64'], ['dispute_id', 'u64'], ['slashed', 'u128']], docs: 'No forced-error reveal for a ruling before its reveal_deadline: the solver is slashed (a share to the challenger) and the task fails.' },
-      { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof that was ruled wrong at a step it reported checked.' },
+      { name: 'VerdictSlashed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['step', 'u32'], ['slashed', 'u128']], docs: 'A verifier accepted a proof whose revealed forced step it listed (step: that step), or whose initial state challenge_initial_state showed wrong (step 0). A dispute ruling slashes no verdict.' },
       { name: 'TaskSettled', fields: [['task_id', 'u64'], ['success', 'bool'], ['solver_paid', 'u128'], ['verifiers_paid', 'u128'], ['refunded', 'u128']], docs: '' },
       ...AVAILABILITY_EVENTS,
       { name: 'VerificationExtended', fields: [['task_id', 'u64'], ['challenge_end', 'u32'], ['standing', 'u32']], docs: 'The challenge window ended with fewer than verifier_count standing verdicts: it runs again (at most MaxVerifyExtensions times).' },
@@ -353,7 +358,7 @@ export const PALLETS: PalletSpec[] = [
       err('NoRulingAtForcedStep', 'No SolverProof ruling at the revealed forced step awaits a reveal.'),
       err('RevealTooLate', 'The reveal deadline of the ruling at the forced step has passed: the solver was already penalized.'),
       err('AlreadyRevealed', 'The forced error of this task was already revealed and no ruling at that step awaits a reveal.'),
-      err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (verifiers who accepted that step are slashed when it is ruled wrong).'),
+      err('DisputeTheProof', 'A verdict is wrong iff the proof is wrong at a step it checked: open a SolverProof dispute against the solver instead (the accepts of a proof ruled wrong go unpaid).'),
       ...AVAILABILITY_ERRORS,
       // appended after the availability errors so that earlier error indices stay put
       err('RandomnessNotReady', 'An accepting verdict must list the verifier\'s sample, drawn from the hash of its assignment\'s seed_block (committed_at + 1 in round 0): submit it after that block.'),
@@ -384,6 +389,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' },
+      { name: 'MaxTaskPeriod', type: 'u32', value: MAX_TASK_PERIOD, docs: 'The longest solve_timeout or challenge_window submit_task takes (InvalidTaskParams above): the deadlines derived from them stay u32 block numbers.' },
       { name: 'UnassignedTimeout', type: 'u32', value: UNASSIGNED_TIMEOUT, docs: 'Blocks a task may stay Unassigned (no solver, or too little verifier stake to answer for it) before it expires with a full refund (TaskExpired).' }
     ]
   },

@@ -11,7 +11,7 @@ export const TAPE_QUEUE_STORAGE: StorageSpec[] = [
     hasher: 'Blake2_128Concat',
     type: 'u32',
     modifier: 'Optional',
-    docs: 'Per defender: the block by which the re-runs of every dispute opened against it so far are done, each taking its tape allowance after those opened before it. A dispute opened against a defender whose queue ends after the current block starts its re-run there (TapeStart).'
+    docs: 'Per defender: the block by which the re-runs of every dispute opened against it so far are done, each taking its tape allowance after those opened before it. A dispute opened against a defender whose queue ends after the current block starts its re-run there (TapeStart). At most the last u32 block, like the deadlines and dues derived from it: a full queue delays a dispute, never refuses it.'
   },
   {
     name: 'TapeStart',

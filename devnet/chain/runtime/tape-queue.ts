@@ -12,12 +12,22 @@ import type { Context } from './context.js'
 // due that much later.
 
 const P = 'Arbitration'
+/** the last block a u32 block number names */
+const LAST_BLOCK = 0xffff_ffff
+
+/**
+ * A block number the chain can store: a queue or a deadline past the last u32
+ * block stops there. A defender's puppets can fill its queue with long tasks'
+ * re-runs; a dispute against it must still open (an honest verifier's reject
+ * needs it), only wait.
+ */
+export const storableBlock = (n: number): number => Math.min(n, LAST_BLOCK)
 
 /** Queues a re-run of `work` blocks for `defender`'s dispute `id`; returns how many blocks it waits to start. */
 export function queueTape (ctx: Context, id: bigint, defender: string, work: number): number {
   const busy = ctx.store.get<number>(P, 'TapeQueue', defender) ?? 0
   const start = Math.max(ctx.now, busy)
-  ctx.store.put(P, 'TapeQueue', defender, start + work)
+  ctx.store.put(P, 'TapeQueue', defender, storableBlock(start + work))
   if (start > ctx.now) ctx.store.put(P, 'TapeStart', id, start)
   return start - ctx.now
 }

@@ -157,10 +157,12 @@ export async function taskOnChain (
     extraVerifiers?: number
     /** the submitter's skeleton_root (default: the run's own) */
     skeletonRoot?: string
+    /** Bob's stake (default STAKE) */
+    solverStake?: bigint
   } = {}
 ): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
-  expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
+  expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, o.solverStake ?? STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, (o.verifiers ?? [v]).includes(v) ? 4 | 8 : 8, STAKE)).error).toBeUndefined()
   const kr = new Keyring({ type: 'sr25519' })
   for (let i = 1; i <= (o.extraVerifiers ?? 0); i++) {

@@ -3,7 +3,7 @@ import { sr25519VrfVerify } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
-import { REVEAL_WINDOW, VERIFIER_SLASH_PPM } from '../../../devnet/chain/runtime/spec.js'
+import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
 import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
@@ -184,7 +184,7 @@ describe('forced errors on chain', () => {
 })
 
 describe('wrong verdicts cost', () => {
-  it('a proof ruled wrong (no forced error): the solver is slashed after the reveal window, verifiers that accepted that step too', async () => {
+  it('a proof ruled wrong (no forced error): the solver is slashed after the reveal window; the accepts go unpaid, none is slashed (a ruling is about the defender\'s tape)', async () => {
     const run = base
     const side = cheat(run)
     // forced errors off: the solver has nothing to reveal; 44 verifiers: one sampled step each of the 5
@@ -206,13 +206,13 @@ describe('wrong verdicts cost', () => {
     const dave = h.free('Dave')
     const ev = h.advance(REVEAL_WINDOW + 1)
     expect(ev).toContain('Arbitration.SolverPenalized')
-    expect(ev.filter(e => e === 'Arbitration.VerdictSlashed')).toHaveLength(1)
+    // a solver can lose a dispute of a correct step on purpose: the ruling slashes no verdict (docs/economics.md "Thrown disputes")
+    expect(ev).not.toContain('Arbitration.VerdictSlashed')
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE / 2n)
-    const eveSlash = STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n
-    expect(nodeOf(h, 'Eve').stake).toBe(STAKE - eveSlash)
+    expect(nodeOf(h, 'Eve').stake).toBe(STAKE)
     expect(nodeOf(h, 'Ferdie').stake).toBe(STAKE)
-    // the challenger gets the winner's share of both slashes (winner_share_ppm = 50 %)
-    expect(h.free('Dave') - dave).toBe(STAKE / 4n + eveSlash / 2n)
+    // the challenger gets the winner's share of the solver's slash (winner_share_ppm = 50 %)
+    expect(h.free('Dave') - dave).toBe(STAKE / 4n)
     const [eve, ferdie] = [h.free('Eve'), h.free('Ferdie')]
     settle(h)
     expect(taskOf(h).phase).toBe('Failed')
