@@ -8,9 +8,10 @@ export const MAX_ROOT_EVERY = 64
 
 /**
  * The spacing `task new` and the devnet's built-in tasks name unless told
- * otherwise: hashing one state in 8 puts the verifiable trainer within +10% of
- * plain on one core (docs/benchmarks.md), and a dispute narrows through a
- * segment of ≤ 8 steps to one step (docs/disputes.md "Segments").
+ * otherwise: hashing one state in 8 cuts the proof's cost on one core to a
+ * fraction of m = 1's (docs/benchmarks.md "Training speed against PyTorch"),
+ * and a dispute still narrows through a segment of ≤ 8 steps to one step
+ * (docs/disputes.md "Segments").
  */
 export const DEFAULT_ROOT_EVERY = 8
 
