@@ -16,6 +16,7 @@ import { summarize } from './summary.js'
 import { waitForSwarm } from './swarm.js'
 import { prepareTask } from './task.js'
 import { watchDisputes } from './dispute-progress.js'
+import { DEFAULT_ROOT_EVERY } from '../protocols/pol/segments.js'
 
 // `npm run devnet`: a whole network on one machine — the dev chain, a
 // bootstrap peer and N peers, each a separate process with its own data dir
@@ -33,7 +34,7 @@ const program = new Command()
   .option('--task <mlp|gpt|file>', 'the task to run: mlp (784-128-10 on Fashion-MNIST, the default), gpt (a small character-level GPT on Debian\'s fortunes-min), or a task program file (from "proofswarm task new")')
   .option('--steps <n>', 'training steps of a built-in task (mlp: 1000 ≈ 1 epoch of Fashion-MNIST at batch 64; gpt: 150)', v => Number(v))
   .option('--checkpoint-every <k>', 'checkpoint spacing of a built-in task; default: from what a checkpoint costs on this machine, erasure coding included (measured with the challenge window), else task new\'s default', v => Number(v))
-  .option('--root-every <m>', 'a built-in task commits its state root every m steps (1: after every step); a dispute then narrows to an m-step segment first (docs/disputes.md "Segments")', v => Number(v))
+  .option('--root-every <m>', `a built-in task commits its state root every m steps; a dispute narrows to an m-step segment first, then to one step in it (docs/disputes.md "Segments"). Default: task new's (${DEFAULT_ROOT_EVERY}; 1, a root after every step, for fewer steps or a --checkpoint-every that ${DEFAULT_ROOT_EVERY} does not divide)`, v => Number(v))
   // docs/benchmarks.md, "Devnet timing": the window is measured on this machine (devnet/timing.ts);
   // faster blocks would save ~1 s and cost every peer's chain client CPU.
   .option('--block-time <ms>', 'dev chain block time', v => Number(v), 500)

@@ -59,23 +59,25 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   const psk = pskImpl(1)
   const runtime = ['--runtime', psk.kind === 'native' ? WASM_PSK_RUNTIME : WASM_RUNTIME]
   if (builtin != null) say(`runtime: ${runtime[1]}${psk.kind === 'native' ? ' (native psk1 kernels)' : ` (psk1 kernels would run in JavaScript: ${psk.why})`}`)
+  // what the task trains, said once its program (and the root spacing task new chose) is written
+  let what: string
   if (builtin === 'mlp') {
     const useFashion = o.synthetic !== true
     if (useFashion) await ensureFashion(say, show)
     else say('--synthetic: the task trains on a generated dataset, not Fashion-MNIST (its accuracy means nothing)')
     const steps = o.steps ?? MLP_DEFAULTS.steps
     await taskNew(['--model', 'mlp', '--dataset', useFashion ? FASHION_DIR : 'synthetic', '--steps', String(steps), '--batch', String(MLP_DEFAULTS.batch), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
-    say(`task program: mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch}${rootsNote(o.rootEvery)} (${file})`)
+    what = `mlp 784-128-10 on ${useFashion ? 'Fashion-MNIST' : 'a synthetic dataset'}, ${steps} Adam steps of batch ${MLP_DEFAULTS.batch}`
   } else if (builtin === 'gpt') {
     const g = GPT_DEFAULTS
     const steps = o.steps ?? g.steps
     await taskNew(['--model', 'gpt', '--dataset', 'fortunes-min', '--steps', String(steps), '--batch', String(g.batch), '--context', String(g.context), '--lr', String(g.lr), '--optimizer', 'adam', '--out', file, ...spacing, ...runtime], logDir)
-    say(`task program: GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows${rootsNote(o.rootEvery)} (${file})`)
+    what = `GPT (2 blocks, d 64, 4 heads, context ${g.context}, character level) on fortunes-min, ${steps} Adam steps of ${g.batch} windows`
   } else {
-    JSON.parse(await readFile(file, 'utf8'))
-    say(`task program: ${file}`)
+    what = file
   }
   const prog = JSON.parse(await readFile(file, 'utf8')) as { steps: number, batchSize: number, checkpointEvery: number, rootEvery?: number, model?: { name?: string } }
+  say(builtin != null ? `task program: ${what}, ${rootsNote(prog.rootEvery ?? 1)} (${file})` : `task program: ${what} (${rootsNote(prog.rootEvery ?? 1)})`, { rootEvery: prog.rootEvery ?? 1 })
   // without a calibration, as many blocks as steps (an MLP step is well under a block)
   if (o.challengeWindow != null) {
     const min = chainMinWindow(prog, o.blockTime)
@@ -134,7 +136,7 @@ export function chainMinWindow (prog: unknown, blockTimeMs: number): number {
   return minChallengeBlocks(programSize(v), shape, REFERENCE_FLOPS * blockTimeMs / 1000)
 }
 
-const rootsNote = (m: number | undefined): string => m != null && m > 1 ? `, a state root every ${m} steps` : ''
+const rootsNote = (m: number): string => m > 1 ? `a state root every ${m} steps` : 'a state root after every step'
 
 async function taskNew (args: string[], logDir: string): Promise<void> {
   const t = spawnCli('task-new', ['task', 'new', ...args], logDir)

@@ -24,7 +24,8 @@ export interface ChainView {
   state: 'none' | 'connecting' | 'connected' | 'down'
   error?: string
   bestBlock?: number
-  tasks: Array<TaskInfo & { id: string }>
+  /** rootEvery: the task's state-root spacing m (TaskRootEvery, 1 when absent): at m > 1 verdicts and disputes name segments */
+  tasks: Array<TaskInfo & { id: string, rootEvery: number }>
   disputes: Array<DisputeInfo & { id: string }>
   accounts: AccountView[]
   events: Array<{ section: string, method: string, data: Record<string, unknown>, blockNumber: number }>
@@ -99,14 +100,17 @@ export class ChainWatch {
       const taskIds = ids(nextTask)
       const disputeIds = ids(nextDispute)
       const accts = this.accounts ?? []
-      const [tasks, disputes, balances, nodes] = await withTimeout(Promise.all([
+      const [tasks, rootEvery, disputes, balances, nodes] = await withTimeout(Promise.all([
         taskIds.length > 0 ? q.arbitration.tasks.multi(taskIds) : [],
+        taskIds.length > 0 ? q.arbitration.taskRootEvery.multi(taskIds) : [],
         disputeIds.length > 0 ? q.arbitration.disputes.multi(disputeIds) : [],
         accts.length > 0 ? q.system.account.multi(accts.map(a => a.accountId)) : [],
         accts.length > 0 ? q.arbitration.nodes.multi(accts.map(a => a.accountId)) : []
       ]))
       this.view.bestBlock = best
-      this.view.tasks = (tasks as any[]).map((t, i) => ({ id: String(taskIds[i]), ...(toPlain(t) as any) })).filter(t => t.phase != null)
+      this.view.tasks = (tasks as any[])
+        .map((t, i) => ({ id: String(taskIds[i]), rootEvery: Number(toPlain((rootEvery as any[])[i]) ?? 1), ...(toPlain(t) as any) }))
+        .filter(t => t.phase != null)
       this.view.disputes = (disputes as any[]).map((d, i) => ({ id: String(disputeIds[i]), ...(toPlain(d) as any) })).filter(d => d.status != null)
       this.view.accounts = accts.map((a, i) => {
         const bal = toPlain((balances as any[])[i]) as any

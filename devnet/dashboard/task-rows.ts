@@ -1,4 +1,5 @@
 import { stateString } from '../../actors/trace.js'
+import { transitionsOfUnit } from '../../protocols/verification/verdict.js'
 import type { CollectedResult } from '../../actors/ports.js'
 import type { ChainView } from './chain-watch.js'
 import type { PeerView } from './peer-watch.js'
@@ -72,13 +73,24 @@ function pictures (chain: ChainView, rows: Map<string, TaskRow>, peers: PeerView
   for (const r of rows.values()) {
     const pic = r.pictures
     const c = r.chain
+    // the chain's units (checked steps, a disputed step) are segments at m > 1: drawn as the transitions they hold
+    const m = c?.rootEvery ?? 1
+    const stepCount = c == null ? 0 : c.stepCount > 0 ? c.stepCount : c.steps
+    const transitions = (unit: number): number[] => transitionsOfUnit(unit, stepCount, m)
     if (c != null) {
-      pic.steps = c.stepCount > 0 ? c.stepCount : c.steps
+      pic.steps = stepCount
       pic.checkpointEvery = c.checkpointEvery
-      pic.samples = c.verdicts.map(v => ({ verifier: peerOfAccount(v.verifier), accept: v.accept, void: v.void, steps: v.checkedSteps.slice(0, 4096) }))
+      pic.rootEvery = m
+      pic.samples = c.verdicts.map(v => ({
+        verifier: peerOfAccount(v.verifier), accept: v.accept, void: v.void, steps: v.checkedSteps.flatMap(transitions).slice(0, 4096)
+      }))
       if (c.revealedForcedError != null) pic.forcedStep = c.revealedForcedError
     }
-    pic.disputed = chain.disputes.filter(d => String(d.taskId) === r.id).map(d => ({ disputeId: d.id, step: d.disputedStep, status: d.status }))
+    pic.disputed = chain.disputes.filter(d => String(d.taskId) === r.id).map(d => {
+      if (m === 1) return { disputeId: d.id, step: d.disputedStep, status: d.status }
+      const ts = transitions(d.disputedStep)
+      return { disputeId: d.id, step: ts[0], lastStep: ts[ts.length - 1], segment: d.disputedStep, status: d.status }
+    })
   }
   for (const p of peers) {
     for (const w of p.progress ?? []) {

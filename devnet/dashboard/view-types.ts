@@ -18,9 +18,12 @@ export interface TaskPictures {
   samples: Array<{ verifier: string, accept: boolean, void: boolean, steps: number[] }>
   /** peers replaying every step (whistleblowers) */
   replayingAll: string[]
-  disputed: Array<{ disputeId: string, step: number, status: string }>
+  /** the disputed transition, or at m > 1 the disputed segment's first (`step`) and last (`lastStep`) transitions */
+  disputed: Array<{ disputeId: string, step: number, lastStep?: number, segment?: number, status: string }>
   forcedStep?: number
   steps?: number
+  /** the task's state-root spacing m: at m > 1 the chain's units are segments, drawn here as their steps */
+  rootEvery?: number
   checkpointEvery?: number
 }
 export interface TaskRow {

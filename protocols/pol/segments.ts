@@ -6,6 +6,28 @@
 
 export const MAX_ROOT_EVERY = 64
 
+/**
+ * The spacing `task new` and the devnet's built-in tasks name unless told
+ * otherwise: hashing one state in 8 cuts the proof's cost on one core to a
+ * fraction of m = 1's (docs/benchmarks.md "Training speed against PyTorch"),
+ * and a dispute still narrows through a segment of ≤ 8 steps to one step
+ * (docs/disputes.md "Segments").
+ */
+export const DEFAULT_ROOT_EVERY = 8
+
+/**
+ * The root spacing of a task whose author named none: DEFAULT_ROOT_EVERY,
+ * unless the task is shorter (a checkpoint spacing is a multiple of m and at
+ * most the steps) or its named checkpoint spacing is not a multiple of it;
+ * then a root after every step.
+ */
+export function defaultRootEvery (steps: number, checkpointEvery?: number): number {
+  check(steps, 1)
+  const m = DEFAULT_ROOT_EVERY
+  if (steps < m || (checkpointEvery !== undefined && checkpointEvery % m !== 0)) return 1
+  return m
+}
+
 function check (steps: number, m: number): void {
   if (!Number.isInteger(steps) || steps < 0) throw new RangeError(`steps must be a non-negative integer, not ${steps}`)
   if (!Number.isInteger(m) || m < 1 || m > MAX_ROOT_EVERY) throw new RangeError(`rootEvery must be an integer in [1, ${MAX_ROOT_EVERY}], not ${m}`)

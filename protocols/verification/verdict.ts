@@ -1,4 +1,4 @@
-import { segmentCount } from '../pol/segments.js'
+import { committedStep, segmentCount } from '../pol/segments.js'
 import { sampleSegments, samplesPerVerifier } from './sample.js'
 
 // What an accepting verdict must vouch for. The chain refuses an accepting
@@ -50,6 +50,18 @@ export function requiredSample (seedHex: string, accountHex: string, stepCount: 
 export function unitOfTransition (step: number, stepCount: number, rootEvery: number): number {
   if (rootEvery === 1) return step
   return step >= stepCount ? segmentCount(stepCount, rootEvery) : Math.floor(step / rootEvery)
+}
+
+/**
+ * The 0-based transitions a chain unit names (a `checked_steps` entry, open_dispute's
+ * disputed_step): the unit itself at m = 1; at m > 1 segment j's transitions c_j … c_{j+1} − 1,
+ * and for the unit after the last segment a diverged proof's last step (stepCount).
+ */
+export function transitionsOfUnit (unit: number, stepCount: number, rootEvery: number): number[] {
+  if (rootEvery === 1) return [unit]
+  if (unit >= segmentCount(stepCount, rootEvery)) return [stepCount]
+  const from = committedStep(unit, stepCount, rootEvery)
+  return Array.from({ length: committedStep(unit + 1, stepCount, rootEvery) - from }, (_, i) => from + i)
 }
 
 /** The chain's checked unit (`checked_steps` entry) of a node's 1-based checked step: s - 1 at m = 1. */

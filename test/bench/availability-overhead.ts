@@ -65,7 +65,7 @@ export async function overheadBench (dir: string, trials = 3) {
   const data = dataset === FASHION ? ['--dataset-dir', FASHION] : []
   mkdirSync(dir, { recursive: true })
   const task = join(dir, 'task.json')
-  cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--optimizer', 'adam', '--out', task])
+  cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--root-every', '1', '--optimizer', 'adam', '--out', task])
   const plain = cli(['train', '--task', task, '--out', join(dir, 'plain'), '--plain', '--no-evaluate', '--json', ...data])
   const run = join(dir, 'run')
   const verif = cli(['train', '--task', task, '--out', run, '--no-evaluate', '--json', ...data])

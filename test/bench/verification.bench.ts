@@ -182,7 +182,7 @@ if (dir !== undefined) try {
   ]
   for (const [steps, k] of configs) {
     const task = join(dir, `task-${steps}-${k}.json`)
-    cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--optimizer', 'adam', '--out', task])
+    cli(['task', 'new', '--model', 'mlp', '--dataset', dataset, '--steps', String(steps), '--batch', '64', '--checkpoint-every', String(k), '--root-every', '1', '--optimizer', 'adam', '--out', task])
     const plain = cli(['train', '--task', task, '--out', join(dir, `plain-${steps}-${k}`), '--plain', '--no-evaluate', '--json', ...data])
     const run = join(dir, `run-${steps}-${k}`)
     const verif = cli(['train', '--task', task, '--out', run, '--no-evaluate', '--json', ...data])

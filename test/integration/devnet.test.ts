@@ -130,7 +130,17 @@ describe('npm run devnet', () => {
     expect(verdictSeries.map(d => d.points.length)).toEqual(task.pictures.samples.map((v: any) => v.steps.length))
     expect(map.find(d => d.label.startsWith('checkpoints'))!.points).toHaveLength(task.pictures.steps / task.pictures.checkpointEvery + 1)
     const dispute = state.disputes.find((d: any) => d.chain != null)
-    expect(map.find(d => d.label === `disputed step ${dispute.chain.disputedStep + 1}`)!.points[0].x).toBe(dispute.chain.disputedStep + 0.5)
+    // the devnet's task commits a root every 8 steps (task new's default): the dispute names a segment,
+    // drawn as the box of its steps, and the solver's revealed forced error lies inside it
+    const m = task.pictures.rootEvery
+    expect(m).toBe(8)
+    const j = dispute.chain.disputedStep
+    const first = j * m; const last = Math.min((j + 1) * m, task.pictures.steps) - 1
+    const segmentBox = map.find(d => d.label === `disputed segment ${j}: steps ${first + 1}–${last + 1}`)!
+    expect(segmentBox.points.map(p => p.x)).toEqual([first, first, last + 1, last + 1, first])
+    expect(task.pictures.forcedStep).toBeGreaterThanOrEqual(first)
+    expect(task.pictures.forcedStep).toBeLessThanOrEqual(last)
+    expect(map.find(d => d.label === `forced error ${task.pictures.forcedStep + 1}`)!.points[0].x).toBe(task.pictures.forcedStep + 0.5)
     // the bisection as the challenger recorded it, one bar per answer of the defender, and the claim the chain ruled on.
     // A forced error changes only the committed post-state: both tapes agree, so the game ends at the
     // defender's commitment (the whole tape of the step) with a state claim

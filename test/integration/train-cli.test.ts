@@ -11,7 +11,8 @@ let dir: string
 beforeAll(async () => {
   assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-train-cli-'))
-  const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
+  // a root after every step (task new's default is every 8): the replays below check single steps against their roots
+  const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--root-every', '1', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
   expect(t.code).toBe(0)
   writeFileSync(join(dir, 'task.json'), t.stdout)
 })
@@ -129,6 +130,13 @@ describe('train CLI (separate processes)', () => {
     writeFileSync(join(dir, 'm4.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')), rootEvery: 4 }))
     const c4 = await cli('task', 'check', join(dir, 'm4.json'))
     expect(c4.code, c4.stderr).toBe(0); expect(c4.stdout).toMatch(/state roots every 4 steps/)
+    // task new's default: a root every 8 steps, the spacing it picks a multiple of 8; 1 when the named spacing is not a multiple of 8
+    const d8 = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '1000', '--synthetic-size', '64', '--no-rows-root')
+    expect(d8.code, d8.stderr).toBe(0)
+    expect(JSON.parse(d8.stdout)).toMatchObject({ rootEvery: 8, checkpointEvery: 8 })
+    const d1 = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '1000', '--checkpoint-every', '5', '--synthetic-size', '64', '--no-rows-root')
+    expect(d1.code, d1.stderr).toBe(0)
+    expect(JSON.parse(d1.stdout).checkpointEvery).toBe(5); expect(JSON.parse(d1.stdout).rootEvery ?? 1).toBe(1)
     const n4 = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '6', '--root-every', '4')
     expect(n4.code).not.toBe(0); expect(n4.stderr).toMatch(/--root-every 4 must divide --checkpoint-every 6/)
     expect(JSON.parse(ok.stdout).programHash).toMatch(/^[0-9a-f]{64}$/)

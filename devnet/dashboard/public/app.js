@@ -254,7 +254,7 @@ function renderTasks (s) {
         p.result?.accuracy != null ? el('span', { class: 'small', 'data-testid': 'task-accuracy', text: ` test accuracy ${(p.result.accuracy * 100).toFixed(2)}%` }) : null),
       el('div', { class: 'pictures-row' },
         el('figure', {}, window.pictures.lossCurve(`loss/${t.id}`, p), el('figcaption', { class: 'small muted', text: 'training loss by step, live while the solver trains' + (text != null ? '; dashed: held-out loss and unigram baseline' : '') + (p.result?.accuracy != null ? '; diamond: test accuracy' : '') })),
-        el('figure', {}, window.pictures.sampleMap(`samples/${t.id}`, p), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step' }))),
+        el('figure', {}, window.pictures.sampleMap(`samples/${t.id}`, p), el('figcaption', { class: 'small muted', text: 'steps checked: one row per verdict (green accept, red reject), whistleblowers replay every step; ticks: checkpoints; red line: disputed step (red box: the disputed segment, at a root every m > 1 steps)' }))),
       text != null ? window.pictures.textResult(text) : null)
   })
   replaceChildren(box, el('table', {}, el('thead', {}, head), el('tbody', {}, rows)), pics)

@@ -116,7 +116,9 @@ function sampleMap (key, pic) {
     datasets.push({ label: `checkpoints (every ${every} steps)`, data: cks, pointStyle: 'line', rotation: 90, pointRadius: 5, borderColor: '#4a5568', backgroundColor: '#4a5568' })
   }
   const vertical = (s, label, color, dash) => datasets.push({ label, data: [{ x: s + 0.5, y: -0.5 }, { x: s + 0.5, y: n + 0.5 }], showLine: true, borderColor: color, backgroundColor: color, borderWidth: 2, borderDash: dash, pointRadius: 0 })
-  for (const d of pic.disputed) vertical(d.step, `disputed step ${d.step + 1}`, DISPUTED, [])
+  // at m > 1 a dispute names a segment: its steps, boxed
+  const segmentBox = (d) => datasets.push({ label: `disputed segment ${d.segment}: steps ${d.step + 1}–${d.lastStep + 1}`, data: [{ x: d.step, y: -0.5 }, { x: d.step, y: n + 0.5 }, { x: d.lastStep + 1, y: n + 0.5 }, { x: d.lastStep + 1, y: -0.5 }, { x: d.step, y: -0.5 }], showLine: true, borderColor: DISPUTED, backgroundColor: DISPUTED, borderWidth: 2, pointRadius: 0 })
+  for (const d of pic.disputed) { if (d.segment == null) vertical(d.step, `disputed step ${d.step + 1}`, DISPUTED, []); else segmentBox(d) }
   if (pic.forcedStep != null && !pic.disputed.some(d => d.step === pic.forcedStep)) vertical(pic.forcedStep, `forced error ${pic.forcedStep + 1}`, FORCED, [4, 3])
   const scales = {
     x: { type: 'linear', min: 0, max: Math.max(1, steps), title: title('step') },

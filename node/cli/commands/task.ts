@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
 import { newProgram, programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../../protocols/program/program.js'
-import { MAX_ROOT_EVERY, committedSpacing } from '../../../protocols/pol/segments.js'
+import { DEFAULT_ROOT_EVERY, MAX_ROOT_EVERY, committedSpacing, defaultRootEvery } from '../../../protocols/pol/segments.js'
 import { readJson } from '../../train/store.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
@@ -53,7 +53,7 @@ export function register (program: Command): void {
     .option('--seed <s>', 'program seed (uint32): init and data order', '1')
     .option('--batch <b>', 'batch size', '64')
     .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/44) rounded, e.g. 5 at 1000 steps, 15 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
-    .option('--root-every <m>', `state roots every m steps (1 … ${MAX_ROOT_EVERY}; must divide --checkpoint-every, and the default spacing is rounded up to a multiple of m): hashing falls by m, disputes narrow to an m-step segment first (docs/training.md)`, '1')
+    .option('--root-every <m>', `state roots every m steps (1 … ${MAX_ROOT_EVERY}; must divide --checkpoint-every, and the default spacing is rounded up to a multiple of m): hashing falls by m, disputes narrow to an m-step segment first (docs/training.md). Default ${DEFAULT_ROOT_EVERY}; 1 (a root after every step) for a task of fewer steps or a --checkpoint-every that ${DEFAULT_ROOT_EVERY} does not divide`)
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
@@ -74,15 +74,16 @@ export function register (program: Command): void {
         const gpt: Partial<GptSpec> = {}
         const sizes = { layers: [o.layers, '--layers', 48], dModel: [o.dModel, '--d-model', 4096], heads: [o.heads, '--heads', 256], mlp: [o.mlp, '--mlp', 16384] } as const
         for (const [k, [v, flag, max]] of Object.entries(sizes)) { const n = intOpt(v, flag, 1, max); if (n !== undefined) gpt[k as keyof typeof sizes] = n }
-        const rootEvery = intOpt(o.rootEvery, '--root-every', 1, MAX_ROOT_EVERY) ?? 1
+        const steps = intOpt(o.steps, '--steps', 1, 500_000) as number
         const checkpointEvery = intOpt(o.checkpointEvery, '--checkpoint-every', 1, 500_000)
+        const rootEvery = intOpt(o.rootEvery, '--root-every', 1, MAX_ROOT_EVERY) ?? defaultRootEvery(steps, checkpointEvery)
         if (checkpointEvery !== undefined && checkpointEvery % rootEvery !== 0) throw new CliError(`--root-every ${rootEvery} must divide --checkpoint-every ${checkpointEvery} (every checkpoint is a committed state)`)
         const optimizer = o.optimizer
         const build = (k: number | undefined, m: number): TaskProgram => newProgram({
           model: o.model,
           gpt,
           dataset: datasetRef(ds, { rowsRoot: o.rowsRoot }),
-          steps: intOpt(o.steps, '--steps', 1, 500_000) as number,
+          steps,
           seed: intOpt(o.seed, '--seed', 0, 0xffffffff),
           batchSize: intOpt(o.batch, '--batch', 1, 4096),
           checkpointEvery: k,

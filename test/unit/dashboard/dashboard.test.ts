@@ -119,6 +119,30 @@ describe('the data of the task and dispute pictures', () => {
   })
 })
 
+describe('the sample map of a task with a root every m steps', () => {
+  it('draws the chain\'s segments (checked units, the disputed unit) as the steps they hold; at m = 1 the units are the steps', async () => {
+    const agg = new Aggregator({ peers: [{ name: 'wb', dataDir: '/nonexistent', role: 'whistleblower' }] })
+    agg.watches[0].view.actors = { supervisor: { state: 'running', roles: [] }, actors: [] }
+    const task = (id: string, rootEvery: number): never => ({
+      id, rootEvery, phase: 'Verifying', steps: 20, stepCount: 20, checkpointEvery: 8, revealedForcedError: 13,
+      verdicts: [{ verifier: '0xv', accept: false, void: false, checkedSteps: [0, 2] }]
+    }) as never
+    agg.chain.view.tasks = [task('7', 8), task('9', 1)]
+    agg.chain.view.disputes = [{ id: '3', taskId: 7, disputedStep: 1, status: 'Open' } as never, { id: '4', taskId: 9, disputedStep: 13, status: 'Open' } as never]
+    const pics = (id: string): ReturnType<Aggregator['state']>['tasks'][number]['pictures'] => agg.state().tasks.find(t => t.id === id)!.pictures
+    const p = pics('7')
+    expect(p.rootEvery).toBe(8)
+    // segment 0: transitions 0 … 7; segment 2, the short last one of 20 steps: 16 … 19
+    expect(p.samples[0].steps).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19])
+    expect(p.disputed).toEqual([{ disputeId: '3', step: 8, lastStep: 15, segment: 1, status: 'Open' }])
+    expect(p.forcedStep).toBe(13)
+    const q = pics('9')
+    expect(q.samples[0].steps).toEqual([0, 2])
+    expect(q.disputed).toEqual([{ disputeId: '4', step: 13, status: 'Open' }])
+    await agg.stop()
+  })
+})
+
 describe('the live bisection and stakes over time', () => {
   it('merges an open dispute\'s moves heard on chain with the challenger\'s record so far, by message number', async () => {
     const agg = new Aggregator({ peers: [{ name: 'wb', dataDir: '/nonexistent', role: 'whistleblower' }] })

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { committedStep, segmentCount } from '../../../protocols/pol/segments.js'
 import { checkpointLoads, missProbability, sampleSegments, sampleSteps } from '../../../protocols/verification/sample.js'
 import { checkpointStepsOf, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
-import { checkableUnits, checkedUnitOf, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
+import { checkableUnits, checkedUnitOf, requiredSample, transitionsOfUnit, unitOfTransition } from '../../../protocols/verification/verdict.js'
 
 // Verification sampling with state roots every m steps: the unit is a segment,
 // named node-side by its last step and on chain by its index.
@@ -59,6 +59,17 @@ describe('sampling segments (roots every m steps)', () => {
     expect(unitOfTransition(9, 10, 4)).toBe(2)
     expect(checkableUnits(10, false, 4)).toBe(3)
     expect(checkableUnits(10, true, 4)).toBe(4)
+  })
+
+  it('a unit\'s transitions (what the dashboard draws for a checked or disputed segment) are the inverse of unitOfTransition', () => {
+    expect(transitionsOfUnit(7, 10, 1)).toEqual([7])
+    expect(transitionsOfUnit(1, 10, 4)).toEqual([4, 5, 6, 7])
+    // the short last segment, and a diverged proof's last step one past it
+    expect(transitionsOfUnit(2, 10, 4)).toEqual([8, 9])
+    expect(transitionsOfUnit(3, 10, 4)).toEqual([10])
+    for (const m of [1, 3, 8]) {
+      for (let u = 0; u <= checkableUnits(1000, true, m) - 1; u++) for (const t of transitionsOfUnit(u, 1000, m)) expect(unitOfTransition(t, 1000, m)).toBe(u)
+    }
   })
 
   it('checkpoint loads follow the segment replays: from the checkpoint at or before c_j, continuing across consecutive segments', () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { fromHex, merkleRoot, sha256, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
 import { forcedErrorFromOutput } from '../../../protocols/dispute/forced-error.js'
 import {
-  buildProof, committedSpacing, committedStep, committedSteps, isCommittedStep, leafCount, leafOfStep, proofDepth, proveStepRoot, rootAtStep, segmentLength,
+  DEFAULT_ROOT_EVERY, buildProof, committedSpacing, committedStep, defaultRootEvery,
+  committedSteps, isCommittedStep, leafCount, leafOfStep, proofDepth, proveStepRoot, rootAtStep, segmentLength,
   segmentOfStep,
   validateProof, verifyStepRoot
 } from '../../../protocols/pol/index.js'
@@ -18,6 +19,21 @@ describe('protocols/pol: state roots every m steps', () => {
     // 12 would be over the 10 steps (the chain refuses a spacing over the steps): the last multiple within them
     expect(committedSpacing(10, 10, 4)).toBe(8)
     expect(committedSpacing(1, 10, 4)).toBe(4)
+  })
+
+  it('a task that names no spacing commits a root every 8 steps, unless it is shorter or its checkpoint spacing forbids it', () => {
+    expect(DEFAULT_ROOT_EVERY).toBe(8)
+    expect(defaultRootEvery(1000)).toBe(8)
+    expect(defaultRootEvery(8)).toBe(8)
+    expect(defaultRootEvery(1000, 16)).toBe(8)
+    // every checkpoint must be a committed state: 5 is not a multiple of 8, so a root after every step
+    expect(defaultRootEvery(1000, 5)).toBe(1)
+    expect(defaultRootEvery(1000, 12)).toBe(1)
+    // a checkpoint spacing is a multiple of m and at most the steps: a 7-step task cannot have m = 8
+    expect(defaultRootEvery(7)).toBe(1)
+    // the spacing task new then derives is a multiple of the default m within the steps
+    expect(committedSpacing(5, 1000, defaultRootEvery(1000))).toBe(8)
+    expect(committedSpacing(1, 10, defaultRootEvery(10))).toBe(8)
   })
 
   it('leaves are the steps min(j·m, N); segments hold at most m transitions', () => {
