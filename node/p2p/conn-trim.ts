@@ -6,7 +6,7 @@ import { connectedPeers, type Host } from './host.js'
 // keep-alives, identify pushes, gossipsub control traffic, a score to keep),
 // and at 100 peers on one machine the peers held 45–79 connections each and
 // idled at ~1.5 of 2 cores (docs/benchmarks.md, "Swarm scale"). A peer needs
-// far fewer: its gossip meshes (D_hi = 12 per topic, chosen among connected
+// far fewer: its gossip meshes (D_hi = 8 per topic, chosen among connected
 // peers) and a few more for gossip and for the DHT, whose lookups dial the
 // peers they ask. libp2p's own pruner cannot bring the count down: it never
 // closes a connection with a stream open other than identify's, and every

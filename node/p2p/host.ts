@@ -75,7 +75,37 @@ const topicScore = {
   invalidMessageDeliveriesDecay: 0.99
 }
 
-export const HEARTBEAT_MS = 700
+/**
+ * Gossipsub heartbeat. Each heartbeat also sends IHAVE gossip (the ids of the
+ * last GOSSIP_HISTORY heartbeats' messages) to GOSSIP_D_LAZY peers outside the
+ * mesh on every topic with recent messages: one RPC, its own noise frame,
+ * write syscalls and yamux window update each. While a topic carries
+ * messages, the 700 ms heartbeat (as Lodestar) with 6 gossip peers sent ~8.6
+ * IHAVE a second, about as many frames as 2 messages a second through a mesh
+ * of 6 (docs/benchmarks.md, "Swarm scale: gossip settings"). gossipsub's 1 s
+ * costs a joining peer whose GRAFT-on-subscribe came too early up to 0.3 s more.
+ */
+export const HEARTBEAT_MS = 1000
+/**
+ * Peers outside the mesh sent IHAVE gossip per topic and heartbeat: at least
+ * GOSSIP_D_LAZY, or GOSSIP_FACTOR of the non-mesh peers if more (gossipsub's
+ * defaults: 6, 0.25). A message a peer's mesh withheld still reaches it when
+ * any of its ~16 other connected peers gossips the id to it: with 3 of ~16
+ * over 4 heartbeats, each such peer does with probability ~0.57 (0.85 with 6).
+ */
+export const GOSSIP_D_LAZY = 3
+export const GOSSIP_FACTOR = 0.1
+/** heartbeats whose message ids are gossiped (the message cache keeps GOSSIP_CACHE) */
+export const GOSSIP_HISTORY = 4
+export const GOSSIP_CACHE = 7
+/**
+ * Mesh degree: D = 6 and D_lo = 4 (gossipsub's), D_hi = 8 instead of 12. A
+ * peer receives a copy of every message from each mesh peer and sends one to
+ * each; meshes grow to D_hi from inbound GRAFTs (at 40 peers: mean 7.5–7.8
+ * mesh peers a topic, up to 12; 6.5–6.7 with D_hi = 8). Above D_hi a
+ * heartbeat prunes back to D, keeping the best-scored.
+ */
+export const GOSSIP_D_HI = 8
 
 export const PING_INTERVAL_MS = 30_000
 
@@ -192,19 +222,19 @@ export async function createHost (init: HostInit): Promise<Host> {
         maxInboundDataLength: GOSSIP_MAX_INBOUND_DATA_LENGTH,
         // bootstrap peers are well connected: peer exchange helps joiners find a mesh
         doPX: true,
-        // heartbeats graft peers into the mesh: 700 ms (as Lodestar) instead of
-        // 1 s shortens the wait of a joining peer whose GRAFT-on-subscribe
-        // came too early (before its outbound stream was open). The message
-        // cache keeps its ~5 s (7 heartbeats), and gossips the last ~2.8 s.
+        // the message cache keeps 7 s (7 heartbeats) and gossips the last 4 s
         heartbeatInterval: HEARTBEAT_MS,
+        Dhi: GOSSIP_D_HI,
+        Dlazy: GOSSIP_D_LAZY,
+        gossipFactor: GOSSIP_FACTOR,
         // Without it, every copy of a message (a peer gets one from the
         // publisher and one from each mesh neighbour that forwards it) has its
         // Ed25519 signature checked before the seen-cache lookup: in a 20-peer
         // swarm that was ~20 % of a peer's CPU while gossiping, and on a
         // shared machine CPU queueing is most of the delivery latency.
         fastMsgIdFn,
-        mcacheLength: 7,
-        mcacheGossip: 4,
+        mcacheLength: GOSSIP_CACHE,
+        mcacheGossip: GOSSIP_HISTORY,
         scoreParams: {
           // the gossipsub spec's way to trust bootstrappers: an application
           // score that lifts them over acceptPXThreshold (10), so the peers a

@@ -195,6 +195,14 @@ export function cpuMs (pid: number | undefined): number {
   } catch { return NaN }
 }
 
+/** read and write syscalls a process has made (/proc/<pid>/io): a count of the frames it moved, independent of the machine's load */
+export function syscalls (pid: number | undefined): { reads: number, writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8')
+    return { reads: Number(/syscr:\s+(\d+)/.exec(io)?.[1] ?? NaN), writes: Number(/syscw:\s+(\d+)/.exec(io)?.[1] ?? NaN) }
+  } catch { return { reads: NaN, writes: NaN } }
+}
+
 export function rssMiB (pid: number | undefined): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))

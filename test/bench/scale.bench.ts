@@ -20,7 +20,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { machine, pct, writeSection } from './report.js'
-import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, rssSplitMiB, sleep } from './scale-swarm.js'
+import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, rssSplitMiB, sleep, syscalls } from './scale-swarm.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -146,13 +146,17 @@ try {
   // ---- idle: CPU over IDLE_S seconds, RSS ----
   await sleep(5000)
   const idle0 = peers.map(p => cpuMs(p.pid))
+  const idleIo0 = peers.map(p => syscalls(p.pid))
   await sleep(IDLE_S * 1000)
   // a shared process's CPU time and RSS divided among its peers
   const idleCpu = peers.map((p, i) => (cpuMs(p.pid) - idle0[i]) / IDLE_S / p.share)
+  const idleWrites = peers.map((p, i) => (syscalls(p.pid).writes - idleIo0[i].writes) / IDLE_S / p.share)
   const idleRss = peers.map(p => rssMiB(p.pid) / p.share)
   const byProc = (ps: SwarmPeer[], xs: number[]): number[] => ps.map(p => xs[peers.indexOf(p)])
   res.idle = {
     cpuMsPerS: { mean: mean(idleCpu), max: Math.max(...idleCpu) },
+    // write syscalls (frames sent: each yamux frame is its own write) per second and peer
+    writesPerS: mean(idleWrites),
     rssMiB: { mean: mean(idleRss), p95: pct(idleRss, 95), max: Math.max(...idleRss) },
     bootstrapRssMiB: rssMiB(boot.pid),
     own: stats(byProc(own(peers), idleRss), byProc(own(peers), idleCpu)),
@@ -167,6 +171,9 @@ try {
   // connections once the trimmer has had its grace period and a round (node/p2p/conn-trim.ts: 30 s, 10 s)
   res.idle.meshBelow = meshStats(await meshMins(all)).below
   res.idle.connections = connections()
+  // mesh peers per topic, over every peer and topic: each is a copy of every message the peer receives and forwards
+  const meshSizes = peers.flatMap(p => (p.status?.topics ?? []).map((t: { meshPeers: number }) => t.meshPeers))
+  res.idle.meshPeers = { p50: pct(meshSizes, 50), mean: mean(meshSizes), max: Math.max(...meshSizes) }
   log(`idle: ${JSON.stringify(res.idle)}`)
 
   // ---- gossip load: MESSAGES from PUBLISHERS peers, publish → delivery at every other peer ----
@@ -256,6 +263,7 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
   const since = Date.now()
   const sent = new Map<string, { sentAt: number, from: SwarmPeer }>()
   const cpu0 = peers.map(p => cpuMs(p.pid))
+  const io0 = peers.map(p => syscalls(p.pid))
   const g0 = performance.now()
   const pending: Array<Promise<unknown>> = []
   let rssLoad: number[] = []
@@ -273,6 +281,7 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
   await sleep(2000)
   const seconds = (performance.now() - g0) / 1000
   const cpu = peers.map((p, i) => (cpuMs(p.pid) - cpu0[i]) / seconds / p.share)
+  const writes = peers.map((p, i) => (syscalls(p.pid).writes - io0[i].writes) / seconds / p.share)
   const lat: number[] = []
   const latOwn: number[] = []
   const latShared: number[] = []
@@ -302,6 +311,8 @@ async function gossipRound (peers: SwarmPeer[], messages: number, tag: string, m
     out.cpuMsPerS = { mean: mean(cpu), max: Math.max(...cpu) }
     // what receiving, checking and forwarding one message costs a peer, idle CPU taken out: barely load-dependent
     out.cpuMsPerMsgPerPeer = (mean(cpu) - res.idle.cpuMsPerS.mean) * seconds / messages
+    // frames sent per message and peer (write syscalls, idle rate taken out): what the settings change, whatever the load
+    out.writesPerMsgPerPeer = (mean(writes) - res.idle.writesPerS) * seconds / messages
     // the same, for peers with a process of their own and for peers sharing one (side by side, same messages)
     const perMsg = (ps: SwarmPeer[], idle: number): number => (mean(ps.map(p => cpu[peers.indexOf(p)])) - idle) * seconds / messages
     out.cpuMsPerMsgPerPeerOwn = perMsg(own(peers), res.idle.own.cpuMsPerS.mean)
@@ -337,6 +348,7 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | process start → ready / first connection (p50) | ${f(r.startup.readyMs)} / ${f(r.startup.firstConnectionMs)} ms |
 | connections per peer (p50 / max) / of the bootstrap peer, at mesh formation | ${f(r.connections.p50)} / ${f(r.connections.max)} / ${f(r.connections.bootstrap)} |
 | … after the idle measurement (p50 / max) / of the bootstrap peer; connections trimmed per peer (p50) | ${f(r.idle.connections?.p50)} / ${f(r.idle.connections?.max)} / ${f(r.idle.connections?.bootstrap)}; ${f(r.idle.connections?.trimmedP50)} |
+| gossip mesh peers per topic, every peer and topic (p50 / mean / max), after the idle measurement | ${f(r.idle.meshPeers?.p50)} / ${f(r.idle.meshPeers?.mean)} / ${f(r.idle.meshPeers?.max)} |
 | gossip publish → delivery p50 / p95 / p99 / max (${r.gossip.messages} messages from ${r.gossip.publishers} publishers, ${f(1000 / PUBLISH_EVERY_MS)}/s) | ${f(r.gossip.latencyMs.p50)} / ${f(r.gossip.latencyMs.p95)} / ${f(r.gossip.latencyMs.p99)} / ${f(r.gossip.latencyMs.max)} ms (${r.gossip.delivered}/${r.gossip.expected} delivered) |
 | DHT provide (p50 / max) | ${f(r.dht.provideMs.p50)} / ${f(r.dht.provideMs.max)} ms${r.dht.provideFailures > 0 ? ` (${r.dht.provideFailures} of ${PROVIDERS} timed out)` : ''} |
 | DHT provider lookup → first provider (p50 / p95 / max; ${r.dht.found}/${r.dht.lookups} found) | ${f(r.dht.firstProviderMs.p50)} / ${f(r.dht.firstProviderMs.p95)} / ${f(r.dht.firstProviderMs.max)} ms |
@@ -353,6 +365,7 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
   ? `
 | … one peer per process / ${r.peersPerProcess} per process (mean) | ${f(r.idle.own.cpuMsPerS.mean)} / ${f(r.idle.shared.cpuMsPerS.mean)} ms/s |`
   : ''}
+| write syscalls (frames sent) per peer idle; per message per peer under gossip load (less idle) | ${f(r.idle.writesPerS)} /s; ${f(r.gossip.writesPerMsgPerPeer)} |
 | CPU per peer under gossip load (mean / max) | ${f(r.gossip.cpuMsPerS.mean)} / ${f(r.gossip.cpuMsPerS.max)} ms/s |
 | … CPU per message per peer (load less idle) | ${r.gossip.cpuMsPerMsgPerPeer.toFixed(2)} ms |${r.hosts > 0
   ? `
