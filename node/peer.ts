@@ -1,7 +1,7 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Level } from 'level'
 import { DEFAULT_NETWORK, parseRoles, type Role } from './config.js'
-import { ControlServer, HttpError, intParam } from './control/server.js'
+import { ControlServer } from './control/server.js'
 import { gossipMetricsRegister, type GossipMetricsRegister } from './p2p/gossip-metrics.js'
 import { disconnectGraylisted, type GraylistGuard } from './p2p/graylist.js'
 import { newToken, removeControlFiles, writeControlFiles } from './control/files.js'
@@ -11,14 +11,13 @@ import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
 import { connectedPeers, createHost, dialTimeoutMs, type Host } from './p2p/host.js'
-import { findProvidersTraced } from './p2p/dht-lookup.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { startConnectionTrimmer, TRIM_GRACE_MS, TRIM_INTERVAL_MS, TRIM_TARGET, type ConnectionTrimmer } from './p2p/conn-trim.js'
 import { decidePrivateAddrs, listenHosts, type PrivateAddrsDecision } from './p2p/private-addrs.js'
-import { MAX_GOSSIP_MESSAGE_BYTES } from './p2p/limits.js'
 import { topicName } from './p2p/topics.js'
 import { PROTOCOL_TOPICS } from '../protocols/messages/schemas.js'
 import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
+import { installPeerRoutes } from './peer-routes.js'
 
 export interface PeerOptions {
   dataDir: string
@@ -145,7 +144,7 @@ export class Peer {
       const control = new ControlServer(token)
       const peer = new Peer(opts, log, db, meta, identity, host, gossip, control, metrics, roles, privateAddrs)
       peer.gossipMetrics = gossipMetrics
-      peer.installRoutes()
+      installPeerRoutes(peer)
       const port = await control.listen(opts.controlPort ?? 0)
       cleanup.unshift(async () => await control.close())
       await writeControlFiles(opts.dataDir, { port, pid: process.pid, peerId: peer.peerId, startedAt: new Date(peer.startedAt).toISOString() }, token)
@@ -243,49 +242,6 @@ export class Peer {
     }
   }
 
-  private installRoutes (): void {
-    const c = this.control
-    c.get('/v1/status', () => this.status())
-    c.text('/metrics', async () => await this.metrics.registry.metrics())
-    c.post('/v1/gossip/publish', async ({ body }) => {
-      const b = body as { topic?: string, data?: string }
-      if (typeof b.topic !== 'string' || typeof b.data !== 'string') throw new HttpError(400, 'body must be {"topic": string, "data": string (utf-8)}')
-      const data = new TextEncoder().encode(b.data)
-      if (data.length > MAX_GOSSIP_MESSAGE_BYTES) throw new HttpError(413, `message over ${MAX_GOSSIP_MESSAGE_BYTES} bytes`)
-      try {
-        return await this.gossip.publish(b.topic, data)
-      } catch (err) {
-        throw new HttpError(400, (err as Error).message)
-      }
-    })
-    if (process.env.PROOFSWARM_DEBUG_ROUTES === '1') {
-      // fault injection for tests: publish raw bytes, bypassing our own validation
-      c.post('/v1/debug/gossip-raw', async ({ body }) => {
-        const b = body as { topic?: string, hex?: string }
-        if (typeof b.topic !== 'string' || typeof b.hex !== 'string') throw new HttpError(400, 'body must be {"topic", "hex"}')
-        const r = await this.host.services.pubsub.publish(topicName(this.network, b.topic), Buffer.from(b.hex, 'hex'))
-        return { recipients: r.recipients.length }
-      })
-    }
-    c.get('/v1/gossip/messages', ({ url }) => this.gossip.received({
-      topic: url.searchParams.get('topic') ?? undefined,
-      since: url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined
-    }))
-    c.post('/v1/dht/provide', async ({ body }) => {
-      const cid = await parseCidBody(body)
-      await this.host.contentRouting.provide(cid, { signal: AbortSignal.timeout(20_000) })
-      return { provided: cid.toString() }
-    })
-    c.get('/v1/dht/providers', async ({ url }) => {
-      const cid = await parseCidBody({ cid: url.searchParams.get('cid') })
-      const timeoutMs = intParam(url, 'timeoutMs', 1, 60_000, 10_000)
-      // max=1: stop at the first provider (a fetcher needs one), instead of walking the DHT for up to 20
-      const max = intParam(url, 'max', 1, 20, 20)
-      const { providers, ...lookup } = await findProvidersTraced(this.host, cid, { timeoutMs, max })
-      return { cid: cid.toString(), providers, lookup }
-    })
-  }
-
   async stop (): Promise<void> {
     this.stopping ??= (async () => {
       clearInterval(this.uptimeTimer)
@@ -304,13 +260,6 @@ function decodeJsonObject (data: Uint8Array): unknown {
   const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data)) as unknown
   if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object')
   return v
-}
-
-async function parseCidBody (body: unknown): Promise<import('multiformats/cid').CID> {
-  const { CID } = await import('multiformats/cid')
-  const s = (body as { cid?: unknown })?.cid
-  if (typeof s !== 'string') throw new HttpError(400, 'a "cid" is required')
-  try { return CID.parse(s) } catch { throw new HttpError(400, `invalid CID "${s}"`) }
 }
 
 function explainListenError (err: NodeJS.ErrnoException, listen: string[]): Error {

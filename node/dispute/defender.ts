@@ -1,43 +1,27 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
-import { sr25519Verify } from '@polkadot/util-crypto'
 import { toHex } from '../../protocols/commit/merkle.js'
 import { decodeMsg, decodeSignedBytes, encodeSigned, moveHash, verifySigned, type Claim, type DefenderGame, type DisputeContext, type Msg, type SegmentDefender, type Signed } from '../../protocols/dispute/index.js'
-import { rootEveryOfProof, validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { segmentCount } from '../../protocols/pol/segments.js'
+import type { ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
-import type { Logger } from '../log.js'
-import { tapeFaults, type NodeFaults } from './faults.js'
+import { contextOf, verify } from './dispute-context.js'
 import { disputeShapeOf } from './dispute-shape.js'
-import { forcedErrorDraw } from './forced-error.js'
+import { DefenderRuns, type RunsHost } from './defender-runs.js'
 import { makeDefender } from './players.js'
-import { SegmentRuns, segmentDefenderOf, shortSegmentOf, type SegmentRunHost } from './segment-defence.js'
-import type { TapeJob } from '../engine/protocol.js'
+import { segmentDefenderOf, shortSegmentOf } from './segment-defence.js'
 import type { TapeFile } from '../engine/tape-file.js'
 import { SILENT, type DisputeRequest, type DisputeResponse } from './transport.js'
-import { TapeLane } from './tape-lane.js'
 
 // The defender's side of a dispute (docs/disputes.md, "Node side"): it tapes
 // the disputed step as soon as the dispute is opened, then answers the
 // challenger's signed messages off chain. It forces its last message on chain
 // when the challenger goes quiet (its commit if the challenger never opens),
-// and answers on chain any move the challenger forces on it.
+// and answers on chain any move the challenger forces on it. Its tapes and
+// segment re-runs are defender-runs.ts's.
 
-export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => { try { return sr25519Verify(m, s, p) } catch { return false } }
-
-/** A dispute's signing context; a task with a root every m > 1 steps has segment disputes (seq 0 is the defender's `segment`). */
-export const contextOf = (chain: ChainClient, taskId: number | bigint, disputeId: number, rootEvery = 1): DisputeContext =>
-  ({ genesis: hexToU8a(chain.genesisHash), taskId: Number(taskId), disputeId, ...(rootEvery > 1 ? { segmented: true } : {}) })
-
-export interface DefenderHost extends SegmentRunHost {
-  log: Logger
-  faults: NodeFaults
-  dataDir: string
-  chain: () => Promise<ChainClient>
-  /** an engine tape job (1-based step), its file read back */
-  tapeInChild: (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>, signal?: AbortSignal) => Promise<TapeFile>
+export interface DefenderHost extends RunsHost {
   adjudicate: (chain: ChainClient, disputeId: number, claim: Claim) => Promise<string>
   /** quiet time after which a party forces its pending move on chain */
   forceAfterMs: number
@@ -74,17 +58,16 @@ const hashHex = (s: Signed): string => toHex(moveHash(s))
 
 export class Defender {
   private readonly sessions = new Map<number, Promise<Session>>()
-  /** tapes by task and step: a second dispute of the same step (a verifier and a whistleblower) does not tape again */
-  private readonly tapes = new Map<string, Promise<{ tape: TapeFile, proof: ProofOfLearning }>>()
-  private readonly segments: SegmentRuns
-  /** one tape at a time, in the order the disputes were opened (the chain's TapeQueue) */
-  private readonly lane = new TapeLane()
+  /** our tapes of disputed steps and re-runs of disputed segments */
+  private readonly runs: DefenderRuns
 
   constructor (private readonly h: DefenderHost) {
-    // a segment's re-run is an engine process like a tape: it takes its turn in the lane
-    this.segments = new SegmentRuns({
-      segmentRoots: async (runDir, first, length, faults) => await this.lane.run(`segment/${runDir}/${first}`, async () => await h.segmentRoots(runDir, first, length, faults))
-    })
+    this.runs = new DefenderRuns(h)
+  }
+
+  /** The run's tape of on-chain step `step` of task `taskId` (DefenderRuns.tapeFor). */
+  async tapeFor (chain: ChainClient, taskId: number, step: number, announced = false): Promise<{ tape: TapeFile, proof: ProofOfLearning }> {
+    return await this.runs.tapeFor(chain, taskId, step, announced)
   }
 
   session (disputeId: number): Promise<Session> {
@@ -111,13 +94,13 @@ export class Defender {
     const shape = task == null ? { kind: 'step' as const, step: d.disputedStep } : disputeShapeOf(task, rootEvery, d.disputedStep)
     const ctx = contextOf(chain, taskId, disputeId, shape.kind === 'segment' ? rootEvery : 1)
     // a badOpen at step 0 carries the program: the chain recomputes the initial state
-    const taskFile = join(this.runDir(taskId), 'task.json')
+    const taskFile = join(this.runs.runDir(taskId), 'task.json')
     const program = existsSync(taskFile) ? validateProgram(JSON.parse(readFileSync(taskFile, 'utf8'))) : undefined
     const base = { disputeId, taskId, ctx, challenger: hexToU8a(d.challenger), program, answers: new Map(), queue: Promise.resolve() }
     if (shape.kind === 'segment') {
       // a segment dispute: disputed_step is the segment; we sign our roots inside it, and tape the step the challenger opens
-      const proof = await this.proofOf(chain, taskId, rootEvery)
-      const inside = await this.segmentInside(chain, taskId, d.disputedStep)
+      const proof = await this.runs.proofOf(chain, taskId, rootEvery)
+      const inside = await this.runs.segmentInside(chain, taskId, d.disputedStep)
       const seg = segmentDefenderOf({ disputeId, ctx, pair: chain.pair, j: d.disputedStep, proof, inside, program })
       const first = seg.segment()
       const offChainFirst = this.h.faults.shortSegment === true ? shortSegmentOf(first, ctx, chain.pair) : undefined
@@ -135,102 +118,10 @@ export class Defender {
     return { ...base, game, first: commit, sent: new Set([hashHex(commit)]), last: { mine: commit, at: Date.now() } }
   }
 
-  private runDir (taskId: number): string { return join(this.h.dataDir, 'tasks', String(taskId), 'run') }
-
-  /** Our run's proof of the task: the one committed on chain, with the chain's root spacing. */
-  private async proofOf (chain: ChainClient, taskId: number, rootEvery?: number): Promise<ProofOfLearning> {
-    const task = await chain.task(taskId)
-    if (task == null) throw new Error(`task ${taskId} does not exist`)
-    const runDir = this.runDir(taskId)
-    if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run of task ${taskId} in ${runDir}`)
-    const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
-    if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`the local proof of task ${taskId} is not the committed one`)
-    const m = rootEvery ?? await chain.rootEvery(taskId)
-    if (rootEveryOfProof(proof) !== m) throw new Error(`the local proof of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${m}`)
-    return proof
-  }
-
-  /** Our roots inside segment j, from a re-run with the faults our training had (throws SegmentContradicted when they contradict our proof). */
-  private async segmentInside (chain: ChainClient, taskId: number, j: number): Promise<Uint8Array[]> {
-    const task = await chain.task(taskId)
-    if (task == null) throw new Error(`task ${taskId} does not exist`)
-    const proof = await this.proofOf(chain, taskId)
-    const forced = await forcedErrorDraw(chain, taskId, task)
-    try {
-      return await this.segments.inside(taskId, this.runDir(taskId), proof, j, tapeFaults(this.h.faults, forced?.step))
-    } catch (err) {
-      this.h.log.error({ taskId, j, err: (err as Error).message }, 'cannot defend the segment')
-      throw err
-    }
-  }
-
-  /**
-   * The run's tape of on-chain step `step` of task `taskId`, taped once (a
-   * child process) for every dispute of that step, with the faults the
-   * training had, so it is the tape the proof was built from. `announced`:
-   * for a step announced before its dispute, taped only if the lane is idle.
-   */
-  async tapeFor (chain: ChainClient, taskId: number, step: number, announced = false): Promise<{ tape: TapeFile, proof: ProofOfLearning }> {
-    const key = `${taskId}/${step}`
-    let taped = this.tapes.get(key)
-    if (taped !== undefined && !announced) this.lane.release(key)
-    if (taped === undefined) {
-      const signal = announced ? this.lane.announce(key) : undefined
-      if (announced && signal === undefined) throw new Error('busy taping: an announced step waits for its dispute')
-      const made = (async () => {
-        const task = await chain.task(taskId)
-        if (task == null) throw new Error(`task ${taskId} does not exist`)
-        const runDir = this.runDir(taskId)
-        const proof = await this.proofOf(chain, taskId)
-        const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-        const forced = await forcedErrorDraw(chain, taskId, task)
-        const out = join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`)
-        const faults = tapeFaults(this.h.faults, forced?.step)
-        const tape = await this.lane.run(key, async () => await this.h.tapeInChild(runDir, step + 1, out, { faults }, signal))
-        return { tape, proof }
-      })()
-      this.tapes.set(key, made)
-      made.catch(() => { this.tapes.delete(key); this.lane.release(key) })
-      taped = made
-    }
-    return await taped
-  }
-
-  /**
-   * A challenger about to open a dispute at `step` asks us to tape it while
-   * it tapes its own: the dispute then runs as soon as it is opened. Only
-   * for a registered peer, a task we solved and a step of its proof; at most
-   * one tape per step, as for a dispute, and only while no other tape runs.
-   * With a root every m > 1 steps, `step` names a segment, which we re-run
-   * (the step to tape is known only at the opening), under the same rule.
-   */
-  private async prepare (taskId: number, step: number, from: string): Promise<DisputeResponse> {
-    const chain = await this.h.chain()
-    const task = await chain.task(taskId)
-    if (task == null || task.solver !== chain.accountId || task.phase !== 'Verifying') return { err: 'not a step of a proof of ours under verification' }
-    const m = await chain.rootEvery(taskId)
-    // what a dispute may name: the steps (m = 1) or segments (m > 1), and one more on a diverged proof (its last step)
-    if (step >= (m > 1 ? segmentCount(task.stepCount, m) : task.stepCount) + (task.divergence != null ? 1 : 0)) return { err: 'not a step of a proof of ours under verification' }
-    if (await chain.peerOwner(from) == null) return { err: 'not a registered peer' }
-    // a diverged m > 1 proof's last step is taped as at m = 1
-    const shape = disputeShapeOf(task, m, step)
-    // announcements cost their sender nothing: one taped at a time, and none while a dispute's tape waits
-    if (shape.kind === 'segment') {
-      if (!this.lane.idle && !this.segments.has(taskId, step)) return { err: 'busy taping another step' }
-      this.segmentInside(chain, taskId, step).catch(() => {})
-      this.h.log.info({ taskId, segment: step, from }, 'a segment dispute is announced: re-running the segment now')
-      return { end: 'preparing' }
-    }
-    if (!this.lane.idle && !this.tapes.has(`${taskId}/${shape.step}`)) return { err: 'busy taping another step' }
-    this.tapeFor(chain, taskId, shape.step, true).catch(err => this.h.log.warn({ taskId, step: shape.step, err: (err as Error).message }, 'could not tape the announced step'))
-    this.h.log.info({ taskId, step: shape.step, from }, 'a dispute is announced: taping the step now')
-    return { end: 'preparing' }
-  }
-
   /** One request of the challenger (off chain). */
   async answer (req: DisputeRequest, from: string): Promise<DisputeResponse> {
     if (this.h.faults.silent) { this.h.log.warn({ disputeId: req.d, from }, 'FAULT silent: not answering a dispute request'); return { err: SILENT } }
-    if (req.prepare != null) return await this.prepare(req.prepare.task, req.prepare.step, from)
+    if (req.prepare != null) return await this.runs.prepare(req.prepare.task, req.prepare.step, from)
     const s = await this.session(req.d)
     // one move at a time per dispute
     const run = s.queue.then(async () => await this.answerIn(s, req))

@@ -7,7 +7,8 @@ import type { Peer } from '../peer.js'
 import { runEngineJob } from '../engine/engine.js'
 import type { TapeJob } from '../engine/protocol.js'
 import type { ShardService } from '../shards/index.js'
-import { Challenger, type DisputeRecord } from './challenger.js'
+import { Challenger } from './challenger.js'
+import type { DisputeRecord } from './dispute-record.js'
 import { Defender } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
@@ -39,7 +40,7 @@ export interface DisputeServiceInit {
   forceAfterMs?: number
 }
 
-export type { DisputeRecord } from './challenger.js'
+export type { DisputeRecord } from './dispute-record.js'
 
 export class DisputeService {
   private readonly log: Logger

@@ -1,7 +1,8 @@
 import { bytesEqual, fromHex, merkleProof, sha256 } from '../commit/merkle.js'
 import { committedStep, segmentLength } from '../pol/segments.js'
 import type { Claim, SegmentProof } from './claim.js'
-import { signAfter, type ChallengerSegment } from './game.js'
+import type { ChallengerSegment } from './challenger-init.js'
+import { signAfter } from './player.js'
 import type { Msg, Signed, SignFn } from './messages.js'
 
 // The level above the step game when a proof commits a state root every m > 1

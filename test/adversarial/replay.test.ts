@@ -1,7 +1,7 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ChainClient } from '../../node/chain/client.js'
-import { contextOf } from '../../node/dispute/defender.js'
+import { contextOf } from '../../node/dispute/dispute-context.js'
 import { encodeClaim, verifySigned } from '../../protocols/dispute/index.js'
 import { contextOn, gamesFor, honest, pair, tamperOp, verify, type Run, type Side } from '../unit/dispute/fixture.js'
 import { signed } from '../helpers/dispute-msgs.js'

@@ -14,7 +14,7 @@ import { rootAtStep, type ProofOfLearning } from '../../../protocols/pol/proof.j
 import { segmentCount } from '../../../protocols/pol/segments.js'
 import { newProgram, type TaskProgram } from '../../../protocols/program/index.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { verify } from '../../../node/dispute/defender.js'
+import { verify } from '../../../node/dispute/dispute-context.js'
 import { disputeOfStep, disputeShapeOf } from '../../../node/dispute/dispute-shape.js'
 import { makeChallenger, makeDefender, nanFacts, programBytesOf } from '../../../node/dispute/players.js'
 import { nanStepOf, segmentChallengerOf, segmentDisputeError, segmentEndAgrees, segmentPlanOf } from '../../../node/dispute/segment-challenge.js'

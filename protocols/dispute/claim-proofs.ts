@@ -1,0 +1,89 @@
+import { bytesEqual, sha256 } from '../commit/merkle.js'
+import { sizeOf } from '../commit/tensor.js'
+import { initialStateRoot, initLayout } from '../program/init.js'
+import { isCommittedStep, leafOfStep, proofDepth } from '../pol/segments.js'
+import type { TapeEntry } from '../tape/tape.js'
+import { h32, hashes, int, onPath } from './claim-fields.js'
+import { decodeEntry } from './entry.js'
+import { InitClaimRejected, programOf } from './init-claim.js'
+import type { JudgeEnv, StepEnv } from './judge-env.js'
+import { decodeSigned, verifySigned, type Msg, type Signed } from './messages.js'
+import { ClaimRejected, reject } from './ruling.js'
+import { depthOf } from './tree.js'
+
+// What a claim proves its facts against: the defender's (or challenger's)
+// signed messages of this dispute and the task's committed roots.
+
+/**
+ * A message signed by `who` in this dispute: the signature covers the chain's
+ * genesis hash, the task and dispute ids and the author's role (messages.ts),
+ * so a message of another chain, task or dispute does not verify.
+ */
+export function signedBy (env: JudgeEnv, who: 'challenger' | 'defender', s: unknown, what: string): Msg {
+  let signed: Signed
+  try { signed = decodeSigned(s) } catch (e) { reject('InvalidClaim', `${what}: ${(e as Error).message}`) }
+  try {
+    const segmented = env.segment !== undefined && env.segment.rootEvery > 1
+    return verifySigned(signed, who === 'defender' ? env.defender : env.challenger, env.verify, { genesis: env.genesis, taskId: env.taskId, disputeId: env.disputeId, segmented })
+  } catch (e) { reject('InvalidProof', `${what} is not signed by the ${who} in this dispute: ${(e as Error).message}`) }
+}
+
+/** The defender's signed commitment to its tape of this step. */
+export function tapeCommit (env: JudgeEnv, s: unknown): Extract<Msg, { t: 'commit' }> {
+  const m = signedBy(env, 'defender', s, 'tape commitment')
+  if (m.t !== 'commit' || m.step !== env.step) reject('InvalidClaim', 'tape commitment is for another step')
+  return m
+}
+
+/** Entry i of the defender's signed tape. */
+export function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }>, at: { index: unknown, entry: unknown, path: unknown }, what: string): TapeEntry {
+  const index = int(at.index, `${what}.index`)
+  if (!(at.entry instanceof Uint8Array) || at.entry.length > 32768) reject('InvalidClaim', `${what}: entry bytes`)
+  const path = hashes(at.path, `${what}.path`)
+  if (!onPath(commit.traceRoot, sha256(at.entry), index, path, commit.depth)) reject('InvalidProof', `${what}: entry ${index} is not in the defender's tape`)
+  const e = decodeEntry(at.entry)
+  if (e === undefined || e.index !== index) reject('InvalidClaim', `${what}: malformed entry`)
+  return e
+}
+
+export function stateLeafProven (env: StepEnv, which: number, root: unknown, path: unknown): Uint8Array {
+  const r = h32(root, 'state root')
+  if (env.seg !== undefined) {
+    // inside a segment the roots are the defender's signed ones, tied to the committed ends
+    const list = env.seg.roots
+    if (list === undefined) reject('InvalidClaim', 'a segment dispute\'s claim carries the defender\'s signed segment')
+    const k = which - env.seg.first
+    if (k < 0 || k >= list.length) reject('InvalidClaim', `state ${which} is outside the disputed segment`)
+    if (!bytesEqual(list[k], r)) reject('InvalidProof', `state root ${which} is not the one the defender signed in its segment`)
+    return r
+  }
+  // the depth is the chain's, not the claimant's: a shorter path would pass an inner node off as a state root
+  const m = env.rootEvery ?? 1
+  if (m === 1) {
+    if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+    return r
+  }
+  // a root every m steps: only committed states are leaves, state s is leaf s / m
+  if (!isCommittedStep(which, env.stepCount, m)) reject('InvalidClaim', `state ${which} is not committed (a root every ${m} steps)`)
+  const leaf = leafOfStep(which, env.stepCount, m)
+  if (!onPath(env.proofRoot, r, leaf, hashes(path, 'state root path'), proofDepth(env.stepCount, m))) reject('InvalidProof', `state root ${which} is not leaf ${leaf} of the committed proof_root`)
+  return r
+}
+
+/** Bound on the state the chain recomputes for a step-0 badOpen (4 Mi float32 elements: 16 MiB). */
+export const MAX_INIT_RECOMPUTE = 4 * 1024 * 1024
+
+/** A step-0 badOpen stands only if the committed state 0 is the program's initial state, recomputed whole. */
+export function checkInitialRoot (env: JudgeEnv, program: unknown, pre: Uint8Array): void {
+  let root: Uint8Array
+  try {
+    const p = programOf(program, env.programHash)
+    if (initLayout(p).reduce((n, t) => n + sizeOf(t.shape), 0) > MAX_INIT_RECOMPUTE) reject('UnsupportedKernel', 'initial state too large to recompute on chain')
+    root = initialStateRoot(p)
+  } catch (e) {
+    if (e instanceof ClaimRejected) throw e
+    if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, `badOpen at step 0: ${e.message}`)
+    reject('UnsupportedKernel', `badOpen at step 0: ${(e as Error).message}`)
+  }
+  if (!bytesEqual(root, pre)) reject('InvalidClaim', 'badOpen at step 0: the committed state 0 is not the program\'s initial state')
+}
