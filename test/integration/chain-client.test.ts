@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
+import { describe, expect, it } from 'vitest'
+import { ChainError, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, type ChainEvent } from '../../node/chain/client.js'
 import { hexToU8a } from '@polkadot/util'
 import { encodeSigned } from '../../protocols/dispute/index.js'
 import { h32, signed } from '../helpers/dispute-msgs.js'
 import { clientSample } from '../helpers/verdict-sample.js'
 import { taskProgram } from '../helpers/program.js'
-import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+import { chainClients } from './chain-clients.js'
 import { testPeer } from '../helpers/peer-key.js'
 
 // The node's typed client drives every Arbitration call against the dev chain process.
@@ -14,9 +14,6 @@ const UNIT = 10n ** 12n
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const P1 = taskProgram({ steps: 8, checkpointEvery: 4 })
 const P2 = taskProgram({ steps: 8, checkpointEvery: 4, seed: 4 })
-let chain: ChainProcess
-let dir: string
-const c: Record<string, ChainClient> = {}
 
 async function advance (n: number): Promise<void> {
   for (let i = 0; i < n; i++) await c.Alice.api.rpc.engine.createBlock(true, true)
@@ -26,17 +23,7 @@ async function err (p: Promise<unknown>): Promise<string> {
   return 'ok'
 }
 
-beforeAll(async () => {
-  dir = await tempDir('ps-chain-client-')
-  chain = await startChainProcess(dir)
-  for (const n of ['Alice', 'Bob', 'Dave', 'Eve']) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
-})
-
-afterAll(async () => {
-  for (const x of Object.values(c)) await x.disconnect().catch(() => {})
-  await chain?.stop()
-  await removeDir(dir)
-})
+const c = chainClients('ps-chain-client-', ['Alice', 'Bob', 'Dave', 'Eve'])
 
 describe('ChainClient over the dev chain', () => {
   it('runs a task from registration to dispute and settlement', async () => {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Keyring } from '@polkadot/keyring'
 import type { ApiPromise } from '@polkadot/api'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
-import { taskProgram } from '../helpers/program.js'
+import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
+import { minWindow, taskProgram } from '../helpers/program.js'
 import { connect, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // A restart keeps balances, tasks, history and the transaction pool.
@@ -40,11 +41,13 @@ describe('dev chain persistence', () => {
   it('keeps balances, tasks, history and pending transactions across restarts', async () => {
     const alice = keyring.addFromUri('//Alice')
     const bob = keyring.addFromUri('//Bob')
-    // phase 1: timed blocks (200 ms)
+    // phase 1: timed blocks (200 ms: a fifth of the reference work per block)
     let api = await start(['--block-time', '200'])
     const genesis = api.genesisHash.toHex()
     const t = await sendAndFinalize(api, api.tx.balances.transferKeepAlive(bob.address, 4242n), alice)
-    const task = await sendAndFinalize(api, api.tx.arbitration.submitTask(P1.programHash, P1.programHex, H(2), H(3), 10, 5, 1000n, 500n, 100n, 2, 5, 50), alice)
+    const window = minWindow(P1, 2, REFERENCE_FLOPS * 0.2)
+    const submit = api.tx.arbitration.submitTask(P1.programHash, P1.programHex, H(2), H(3), 10, 5, 1000n, 500n, 100n, 2, window, 50)
+    const task = await sendAndFinalize(api, submit, alice)
     expect(task.events).toContain('arbitration.TaskSubmitted')
     const bobAfter = (await api.query.system.account(bob.address)).data.free.toBigInt()
     const head = (await api.rpc.chain.getHeader()).number.toNumber()

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER } from '../../node/chain/client.js'
+import { describe, expect, it } from 'vitest'
+import { ChainError, ROLE_SOLVER, ROLE_VERIFIER } from '../../node/chain/client.js'
 import { merkleRoot, sha256, toHex } from '../../protocols/commit/merkle.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
@@ -7,7 +7,7 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
 import { initClaimBytes } from '../../node/roles/initial-state.js'
-import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+import { chainClients } from './chain-clients.js'
 import { testPeer } from '../helpers/peer-key.js'
 
 // challenge_initial_state through the node's client and the dev chain process
@@ -15,21 +15,8 @@ import { testPeer } from '../helpers/peer-key.js'
 // initialisation is convicted by the claim the verifier node builds.
 
 const UNIT = 10n ** 12n
-let chain: ChainProcess
-let dir: string
-const c: Record<string, ChainClient> = {}
 
-beforeAll(async () => {
-  dir = await tempDir('ps-init-client-')
-  chain = await startChainProcess(dir)
-  for (const n of ['Alice', 'Bob', 'Dave']) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
-})
-
-afterAll(async () => {
-  for (const x of Object.values(c)) await x.disconnect().catch(() => {})
-  await chain?.stop()
-  await removeDir(dir)
-})
+const c = chainClients('ps-init-client-', ['Alice', 'Bob', 'Dave'])
 
 describe('challenge_initial_state over the dev chain', () => {
   it('the verifier\'s claim convicts a solver that started from another state', async () => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ChainClient, ChainError, ROLE_SOLVER, ROLE_VERIFIER } from '../../node/chain/client.js'
+import { describe, expect, it } from 'vitest'
+import { ChainError, ROLE_SOLVER, ROLE_VERIFIER } from '../../node/chain/client.js'
 import { merkleRoot, sha256, toHex } from '../../protocols/commit/merkle.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
@@ -7,7 +7,7 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
 import { initClaimBytes } from '../../node/roles/initial-state.js'
-import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
+import { chainClients } from './chain-clients.js'
 import { testPeer } from '../helpers/peer-key.js'
 
 // The backing grace over the dev chain process (metadata, SCALE, the node's
@@ -18,22 +18,9 @@ import { testPeer } from '../helpers/peer-key.js'
 
 const UNIT = 10n ** 12n
 const V = 100n * UNIT
-let chain: ChainProcess
-let dir: string
-const c: Record<string, ChainClient> = {}
 const errorOf = async (p: Promise<unknown>): Promise<string> => await p.then(() => 'ok', (e: unknown) => e instanceof ChainError ? e.error : String(e))
 
-beforeAll(async () => {
-  dir = await tempDir('ps-late-backing-')
-  chain = await startChainProcess(dir)
-  for (const n of ['Alice', 'Bob', 'Dave', 'Eve']) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
-})
-
-afterAll(async () => {
-  for (const x of Object.values(c)) await x.disconnect().catch(() => {})
-  await chain?.stop()
-  await removeDir(dir)
-})
+const c = chainClients('ps-late-backing-', ['Alice', 'Bob', 'Dave', 'Eve'])
 
 describe('a reject backed after the challenge window, over the dev chain', () => {
   it('the assigned verifier\'s late claim is heard and its reject paid; a whistleblower\'s is refused', async () => {
