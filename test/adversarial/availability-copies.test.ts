@@ -1,12 +1,10 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { AvailabilityChallenge } from '../../devnet/chain/runtime/availability.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
-import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
-import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
+import { availabilitySeed } from '../../protocols/availability/index.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { STAKE, STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask } from '../helpers/availability-task.js'
 import { assignedNames } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
@@ -22,29 +20,17 @@ import { Harness } from '../unit/chain/harness.js'
 // verifier is released like any whose challenge was answered. The test fails
 // if the verifier pays anything.
 
-const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const STAKE = 2000n * UNIT
-const PROGRAM = taskProgram({ steps: 10, checkpointEvery: 5 })
-const STEP = 5
-const tensor = (shape: number[], seed: number): TensorData => {
-  const n = shape.reduce((a, b) => a * b, 1)
-  return { shape, dtype: 'float32', values: Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 1000 + i)) }
-}
-const STATE = [tensor([12, 6], 1), tensor([6], 2), tensor([6, 3], 3), tensor([3], 4)]
-const ROOTS = Array.from({ length: 11 }, (_, s) => s === STEP ? stateRoot(STATE, STEP) : sha256(Uint8Array.of(s)))
-
 let h: Harness
 let solver: string
 let puppet: string
 const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as TaskInfo
 const worth = (n: string): bigint => h.free(n) + h.reserved(n)
-const name = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
 const challengeOf = (who: string): [string, string, string, Record<string, unknown>] => [who, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }]
 /** the solver answers challenge `id` with the sampled rows (it holds the state) */
 function answer (id: number): void {
   const c = h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id)!
   const seed = availabilitySeed(hexToU8a(h.randomness(c.openedAt)), id)
-  const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
+  const bytes = availabilityAnswer(seed)
   expect(h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error).toBeUndefined()
 }
 
@@ -54,14 +40,9 @@ beforeEach(async () => {
   for (const [n, roles] of [['Bob', 2], ['Charlie', 2], ['Dave', 4 | 8], ['Eve', 4 | 8]] as const) {
     expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
   }
-  expect(h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
-    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20
-  }).error).toBeUndefined()
-  h.advance(1)
-  solver = name(task().solver)
+  solver = submitAvailabilityTask(h)
   puppet = solver === 'Bob' ? 'Charlie' : 'Bob'
-  expect(h.run(solver, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+  commitAvailabilityProof(h, solver)
   // the randomness block, then the block that draws Dave and Eve
   h.advance(2)
   expect(assignedNames(h).sort()).toEqual(['Dave', 'Eve'])

@@ -2,11 +2,10 @@ import { u8aToHex, hexToU8a } from '@polkadot/util'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
-import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
-import { availabilitySeed, buildAvailabilityResponse, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
+import { availabilitySeed } from '../../protocols/availability/index.js'
 import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import * as reference from '../../protocols/reference/index.js'
-import { taskProgram } from '../helpers/program.js'
+import { STAKE, STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask } from '../helpers/availability-task.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // A solver that keeps its checkpoints but serves them to nobody: it answers
@@ -14,13 +13,7 @@ import { Harness } from '../unit/chain/harness.js'
 // collected every challenger's deposit and was paid in full though nobody
 // could replay a step. Each test fails if withholding pays.
 
-const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const STAKE = 2000n * UNIT
 const REWARD = 600n * UNIT
-const STEP = 5
-const tensor = (shape: number[], seed: number): TensorData => ({ shape, dtype: 'float32', values: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(seed * 1000 + i)) })
-const STATE = [tensor([12, 6], 1), tensor([6], 2), tensor([6, 3], 3), tensor([3], 4)]
-const ROOTS = Array.from({ length: 11 }, (_, s) => s === STEP ? stateRoot(STATE, STEP) : sha256(Uint8Array.of(s)))
 
 let h: Harness
 const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
@@ -28,11 +21,9 @@ const total = (n: string): bigint => h.free(n) + h.reserved(n)
 
 beforeEach(async () => {
   h = await Harness.create({ reference })
-  const p = taskProgram({ steps: 10, checkpointEvery: 5 })
   for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
-  expect(h.run('Alice', 'Arbitration', 'submit_task', { programHash: p.programHash, program: p.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20 }).error).toBeUndefined()
-  h.advance(1)
-  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: u8aToHex(merkleRoot(ROOTS)), finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+  expect(submitAvailabilityTask(h, { solverReward: REWARD })).toBe('Bob')
+  commitAvailabilityProof(h, 'Bob')
 })
 
 /** `who` (assigned) challenges checkpoint STEP; Bob proves he holds it. */
@@ -40,7 +31,7 @@ function challenge (who: string): void {
   const id = h.read<bigint>('Arbitration', 'NextAvailabilityId') ?? 0n
   expect(h.run(who, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
   const seed = availabilitySeed(hexToU8a(h.randomness()), id)
-  const answer = encodeAvailabilityResponse(buildAvailabilityResponse(STATE, STEP, ROOTS, seed))
+  const answer = availabilityAnswer(seed)
   expect(h.run('Bob', 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(answer) }).error).toBeUndefined()
 }
 

@@ -1,57 +1,37 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import { merkleRoot, sha256, stateRoot } from '../../../protocols/commit/index.js'
+import { ROOTS, STAKE, STATE, STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask, tensor } from '../../helpers/availability-task.js'
 import type { AvailabilityChallenge } from '../../../devnet/chain/runtime/availability.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
-import { merkleRoot, sha256, stateRoot, type TensorData } from '../../../protocols/commit/index.js'
 import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, samplePosition, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { taskProgram } from '../../helpers/program.js'
 
 // The data-availability challenge on the pure runtime: a solver answers
 // sampled rows of a checkpoint against its proof_root in time (deposit to
 // the solver), too late, with a wrong proof, too big, or not at all (slashed,
 // task Failed).
 
-const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const STAKE = 2000n * UNIT
-const PROGRAM = taskProgram({ steps: 10, checkpointEvery: 5 })
-const STEP = 5 // a checkpoint step (checkpoint_every 5)
-
-function tensor (shape: number[], seed: number): TensorData {
-  const n = shape.reduce((a, b) => a * b, 1)
-  return { shape, dtype: 'float32', values: Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 1000 + i)) }
-}
-// an MLP-like state: two weights and two biases
-const STATE = [tensor([12, 6], 1), tensor([6], 2), tensor([6, 3], 3), tensor([3], 4)]
-const ROOTS = Array.from({ length: 11 }, (_, s) => s === STEP ? stateRoot(STATE, STEP) : sha256(Uint8Array.of(s)))
-const PROOF_ROOT = u8aToHex(merkleRoot(ROOTS))
-
 let h: Harness
 let solver: string
 const getTask = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as TaskInfo
 const challenge = (id = 0): AvailabilityChallenge => h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id) as AvailabilityChallenge
 const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo).stake
-const who = (acc: string | null): string => Object.entries(h.accounts).find(([, v]) => v === acc)?.[0] ?? String(acc)
 /** the seed of a challenge opened in the last block: that block's hash, which the harness hands to the next block */
 const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.randomness()), id)
 const respond = (bytes: Uint8Array, from = solver, id = 0): string | undefined => h.run(from, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error
-const answer = (seed: Uint8Array, state = STATE): Uint8Array => encodeAvailabilityResponse(buildAvailabilityResponse(state, STEP, ROOTS, seed))
+const answer = availabilityAnswer
 
 beforeEach(async () => {
   h = await Harness.create({ reference })
   for (const [n, roles] of [['Bob', 2], ['Charlie', 2], ['Dave', 4 | 8], ['Eve', 4 | 8]] as const) {
     expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
   }
-  expect(h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
-    solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20
-  }).error).toBeUndefined()
-  h.advance(1)
-  solver = who(getTask().solver)
-  expect(h.run(solver, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: PROOF_ROOT, finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+  solver = submitAvailabilityTask(h)
+  commitAvailabilityProof(h, solver)
 })
 
 describe('availability challenge: rules', () => {
@@ -213,13 +193,8 @@ describe('availability challenge: the answer window', () => {
   it('a task with a long challenge window gives the solver a quarter of it; past that it is too late', async () => {
     h = await Harness.create({ reference })
     for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
-    expect(h.run('Alice', 'Arbitration', 'submit_task', {
-      programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT,
-      solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 600, solveTimeout: 20
-    }).error).toBeUndefined()
-    h.advance(1)
-    solver = who(getTask().solver)
-    expect(h.run(solver, 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: PROOF_ROOT, finalStateRoot: u8aToHex(ROOTS[10]), stepCount: 10, checkpoints: ['0x01'] }).error).toBeUndefined()
+    solver = submitAvailabilityTask(h, { challengeWindow: 600 })
+    commitAvailabilityProof(h, solver)
     const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
     for (const id of [0, 1]) {
       expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: id === 0 ? STEP : 10 }).error).toBeUndefined()
