@@ -1,5 +1,5 @@
 import type { Params, TaskInfo } from '../../../protocols/pallet-types.js'
-import { getAssignments, putAssignments } from './assignment.js'
+import { activeAssignment, getAssignments, putAssignments, type VerifierAssignment } from './assignment.js'
 import type { Context } from './context.js'
 
 // The backing grace (docs/economics.md "Verifier assignment"), part of the
@@ -43,11 +43,15 @@ export function openBackingGrace (ctx: Context, taskId: bigint, who: string, gra
   putAssignments(ctx, taskId, all)
 }
 
-/** An assigned verifier whose reject is in and not void, not yet backed, in its grace: the one caller heard after the window. */
+/** An assignment still awaiting its reject's evidence: active, not yet backed, by its deadline, its reject in and not void. */
+function awaitsEvidence (ctx: Context, t: TaskInfo, x: VerifierAssignment): boolean {
+  return x.status === 'Active' && !x.backed && ctx.now <= x.deadline && t.verdicts.some(v => v.verifier === x.verifier && !v.accept && !v.void)
+}
+
+/** `who` is such an assigned verifier: the one caller heard after the window. */
 function inGrace (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
-  const mine = getAssignments(ctx, taskId)?.verifiers.find(v => v.verifier === who && v.status === 'Active')
-  if (mine === undefined || mine.backed || ctx.now > mine.deadline) return false
-  return t.verdicts.some(v => v.verifier === who && !v.accept && !v.void)
+  const mine = activeAssignment(ctx, taskId, who)
+  return mine !== undefined && awaitsEvidence(ctx, t, mine)
 }
 
 /** The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace. */
@@ -57,6 +61,5 @@ export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo,
 
 /** Some rejecting verifier may still back its reject: the task must not settle before its evidence can come. */
 export function backingPending (ctx: Context, taskId: bigint, t: TaskInfo): boolean {
-  return (getAssignments(ctx, taskId)?.verifiers ?? []).some(v =>
-    v.status === 'Active' && !v.backed && ctx.now <= v.deadline && t.verdicts.some(x => x.verifier === v.verifier && !x.accept && !x.void))
+  return (getAssignments(ctx, taskId)?.verifiers ?? []).some(x => awaitsEvidence(ctx, t, x))
 }
