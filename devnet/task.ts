@@ -10,8 +10,9 @@ import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE
 import { pskImpl } from '../node/train/psk-native.js'
 import { WASM_PSK_RUNTIME, WASM_RUNTIME } from '../protocols/program/runtime.js'
 import { committedSpacing } from '../protocols/pol/segments.js'
-import { rootEveryOf, validateProgram } from '../protocols/program/program.js'
-import { REFERENCE_FLOPS, minChallengeBlocks, programSize } from '../protocols/scheduling/estimate.js'
+import { validateProgram } from '../protocols/program/program.js'
+import { REFERENCE_FLOPS } from '../protocols/scheduling/estimate.js'
+import { programChallengeBlocks } from '../protocols/scheduling/feasibility.js'
 import { DEFAULT_ECONOMICS } from '../node/roles/economics.js'
 
 // The devnet's task program: one of the built-in tasks (the MLP on
@@ -131,9 +132,7 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
  * verifier count (the devnet asks no other).
  */
 export function chainMinWindow (prog: unknown, blockTimeMs: number): number {
-  const v = validateProgram(prog)
-  const shape = { checkpointEvery: v.checkpointEvery, rootEvery: rootEveryOf(v), verifierCount: DEFAULT_ECONOMICS.verifierCount }
-  return minChallengeBlocks(programSize(v), shape, REFERENCE_FLOPS * blockTimeMs / 1000)
+  return programChallengeBlocks(validateProgram(prog), DEFAULT_ECONOMICS.verifierCount, REFERENCE_FLOPS * blockTimeMs / 1000)
 }
 
 const rootsNote = (m: number): string => m > 1 ? `a state root every ${m} steps` : 'a state root after every step'

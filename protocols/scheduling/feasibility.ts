@@ -23,14 +23,19 @@ export interface Feasibility {
   error?: 'TaskTooLarge' | 'SolveTimeoutTooShort' | 'ChallengeWindowTooShort'
 }
 
+/** The fewest blocks a validated program's challenge window may have with `verifierCount` verifiers (minChallengeBlocks). */
+export function programChallengeBlocks (program: TaskProgram & { info: TopologyInfo }, verifierCount: number, flopsPerBlock: number): number {
+  const shape = { checkpointEvery: program.checkpointEvery, rootEvery: rootEveryOf(program), verifierCount }
+  return minChallengeBlocks(programSize(program), shape, flopsPerBlock)
+}
+
 export function taskFeasibility (program: TaskProgram & { info: TopologyInfo }, bounds: FeasibilityBounds, times: TaskTimes): Feasibility {
   const size = programSize(program)
   const flopsPerBlock = Number(bounds.referenceFlopsPerBlock)
-  const shape = { checkpointEvery: program.checkpointEvery, rootEvery: rootEveryOf(program), verifierCount: times.verifierCount }
   const f: Feasibility = {
     memory: jobMemory(size),
     minSolveBlocks: minSolveBlocks(size, flopsPerBlock),
-    minChallengeBlocks: minChallengeBlocks(size, shape, flopsPerBlock)
+    minChallengeBlocks: programChallengeBlocks(program, times.verifierCount, flopsPerBlock)
   }
   if (f.memory > Number(bounds.maxTaskMemory)) f.error = 'TaskTooLarge'
   else if (times.solveTimeout !== undefined && times.solveTimeout < f.minSolveBlocks) f.error = 'SolveTimeoutTooShort'

@@ -2,8 +2,9 @@ import { u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../protocols/commit/merkle.js'
 import { ASCII_VOCAB } from '../../protocols/program/gpt.js'
 import { newProgram, programBytes, type DatasetRef, type NewProgramOptions, type TaskProgram } from '../../protocols/program/index.js'
-import { rootEveryOf, validateProgram } from '../../protocols/program/program.js'
-import { REFERENCE_FLOPS, minChallengeBlocks, programSize } from '../../protocols/scheduling/estimate.js'
+import { validateProgram } from '../../protocols/program/program.js'
+import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
+import { programChallengeBlocks } from '../../protocols/scheduling/feasibility.js'
 
 // A real task program for chain tests: submit_task carries the canonical
 // program bytes and refuses a program the chain could not adjudicate.
@@ -27,6 +28,5 @@ export function taskProgram (o: Partial<NewProgramOptions> = {}): ProgramArgs {
  * at the dev chain's reference speed with 1 s blocks unless given.
  */
 export function minWindow (p: ProgramArgs | TaskProgram, verifierCount: number, flopsPerBlock = REFERENCE_FLOPS): number {
-  const v = validateProgram('program' in p ? p.program : p)
-  return minChallengeBlocks(programSize(v), { checkpointEvery: v.checkpointEvery, rootEvery: rootEveryOf(v), verifierCount }, flopsPerBlock)
+  return programChallengeBlocks(validateProgram('program' in p ? p.program : p), verifierCount, flopsPerBlock)
 }
