@@ -114,7 +114,9 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   await rm(calDir, { recursive: true, force: true })
   const chainMin = chainMinWindow(prog, o.blockTime)
   const w = challengeWindowFor({ steps: prog.steps, batchSize: prog.batchSize, samplesPerSec: r.samplesPerSec, blockTimeMs: o.blockTime, chainMin })
-  say(`challenge window: ${w.blocks} blocks (${w.windowSeconds.toFixed(0)} s), twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute${w.blocks === chainMin ? `; the chain's minimum for the task (${chainMin} blocks) is more` : ''}`, { challengeWindow: w.blocks, chainMin, samplesPerSec: r.samplesPerSec })
+  const path = `twice a whistleblower's full replay (~${w.replaySeconds.toFixed(1)} s at ${r.samplesPerSec} samples/s measured here) plus its dispute`
+  const why = w.blocks === chainMin ? `the chain's minimum for the task, more than ${path} (${w.windowSeconds.toFixed(0)} s)` : path
+  say(`challenge window: ${w.blocks} blocks (~${Math.round(w.blocks * o.blockTime / 1000)} s), ${why}`, { challengeWindow: w.blocks, chainMin, samplesPerSec: r.samplesPerSec })
   return {
     file,
     builtin,
