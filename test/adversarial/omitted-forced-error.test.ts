@@ -3,10 +3,8 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import type { DrawRequest } from '../../devnet/chain/runtime/draw-reveal.js'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import * as reference from '../../protocols/reference/index.js'
-import { minWindow, taskProgram } from '../helpers/program.js'
-import { harnessSample } from '../helpers/verdict-sample.js'
-import { Harness } from '../unit/chain/harness.js'
+import { VERIFIED_REWARD, VERIFIED_WINDOW, verifiedTask } from '../helpers/verified-task.js'
+import type { Harness } from '../unit/chain/harness.js'
 import { drawOn, taskOf } from '../unit/dispute/fixture.js'
 
 // A solver whose private draw ordered a forced error at step f commits the
@@ -18,30 +16,9 @@ import { drawOn, taskOf } from '../unit/dispute/fixture.js'
 // J' whenever it was drawn, caught or not; an unrevealed draw counts as one.
 // Each test fails if a drawn solver is paid more than R − J'.
 
-const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
-const STAKE = 2000n * UNIT
-const REWARD = 600n * UNIT
+const REWARD = VERIFIED_REWARD
 const JACKPOT = 200n * UNIT
-const program = taskProgram({ steps: 100, checkpointEvery: 10 })
-const WINDOW = minWindow(program, 1)
-
-/** Alice submits, Bob solves and commits an honest-looking proof (the chain cannot tell it from one with a forced error), Dave verifies and accepts. */
-async function verifiedTask (forcedErrorPpm: number): Promise<Harness> {
-  const h = await Harness.create({ reference, forcedErrorPpm })
-  expect(h.run('Alice', 'Arbitration', 'register_node', h.registerArgs('Alice', 1, STAKE)).error).toBeUndefined()
-  expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
-  expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, STAKE)).error).toBeUndefined()
-  expect(h.run('Alice', 'Arbitration', 'submit_task', {
-    programHash: program.programHash, program: program.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 100, checkpointEvery: 10,
-    escrow: 1000n * UNIT, solverReward: REWARD, verifierReward: 100n * UNIT, verifierCount: 1, challengeWindow: WINDOW, solveTimeout: 20
-  }).error).toBeUndefined()
-  h.advance(1)
-  expect(taskOf(h).solver).toBe(h.accounts.Bob)
-  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
-  h.advance(2)
-  expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
-  return h
-}
+const WINDOW = VERIFIED_WINDOW
 
 const total = (h: Harness, n: string): bigint => h.free(n) + h.reserved(n)
 /** The treasury's balance less the capacity rent the submitter paid into it so far. */
