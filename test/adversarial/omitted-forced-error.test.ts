@@ -115,3 +115,21 @@ describe('a solver whose draw ordered nothing, and chains without forced errors'
     expect(total(h, 'Bob') - bob).toBe(REWARD)
   })
 })
+
+describe('a diverged proof', () => {
+  it('owes the jackpot for a drawn step it committed, not for one past its end', async () => {
+    for (const past of [true, false]) {
+      // Bob's run diverged at k: right at his drawn step f (f not committed) or just after it
+      const h = await verifiedTask(1_000_000, { divergedAt: h => drawOn(h).step! + (past ? 0 : 1) })
+      const k = taskOf(h).stepCount
+      const bob = total(h, 'Bob')
+      untilDrawRequested(h)
+      expect(revealDraw(h)).toBeUndefined()
+      const ev = settle(h)
+      const earned = REWARD * BigInt(k) / 100n
+      const owed = past ? 0n : (JACKPOT < earned ? JACKPOT : earned)
+      expect(ev.includes('Arbitration.JackpotForfeited')).toBe(!past)
+      expect(total(h, 'Bob') - bob).toBe(earned - owed)
+    }
+  })
+})

@@ -17,7 +17,8 @@ const program = taskProgram({ steps: 100, checkpointEvery: 10 })
 /** its challenge window: the shortest the chain takes for one verifier */
 export const VERIFIED_WINDOW = minWindow(program, 1)
 
-export async function verifiedTask (forcedErrorPpm: number): Promise<Harness> {
+/** `divergedAt`: Bob commits a diverged proof of that many steps instead (chosen once he is selected, e.g. from his draw). */
+export async function verifiedTask (forcedErrorPpm: number, o: { divergedAt?: (h: Harness) => number } = {}): Promise<Harness> {
   const h = await Harness.create({ reference, forcedErrorPpm })
   expect(h.run('Alice', 'Arbitration', 'register_node', h.registerArgs('Alice', 1, VERIFIED_STAKE)).error).toBeUndefined()
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, VERIFIED_STAKE)).error).toBeUndefined()
@@ -28,9 +29,13 @@ export async function verifiedTask (forcedErrorPpm: number): Promise<Harness> {
   }).error).toBeUndefined()
   h.advance(1)
   expect(taskOf(h).solver).toBe(h.accounts.Bob)
-  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+  const k = o.divergedAt?.(h)
+  if (k === undefined) expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+  else expect(h.run('Bob', 'Arbitration', 'commit_diverged', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: k, checkpoints: [], entry: 0, flat: 0 }).error).toBeUndefined()
   // the randomness block, then the block that draws the verifier from its hash
   h.advance(2)
-  expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
+  // an accept of a diverged proof lists its last step (unit k) besides the sample
+  const checked = [...new Set([...harnessSample(h, 'Dave'), ...(k === undefined ? [] : [k])])]
+  expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: checked }).error).toBeUndefined()
   return h
 }

@@ -44,11 +44,15 @@ export function awaitsDraw (ctx: Context, id: bigint, t: TaskInfo): boolean {
   return !r.revealed && ctx.now <= r.deadline
 }
 
-/** Whether the solver of a verified task owes the jackpot: a forced error revealed or drawn, or its draw not revealed in time. */
+/**
+ * Whether the solver of a verified task owes the jackpot: a forced error
+ * revealed or drawn, or its draw not revealed in time. A drawn step past a
+ * diverged proof's committed transitions could not have been committed: it owes nothing.
+ */
 export function owesJackpot (ctx: Context, id: bigint, t: TaskInfo): boolean {
   if (t.revealedForcedError !== null) return true
   const r = requestOf(ctx, id)
-  return r !== undefined && (!r.revealed || r.forcedStep !== null)
+  return r !== undefined && (!r.revealed || (r.forcedStep !== null && r.forcedStep < t.stepCount))
 }
 
 /** The task settled: its request is over. */

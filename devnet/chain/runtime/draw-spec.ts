@@ -24,7 +24,7 @@ export const DRAW_CALLS: CallSpec[] = [
     name: 'reveal_draw',
     index: 70,
     args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']],
-    docs: 'The task\'s solver reveals its forced-error draw at settlement: the same sr25519 VRF as reveal_forced_error (context "proofswarm/forced-error/v1", over task id ‖ selection_seed, protocols/dispute/forced-error.ts). Only while the task\'s DrawRequest is open (DrawNotRequested otherwise: never during the challenge window, when a verifier still to be drawn must not learn the step). The task settles in the next block: a draw that ordered a forced error costs the solver the jackpot (min(jackpot, earned reward)) whether or not it was caught and whether or not the solver committed it (to the treasury: nobody caught it); a draw that ordered none pays the solver in full. Not revealing by the deadline costs the jackpot too.'
+    docs: 'The task\'s solver reveals its forced-error draw at settlement: the same sr25519 VRF as reveal_forced_error (context "proofswarm/forced-error/v1", over task id ‖ selection_seed, protocols/dispute/forced-error.ts). Only while the task\'s DrawRequest is open (DrawNotRequested otherwise: never during the challenge window, when a verifier still to be drawn must not learn the step). The task settles in the next block: a draw that ordered a forced error costs the solver the jackpot (min(jackpot, earned reward)) whether or not it was caught and whether or not the solver committed it (to the treasury: nobody caught it); a draw that ordered none, or a step past a diverged proof\'s committed transitions, pays the solver in full. Not revealing by the deadline costs the jackpot too.'
   }
 ]
 
