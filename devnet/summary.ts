@@ -74,7 +74,7 @@ export async function summarize (a: SummaryInput): Promise<void> {
         ? [`held-out loss of the trained model: ${text.validationLoss.toFixed(3)} nats/token (perplexity ${Math.exp(text.validationLoss).toFixed(1)}); unigram baseline of the corpus ${text.unigramBaseline.toFixed(3)}`, `sample: ${JSON.stringify(text.sample)}`]
         : [`test accuracy of the trained model: ${accuracy != null ? (accuracy * 100).toFixed(2) + '%' : 'not available'}`]),
       'time per phase:', ...Object.entries(summary.phases).map(([k, v]) => `  ${k.padEnd(42)} ${v}`),
-      'disputes:', ...(a.watcher.disputes.length === 0 ? ['  none'] : a.watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (its jackpot, out of the solver reward, shared by the drawn verifiers whose sample held it)' : `slashed ${d.slashed}`}`)),
+      'disputes:', ...(a.watcher.disputes.length === 0 ? ['  none'] : a.watcher.disputes.map(d => `  #${d.disputeId}: ${d.winner} beat ${d.loser} (${d.how}), ${d.forcedError ? 'forced error: no slash (its jackpot, out of the solver reward, shared by the drawn verifiers whose sample held it, or else to the treasury)' : `slashed ${d.slashed}`}`)),
       'balance changes (free + reserved, units):', ...payouts.map(p => `  ${p.name.padEnd(24)} ${units(p.delta)}`),
       `dashboard: ${a.dashboardUrl}`,
       '================================================'

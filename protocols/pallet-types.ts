@@ -80,6 +80,14 @@ export interface TaskInfo extends SubmitTaskArgs {
   divergence: Divergence | null
 }
 
+/** A verified task waiting for its solver's forced-error draw before it is paid (DrawRequests; reveal_draw by `deadline`). */
+export interface DrawRequest {
+  deadline: number
+  revealed: boolean
+  /** once revealed: the step the draw ordered (the solver owes the jackpot), or null */
+  forcedStep: number | null
+}
+
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
 /** The kind of claim a dispute was adjudicated on (SCALE name ClaimKind). */
 export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'

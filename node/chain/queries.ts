@@ -1,7 +1,7 @@
 import type { ApiPromise } from '@polkadot/api'
 import { u8aToHex } from '@polkadot/util'
 import { toPlain } from './plain.js'
-import type { AvailabilityChallenge, ChunkRequest, DisputeInfo, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
+import type { AvailabilityChallenge, ChunkRequest, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
 import { eventOf, type ChainEvent } from './client-types.js'
 
 // The chain client's reads: blocks, accounts and the Arbitration pallet's
@@ -29,6 +29,11 @@ export class ChainQueries {
   async rootEvery (taskId: bigint | number): Promise<number> {
     const v = toPlain(await this.api.query.arbitration.taskRootEvery(taskId)) as number | null
     return v == null ? 1 : Number(v)
+  }
+
+  /** The chain's request for the solver's forced-error draw before it pays the task (null: none open or the task settled). */
+  async drawRequest (taskId: bigint | number): Promise<DrawRequest | null> {
+    return toPlain(await this.api.query.arbitration.drawRequests(taskId)) as unknown as DrawRequest | null
   }
 
   /** The verifiers the chain drew for a task, every round (null before the first draw). */

@@ -194,4 +194,10 @@ export class ChainTransactions extends ChainQueries {
     const o = await this.send(this.api.tx.arbitration.revealForcedError(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof), u8aToHex(exactness)))
     return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
   }
+
+  /** The solver reveals its forced-error draw when the chain asks for it before paying the task (DrawRequested); forcedStep: the step it ordered, or null. */
+  async revealDraw (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array): Promise<{ forcedStep: number | null, outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.revealDraw(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof)))
+    return { forcedStep: this.field(o, 'DrawRevealed', 'forcedStep') as number | null, outcome: o }
+  }
 }

@@ -2,6 +2,7 @@ import type { RoleName } from '../../actors/supervisor.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChainClient } from '../chain/client.js'
 import type { ChunkResponder } from '../erasure/responder.js'
+import type { DrawRevealer } from '../dispute/draw-revealer.js'
 import type { Peer } from '../peer.js'
 import { ensureRegistered, toDomainEvent } from './chain-link.js'
 import { jsonSafe } from './json-safe.js'
@@ -20,17 +21,19 @@ export interface ChainFollowDeps {
   obs: Observability
   availability?: AvailabilityResponder
   chunkRequests?: ChunkResponder
+  draws?: DrawRevealer
   signPeer: (payload: Uint8Array) => Promise<Uint8Array>
   stake?: bigint
 }
 
 export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<void> {
-  const { peer, svc, book, obs, availability, chunkRequests, signPeer } = d
+  const { peer, svc, book, obs, availability, chunkRequests, draws, signPeer } = d
   const unsub = await c.onEvents(e => {
     obs.onChainEvent(e, c.accountId)
     const ev = toDomainEvent(e, c.accountId)
     availability?.onChainEvent(e, c.accountId)
     chunkRequests?.onChainEvent(e, c.accountId)
+    draws?.onChainEvent(e)
     if (ev != null) svc.send(ev)
     const taskId = (e.data as { taskId?: unknown }).taskId
     if (e.section === 'arbitration' && taskId != null) void book.noteChain(Number(taskId), e.method, { ...jsonSafe(e.data) as object, block: e.blockNumber })
@@ -57,6 +60,7 @@ export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<
   await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
   void availability?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with availability challenges failed'))
   void chunkRequests?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with chunk-sample requests failed'))
+  void draws?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with draw requests failed'))
   // roles changed at run time are mirrored on chain
   let last = JSON.stringify(peer.roles)
   svc.actor.subscribe(snap => {

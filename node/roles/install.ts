@@ -12,6 +12,7 @@ import type { DisputeService } from '../dispute/index.js'
 import type { EngineFaults } from '../engine/protocol.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
+import type { DrawRevealer } from '../dispute/draw-revealer.js'
 import { announcementCheck } from './announcement-check.js'
 import { Observability } from './observability.js'
 import { followChain } from './chain-follow.js'
@@ -75,6 +76,8 @@ export function installRoles (init: RolesInit) {
     let availability: AvailabilityResponder | undefined
     // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
     let chunkRequests: ChunkResponder | undefined
+    // the solver's forced-error draw, asked for before its verified task is paid
+    let draws: DrawRevealer | undefined
     let badCheckpoints = false
     let trainFaults: ((taskId: number, task: TaskInfo) => Promise<EngineFaults>) | undefined
     if (init.chainUrl != null && shards != null) {
@@ -87,6 +90,8 @@ export function installRoles (init: RolesInit) {
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
       const { ChunkResponder } = await import('../erasure/responder.js')
       chunkRequests = new ChunkResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'chunks' }) })
+      const { DrawRevealer } = await import('../dispute/draw-revealer.js')
+      draws = new DrawRevealer({ chain, log: peer.log.child({ component: 'draw' }) })
       trainFaults = async (taskId, task) => {
         // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
@@ -122,7 +127,7 @@ export function installRoles (init: RolesInit) {
         try {
           const c = await chain()
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
-          await followChain(c, { peer, svc, book, obs, availability, chunkRequests, signPeer, stake: init.stake })
+          await followChain(c, { peer, svc, book, obs, availability, chunkRequests, draws, signPeer, stake: init.stake })
         } catch (err) {
           peer.log.error(`chain unavailable: ${(err as Error).message}`)
         }

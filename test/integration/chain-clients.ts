@@ -6,13 +6,14 @@ import { removeDir, startChainProcess, tempDir, type ChainProcess } from './chai
 // signing as each named dev account: started before the file's tests, stopped
 // and its data dir removed after them.
 
-export function chainClients (prefix: string, names: readonly string[]): Record<string, ChainClient> {
+/** `extra`: the chain's arguments (default instant seal). */
+export function chainClients (prefix: string, names: readonly string[], extra: string[] = ['--instant-seal']): Record<string, ChainClient> {
   const c: Record<string, ChainClient> = {}
   let chain: ChainProcess | undefined
   let dir: string | undefined
   beforeAll(async () => {
     dir = await tempDir(prefix)
-    chain = await startChainProcess(dir)
+    chain = await startChainProcess(dir, extra)
     for (const n of names) c[n] = await ChainClient.connect({ url: chain.url, signer: `//${n}` })
   })
   afterAll(async () => {

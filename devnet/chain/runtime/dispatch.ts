@@ -10,6 +10,7 @@ import { variant, type Plain } from './codec.js'
 import { DispatchFail, type Context } from './context.js'
 import type { PlainCall } from './transaction.js'
 import { takeRentDeposit } from './capacity-rent.js'
+import { revealDraw } from './draw-reveal.js'
 
 // Every callable of the runtime, by pallet and call name.
 
@@ -43,7 +44,8 @@ const HANDLERS: Record<string, Handler> = {
   ...AVAILABILITY_HANDLERS,
   'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
   'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never),
-  ...CHUNK_HANDLERS
+  ...CHUNK_HANDLERS,
+  'Arbitration.reveal_draw': (ctx, who, a) => revealDraw(ctx, who, a as never)
 }
 
 /** Runs a call as `who`; a DispatchFail is the call's DispatchError. */

@@ -11,6 +11,7 @@ import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareR
 import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
+import { awaitsDraw, closeDraw, owesJackpot } from './draw-reveal.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -84,18 +85,25 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const winners = success ? jackpotWinners(ctx, id, t) : []
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
-    // the solver's forced error moves money within the coalition, never creates it
+    // the solver's forced error moves money within the coalition, never creates it;
+    // it is owed whenever the draw ordered one (draw-reveal.ts), and nobody's to win goes to the treasury
     const reward = earnedReward(t)
-    const jackpot = winners.length === 0 ? 0n : (params(ctx).jackpot < reward ? params(ctx).jackpot : reward)
+    const jackpot = !owesJackpot(ctx, id, t) ? 0n : (params(ctx).jackpot < reward ? params(ctx).jackpot : reward)
     const share = winners.length === 0 ? 0n : jackpot / BigInt(winners.length)
     for (const w of winners) {
       repatriateReserved(ctx, t.submitter, w.challenger, share)
       ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: w.disputeId, who: w.challenger, amount: share })
     }
     jackpotPaid = share * BigInt(winners.length)
+    if (winners.length === 0 && jackpot > 0n) {
+      repatriateReserved(ctx, t.submitter, TREASURY, jackpot)
+      ctx.emit(P, 'JackpotForfeited', { taskId: id, amount: jackpot })
+      jackpotPaid = jackpot
+    }
     solverPaid = reward - jackpotPaid
     repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
   }
+  closeDraw(ctx, id)
   const verifiersPaid = payStanding(ctx, id, t)
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
@@ -132,7 +140,12 @@ function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   const m = rootEveryOfTask(ctx, id)
   const standing = standingVerdicts(t, m)
   // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
-  if (t.solverFailed || standing >= t.verifierCount) { settle(ctx, id, t); return }
+  if (t.solverFailed || standing >= t.verifierCount) {
+    // a verified task is paid once its solver's draw is known (draw-reveal.ts)
+    if (!t.solverFailed && awaitsDraw(ctx, id, t)) { putTask(ctx, id, t); return }
+    settle(ctx, id, t)
+    return
+  }
   // assigned verifiers whose verdicts do not stand are closed; an extension draws their replacements
   const extend = t.extensions < MAX_VERIFY_EXTENSIONS
   closeRound(ctx, id, t, v => stood(t, v, m), extend)

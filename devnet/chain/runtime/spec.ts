@@ -10,6 +10,7 @@ import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js
 import { RENT_ERRORS, RENT_EVENTS, RENT_STORAGE, RENT_TYPES } from './rent-spec.js'
 import { SEGMENT_ERRORS, SEGMENT_STORAGE } from './segment-spec.js'
 import { TAPE_QUEUE_STORAGE } from './tape-queue-spec.js'
+import { DRAW_CALLS, DRAW_ERRORS, DRAW_EVENTS, DRAW_STORAGE, DRAW_TYPES } from './draw-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -25,7 +26,7 @@ export const RUNTIME_PATH = 'proofswarm_runtime'
 export { ROLE_SUBMITTER, ROLE_SOLVER, ROLE_VERIFIER, ROLE_WHISTLEBLOWER, ROLE_ALL } from '../../../protocols/roles.js'
 
 // Arbitration pallet constants (metadata constants, like a Rust pallet's Config `Get<_>` items).
-/** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error */
+/** blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error, and after DrawRequested to reveal its draw */
 export const REVEAL_WINDOW = 30
 /** share of its stake (ppm) a verifier loses when an accept of it listed the revealed forced step, or the proof's initial state is ruled wrong */
 export const VERIFIER_SLASH_PPM = 200_000
@@ -182,7 +183,8 @@ export const NAMED_TYPES: NamedTypes = {
   ...DIVERGENCE_TYPES,
   ...ASSIGNMENT_TYPES,
   ...CHUNK_TYPES,
-  ...RENT_TYPES
+  ...RENT_TYPES,
+  ...DRAW_TYPES
 }
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -259,7 +261,8 @@ export const PALLETS: PalletSpec[] = [
       ...STAKE_STORAGE,
       ...RENT_STORAGE,
       ...SEGMENT_STORAGE,
-      ...TAPE_QUEUE_STORAGE
+      ...TAPE_QUEUE_STORAGE,
+      ...DRAW_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -284,7 +287,8 @@ export const PALLETS: PalletSpec[] = [
       ...AVAILABILITY_CALLS,
       ...INITIAL_STATE_CALLS,
       ...DIVERGENCE_CALLS,
-      ...CHUNK_CALLS
+      ...CHUNK_CALLS,
+      ...DRAW_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -318,7 +322,8 @@ export const PALLETS: PalletSpec[] = [
       ...ASSIGNMENT_EVENTS,
       ...CHUNK_EVENTS,
       ...STAKE_EVENTS,
-      ...RENT_EVENTS
+      ...RENT_EVENTS,
+      ...DRAW_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -383,10 +388,11 @@ export const PALLETS: PalletSpec[] = [
       ...RENT_ERRORS,
       ...FEASIBILITY_ERRORS,
       ...SEGMENT_ERRORS,
-      ...WINDOW_ERRORS
+      ...WINDOW_ERRORS,
+      ...DRAW_ERRORS
     ],
     constants: [
-      { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error.' },
+      { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error; and after DrawRequested, to reveal its draw (reveal_draw).' },
       { name: 'MaxVerifyExtensions', type: 'u32', value: MAX_VERIFY_EXTENSIONS, docs: 'Times the challenge window is extended when it ends without verifier_count standing verdicts.' },
       { name: 'VerifierSlashPpm', type: 'u32', value: VERIFIER_SLASH_PPM, docs: 'Share of its stake (ppm) a verifier loses when a proof it accepted is ruled wrong at a step it reported checked.' },
       { name: 'MaxTaskPeriod', type: 'u32', value: MAX_TASK_PERIOD, docs: 'The longest solve_timeout or challenge_window submit_task takes (InvalidTaskParams above): the deadlines derived from them stay u32 block numbers.' },

@@ -19,7 +19,7 @@ export type TxClass = 'operational' | 'normal'
 const DEADLINE_CALLS = new Set([
   'release_task', 'commit_proof', 'commit_diverged', 'submit_verdict', 'open_dispute', 'force_move', 'answer_move',
   'claim_timeout', 'adjudicate', 'reveal_forced_error', 'challenge_availability', 'respond_availability', 'availability_timeout',
-  'challenge_initial_state', 'sample_chunks', 'respond_chunks', 'chunks_timeout'
+  'challenge_initial_state', 'sample_chunks', 'respond_chunks', 'chunks_timeout', 'reveal_draw'
 ])
 
 /** Whether a call can be operational at all (decided before its signature is checked). */
