@@ -22,12 +22,13 @@ export interface ChainStatus { url: string | null, account: string | null, state
 const PHASE_OF: Record<string, string> = {
   TaskSubmitted: 'Unassigned',
   TaskExpired: 'Expired',
+  TaskFaulted: 'Faulted',
   SolverSelected: 'Solving',
   SolverTimedOut: 'Unassigned',
   TaskReleased: 'Unassigned',
   ProofCommitted: 'Verifying'
 }
-export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired'] as const
+export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired', 'Faulted'] as const
 
 export class Observability {
   private readonly failures: Failure[] = []
