@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { NodeInfo, TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { BlockBuilder } from '../../devnet/chain/runtime/block-builder.js'
@@ -11,6 +12,8 @@ import * as reference from '../../protocols/reference/index.js'
 import { assignedNames, harnessSample } from '../helpers/verdict-sample.js'
 import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
+import { STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask } from '../helpers/availability-task.js'
+import { availabilitySeed } from '../../protocols/availability/index.js'
 
 // on_initialize is not a call: a throw in it fails the block, and the same
 // stored task throws again in the next, so one task halted the chain for
@@ -126,6 +129,75 @@ describe('a task whose step of on_initialize throws', () => {
     expect(h.run(verifier, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: [] }).error).toBe('Arbitration.WrongPhase')
     expect(h.run(verifier, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 1 }).error).toBe('Arbitration.WrongPhase')
     expect(h.run(verifier, 'Arbitration', 'unregister').error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'unregister').error).toBeUndefined()
+  })
+})
+
+describe('a task faulted with evidence open on it', () => {
+  it('answered deposits go back; an open availability challenge runs to its end by its own calls, its deposit back too', () => {
+    const solver = submitAvailabilityTask(h)
+    commitAvailabilityProof(h, solver)
+    // the samples come from the randomness of the block that opened the challenge
+    const seed = (id: number): Uint8Array =>
+      availabilitySeed(hexToU8a(h.randomness(h.read<{ openedAt: number }>('Arbitration', 'AvailabilityChallenges', id)!.openedAt)), BigInt(id))
+    const respond = (id: number): string | undefined =>
+      h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(availabilityAnswer(seed(id))) }).error
+    const before = { alice: worth('Alice'), dave: worth('Dave'), eve: worth('Eve'), solver: worth(solver) }
+    // Dave's challenge answered (its deposit held for the settlement), then Eve's opened and not yet answered
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    expect(respond(0)).toBeUndefined()
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    expect(node('Eve').activeTasks).toBeGreaterThan(0)
+    // an arithmetic edge: the stake-blocks the task's rent accrues overflow u128
+    corrupt(0, { solverReward: 2n ** 128n - 1n })
+    let ev: string[] = []
+    expect(() => { ev = h.advance(1) }).not.toThrow()
+    expect(ev).toContain('Arbitration.TaskFaulted')
+    expect(taskOf(0).phase).toBe('Faulted')
+    // Dave's answered deposit is back; Eve's challenge is still open, and the solver can still answer it
+    expect(h.reserved('Dave')).toBe(STAKE)
+    expect(h.read<{ status: string }>('Arbitration', 'AvailabilityChallenges', 1)!.status).toBe('Open')
+    // until it ends the task stays open and the solver bound: a timeout would still slash it
+    expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([0n])
+    expect(h.run(solver, 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
+    expect(respond(1)).toBeUndefined()
+    expect(h.reserved('Eve')).toBe(STAKE)
+    h.advance(1)
+    expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([])
+    // nobody paid, nobody slashed, every binding released; the submitter pays the rent it held
+    expect(worth('Dave')).toBe(before.dave)
+    expect(worth('Eve')).toBe(before.eve)
+    expect(worth(solver)).toBe(before.solver)
+    expect(worth('Alice')).toBe(before.alice - h.rentPaid('Alice'))
+    expect(h.reserved('Alice')).toBe(0n)
+    for (const who of ['Dave', 'Eve', solver]) expect(node(who).activeTasks).toBe(0)
+  })
+})
+
+describe('a solver that would trigger a fault to escape a ruling against it', () => {
+  it('is still penalized when the ruling\'s reveal window ends; its stake stays bound until then', () => {
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task).error).toBeUndefined()
+    h.advance(1)
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+    h.advance(2)
+    // a dispute adjudicated for Dave (what adjudicate stores; the game itself is test/adversarial/segments-chain.test.ts's),
+    // then a fault before the reveal deadline: the hook that would penalize the solver is the one that faults
+    const deadline = h.number + 4
+    const ruling = { disputeId: 0n, challenger: h.accounts.Dave, step: 3, revealDeadline: deadline, outcome: 'AwaitingReveal', claimKind: 'State', honestPost: H(5) }
+    corrupt(0, { rulings: [ruling as never], solverReward: 2n ** 128n - 1n })
+    const stake = node('Bob').stake
+    const dave = worth('Dave')
+    expect(h.advance(1)).toContain('Arbitration.TaskFaulted')
+    expect(taskOf(0).phase).toBe('Faulted')
+    expect(h.run('Bob', 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
+    const ev = runTo(deadline + 1)
+    expect(ev).toContain('Arbitration.SolverPenalized')
+    expect(taskOf(0).rulings[0].outcome).toBe('SolverPenalized')
+    expect(node('Bob').stake).toBe(stake / 2n)
+    expect(worth('Dave')).toBeGreaterThan(dave)
+    // then the task is closed and the rest of the solver's stake free to leave
+    h.advance(1)
+    expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([])
     expect(h.run('Bob', 'Arbitration', 'unregister').error).toBeUndefined()
   })
 })

@@ -4,6 +4,7 @@ import type { Context, EventOut } from './context.js'
 import { adjustActive, putTask, type TaskInfo } from './arbitration.js'
 import { settleAnsweredDeposits } from './availability.js'
 import { releaseAssigned } from './verifier-rounds.js'
+import { getAssignments, putAssignments } from './assignment.js'
 import { settleRent } from './capacity-rent.js'
 import { Storage } from './state.js'
 
@@ -13,13 +14,14 @@ import { Storage } from './state.js'
 // block too: the chain halts for everyone. Each open task's per-block step
 // therefore runs in its own storage layer. A throw (a runtime bug, or a
 // stored value the code cannot handle) drops that task's writes and events of
-// this block only, and the task is quarantined: phase Faulted, off the open
-// list, so it cannot throw again. Quarantine is neutral (docs/economics.md
-// "Faulted tasks"): the escrow goes back to the submitter, the rent it held
-// is paid as at every end, the bindings of the solver's and verifiers'
-// stakes are released, answered deposits go back to their requesters; nobody
-// is paid and nobody slashed by the hook. Disputes and held requests already
-// open keep running by their own calls and clocks.
+// this block only, and the task is quarantined in phase Faulted. The
+// quarantine is neutral (docs/economics.md "Faulted tasks"): the escrow back
+// to the submitter, the rent it held paid as at every end, the verifiers'
+// reservations and assignments released, answered deposits back to their
+// requesters; the hook pays and slashes nobody. What runs by its own clock
+// goes on: open disputes and held requests end by their calls, and a ruling
+// against the solver keeps its reveal window and its penalty, so the task
+// stays open (and its solver's stake bound) until none is left.
 
 const P = 'Arbitration'
 const MAX_REASON_BYTES = 256
@@ -50,14 +52,14 @@ function inLayer<T> (ctx: Context, body: () => T): T {
 
 /**
  * One open task's step of on_initialize, isolated: returns `step`'s answer
- * (is the task still open), or false after quarantining the task when `step` threw.
+ * (is the task still open), or, when `step` threw, whether the quarantined
+ * task stays open (faultedStillOpen).
  */
 export function guardTask (ctx: Context, id: bigint, step: () => boolean): boolean {
   try {
     return inLayer(ctx, step)
   } catch (e) {
-    fault(ctx, id, e)
-    return false
+    return fault(ctx, id, e)
   }
 }
 
@@ -82,15 +84,29 @@ export function readableOpenTasks (ctx: Context): bigint[] {
   return readable
 }
 
-function fault (ctx: Context, id: bigint, e: unknown): void {
-  let refunded = 0n
+/**
+ * A faulted task stays open while something of it runs by its own clock: an
+ * open dispute or held request, or a ruling awaiting its forced-error reveal
+ * (penalized in on_initialize after its deadline). Until then its solver's
+ * stake stays bound, so it cannot unregister out of that penalty; after, it is released.
+ */
+export function faultedStillOpen (ctx: Context, t: TaskInfo): boolean {
+  if (t.openDisputes > 0 || t.rulings.some(r => r.outcome === 'AwaitingReveal')) return true
+  adjustActive(ctx, t.solver, -1)
+  return false
+}
+
+/** Quarantines the task and emits TaskFaulted; returns whether it stays open. */
+function fault (ctx: Context, id: bigint, e: unknown): boolean {
+  let out = { refunded: 0n, open: false }
   try {
-    refunded = inLayer(ctx, () => quarantine(ctx, id))
+    out = inLayer(ctx, () => quarantine(ctx, id))
   } catch {
     // the quarantine itself failed (the task's record cannot be read, say): its funds stay
     // reserved where they are, but the task leaves the open list all the same
   }
-  ctx.emit(P, 'TaskFaulted', { taskId: id, reason: faultReason(e), refunded })
+  ctx.emit(P, 'TaskFaulted', { taskId: id, reason: faultReason(e), refunded: out.refunded })
+  return out.open
 }
 
 /** Runs `body` in its own layer; undefined (its writes dropped) if it throws. */
@@ -99,22 +115,35 @@ function attempt<T> (ctx: Context, body: () => T): T | undefined {
 }
 
 /**
- * The neutral end of a faulted task; returns the escrow given back. Each part
- * on its own: a record that cannot be read (the assignments, say) keeps its
- * own funds where they are, not the escrow.
+ * The neutral end of a faulted task: the escrow given back (returned), and
+ * whether it stays open. Each part on its own: a record that cannot be read
+ * (the assignments, say) keeps its own funds where they are, not the escrow.
+ * A task that faults again once Faulted (in its reveal's step) is closed as it is.
  */
-function quarantine (ctx: Context, id: bigint): bigint {
+function quarantine (ctx: Context, id: bigint): { refunded: bigint, open: boolean } {
   const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-  if (t === undefined) return 0n
+  if (t === undefined) return { refunded: 0n, open: false }
+  if (t.phase === 'Faulted') {
+    attempt(ctx, () => { adjustActive(ctx, t.solver, -1) })
+    return { refunded: 0n, open: false }
+  }
   // an escrow is paid out only at settlement: an open task still holds all of it
   const refunded = attempt(ctx, () => { unreserve(ctx, t.submitter, t.escrow); return t.escrow }) ?? 0n
-  if (t.phase === 'Solving' || t.phase === 'Verifying') attempt(ctx, () => { adjustActive(ctx, t.solver, -1) })
-  attempt(ctx, () => { releaseAssigned(ctx, id) })
+  attempt(ctx, () => { releaseVerifiers(ctx, id) })
   attempt(ctx, () => { settleAnsweredDeposits(ctx, id, false) })
   attempt(ctx, () => { settleRent(ctx, id, t) })
   t.phase = 'Faulted'
   putTask(ctx, id, t)
-  return refunded
+  return { refunded, open: attempt(ctx, () => faultedStillOpen(ctx, t)) ?? false }
+}
+
+/** The reserved and assigned verifiers are done with the task: their stakes unbound, their assignments Released. */
+function releaseVerifiers (ctx: Context, id: bigint): void {
+  releaseAssigned(ctx, id)
+  const a = getAssignments(ctx, id)
+  if (a === undefined) return
+  for (const x of a.verifiers) if (x.status === 'Active') x.status = 'Released'
+  putAssignments(ctx, id, a)
 }
 
 export interface TaskFault { taskId: bigint, reason: string, refunded: bigint }

@@ -11,7 +11,7 @@ import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareR
 import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
-import { guardTask, readableOpenTasks } from './hook-guard.js'
+import { faultedStillOpen, guardTask, readableOpenTasks } from './hook-guard.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -173,8 +173,12 @@ function stepTask (ctx: Context, id: bigint): boolean {
     if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
     // a reject in its backing grace may still get its evidence (late-backing.ts)
     if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t)) closeVerification(ctx, id, t)
+  } else if (t.phase === 'Faulted') {
+    // quarantined, but a ruling against its solver still awaits the reveal (hook-guard.ts)
+    if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
   }
   const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+  if (after?.phase === 'Faulted') return faultedStillOpen(ctx, after)
   if (after !== undefined && !FINAL.has(after.phase)) return true
   if (after !== undefined) settleRent(ctx, id, after)
   return false
