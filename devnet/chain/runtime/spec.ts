@@ -319,7 +319,7 @@ export const PALLETS: PalletSpec[] = [
       ...CHUNK_EVENTS,
       ...STAKE_EVENTS,
       ...RENT_EVENTS,
-      { name: 'TaskFaulted', fields: [['task_id', 'u64'], ['reason', 'Vec<u8>'], ['refunded', 'u128']], docs: 'The task\'s step of on_initialize threw (a runtime fault): its writes of the block were dropped and it is quarantined (phase Faulted): escrow `refunded` to the submitter, capacity rent paid as at every end, stake bindings released, answered deposits back to their requesters; nobody paid or slashed by it. `reason`: the error (UTF-8, at most 256 bytes); 0 refunded when even the quarantine failed.' }
+      { name: 'TaskFaulted', fields: [['task_id', 'u64'], ['reason', 'Vec<u8>'], ['refunded', 'u128']], docs: 'The task\'s step of on_initialize threw (a runtime fault): its writes of the block were dropped and it is quarantined (phase Faulted): escrow `refunded` to the submitter, capacity rent paid as at every end, stake bindings released, answered deposits back to their requesters; nobody paid or slashed by it. Its open disputes and held requests run on, and a ruling against the solver keeps its reveal window and penalty (the task stays in OpenTasks, its solver bound, until none is left). `reason`: the error (UTF-8, at most 256 bytes); 0 refunded when even the quarantine failed.' }
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
