@@ -3,7 +3,9 @@ import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { BlockBuilder } from '../../../devnet/chain/runtime/block-builder.js'
 import type { Context } from '../../../devnet/chain/runtime/context.js'
 import { Overlay } from '../../../devnet/chain/runtime/state.js'
-import type { CallCodec, PlainCall } from '../../../devnet/chain/runtime/transaction.js'
+import type { CallCodec, PlainCall, ValidTx } from '../../../devnet/chain/runtime/transaction.js'
+import type { Runtime } from '../../../devnet/chain/runtime/executive.js'
+import { executeBlock } from '../../../devnet/chain/block-authoring.js'
 import { Harness } from './harness.js'
 
 // An extrinsic runs in its own storage layer (block-builder.ts applyCall):
@@ -36,5 +38,29 @@ describe('an extrinsic that throws something other than a DispatchError', () => 
     const events = b.finalize().map(e => h.eventName(e.event))
     expect(events).toEqual(['System.ExtrinsicFailed', 'Balances.Transfer', 'System.ExtrinsicSuccess'])
     expect(b.ctx.store.get('Arbitration', 'NextTaskId')).toBe(0n)
+  })
+})
+
+describe('a transaction whose application throws before its dispatch (a bug in the nonce bookkeeping)', () => {
+  it('is dropped from the pool; the block is produced with the others', () => {
+    const tx = (hash: string, who: string, nonce: number): ValidTx =>
+      ({ hash, sender: h.accounts[who], nonce, bytes: new Uint8Array(), call: { pallet: 'System', name: 'remark', args: { remark: '0x00' } } })
+    const rt = h.rt
+    // only a mock reaches such a bug: the builder's apply throws for one transaction
+    const buggy = {
+      initializeBlock: (...a: Parameters<Runtime['initializeBlock']>) => {
+        const b = rt.initializeBlock(...a)
+        const apply = b.apply.bind(b)
+        b.apply = t => { if (t.hash === '0xbad') throw new TypeError('a bug'); return apply(t) }
+        return b
+      }
+    } as unknown as Runtime
+    const reader = { get: (k: string) => h.state.get(k) }
+    const env = { number: h.number + 1, parentHash: h.parentHash, randomness: h.author.sign(rt.previousRandomness(reader), h.number + 1) }
+    const dropped: string[] = []
+    const r = executeBlock(buggy, reader, env, [{ tx: tx('0xbad', 'Bob', 0) }, { tx: tx('0x900d', 'Alice', 0) }], 10, dropped)
+    expect(dropped).toEqual(['0xbad'])
+    expect(r.included.map(t => t.hash)).toEqual(['0x900d'])
+    expect(r.events.map(e => h.eventName(e.event))).toContain('System.ExtrinsicSuccess')
   })
 })
