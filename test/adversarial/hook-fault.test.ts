@@ -198,6 +198,33 @@ describe('a solver that would trigger a fault to escape a ruling against it', ()
   })
 })
 
+describe('a solver that would trigger a fault to escape a dispute open against it', () => {
+  it('still loses it on time: the dispute runs on the faulted task, its stake bound until the end', () => {
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task).error).toBeUndefined()
+    h.advance(1)
+    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: H(9), finalStateRoot: H(8), stepCount: 100, checkpoints: [] }).error).toBeUndefined()
+    h.advance(2)
+    expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 1 }).error).toBeUndefined()
+    // Dave demands the solver's first message; then a fault
+    expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
+    corrupt(0, { solverReward: 2n ** 128n - 1n })
+    expect(h.advance(1)).toContain('Arbitration.TaskFaulted')
+    expect(taskOf(0).phase).toBe('Faulted')
+    expect(h.run('Bob', 'Arbitration', 'unregister').error).toBe('Arbitration.HasActiveTasks')
+    const stake = node('Bob').stake
+    const dave = worth('Dave')
+    runTo(h.read<{ force: { due: number } }>('Arbitration', 'Disputes', 0)!.force.due + 1)
+    const r = h.run('Eve', 'Arbitration', 'claim_timeout', { disputeId: 0 })
+    expect(r.error).toBeUndefined()
+    expect(r.events).toContain('Arbitration.TimeoutPenalty')
+    expect(node('Bob').stake).toBeLessThan(stake)
+    expect(worth('Dave')).toBeGreaterThan(dave)
+    h.advance(1)
+    expect(h.read<bigint[]>('Arbitration', 'OpenTasks')).toEqual([])
+    expect(h.run('Bob', 'Arbitration', 'unregister').error).toBeUndefined()
+  })
+})
+
 describe('a task whose stored record cannot even be decoded', () => {
   it('is dropped from the open tasks before any step reads it; the other task, whose selection reads every open task, is selected', () => {
     const r = h.block([['Alice', 'Arbitration', 'submit_task', task], ['Alice', 'Arbitration', 'submit_task', task]]).results
