@@ -153,6 +153,12 @@ export class ScenarioWatcher {
         line(`task EXPIRED: nobody took it in time; ${units(d.refunded as bigint)} refunded to the submitter`)
         for (const w of this.waiters.splice(0)) w()
         break
+      case 'TaskFaulted':
+        this.times.settled ??= now
+        this.settled = { success: false }
+        line(`task FAULTED: the chain's block hook failed on it and quarantined it; ${units(d.refunded as bigint)} refunded to the submitter, nobody paid or slashed`)
+        for (const w of this.waiters.splice(0)) w()
+        break
     }
   }
 

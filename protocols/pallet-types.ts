@@ -31,8 +31,8 @@ export interface NodeInfo { peerId: string, roles: number, stake: bigint, active
 
 export interface Verdict { verifier: string, accept: boolean, checkedSteps: number[], void: boolean }
 
-/** Expired: Unassigned for UnassignedTimeout blocks (no solver, or too little verifier stake to answer for it), the escrow refunded. Unverified: the challenge window (and its extensions) ended without a quorum of standing verdicts: nobody is paid for the proof */
-export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified' | 'Expired'
+/** Expired: Unassigned for UnassignedTimeout blocks (no solver, or too little verifier stake to answer for it), the escrow refunded. Unverified: the challenge window (and its extensions) ended without a quorum of standing verdicts: nobody is paid for the proof. Faulted: its step of on_initialize threw, it was quarantined (escrow back, nobody paid or slashed by the hook) */
+export type TaskPhase = 'Unassigned' | 'Solving' | 'Verifying' | 'Settled' | 'Failed' | 'Unverified' | 'Expired' | 'Faulted'
 
 /** What a submitter gives (submit_task, without the program bytes). */
 export interface SubmitTaskArgs {

@@ -1,7 +1,7 @@
 import { compactToU8a, hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util'
 import { blake2AsU8a } from '@polkadot/util-crypto'
 import { RANDOMNESS_ENGINE_ID } from '../../protocols/randomness.js'
-import type { Runtime, ValidTx } from './runtime/executive.js'
+import type { ApplyOutcome, Runtime, ValidTx } from './runtime/executive.js'
 import type { BlockEnv, EventOut } from './runtime/context.js'
 import type { RuntimeTypes } from './runtime/metadata.js'
 import type { StateReader } from './runtime/state.js'
@@ -33,7 +33,10 @@ export function executeBlock (
   const included: ValidTx[] = []
   for (const e of ready) {
     if (included.length >= max) break
-    const r = builder.apply(e.tx)
+    let r: ApplyOutcome
+    // a throw before the dispatch's own layer (a bug in the nonce bookkeeping, say) drops the
+    // transaction: kept in the pool, it would fail every block after this one too
+    try { r = builder.apply(e.tx) } catch { dropped.push(e.tx.hash); continue }
     if (r.included) included.push(e.tx)
     else if (r.reason !== 'future') dropped.push(e.tx.hash)
   }

@@ -5,6 +5,7 @@ import type { Logger } from '../../node/log.js'
 import { Runtime, type GenesisConfig, type ValidTx, type ValidationEnv } from './runtime/executive.js'
 import type { ReferenceSemantics } from './runtime/adjudication.js'
 import type { StateReader } from './runtime/state.js'
+import { faultsOf } from './runtime/hook-guard.js'
 import { ChainStore, type StoredBlock, type StoredHeader } from './store.js'
 import { VerifyPool, defaultVerifyWorkers } from './verify-pool.js'
 import { RandomnessAuthor } from './randomness-author.js'
@@ -196,6 +197,7 @@ export class DevChain extends EventEmitter {
     this.pool.flush()
     const written = this.store.enqueue(ops)
     this.opts.log?.debug({ number, hash, extrinsics: included.length, events: events.length }, 'block')
+    for (const f of faultsOf(events)) this.opts.log?.error({ number, taskId: f.taskId, reason: f.reason, refunded: f.refunded }, 'on_initialize faulted on a task: quarantined (phase Faulted), the block goes on')
     // the new best head is shown at once (readers see its state); what
     // acknowledges a transaction or a finality waits for the block's batch on
     // disk, so that a kill -9 cannot lose anything a client was told about.

@@ -82,6 +82,8 @@ export function toDomainEvent (e: ChainEvent, me: string): DomainEvent | undefin
     case 'TaskUnverified': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
     // nobody took it in time (no solver, or too little verifier stake): refunded, over
     case 'TaskExpired': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
+    // the chain quarantined it after a runtime fault: refunded, over
+    case 'TaskFaulted': return { type: 'chain.taskSettled', taskId: num(d.taskId) }
     default: return undefined
   }
 }

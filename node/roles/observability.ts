@@ -27,7 +27,7 @@ const PHASE_OF: Record<string, string> = {
   TaskReleased: 'Unassigned',
   ProofCommitted: 'Verifying'
 }
-export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired'] as const
+export const TASK_PHASES = ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired', 'Faulted'] as const
 
 export class Observability {
   private readonly failures: Failure[] = []
@@ -152,6 +152,9 @@ export class Observability {
       else if (e.method === 'TaskUnverified') {
         this.phases.set(taskId, 'Unverified')
         this.log.warn({ taskId, standing: Number(d.standing) }, 'task ended UNVERIFIED: too few verdicts stood after every extension; nobody was paid for the proof')
+      } else if (e.method === 'TaskFaulted') {
+        this.phases.set(taskId, 'Faulted')
+        this.log.error({ taskId, refunded: String(d.refunded) }, 'task FAULTED: the chain\'s block hook failed on it and quarantined it; escrow refunded, nobody paid or slashed')
       } else if (PHASE_OF[e.method] != null) this.phases.set(taskId, PHASE_OF[e.method])
     }
     if (e.method === 'DisputeOpened' && (d.challenger === me || d.defender === me)) this.disputes.inc({ event: 'opened' })

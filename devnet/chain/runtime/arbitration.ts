@@ -315,7 +315,8 @@ export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): 
 export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
-  ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
+  // a faulted task's rulings keep their reveal window (hook-guard.ts)
+  ctx.ensure(t.phase === 'Verifying' || t.phase === 'Faulted', P, 'WrongPhase')
   // again only for rulings adjudicated at the revealed step after the first reveal
   const revealed = t.revealedForcedError
   ctx.ensure(revealed === null || t.rulings.some(x => x.step === revealed && x.outcome === 'AwaitingReveal'), P, 'AlreadyRevealed')

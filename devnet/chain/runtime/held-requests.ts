@@ -95,6 +95,8 @@ export function answerHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind
   ctx.store.put(P, k.answered, r.taskId, [...ctx.store.read<bigint[]>(P, k.answered, r.taskId), id])
   r.status = 'Answered'
   close(ctx, k, id, r)
+  // a faulted task has no settlement to wait for: the deposit goes back, as the quarantine gave back the others (hook-guard.ts)
+  if (getTask(ctx, r.taskId).phase === 'Faulted') settleHeld(ctx, k, r.taskId, false, () => {})
 }
 
 /** Past its deadline unanswered (anyone may call): the deposit back, the solver slashed, the task failed. Returns the slash. */

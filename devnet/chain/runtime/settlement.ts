@@ -12,6 +12,7 @@ import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
 import { awaitsDraw, closeDraw, owesJackpot } from './draw-reveal.js'
+import { faultedStillOpen, guardTask, readableOpenTasks } from './hook-guard.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -163,26 +164,35 @@ const FINAL: ReadonlySet<string> = new Set(['Settled', 'Failed', 'Unverified', '
 
 /** on_initialize: selection retries, solver timeouts, settlement after the challenge window. */
 export function onInitialize (ctx: Context): void {
-  const open = ctx.store.read<bigint[]>(P, 'OpenTasks')
+  // each task in its own storage layer: one that throws is quarantined, the block and the others go on (hook-guard.ts)
+  const open = readableOpenTasks(ctx)
   if (open.length === 0) return
   const still: bigint[] = []
-  for (const id of open) {
-    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (t === undefined) continue
-    accrueRent(ctx, id, t)
-    if (t.phase === 'Unassigned') {
-      if (!expireIfDue(ctx, id, t)) trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
-    } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
-      solverTimedOut(ctx, id, t, t.solver)
-    } else if (t.phase === 'Verifying') {
-      drawIfDue(ctx, id, t)
-      if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
-      // a reject in its backing grace may still get its evidence (late-backing.ts)
-      if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t)) closeVerification(ctx, id, t)
-    }
-    const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (after !== undefined && !FINAL.has(after.phase)) still.push(id)
-    else if (after !== undefined) settleRent(ctx, id, after)
-  }
+  for (const id of open) if (guardTask(ctx, id, () => stepTask(ctx, id))) still.push(id)
   if (still.length !== open.length) ctx.store.put(P, 'OpenTasks', undefined, still)
+}
+
+/** One open task's part of on_initialize; returns whether it is still open. */
+function stepTask (ctx: Context, id: bigint): boolean {
+  const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+  if (t === undefined) return false
+  accrueRent(ctx, id, t)
+  if (t.phase === 'Unassigned') {
+    if (!expireIfDue(ctx, id, t)) trySelect(ctx, id, t, t.createdAt === ctx.now - 1 && t.excluded.length === 0)
+  } else if (t.phase === 'Solving' && ctx.now > t.deadline && t.solver !== null) {
+    solverTimedOut(ctx, id, t, t.solver)
+  } else if (t.phase === 'Verifying') {
+    drawIfDue(ctx, id, t)
+    if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
+    // a reject in its backing grace may still get its evidence (late-backing.ts)
+    if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t)) closeVerification(ctx, id, t)
+  } else if (t.phase === 'Faulted') {
+    // quarantined, but a ruling against its solver still awaits the reveal (hook-guard.ts)
+    if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
+  }
+  const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
+  if (after?.phase === 'Faulted') return faultedStillOpen(ctx, after)
+  if (after !== undefined && !FINAL.has(after.phase)) return true
+  if (after !== undefined) settleRent(ctx, id, after)
+  return false
 }

@@ -101,7 +101,7 @@ export const NAMED_TYPES: NamedTypes = {
 
   // ---- arbitration ----
   NodeInfo: { path: ['pallet_arbitration', 'types', 'NodeInfo'], fields: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['active_tasks', 'u32'], ['registered_at', 'u32']] },
-  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired'].map(name => ({ name })) },
+  TaskPhase: { path: ['pallet_arbitration', 'types', 'TaskPhase'], variants: ['Unassigned', 'Solving', 'Verifying', 'Settled', 'Failed', 'Unverified', 'Expired', 'Faulted'].map(name => ({ name })) },
   Verdict: { path: ['pallet_arbitration', 'types', 'Verdict'], fields: [['verifier', 'AccountId'], ['accept', 'bool'], ['checked_steps', 'Vec<u32>'], ['void', 'bool']] },
   TaskInfo: {
     path: ['pallet_arbitration', 'types', 'TaskInfo'],
@@ -323,7 +323,8 @@ export const PALLETS: PalletSpec[] = [
       ...CHUNK_EVENTS,
       ...STAKE_EVENTS,
       ...RENT_EVENTS,
-      ...DRAW_EVENTS
+      ...DRAW_EVENTS,
+      { name: 'TaskFaulted', fields: [['task_id', 'u64'], ['reason', 'Vec<u8>'], ['refunded', 'u128']], docs: 'The task\'s step of on_initialize threw (a runtime fault): its writes of the block were dropped and it is quarantined (phase Faulted): escrow `refunded` to the submitter, capacity rent paid as at every end, stake bindings released, answered deposits back to their requesters; nobody paid or slashed by it. Its open disputes and held requests run on, and a ruling against the solver keeps its reveal window and penalty (the task stays in OpenTasks, its solver bound, until none is left). `reason`: the error (UTF-8, at most 256 bytes); 0 refunded when even the quarantine failed.' }
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),

@@ -6,6 +6,7 @@ import type { ReferenceSemantics } from '../../../devnet/chain/runtime/adjudicat
 import type { Plain } from '../../../devnet/chain/runtime/codec.js'
 import { variant } from '../../../devnet/chain/runtime/codec.js'
 import { Runtime, type CallCodec } from '../../../devnet/chain/runtime/executive.js'
+import type { EventOut } from '../../../devnet/chain/runtime/context.js'
 import { Overlay, Storage } from '../../../devnet/chain/runtime/state.js'
 import { registerArgs } from '../../helpers/peer-key.js'
 import { RandomnessAuthor } from '../../../devnet/chain/randomness-author.js'
@@ -24,6 +25,8 @@ export class Harness {
   readonly accounts: Record<string, string> = {}
   /** capacity rent paid so far (CapacityRentPaid), by account */
   readonly rents = new Map<string, bigint>()
+  /** the last block's events as the runtime emitted them (fields by name) */
+  lastEvents: EventOut[] = []
   /** the block author whose VRF is each block's randomness: a fixed key, so runs repeat */
   constructor (readonly rt: Runtime, readonly author: RandomnessAuthor) {
     for (const [k, v] of rt.genesisState().changes) if (v !== null) this.state.set(k, v)
@@ -73,7 +76,7 @@ export class Harness {
       const err = b.applyCall(this.accounts[who] ?? who, this.call(section, method, args))
       results.push({ error: err === undefined ? undefined : this.errorName(err), events: b.ctx.events.slice(mark).map(e => this.eventName(e.event)) })
     }
-    b.finalize()
+    this.lastEvents = b.finalize()
     for (const e of b.ctx.events) {
       const paid = (e.event as { Arbitration?: { CapacityRentPaid?: { who: string, amount: bigint } } }).Arbitration?.CapacityRentPaid
       if (paid !== undefined) this.rents.set(paid.who, (this.rents.get(paid.who) ?? 0n) + paid.amount)
