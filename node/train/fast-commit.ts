@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import { stepLeaf, stateRoot } from '../../protocols/commit/state.js'
-import { TENSOR_COMMITMENT_VERSION, axisLayout, dtypeBytes, leafSpan, matrixView, tensorHeader, type TensorData } from '../../protocols/commit/tensor.js'
+import { TENSOR_COMMITMENT_VERSION, axisLayout, dtypeBytes, leafSpan, matrixView, tensorHeader, type AxisLayout, type TensorData } from '../../protocols/commit/tensor.js'
+import { nativeAxisRoots } from './psk-addon.js'
 
 // A faster implementation of protocols/commit's tensor commitment and state
 // root for the training loop. It must give identical roots: the unit test
@@ -55,13 +56,41 @@ function tensorRootL (t: TensorData): string {
   const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
   const { rows, cols } = matrixView(t.shape)
   if (v.length !== rows * cols) throw new TypeError(`tensor has ${v.length} values but shape [${t.shape.join(',')}] needs ${rows * cols}`)
-  const eb = dtypeBytes(t.dtype)
   const rl = axisLayout(t.dtype, t.shape, 'row')
   const clay = axisLayout(t.dtype, t.shape, 'col')
+  const header = tensorHeader(t.dtype, t.shape)
+  const out = Buffer.alloc(2 + header.length + 64)
+  out[0] = 2; out[1] = TENSOR_COMMITMENT_VERSION
+  out.set(header, 2)
+  const at = 2 + header.length
+  if (!nativeRoots(bytes, rows, cols, dtypeBytes(t.dtype), rl.group, clay.group, out.subarray(at))) {
+    const [rowRoot, colRoot] = axisRootsL(bytes, rows, cols, dtypeBytes(t.dtype), rl, clay)
+    put(out, rowRoot, at); put(out, colRoot, at + 32)
+  }
+  return shaL(out)
+}
+
+// The addon's row and column roots (node/train/psk-native.ts), when it has them: about half the
+// CPU of axisRootsL (OpenSSL's sha256 over the tensor's bytes in place, no per-call overhead).
+// null: none in this thread (looked up once).
+type AxisRootsFn = (bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean
+let native: AxisRootsFn | null | undefined
+const dims = new Int32Array(5)
+function nativeRoots (bytes: Uint8Array, rows: number, cols: number, eb: number, rowGroup: number, colGroup: number, out: Uint8Array): boolean {
+  if (native === undefined) native = nativeAxisRoots() ?? null
+  if (native === null) return false
+  dims[0] = rows; dims[1] = cols; dims[2] = eb; dims[3] = rowGroup; dims[4] = colGroup
+  if (native(bytes, dims, out)) return true
+  native = null
+  return false
+}
+
+/** The row and column Merkle roots (latin1 digests) of a [rows, cols] tensor's bytes. */
+function axisRootsL (bytes: Uint8Array, rows: number, cols: number, eb: number, rl: AxisLayout, clay: AxisLayout): [string, string] {
   // a leaf is at most max(LEAF_BYTES, one row or column) bytes
   const s = scratchFor(1 + Math.max(rl.group * rl.sliceBytes, clay.group * clay.sliceBytes))
   s[0] = 0
-  const src = Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+  const src = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const rowLeaves: string[] = new Array<string>(rl.leaves)
   for (let i = 0; i < rl.leaves; i++) {
     const { first, n } = leafSpan(rl, i)
@@ -93,13 +122,7 @@ function tensorRootL (t: TensorData): string {
       colLeaves[i] = shaL(s.subarray(0, n * rows * eb + 1))
     }
   }
-  const rowRoot = merkle(rowLeaves)
-  const colRoot = merkle(colLeaves)
-  const header = tensorHeader(t.dtype, t.shape)
-  const out = Buffer.alloc(2 + header.length + 64)
-  out[0] = 2; out[1] = TENSOR_COMMITMENT_VERSION
-  out.set(header, 2); put(out, rowRoot, 2 + header.length); put(out, colRoot, 2 + header.length + 32)
-  return shaL(out)
+  return [merkle(rowLeaves), merkle(colLeaves)]
 }
 
 // A 32-bit matrix transpose in WebAssembly, assembled by hand (150 bytes; no

@@ -1,11 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { NaNReport } from './nan-report.js'
 import type { BinaryFn, UnaryFn } from './psk-elementwise.js'
 import { pskSelfTest } from './psk-selftest.js'
+import { addonFile, openAddon } from './psk-addon.js'
 import { pskConv2D, pskConv2DBackpropFilter, pskConv2DBackpropInput, pskMatMul, pskMaxPoolGrad, type ConvGeom, type MatMulDims } from '../../protocols/reference/psk-kernels.js'
+
+export { nativeDir } from './psk-addon.js'
 
 // The psk1 kernels' implementations: the native addon (node/train/native,
 // built by `npm ci` through scripts/build-kernels.mjs) when it loads, else the
@@ -42,35 +41,6 @@ export interface PskImpl {
   unary?: UnaryFn
 }
 
-interface Addon {
-  version: string
-  /** built with optimisation (__OPTIMIZE__) */
-  optimized: boolean
-  /** whether the output holds a NaN (older builds return undefined) */
-  matmul: (a: Float32Array, b: Float32Array, out: Float32Array, dims: Int32Array, bias: Float32Array | null) => NaNReport
-  conv2d: (x: Float32Array, w: Float32Array, out: Float32Array, geom: Int32Array) => NaNReport
-  conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
-  conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => NaNReport
-  maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
-  /** older builds lack it */
-  sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
-  /** older builds lack them */
-  binary?: BinaryFn
-  unary?: UnaryFn
-  /** whether the array holds a NaN (older builds lack it) */
-  hasNaN?: (v: Float32Array) => boolean
-}
-
-/** node/train/native of this package (from node/train in the sources, dist/node/train when built). */
-export function nativeDir (): string {
-  let d = dirname(fileURLToPath(import.meta.url))
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(d, 'package.json'))) return join(d, 'node', 'train', 'native')
-    d = dirname(d)
-  }
-  throw new Error('psk kernels: package root not found')
-}
-
 export const JS_IMPL: Omit<PskImpl, 'why'> = {
   kind: 'js',
   threads: 1,
@@ -83,28 +53,6 @@ export const JS_IMPL: Omit<PskImpl, 'why'> = {
 
 function geomArray (g: ConvGeom, threads: number): Int32Array {
   return Int32Array.of(g.B, g.H, g.W, g.CI, g.kh, g.kw, g.CO, g.OH, g.OW, g.sh, g.sw, g.padTop, g.padLeft, threads)
-}
-
-function addonFile (): string {
-  return process.env.PROOFSWARM_PSK_ADDON ?? join(nativeDir(), 'build', 'Release', 'psk_kernels.node')
-}
-
-/** The built addon, or why it is not there or does not load. */
-function openAddon (): Addon | { error: string } {
-  const dir = nativeDir()
-  const file = addonFile()
-  if (!existsSync(file)) {
-    const reason = join(dir, 'build', 'NOT-BUILT.txt')
-    return { error: existsSync(reason) ? readFileSync(reason, 'utf8').trim() : `${file} does not exist (npm ci builds it; or run npm run build:kernels)` }
-  }
-  let addon: Addon
-  try {
-    addon = createRequire(import.meta.url)(file) as Addon
-  } catch (e) {
-    return { error: `${file} does not load: ${(e as Error).message}` }
-  }
-  if (addon.version !== 'psk1') return { error: `${file} implements ${String(addon.version)}, not psk1 (rebuild: npm run build:kernels)` }
-  return addon
 }
 
 /**

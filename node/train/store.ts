@@ -1,7 +1,8 @@
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { sha256, toHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { buildCheckpoint, manifestBytes, manifestHash, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
+import { buildCheckpoint, manifestBytes, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
 import { fastTensorRoot } from './fast-commit.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
@@ -50,8 +51,10 @@ export function writeCheckpoint (runDir: string, programHash: string, step: numb
   const { manifest, data } = buildCheckpoint(programHash, step, names, tensors, 'state.bin', o.reference === true ? {} : { tensorRoot: o.tensorRoot ?? fastTensorRoot })
   const dir = checkpointDir(runDir, step)
   atomicWrite(join(dir, manifest.dataFile), data)
-  atomicWrite(join(dir, 'manifest.json'), manifestBytes(manifest))
-  return { manifest, manifestHash: manifestHash(manifest) }
+  const bytes = manifestBytes(manifest)
+  atomicWrite(join(dir, 'manifest.json'), bytes)
+  // manifestHash is the sha256 of exactly these canonical bytes: not encoded a second time
+  return { manifest, manifestHash: toHex(sha256(bytes)) }
 }
 
 /** `o.commitments: false`: skip the per-tensor commitments and state root (see CommitOptions) */

@@ -45,6 +45,7 @@ function rootOf (tensorRoots: readonly Uint8Array[], step: number): Uint8Array {
   return merkleRoot([...tensorRoots, stepLeaf(step)])
 }
 
+/** `data` may be a view of the tensors' own buffer (see backToBack): write or copy it before they change. */
 export function buildCheckpoint (programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], dataFile = 'state.bin', o: CommitOptions = {}): { manifest: CheckpointManifest, data: Uint8Array } {
   if (names.length !== tensors.length) throw new Error('one name per state tensor')
   const commit = o.tensorRoot ?? referenceRoot
@@ -56,12 +57,29 @@ export function buildCheckpoint (programHash: string, step: number, names: reado
     off += byteLength
     return e
   })
-  const data = new Uint8Array(off)
-  tensors.forEach((t, i) => data.set(new Uint8Array(t.values.buffer, t.values.byteOffset, entries[i].byteLength), entries[i].offset))
+  let data = backToBack(tensors, entries, off)
+  if (data === undefined) {
+    const out = new Uint8Array(off)
+    tensors.forEach((t, i) => out.set(new Uint8Array(t.values.buffer, t.values.byteOffset, entries[i].byteLength), entries[i].offset))
+    data = out
+  }
   const manifest: CheckpointManifest = {
     version: 1, programHash, step, stateRoot: toHex(rootOf(roots, step)), dataFile, dataSha256: toHex(sha256(data)), dataBytes: off, tensors: entries
   }
   return { manifest, data }
+}
+
+/**
+ * The tensors' bytes as they are when they already lie back to back in state
+ * order in one buffer (a training loop's state slot): the data is then a view
+ * of them, not a copy, valid while they are.
+ */
+function backToBack (tensors: readonly TensorData[], entries: readonly CheckpointTensor[], bytes: number): Uint8Array | undefined {
+  if (tensors.length === 0) return undefined
+  const first = tensors[0].values
+  const ok = tensors.every((t, i) =>
+    t.values.buffer === first.buffer && t.values.byteOffset === first.byteOffset + entries[i].offset && t.values.byteLength === entries[i].byteLength)
+  return ok ? new Uint8Array(first.buffer, first.byteOffset, bytes) : undefined
 }
 
 export function manifestBytes (m: CheckpointManifest): Uint8Array {

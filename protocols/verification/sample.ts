@@ -140,6 +140,26 @@ export function checkpointLoads (sampled: readonly number[], checkpointSteps: re
  * on the 2-core machine. The optimum below is flat around it.
  */
 export const CHECKPOINT_COST_STEPS = 0.5
+/**
+ * What a checkpoint costs the solver per byte of state, in FLOPs of training
+ * at the psk1 kernels' speed: the Adam mlp's 1.2 MB checkpoint costs ~2 ms to
+ * build, hash and write and ~2–4 ms to publish, while its 39 MFLOP step takes
+ * ~2.6 ms of CPU (~15 GFLOP/s): ~60 FLOPs a byte.
+ */
+export const CHECKPOINT_FLOPS_PER_BYTE = 60
+
+/**
+ * A checkpoint's cost in training steps of a task: CHECKPOINT_COST_STEPS,
+ * unless its step does so little work per byte of state that a checkpoint
+ * costs more steps (the Adam mlp on the psk1 kernels: ~1.9, so its default
+ * spacing at 1000 steps is 9 rather than 5). A CNN's state is small for its
+ * FLOPs: it keeps CHECKPOINT_COST_STEPS.
+ */
+export function checkpointCostSteps (stateBytes: number, stepFlops: number): number {
+  if (!(stepFlops > 0) || !(stateBytes > 0)) return CHECKPOINT_COST_STEPS
+  return Math.max(CHECKPOINT_COST_STEPS, stateBytes * CHECKPOINT_FLOPS_PER_BYTE / stepFlops)
+}
+
 /** Most checkpoints a task keeps by default, and most bytes (each checkpoint is the whole state, kept until settlement). */
 export const MAX_DEFAULT_CHECKPOINTS = 1000
 export const DEFAULT_CHECKPOINT_BUDGET_BYTES = 2 * 1024 ** 3

@@ -11,7 +11,7 @@
 // the same proof root, whatever the cores. Each model is trained on both wasm
 // runtimes side by side: tfjs-wasm@4.22.0-simd (XNNPACK's kernels, "old") and
 // tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul/convolution kernels, native).
-//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k 5] [--root-every 1,8] [--runtimes old,psk,base] [--baseline dir] [--no-write]
+//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k task|n] [--root-every 1,8] [--runtimes old,psk,base] [--baseline dir] [--no-write]
 // --runtimes base (with --baseline dir): psk1 once more, from another checkout's build (its dist/ and native
 // addon, e.g. main's before a kernel change), side by side; its proof roots must equal this build's.
 // --scale multiplies the steps (mlp 1000, cnn 1000, gpt 40 at 1: the issue's
@@ -19,10 +19,12 @@
 // warm-up, PyTorch's and V8's, weighs as in a real run; both are timed from
 // their first step); a run of the defaults takes ~10 minutes on an idle 2-core
 // machine. --steps mlp=400,cnn=60 sets a model's steps. Verifiable runs
-// checkpoint every k steps: by default the devnet's task's k (1000 steps), so
-// that short runs do not pay a short task's denser checkpoints; at a root every
-// m steps (--root-every, one verifiable way per m: by default m = 1 and task
-// new's default m) k rounded up to a multiple of m, as task new rounds it.
+// checkpoint at task new's own default spacing for the task (what a user
+// gets), or with --k n every n steps (n = 5: the spacing the default cost gives
+// a 1000-step task, so short runs need not pay a short task's denser
+// checkpoints), at a root every m steps (--root-every, one verifiable way per
+// m: by default m = 1 and task new's default m) n rounded up to a multiple of
+// m, as task new rounds it.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -33,7 +35,6 @@ import type { TaskProgram } from '../../protocols/program/program.js'
 
 const { DataOrder } = await fromDist<typeof import('../../protocols/data/order.js')>('protocols/data/order.js')
 const { textDataset } = await fromDist<typeof import('../../node/train/dataset.js')>('node/train/dataset.js')
-const { recommendedCheckpointEvery } = await fromDist<typeof import('../../protocols/verification/sample.js')>('protocols/verification/sample.js')
 const { DEFAULT_ROOT_EVERY, MAX_ROOT_EVERY, committedSpacing } = await fromDist<typeof import('../../protocols/pol/segments.js')>('protocols/pol/segments.js')
 
 const argv = process.argv.slice(2)
@@ -47,7 +48,11 @@ const STEPS = Object.fromEntries(arg('--steps', '').split(',').filter(s => s !==
 const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1' } as const
 type Rt = keyof typeof RUNTIME_OF
 const RUNTIMES = arg('--runtimes', 'old,psk').split(',') as Rt[]
-const K = Number(arg('--k', String(recommendedCheckpointEvery(1000))))
+// --k task (the default): each task's checkpoint spacing is task new's own default for it; --k n: n rounded up to a multiple of m
+const K_ARG = arg('--k', 'task')
+const K = K_ARG === 'task' ? undefined : Number(K_ARG)
+/** the checkpoint spacing each task file got: `${model} m = ${m}` → k */
+const SPACING = new Map<string, number>()
 // state-root spacings measured, each a verifiable way of its own; the first default one is the goals' figure
 const ROOT_EVERY = [...new Set(arg('--root-every', `1,${DEFAULT_ROOT_EVERY}`).split(',').map(Number))]
 const GOAL_M = ROOT_EVERY.includes(DEFAULT_ROOT_EVERY) ? DEFAULT_ROOT_EVERY : ROOT_EVERY[ROOT_EVERY.length - 1]
@@ -57,8 +62,8 @@ if (RUNTIMES.includes('base') && (BASELINE === '' || !existsSync(BASE_CLI))) {
   console.error(`--runtimes base needs --baseline <dir> with a built checkout (${BASE_CLI} is missing)`)
   process.exit(2)
 }
-if (!(Number.isInteger(K) && K >= 1 && ROOT_EVERY.every(m => Number.isInteger(m) && m >= 1 && m <= MAX_ROOT_EVERY) && PAIRS >= 1 && SCALE > 0 && Object.entries(STEPS).every(([m, n]) => ['mlp', 'cnn', 'gpt'].includes(m) && Number.isInteger(n) && n >= 1) && CORES.every(c => c === 1 || c === 2) && RUNTIMES.length > 0 && RUNTIMES.every(r => r in RUNTIME_OF) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
-  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base] [--baseline dir] [--no-write]`)
+if (!((K === undefined || (Number.isInteger(K) && K >= 1)) && ROOT_EVERY.every(m => Number.isInteger(m) && m >= 1 && m <= MAX_ROOT_EVERY) && PAIRS >= 1 && SCALE > 0 && Object.entries(STEPS).every(([m, n]) => ['mlp', 'cnn', 'gpt'].includes(m) && Number.isInteger(n) && n >= 1) && CORES.every(c => c === 1 || c === 2) && RUNTIMES.length > 0 && RUNTIMES.every(r => r in RUNTIME_OF) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
+  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k task | steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base] [--baseline dir] [--no-write]`)
   process.exit(2)
 }
 
@@ -116,10 +121,11 @@ function prepare (cfg: Config, dir: string): Prepared {
   for (const rt of (['old', 'psk'] as const).filter(r => RUNTIMES.includes(r) || (r === 'psk' && RUNTIMES.includes('base')))) {
     for (const m of new Set([1, ...ROOT_EVERY])) {
       const task = join(dir, `${cfg.model}-${rt}-m${m}.json`)
-      const spacing = ['--checkpoint-every', String(committedSpacing(K, cfg.steps, m)), '--root-every', String(m)]
+      const spacing = [...(K === undefined ? [] : ['--checkpoint-every', String(committedSpacing(K, cfg.steps, m))]), '--root-every', String(m)]
       const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--runtime', RUNTIME_OF[rt], '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), ...spacing, '--no-rows-root', '--out', task], { encoding: 'utf8' })
       if (made.status !== 0 || !existsSync(task)) throw new Error(`task new --model ${cfg.model} --runtime ${RUNTIME_OF[rt]} --root-every ${m} failed:\n${made.stderr}`)
       tasks[rt].set(m, task)
+      SPACING.set(`${cfg.model} m = ${m}`, (JSON.parse(readFileSync(task, 'utf8')) as TaskProgram).checkpointEvery)
     }
   }
   tasks.base = tasks.psk
@@ -292,7 +298,7 @@ Same model, data order (the task's, rows handed to PyTorch), batch and Adam hype
 1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
 Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads; natively also tfjs-wasm's Sum over leading axes and elementwise ops with its bits, and Identity/Cast without copies).${RUNTIMES.includes('base') ? ' "psk1 before" = the same runtime from the previous build of its kernels (--baseline), whose proof roots must be, and were, the same.' : ''}
 Figures: the training loop's throughput from its first step (batch assembly and warm-up included, PyTorch's and V8's alike; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (${WAYS.map(w => LABEL[w]).join(', ')}, then the reverse).
-Verifiable runs commit a state root every m steps (${ROOT_EVERY.map(m => `m = ${m}`).join(', ')}; task new's default is m = ${DEFAULT_ROOT_EVERY}, m = 1 is a root after every step) and checkpoint every ${K} steps (the devnet's 1000-step task's spacing) rounded up to a multiple of m (${ROOT_EVERY.map(m => `${committedSpacing(K, 1000, m)} at m = ${m}`).join(', ')}), as task new rounds it. Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
+Verifiable runs commit a state root every m steps (${ROOT_EVERY.map(m => `m = ${m}`).join(', ')}; task new's default is m = ${DEFAULT_ROOT_EVERY}, m = 1 is a root after every step) and checkpoint ${K === undefined ? `at task new's default spacing for the task (${[...SPACING].map(([w, k]) => `${w}: every ${k}`).join(', ')})` : `every ${K} steps rounded up to a multiple of m (${ROOT_EVERY.map(m => `${committedSpacing(K, 1000, m)} at m = ${m}`).join(', ')}), as task new rounds it`}. Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
 
 // PyTorch's two OpenMP threads wait for each other at every op: on a machine whose other core is busy, that costs more than the second core gives
 const slowerOnTwo = [...new Set(rows.map(r => r.model))].filter(m => {

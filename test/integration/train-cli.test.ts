@@ -130,10 +130,11 @@ describe('train CLI (separate processes)', () => {
     writeFileSync(join(dir, 'm4.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')), rootEvery: 4 }))
     const c4 = await cli('task', 'check', join(dir, 'm4.json'))
     expect(c4.code, c4.stderr).toBe(0); expect(c4.stdout).toMatch(/state roots every 4 steps/)
-    // task new's default: a root every 8 steps, the spacing it picks a multiple of 8; 1 when the named spacing is not a multiple of 8
+    // task new's default: a root every 8 steps, the spacing it picks a multiple of 8 (the mlp's: 9 rounded up, its step
+    // doing little work per byte of state; 5 with the default cost); 1 when the named spacing is not a multiple of 8
     const d8 = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '1000', '--synthetic-size', '64', '--no-rows-root')
     expect(d8.code, d8.stderr).toBe(0)
-    expect(JSON.parse(d8.stdout)).toMatchObject({ rootEvery: 8, checkpointEvery: 8 })
+    expect(JSON.parse(d8.stdout)).toMatchObject({ rootEvery: 8, checkpointEvery: 16 })
     const d1 = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '1000', '--checkpoint-every', '5', '--synthetic-size', '64', '--no-rows-root')
     expect(d1.code, d1.stderr).toBe(0)
     expect(JSON.parse(d1.stdout).checkpointEvery).toBe(5); expect(JSON.parse(d1.stdout).rootEvery ?? 1).toBe(1)

@@ -12,7 +12,8 @@ import { TEXT_CORPORA } from '../../train/text-dataset.js'
 import { ASCII_VOCAB, DEFAULT_CONTEXT, DEFAULT_GPT, type GptSpec } from '../../../protocols/program/gpt.js'
 import { intOpt, numOpt, wrapError } from '../train-util.js'
 import { CliError } from '../errors.js'
-import { recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
+import { checkpointCostSteps, recommendedCheckpointEvery } from '../../../protocols/verification/sample.js'
+import { programSize, stepFlops } from '../../../protocols/scheduling/estimate.js'
 
 interface NewOpts {
   local?: boolean
@@ -95,8 +96,10 @@ export function register (program: Command): void {
         let p = build(checkpointEvery, checkpointEvery === undefined ? 1 : rootEvery)
         if (o.checkpointEvery === undefined) {
           // spacing from the task's length and its state's size (weights + optimizer slots, float32)
-          const stateBytes = validateProgram(p).info.params * (o.optimizer === 'adam' ? 3 : 1) * 4
-          const k = recommendedCheckpointEvery(p.steps, stateBytes)
+          const v = validateProgram(p)
+          const stateBytes = v.info.params * (o.optimizer === 'adam' ? 3 : 1) * 4
+          // a checkpoint's cost in steps of this task: more when its step does little work per byte of state
+          const k = recommendedCheckpointEvery(p.steps, stateBytes, checkpointCostSteps(stateBytes, stepFlops(programSize(v))))
           if (rootEvery === 1) p.checkpointEvery = k
           // a checkpoint must be a committed state: the spacing rounded up to a multiple of m
           else p = build(committedSpacing(k, p.steps, rootEvery), rootEvery)

@@ -50,4 +50,9 @@ int psk_unary(int op, const float *x, float *out, long n, float alpha);
 
 /* Rewrites every NaN of out as 0x7fc00000; returns whether there was one. */
 int psk_canonical_nan(float *out, long n);
+/* protocols/commit's row and column Merkle roots (version 2) of a rows x cols tensor of eb-byte
+ * elements, rowGroup rows (colGroup columns) per leaf, into out[0..32) and out[32..64); -1 when no
+ * sha256 is found in the process (OpenSSL's, which Node exports), -3 out of memory. */
+int psk_axis_roots(const unsigned char *bytes, long rows, long cols, int eb, long rowGroup, long colGroup, unsigned char out[64]);
+
 #endif

@@ -192,6 +192,28 @@ static napi_value unary(napi_env env, napi_callback_info info) {
   return nan < 0 ? NULL : boolean(env, nan);
 }
 
+static int u8arg(napi_env env, napi_value v, unsigned char **p, size_t *n) {
+  napi_typedarray_type t; size_t len; void *data; napi_value ab; size_t off;
+  bool is;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return 0;
+  if (napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off) != napi_ok || t != napi_uint8_array) return 0;
+  *p = (unsigned char *)data; *n = len;
+  return 1;
+}
+
+/* axisRoots(bytes, [rows, cols, elementBytes, rowGroup, colGroup], out): a tensor's row and column Merkle roots
+ * (protocols/commit v2) into out[0..64); false when this Node exports no sha256 to addons */
+static napi_value axisRoots(napi_env env, napi_callback_info info) {
+  size_t argc = 3; napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *bytes, *out; size_t nb, no; int32_t *d; size_t nd;
+  if (argc < 3 || !u8arg(env, argv[0], &bytes, &nb) || !i32arg(env, argv[1], &d, &nd) || nd < 5 || !u8arg(env, argv[2], &out, &no) || no < 64) { napi_throw_type_error(env, NULL, "axisRoots(bytes, dims, out)"); return NULL; }
+  if (d[0] < 0 || d[1] < 0 || (d[2] != 1 && d[2] != 4) || d[3] < 1 || d[4] < 1 || (size_t)d[0] * (size_t)d[1] * (size_t)d[2] != nb) { napi_throw_range_error(env, NULL, "axisRoots: sizes do not match"); return NULL; }
+  int r = psk_axis_roots(bytes, d[0], d[1], d[2], d[3], d[4], out);
+  if (r < -1) { napi_throw_error(env, NULL, "axisRoots: out of memory"); return NULL; }
+  return boolean(env, r == 0);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
@@ -202,7 +224,8 @@ static napi_value init(napi_env env, napi_value exports) {
     { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL },
     { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL },
     { "binary", NULL, binary, NULL, NULL, NULL, napi_default, NULL },
-    { "unary", NULL, unary, NULL, NULL, NULL, napi_default, NULL }
+    { "unary", NULL, unary, NULL, NULL, NULL, napi_default, NULL },
+    { "axisRoots", NULL, axisRoots, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -31,4 +31,20 @@ describe('protocols/pol', () => {
     expect(() => openCheckpoint({ ...manifest, step: 8 }, data)).toThrow(/state root mismatch/)
     expect(() => openCheckpoint(manifest, data, { programHash: '00'.repeat(32) })).toThrow(/belongs to program/)
   })
+  it('a state lying back to back in one buffer (a state slot) is the checkpoint\'s data as it is; any other layout is copied', () => {
+    const ts = tensors()
+    const slot = new Float32Array(new SharedArrayBuffer(17 * 4))
+    let off = 0
+    const inSlot = ts.map(t => { const v = slot.subarray(off, off + t.values.length); v.set(t.values); off += t.values.length; return { ...t, values: v } })
+    const fromSlot = buildCheckpoint('cd'.repeat(32), 7, ['w', 'b', 's'], inSlot)
+    const copied = buildCheckpoint('cd'.repeat(32), 7, ['w', 'b', 's'], ts)
+    expect(fromSlot.data.buffer).toBe(slot.buffer)
+    expect(Array.from(fromSlot.data)).toEqual(Array.from(copied.data))
+    expect(manifestHash(fromSlot.manifest)).toBe(manifestHash(copied.manifest))
+    // the same buffer out of order is not the state's layout: copied into place
+    const swapped = [inSlot[0], inSlot[2], inSlot[1]]
+    const other = buildCheckpoint('cd'.repeat(32), 7, ['w', 's', 'b'], swapped)
+    expect(other.data.buffer).not.toBe(slot.buffer)
+    expect(openCheckpoint(other.manifest, other.data).tensors.map(t => Array.from(t.values))).toEqual(swapped.map(t => Array.from(t.values)))
+  })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CHECKPOINT_COST_STEPS, checkpointLoads, intervalAt, intervalCount, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps, samplesForDetection, samplesPerVerifier } from '../../../protocols/verification/sample.js'
+import { CHECKPOINT_COST_STEPS, CHECKPOINT_FLOPS_PER_BYTE, checkpointCostSteps, checkpointLoads, intervalAt, intervalCount, missProbability, recommendedCheckpointEvery, replaysFor, sampleSteps, samplesForDetection, samplesPerVerifier } from '../../../protocols/verification/sample.js'
 
 const seed = '0x' + '11'.repeat(32)
 const alice = '0x' + 'aa'.repeat(32)
@@ -63,6 +63,17 @@ describe('verification sampling', () => {
     }
     // expected ≥ 99.1%; 1500 deterministic trials leave a wide margin above 98%
     expect(caught / trials).toBeGreaterThan(0.98)
+  })
+
+  it('a checkpoint costs more steps of a task whose step does little work per byte of state', () => {
+    // the Adam mlp (1.2 MB of state, 39 MFLOP a step) against the cnn (63 KB, 76 MFLOP)
+    const mlp = checkpointCostSteps(101_770 * 12, 6 * 101_632 * 64)
+    expect(mlp).toBeCloseTo(101_770 * 12 * CHECKPOINT_FLOPS_PER_BYTE / (6 * 101_632 * 64), 9)
+    expect(mlp).toBeGreaterThan(1.5)
+    expect(recommendedCheckpointEvery(1000, 101_770 * 12, mlp)).toBe(9)
+    expect(checkpointCostSteps(5_258 * 12, 6 * 199_072 * 64)).toBe(CHECKPOINT_COST_STEPS)
+    expect(checkpointCostSteps(0, 1e6)).toBe(CHECKPOINT_COST_STEPS)
+    expect(checkpointCostSteps(1e6, 0)).toBe(CHECKPOINT_COST_STEPS)
   })
 
   it('recommends the checkpoint spacing with the least replay + checkpoint work', () => {

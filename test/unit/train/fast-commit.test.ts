@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { commitTensor, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
-import { fastStateRoot, fastTensorRoot } from '../../../node/train/fast-commit.js'
+import { axisLayout, matrixView } from '../../../protocols/commit/tensor.js'
+import { nativeAxisRoots, nativeDir } from '../../../node/train/psk-addon.js'
 
 function rnd (shape: number[], dtype: TensorData['dtype'], seed: number): TensorData {
   const n = shape.reduce((a, b) => a * b, 1)
@@ -10,7 +13,23 @@ function rnd (shape: number[], dtype: TensorData['dtype'], seed: number): Tensor
   return { shape, dtype, values }
 }
 
-describe('fast state root', () => {
+// both implementations of the row and column roots: the addon's (OpenSSL's sha256), used when it
+// is built, and fast-commit's own JavaScript one (PROOFSWARM_PSK_NATIVE=0, or no addon)
+const impls = [
+  { name: 'native roots', env: undefined },
+  { name: 'JavaScript roots', env: '0' }
+]
+
+describe.each(impls)('fast state root ($name)', ({ env }) => {
+  let fastStateRoot: typeof import('../../../node/train/fast-commit.js').fastStateRoot
+  let fastTensorRoot: typeof import('../../../node/train/fast-commit.js').fastTensorRoot
+  beforeAll(async () => {
+    if (env !== undefined) vi.stubEnv('PROOFSWARM_PSK_NATIVE', env)
+    vi.resetModules()
+    ;({ fastStateRoot, fastTensorRoot } = await import('../../../node/train/fast-commit.js'))
+  })
+  afterAll(() => { vi.unstubAllEnvs() })
+
   it('equals protocols/commit for many shapes and dtypes', () => {
     const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[1], 'float32'], [[7], 'float32'], [[5, 1], 'float32'], [[3, 4], 'float32'], [[2, 3, 5], 'int32'], [[33, 17], 'float32'], [[4, 9], 'bool'], [[0, 3], 'float32'], [[784, 128], 'float32'],
       // grouped leaves with a partial last leaf (rows: 102 per leaf; columns: 5 per leaf), 1-row and 1-column tensors
@@ -46,5 +65,30 @@ describe('fast state root', () => {
     new Uint32Array(t.values.buffer)[77] ^= 1
     expect(toHex(fastTensorRoot(t))).not.toBe(before)
     expect(toHex(fastTensorRoot(t))).toBe(toHex(commitTensor(t).root))
+  })
+})
+
+describe('the addon\'s row and column roots', () => {
+  // built by npm ci; when it is, training hashes with it, so it must give protocols/commit's roots
+  const built = existsSync(join(nativeDir(), 'build', 'Release', 'psk_kernels.node'))
+  it.runIf(built)('equal protocols/commit\'s, from any buffer (the hashing thread\'s are shared)', () => {
+    const axis = nativeAxisRoots()
+    expect(axis, 'the built addon has axisRoots').toBeDefined()
+    if (axis === undefined) return
+    const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[7], 'float32'], [[3, 4], 'float32'], [[0, 3], 'float32'], [[3, 0], 'float32'],
+      [[784, 128], 'float32'], [[300, 5], 'float32'], [[2000, 1], 'float32'], [[1, 2000], 'int32'], [[70, 30], 'bool'], [[3, 3, 8, 16], 'float32']]
+    cases.forEach(([shape, dtype], i) => {
+      const t = rnd(shape, dtype, 7 + i)
+      const shared = new Uint8Array(new SharedArrayBuffer(t.values.byteLength + 8), 8, t.values.byteLength)
+      shared.set(new Uint8Array(t.values.buffer, t.values.byteOffset, t.values.byteLength))
+      const { rows, cols } = matrixView(shape)
+      const dims = Int32Array.of(rows, cols, dtype === 'bool' ? 1 : 4, axisLayout(dtype, shape, 'row').group, axisLayout(dtype, shape, 'col').group)
+      const out = new Uint8Array(64)
+      expect(axis(shared, dims, out)).toBe(true)
+      const c = commitTensor(t)
+      expect(toHex(out.subarray(0, 32)), `rows of [${shape.join(',')}] ${dtype}`).toBe(toHex(c.rowRoot))
+      expect(toHex(out.subarray(32)), `columns of [${shape.join(',')}] ${dtype}`).toBe(toHex(c.colRoot))
+    })
+    expect(() => axis(new Uint8Array(12), Int32Array.of(2, 2, 4, 1, 1), new Uint8Array(64))).toThrow(/sizes/)
   })
 })
