@@ -25,6 +25,8 @@ export interface Params {
   referenceFlopsPerBlock: bigint
   /** the largest state-root spacing m a task's program may name (docs/disputes.md "Segments"): 1 refuses every segmented task */
   maxRootEvery: number
+  /** planck per block of reference work: a task's solver_reward is at least its training's blocks at this price, its verifier_reward one verifier's replay's (protocols/scheduling/price.ts; 0: no floor) */
+  referenceBlockPrice: bigint
 }
 
 export interface NodeInfo { peerId: string, roles: number, stake: bigint, activeTasks: number, registeredAt: number }

@@ -12,6 +12,12 @@ import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
 export const UNIT = 1_000_000_000_000n
 export const DEV_ACCOUNTS = ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', ...Array.from({ length: 8 }, (_, i) => `Peer${i + 1}`)]
 export const DEV_FUNDS = 1_000_000_000n * UNIT
+/**
+ * What a second of reference work pays at least on the dev chain, planck: 0.02
+ * units, so a 1000-step Fashion-MNIST MLP's training (40 s) is worth 0.8 and a
+ * verifier's replay of it (≤ 43 s) 0.86, against the default rewards' 100 and 10.
+ */
+export const DEV_PRICE_PER_SECOND = UNIT / 50n
 
 export interface DevSpecOptions {
   /** probability of a Truebit forced error per task, parts per million */
@@ -30,6 +36,8 @@ export interface DevSpecOptions {
   referenceFlopsPerBlock?: bigint
   /** the largest state-root spacing m a task may name (default MAX_ROOT_EVERY, 64; 1: a root after every step only) */
   maxRootEvery?: number
+  /** planck per block of reference work a task's rewards must pay (default DEV_PRICE_PER_SECOND x the block time; 0: no floor) */
+  referenceBlockPrice?: bigint
 }
 
 export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
@@ -55,7 +63,9 @@ export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig
       maxTaskMemory: o.maxTaskMemory ?? 4n * 1024n ** 3n,
       referenceFlopsPerBlock: o.referenceFlopsPerBlock ?? BigInt(Math.round(REFERENCE_FLOPS * (o.blockTime ?? 1000) / 1000)),
       // any spacing a program may name; an operator bounds the segment re-run with --max-root-every
-      maxRootEvery: o.maxRootEvery ?? MAX_ROOT_EVERY
+      maxRootEvery: o.maxRootEvery ?? MAX_ROOT_EVERY,
+      // a block's price follows its length, as its reference work does
+      referenceBlockPrice: o.referenceBlockPrice ?? DEV_PRICE_PER_SECOND * BigInt(o.blockTime ?? 1000) / 1000n
     }
   }
 }

@@ -2,6 +2,7 @@ import { homedir, networkInterfaces } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Option, type Command } from 'commander'
 import { startChain } from '../chain/index.js'
+import { DEV_PRICE_PER_SECOND } from '../chain/dev-spec.js'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
 import { Overlay, Storage } from '../chain/runtime/state.js'
@@ -40,6 +41,8 @@ export function register (program: Command): void {
     .option('--dispute-clock <blocks>', 'blocks a party forced in a dispute has to answer on chain (new chains only)', int('--dispute-clock', 2, 1_000_000), 20)
     .option('--reference-mflops <mflop/s>', 'training speed every solver is expected to reach: a task\'s solve timeout must cover its training at it twice over (new chains only)',
       int('--reference-mflops', 1, 1_000_000_000), REFERENCE_FLOPS / 1e6)
+    .option('--reference-price <milliunits/s>', 'what a second of reference work pays at least, in thousandths of a unit: a task\'s solver reward must pay its training at it, its verifier reward one verifier\'s replay; 0 sets no floor (new chains only)',
+      int('--reference-price', 0, 1_000_000_000), Number(DEV_PRICE_PER_SECOND / 1_000_000_000n))
     .option('--max-task-memory <MiB>', 'memory one training job of a task may need at most (new chains only)', int('--max-task-memory', 256, 1 << 24), 4096)
     .option('--max-root-every <m>', 'largest state-root spacing m a task may name (a dispute\'s defender re-runs up to m steps of a segment, a verifier replays them); 1 takes only tasks with a root after every step (new chains only)',
       int('--max-root-every', 1, MAX_ROOT_EVERY), MAX_ROOT_EVERY)
@@ -56,6 +59,7 @@ export function register (program: Command): void {
       forcedErrorPpm: number
       disputeClock: number
       referenceMflops: number
+      referencePrice: number
       maxTaskMemory: number
       maxRootEvery: number
       json?: boolean
@@ -70,7 +74,7 @@ export function register (program: Command): void {
         dataDir, host: o.host, port: o.port, blockTime: o.blockTime, instantSeal: o.instantSeal === true,
         unsafeRpc: o.unsafeRpc === true, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, log,
         referenceFlopsPerBlock: BigInt(o.referenceMflops) * 1_000_000n * BigInt(o.blockTime) / 1000n, maxTaskMemory: BigInt(o.maxTaskMemory) * 1024n * 1024n,
-        maxRootEvery: o.maxRootEvery
+        maxRootEvery: o.maxRootEvery, referenceBlockPrice: BigInt(o.referencePrice) * 1_000_000_000n * BigInt(o.blockTime) / 1000n
       })
     } catch (e) {
       const err = e as NodeJS.ErrnoException

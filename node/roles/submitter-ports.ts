@@ -10,6 +10,7 @@ import type { EconomicsConfig } from './economics.js'
 import { runEngineJob } from '../engine/engine.js'
 import { taskFeasibility } from '../../protocols/scheduling/feasibility.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
+import { offeredRewards, units } from './offered-rewards.js'
 
 const mib = (b: number): number => Math.ceil(b / 2 ** 20)
 
@@ -42,6 +43,7 @@ export class SubmitterPorts extends PortsPart {
     if (f.error === 'ChallengeWindowTooShort') {
       throw new Error(`task refused: --challenge-window ${String(asked.challengeWindow)} is shorter than the ${f.minChallengeBlocks} blocks this chain requires for ${verifierCount} verifier(s) (twice a verifier's replay of its sample and a reject's evidence at the network's reference speed, plus the draw and the transactions)`)
     }
+    const rewards = offeredRewards(validated, bounds, verifierCount, asked, this.econ)
     const { info: _info, ...program } = validated
     const phash = programHash(program)
     const dir = join(this.dataDir, 'submit', phash.slice(0, 16))
@@ -59,12 +61,14 @@ export class SubmitterPorts extends PortsPart {
       ...this.econ,
       solveTimeout: Math.max(this.econ.solveTimeout, f.minSolveBlocks),
       challengeWindow: Math.max(this.econ.challengeWindow, f.minChallengeBlocks),
-      ...(o.solverReward != null ? { solverReward: BigInt(o.solverReward) } : {}),
-      ...(o.verifierReward != null ? { verifierReward: BigInt(o.verifierReward) } : {}),
+      solverReward: rewards.solverReward,
+      verifierReward: rewards.verifierReward,
       ...(o.verifierCount != null ? { verifierCount: o.verifierCount } : {}),
       ...(o.challengeWindow != null ? { challengeWindow: o.challengeWindow } : {}),
       ...(o.solveTimeout != null ? { solveTimeout: o.solveTimeout } : {})
     }
+    const least = { solverReward: units(rewards.floor.minSolverReward), verifierReward: units(rewards.floor.minVerifierReward) }
+    this.log.info({ solverReward: units(e.solverReward), verifierReward: units(e.verifierReward), least }, 'rewards offered, and the least this chain takes for the task (reference_block_price)')
     const taskId = await chain.submitTask({
       programHash: hex0x(phash),
       program: programBytes,

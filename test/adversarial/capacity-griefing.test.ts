@@ -4,7 +4,7 @@ import type { Params, TaskInfo } from '../../devnet/chain/runtime/arbitration.js
 import { TREASURY } from '../../devnet/chain/runtime/balances.js'
 import { rentFor } from '../../devnet/chain/runtime/capacity-rent.js'
 import * as reference from '../../protocols/reference/index.js'
-import { minWindow, taskProgram } from '../helpers/program.js'
+import { minRewards, minWindow, taskProgram } from '../helpers/program.js'
 import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
@@ -23,8 +23,9 @@ const MIN_STAKE = 1000n * UNIT
 const FINAL = ['Settled', 'Failed', 'Unverified', 'Expired']
 
 interface Offer { reward: bigint, vreward: bigint, count: number, window: number, solveTimeout: number }
-// the shortest challenge window the chain takes for the program (2 verifiers)
+// the shortest challenge window the chain takes for the program (2 verifiers), and the least rewards
 const WINDOW = minWindow(PROGRAM, 2)
+const FLOOR = minRewards(PROGRAM, 2)
 const HONEST: Offer = { reward: 100n * UNIT, vreward: 10n * UNIT, count: 2, window: WINDOW, solveTimeout: 20 }
 
 interface Chain {
@@ -70,12 +71,12 @@ describe('a submitter fills the verifier capacity with tasks of its own', () => 
   it('zero-reward tasks, trained and verified: the griefer pays the rent of the stake it held while an honest task waited', async () => {
     const { h, task, worth, register, submit, submitMany, bound, rate } = await chain()
     register('Bob', 2, 2000n * UNIT)
-    // two minimum-stake verifiers: each answers for ten slots of B + 0
-    for (const n of ['Dave', 'Eve']) register(n, 4, MIN_STAKE)
+    // two verifiers with just the stake for ten slots of B + R each (R the least reward the chain takes)
+    for (const n of ['Dave', 'Eve']) register(n, 4, 10n * (BOND + FLOOR.solverReward))
     const window = 60
     const [ferdie, treasury] = [worth('Ferdie'), worth(TREASURY)]
-    // Ferdie asks nothing of anyone but their stake: no solver reward, no verifier reward, a long challenge window
-    const griefs = submitMany('Ferdie', { reward: 0n, vreward: 0n, count: 2, window, solveTimeout: 20 }, 10)
+    // Ferdie asks as little as the chain takes of anyone but their stake: the least rewards, a long challenge window
+    const griefs = submitMany('Ferdie', { reward: FLOOR.solverReward, vreward: FLOOR.verifierReward, count: 2, window, solveTimeout: 20 }, 10)
     let held = 0n
     const step = (calls: Parameters<Harness['block']>[0] = []): void => { held += bound(griefs); h.block(calls) }
     step()
@@ -100,7 +101,8 @@ describe('a submitter fills the verifier capacity with tasks of its own', () => 
     // the attack's effect: the honest task could not reach a solver for the whole challenge window
     expect(stalled).toBeGreaterThanOrEqual(window)
     expect(task(alice).phase).toBe('Solving')
-    const loss = ferdie - worth('Ferdie')
+    // besides the ten tasks' rewards, paid for their work
+    const loss = ferdie - worth('Ferdie') - 10n * (FLOOR.solverReward + 2n * FLOOR.verifierReward)
     // before: 0 (the rewards it chose), however long it held the capacity
     expect(loss).toBeGreaterThan(0n)
     expect(loss).toBe(rentFor(rate(), held))
@@ -117,7 +119,7 @@ describe('a submitter fills the verifier capacity with tasks of its own', () => 
       for (const n of ['Dave', 'Eve']) register(n, 4, MIN_STAKE)
       const coalition = (): bigint => worth('Ferdie') + worth('Charlie')
       const start = coalition()
-      const grief = submit('Ferdie', { reward: MIN_STAKE - BOND, vreward: 0n, count: 2, window: WINDOW, solveTimeout })
+      const grief = submit('Ferdie', { reward: MIN_STAKE - BOND, vreward: FLOOR.verifierReward, count: 2, window: WINDOW, solveTimeout })
       h.advance(1)
       expect(task(grief).solver).toBe(h.accounts.Charlie)
       const alice = submit('Alice', HONEST)

@@ -5,6 +5,8 @@ import { newProgram, programBytes, type DatasetRef, type NewProgramOptions, type
 import { validateProgram } from '../../protocols/program/program.js'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 import { programChallengeBlocks } from '../../protocols/scheduling/feasibility.js'
+import { rewardFloor, type PriceBounds } from '../../protocols/scheduling/price.js'
+import { DEV_PRICE_PER_SECOND } from '../../devnet/chain/dev-spec.js'
 
 // A real task program for chain tests: submit_task carries the canonical
 // program bytes and refuses a program the chain could not adjudicate.
@@ -29,4 +31,16 @@ export function taskProgram (o: Partial<NewProgramOptions> = {}): ProgramArgs {
  */
 export function minWindow (p: ProgramArgs | TaskProgram, verifierCount: number, flopsPerBlock = REFERENCE_FLOPS): number {
   return programChallengeBlocks(validateProgram('program' in p ? p.program : p), verifierCount, flopsPerBlock)
+}
+
+const DEV_PRICE: PriceBounds = { referenceFlopsPerBlock: REFERENCE_FLOPS, referenceBlockPrice: DEV_PRICE_PER_SECOND }
+
+/**
+ * The least rewards the chain takes for this program with `verifierCount`
+ * verifiers (protocols/scheduling/price.ts rewardFloor), at the dev chain's
+ * reference speed and price with 1 s blocks unless given.
+ */
+export function minRewards (p: ProgramArgs | TaskProgram, verifierCount: number, bounds = DEV_PRICE): { solverReward: bigint, verifierReward: bigint } {
+  const f = rewardFloor(validateProgram('program' in p ? p.program : p), bounds, verifierCount)
+  return { solverReward: f.minSolverReward, verifierReward: f.minVerifierReward }
 }

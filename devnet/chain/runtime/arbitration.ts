@@ -11,7 +11,7 @@ import { repatriateReserved, reserve, slashReserved, unreserve } from './balance
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy } from './forced-rulings.js'
-import { checkFeasible } from './feasibility.js'
+import { checkFeasible, checkRewards } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
@@ -176,6 +176,7 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): Ret
   // a program this chain cannot judge before the numbers it would be held to
   ctx.ensure(rootEveryOf(program) <= params(ctx).maxRootEvery, P, 'RootEveryTooLarge')
   checkFeasible(ctx, params(ctx), { solveTimeout: a.solveTimeout, challengeWindow: a.challengeWindow, verifierCount: a.verifierCount }, program)
+  checkRewards(ctx, params(ctx), a, program)
   return program
 }
 

@@ -1,6 +1,7 @@
 import type { TaskProgram } from '../../../protocols/program/program.js'
 import type { TopologyInfo } from '../../../protocols/program/topology.js'
 import { taskFeasibility, type FeasibilityBounds, type TaskTimes } from '../../../protocols/scheduling/feasibility.js'
+import { rewardFloor, rewardFloorError, type PriceBounds } from '../../../protocols/scheduling/price.js'
 import type { Context } from './context.js'
 
 // A task that no conforming solver can train must not reach a solver. The
@@ -19,10 +20,24 @@ import type { Context } from './context.js'
 // with the escrow back, and the submitter keeps the published training
 // unpaid. So its challenge_window must cover, at the reference speed twice
 // over, a verifier's replay of its sample and the re-run that backs a reject.
+//
+// And rewards that do not pay the work: the selected solver trains or pays the
+// release fee, a drawn verifier replays or pays the silence penalty, so a task
+// offering nothing got trained and verified for its capacity rent while each
+// party picked for it worked for nothing or paid to refuse. So its rewards
+// must pay that work (the training, one verifier's replays) at the network's
+// reference_block_price.
 
 const P = 'Arbitration'
 
 export function checkFeasible (ctx: Context, params: FeasibilityBounds, times: Required<TaskTimes>, program: TaskProgram & { info: TopologyInfo }): void {
   const { error } = taskFeasibility(program, params, times)
+  if (error !== undefined) ctx.fail(P, error)
+}
+
+export function checkRewards (
+  ctx: Context, params: PriceBounds, a: { solverReward: bigint, verifierReward: bigint, verifierCount: number }, program: TaskProgram & { info: TopologyInfo }
+): void {
+  const error = rewardFloorError(rewardFloor(program, params, a.verifierCount), a)
   if (error !== undefined) ctx.fail(P, error)
 }

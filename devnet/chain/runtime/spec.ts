@@ -1,4 +1,4 @@
-import { FEASIBILITY_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
+import { FEASIBILITY_ERRORS, PRICE_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
@@ -156,8 +156,10 @@ export const NAMED_TYPES: NamedTypes = {
       ['missed_deadline_slash_ppm', 'u32'], ['jackpot', 'u128'], ['forced_error_ppm', 'u32'], ['max_checkpoints', 'u32'],
       ['capacity_rent_ppb', 'u32'],
       ['max_task_memory', 'u64'], ['reference_flops_per_block', 'u64'],
-      ['max_root_every', 'u32']
-    ]
+      ['max_root_every', 'u32'],
+      ['reference_block_price', 'u128']
+    ],
+    docs: ['reference_block_price: planck per block of reference work (a block of training at reference_flops_per_block); submit_task refuses a solver_reward below the program\'s training blocks at this price and a verifier_reward below one drawn verifier\'s replay blocks at it (protocols/scheduling/price.ts rewardFloor; 0: no floor)']
   },
   TensorDType: { path: ['pallet_arbitration', 'claim', 'TensorDType'], variants: [{ name: 'Float32' }, { name: 'Int32' }, { name: 'Bool' }] },
   SliceAxis: { path: ['pallet_arbitration', 'claim', 'SliceAxis'], variants: [{ name: 'Row' }, { name: 'Col' }] },
@@ -390,7 +392,8 @@ export const PALLETS: PalletSpec[] = [
       ...FEASIBILITY_ERRORS,
       ...SEGMENT_ERRORS,
       ...WINDOW_ERRORS,
-      ...DRAW_ERRORS
+      ...DRAW_ERRORS,
+      ...PRICE_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error; and after DrawRequested, to reveal its draw (reveal_draw).' },

@@ -10,7 +10,7 @@ import { sha256 } from '../../../protocols/commit/merkle.js'
 import { testPeer } from '../../helpers/peer-key.js'
 import { Harness } from './harness.js'
 import * as reference from '../../../protocols/reference/index.js'
-import { minWindow, taskProgram } from '../../helpers/program.js'
+import { minRewards, minWindow, taskProgram } from '../../helpers/program.js'
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 const peer = (s: string): string => '0x' + Buffer.from(`12D3KooW${s}`).toString('hex')
@@ -113,7 +113,7 @@ describe('Arbitration: tasks', () => {
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ verifierCount: 0 })).error).toBe('Arbitration.InvalidTaskParams')
     // a zero window is malformed before it is too short
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ challengeWindow: 0 })).error).toBe('Arbitration.InvalidTaskParams')
-    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, solverReward: 1n })).error).toBe('Arbitration.InsufficientEscrow')
+    expect(h.run('Alice', 'Arbitration', 'submit_task', task({ escrow: 10n ** 30n, ...minRewards(PROGRAM, 2) })).error).toBe('Arbitration.InsufficientEscrow')
     expect(h.run('Alice', 'Arbitration', 'release_task', { taskId: 7 }).error).toBe('Arbitration.TaskNotFound')
   })
 
