@@ -10,6 +10,7 @@ import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js
 import { RENT_ERRORS, RENT_EVENTS, RENT_STORAGE, RENT_TYPES } from './rent-spec.js'
 import { SEGMENT_ERRORS, SEGMENT_STORAGE } from './segment-spec.js'
 import { TAPE_QUEUE_STORAGE } from './tape-queue-spec.js'
+import { RERUN_COST_STORAGE } from './rerun-cost-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
 
@@ -259,7 +260,8 @@ export const PALLETS: PalletSpec[] = [
       ...STAKE_STORAGE,
       ...RENT_STORAGE,
       ...SEGMENT_STORAGE,
-      ...TAPE_QUEUE_STORAGE
+      ...TAPE_QUEUE_STORAGE,
+      ...RERUN_COST_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
