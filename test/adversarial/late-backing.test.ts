@@ -194,7 +194,8 @@ describe('at a root every m > 1 steps', () => {
     // dispute_clock + a re-run of (checkpoint_every + m) steps: at the solve pace 32 blocks, at the program's
     // reference cost 5 (twice 8 steps of 2,440 millionths of a block, and the engine start)
     const cost = referenceCostOn(h)
-    const rerun = Math.min(Math.ceil((t.checkpointEvery + M) * t.solveTimeout / t.steps), referenceRerunBlocks(t.checkpointEvery + M, cost.stepCost, cost.flopsPerBlock))
+    const n = t.checkpointEvery + M
+    const rerun = Math.min(Math.ceil(n * t.solveTimeout / t.steps), referenceRerunBlocks(n, cost.stepCost, cost.flopsPerBlock))
     expect(rerun).toBe(5)
     expect(assignmentOf(h, 'Dave').deadline).toBe(end + p.disputeClock + rerun)
     until(h, assignmentOf(h, 'Dave').deadline)
