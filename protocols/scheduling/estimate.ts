@@ -79,6 +79,36 @@ export function minSolveBlocks (p: ProgramSize, flopsPerBlock: number): number {
   return Math.ceil(2 * stepFlops(p) * p.steps / flopsPerBlock)
 }
 
+/** Millionths of a block: the unit of a program's per-step cost at the reference speed. */
+export const MICROBLOCKS = 1_000_000
+
+/**
+ * One training step of the program at `flopsPerBlock`, in millionths of a block
+ * (rounded up): what the chain stores at submit_task to price a dispute's re-run
+ * by the program's own cost rather than by the submitter's solve_timeout.
+ */
+export function stepCostMicroblocks (p: ProgramSize, flopsPerBlock: number): number {
+  return Math.ceil(stepFlops(p) * MICROBLOCKS / flopsPerBlock)
+}
+
+/**
+ * The work of starting a re-run besides its steps, at the reference speed: an
+ * engine process (Node, tfjs, its wasm backend), the checkpoint's load and the
+ * tape's writing. A tape of one MLP step takes ~4 s in all (devnet timing's
+ * measured dispute overhead), nearly all of it this.
+ */
+export const RERUN_START_FLOPS = 4 * REFERENCE_FLOPS
+
+/**
+ * Blocks a re-run of `steps` steps takes at the reference speed, twice over as
+ * in minSolveBlocks (the tape records every op's values beside the training's
+ * work), plus its start (RERUN_START_FLOPS): a dispute's tape allowance when the
+ * submitter's solve_timeout allows more.
+ */
+export function referenceRerunBlocks (steps: number, stepMicroblocks: number, flopsPerBlock: number): number {
+  return Math.ceil(2 * steps * stepMicroblocks / MICROBLOCKS) + Math.ceil(RERUN_START_FLOPS / flopsPerBlock)
+}
+
 /**
  * Blocks a challenge window gives a verifier beyond its replays: the draw
  * comes in the second block after the commit (the first is the randomness

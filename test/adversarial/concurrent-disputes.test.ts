@@ -8,13 +8,15 @@ import { newProgram } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Harness } from '../unit/chain/harness.js'
+import { referenceCostOn } from '../helpers/rerun-cost.js'
 import { contextOn, nodeOf, STAKE } from '../unit/dispute/fixture.js'
 import { h32, hex, signed } from '../helpers/dispute-msgs.js'
 
 // Concurrent disputes against one defender. Each dispute's first defender
 // message (the commit) needs a tape: a re-run of up to checkpoint_every steps,
-// for which the chain grants a tape allowance at the rate the task's own
-// solve_timeout allows per step. Before, that allowance was per dispute: a
+// for which the chain grants a tape allowance: at the rate the task's own
+// solve_timeout allows per step, or at the program's cost at the reference
+// speed if less (here: 5 blocks, the submitter's pace giving 10 per step). Before, that allowance was per dispute: a
 // griefer opening N disputes at once, and forcing every commit in the next
 // block, asked for N tapes in the time of one. An honest solver, however fast,
 // timed out on all but the first few, was slashed (the griefer's share capped
@@ -70,6 +72,7 @@ const worth = (h: Harness, name: string): bigint => h.free(name) + h.reserved(na
  */
 function attack (h: Harness, speed: number): { statuses: string[], blocks: number } {
   const t = { steps: STEPS, checkpointEvery: EVERY, solveTimeout: SOLVE_TIMEOUT }
+  const cost = referenceCostOn(h)
   const steps = Array.from({ length: DISPUTES }, (_, i) => EVERY - 1 - i)
   for (const s of steps) expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: s }).error).toBeUndefined()
   for (let id = 0; id < DISPUTES; id++) expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: id, theirs: '0x', mine: '0x' }).error).toBeUndefined()
@@ -78,7 +81,7 @@ function attack (h: Harness, speed: number): { statuses: string[], blocks: numbe
   const ready = new Map<number, number>()
   let clock = 0
   for (const [id, s] of steps.entries()) {
-    clock = Math.max(clock, dispute(h, id).openedAt) + Math.ceil(tapeAllowance(t, s) / speed)
+    clock = Math.max(clock, dispute(h, id).openedAt) + Math.ceil(tapeAllowance(t, s, cost) / speed)
     ready.set(id, clock)
   }
   const commits = steps.map((s, id) => signed('Bob', contextOn(h, id), { t: 'commit', d: id, step: s, traceRoot: h32(9), depth: 3 }))
@@ -122,12 +125,15 @@ describe('a griefer opens many disputes at once against an honest solver', () =>
   it('each queued commit is due its own allowance after those queued before it, and the dispute deadline moves with it', async () => {
     const h = await fresh()
     const t = { steps: STEPS, checkpointEvery: EVERY, solveTimeout: SOLVE_TIMEOUT }
+    const cost = referenceCostOn(h)
+    // steps 0..49 and 0..48: 500 and 490 blocks at the submitter's pace, 5 each at the program's reference cost
+    expect([tapeAllowance(t, 49), tapeAllowance(t, 48), tapeAllowance(t, 49, cost), tapeAllowance(t, 48, cost)]).toEqual([500, 490, 5, 5])
     const opens = h.block([49, 48].map(s => ['Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: s }]))
     expect(opens.results.map(r => r.error)).toEqual([undefined, undefined])
     const [a, b] = [dispute(h, 0), dispute(h, 1)]
     expect(b.openedAt).toBe(a.openedAt)
-    expect(b.deadline - a.deadline).toBe(tapeAllowance(t, 48))
+    expect(b.deadline - a.deadline).toBe(tapeAllowance(t, 48, cost))
     expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 1, theirs: '0x', mine: '0x' }).error).toBeUndefined()
-    expect(dispute(h, 1).force!.due).toBe(a.openedAt + tapeAllowance(t, 49) + tapeAllowance(t, 48) + 20)
+    expect(dispute(h, 1).force!.due).toBe(a.openedAt + tapeAllowance(t, 49, cost) + tapeAllowance(t, 48, cost) + 20)
   }, 60_000)
 })

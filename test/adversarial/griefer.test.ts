@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { tapeAllowance } from '../../devnet/chain/runtime/disputes.js'
+import { referenceRerunBlocks } from '../../protocols/scheduling/estimate.js'
+import { referenceCostOn } from '../helpers/rerun-cost.js'
 import { honest, nodeOf, taskOf, type Run } from '../unit/dispute/fixture.js'
 import { signed } from '../helpers/dispute-msgs.js'
 import { BOND, answer, dispute, force, mlpRun, opened, tx, until, worth } from './setup.js'
@@ -46,8 +48,12 @@ describe('a griefer opens a dispute and never plays', () => {
     const before = { dave: worth(h, 'Dave'), bob: worth(h, 'Bob'), bobStake: nodeOf(h, 'Bob').stake }
     expect(force(h, 'Dave')).toBeUndefined()
     const f = dispute(h).force!
-    const allowance = tapeAllowance({ steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, solveTimeout: 20 }, run.step)
-    expect(allowance).toBe(Math.ceil(((run.step % run.program.checkpointEvery) + 1) * 20 / run.program.steps))
+    const cost = referenceCostOn(h)
+    const allowance = tapeAllowance({ steps: run.program.steps, checkpointEvery: run.program.checkpointEvery, solveTimeout: 20 }, run.step, cost)
+    // the re-run of steps 0..2: at the submitter's pace 12 blocks, at the program's reference cost 5 (twice 3 steps of 2,440 millionths of a block, and the engine start)
+    const n = (run.step % run.program.checkpointEvery) + 1
+    expect(allowance).toBe(Math.min(Math.ceil(n * 20 / run.program.steps), referenceRerunBlocks(n, cost.stepCost, cost.flopsPerBlock)))
+    expect(allowance).toBe(5)
     expect(f.due - f.at).toBe(20 + allowance)
     // the griefer cannot end it early
     until(h, f.due - 1)

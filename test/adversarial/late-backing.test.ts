@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { Params } from '../../devnet/chain/runtime/arbitration.js'
 import { backingGrace } from '../../devnet/chain/runtime/late-backing.js'
+import { referenceRerunBlocks } from '../../protocols/scheduling/estimate.js'
+import { referenceCostOn } from '../helpers/rerun-cost.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { STAKE, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
@@ -18,8 +20,9 @@ import { mlpRun, worth } from './setup.js'
 // reject decided in the window's last blocks met ChallengeWindowClosed: its
 // dispute was refused, the reject was void and the verifier that was right
 // paid the silence penalty. Now a reject submitted in time opens a backing
-// grace (backingGrace: dispute_clock + one checkpoint interval and a segment
-// at the task's solve pace) in which only that verifier may open its
+// grace (backingGrace: dispute_clock + a re-run of one checkpoint interval and
+// a segment, priced as every re-run: the task's solve pace, or its program's
+// cost at the reference speed if less) in which only that verifier may open its
 // evidence, once; the task does not settle before the grace ends, and a
 // reject still bare after it lapses as before. Everyone else keeps the window.
 
@@ -29,7 +32,7 @@ beforeAll(async () => { run = await mlpRun() }, 120_000)
 
 /** The solver's proof is wrong at the run's step (a BatchMatMul output changed). */
 const cheat = (r: Run): ReturnType<typeof tamperOp> => tamperOp(r, r.entries.findIndex(e => e.kernel === 'BatchMatMul'))
-const grace = (h: Harness): number => backingGrace(h.read<Params>('Arbitration', 'Params')!, taskOf(h), 1)
+const grace = (h: Harness): number => backingGrace(h.read<Params>('Arbitration', 'Params')!, taskOf(h), 1, referenceCostOn(h))
 /** Runs blocks until the next call lands in block `n`. */
 const until = (h: Harness, n: number): void => { h.advance(n - 1 - h.number) }
 const drawn = (h: Harness): string[] => {
@@ -188,8 +191,13 @@ describe('at a root every m > 1 steps', () => {
     expect(verdict(h, 'Dave', false)).toBeUndefined()
     const p = h.read<Params>('Arbitration', 'Params')!
     const t = taskOf(h)
-    // dispute_clock + (checkpoint_every + m) steps at the solve pace
-    expect(assignmentOf(h, 'Dave').deadline).toBe(end + p.disputeClock + Math.ceil((t.checkpointEvery + M) * t.solveTimeout / t.steps))
+    // dispute_clock + a re-run of (checkpoint_every + m) steps: at the solve pace 32 blocks, at the program's
+    // reference cost 5 (twice 8 steps of 2,440 millionths of a block, and the engine start)
+    const cost = referenceCostOn(h)
+    const n = t.checkpointEvery + M
+    const rerun = Math.min(Math.ceil(n * t.solveTimeout / t.steps), referenceRerunBlocks(n, cost.stepCost, cost.flopsPerBlock))
+    expect(rerun).toBe(5)
+    expect(assignmentOf(h, 'Dave').deadline).toBe(end + p.disputeClock + rerun)
     until(h, assignmentOf(h, 'Dave').deadline)
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 0 }).error).toBeUndefined()
     expect(assignmentOf(h, 'Dave').backed).toBe(true)

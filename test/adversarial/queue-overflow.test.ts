@@ -15,7 +15,9 @@ import { mlpRun, worth } from './setup.js'
 // to lapse (−(B + R)) or accept the cheat, which was then paid. Now the queue
 // and the deadlines derived from it stop at the last block: the dispute opens,
 // the reject is backed, and the cheat is not paid (the task waits for the
-// dispute; docs/economics.md "Not yet", the queue stall).
+// dispute). Since a re-run is priced at most at its program's cost at the
+// reference speed (queue-stall.test.ts), only a program whose steps are that
+// heavy fills the queue: this one's cost as much as its timeout admits.
 
 let run: Run
 beforeAll(async () => { await cryptoWaitReady(); run = await mlpRun() }, 120_000)
@@ -24,8 +26,11 @@ describe('a defender whose puppets fill its dispute queue', () => {
   it('an honest verifier can still dispute its wrong proof, and the cheat is not paid', async () => {
     const cheat = tamperOp(run, 10)
     const h = await taskOnChain(run, cheat, { verifiers: ['Dave', 'Eve'] })
-    // the task as submit_task stores one of solve_timeout MaxTaskPeriod (the fixture's program takes it)
+    // the task as submit_task stores one of solve_timeout MaxTaskPeriod whose program's steps cost 2^24 / 10
+    // blocks each at the reference speed (the heaviest that timeout admits for 5 steps): its re-runs are
+    // priced at the submitter's pace, 2^24 blocks for steps 0..4, not less (TaskStepCost, millionths of a block)
     h.write('Arbitration', 'Tasks', 0, { ...taskOf(h), solveTimeout: 1 << 24 })
+    h.write('Arbitration', 'TaskStepCost', 0, BigInt(1 << 24) * 100_000n)
     h.advance(2)
     expect(harnessAssignments(h)?.verifiers.map(v => v.verifier).sort()).toEqual([h.accounts.Dave, h.accounts.Eve].sort())
     const bob = worth(h, 'Bob')
@@ -39,6 +44,7 @@ describe('a defender whose puppets fill its dispute queue', () => {
     expect(harnessAssignments(h)!.verifiers.find(v => v.verifier === h.accounts.Dave)!.backed).toBe(true)
     // Eve too, at the last step (its own re-run would pass the last block)
     expect(h.run('Eve', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: 4 }).error).toBeUndefined()
+    expect(h.read<number>('Arbitration', 'TapeQueue', h.accounts.Bob)).toBe(0xffff_ffff)
     h.advance(100)
     // the window is long over: the cheat is not paid while its disputes are open
     expect(taskOf(h).phase).toBe('Verifying')

@@ -2,6 +2,7 @@ import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { disputeDeadline, tapeAllowance } from '../../devnet/chain/runtime/disputes.js'
+import { referenceCostOn } from '../helpers/rerun-cost.js'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { fromHex, merkleProof, merkleRoot, nodeHash, toHex } from '../../protocols/commit/merkle.js'
 import { stateLeaves } from '../../protocols/commit/state.js'
@@ -68,7 +69,7 @@ describe('an honest diverged proof at m > 1', () => {
     expect(open(h, divergedIndex(bad.k))).toBeUndefined()
     const d = dispute(h)
     const window = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
-    expect(d.deadline).toBe(disputeDeadline(d.openedAt, window, tapeAllowance(taskOf(h), bad.k), MAX_SEQ))
+    expect(d.deadline).toBe(disputeDeadline(d.openedAt, window, tapeAllowance(taskOf(h), bad.k, referenceCostOn(h)), MAX_SEQ))
   })
 
   it('the honest challenger finds nothing to claim', async () => {
@@ -156,7 +157,7 @@ describe('a solver faking a divergence at m > 1 loses', () => {
     expect(h.run('Dave', 'Arbitration', 'force_move', { disputeId: 0, theirs: '0x', mine: '0x' }).error).toBeUndefined()
     const window = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
     const f = dispute(h).force!
-    expect(f).toMatchObject({ to: 'Defender', seq: 0, due: f.at + window + tapeAllowance(taskOf(h), k) })
+    expect(f).toMatchObject({ to: 'Defender', seq: 0, due: f.at + window + tapeAllowance(taskOf(h), k, referenceCostOn(h)) })
     // a commit of another step than k does not answer it
     const g = gamesFor(h, clean, honest(clean), honest(clean), { disputeId: 0, challengerName: 'Dave', disputedStep: k - 1, ...play(k) })
     expect(h.run('Bob', 'Arbitration', 'answer_move', { disputeId: 0, answer: u8aToHex(encodeSigned(g.D.commit())) }).error).toBe('Arbitration.InvalidMove')

@@ -6,6 +6,7 @@ import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
+import { referenceCostOf, setStepCost } from './rerun-cost.js'
 import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
@@ -118,7 +119,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   // a deadline past the last u32 block could not be stored: at the selection, in on_initialize, it would halt the chain
   ctx.ensure(a.solveTimeout <= MAX_TASK_PERIOD && a.challengeWindow <= MAX_TASK_PERIOD, P, 'InvalidTaskParams')
   ctx.ensure(a.escrow >= a.solverReward + a.verifierReward * BigInt(a.verifierCount), P, 'InsufficientEscrow')
-  const m = rootEveryOf(checkProgram(ctx, a, program))
+  const checked = checkProgram(ctx, a, program)
+  const m = rootEveryOf(checked)
   reserve(ctx, who, a.escrow, [P, 'InsufficientEscrow'])
   const id = ctx.store.read<bigint>(P, 'NextTaskId')
   ctx.store.put(P, 'NextTaskId', undefined, id + 1n)
@@ -149,6 +151,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   putTask(ctx, id, t)
   // its proof commits a root every m steps, its disputes are by segment (segments.ts)
   setRootEvery(ctx, id, m)
+  // its re-runs are priced at most at its program's cost (rerun-cost.ts)
+  setStepCost(ctx, id, checked, params(ctx))
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
   ctx.emit(P, 'TaskSubmitted', { taskId: id, submitter: who, escrow: a.escrow })
   return id
@@ -250,7 +254,7 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   t.verdicts.push({ verifier: who, accept: a.accept, checkedSteps: a.checkedSteps, void: false })
   putTask(ctx, a.taskId, t)
   // its evidence comes after it (a re-run of the step first): a reject in time may be backed a grace later
-  if (!a.accept) openBackingGrace(ctx, a.taskId, who, backingGrace(params(ctx), t, m))
+  if (!a.accept) openBackingGrace(ctx, a.taskId, who, backingGrace(params(ctx), t, m, referenceCostOf(ctx, a.taskId, params(ctx))))
   ctx.emit(P, 'VerdictSubmitted', { taskId: a.taskId, verifier: who, accept: a.accept })
 }
 

@@ -11,6 +11,7 @@ import { resolve } from './dispute-rulings.js'
 import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type DisputeInfo, type DisputeKind, type PartyName } from './dispute-state.js'
 import { disputableSegments, oneStepOf, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
 import { queueTape, storableBlock, tapeFrom } from './tape-queue.js'
+import { referenceCostOf, rerunAllowance, type ReferenceCost } from './rerun-cost.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -33,11 +34,12 @@ const ZERO_HASH = '0x' + '00'.repeat(32)
 /**
  * Blocks the defender gets on top of the response window for its first
  * message (the commit): it must re-execute the disputed step from the
- * checkpoint before it, (step mod checkpoint_every) + 1 steps, and the task's
- * own solve_timeout / steps is the time per step its submitter allowed.
+ * checkpoint before it, (step mod checkpoint_every) + 1 steps, priced as every
+ * re-run (rerunAllowance: the pace the submitter allowed, or the program's
+ * cost at the reference speed if less).
  */
-export function tapeAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, step: number): number {
-  return Math.ceil(((step % t.checkpointEvery) + 1) * t.solveTimeout / t.steps)
+export function tapeAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, step: number, cost?: ReferenceCost): number {
+  return rerunAllowance(t, (step % t.checkpointEvery) + 1, cost)
 }
 
 /**
@@ -95,8 +97,9 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
     moves: 0
   }
   const rule = segmentRuleOf(ctx, d, t)
+  const cost = referenceCostOf(ctx, a.taskId, p)
   // two re-runs of the segment at most (the segment, then the opened step's tape) and two messages more
-  const work = rule === undefined ? tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep) : 2 * segmentAllowance(t, rule)
+  const work = rule === undefined ? tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep, cost) : 2 * segmentAllowance(t, rule, cost)
   // the re-run waits for those of the defender's earlier disputes, and the whole game with it
   const wait = queueTape(ctx, id, a.defender, work)
   const game = rule === undefined ? disputeDeadline(ctx.now, p.disputeClock, work) : disputeDeadline(ctx.now, p.disputeClock, work, MAX_SEGMENT_SEQ)
@@ -143,12 +146,14 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
 }
 
 function responseDue (ctx: Context, id: bigint, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
-  const w = params(ctx).disputeClock
+  const p = params(ctx)
+  const w = p.disputeClock
   if (to !== 'Defender') return ctx.now + w
+  const cost = referenceCostOf(ctx, d.taskId, p)
   // a move that needs a re-run is due its allowance from the re-run's turn in the defender's queue
-  if (rule === undefined) return seq === 0 ? tapeFrom(ctx, id) + w + tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d)) : ctx.now + w
+  if (rule === undefined) return seq === 0 ? tapeFrom(ctx, id) + w + tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d), cost) : ctx.now + w
   // the segment (seq 0) and the opened step's tape (seq 2) each need a re-run of the segment
-  return seq === 0 || seq === 2 ? tapeFrom(ctx, id) + w + segmentAllowance(getTask(ctx, d.taskId), rule) : ctx.now + w
+  return seq === 0 || seq === 2 ? tapeFrom(ctx, id) + w + segmentAllowance(getTask(ctx, d.taskId), rule, cost) : ctx.now + w
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Params, TaskInfo } from '../../../protocols/pallet-types.js'
 import { activeAssignment, getAssignments, putAssignments, type VerifierAssignment } from './assignment.js'
 import type { Context } from './context.js'
+import { rerunAllowance, type ReferenceCost } from './rerun-cost.js'
 
 // The backing grace (docs/economics.md "Verifier assignment"), part of the
 // Arbitration pallet. An assigned verifier's reject stands only with evidence
@@ -25,13 +26,13 @@ const P = 'Arbitration'
 /**
  * Blocks an honest verifier at the network's reference speed needs, after its
  * reject, to back it: re-run from a checkpoint one checkpoint interval and a
- * segment (m steps) at the pace the task's submitter allowed for solving
- * (solve_timeout / steps, as tapeAllowance and segmentAllowance price a
- * re-run), then have the call included: dispute_clock, the clock every party
- * gets to answer on chain.
+ * segment (m steps), priced as every re-run is (rerunAllowance: the
+ * submitter's pace, or the program's cost at the reference speed if less, as
+ * for tapeAllowance and segmentAllowance), then have the call included:
+ * dispute_clock, the clock every party gets to answer on chain.
  */
-export function backingGrace (p: Pick<Params, 'disputeClock'>, t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, rootEvery: number): number {
-  return p.disputeClock + Math.ceil((t.checkpointEvery + rootEvery) * t.solveTimeout / t.steps)
+export function backingGrace (p: Pick<Params, 'disputeClock'>, t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, rootEvery: number, cost?: ReferenceCost): number {
+  return p.disputeClock + rerunAllowance(t, t.checkpointEvery + rootEvery, cost)
 }
 
 /** `who` just rejected in time as an assigned verifier: its evidence is due by the later of its deadline and now + grace. */

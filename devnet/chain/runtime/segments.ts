@@ -2,6 +2,7 @@ import { committedStep, segmentCount, segmentLength } from '../../../protocols/p
 import type { SegmentRule } from '../../../protocols/dispute/transcript.js'
 import type { TaskInfo } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
+import { rerunAllowance, type ReferenceCost } from './rerun-cost.js'
 
 // Tasks whose proof commits a state root every m > 1 steps (part of the
 // Arbitration pallet; segment-spec.ts, docs/disputes.md "Segments"). Their
@@ -63,9 +64,9 @@ export function oneStepOf (ctx: Context, d: { taskId: bigint, disputedStep: numb
 /**
  * The tape allowance of a segment dispute's defender: its segment (seq 0)
  * and its commit (seq 2) each need a re-run from the checkpoint before the
- * segment to at most the segment's end, (c_j mod k) + L steps at the task's
- * own time per step.
+ * segment to at most the segment's end, (c_j mod k) + L steps, priced as
+ * every re-run (rerunAllowance).
  */
-export function segmentAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, rule: SegmentRule): number {
-  return Math.ceil(((rule.first % t.checkpointEvery) + rule.length) * t.solveTimeout / t.steps)
+export function segmentAllowance (t: Pick<TaskInfo, 'steps' | 'checkpointEvery' | 'solveTimeout'>, rule: SegmentRule, cost?: ReferenceCost): number {
+  return rerunAllowance(t, (rule.first % t.checkpointEvery) + rule.length, cost)
 }

@@ -2,8 +2,9 @@ import type { Context } from './context.js'
 
 // The defender's tape queue (docs/disputes.md "Concurrent disputes"). A
 // dispute's first defender message needs a re-run of the disputed step from the
-// checkpoint before it, and the chain grants it a tape allowance at the rate the
-// task's own solve_timeout allows per step. That allowance is for one re-run:
+// checkpoint before it, and the chain grants it a tape allowance: the re-run's
+// price (rerun-cost.ts), at the submitter's pace or the program's cost at the
+// reference speed if less. That allowance is for one re-run:
 // if N disputes opened at once each got it from the same block, a griefer
 // forcing every commit would ask for N re-runs in the time of one, and win by
 // timeout against any honest solver once N is large enough. So the re-runs are
