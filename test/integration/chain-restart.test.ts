@@ -6,7 +6,7 @@ import { Keyring } from '@polkadot/keyring'
 import type { ApiPromise } from '@polkadot/api'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
-import { minWindow, taskProgram } from '../helpers/program.js'
+import { minRewards, minWindow, taskProgram } from '../helpers/program.js'
 import { connect, removeDir, sendAndFinalize, startChainProcess, tempDir, type ChainProcess } from './chain-process.js'
 
 // A restart keeps balances, tasks, history and the transaction pool.
@@ -46,7 +46,10 @@ describe('dev chain persistence', () => {
     const genesis = api.genesisHash.toHex()
     const t = await sendAndFinalize(api, api.tx.balances.transferKeepAlive(bob.address, 4242n), alice)
     const window = minWindow(P1, 2, REFERENCE_FLOPS * 0.2)
-    const submit = api.tx.arbitration.submitTask(P1.programHash, P1.programHex, H(2), H(3), 10, 5, 1000n, 500n, 100n, 2, window, 50)
+    // the least rewards the chain takes (the floor prices reference work, the same at any block time)
+    const { solverReward, verifierReward } = minRewards(P1, 2)
+    const escrow = solverReward + 2n * verifierReward
+    const submit = api.tx.arbitration.submitTask(P1.programHash, P1.programHex, H(2), H(3), 10, 5, escrow, solverReward, verifierReward, 2, window, 50)
     const task = await sendAndFinalize(api, submit, alice)
     expect(task.events).toContain('arbitration.TaskSubmitted')
     const bobAfter = (await api.query.system.account(bob.address)).data.free.toBigInt()
@@ -62,7 +65,7 @@ describe('dev chain persistence', () => {
     const stored = await api.query.arbitration.tasks(0) as Option<Codec & { programHash: Codec, escrow: u128 }>
     expect(stored.isSome).toBe(true)
     expect(stored.unwrap().programHash.toHex()).toBe(P1.programHash)
-    expect(stored.unwrap().escrow.toBigInt()).toBe(1000n)
+    expect(stored.unwrap().escrow.toBigInt()).toBe(escrow)
     const past = await api.at(t.inBlock as string)
     const ev = await past.query.system.events()
     expect(ev.map(e => `${e.event.section}.${e.event.method}`)).toContain('balances.Transfer')
