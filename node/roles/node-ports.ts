@@ -61,7 +61,11 @@ export class NodePorts implements RolePorts {
     // a whistleblower samples its own steps (its account mixes into the seed);
     // by default it replays all of them: catching forced errors is what it is paid for.
     // Through this.verify: instrumented ports count a re-check with the verifications
-    return await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER)
+    const r = await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER)
+    // a forced error is the drawn verifiers' to catch (their jackpot): a whistleblower passes it and looks on
+    if (r.forcedStep === undefined) return r
+    const { forcedStep: _f, laterBadStep, ...rest } = r
+    return laterBadStep === undefined ? { accept: true, checkedSteps: r.checkedSteps } : { ...rest, firstBadStep: laterBadStep }
   }
 
   // ---- disputes ----
