@@ -106,7 +106,8 @@ export class Challenger {
     const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const tapeOf = async (s: number): Promise<TapeFile> => await this.h.tapeInChild(runDir, s, join(dir, `task-${taskId}-step-${s}-challenger.cbor`), { datasetProofs: true })
     // every root agrees: what is left to dispute is a NaN the defender committed in the step we were asked about
-    const nanTape = samePreHex(proof.stateRoots[plan.j], own[0]) && segmentEndAgrees(plan, proof, own) ? await this.nanStepTape(tapeOf, step, plan, own) : undefined
+    const agreed = samePreHex(proof.stateRoots[plan.j], own[0]) && segmentEndAgrees(plan, proof, own)
+    const nanTape = agreed ? await this.nanStepTape(tapeOf, step, plan, own) : undefined
     const nanAt = nanTape === undefined ? undefined : step - 1
     const no = segmentDisputeError(plan, proof, own, nanAt)
     if (no !== undefined) throw new Error(no)

@@ -74,7 +74,8 @@ const divergencePoint = (v: unknown, p: string): unknown => { fields(obj(v, p), 
 const replayResult = (v: unknown, p: string): unknown => {
   // segment: a replay of a task with roots every m > 1 steps (node/train/replay-many.ts)
   fields(obj(v, p), p, {
-    step: int, segment: opt(nat), fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), forcedStep: opt(int), nanStep: opt(int), seconds: num
+    step: int, segment: opt(nat), fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), forcedStep: opt(int),
+    nanStep: opt(int), seconds: num
   })
   return v
 }

@@ -13,6 +13,7 @@ import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { VerifierChunks } from '../erasure/verifier.js'
 import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
+import { readReplay, verdictOf } from './replay-verdict.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
 // checked against the chain, a random sample of its steps replayed bit for
@@ -150,46 +151,29 @@ export class VerifierPorts extends PortsPart {
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
     const { results } = out
-    const checked: number[] = []
-    // a forced error in our sample (a marked leaf) is disputed for the jackpot, but the rest of the
-    // sample is still checked: a cheat hidden after it (before the next checkpoint) is disputed too
-    let forced: number | undefined
-    const bad = (step: number): VerifyResult => forced === undefined
-      ? { accept: false, checkedSteps: [...checked.filter(s => s < step), step], firstBadStep: step }
-      : { accept: false, checkedSteps: [...checked.filter(s => s < step), step], firstBadStep: forced, forcedStep: forced, laterBadStep: step }
-    for (const r of results) {
-      if (r.nanStep != null && r.nanStep <= (r.firstMismatch ?? r.step)) {
-        // the replay met a NaN in a committed step: the run should have ended there (docs/disputes.md, "NaN")
-        this.log.warn({ taskId, step: r.nanStep }, 'a committed step holds a NaN')
-        return bad(r.nanStep)
-      }
-      if (r.forcedStep != null && r.firstMismatch == null) {
-        this.log.info({ taskId, step: r.forcedStep }, 'our sample holds the solver\'s forced error (a marked leaf): disputing it, and checking the rest of the sample')
-        forced ??= r.forcedStep
-        checked.push(r.step)
-        continue
-      }
-      if (!r.match || r.firstMismatch != null) {
-        const step = r.firstMismatch ?? r.step
-        this.log.warn({ taskId, step }, 'replay disagrees with the committed proof')
-        return bad(step)
-      }
-      checked.push(r.step)
+    const read = readReplay(results)
+    if (read.bad !== undefined) {
+      this.log.warn({ taskId, step: read.bad, forcedStep: read.forced }, read.nan === true ? 'a committed step holds a NaN' : 'replay disagrees with the committed proof')
+      return verdictOf(read)
     }
     if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
-    if (forced !== undefined && div === undefined) return { accept: false, checkedSteps: checked, firstBadStep: forced, forcedStep: forced }
     if (div !== undefined) {
       const dc = await this.engine.checkDivergence(runDir, datasetDir, program.runtime, 'program')
       if (dc.unavailable != null) return { accept: false, checkedSteps: [], unavailable: dc.unavailable }
       const k1 = dc.check.step
       if (!dc.check.ok) {
         this.log.warn({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step does not diverge as the proof says')
-        return bad(k1)
+        return verdictOf({ ...read, bad: k1 })
       }
       this.log.info({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step replays to its divergence point')
-      checked.push(k1)
-      if (forced !== undefined) return { accept: false, checkedSteps: checked, firstBadStep: forced, forcedStep: forced }
+      read.checked.push(k1)
     }
+    if (read.forced !== undefined) {
+      // disputed for the jackpot; every other sampled step replayed
+      this.log.info({ taskId, step: read.forced }, 'our sample holds the solver\'s forced error (a marked leaf), and nothing else wrong')
+      return verdictOf(read)
+    }
+    const checked = read.checked
     this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }

@@ -1,4 +1,4 @@
-import { bytesEqual, fromHex, merkleProof, sha256 } from '../commit/merkle.js'
+import { fromHex, merkleProof, sha256 } from '../commit/merkle.js'
 import { commitTensor } from '../commit/tensor.js'
 import type { Claim } from './claim.js'
 import { type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
