@@ -135,8 +135,9 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
       expect(reject(h, n, f)).toBeUndefined()
       expect(open(h, n, f)).toBeUndefined()
       play(h, n, i, f)
+      // revealed within the first ruling's window (each game takes blocks); later rulings on the same honest post-state are excused at once
+      if (i === 0) expect(reveal(h, f)).toBeUndefined()
     }
-    expect(reveal(h, f)).toBeUndefined()
     // the rest accept their samples, which missed it: a quorum of standing verdicts
     for (const n of drawn.filter(x => !finders.includes(x) && x !== copier)) {
       expect(h.run(n, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, n) }).error).toBeUndefined()
