@@ -2,7 +2,6 @@ import type { CollectedResult, DisputeResult, RolePorts, SubmitResult, TaskSpec,
 import { DEFAULT_ECONOMICS } from './economics.js'
 import { WarmEngine } from '../engine/warm-engine.js'
 import type { NodePortsInit, PortsShared } from './ports-part.js'
-import { asWhistleblower } from './replay-verdict.js'
 import { SubmitterPorts } from './submitter-ports.js'
 import { SolverPorts } from './solver-ports.js'
 import { VerifierPorts } from './verifier-ports.js'
@@ -62,7 +61,7 @@ export class NodePorts implements RolePorts {
     // a whistleblower samples its own steps (its account mixes into the seed);
     // by default it replays all of them: catching forced errors is what it is paid for.
     // Through this.verify: instrumented ports count a re-check with the verifications
-    return asWhistleblower(await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER))
+    return await this.verify(taskId, this.init.recheckSteps ?? Number.MAX_SAFE_INTEGER)
   }
 
   // ---- disputes ----

@@ -48,10 +48,3 @@ export function verdictOf (r: ReplayReading): VerifyResult {
   if (forced !== undefined) return { accept: false, checkedSteps: checked, firstBadStep: forced, forcedStep: forced }
   return { accept: true, checkedSteps: checked }
 }
-
-/** A whistleblower's re-check: a forced error is the drawn verifiers' to catch (their jackpot), so it passes it and disputes only what comes after. */
-export function asWhistleblower (v: VerifyResult): VerifyResult {
-  if (v.forcedStep === undefined) return v
-  const { forcedStep: _f, laterBadStep, ...rest } = v
-  return laterBadStep === undefined ? { accept: true, checkedSteps: v.checkedSteps } : { ...rest, firstBadStep: laterBadStep }
-}
