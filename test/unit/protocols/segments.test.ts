@@ -18,7 +18,9 @@ describe('protocols/pol: state roots every m steps', () => {
     expect(committedSpacing(10, 1000, 1)).toBe(10)
     // 12 would be over the 10 steps (the chain refuses a spacing over the steps): the last multiple within them
     expect(committedSpacing(10, 10, 4)).toBe(8)
-    expect(committedSpacing(1, 10, 4)).toBe(4)
+    // at least 2m: a committed leaf between checkpoints for a forced error
+    expect(committedSpacing(1, 10, 4)).toBe(8)
+    expect(committedSpacing(1, 7, 4)).toBe(4)
   })
 
   it('a task that names no spacing commits a root every 8 steps, unless it is shorter or its checkpoint spacing forbids it', () => {
@@ -32,7 +34,7 @@ describe('protocols/pol: state roots every m steps', () => {
     // a checkpoint spacing is a multiple of m and at most the steps: a 7-step task cannot have m = 8
     expect(defaultRootEvery(7)).toBe(1)
     // the spacing task new then derives is a multiple of the default m within the steps
-    expect(committedSpacing(5, 1000, defaultRootEvery(1000))).toBe(8)
+    expect(committedSpacing(5, 1000, defaultRootEvery(1000))).toBe(16)
     expect(committedSpacing(1, 10, defaultRootEvery(10))).toBe(8)
   })
 
