@@ -36,6 +36,10 @@ export interface VerifyResult {
   accept: boolean
   checkedSteps: number[]
   firstBadStep?: number
+  /** firstBadStep is a Truebit forced error in this verifier's own sample (a marked leaf: protocols/dispute/forced-leaf.ts): disputed for the jackpot */
+  forcedStep?: number
+  /** a mismatch after the forced error (the replay went on past it): disputed too, it is a real cheat */
+  laterBadStep?: number
   /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability) */
   unavailable?: { step: number, reason: string }
   /** stateRoots[0] is not the program's initialisation: the verifier already claimed it on chain (challenge_initial_state), with this ruling */

@@ -48,7 +48,12 @@ export const verifierMachine = setup({
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
         return await ports.challengeAvailability(taskId, verdict.unavailable.step)
       }
-      return await ports.challenge(taskId, 'solver', verdict.firstBadStep)
+      if (verdict.laterBadStep === undefined) return await ports.challenge(taskId, 'solver', verdict.firstBadStep)
+      // the forced error in our sample (jackpot, backs the reject) and the cheat after it, side by side
+      const [forced, later] = await Promise.all([
+        ports.challenge(taskId, 'solver', verdict.firstBadStep), ports.challenge(taskId, 'solver', verdict.laterBadStep)
+      ])
+      return { ...later, reason: `${later.reason ?? ''} (and dispute ${forced.disputeId} of the forced error at step ${verdict.firstBadStep}: ${forced.winner} won)` }
     })
   },
   guards: {

@@ -32,7 +32,12 @@ export const whistleblowerMachine = setup({
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
         return await ports.challengeAvailability(target!.taskId, check.unavailable.step)
       }
-      return await ports.challenge(target!.taskId, 'verifier', check?.firstBadStep)
+      if (check?.laterBadStep === undefined) return await ports.challenge(target!.taskId, 'verifier', check?.firstBadStep)
+      // a forced error (no jackpot for us, but our dispute makes the solver reveal it, which slashes the blind accepts) and the cheat after it
+      const [forced, later] = await Promise.all([
+        ports.challenge(target!.taskId, 'verifier', check.firstBadStep), ports.challenge(target!.taskId, 'verifier', check.laterBadStep)
+      ])
+      return { ...later, reason: `${later.reason ?? ''} (and dispute ${forced.disputeId} of the forced error at step ${check.firstBadStep}: ${forced.winner} won)` }
     })
   },
   guards: {

@@ -187,7 +187,7 @@ export class ChainTransactions extends ChainQueries {
     return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
   }
 
-  /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) and changed exactly one element (protocols/dispute/forced-exact.ts encodeExactness). */
+  /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) with the path of its marked leaf (protocols/dispute/forced-leaf.ts encodeForcedLeafProof). */
   async revealForcedError (
     taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array, exactness: Uint8Array
   ): Promise<{ step: number, outcome: TxOutcome }> {

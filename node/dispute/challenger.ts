@@ -4,6 +4,7 @@ import type { KeyringPair } from '@polkadot/keyring/types'
 import { hexToU8a } from '@polkadot/util'
 import type { DisputeResult } from '../../actors/ports.js'
 import { verifySigned } from '../../protocols/dispute/index.js'
+import { samePreHex } from '../../protocols/dispute/forced-leaf.js'
 import { rootAtStep, rootEveryOfProof } from '../../protocols/pol/proof.js'
 import { committedStep, segmentOfStep } from '../../protocols/pol/segments.js'
 import type { ChainClient, TaskInfo } from '../chain/client.js'
@@ -69,7 +70,8 @@ export class Challenger {
     // only dispute what we can win: the pre-state is agreed, and the post-state is not, or the
     // step holds a NaN the defender committed, or a diverged step does not diverge as it says
     const pre = rootEvery > 1 ? rootAtStep(proof, step - 1) : proof.stateRoots[step - 1]
-    if (tape.stateRootBefore !== pre) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
+    // a forced error's marked leaf stands for the honest state it marks (protocols/dispute/forced-leaf.ts)
+    if (!samePreHex(pre, tape.stateRootBefore)) throw new Error(`our state before step ${step} differs from the proof's: dispute an earlier step`)
     const nan = nanFacts(tape, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
     if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
     if (!nan.wrong && tape.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
@@ -104,7 +106,8 @@ export class Challenger {
     const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const tapeOf = async (s: number): Promise<TapeFile> => await this.h.tapeInChild(runDir, s, join(dir, `task-${taskId}-step-${s}-challenger.cbor`), { datasetProofs: true })
     // every root agrees: what is left to dispute is a NaN the defender committed in the step we were asked about
-    const nanTape = own[0] === proof.stateRoots[plan.j].replace(/^0x/, '') && segmentEndAgrees(plan, proof, own) ? await this.nanStepTape(tapeOf, step, plan, own) : undefined
+    const agreed = samePreHex(proof.stateRoots[plan.j], own[0]) && segmentEndAgrees(plan, proof, own)
+    const nanTape = agreed ? await this.nanStepTape(tapeOf, step, plan, own) : undefined
     const nanAt = nanTape === undefined ? undefined : step - 1
     const no = segmentDisputeError(plan, proof, own, nanAt)
     if (no !== undefined) throw new Error(no)

@@ -8,7 +8,6 @@ import type { TapeFile } from '../engine/tape-file.js'
 import type { Logger } from '../log.js'
 import { disputeShapeOf } from './dispute-shape.js'
 import { tapeFaults, type NodeFaults } from './faults.js'
-import { forcedErrorDraw } from './forced-error.js'
 import { SegmentRuns, type SegmentRunHost } from './segment-defence.js'
 import { TapeLane } from './tape-lane.js'
 import type { DisputeResponse } from './transport.js'
@@ -62,9 +61,8 @@ export class DefenderRuns {
     const task = await chain.task(taskId)
     if (task == null) throw new Error(`task ${taskId} does not exist`)
     const proof = await this.proofOf(chain, taskId)
-    const forced = await forcedErrorDraw(chain, taskId, task)
     try {
-      return await this.segments.inside(taskId, this.runDir(taskId), proof, j, tapeFaults(this.h.faults, forced?.step))
+      return await this.segments.inside(taskId, this.runDir(taskId), proof, j, tapeFaults(this.h.faults))
     } catch (err) {
       this.h.log.error({ taskId, j, err: (err as Error).message }, 'cannot defend the segment')
       throw err
@@ -90,9 +88,8 @@ export class DefenderRuns {
         const runDir = this.runDir(taskId)
         const proof = await this.proofOf(chain, taskId)
         const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
-        const forced = await forcedErrorDraw(chain, taskId, task)
         const out = join(dir, `task-${taskId}-step-${step + 1}-defender.cbor`)
-        const faults = tapeFaults(this.h.faults, forced?.step)
+        const faults = tapeFaults(this.h.faults)
         const tape = await this.lane.run(key, async () => await this.h.tapeInChild(runDir, step + 1, out, { faults }, signal))
         return { tape, proof }
       })()

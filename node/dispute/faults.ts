@@ -27,10 +27,10 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //                              proof of NaN states instead of a diverged one (a `nan`
 //                              claim of the verifier that replays the step wins)
 // Truebit forced errors are not a fault: an honest solver whose private VRF
-// draw names on-chain step i (engine step i+1; node/dispute/forced-error.ts)
-// changes that step's post-state the same way as tamper-weight, exactly one
-// element, which is what it must prove when it reveals the draw
-// (protocols/dispute/forced-exact.ts).
+// draw names on-chain step f (node/dispute/forced-error.ts) trains honestly
+// and commits the leaf of state f + 1 as its forced mark
+// (protocols/dispute/forced-leaf.ts); its tapes and segment re-runs are
+// honest, only the training job is told to mark that leaf.
 
 export interface NodeFaults {
   ops: OpFault[]
@@ -68,16 +68,15 @@ export function anyFault (f: NodeFaults): boolean {
     f.fakeDivergence !== undefined
 }
 
-/** The faults a tape job re-enacts: the node's op and weight faults plus its forced error (on-chain step, 0-based). */
-export function tapeFaults (f: NodeFaults, forcedError: number | null | undefined): Pick<EngineFaults, 'ops' | 'weights'> {
-  const weights = forcedError != null && !f.weights.includes(forcedError + 1) ? [...f.weights, forcedError + 1] : f.weights
-  return { ops: f.ops, weights }
+/** The faults a tape job re-enacts: the node's op and weight faults (a forced error changes no state: nothing to re-enact). */
+export function tapeFaults (f: NodeFaults): Pick<EngineFaults, 'ops' | 'weights'> {
+  return { ops: f.ops, weights: f.weights }
 }
 
 /** The faults of a training job: a tape job's, plus the NaN faults, which are training's alone (a tape job tapes whatever the step holds). */
 export function trainFaults (f: NodeFaults, forcedError: number | null | undefined): EngineFaults {
   return {
-    ...tapeFaults(f, forcedError), ...(f.nanThrough === true ? { nanThrough: true } : {}),
+    ...tapeFaults(f), ...(forcedError != null ? { forcedStep: forcedError } : {}), ...(f.nanThrough === true ? { nanThrough: true } : {}),
     ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {})
   }
 }

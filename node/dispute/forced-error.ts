@@ -8,7 +8,7 @@ import type { ChainClient, TaskInfo } from '../chain/client.js'
 // reveals it, after a dispute at that step was ruled against it.
 
 export interface ForcedDraw {
-  /** on-chain step (transition i → i+1) the solver must corrupt, or null */
+  /** on-chain step f (transition f → f+1) whose committed post-state leaf the solver marks, or null */
   step: number | null
   output: Uint8Array
   proof: Uint8Array
@@ -23,11 +23,11 @@ export async function forcedErrorDraw (chain: ChainClient, taskId: number | bigi
   const known = cache.get(key)
   if (known != null) return known
   const { forcedErrorPpm } = await chain.params()
-  // with a root every m > 1 steps the draw names a segment and the error is its last transition (a committed post-state)
+  // the forced post-state is a committed leaf that is not a checkpoint
   const rootEvery = await chain.rootEvery(taskId)
   const vrf = chain.pair.vrfSign(forcedErrorTranscript(BigInt(taskId), hexToU8a(task.selectionSeed)), FORCED_ERROR_VRF_CONTEXT)
   const output = vrf.slice(0, 32)
-  const draw = { step: forcedErrorFromOutput(output, task.steps, forcedErrorPpm, rootEvery), output, proof: vrf.slice(32) }
+  const draw = { step: forcedErrorFromOutput(output, task.steps, forcedErrorPpm, rootEvery, task.checkpointEvery), output, proof: vrf.slice(32) }
   cache.set(key, draw)
   return draw
 }

@@ -1,6 +1,7 @@
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import { SegmentChallenger, type DisputeContext } from '../../protocols/dispute/index.js'
+import { samePreHex } from '../../protocols/dispute/forced-leaf.js'
 import { rootEveryOfProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { committedStep, segmentLength, segmentOfStep } from '../../protocols/pol/segments.js'
 import type { TapeFile } from '../engine/tape-file.js'
@@ -40,7 +41,8 @@ export function segmentPlanOf (proof: ProofOfLearning, step: number): SegmentPla
 export function segmentDisputeError (plan: SegmentPlan, proof: ProofOfLearning, own: readonly string[], nanAt?: number): string | undefined {
   if (own.length !== plan.length + 1) return `our replay of segment ${plan.j} has ${own.length} roots, not ${plan.length + 1}`
   const leaf = (i: number): string => proof.stateRoots[i].replace(/^0x/, '')
-  if (own[0] !== leaf(plan.j)) return `our state after step ${plan.first} differs from leaf ${plan.j} of the proof: dispute an earlier segment`
+  // a forced error's marked leaf j stands for the honest state we replayed from
+  if (!samePreHex(leaf(plan.j), own[0])) return `our state after step ${plan.first} differs from leaf ${plan.j} of the proof: dispute an earlier segment`
   if (nanAt !== undefined && (nanAt < plan.first || nanAt >= plan.first + plan.length)) return `step ${nanAt + 1} is not in segment ${plan.j}`
   if (nanAt === undefined && segmentEndAgrees(plan, proof, own)) {
     return `segment ${plan.j} (steps ${plan.first + 1}…${plan.first + plan.length}) replays to the committed leaf ${plan.j + 1}: nothing to dispute`

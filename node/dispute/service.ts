@@ -12,7 +12,7 @@ import type { DisputeRecord } from './dispute-record.js'
 import { Defender } from './defender.js'
 import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
-import { exactnessFromTape } from './forced-exact.js'
+import { revealProofFromTape } from './forced-reveal.js'
 import { readTapeFile, type TapeFile } from '../engine/tape-file.js'
 import { serve } from './transport.js'
 
@@ -143,10 +143,10 @@ export class DisputeService {
         this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
         return
       }
-      // the exactness proof: our committed post-state is the honest one of our tape with only the forced element changed
+      // the reveal's proof: our committed leaf after the step is the forced mark of our tape's honest post-state
       const exact = await this.forcedExactness(chain, taskId, ruling.step)
       if ('error' in exact) {
-        this.log.warn({ taskId, disputeId, step: ruling.step, err: exact.error }, 'cannot prove our forced error exact: we will be slashed')
+        this.log.warn({ taskId, disputeId, step: ruling.step, err: exact.error }, 'cannot prove our forced error: we will be slashed')
         return
       }
       try {
@@ -161,11 +161,11 @@ export class DisputeService {
     }
   }
 
-  /** From the tape we defend the step with (taped once per step, with our faults and forced error) and our proof. */
+  /** From the tape we defend the step with (taped once per step, with our faults) and our proof. */
   private async forcedExactness (chain: ChainClient, taskId: number, step: number): Promise<{ bytes: Uint8Array } | { error: string }> {
     try {
       const { tape, proof } = await this.defender.tapeFor(chain, taskId, step)
-      return exactnessFromTape(tape, proof.stateRoots, { steps: proof.steps, rootEvery: rootEveryOfProof(proof) })
+      return revealProofFromTape(tape, proof.stateRoots, { steps: proof.steps, rootEvery: rootEveryOfProof(proof) })
     } catch (err) { return { error: (err as Error).message } }
   }
 

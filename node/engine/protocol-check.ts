@@ -42,7 +42,7 @@ const layout = opt(oneOf(['manifest', 'program'] as const))
 const opFault = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { kernel: str, step: nat }); return v }
 const tapeFaults = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat) }); return v }
 const faults = (v: unknown, p: string): EngineFaults => {
-  fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat), nanThrough: opt(bool), fakeDivergence: opt(nat) })
+  fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat), nanThrough: opt(bool), fakeDivergence: opt(nat), forcedStep: opt(nat) })
   return v as EngineFaults
 }
 
@@ -74,7 +74,8 @@ const divergencePoint = (v: unknown, p: string): unknown => { fields(obj(v, p), 
 const replayResult = (v: unknown, p: string): unknown => {
   // segment: a replay of a task with roots every m > 1 steps (node/train/replay-many.ts)
   fields(obj(v, p), p, {
-    step: int, segment: opt(nat), fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), nanStep: opt(int), seconds: num
+    step: int, segment: opt(nat), fromCheckpoint: int, match: bool, expected: str, actual: str, firstMismatch: opt(int), forcedStep: opt(int),
+    nanStep: opt(int), seconds: num
   })
   return v
 }

@@ -95,7 +95,7 @@ export function installRoles (init: RolesInit) {
       trainFaults = async (taskId, task) => {
         // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
         const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
-        if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: corrupting it on purpose')
+        if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: its committed leaf is marked on purpose')
         return d.trainFaults(faults, forced)
       }
     }

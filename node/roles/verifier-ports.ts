@@ -13,6 +13,7 @@ import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { VerifierChunks } from '../erasure/verifier.js'
 import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
+import { readReplay, verdictOf } from './replay-verdict.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
 // checked against the chain, a random sample of its steps replayed bit for
@@ -150,19 +151,10 @@ export class VerifierPorts extends PortsPart {
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
     }
     const { results } = out
-    const checked: number[] = []
-    for (const r of results) {
-      if (r.nanStep != null && r.nanStep <= (r.firstMismatch ?? r.step)) {
-        // the replay met a NaN in a committed step: the run should have ended there (docs/disputes.md, "NaN")
-        this.log.warn({ taskId, step: r.nanStep }, 'a committed step holds a NaN')
-        return { accept: false, checkedSteps: [...checked.filter(s => s < r.nanStep!), r.nanStep], firstBadStep: r.nanStep }
-      }
-      if (!r.match || r.firstMismatch != null) {
-        const bad = r.firstMismatch ?? r.step
-        this.log.warn({ taskId, step: bad }, 'replay disagrees with the committed proof')
-        return { accept: false, checkedSteps: [...checked.filter(s => s < bad), bad], firstBadStep: bad }
-      }
-      checked.push(r.step)
+    const read = readReplay(results)
+    if (read.bad !== undefined) {
+      this.log.warn({ taskId, step: read.bad, forcedStep: read.forced }, read.nan === true ? 'a committed step holds a NaN' : 'replay disagrees with the committed proof')
+      return verdictOf(read)
     }
     if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
     if (div !== undefined) {
@@ -171,11 +163,17 @@ export class VerifierPorts extends PortsPart {
       const k1 = dc.check.step
       if (!dc.check.ok) {
         this.log.warn({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step does not diverge as the proof says')
-        return { accept: false, checkedSteps: [...checked, k1], firstBadStep: k1 }
+        return verdictOf({ ...read, bad: k1 })
       }
       this.log.info({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step replays to its divergence point')
-      checked.push(k1)
+      read.checked.push(k1)
     }
+    if (read.forced !== undefined) {
+      // disputed for the jackpot; every other sampled step replayed
+      this.log.info({ taskId, step: read.forced }, 'our sample holds the solver\'s forced error (a marked leaf), and nothing else wrong')
+      return verdictOf(read)
+    }
+    const checked = read.checked
     this.log.info({ taskId, sampledSteps: sampled.length, checkpoints: needed.length, seconds: +((performance.now() - tReplay) / 1000).toFixed(2) }, 'every sampled step replays bit for bit')
     this.progress.set(taskId, { taskId, phase: 'done', step: intervals.length, steps: intervals.length, detail: `accepted: ${checked.length} sampled steps replayed bit for bit`, updatedAt: Date.now() })
     return { accept: true, checkedSteps: checked }

@@ -11,12 +11,12 @@ import type { Trainer } from './trainer.js'
 //                every state root, checkpoint and tape follows from it.
 //   weight fault <step>: after 1-based step `step`, element 0 of weight 0
 //                (state tensor 0) is set to |v| + 1 (no op produced it: the
-//                tape stays honest, the state root does not). This is also
-//                a Truebit forced error, exactly: protocols/dispute/forced-exact.ts.
+//                tape stays honest, the state root does not): a cheat after
+//                an honest step. (A Truebit forced error changes no state: it
+//                marks a committed leaf, protocols/dispute/forced-leaf.ts.)
 //                Step 0: the initial state itself (a start other than the
 //                program's initialisation; every transition after it is honest).
 
-import { forcedValue } from '../../protocols/dispute/forced-exact.js'
 import { type OpFault, type TrainFaults } from './fault-spec.js'
 export { parseOpFault, hasFaults, NO_FAULTS, type OpFault, type TrainFaults } from './fault-spec.js'
 
@@ -78,7 +78,7 @@ export class FaultInjector {
       const v = trainer.weights[0].variable
       tf.tidy(() => {
         const vals = (v.dataSync() as Float32Array).slice()
-        vals[0] = forcedValue(vals[0])
+        vals[0] = Math.fround(Math.abs(vals[0]) + 1)
         v.assign(tf.tensor(vals, v.shape, v.dtype))
       })
     }

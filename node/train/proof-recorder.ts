@@ -1,3 +1,4 @@
+import { forcedLeaf } from '../../protocols/dispute/forced-leaf.js'
 import type { CheckpointRef } from '../../protocols/pol/proof.js'
 import { isCommittedStep, leafOfStep } from '../../protocols/pol/segments.js'
 import type { StateHasher } from './state-hasher.js'
@@ -25,6 +26,8 @@ export interface RecorderOptions {
   rootEvery?: number
   /** a checkpoint of state `step` is on disk, with every root before it */
   onCheckpoint?: (step: number) => void
+  /** forced error at on-chain step f: state f + 1's root is recorded as forcedLeaf(root) (never a checkpoint: the draw excludes them) */
+  forcedStep?: number
 }
 
 export class ProofRecorder {
@@ -61,7 +64,9 @@ export class ProofRecorder {
     const isCheckpoint = s === 0 || s % this.o.checkpointEvery === 0 || s === this.o.steps
     const checkpoint = isCheckpoint ? { runDir: this.o.outDir, programHash: this.o.phash, names: this.o.names } : undefined
     const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(this.o.stateSizes)), checkpoint })
-    this.roots.push(quiet(result.then(r => r.root)))
+    const marked = this.o.forcedStep !== undefined && s === this.o.forcedStep + 1
+    if (marked && isCheckpoint) throw new Error(`a forced error cannot mark checkpoint ${s}`)
+    this.roots.push(quiet(result.then(r => marked ? forcedLeaf(r.root) : r.root)))
     if (isCheckpoint) {
       const from = this.rootsWritten
       const fresh = this.roots.slice(from)

@@ -11,6 +11,7 @@ import { checkpointDir, readCheckpoint } from './store.js'
 import { Trainer } from './trainer.js'
 import { NanWatch } from './nan-watch.js'
 import { firstNaNIndex } from '../../protocols/dispute/nan.js'
+import { isForcedLeafOf } from '../../protocols/dispute/forced-leaf.js'
 
 export interface ReplayOptions { proofDir: string, step: number, datasetDir?: string, backend?: BackendChoice, log?: BackendLog }
 export interface ReplayResult {
@@ -24,6 +25,13 @@ export interface ReplayResult {
   actual: string
   /** first replayed committed step whose root differs (if any); at m > 1 a committed step (c_j or c_{j+1} when the replay stood on c_j): the step inside a segment is the dispute's to find */
   firstMismatch?: number
+  /**
+   * the unit's end `step` is committed as the forced mark of the replayed root
+   * (a Truebit forced error: protocols/dispute/forced-leaf.ts). `match` is
+   * false; the replay went on from the replayed (honest) state, so a later
+   * mismatch is still found.
+   */
+  forcedStep?: number
   /** first replayed step (1-based) whose pre-state or an op output held a NaN: a complete proof commits none (docs/disputes.md, "NaN") */
   nanStep?: number
   seconds: number
@@ -81,7 +89,9 @@ function unitsOf (steps: number[], total: number, m: number): Unit[] {
  * continues from where the previous one ended when that is at or after its own
  * checkpoint (so replaying every step loads one checkpoint), and state roots
  * are computed only around each sampled step. Stops at the first mismatch, as
- * a verifier needs only the first bad step. Throws CheckpointUnusable when a
+ * a verifier needs only the first bad step; a forced error's marked leaf is
+ * not one (it is reported as `forcedStep` and the replay goes on from the
+ * honest state the solver continued from: a cheat after it is still found). Throws CheckpointUnusable when a
  * checkpoint it needs is missing, corrupt or not the committed state.
  */
 export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]> {
@@ -150,16 +160,19 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       // again with every committed root compared.
       const rootNow = (): string => toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
       const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(committedRoot(step)))
+      // a committed leaf marked as a forced error of the replayed state: that state is what the solver continued from
+      const marked = (step: number, root: string): boolean => isForcedLeafOf(fromHex(committedRoot(step)), fromHex(root))
+      const agrees = (step: number, root: string): boolean => same(step, root) || marked(step, root)
       const committed = (step: number): boolean => step % m === 0 || step === proof.steps
       let firstMismatch: number | undefined
       while (trainer.step < from) runStep()
       const pre = last?.step === trainer.step ? last.root : rootNow()
       while (trainer.step < to) runStep()
       let actual = rootNow()
-      if (same(from, pre) && !same(to, actual)) {
+      if (agrees(from, pre) && !agrees(to, actual)) {
         // the replay stood on the committed state `from`: this unit itself differs
         firstMismatch = to
-      } else if (!same(from, pre)) {
+      } else if (!agrees(from, pre)) {
         // somewhere between the checkpoint and `from`. Throws CheckpointUnusable when
         // the checkpoint is not the committed state; otherwise finds the first bad committed step
         loadState(load(ref, true), ref.step)
@@ -167,18 +180,20 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
           runStep()
           if (!committed(trainer.step)) continue
           actual = rootNow()
-          if (firstMismatch === undefined && !same(trainer.step, actual)) firstMismatch = trainer.step
+          if (firstMismatch === undefined && !agrees(trainer.step, actual)) firstMismatch = trainer.step
         }
       }
       last = { step: to, root: actual }
       const expected = committedRoot(to)
+      const forced = firstMismatch === undefined && marked(to, actual)
       const r: ReplayResult = {
         step: to, ...(segment !== undefined ? { segment } : {}), fromCheckpoint: ref.step, match: actual === expected, expected, actual, firstMismatch,
+        ...(forced ? { forcedStep: to } : {}),
         seconds: (performance.now() - t0) / 1000, ...(nanStep !== undefined ? { nanStep } : {})
       }
       results.push(r)
       o.onResult?.(r, results.length, units.length)
-      if (!r.match || r.firstMismatch != null || r.nanStep != null) break
+      if ((!r.match && r.forcedStep === undefined) || r.firstMismatch != null || r.nanStep != null) break
     }
     return results
   } finally {

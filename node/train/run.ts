@@ -53,8 +53,15 @@ export interface TrainOptions {
   haltOnNaN?: boolean
   /** FAULT INJECTION: claim the run diverged in 1-based step s (at the first matmul's element 0) without any NaN, to be paid without the rest of the work */
   fakeDivergence?: number
-  /** FAULT INJECTION (tests, devnet, forced errors): corrupt ops/weights at given steps (node/train/fault.ts) */
+  /** FAULT INJECTION (tests, devnet): corrupt ops/weights at given steps (node/train/fault.ts) */
   faults?: TrainFaults
+  /**
+   * Truebit forced error at on-chain step f (the solver's VRF draw): the root of
+   * state f + 1 is committed as its forced mark (protocols/dispute/forced-leaf.ts);
+   * the state, its continuation and every checkpoint stay honest. A resumed run
+   * marks the same leaf again (the draw is deterministic).
+   */
+  forcedStep?: number
 }
 
 export interface TrainResult {
@@ -104,7 +111,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const stateSizes = trainer.stateLayout().map(t => sizeOf(t.shape))
   const recorder = verifiable
     ? new ProofRecorder(new StateHasher({ worker: o.hashWorker }), {
-        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint
+        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint,
+        ...(o.forcedStep !== undefined ? { forcedStep: o.forcedStep } : {})
       })
     : undefined
   const hasher = recorder?.hasher

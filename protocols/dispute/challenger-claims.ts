@@ -9,6 +9,7 @@ import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import type { Signed, TensorTree } from './messages.js'
 import type { Divergence } from './nan.js'
 import { encodeEntryBytes, leafIndex, type TensorCache } from './player.js'
+import { isForcedLeafOf } from './forced-leaf.js'
 import { pathWith, type Levels } from './tree.js'
 
 // The challenger's claims (claim.ts): each proves one fact about the
@@ -52,10 +53,21 @@ export class ChallengerClaims {
 
   private claim (c: Claim): Built { return { claim: c } }
 
-  /** The committed (or, inside a segment, the defender's signed) root of the state after step `index`. */
+  /**
+   * The committed (or, inside a segment, the defender's signed) root of the
+   * state after step `index`; our own pre-state root when the committed
+   * pre-state leaf is a forced error's mark of it (the chain takes the
+   * preimage for a marked pre-state: forced-leaf.ts).
+   */
   rootAt (index: number): Uint8Array {
     const s = this.o.segment
-    return s === undefined ? fromHex(this.o.stateRoots[leafIndex(index, this.o.spacing)]) : s.roots[index - s.first]
+    if (s !== undefined) return s.roots[index - s.first]
+    const r = fromHex(this.o.stateRoots[leafIndex(index, this.o.spacing)])
+    if (index === this.o.step) {
+      const ours = merkleRoot(this.o.preStateLeaves)
+      if (isForcedLeafOf(r, ours)) return ours
+    }
+    return r
   }
 
   /** Its path in proof_root (none inside a segment: the claim's `seg` proves it). */

@@ -10,6 +10,7 @@ import type { JudgeEnv, StepEnv } from './judge-env.js'
 import { decodeSigned, verifySigned, type Msg, type Signed } from './messages.js'
 import { ClaimRejected, reject } from './ruling.js'
 import { depthOf } from './tree.js'
+import { preLeafOnPath } from './forced-leaf.js'
 
 // What a claim proves its facts against: the defender's (or challenger's)
 // signed messages of this dispute and the task's committed roots.
@@ -46,7 +47,13 @@ export function provenEntry (env: JudgeEnv, commit: Extract<Msg, { t: 'commit' }
   return e
 }
 
-export function stateLeafProven (env: StepEnv, which: number, root: unknown, path: unknown): Uint8Array {
+/**
+ * State root `which` proven against the committed roots. As a pre-state
+ * (`as` 'pre': what a step reads) a forced error's marked leaf stands for its
+ * preimage, the honest state the solver continued from (forced-leaf.ts); as a
+ * post-state it does not (that difference is the forced error).
+ */
+export function stateLeafProven (env: StepEnv, which: number, root: unknown, path: unknown, as: 'pre' | 'post'): Uint8Array {
   const r = h32(root, 'state root')
   if (env.seg !== undefined) {
     // inside a segment the roots are the defender's signed ones, tied to the committed ends
@@ -59,14 +66,16 @@ export function stateLeafProven (env: StepEnv, which: number, root: unknown, pat
   }
   // the depth is the chain's, not the claimant's: a shorter path would pass an inner node off as a state root
   const m = env.rootEvery ?? 1
+  const onLeaf = (leaf: number, depth: number) => (x: Uint8Array): boolean => onPath(env.proofRoot, x, leaf, hashes(path, 'state root path'), depth)
+  const proven = (on: (x: Uint8Array) => boolean): boolean => as === 'pre' ? preLeafOnPath(r, on) : on(r)
   if (m === 1) {
-    if (!onPath(env.proofRoot, r, which, hashes(path, 'state root path'), depthOf(env.stepCount + 1))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
+    if (!proven(onLeaf(which, depthOf(env.stepCount + 1)))) reject('InvalidProof', `state root ${which} is not leaf ${which} of the committed proof_root`)
     return r
   }
   // a root every m steps: only committed states are leaves, state s is leaf s / m
   if (!isCommittedStep(which, env.stepCount, m)) reject('InvalidClaim', `state ${which} is not committed (a root every ${m} steps)`)
   const leaf = leafOfStep(which, env.stepCount, m)
-  if (!onPath(env.proofRoot, r, leaf, hashes(path, 'state root path'), proofDepth(env.stepCount, m))) reject('InvalidProof', `state root ${which} is not leaf ${leaf} of the committed proof_root`)
+  if (!proven(onLeaf(leaf, proofDepth(env.stepCount, m)))) reject('InvalidProof', `state root ${which} is not leaf ${leaf} of the committed proof_root`)
   return r
 }
 

@@ -1,9 +1,10 @@
-import { bytesEqual, fromHex, merkleProof, sha256 } from '../commit/merkle.js'
+import { fromHex, merkleProof, sha256 } from '../commit/merkle.js'
 import { commitTensor } from '../commit/tensor.js'
 import type { Claim } from './claim.js'
 import { type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
 import { TensorCache, encodeEntryBytes, leafIndex, signAfter, type PlayerInit, type ProofSpacing } from './player.js'
 import { nodeAt, treeLevels, type Levels } from './tree.js'
+import { samePre } from './forced-leaf.js'
 
 // The defender of the bisection (player.ts): it commits to its tape of the
 // step, then answers each query of the challenger from that tape.
@@ -56,7 +57,7 @@ export class DefenderGame {
     if (m.t === 'open') {
       const leaf = leafIndex(this.o.step, this.o.spacing)
       const mine = fromHex(this.o.stateRoots[leaf])
-      if (m.step !== this.o.step || !bytesEqual(m.pre, mine)) {
+      if (m.step !== this.o.step || !samePre(m.pre, mine)) {
         return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), leaf), ...(this.o.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
       }
       return { reply: this.nodes({ e: -1 }, 0, 0) }

@@ -33,22 +33,41 @@ export function forcedErrorTranscript (taskId: bigint | number, selectionSeed: U
 
 /**
  * The draw from a VRF output: with probability ppm/1e6 a forced error at the
- * returned on-chain step (the transition from state i to i+1, in [0, steps)),
+ * returned on-chain step f (the transition from state f to f+1, in [0, steps)),
  * otherwise null. The pre-output is hashed with a domain tag so the two
- * numbers are uniform. With a state root every m > 1 steps the draw picks a
- * segment j and the error is at its last transition, min((j+1)·m, steps) − 1,
- * so the forced post-state is a committed leaf and its exactness proof is
- * checked against proof_root as at m = 1 (where this is the same formula).
+ * numbers are uniform. The forced post-state f + 1 is a committed leaf that
+ * is not a checkpoint (forced-leaf.ts marks that leaf; a checkpoint's file
+ * must hold the state its leaf commits): f + 1 is uniform among the multiples
+ * of the root spacing m below `steps` that are not multiples of
+ * `checkpointEvery`. None (e.g. checkpointEvery = m): no forced error.
  */
-export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery = 1): number | null {
+export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery: number, checkpointEvery: number): number | null {
   if (output.length !== VRF_OUTPUT_BYTES) throw new Error(`a VRF output is ${VRF_OUTPUT_BYTES} bytes`)
   if (steps <= 0 || ppm <= 0) return null
   const h = sha256(new TextEncoder().encode('proofswarm/forced-error/draw'), output)
   const dv = new DataView(h.buffer, h.byteOffset, h.byteLength)
   if (dv.getUint32(0, true) % 1_000_000 >= ppm) return null
-  if (rootEvery === 1) return dv.getUint32(4, true) % steps
-  const j = dv.getUint32(4, true) % Math.ceil(steps / rootEvery)
-  return Math.min((j + 1) * rootEvery, steps) - 1
+  const room = forcedErrorRoom(steps, rootEvery, checkpointEvery)
+  if (room === 0) return null
+  // candidate k is the state i·m with i the k-th index in 1 … A not a multiple of q
+  const q = checkpointEvery / gcd(rootEvery, checkpointEvery)
+  const k = dv.getUint32(4, true) % room
+  const i = k + Math.floor(k / (q - 1)) + 1
+  return i * rootEvery - 1
+}
+
+const gcd = (a: number, b: number): number => b === 0 ? a : gcd(b, a % b)
+
+/**
+ * How many leaves a forced error may mark: committed states s = i·m with
+ * 0 < s < steps that are not checkpoints (s mod checkpointEvery ≠ 0). The
+ * state i·m is a checkpoint iff q = checkpointEvery / gcd(m, checkpointEvery) divides i.
+ */
+export function forcedErrorRoom (steps: number, rootEvery: number, checkpointEvery: number): number {
+  if (!Number.isInteger(rootEvery) || rootEvery < 1 || !Number.isInteger(checkpointEvery) || checkpointEvery < 1 || steps < 2) return 0
+  const a = Math.floor((steps - 1) / rootEvery)
+  const q = checkpointEvery / gcd(rootEvery, checkpointEvery)
+  return q === 1 ? 0 : a - Math.floor(a / q)
 }
 
 export interface RevealCheck {
@@ -57,8 +76,10 @@ export interface RevealCheck {
   selectionSeed: Uint8Array
   steps: number
   ppm: number
-  /** the task's state-root spacing m (absent = 1) */
-  rootEvery?: number
+  /** the task's state-root spacing m */
+  rootEvery: number
+  /** the task's checkpoint spacing (a forced error never marks a checkpoint) */
+  checkpointEvery: number
   output: Uint8Array
   proof: Uint8Array
 }
@@ -73,5 +94,5 @@ export function checkForcedErrorReveal (r: RevealCheck, verify: VrfVerify): Reve
   let valid = false
   try { valid = verify(forcedErrorTranscript(r.taskId, r.selectionSeed), both, r.publicKey, FORCED_ERROR_VRF_CONTEXT) } catch { valid = false }
   if (!valid) return { ok: false, reason: 'InvalidVrfProof' }
-  return { ok: true, step: forcedErrorFromOutput(r.output, r.steps, r.ppm, r.rootEvery) }
+  return { ok: true, step: forcedErrorFromOutput(r.output, r.steps, r.ppm, r.rootEvery, r.checkpointEvery) }
 }

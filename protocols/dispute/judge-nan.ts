@@ -43,7 +43,8 @@ export function judgeNan (env: StepEnv, c: NanClaim, defenderLoses: (r: string) 
     const i = int(st.index, 'nan.state.index')
     // the disputed step's own states: an accepting verdict that replayed this step vouched for them
     if (env.seg === undefined && ((i !== env.step && i !== env.step + 1) || i > env.stepCount)) reject('InvalidClaim', 'nan: the state must be the disputed step\'s pre- or post-state')
-    const root = stateLeafProven(env, i, st.root, st.rootPath)
+    // a NaN in the preimage of a marked leaf: the solver continued from it
+    const root = stateLeafProven(env, i, st.root, st.rootPath, 'pre')
     const t = int(st.t, 'nan.state.t')
     const tensor = tensorOf(st.tensor)
     if (!onPath(root, tensor, t, hashes(st.tensorPath, 'nan.state.tensorPath'))) reject('InvalidProof', `nan: tensor ${t} is not in state root ${i}`)

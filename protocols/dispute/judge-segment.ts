@@ -5,6 +5,7 @@ import { signedBy } from './claim-proofs.js'
 import type { JudgeEnv, SegmentView, StepEnv } from './judge-env.js'
 import { judgeStep } from './judge-step.js'
 import { reject, type Ruling } from './ruling.js'
+import { preLeafOnPath } from './forced-leaf.js'
 
 // A segment dispute's claim (a root every m > 1 steps): which step inside the
 // segment it is about, and the defender's signed roots it reads states from.
@@ -18,7 +19,9 @@ function segmentRoots (env: JudgeEnv, seg: { j: number, rootEvery: number }, len
   if (m.roots.length !== length - 1) reject('InvalidClaim', `segment ${seg.j} has ${length - 1} roots inside it, the message ${m.roots.length}`)
   const depth = proofDepth(env.stepCount, seg.rootEvery)
   const start = h32(q.start, 'seg.start'); const end = h32(q.end, 'seg.end')
-  if (!onPath(env.proofRoot, start, seg.j, hashes(q.startPath, 'seg.startPath'), depth)) reject('InvalidProof', `seg.start is not leaf ${seg.j} of proof_root`)
+  // the segment's start is its first step's pre-state: a forced error's marked leaf stands for its preimage
+  const startPath = hashes(q.startPath, 'seg.startPath')
+  if (!preLeafOnPath(start, x => onPath(env.proofRoot, x, seg.j, startPath, depth))) reject('InvalidProof', `seg.start is not leaf ${seg.j} of proof_root`)
   if (!onPath(env.proofRoot, end, seg.j + 1, hashes(q.endPath, 'seg.endPath'), depth)) reject('InvalidProof', `seg.end is not leaf ${seg.j + 1} of proof_root`)
   return [start, ...m.roots, end]
 }

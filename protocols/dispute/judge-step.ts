@@ -5,6 +5,7 @@ import type { Claim, EntryAt } from './claim-kinds.js'
 import { h32, hashes, int, onPath, tensorOf } from './claim-fields.js'
 import { checkInitialRoot, provenEntry, signedBy, stateLeafProven, tapeCommit } from './claim-proofs.js'
 import { decodeEntry } from './entry.js'
+import { samePre } from './forced-leaf.js'
 import { InitClaimRejected, judgeInitClaim } from './init-claim.js'
 import { afterEnd, judgeData, judgeElement } from './judge-element.js'
 import type { StepEnv } from './judge-env.js'
@@ -29,8 +30,8 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
     const m = signedBy(env, 'challenger', c.open, 'opening')
     if (m.t !== 'open') reject('InvalidClaim', 'not the opening of this dispute')
     if (m.step !== env.step) return defenderWins('the opening names another step')
-    const pre = stateLeafProven(env, env.step, c.pre, c.prePath)
-    if (bytesEqual(pre, m.pre)) reject('InvalidClaim', 'the challenger agreed with the committed pre-state')
+    const pre = stateLeafProven(env, env.step, c.pre, c.prePath, 'pre')
+    if (samePre(pre, m.pre)) reject('InvalidClaim', 'the challenger agreed with the committed pre-state')
     // there is no earlier step to dispute than 0: the committed state 0 must be the program's
     if (env.step === 0) checkInitialRoot(env, c.program, pre)
     return defenderWins('the challenger disputes the pre-state: it should have disputed an earlier step')
@@ -100,7 +101,7 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
       if (inp.ref.kind === 'state') {
         const p = prov as { t: unknown, tensor: unknown, tensorPath: unknown, pre: unknown, prePath: unknown }
         if (int(p.t, 't') !== inp.ref.index) reject('InvalidClaim', 'input: provenance names another state tensor')
-        const pre = stateLeafProven(env, env.step, p.pre, p.prePath)
+        const pre = stateLeafProven(env, env.step, p.pre, p.prePath, 'pre')
         const tensor = tensorOf(p.tensor)
         if (!onPath(pre, tensor, inp.ref.index, hashes(p.tensorPath, 'tensorPath'))) reject('InvalidProof', `input: tensor ${inp.ref.index} is not in the pre-state root`)
         return bytesEqual(tensor, declared) ? challengerLoses(`input ${k} of entry ${e.index} is state tensor ${inp.ref.index}`) : defenderLoses(`input ${k} of entry ${e.index} is not state tensor ${inp.ref.index} of the pre-state`)
@@ -121,7 +122,7 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
       if (e.kernel !== STATE_PSEUDO_KERNEL) reject('InvalidClaim', `entry ${e.index} is not the ${STATE_PSEUDO_KERNEL} entry`)
       // a diverged proof's last step has no post-state: the run ended inside it
       if (env.step >= env.stepCount) return challengerLoses('the run diverged in this step: it has no post-state')
-      const post = stateLeafProven(env, env.step + 1, c.post, c.postPath)
+      const post = stateLeafProven(env, env.step + 1, c.post, c.postPath, 'post')
       const recomputed = merkleRoot([...e.inputs.map(i => fromHex(i.commitment)), stepLeaf(env.step + 1)])
       return bytesEqual(recomputed, post) ? challengerLoses('the @state entry hashes to the committed post-state') : defenderLoses(`the @state entry hashes to ${toHex(recomputed).slice(0, 16)}…, not the committed post-state root`)
     }

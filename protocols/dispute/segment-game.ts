@@ -3,6 +3,7 @@ import { committedStep, segmentLength } from '../pol/segments.js'
 import type { Claim, SegmentProof } from './claim.js'
 import type { ChallengerSegment } from './challenger-init.js'
 import { signAfter } from './player.js'
+import { samePre } from './forced-leaf.js'
 import type { Msg, Signed, SignFn } from './messages.js'
 
 // The level above the step game when a proof commits a state root every m > 1
@@ -33,9 +34,10 @@ export function segmentShape (o: Pick<SegmentPlayerInit, 'j' | 'rootEvery' | 'st
 }
 
 /** The claim part that lets the chain rebuild the segment's roots: the signed segment and the committed ends with their paths. */
-export function segmentProofOf (o: Pick<SegmentPlayerInit, 'j' | 'stateRoots'>, segment: Signed): SegmentProof {
+export function segmentProofOf (o: Pick<SegmentPlayerInit, 'j' | 'stateRoots'>, segment: Signed, start?: Uint8Array): SegmentProof {
   const leaves = o.stateRoots.map(fromHex)
-  return { msg: segment, start: leaves[o.j], startPath: merkleProof(leaves, o.j), end: leaves[o.j + 1], endPath: merkleProof(leaves, o.j + 1) }
+  // `start`: the preimage of a forced error's marked leaf j, which the chain takes for it as a pre-state
+  return { msg: segment, start: start ?? leaves[o.j], startPath: merkleProof(leaves, o.j), end: leaves[o.j + 1], endPath: merkleProof(leaves, o.j + 1) }
 }
 
 // ---------------------------------------------------------------- defender
@@ -91,7 +93,7 @@ export class SegmentDefender {
     const i = m.step - this.first
     if (i < 0 || i >= this.length) return { claim: { ...base, open: signed, pre: this.roots[0], prePath: [] } }
     const mine = this.roots[i]
-    if (!bytesEqual(m.pre, mine)) {
+    if (!samePre(m.pre, mine)) {
       // it disputes a root it should have agreed with: it should have opened an earlier step
       return { claim: { ...base, open: signed, pre: mine, prePath: [], ...(m.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
     }
@@ -142,13 +144,16 @@ export class SegmentChallenger {
     if (m.t !== 'segment' || m.d !== this.o.disputeId || m.seq !== 0 || m.j !== this.o.j) return { fail: 'expected the defender\'s segment of this dispute' }
     if (m.roots.length !== this.length - 1) return { fail: `the segment has ${m.roots.length} roots, not ${this.length - 1}` }
     const roots = [fromHex(this.o.stateRoots[this.o.j]), ...m.roots, fromHex(this.o.stateRoots[this.o.j + 1])]
-    if (!bytesEqual(roots[0], this.o.own[0])) return { fail: `we disagree with leaf ${this.o.j}: dispute an earlier segment` }
+    if (!samePre(roots[0], this.o.own[0])) return { fail: `we disagree with leaf ${this.o.j}: dispute an earlier segment` }
+    // a forced error's marked leaf j stands for our own start (the state the solver continued from)
+    const start = bytesEqual(roots[0], this.o.own[0]) ? undefined : this.o.own[0]
+    if (start !== undefined) roots[0] = start
     const nanI = this.o.nanAt === undefined ? this.length : this.o.nanAt - this.first
     let i = 0
     while (i < this.length && i !== nanI && bytesEqual(roots[i + 1], this.o.own[i + 1])) i++
     if (i === this.length) return { fail: 'every root of the segment is ours: nothing to dispute' }
     const step = this.first + i
     const send = signAfter(this.o, { t: 'open', d: this.o.disputeId, step, pre: roots[i], post: this.o.own[i + 1] }, signed, 0)
-    return { send, step, segment: { first: this.first, roots, proof: segmentProofOf(this.o, signed), segment: { m, signed }, opening: send } }
+    return { send, step, segment: { first: this.first, roots, proof: segmentProofOf(this.o, signed, start), segment: { m, signed }, opening: send } }
   }
 }

@@ -90,10 +90,14 @@ export function proofDepth (steps: number, m: number): number {
 
 /**
  * A checkpoint spacing near `every` whose checkpoints are committed states: a
- * multiple of m, rounded up, but not past the last multiple of m within the
- * steps (a checkpoint spacing over the steps is refused by the chain).
+ * multiple of m, rounded up, and at least 2m when m > 1 and the steps allow,
+ * so that a committed leaf between two checkpoints can hold a forced error
+ * (a checkpoint is never marked: protocols/dispute/forced-error.ts
+ * forcedErrorRoom), but not past the last multiple of m within the steps (a
+ * checkpoint spacing over the steps is refused by the chain).
  */
 export function committedSpacing (every: number, steps: number, m: number): number {
   check(steps, m)
-  return Math.max(m, Math.min(Math.ceil(every / m) * m, Math.floor(steps / m) * m))
+  const least = m > 1 ? 2 * m : m
+  return Math.max(m, Math.min(Math.max(least, Math.ceil(every / m) * m), Math.floor(steps / m) * m))
 }

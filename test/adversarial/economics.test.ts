@@ -12,7 +12,7 @@ import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { forcedDrawOf, honest, honestRun, playDispute, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
-import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
+import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // The expected profit of each rational deviation, against honest play, at the
 // devnet's parameters. Every payoff is measured on the real runtime (a task
@@ -139,7 +139,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, r, side, honest(r), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(r, side) }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: revealOf(r, side) }).error).toBeUndefined()
     toTheEnd(h)
     const caught = total(h, 'Eve') - before
     expect(caught).toBe(-STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n)
@@ -166,7 +166,7 @@ describe('economics: every deviation loses money in expectation (devnet paramete
       expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
       expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
       expect(playDispute(h, r, side, honest(r), { disputeId: id, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(r, side) }).error).toBeUndefined()
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: revealOf(r, side) }).error).toBeUndefined()
       toTheEnd(h)
       return total(h, 'Bob') + total(h, 'Ferdie') - start
     }

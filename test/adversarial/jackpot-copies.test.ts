@@ -7,7 +7,7 @@ import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { STAKE, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun } from '../unit/dispute/fixture.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
-import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
+import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // Copied disputes of a forced error. Once a verifier's open_dispute is
 // included, its step is public; anyone registered can open its own dispute
@@ -35,7 +35,7 @@ function play (h: Harness, who: string, disputeId: number, f = forced): void {
   expect(playDispute(h, f.run, side, honest(f.run), { disputeId, challengerName: who, disputedStep: f.step }).status).toBe('ChallengerWon')
 }
 const reveal = (h: Harness, f = forced): string | undefined =>
-  h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: f.output, vrfProof: f.proof, exactness: exactnessOf(f.run, forcedSide(f.run)) }).error
+  h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: f.output, vrfProof: f.proof, exactness: revealOf(f.run, forcedSide(f.run)) }).error
 function settle (h: Harness): string[] {
   const ev: string[] = []
   for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
@@ -135,8 +135,9 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
       expect(reject(h, n, f)).toBeUndefined()
       expect(open(h, n, f)).toBeUndefined()
       play(h, n, i, f)
+      // revealed within the first ruling's window (each game takes blocks); later rulings on the same honest post-state are excused at once
+      if (i === 0) expect(reveal(h, f)).toBeUndefined()
     }
-    expect(reveal(h, f)).toBeUndefined()
     // the rest accept their samples, which missed it: a quorum of standing verdicts
     for (const n of drawn.filter(x => !finders.includes(x) && x !== copier)) {
       expect(h.run(n, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, n) }).error).toBeUndefined()

@@ -9,7 +9,7 @@ import * as reference from '../../protocols/reference/index.js'
 import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { honest, playDispute, taskOf, taskOnChain, type Run, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
-import { exactnessOf, forcedSide } from '../unit/dispute/forced-fixture.js'
+import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // Rational attackers around verification and its pay: a submitter or solver
 // verifying its own task, a task paid though nobody verified it, a solver's
@@ -144,13 +144,13 @@ describe('forced errors that cannot be milked', () => {
       // the puppet opens first, in the block right after the commit: Bob told it the step
       expect(h.run('Ferdie', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
       expect(playDispute(h, run, side, honest(run), { disputeId: id++, challengerName: 'Ferdie', disputedStep: step }).status).toBe('ChallengerWon')
-      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: revealOf(run, side) }).error).toBeUndefined()
     }
     // Dave replays, finds the step and disputes within the jackpot window
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, run, side, honest(run), { disputeId: id, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    if (!puppet) expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
+    if (!puppet) expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: revealOf(run, side) }).error).toBeUndefined()
     settle(h)
     expect(taskOf(h).phase).toBe('Settled')
     const gain = (n: string): bigint => total(n) - start[n]
@@ -183,7 +183,7 @@ describe('forced errors that cannot be milked', () => {
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [step] }).error).toBeUndefined()
     expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error).toBeUndefined()
     expect(playDispute(h, run, side, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: step }).status).toBe('ChallengerWon')
-    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: exactnessOf(run, side) }).error).toBeUndefined()
+    expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness: revealOf(run, side) }).error).toBeUndefined()
     const eveBefore = h.free('Eve') + h.reserved('Eve')
     const ev = settle(h)
     expect(ev).toContain('Arbitration.VerdictSlashed')

@@ -23,11 +23,19 @@ import type { ShardService } from '../../node/shards/index.js'
 
 const ckDir = (runDir: string, step: number): string => join(runDir, 'checkpoints', `step-${String(step).padStart(8, '0')}`)
 
-/** Trains `program` without its rootEvery into `scratch`, then writes the m > 1 run directory `runDir`. */
-export async function trainWithRootEvery (program: TaskProgram, ds: Dataset, scratch: string, runDir: string, faults?: TrainFaults): Promise<ProofOfLearning> {
+/**
+ * Trains `program` without its rootEvery into `scratch`, then writes the m > 1 run directory `runDir`;
+ * `forcedStep`: a forced error's marked leaf (its post-state must be a multiple of m).
+ */
+export async function trainWithRootEvery (
+  program: TaskProgram, ds: Dataset, scratch: string, runDir: string, faults?: TrainFaults, forcedStep?: number
+): Promise<ProofOfLearning> {
   const m = program.rootEvery ?? 1
   const { rootEvery: _m, info: _i, ...perStep } = program as TaskProgram & { info?: unknown }
-  await trainTask({ program: perStep, outDir: scratch, dataset: ds, hashWorker: false, evaluate: false, ...(faults !== undefined ? { faults } : {}) })
+  await trainTask({
+    program: perStep, outDir: scratch, dataset: ds, hashWorker: false, evaluate: false,
+    ...(faults !== undefined ? { faults } : {}), ...(forcedStep !== undefined ? { forcedStep } : {})
+  })
   const p1 = validateProof(JSON.parse(readFileSync(join(scratch, 'proof.json'), 'utf8')))
   rmSync(runDir, { recursive: true, force: true })
   cpSync(scratch, runDir, { recursive: true })

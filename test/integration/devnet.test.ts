@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { chartSeries, openDashboard, sel, waitDisputeVerdict, waitTaskPhase, type DashboardPage } from '../helpers/dashboard-page.js'
 import { tempDir } from '../helpers/procs.js'
+import { checkpointStepsOf } from '../../protocols/verification/checkpoint-steps.js'
 
 // The README's main command, end to end: `node dist/devnet/cli.js` (what `npm
 // run devnet` runs after building) with a short task on Fashion-MNIST and a
@@ -84,7 +85,7 @@ describe('npm run devnet', () => {
     expect(s.disputes.length).toBeGreaterThanOrEqual(1)
     // the whistleblower replays every step (not a verifier's sample): it always finds the forced error
     expect(lines.some(l => l.event === 'DisputeOpened' && /opened by \S*whistleblower/.test(l.msg ?? '')), 'the whistleblower disputed the forced error').toBe(true)
-    // the solver's forced error (one element of the post-state): a state claim, revealed with its exactness proof, excused
+    // the solver's forced error (a marked leaf after an honest step): a state claim, revealed with the leaf's path, excused
     expect(lines.some(l => l.event === 'Adjudicated' && /\(state claim\)/.test(l.msg ?? ''))).toBe(true)
     expect(lines.some(l => l.event === 'ForcedErrorRevealed')).toBe(true)
     expect(s.disputes.some((d: { forcedError: boolean }) => d.forcedError)).toBe(true)
@@ -128,7 +129,7 @@ describe('npm run devnet', () => {
     const verdictSeries = map.filter(d => / (accepts|rejects|void)$/.test(d.label))
     expect(verdictSeries).toHaveLength(task.pictures.samples.length)
     expect(verdictSeries.map(d => d.points.length)).toEqual(task.pictures.samples.map((v: any) => v.steps.length))
-    expect(map.find(d => d.label.startsWith('checkpoints'))!.points).toHaveLength(task.pictures.steps / task.pictures.checkpointEvery + 1)
+    expect(map.find(d => d.label.startsWith('checkpoints'))!.points).toHaveLength(checkpointStepsOf(task.pictures.steps, task.pictures.checkpointEvery).length)
     const dispute = state.disputes.find((d: any) => d.chain != null)
     // the devnet's task commits a root every 8 steps (task new's default): the dispute names a segment,
     // drawn as the box of its steps, and the solver's revealed forced error lies inside it

@@ -1,6 +1,6 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
-import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { checkForcedErrorReveal, forcedErrorRoom } from '../../../protocols/dispute/forced-error.js'
 import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
@@ -179,6 +179,8 @@ function checkProgram (ctx: Context, a: SubmitTaskArgs, programHex: string): Ret
   ctx.ensure(ok, P, 'ProgramNotVerifiable')
   // a program this chain cannot judge before the numbers it would be held to
   ctx.ensure(rootEveryOf(program) <= params(ctx).maxRootEvery, P, 'RootEveryTooLarge')
+  // a forced error marks a committed leaf that is not a checkpoint: a task must have one when they are on
+  ctx.ensure(params(ctx).forcedErrorPpm === 0 || forcedErrorRoom(program.steps, rootEveryOf(program), program.checkpointEvery) > 0, P, 'NoForcedErrorRoom')
   checkFeasible(ctx, params(ctx), { solveTimeout: a.solveTimeout, challengeWindow: a.challengeWindow, verifierCount: a.verifierCount }, program)
   checkRewards(ctx, params(ctx), a, program)
   return program
@@ -312,9 +314,8 @@ export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): 
  * The solver proves that a step ruled against it was its Truebit forced error
  * (protocols/dispute/forced-error.ts): the VRF must be the solver's over this
  * task's transcript and its draw must name a step with a ruling still
- * awaiting a reveal, and the exactness proof must show the committed
- * post-state to be that ruling's honest one with only the forced element
- * changed (forced-rulings.ts). Those rulings then cost the solver nothing;
+ * awaiting a reveal, and the proof must show the committed leaf after it to
+ * be the forced mark of that ruling's honest post-state (forced-rulings.ts). Those rulings then cost the solver nothing;
  * the jackpot is paid once, at settlement.
  */
 export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
@@ -332,6 +333,7 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
     steps: t.steps,
     ppm: params(ctx).forcedErrorPpm,
     rootEvery: rootEveryOfTask(ctx, a.taskId),
+    checkpointEvery: t.checkpointEvery,
     output: hexToU8a(a.vrfOutput),
     proof: hexToU8a(a.vrfProof)
   }, vrfVerify)

@@ -73,6 +73,7 @@ export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfO
     steps: t.steps,
     ppm: params(ctx).forcedErrorPpm,
     rootEvery: rootEveryOfTask(ctx, a.taskId),
+    checkpointEvery: t.checkpointEvery,
     output: hexToU8a(a.vrfOutput),
     proof: hexToU8a(a.vrfProof)
   }, vrfVerify)

@@ -10,6 +10,11 @@ export const FEASIBILITY_ERRORS: ErrorSpec[] = [
   err('SolveTimeoutTooShort', 'submit_task: solve_timeout is shorter than twice the blocks the program\'s training takes at the network\'s reference speed (reference_flops_per_block).')
 ]
 
+/** Appended after WINDOW_ERRORS: error indices never move. */
+export const FORCED_ROOM_ERRORS: ErrorSpec[] = [
+  err('NoForcedErrorRoom', 'submit_task: forced errors are on (forced_error_ppm > 0) but the program has no committed state a forced error may mark: every multiple of the root spacing m below `steps` is a checkpoint (protocols/dispute/forced-error.ts forcedErrorRoom; e.g. checkpoint_every = m).')
+]
+
 /** Appended at the end of the pallet's errors (after the segment errors): error indices never move. */
 export const WINDOW_ERRORS: ErrorSpec[] = [
   err('ChallengeWindowTooShort', 'submit_task: challenge_window is shorter than what a drawn verifier needs at the network\'s reference speed (reference_flops_per_block): twice its replay of its required sample (requiredSampleCount(verifier_count) units, each from the checkpoint before it: at most checkpoint_every + m steps, at most the whole run together) and one more such replay for a reject\'s evidence, plus 8 blocks for the draw, the transactions and the engine processes (protocols/scheduling/estimate.ts minChallengeBlocks).')

@@ -1,17 +1,17 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import type { Claim } from '../../../protocols/dispute/claim.js'
-import { checkForcedExact, rulingBasis } from '../../../protocols/dispute/forced-exact.js'
+import { checkForcedLeaf, rulingBasis } from '../../../protocols/dispute/forced-leaf.js'
 import type { ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { REVEAL_WINDOW } from './spec.js'
 
 // Which SolverProof rulings a forced-error reveal may excuse (part of the
-// Arbitration pallet; arbitration.ts). A forced error changes one element of
-// the post-state after an honest step, so the honest challenger's claim about
-// it is a `state` claim, and the excuse needs a proof that the committed
-// post-state is that claim's honest post-state with exactly that element
-// changed (protocols/dispute/forced-exact.ts). Every other ruling at the step
-// stays a lost dispute.
+// Arbitration pallet; arbitration.ts). A forced error commits the marked leaf
+// forcedLeaf(H) of the honest post-state H after an honest step, so the honest
+// challenger's claim about it is a `state` claim, and the excuse needs a
+// proof that the committed leaf is the mark of that claim's honest post-state
+// (protocols/dispute/forced-leaf.ts). Every other ruling at the step stays a
+// lost dispute.
 
 const P = 'Arbitration'
 
@@ -45,7 +45,7 @@ export function newRuling (
 /**
  * The rulings at the revealed forced `step` that `exactness` excuses: those
  * awaiting a reveal, decided on a `state` claim whose honest post-state the
- * proof shows the committed one to differ from in exactly the forced element.
+ * proof shows the committed leaf to be the forced mark of.
  * Fails the call if there is none.
  */
 export function excusedBy (
@@ -57,7 +57,7 @@ export function excusedBy (
   const proof = hexToU8a(exactness)
   const ok = new Set<string>()
   for (const post of new Set(candidates.map(r => r.honestPost as string))) {
-    const r = checkForcedExact({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery, honestPost: hexToU8a(post) }, proof)
+    const r = checkForcedLeaf({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery, honestPost: hexToU8a(post) }, proof)
     if (r.ok) ok.add(post)
   }
   ctx.ensure(ok.size > 0, P, 'NotExactForcedError')

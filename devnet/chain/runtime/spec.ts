@@ -1,4 +1,4 @@
-import { FEASIBILITY_ERRORS, PRICE_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
+import { FEASIBILITY_ERRORS, FORCED_ROOM_ERRORS, PRICE_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
 import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
@@ -130,7 +130,7 @@ export const NAMED_TYPES: NamedTypes = {
   ProofRuling: {
     path: ['pallet_arbitration', 'types', 'ProofRuling'],
     fields: [['dispute_id', 'u64'], ['challenger', 'AccountId'], ['step', 'u32'], ['reveal_deadline', 'u32'], ['outcome', 'RulingOutcome'], ['claim_kind', 'ClaimKind'], ['honest_post', 'Option<H256>']],
-    docs: ['A SolverProof dispute adjudicated for its challenger: the solver\'s penalty waits for a forced-error reveal until reveal_deadline. claim_kind: what it was decided on; honest_post (State only): the post-state root the defender\'s signed @state entry hashes to. Only a State ruling can be excused, by a proof that the committed post-state is honest_post with exactly one element changed (protocols/dispute/forced-exact.ts)']
+    docs: ['A SolverProof dispute adjudicated for its challenger: the solver\'s penalty waits for a forced-error reveal until reveal_deadline. claim_kind: what it was decided on; honest_post (State only): the post-state root the defender\'s signed @state entry hashes to. Only a State ruling can be excused, by a proof that the committed leaf after the step is forcedLeaf(honest_post) (protocols/dispute/forced-leaf.ts)']
   },
   DisputeKind: { path: ['pallet_arbitration', 'types', 'DisputeKind'], variants: [{ name: 'SolverProof' }, { name: 'VerifierVerdict' }] },
   Party: { path: ['pallet_arbitration', 'types', 'Party'], variants: [{ name: 'Challenger' }, { name: 'Defender' }] },
@@ -286,7 +286,7 @@ export const PALLETS: PalletSpec[] = [
       { name: 'force_move', index: 9, args: [['dispute_id', 'u64'], ['theirs', 'Vec<u8>'], ['mine', 'Vec<u8>']], docs: 'A party that waited in vain for an answer posts the other side\'s last signed message (`theirs`; empty when it is DisputeLastMove) and its own next one (`mine`), both CBOR {m, s, a}; the other side must answer_move by due = now + dispute_clock (+ the trace allowance rerun((disputed_step mod checkpoint_every) + 1) for the defender\'s commit, where rerun(n) = min(ceil(n × solve_timeout / steps), ceil(2 × n × TaskStepCost / 10^6) + ceil(4 × 10^9 / reference_flops_per_block)), from the re-run\'s turn in the defender\'s TapeQueue). The challenger\'s first force has both empty: it demands the commit. Checked: signatures over (genesis hash, task id, dispute id, role), author parity (even seq: defender), seq/prev linkage, seq not older than what is on chain, and that `mine` continues `theirs` (protocols/dispute/transcript.ts).' },
       { name: 'claim_timeout', index: 10, args: [['dispute_id', 'u64']], docs: 'Anyone: a force unanswered after its due block loses for its addressee; past the dispute deadline with no force pending, the challenger loses.' },
       { name: 'adjudicate', index: 11, args: [['dispute_id', 'u64'], ['claim', 'Vec<u8>']], docs: 'A party submits the claim that ends the bisection (CBOR, protocols/dispute/claim.ts, at most 64 KiB): one local fact about the defender\'s signed op trace with its proofs; the runtime checks it (re-executing at most one op element) and rules.' },
-      { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]'], ['exactness', 'Vec<u8>']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts), and `exactness` (CBOR, at most 64 KiB, protocols/dispute/forced-exact.ts): the committed post-state of that step is the honest one of a State ruling (its honest_post) with exactly element 0 of state tensor 0 set to |v| + 1. Valid: no slash for the State rulings at that step with that honest_post, a jackpot at settlement; other rulings there still await a reveal. Only before the ruling\'s reveal_deadline; again for rulings adjudicated after a first reveal.' },
+      { name: 'reveal_forced_error', index: 12, args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]'], ['exactness', 'Vec<u8>']], docs: 'The solver proves that a step ruled against it was a Truebit forced error: its sr25519 VRF (schnorrkel, context "proofswarm/forced-error/v1") over task id ‖ selection_seed (protocols/dispute/forced-error.ts), and `exactness` (CBOR {v: 2, path}, at most 4 KiB, protocols/dispute/forced-leaf.ts): the Merkle path, at the proof\'s depth, of the committed leaf after that step (leaf (step + 1) / m), which must be forcedLeaf(honest_post) = sha256("proofswarm/forced-leaf/v1" ‖ honest_post) for a State ruling\'s honest_post (the solver committed the marked leaf and continued from the honest state; an honest leaf is no forced mark, so a puppet\'s ruling on a fake @state entry cannot be excused). The draw marks only a committed leaf that is not a checkpoint. Valid: no slash for the State rulings at that step with that honest_post, a jackpot at settlement; other rulings there still await a reveal. Only before the ruling\'s reveal_deadline; again for rulings adjudicated after a first reveal.' },
       { name: 'answer_move', index: 13, args: [['dispute_id', 'u64'], ['answer', 'Vec<u8>']], docs: 'The addressee of a force posts its answer (CBOR {m, s, a}) by the due block: message seq = force.seq, linked to and continuing the forced move (a query answered with the node, entry, roots or slice it names; a defender message with a query into it). Semantic contradictions are `lie` claims, not checked here.' },
       ...AVAILABILITY_CALLS,
       ...INITIAL_STATE_CALLS,
@@ -385,8 +385,8 @@ export const PALLETS: PalletSpec[] = [
       err('StaleMove', 'A force may not post a message older than, or different from, what is on chain at that seq.'),
       err('NotAnAnswer', 'The move does not continue the previous one: wrong seq or prev hash, or not of the kind asked for (protocols/dispute/transcript.ts).'),
       ...INITIAL_STATE_ERRORS,
-      err('NotExactForcedError', 'The exactness proof does not show the committed post-state of the forced step to be a State ruling\'s honest post-state with exactly element 0 of state tensor 0 set to |v| + 1 (protocols/dispute/forced-exact.ts).'),
-      err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error changes one element of the post-state, so the honest challenger\'s claim about it is a State claim.'),
+      err('NotExactForcedError', 'The proof does not show the committed leaf after the forced step to be forcedLeaf of a State ruling\'s honest post-state (protocols/dispute/forced-leaf.ts).'),
+      err('RulingNotExcusable', 'No ruling awaiting a reveal at the forced step was adjudicated on a State claim: a forced error marks the committed leaf of an honest post-state, so the honest challenger\'s claim about it is a State claim.'),
       ...DIVERGENCE_ERRORS,
       ...ASSIGNMENT_ERRORS,
       ...CHUNK_ERRORS,
@@ -395,7 +395,8 @@ export const PALLETS: PalletSpec[] = [
       ...SEGMENT_ERRORS,
       ...WINDOW_ERRORS,
       ...DRAW_ERRORS,
-      ...PRICE_ERRORS
+      ...PRICE_ERRORS,
+      ...FORCED_ROOM_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error; and after DrawRequested, to reveal its draw (reveal_draw).' },

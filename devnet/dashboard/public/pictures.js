@@ -113,6 +113,8 @@ function sampleMap (key, pic) {
   if (every > 0 && steps > 0) {
     const cks = []
     for (let s = 0; s <= steps; s += every) cks.push({ x: s, y: n })
+    // the last step is a checkpoint too when the spacing does not divide the steps
+    if (steps % every !== 0) cks.push({ x: steps, y: n })
     datasets.push({ label: `checkpoints (every ${every} steps)`, data: cks, pointStyle: 'line', rotation: 90, pointRadius: 5, borderColor: '#4a5568', backgroundColor: '#4a5568' })
   }
   const vertical = (s, label, color, dash) => datasets.push({ label, data: [{ x: s + 0.5, y: -0.5 }, { x: s + 0.5, y: n + 0.5 }], showLine: true, borderColor: color, backgroundColor: color, borderWidth: 2, borderDash: dash, pointRadius: 0 })

@@ -330,7 +330,9 @@ export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, outp
   const t = taskOf(h)
   const vrf = pair(signer).vrfSign(forcedErrorTranscript(0, fromHex(t.selectionSeed.slice(2))), FORCED_ERROR_VRF_CONTEXT)
   const ppm = h.read<{ forcedErrorPpm: number }>('Arbitration', 'Params')!.forcedErrorPpm
-  return { step: forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm), output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
+  const m = h.read<number>('Arbitration', 'TaskRootEvery', 0) ?? 1
+  const step = forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm, m, t.checkpointEvery)
+  return { step, output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
 }
 
 export interface ForcedRun { run: Run, step: number, output: string, proof: string }

@@ -4,14 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
-import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorRoom, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import type { Harness } from '../chain/harness.js'
 import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
-import { exactnessOf, forcedSide } from './forced-fixture.js'
+import { revealOf, forcedSide } from './forced-fixture.js'
 
 // Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
 // over task id ‖ selection seed) and revealed by the solver after a dispute at
@@ -35,12 +35,12 @@ beforeAll(async () => {
   forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
 }, 120_000)
 
-/** the forced error: the step trained honestly, then element 0 of state tensor 0 set to |v| + 1 */
+/** the forced error: the step trained honestly, its post-state leaf committed as forcedLeaf(root) */
 const forcedOf = forcedSide
 /** a solver's wrong proof that is no forced error: the first BatchMatMul of the step + 1, everything after it consistent */
 const cheat = (run: Run) => tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
-/** the reveal with the exactness proof of the honest forced error of `forced.run` */
-const reveal = (h: Harness, who: string, output: string, proof: string, exactness = exactnessOf(forced.run, forcedOf(forced.run))): string | undefined =>
+/** the reveal with the proof of the honest forced error of `forced.run` */
+const reveal = (h: Harness, who: string, output: string, proof: string, exactness = revealOf(forced.run, forcedOf(forced.run))): string | undefined =>
   h.run(who, 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: output, vrfProof: proof, exactness }).error
 const open = (h: Harness, who: string, step: number): string | undefined => h.run(who, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: step }).error
 const verdict = (h: Harness, who: string, accept: boolean, checkedSteps: number[]): string | undefined => h.run(who, 'Arbitration', 'submit_verdict', { taskId: 0, accept, checkedSteps }).error
@@ -61,10 +61,10 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
     expect(u8aToHex(a.slice(0, 32))).toBe(u8aToHex(b.slice(0, 32))) // one output per key and transcript
     const verify = (m: Uint8Array, op: Uint8Array, pub: Uint8Array, c: Uint8Array): boolean => sr25519VrfVerify(m, op, pub, c)
     const check = (taskId: number, pub: Uint8Array, out = a.slice(0, 32)) => checkForcedErrorReveal(
-      { publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, output: out, proof: a.slice(32) }, verify
+      { publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, rootEvery: 1, checkpointEvery: 10, output: out, proof: a.slice(32) }, verify
     )
     const ok = check(3, bob.publicKey)
-    expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000) })
+    expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000, 1, 10) })
     expect(check(4, bob.publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another task
     expect(check(3, pair('Charlie').publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another key
     const other = a.slice(0, 32); other[5] ^= 1
@@ -73,12 +73,29 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
     let hits = 0
     for (let i = 0; i < 2000; i++) {
       const out = new Uint8Array(32); new DataView(out.buffer).setUint32(0, i * 2654435761 >>> 0); out[31] = i & 0xff
-      const s = forcedErrorFromOutput(out, 7, 250_000)
-      if (s !== null) { hits++; expect(s).toBeGreaterThanOrEqual(0); expect(s).toBeLessThan(7) }
+      const s = forcedErrorFromOutput(out, 7, 250_000, 1, 7)
+      // never the last step (its post-state is a checkpoint)
+      if (s !== null) { hits++; expect(s).toBeGreaterThanOrEqual(0); expect(s).toBeLessThan(6) }
     }
     expect(hits).toBeGreaterThan(400)
     expect(hits).toBeLessThan(600)
-    expect(forcedErrorFromOutput(a.slice(0, 32), 100, 0)).toBeNull()
+    expect(forcedErrorFromOutput(a.slice(0, 32), 100, 0, 1, 10)).toBeNull()
+  })
+
+  it('marks a committed leaf that is not a checkpoint, uniformly; none when every committed leaf is one', () => {
+    const seen = new Map<number, number>()
+    for (let i = 0; i < 3000; i++) {
+      const out = new Uint8Array(32); new DataView(out.buffer).setUint32(0, i * 2654435761 >>> 0); out[31] = i & 0xff
+      const f = forcedErrorFromOutput(out, 20, 1_000_000, 2, 6)!
+      seen.set(f + 1, (seen.get(f + 1) ?? 0) + 1)
+    }
+    // committed states 2, 4, … 18 below 20, less the checkpoints 6, 12, 18
+    expect([...seen.keys()].sort((x, y) => x - y)).toEqual([2, 4, 8, 10, 14, 16])
+    for (const n of seen.values()) expect(n).toBeGreaterThan(400)
+    expect(forcedErrorRoom(20, 2, 6)).toBe(6)
+    expect(forcedErrorRoom(20, 2, 2)).toBe(0)
+    expect(forcedErrorRoom(1, 1, 1)).toBe(0)
+    expect(forcedErrorFromOutput(new Uint8Array(32), 20, 1_000_000, 4, 4)).toBeNull()
   })
 })
 
@@ -119,7 +136,7 @@ describe('forced errors on chain', () => {
     const fresh = drawOn(h) // a new (randomized) proof of the same output verifies too
     // the VRF alone no longer excuses: the committed post-state must be shown to differ in the forced element only
     expect(reveal(h, 'Bob', fresh.output, fresh.proof, '0x')).toBe('Arbitration.NotExactForcedError')
-    const r = h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: fresh.output, vrfProof: fresh.proof, exactness: exactnessOf(run, side) })
+    const r = h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: fresh.output, vrfProof: fresh.proof, exactness: revealOf(run, side) })
     expect(r.error).toBeUndefined()
     expect(r.events).toContain('Arbitration.ForcedErrorRevealed')
     expect(taskOf(h).revealedForcedError).toBe(step)

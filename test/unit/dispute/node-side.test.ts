@@ -20,14 +20,14 @@ describe('fault specs (join --fault)', () => {
     expect(f).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3], lie: true, silent: true })
     expect(anyFault(f)).toBe(true)
     expect(anyFault(parseNodeFaults([]))).toBe(false)
-    expect(tapeFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
+    expect(tapeFaults(f)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
     expect(trainFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
   })
 
-  it('a forced error at on-chain step i changes one element of the state after engine step i+1, with no fault configured', () => {
-    expect(tapeFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [8] })
-    expect(trainFaults(parseNodeFaults(['tamper-weight@8']), 7)).toEqual({ ops: [], weights: [8] })
-    expect(tapeFaults(parseNodeFaults([]), null)).toEqual({ ops: [], weights: [] })
+  it('a forced error at on-chain step f only marks a leaf of the training job: no state change, nothing for a tape job to re-enact', () => {
+    expect(trainFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [], forcedStep: 7 })
+    expect(trainFaults(parseNodeFaults(['tamper-weight@8']), 7)).toEqual({ ops: [], weights: [8], forcedStep: 7 })
+    expect(tapeFaults(parseNodeFaults([]))).toEqual({ ops: [], weights: [] })
   })
 
   it('refuses unknown or malformed specs with a clear message', () => {
@@ -42,8 +42,8 @@ describe('fault specs (join --fault)', () => {
     const f = parseNodeFaults(['train-through-nan', 'fake-divergence@3'])
     expect(f).toMatchObject({ nanThrough: true, fakeDivergence: 3 })
     expect(anyFault(f)).toBe(true)
-    expect(tapeFaults(f, null)).toEqual({ ops: [], weights: [] })
-    expect(trainFaults(f, 2)).toEqual({ ops: [], weights: [3], nanThrough: true, fakeDivergence: 3 })
+    expect(tapeFaults(f)).toEqual({ ops: [], weights: [] })
+    expect(trainFaults(f, 2)).toEqual({ ops: [], weights: [], forcedStep: 2, nanThrough: true, fakeDivergence: 3 })
   })
 })
 

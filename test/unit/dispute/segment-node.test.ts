@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fromHex, merkleRoot, toHex } from '../../../protocols/commit/merkle.js'
-import { checkForcedExact } from '../../../protocols/dispute/forced-exact.js'
-import { forcedErrorFromOutput } from '../../../protocols/dispute/forced-error.js'
+import { checkForcedLeaf, forcedLeaf } from '../../../protocols/dispute/forced-leaf.js'
+import { forcedErrorFromOutput, forcedErrorRoom } from '../../../protocols/dispute/forced-error.js'
 import type { ProofOfLearning } from '../../../protocols/pol/proof.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { anyFault, parseNodeFaults, tapeFaults } from '../../../node/dispute/faults.js'
-import { exactnessFromTape } from '../../../node/dispute/forced-exact.js'
+import { revealProofFromTape } from '../../../node/dispute/forced-reveal.js'
 import { segmentDisputeError, segmentPlanOf } from '../../../node/dispute/segment-challenge.js'
 import { SegmentContradicted, SegmentRuns, type SegmentRunHost } from '../../../node/dispute/segment-defence.js'
 import { readTapeFile } from '../../../node/engine/tape-file.js'
@@ -22,7 +22,7 @@ import { trainWithRootEvery } from '../../helpers/segment-run.js'
 // runs with a root every m = 4 of 10 steps: the segment re-run, the
 // challenger's rule for what it disputes, the defender's refusal to sign a
 // segment its own proof contradicts, and a forced error at the end of a
-// segment proven exact against its committed leaf.
+// segment's end leaf, with the reveal's proof of the mark.
 
 const M = 4
 const ds = syntheticDataset(9, 64, 8)
@@ -81,33 +81,44 @@ describe('segment disputes on the node', () => {
     expect(inside.map(toHex)[1]).not.toBe(roots[6])
   }, 60_000)
 
-  it('a forced error ends a segment: the solver\'s exactness proof is checked against the committed leaf', async () => {
-    // the draw at m = 4 names a segment's last transition; find a VRF output that orders one in segment 1
-    let output = new Uint8Array(32); let f: number | null = null
-    for (let i = 0; i < 10_000 && f !== 7; i++) {
-      output = new Uint8Array(32); new DataView(output.buffer).setUint32(0, i)
-      f = forcedErrorFromOutput(output, 10, 1_000_000, M)
-    }
-    expect(f).toBe(7) // c_2 − 1: the state after it is leaf 2
-    const fm1 = tmp(); const fdir = tmp()
-    const forced = await trainWithRootEvery(program, ds, fm1, fdir, { ops: [], weights: [f! + 1] })
+  it('a forced error marks a segment\'s end leaf: training goes on honestly, the defender\'s re-runs stand, the reveal proves the mark', async () => {
+    // the draw at m = 4, checkpoints every 4: the only committed leaf that is no checkpoint is none (4, 8 are checkpoints) —
+    // so this program has no room, and one with checkpoints every 8 marks leaf 1 (state 4)
+    expect(forcedErrorRoom(10, M, 4)).toBe(0)
+    const p8 = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 10, optimizer: 'sgd', batchSize: 4, seed: 5, checkpointEvery: 8, rootEvery: M })
+    const f = forcedErrorFromOutput(new Uint8Array(32), 10, 1_000_000, M, 8)
+    expect(f).toBe(3) // c_1 − 1: the state after it is leaf 1
+    const hm1 = tmp(); const hdir = tmp(); const fm1 = tmp(); const fdir = tmp()
+    const honestProof = await trainWithRootEvery(p8, ds, hm1, hdir)
+    const forced = await trainWithRootEvery(p8, ds, fm1, fdir, { ops: [], weights: [] }, f!)
+    // only leaf 1 differs: it is the mark of the honest root, and every later leaf is the honest run's
+    const marked = toHex(forcedLeaf(fromHex(honestProof.stateRoots[1])))
+    expect(forced.stateRoots).toEqual(honestProof.stateRoots.map((r, i) => i === 1 ? marked : r))
+    // the defender re-runs segments 0 (ending at the mark) and 1 (starting at it) and signs them
+    const host: SegmentRunHost = { segmentRoots: async (dir, first, length, faults) => (await segmentRoots({ proofDir: dir, first, length, faults })).roots }
+    expect((await new SegmentRuns(host).inside(0, fdir, forced, 0, { ops: [], weights: [] })).map(toHex)).toEqual(perStep(hm1).slice(1, 4))
+    expect((await new SegmentRuns(host).inside(0, fdir, forced, 1, { ops: [], weights: [] })).map(toHex)).toEqual(perStep(hm1).slice(5, 8))
+    // a challenger of segment 1 agrees with its marked start; of segment 0, disputes its end
+    const own1 = perStep(hm1).slice(4, 9)
+    expect(segmentDisputeError(segmentPlanOf(forced, 8), forced, own1)).toMatch(/replays to the committed leaf 2: nothing to dispute/)
+    expect(segmentDisputeError(segmentPlanOf(forced, 4), forced, perStep(hm1).slice(0, 5))).toBeUndefined()
     const out = join(fdir, 'tape.cbor')
-    await tapeForDispute({ runDir: fdir, step: f! + 1, out, faults: { ops: [], weights: [f! + 1] } })
+    await tapeForDispute({ runDir: fdir, step: f! + 1, out, faults: { ops: [], weights: [] } })
     const tape = readTapeFile(out)
-    const ex = exactnessFromTape(tape, forced.stateRoots, { steps: 10, rootEvery: M })
+    const ex = revealProofFromTape(tape, forced.stateRoots, { steps: 10, rootEvery: M })
     if (!('bytes' in ex)) throw new Error(ex.error)
     const env = { step: f!, proofRoot: merkleRoot(forced.stateRoots.map(fromHex)), stepCount: 10, rootEvery: M }
-    expect(checkForcedExact({ ...env, honestPost: fromHex(perStep(run.m1)[8]) }, ex.bytes)).toEqual({ ok: true })
+    expect(checkForcedLeaf({ ...env, honestPost: fromHex(perStep(hm1)[4]) }, ex.bytes)).toEqual({ ok: true })
     // indexing the per-step way (leaf f + 1) proves nothing
-    expect(exactnessFromTape(tape, forced.stateRoots)).toMatchObject({ error: expect.any(String) })
+    expect(revealProofFromTape(tape, forced.stateRoots)).toMatchObject({ error: expect.any(String) })
     // the honest run has no forced error at that leaf
-    expect(exactnessFromTape(tape, run.proof.stateRoots, { steps: 10, rootEvery: M })).toMatchObject({ error: expect.stringMatching(/not the honest one/) })
-  }, 60_000)
+    expect(revealProofFromTape(tape, honestProof.stateRoots, { steps: 10, rootEvery: M })).toMatchObject({ error: expect.stringMatching(/not the forced mark/) })
+  }, 120_000)
 
   it('the short-segment fault is a defender fault only (training and tapes are unchanged by it)', () => {
     const f = parseNodeFaults(['short-segment'])
     expect(f.shortSegment).toBe(true)
     expect(anyFault(f)).toBe(true)
-    expect(tapeFaults(f, null)).toEqual({ ops: [], weights: [] })
+    expect(tapeFaults(f)).toEqual({ ops: [], weights: [] })
   })
 })

@@ -18,7 +18,9 @@ describe('protocols/pol: state roots every m steps', () => {
     expect(committedSpacing(10, 1000, 1)).toBe(10)
     // 12 would be over the 10 steps (the chain refuses a spacing over the steps): the last multiple within them
     expect(committedSpacing(10, 10, 4)).toBe(8)
-    expect(committedSpacing(1, 10, 4)).toBe(4)
+    // at least 2m: a committed leaf between checkpoints for a forced error
+    expect(committedSpacing(1, 10, 4)).toBe(8)
+    expect(committedSpacing(1, 7, 4)).toBe(4)
   })
 
   it('a task that names no spacing commits a root every 8 steps, unless it is shorter or its checkpoint spacing forbids it', () => {
@@ -32,7 +34,7 @@ describe('protocols/pol: state roots every m steps', () => {
     // a checkpoint spacing is a multiple of m and at most the steps: a 7-step task cannot have m = 8
     expect(defaultRootEvery(7)).toBe(1)
     // the spacing task new then derives is a multiple of the default m within the steps
-    expect(committedSpacing(5, 1000, defaultRootEvery(1000))).toBe(8)
+    expect(committedSpacing(5, 1000, defaultRootEvery(1000))).toBe(16)
     expect(committedSpacing(1, 10, defaultRootEvery(10))).toBe(8)
   })
 
@@ -92,19 +94,19 @@ describe('protocols/pol: state roots every m steps', () => {
     expect(() => validateProof(asPerStep)).toThrow(/steps \+ 1 roots/)
   })
 
-  it('a forced error of an m > 1 task lands on a segment\'s last transition (its post-state a committed leaf); at m = 1 the draw is unchanged', () => {
+  it('a forced error of an m > 1 task marks a committed leaf that is not a checkpoint (a segment\'s last transition, never the last step)', () => {
     const seen = new Set<number>()
     for (let k = 0; k < 300; k++) {
       const out = sha256(Uint8Array.of(k, k >> 8))
-      const one = forcedErrorFromOutput(out, 10, 1_000_000)!
-      expect(forcedErrorFromOutput(out, 10, 1_000_000, 1)).toBe(one)
-      // the draw as it was: the second u32 of the tagged hash mod steps
-      const h = sha256(new TextEncoder().encode('proofswarm/forced-error/draw'), out)
-      expect(one).toBe(new DataView(h.buffer, h.byteOffset).getUint32(4, true) % 10)
-      const f = forcedErrorFromOutput(out, 10, 1_000_000, 4)!
-      expect(isCommittedStep(f + 1, 10, 4)).toBe(true)
+      const f = forcedErrorFromOutput(out, 20, 1_000_000, 4, 8)!
+      expect(isCommittedStep(f + 1, 20, 4)).toBe(true)
       seen.add(f)
     }
-    expect([...seen].sort((a, b) => a - b)).toEqual([3, 7, 9])
+    // committed states 4, 8, 12, 16 below 20, less the checkpoints 8 and 16
+    expect([...seen].sort((a, b) => a - b)).toEqual([3, 11])
+    // at m = 1: every state below the last but the checkpoints
+    const one = new Set<number>()
+    for (let k = 0; k < 300; k++) one.add(forcedErrorFromOutput(sha256(Uint8Array.of(k, 1)), 10, 1_000_000, 1, 5)! + 1)
+    expect([...one].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 6, 7, 8, 9])
   })
 })
