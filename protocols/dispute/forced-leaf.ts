@@ -3,7 +3,7 @@ import { bytesEqual, fromHex, merkleProof, merkleRoot, rootFromProof, sha256 } f
 import { stepLeaf } from '../commit/state.js'
 import { isCommittedStep, leafOfStep, proofDepth } from '../pol/segments.js'
 import { STATE_PSEUDO_KERNEL } from '../tape/tape.js'
-import type { Claim } from './claim.js'
+import type { Claim } from './claim-kinds.js'
 import { decodeEntry } from './entry.js'
 
 // A Truebit forced error is a MARKED LEAF, not a changed state (docs/disputes.md
