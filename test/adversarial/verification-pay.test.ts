@@ -120,7 +120,7 @@ describe('forced errors that cannot be milked', () => {
   const JACKPOT = 200n * UNIT
   let forced: ForcedRun
   beforeAll(async () => { forced = await forcedTask() }, 120_000)
-  /** the solver's forced error: element 0 of state tensor 0 set to |v| + 1 after the step */
+  /** the solver's forced error: the leaf after the step committed as the forced mark of its honest root */
   const cheat = (run: Run) => forcedSide(run)
   const settle = (h: Harness): string[] => {
     const ev: string[] = []

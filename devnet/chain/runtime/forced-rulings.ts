@@ -32,7 +32,7 @@ const excusable = (r: Pick<ProofRuling, 'claimKind' | 'honestPost'>): boolean =>
 /**
  * A new ruling at `step`. After a reveal at that step it is a forced error at
  * once only if it was decided on the same honest post-state as a ruling the
- * exactness proof already excused; otherwise it awaits a reveal like any other.
+ * reveal already excused; otherwise it awaits a reveal like any other.
  */
 export function newRuling (
   ctx: Context, t: { revealedForcedError: number | null, rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis
