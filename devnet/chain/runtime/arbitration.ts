@@ -1,6 +1,6 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { sha256 } from '../../../protocols/commit/merkle.js'
-import { checkForcedErrorReveal, forcedErrorRoom } from '../../../protocols/dispute/forced-error.js'
+import { forcedErrorRoom } from '../../../protocols/dispute/forced-error.js'
 import { checkPeerBinding } from '../../../protocols/identity/peer-binding.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
@@ -11,7 +11,7 @@ import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requi
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { excusedBy } from './forced-rulings.js'
+import { excusedBy, solverDraw } from './forced-rulings.js'
 import { checkFeasible, checkRewards } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
@@ -19,7 +19,6 @@ import { activeAssignment } from './assignment.js'
 import { backingGrace, openBackingGrace } from './late-backing.js'
 import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
-import { vrfVerify } from './vrf.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { MAX_TASK_PERIOD, ROLE_ALL, ROLE_VERIFIER } from './spec.js'
 import { blockRandomness } from './block-randomness.js'
@@ -326,20 +325,9 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   // again only for rulings adjudicated at the revealed step after the first reveal
   const revealed = t.revealedForcedError
   ctx.ensure(revealed === null || t.rulings.some(x => x.step === revealed && x.outcome === 'AwaitingReveal'), P, 'AlreadyRevealed')
-  const r = checkForcedErrorReveal({
-    publicKey: hexToU8a(who),
-    taskId: a.taskId,
-    selectionSeed: hexToU8a(t.selectionSeed),
-    steps: t.steps,
-    ppm: params(ctx).forcedErrorPpm,
-    rootEvery: rootEveryOfTask(ctx, a.taskId),
-    checkpointEvery: t.checkpointEvery,
-    output: hexToU8a(a.vrfOutput),
-    proof: hexToU8a(a.vrfProof)
-  }, vrfVerify)
-  if (!r.ok) ctx.fail(P, r.reason)
-  if (r.step === null) ctx.fail(P, 'NoForcedError')
-  const step = r.step
+  const drawn = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: rootEveryOfTask(ctx, a.taskId) })
+  if (drawn === null) ctx.fail(P, 'NoForcedError')
+  const step = drawn
   const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
   ctx.ensure(at.some(x => x.outcome === 'AwaitingReveal'), P, 'RevealTooLate')

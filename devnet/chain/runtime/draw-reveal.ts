@@ -1,11 +1,9 @@
-import { hexToU8a } from '@polkadot/util'
-import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import type { Context } from './context.js'
 import type { DrawRequest, TaskInfo } from '../../../protocols/pallet-types.js'
 import { getTask, params } from './arbitration.js'
 import { rootEveryOfTask } from './segments.js'
 import { REVEAL_WINDOW } from './spec.js'
-import { vrfVerify } from './vrf.js'
+import { solverDraw } from './forced-rulings.js'
 
 // The solver's draw, revealed at settlement (part of the Arbitration pallet;
 // settlement.ts asks it before paying a verified task). A forced error is
@@ -66,18 +64,7 @@ export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfO
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   const r = requestOf(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying' && r !== undefined && !r.revealed && ctx.now <= r.deadline, P, 'DrawNotRequested')
-  const c = checkForcedErrorReveal({
-    publicKey: hexToU8a(who),
-    taskId: a.taskId,
-    selectionSeed: hexToU8a(t.selectionSeed),
-    steps: t.steps,
-    ppm: params(ctx).forcedErrorPpm,
-    rootEvery: rootEveryOfTask(ctx, a.taskId),
-    checkpointEvery: t.checkpointEvery,
-    output: hexToU8a(a.vrfOutput),
-    proof: hexToU8a(a.vrfProof)
-  }, vrfVerify)
-  if (!c.ok) ctx.fail(P, c.reason)
-  ctx.store.put(P, 'DrawRequests', a.taskId, { deadline: r.deadline, revealed: true, forcedStep: c.step })
-  ctx.emit(P, 'DrawRevealed', { taskId: a.taskId, solver: who, forcedStep: c.step })
+  const forcedStep = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: rootEveryOfTask(ctx, a.taskId) })
+  ctx.store.put(P, 'DrawRequests', a.taskId, { deadline: r.deadline, revealed: true, forcedStep })
+  ctx.emit(P, 'DrawRevealed', { taskId: a.taskId, solver: who, forcedStep })
 }

@@ -1,9 +1,11 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import type { Claim } from '../../../protocols/dispute/claim.js'
+import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { checkForcedLeaf, rulingBasis } from '../../../protocols/dispute/forced-leaf.js'
 import type { ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { REVEAL_WINDOW } from './spec.js'
+import { vrfVerify } from './vrf.js'
 
 // Which SolverProof rulings a forced-error reveal may excuse (part of the
 // Arbitration pallet; arbitration.ts). A forced error commits the marked leaf
@@ -62,4 +64,28 @@ export function excusedBy (
   }
   ctx.ensure(ok.size > 0, P, 'NotExactForcedError')
   return candidates.filter(r => ok.has(r.honestPost as string))
+}
+
+/**
+ * The solver's draw for a task, from its revealed VRF (reveal_forced_error,
+ * reveal_draw): the forced step, or null if it drew none. Fails the call if
+ * the VRF is not the solver's over the task's transcript.
+ */
+export function solverDraw (
+  ctx: Context, t: { selectionSeed: string, steps: number, checkpointEvery: number }, who: string,
+  a: { taskId: bigint, vrfOutput: string, vrfProof: string }, shape: { ppm: number, rootEvery: number }
+): number | null {
+  const r = checkForcedErrorReveal({
+    publicKey: hexToU8a(who),
+    taskId: a.taskId,
+    selectionSeed: hexToU8a(t.selectionSeed),
+    steps: t.steps,
+    ppm: shape.ppm,
+    rootEvery: shape.rootEvery,
+    checkpointEvery: t.checkpointEvery,
+    output: hexToU8a(a.vrfOutput),
+    proof: hexToU8a(a.vrfProof)
+  }, vrfVerify)
+  if (!r.ok) ctx.fail(P, r.reason)
+  return r.step
 }
