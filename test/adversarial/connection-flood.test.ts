@@ -43,13 +43,14 @@ describe('a flood of connections from many identities', () => {
     for (let wave = 0; wave < 3; wave++) {
       await Promise.allSettled(sybils.map(async s => await s.dial(victim.getMultiaddrs()[0], { signal: AbortSignal.timeout(5000) })))
       expect(victim.getPeers().length).toBeGreaterThan(TARGET)
-      // rounds until the victim is back at its target (a round skips a connection whose streams still negotiate); bounded
-      for (let i = 0; i < 50 && victim.getPeers().length > TARGET; i++) { await trimmer.trim(); await sleep(100) }
+      // rounds until the victim is back at its target (a round skips a connection whose streams still negotiate,
+      // which takes seconds on a loaded machine); bounded
+      for (let i = 0; i < 120 && victim.getPeers().length > TARGET; i++) { await trimmer.trim(); await sleep(100) }
       const connected = victim.getPeers().map(p => p.toString())
       expect(connected.length).toBeLessThanOrEqual(TARGET)
       for (const id of honestIds) expect(connected).toContain(id)
       expect(meshPeers(victim, TOPIC).sort()).toEqual([...honestIds].sort())
     }
     expect(trimmer.trimmed()).toBeGreaterThanOrEqual(3 * (sybils.length - (TARGET - honest.length)))
-  }, 60_000)
+  }, 90_000)
 })
