@@ -41,15 +41,6 @@ export function preLeafOnPath (root: Uint8Array, on: (leaf: Uint8Array) => boole
   return on(root) || (root.length === 32 && on(forcedLeaf(root)))
 }
 
-/**
- * The pre-state root a replay or a player agrees with at a committed leaf:
- * the committed root itself, or `ours` when the committed leaf is its mark.
- */
-export function agreedPre (committed: Uint8Array, ours: Uint8Array): Uint8Array | undefined {
-  if (bytesEqual(committed, ours) || isForcedLeafOf(committed, ours)) return ours
-  return undefined
-}
-
 /** Two pre-state roots that name the same state: equal, or one the forced mark of the other. */
 export function samePre (a: Uint8Array, b: Uint8Array): boolean {
   return bytesEqual(a, b) || isForcedLeafOf(a, b) || isForcedLeafOf(b, a)
