@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import type { TensorData } from '../../protocols/commit/tensor.js'
@@ -19,11 +18,7 @@ import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 // the loop yielding to the event loop. When the worker is `depth` states
 // behind, the training thread hashes the next state itself rather than wait.
 // Results keep submission order. Without a worker (tsx/vitest run the .ts
-// sources, hashWorker: false, or one core), jobs run inline.
-// One core (os.availableParallelism, which reads the process's CPU affinity:
-// 1 under `taskset -c 0`) hashes inline by default: a second thread cannot
-// overlap anything there, and it costs its start-up (~60 ms of CPU to load
-// its modules) and a hand-over per state, ~3% of a 1,000-step Adam mlp run.
+// sources, or hashWorker: false), jobs run inline.
 
 export interface SubmitResult { root: Uint8Array, manifestHash?: string }
 
@@ -48,7 +43,7 @@ export class StateHasher {
 
   constructor (opts: { worker?: boolean, depth?: number } = {}) {
     const file = fileURLToPath(new URL('./state-hasher-worker.js', import.meta.url))
-    const useWorker = (opts.worker ?? availableParallelism() > 1) && existsSync(file) && import.meta.url.endsWith('.js')
+    const useWorker = opts.worker !== false && existsSync(file) && import.meta.url.endsWith('.js')
     this.depth = Math.max(1, opts.depth ?? 4)
     if (useWorker) {
       const { port1, port2 } = new MessageChannel()
