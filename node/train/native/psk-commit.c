@@ -1,15 +1,18 @@
 /* The row and column Merkle roots of protocols/commit's tensor commitment
  * (version 2), for the training loop's state roots: every leaf hashed straight
  * from the tensor's bytes (the 0x00 prefix fed to the hash first, no copy),
- * column leaves gathered into one small buffer. sha256 is OpenSSL's, which
- * Node exports to addons; it is looked up at run time, so an addon built
- * against a Node without those symbols still loads (and reports -1 here). */
+ * the columns from one transposed copy, and runs of equal-length leaves and
+ * nodes hashed 16 at a time (psk-sha.c, AVX-512) where the CPU can, else by
+ * OpenSSL's sha256, which Node exports to addons. OpenSSL is looked up at run
+ * time, so an addon built against a Node without those symbols still loads
+ * (and reports -1 here). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "psk-kernels.h"
+#include "psk-sha.h"
 
 /* OpenSSL's SHA256_CTX is 112 bytes; room to spare, aligned */
 typedef struct { _Alignas(16) unsigned char opaque[256]; } sha_ctx;
@@ -31,29 +34,60 @@ static int sha_ready(void) {
   return sha_state == 1;
 }
 
-static void leaf_hash(const unsigned char *data, size_t n, unsigned char out[32]) {
-  static const unsigned char prefix = 0;
-  sha_ctx c;
-  sha_init(&c); sha_update(&c, &prefix, 1); sha_update(&c, data, n); sha_final(out, &c);
+/* the digests of n messages into out[32 i]: runs of at least X16_MIN equal-length
+ * messages go 16 at a time through psk_sha256_x16 (which costs 16 lanes however
+ * many are used: below ~11 OpenSSL's one-at-a-time is cheaper), the rest through OpenSSL */
+#define X16_MIN 11
+static void hash_all(const psk_msg *m, long n, unsigned char *out) {
+  int wide = psk_sha_x16_ready();
+  long i = 0;
+  while (i < n) {
+    long run = 1;
+    size_t len = (size_t)m[i].pre + m[i].n;
+    if (wide) while (i + run < n && run < 16 && (size_t)m[i + run].pre + m[i + run].n == len) run++;
+    if (wide && run >= X16_MIN) {
+      psk_sha256_x16(m + i, (int)run, (unsigned char (*)[32])(out + 32 * i));
+      i += run;
+      continue;
+    }
+    sha_ctx c;
+    sha_init(&c);
+    if (m[i].pre) sha_update(&c, &m[i].prefix, 1);
+    sha_update(&c, m[i].data, m[i].n);
+    sha_final(out + 32 * i, &c);
+    i++;
+  }
 }
 
-/* merkleRoot over `n` leaf digests in place (protocols/commit/merkle.ts: odd nodes pair with the zero hash) */
-static void merkle(unsigned char *level, long n, unsigned char out[32]) {
-  static const unsigned char zero[32];
+/* merkleRoot over `n` leaf digests in place (protocols/commit/merkle.ts: odd nodes pair with the zero hash);
+ * msgs has room for (n + 1) / 2 messages. A pair's two digests lie side by side (0x01 || left || right
+ * read in place); each level's digests are written only after its messages are read (hash_all
+ * writes digest i below pair i's bytes and a batch stores its digests after reading all its pairs). */
+static void merkle(unsigned char *level, long n, psk_msg *msgs, unsigned char out[32]) {
   if (n == 0) { memset(out, 0, 32); return; }
-  unsigned char node[65];
-  node[0] = 1;
+  unsigned char odd[64];
   while (n > 1) {
     long m = (n + 1) / 2;
     for (long i = 0; i < m; i++) {
-      memcpy(node + 1, level + 64 * i, 32);
-      memcpy(node + 33, 2 * i + 1 < n ? level + 32 * (2 * i + 1) : zero, 32);
-      sha_ctx c;
-      sha_init(&c); sha_update(&c, node, 65); sha_final(level + 32 * i, &c);
+      msgs[i].prefix = 1; msgs[i].pre = 1; msgs[i].n = 64;
+      if (2 * i + 1 < n) msgs[i].data = level + 64 * i;
+      else { memcpy(odd, level + 64 * i, 32); memset(odd + 32, 0, 32); msgs[i].data = odd; }
     }
+    hash_all(msgs, m, level);
     n = m;
   }
   memcpy(out, level, 32);
+}
+
+/* the [rows, cols] matrix of 32-bit elements at src, transposed into dst, in 16x16 tiles */
+static void transpose32(const uint32_t *src, uint32_t *dst, long rows, long cols) {
+  for (long r0 = 0; r0 < rows; r0 += 16) {
+    long r1 = r0 + 16 < rows ? r0 + 16 : rows;
+    for (long c0 = 0; c0 < cols; c0 += 16) {
+      long c1 = c0 + 16 < cols ? c0 + 16 : cols;
+      for (long r = r0; r < r1; r++) for (long c = c0; c < c1; c++) dst[c * rows + r] = src[r * cols + c];
+    }
+  }
 }
 
 int psk_axis_roots(const unsigned char *bytes, long rows, long cols, int eb, long rowGroup, long colGroup, unsigned char out[64]) {
@@ -61,30 +95,32 @@ int psk_axis_roots(const unsigned char *bytes, long rows, long cols, int eb, lon
   if (rows < 0 || cols < 0 || (eb != 1 && eb != 4) || rowGroup < 1 || colGroup < 1) return -2;
   long rowLeaves = (rows + rowGroup - 1) / rowGroup, colLeaves = (cols + colGroup - 1) / colGroup;
   long most = rowLeaves > colLeaves ? rowLeaves : colLeaves;
-  size_t colBytes = (size_t)colGroup * (size_t)rows * (size_t)eb;
+  size_t total = (size_t)rows * (size_t)cols * (size_t)eb;
   unsigned char *digests = malloc(32 * (size_t)(most > 0 ? most : 1));
-  unsigned char *gather = malloc(colBytes > 0 ? colBytes : 1);
-  if (digests == NULL || gather == NULL) { free(digests); free(gather); return -3; }
+  psk_msg *msgs = malloc(sizeof(psk_msg) * (size_t)(most > 0 ? most : 1));
+  /* the whole tensor transposed: each column leaf's bytes are then contiguous */
+  unsigned char *t = cols > 1 ? malloc(total > 0 ? total : 1) : NULL;
+  if (digests == NULL || msgs == NULL || (cols > 1 && t == NULL)) { free(digests); free(msgs); free(t); return -3; }
   size_t rowBytes = (size_t)cols * (size_t)eb;
   for (long i = 0; i < rowLeaves; i++) {
     long first = i * rowGroup, n = rows - first < rowGroup ? rows - first : rowGroup;
-    leaf_hash(bytes + (size_t)first * rowBytes, (size_t)n * rowBytes, digests + 32 * i);
+    msgs[i] = (psk_msg){ bytes + (size_t)first * rowBytes, (size_t)n * rowBytes, 0, 1 };
   }
-  merkle(digests, rowLeaves, out);
+  hash_all(msgs, rowLeaves, digests);
+  merkle(digests, rowLeaves, msgs, out);
+  const unsigned char *cb = bytes;
+  if (t != NULL) {
+    if (eb == 4) transpose32((const uint32_t *)bytes, (uint32_t *)t, rows, cols);
+    else for (long r = 0; r < rows; r++) for (long c = 0; c < cols; c++) t[(size_t)c * (size_t)rows + (size_t)r] = bytes[(size_t)r * rowBytes + (size_t)c];
+    cb = t;
+  }
+  size_t colBytes = (size_t)rows * (size_t)eb;
   for (long i = 0; i < colLeaves; i++) {
     long first = i * colGroup, n = cols - first < colGroup ? cols - first : colGroup;
-    if (eb == 4) {
-      uint32_t *g = (uint32_t *)gather;
-      for (long j = 0; j < n; j++) {
-        const unsigned char *src = bytes + (size_t)(first + j) * 4;
-        for (long r = 0; r < rows; r++) memcpy(g + j * rows + r, src + (size_t)r * rowBytes, 4);
-      }
-    } else {
-      for (long j = 0; j < n; j++) for (long r = 0; r < rows; r++) gather[j * rows + r] = bytes[(size_t)r * rowBytes + (size_t)(first + j)];
-    }
-    leaf_hash(gather, (size_t)n * (size_t)rows * (size_t)eb, digests + 32 * i);
+    msgs[i] = (psk_msg){ cb + (size_t)first * colBytes, (size_t)n * colBytes, 0, 1 };
   }
-  merkle(digests, colLeaves, out + 32);
-  free(digests); free(gather);
+  hash_all(msgs, colLeaves, digests);
+  merkle(digests, colLeaves, msgs, out + 32);
+  free(digests); free(msgs); free(t);
   return 0;
 }

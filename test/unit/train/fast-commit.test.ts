@@ -76,7 +76,11 @@ describe('the addon\'s row and column roots', () => {
     expect(axis, 'the built addon has axisRoots').toBeDefined()
     if (axis === undefined) return
     const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[7], 'float32'], [[3, 4], 'float32'], [[0, 3], 'float32'], [[3, 0], 'float32'],
-      [[784, 128], 'float32'], [[300, 5], 'float32'], [[2000, 1], 'float32'], [[1, 2000], 'int32'], [[70, 30], 'bool'], [[3, 3, 8, 16], 'float32']]
+      [[784, 128], 'float32'], [[300, 5], 'float32'], [[2000, 1], 'float32'], [[1, 2000], 'int32'], [[70, 30], 'bool'], [[3, 3, 8, 16], 'float32'],
+      // where the CPU has AVX-512, runs of >= 11 equal leaves or nodes are hashed 16 at a time: runs of 16, 13,
+      // 11 and 10 (one at a time), partial last leaves ending a run, odd levels, multi-block and 1-byte-short leaves
+      [[45, 512], 'float32'], [[27, 512], 'float32'], [[26, 512], 'float32'], [[17, 1024], 'int32'], [[333, 97], 'float32'],
+      [[3000, 40], 'bool'], [[40, 3000], 'bool'], [[63, 13], 'float32'], [[55, 2047], 'bool']]
     cases.forEach(([shape, dtype], i) => {
       const t = rnd(shape, dtype, 7 + i)
       const shared = new Uint8Array(new SharedArrayBuffer(t.values.byteLength + 8), 8, t.values.byteLength)
