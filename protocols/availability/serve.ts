@@ -1,6 +1,7 @@
 import { decode, encode } from 'cborg'
 import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
+import { leafCount } from '../pol/segments.js'
 import { axisLayout, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
 import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
 
@@ -14,7 +15,10 @@ import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type Avail
 // leaf by leaf), each part starting where the last one stopped. Every part
 // repeats the tensor headers and the state path; the chain recomputes the
 // state root from the headers (it must be the committed leaf of proof_root)
-// and checks each leaf against its tensor's commitment. So what is on chain
+// and checks each leaf against its tensor's commitment. The first part also
+// carries every leaf of proof_root (the committed state roots: what a replay
+// from the served state compares against, in case proof.json is withheld
+// too), checked against proof_root. So what is on chain
 // once the last leaf is in IS the committed state, bit for bit: no bad
 // encoding (unlike erasure-coded chunks, which are checked against the
 // solver's chunk root only), and the challenger rebuilds its checkpoint from
@@ -37,6 +41,11 @@ export interface ServePart {
   /** global index of the first leaf in this part (leaves served before it) */
   from: number
   leaves: ServedLeaf[]
+  /**
+   * first part only: every leaf of proof_root (the committed state roots), what a
+   * replay from the served state compares against (proof.json may be withheld too)
+   */
+  roots?: Uint8Array[]
 }
 
 function reject (reason: AvailabilityError, detail: string): never { throw new AvailabilityRejected(reason, detail) }
@@ -73,8 +82,9 @@ export function buildServeParts (
   if (!bytesEqual(merkleRoot([...commits.map(c => c.root), stepLeaf(step)]), stateRoots[leafIndex])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
   const headers: TensorHeader[] = tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot }))
   const head = { v: SERVE_VERSION, tensors: headers, statePath: merkleProof(stateRoots, leafIndex) }
+  const roots = [...stateRoots]
   const maxBytes = o.maxBytes ?? MAX_SERVE_PART_BYTES
-  const overhead = encode({ ...head, from: 0xffffffff, leaves: [] }).length + 16
+  const overhead = encode({ ...head, from: 0xffffffff, leaves: [], roots: (o.from ?? 0) === 0 ? roots : undefined }).length + 16
   const parts: Uint8Array[] = []
   let cur: ServedLeaf[] = []
   let curBytes = overhead
@@ -82,10 +92,11 @@ export function buildServeParts (
   let g = 0
   const flush = (): void => {
     if (cur.length === 0) return
-    parts.push(encode({ ...head, from: start, leaves: cur }))
+    parts.push(encode(start === 0 ? { ...head, from: start, leaves: cur, roots } : { ...head, from: start, leaves: cur }))
     start += cur.length
     cur = []
-    curBytes = overhead
+    // only the first part carries the roots
+    curBytes = overhead - (parts.length === 1 ? encode(roots).length : 0)
   }
   for (const t of tensors) {
     // the row tree once per tensor (proveSlice would rebuild both trees per leaf)
@@ -114,6 +125,11 @@ function header (h: unknown, i: number): TensorHeader {
   if (!Array.isArray(x.shape) || x.shape.length > 8 || !x.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `tensor ${i}: bad shape`)
   if (x.shape.reduce((a, b) => a * b, 1) > 2 ** 40) reject('InvalidAvailabilityResponse', `tensor ${i}: too large`)
   return x
+}
+
+function hashes2 (v: unknown, n: number): Uint8Array[] {
+  if (!Array.isArray(v) || v.length !== n || !v.every(is32)) reject('InvalidAvailabilityResponse', `the first part carries the ${n} leaves of proof_root`)
+  return v
 }
 
 export function decodeServePart (bytes: Uint8Array): ServePart {
@@ -153,6 +169,12 @@ export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { se
   const counts = leafCounts(headers)
   const total = counts.reduce((a, b) => a + b, 0)
   if (r.from !== ctx.served) reject('InvalidAvailabilityResponse', `the part must start at leaf ${ctx.served}, not ${String(r.from)}`)
+  // the first part carries every leaf of proof_root: the roots a replay from this state compares against
+  if (r.from === 0) {
+    const m = ctx.rootEvery ?? 1
+    const roots = hashes2(r.roots, leafCount(ctx.stepCount, m))
+    if (!bytesEqual(merkleRoot(roots), ctx.proofRoot)) reject('AvailabilityProofInvalid', 'the roots of the first part are not the leaves of proof_root')
+  } else if (r.roots !== undefined) reject('InvalidAvailabilityResponse', 'only the first part carries the roots')
   if (!Array.isArray(r.leaves) || r.leaves.length < 1 || ctx.served + r.leaves.length > total) reject('InvalidAvailabilityResponse', `1 to ${total - ctx.served} leaves`)
   r.leaves.forEach((s, k) => {
     if (typeof s !== 'object' || s === null || !(s.bytes instanceof Uint8Array)) reject('InvalidAvailabilityResponse', `leaf ${ctx.served + k} is malformed`)
@@ -171,13 +193,20 @@ export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { se
  * proof root. Throws if the parts are incomplete or do not make the state.
  */
 export function assembleServedState (ctx: Omit<ServeCheckContext, 'served' | 'headersHash'>, parts: readonly Uint8Array[]): TensorData[] {
+  return assembleServe(ctx, parts).tensors
+}
+
+/** The served state and the committed state roots (every leaf of proof_root) from a complete serve's parts. */
+export function assembleServe (ctx: Omit<ServeCheckContext, 'served' | 'headersHash'>, parts: readonly Uint8Array[]): { tensors: TensorData[], roots: Uint8Array[] } {
   let served = 0
   let hh: Uint8Array | undefined
   let total = -1
   const leaves: Uint8Array[] = []
   let headers: TensorHeader[] = []
+  let roots: Uint8Array[] = []
   for (const bytes of parts) {
     const c = checkServePart({ ...ctx, served, headersHash: hh }, bytes)
+    if (c.part.roots !== undefined) roots = c.part.roots
     served = c.served
     hh = c.headersHash
     total = c.total
@@ -187,11 +216,12 @@ export function assembleServedState (ctx: Omit<ServeCheckContext, 'served' | 'he
   if (total < 0 || served !== total) throw new Error(`the serve holds ${served} of ${total < 0 ? '?' : total} leaves`)
   const counts = leafCounts(headers)
   let g = 0
-  return headers.map((h, t) => {
+  const tensors = headers.map((h, t) => {
     const { rows, cols } = matrixView(h.shape)
     const bytes = new Uint8Array(rows * cols * (h.dtype === 'bool' ? 1 : 4))
     let o = 0
     for (let j = 0; j < counts[t]; j++, g++) { bytes.set(leaves[g], o); o += leaves[g].length }
     return { dtype: h.dtype, shape: [...h.shape], values: valuesFromBytes(h.dtype, bytes) }
   })
+  return { tensors, roots }
 }

@@ -137,9 +137,8 @@ describe('a solver holding part of a state cannot answer with a node inside its 
       v: 2, tensors: [headOf(S3[2])], statePath: [nodeHash(leaves[0], leaves[1]), LEAVES[0]], from: 0, leaves: leavesOf(S3[2])
     }
     expect(merkleRoot([commitTensor(S3[2]).root, leaves[3]])).toEqual(nodeHash(leaves[2], leaves[3]))
-    // the per-step depth would take it (the attack): a "whole state" of tensor 2 alone; the task's own depth does not
-    const bytes = encode(partial)
-    expect(() => checkServePart({ proofRoot: merkleRoot(LEAVES), step: 3, stepCount: 3, served: 0 }, bytes)).not.toThrow()
+    // the per-step depth would take its state path (the attack): a "whole state" of tensor 2 alone; the task's own depth does not
+    const bytes = encode({ ...partial, roots: LEAVES })
     expect(respond(bytes)).toBe('Arbitration.AvailabilityProofInvalid')
     expect(() => checkServePart({ proofRoot: merkleRoot(LEAVES), step: 3, stepCount: 3, rootEvery: 3, served: 0 }, bytes)).toThrow(AvailabilityRejected)
     // no valid answer by the deadline: slashed, the task fails
