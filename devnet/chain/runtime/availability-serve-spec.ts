@@ -9,8 +9,8 @@ import type { NamedTypes } from './types.js'
 export const SERVE_TYPES: NamedTypes = {
   ServeProgress: {
     path: ['pallet_arbitration', 'types', 'ServeProgress'],
-    fields: [['served', 'u32'], ['total', 'u32'], ['headers_hash', 'H256'], ['parts', 'Vec<u32>']],
-    docs: ['served: leaves of the state on chain so far, of total (every row-tree leaf of every state tensor); headers_hash: sha256 of the tensor headers every part repeats; parts: the blocks that hold the parts (AvailabilityServed events)']
+    fields: [['served', 'u32'], ['total', 'u32'], ['headers_hash', 'H256'], ['parts', 'Vec<u32>'], ['served_as', 'u64']],
+    docs: ['served: leaves of the state on chain so far, of total (every row-tree leaf of every state tensor); headers_hash: sha256 of the tensor headers every part repeats; parts: the blocks that hold the parts; served_as: the challenge id their AvailabilityServed events name (another challenge of the same checkpoint when this one was answered by its serve)']
   }
 }
 

@@ -22,13 +22,13 @@ const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
 
 /** A challenge's serve so far: leaves on chain, of `total`, the headers every part repeats, and the blocks holding the parts. */
-export interface ServeProgress { served: number, total: number, headersHash: string, parts: number[] }
+export interface ServeProgress { served: number, total: number, headersHash: string, parts: number[], servedAs: bigint }
 
 export const serveProgress = (ctx: Context, id: bigint): ServeProgress | undefined => ctx.store.get<ServeProgress>(P, 'AvailabilityServes', id)
 
 /** The next part of a serve of challenge `id` (its solver's respond_availability, status Open and in time checked by the caller). Returns whether the serve is complete. */
 export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t: TaskInfo, response: string): boolean {
-  const before = serveProgress(ctx, id) ?? { served: 0, total: 0, headersHash: ZERO_HASH, parts: [] }
+  const before = serveProgress(ctx, id) ?? { served: 0, total: 0, headersHash: ZERO_HASH, parts: [], servedAs: id }
   let checked: ReturnType<typeof checkServePart>
   try {
     checked = checkServePart({
@@ -39,7 +39,7 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
     if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidAvailabilityResponse')
   }
-  const after: ServeProgress = { served: checked.served, total: checked.total, headersHash: u8aToHex(checked.headersHash), parts: [...before.parts, ctx.now] }
+  const after: ServeProgress = { served: checked.served, total: checked.total, headersHash: u8aToHex(checked.headersHash), parts: [...before.parts, ctx.now], servedAs: id }
   ctx.store.put(P, 'AvailabilityServes', id, after)
   ctx.emit(P, 'AvailabilityServed', { challengeId: id, taskId: c.taskId, from: before.served, leaves: checked.served - before.served, total: checked.total, response })
   return checked.served === checked.total
