@@ -83,8 +83,10 @@ export class ChainQueries {
 
   /** How far a challenged checkpoint is served on chain (protocols/availability/serve.ts), or null before its first part. */
   async availabilityServe (id: bigint | number): Promise<AvailabilityServe | null> {
-    const p = toPlain(await this.api.query.arbitration.availabilityServes(id)) as { served: number, total: number, headersHash: string, parts: number[], servedAs: bigint | number } | null
-    return p == null ? null : { served: Number(p.served), total: Number(p.total), headersHash: p.headersHash, parts: p.parts.map(Number), servedAs: Number(p.servedAs) }
+    type Stored = Omit<AvailabilityServe, 'servedAs'> & { servedAs: bigint | number }
+    const p = toPlain(await this.api.query.arbitration.availabilityServes(id)) as Stored | null
+    if (p == null) return null
+    return { served: Number(p.served), total: Number(p.total), headersHash: p.headersHash, parts: p.parts.map(Number), servedAs: Number(p.servedAs) }
   }
 
   /**

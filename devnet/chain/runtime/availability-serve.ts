@@ -39,7 +39,9 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
     if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
     ctx.fail(P, 'InvalidAvailabilityResponse')
   }
-  const after: ServeProgress = { served: checked.served, total: checked.total, headersHash: u8aToHex(checked.headersHash), parts: [...before.parts, ctx.now], servedAs: id }
+  const after: ServeProgress = {
+    served: checked.served, total: checked.total, headersHash: u8aToHex(checked.headersHash), parts: [...before.parts, ctx.now], servedAs: id
+  }
   ctx.store.put(P, 'AvailabilityServes', id, after)
   ctx.emit(P, 'AvailabilityServed', { challengeId: id, taskId: c.taskId, from: before.served, leaves: checked.served - before.served, total: checked.total, response })
   return checked.served === checked.total
