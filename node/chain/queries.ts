@@ -105,6 +105,16 @@ export class ChainQueries {
     return out
   }
 
+  /** Checkpoints of a task served on chain: step → an answered challenge of it (until the task ends). */
+  async servedCheckpoints (taskId: bigint | number): Promise<Map<number, number>> {
+    const out = new Map<number, number>()
+    for (const id of toPlain(await this.api.query.arbitration.answeredAvailability(taskId)) as Array<bigint | number>) {
+      const c = await this.availabilityChallenge(id)
+      if (c != null && c.status === 'Answered') out.set(Number(c.checkpointStep), Number(id))
+    }
+    return out
+  }
+
   /** (checkpoint step, challenge id) of every open availability challenge of a task. */
   async openAvailability (taskId: bigint | number): Promise<Array<[number, number]>> {
     return (toPlain(await this.api.query.arbitration.openAvailability(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])

@@ -2,7 +2,7 @@ import { decode, encode } from 'cborg'
 import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
 import { leafCount } from '../pol/segments.js'
-import { axisLayout, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
+import { axisLayout, canonicalBytes, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
 import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
 
 // Serving a challenged checkpoint through the chain (docs/disputes.md,
@@ -224,4 +224,13 @@ export function assembleServe (ctx: Omit<ServeCheckContext, 'served' | 'headersH
     return { dtype: h.dtype, shape: [...h.shape], values: valuesFromBytes(h.dtype, bytes) }
   })
   return { tensors, roots }
+}
+
+/** A served state as a checkpoint's data file (state.bin): the tensors' canonical bytes back to back, in state order. */
+export function servedStateBytes (tensors: readonly TensorData[]): Uint8Array {
+  const bytes = tensors.map(canonicalBytes)
+  const out = new Uint8Array(bytes.reduce((a, b) => a + b.length, 0))
+  let o = 0
+  for (const b of bytes) { out.set(b, o); o += b.length }
+  return out
 }
