@@ -29,6 +29,12 @@ import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type Avail
 export const SERVE_VERSION = 2
 /** The chain refuses a larger part (it goes on chain, in an event): the devnet's 1.2 MB state is two parts. */
 export const MAX_SERVE_PART_BYTES = 1024 * 1024
+/**
+ * A part carrying at least this many bytes of state, the serve not yet complete, moves the
+ * challenge's deadline to at least its block + 1 + dispute_clock: a solver that is serving is not
+ * timed out for the size of its state, and a solver cannot stretch the serve with tiny parts.
+ */
+export const SERVE_EXTEND_BYTES = 256 * 1024
 const MAX_DEPTH = 48
 const MAX_TENSORS = 4096
 
@@ -154,7 +160,7 @@ export interface ServeCheckContext extends Omit<AvailabilityContext, 'seed' | 'c
  * tensor's commitment. Returns the leaves served after it, the total, and the
  * headers hash.
  */
-export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { served: number, total: number, headersHash: Uint8Array, part: ServePart } {
+export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number } {
   const r = decodeServePart(bytes)
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
   const headers = r.tensors.map(header)
@@ -184,7 +190,7 @@ export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { se
     const ok = verifySlice(roots[tensor], { dtype: h.dtype, shape: h.shape, axis: 'row', index: leaf * l.group, bytes: s.bytes, siblings: hashes(s.siblings, `leaf ${ctx.served + k} siblings`), otherRoot: h.colRoot })
     if (!ok) reject('AvailabilityProofInvalid', `leaf ${leaf} of tensor ${tensor} does not verify against its commitment`)
   })
-  return { served: ctx.served + r.leaves.length, total, headersHash: hh, part: r }
+  return { served: ctx.served + r.leaves.length, total, headersHash: hh, part: r, leafBytes: r.leaves.reduce((a, l) => a + l.bytes.length, 0) }
 }
 
 /**

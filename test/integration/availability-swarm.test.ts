@@ -70,8 +70,9 @@ describe('data-availability challenges between real peers on the dev chain', () 
       await challenger.registerNode(key.peerId, 8, (await challenger.params()).minStake, key.sign)
       const stakeBefore = (await sw.observer.node(acct.get('//Peer2')))!.stake
       const freeBefore = (await sw.observer.balance(acct.get('//Peer2'))).free
-      // a restarted solver also codes its checkpoints before committing: a longer solve window than the default 30 s
-      const taskId = await sw.submit(['--verifiers', '1', '--challenge-window', '60', '--solve-timeout', '300'])
+      // a restarted solver also codes its checkpoints before committing: a longer solve window than the default 30 s;
+      // the serve puts 1.4 MB on chain: a window of 120 gives its first part 30 blocks
+      const taskId = await sw.submit(['--verifiers', '1', '--challenge-window', '120', '--solve-timeout', '300'])
       await sw.waitOr(async () => sw.ev('ProofCommitted', d => Number(d.taskId) === taskId), 90_000, 'proof committed')
       const reserved = (await challenger.balance()).reserved
       const id = await challenger.challengeAvailability(taskId, 5)

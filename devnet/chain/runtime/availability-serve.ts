@@ -1,7 +1,7 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
-import { AvailabilityRejected, checkServePart } from '../../../protocols/availability/index.js'
+import { AvailabilityRejected, SERVE_EXTEND_BYTES, checkServePart } from '../../../protocols/availability/index.js'
 import type { AvailabilityChallenge, TaskInfo } from '../../../protocols/pallet-types.js'
-import { getTask, putTask } from './arbitration.js'
+import { getTask, params, putTask } from './arbitration.js'
 import { getAssignments, putAssignments } from './assignment.js'
 import type { Context } from './context.js'
 import { rootEveryOfTask } from './segments.js'
@@ -44,7 +44,19 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
   }
   ctx.store.put(P, 'AvailabilityServes', id, after)
   ctx.emit(P, 'AvailabilityServed', { challengeId: id, taskId: c.taskId, from: before.served, leaves: checked.served - before.served, total: checked.total, response })
-  return checked.served === checked.total
+  const complete = checked.served === checked.total
+  // a solver that is serving is not timed out for its state's size: a substantial part buys dispute_clock more
+  // (every open challenge of the checkpoint: the serve will answer them all)
+  if (!complete && checked.leafBytes >= SERVE_EXTEND_BYTES) {
+    const until = ctx.now + 1 + params(ctx).disputeClock
+    for (const [step, other] of ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId)) {
+      const x = other === id ? c : ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', other)
+      if (step !== c.checkpointStep || x === undefined || until <= x.deadline) continue
+      x.deadline = until
+      ctx.store.put(P, 'AvailabilityChallenges', other, x)
+    }
+  }
+  return complete
 }
 
 /** The other open challenges of the same checkpoint are answered by the same serve: they share its parts. */

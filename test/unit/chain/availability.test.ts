@@ -111,6 +111,31 @@ describe('availability challenge: rules', () => {
     expect(dave).toBe(daveWorth + 100n * UNIT)
   })
 
+  it('a substantial part moves the deadline to its block + dispute_clock (every open challenge of the checkpoint); tiny parts do not', () => {
+    // a state of ~600 KiB: parts of at least SERVE_EXTEND_BYTES of leaves extend, a part of a few leaves does not
+    const big = [tensor([300, 256], 5), tensor([256], 6), tensor([256, 300], 7)]
+    h.write('Arbitration', 'Tasks', 0, { ...getTask(), proofRoot: u8aToHex(merkleRoot(ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r))) })
+    const roots = ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r)
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
+    const first = challenge().deadline
+    const tiny = buildServeParts(big, STEP, roots, undefined, { maxBytes: 40 * 1024 })
+    // the first part carries the roots and a few leaves: no extension
+    h.advance(5)
+    expect(respond(tiny[0])).toBeUndefined()
+    expect(challenge().deadline).toBe(first)
+    const served = h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served
+    const [chunk] = buildServeParts(big, STEP, roots, undefined, { from: served, maxBytes: 300 * 1024 })
+    h.advance(first - h.number - 2)
+    expect(respond(chunk)).toBeUndefined()
+    expect(challenge().deadline).toBe(h.number + 1 + clock)
+    expect(challenge().deadline).toBeGreaterThan(first)
+    const rest = buildServeParts(big, STEP, roots, undefined, { from: h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served })
+    h.advance(first - h.number + 3)
+    for (const p of rest) expect(respond(p)).toBeUndefined()
+    expect(challenge().status).toBe('Answered')
+  })
+
   it('no serve after the deadline', () => {
     expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
     const c = challenge()
