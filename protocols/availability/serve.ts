@@ -160,7 +160,10 @@ export interface ServeCheckContext extends Omit<AvailabilityContext, 'seed' | 'c
  * tensor's commitment. Returns the leaves served after it, the total, and the
  * headers hash.
  */
-export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number } {
+/** A part the chain took: leaves served after it, of `total`; the headers hash; the part; its leaves' bytes. */
+export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number }
+
+export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): CheckedPart {
   const r = decodeServePart(bytes)
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
   const headers = r.tensors.map(header)
