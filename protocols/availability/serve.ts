@@ -153,16 +153,15 @@ export interface ServeCheckContext extends Omit<AvailabilityContext, 'seed' | 'c
   headersHash?: Uint8Array
 }
 
-/**
- * The chain's rule for one serve part: its headers make the committed state
- * root at the challenged step (and are those of the parts before), it starts
- * at the next leaf not yet served, and every leaf verifies against its
- * tensor's commitment. Returns the leaves served after it, the total, and the
- * headers hash.
- */
 /** A part the chain took: leaves served after it, of `total`; the headers hash; the part; its leaves' bytes. */
 export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number }
 
+/**
+ * The chain's rule for one serve part: its headers make the committed state
+ * root at the challenged step (and are those of the parts before), it starts
+ * at the next leaf not yet served, the first part carries every leaf of
+ * proof_root, and every leaf verifies against its tensor's commitment.
+ */
 export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): CheckedPart {
   const r = decodeServePart(bytes)
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
