@@ -31,7 +31,7 @@ export const SERVE_VERSION = 2
 export const MAX_SERVE_PART_BYTES = 1024 * 1024
 /**
  * A part carrying at least this many bytes of state, the serve not yet complete, moves the
- * challenge's deadline to at least its block + 1 + dispute_clock: a solver that is serving is not
+ * challenge's deadline to at least its block + 1 + the answer window (renews it): a solver that is serving is not
  * timed out for the size of its state, and a solver cannot stretch the serve with tiny parts.
  */
 export const SERVE_EXTEND_BYTES = 256 * 1024

@@ -6,6 +6,7 @@ import { getAssignments, putAssignments } from './assignment.js'
 import type { Context } from './context.js'
 import { rootEveryOfTask } from './segments.js'
 import { servedChallengers } from './served-grace.js'
+import { answerWindow } from './held-requests.js'
 
 // Serving a challenged checkpoint through the chain (docs/economics.md
 // "Selective serving"), part of the Arbitration pallet. The chain cannot see
@@ -45,10 +46,10 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
   ctx.store.put(P, 'AvailabilityServes', id, after)
   ctx.emit(P, 'AvailabilityServed', { challengeId: id, taskId: c.taskId, from: before.served, leaves: checked.served - before.served, total: checked.total, response })
   const complete = checked.served === checked.total
-  // a solver that is serving is not timed out for its state's size: a substantial part buys dispute_clock more
+  // a solver that is serving is not timed out for its state's size: a substantial part renews the answer window
   // (every open challenge of the checkpoint: the serve will answer them all)
   if (!complete && checked.leafBytes >= SERVE_EXTEND_BYTES) {
-    const until = ctx.now + 1 + params(ctx).disputeClock
+    const until = ctx.now + 1 + answerWindow(params(ctx), t)
     for (const [step, other] of ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId)) {
       const x = other === id ? c : ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', other)
       if (step !== c.checkpointStep || x === undefined || until <= x.deadline) continue

@@ -111,7 +111,7 @@ describe('availability challenge: rules', () => {
     expect(dave).toBe(daveWorth + 100n * UNIT)
   })
 
-  it('a substantial part moves the deadline to its block + dispute_clock (every open challenge of the checkpoint); tiny parts do not', () => {
+  it('a substantial part renews the answer window (every open challenge of the checkpoint); tiny parts do not', () => {
     // a state of ~600 KiB: parts of at least SERVE_EXTEND_BYTES of leaves extend, a part of a few leaves does not
     const big = [tensor([300, 256], 5), tensor([256], 6), tensor([256, 300], 7)]
     h.write('Arbitration', 'Tasks', 0, { ...getTask(), proofRoot: u8aToHex(merkleRoot(ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r))) })
@@ -128,7 +128,8 @@ describe('availability challenge: rules', () => {
     const [chunk] = buildServeParts(big, STEP, roots, undefined, { from: served, maxBytes: 300 * 1024 })
     h.advance(first - h.number - 2)
     expect(respond(chunk)).toBeUndefined()
-    expect(challenge().deadline).toBe(h.number + 1 + clock)
+    // the answer window renewed: max(dispute_clock, challenge_window / 4) = dispute_clock for this task's 12-block window
+    expect(challenge().deadline).toBe(h.number + 1 + Math.max(clock, 3))
     expect(challenge().deadline).toBeGreaterThan(first)
     const rest = buildServeParts(big, STEP, roots, undefined, { from: h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served })
     h.advance(first - h.number + 3)
