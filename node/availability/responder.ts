@@ -105,6 +105,7 @@ export class AvailabilityResponder {
       return
     }
     const bytes = parts.reduce((a, p) => a + p.length, 0)
+    this.o.log.info({ taskId, challengeId: id, step: c.checkpointStep, parts: parts.length, bytes, deadline: c.deadline, ms: Date.now() - t0 }, 'serve parts built')
     // each part must land in order and by the deadline
     for (let i = 0, failures = 0; i < parts.length && failures < 20;) {
       try {

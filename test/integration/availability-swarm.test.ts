@@ -71,13 +71,13 @@ describe('data-availability challenges between real peers on the dev chain', () 
       const stakeBefore = (await sw.observer.node(acct.get('//Peer2')))!.stake
       const freeBefore = (await sw.observer.balance(acct.get('//Peer2'))).free
       // a restarted solver also codes its checkpoints before committing: a longer solve window than the default 30 s;
-      // the serve puts 1.4 MB on chain: a window of 120 gives its first part 30 blocks
-      const taskId = await sw.submit(['--verifiers', '1', '--challenge-window', '120', '--solve-timeout', '300'])
+      // the serve builds and puts 1.4 MB on chain: a window of 200 gives its first part 50 blocks (15 s at 300 ms)
+      const taskId = await sw.submit(['--verifiers', '1', '--challenge-window', '200', '--solve-timeout', '300'])
       await sw.waitOr(async () => sw.ev('ProofCommitted', d => Number(d.taskId) === taskId), 90_000, 'proof committed')
       const reserved = (await challenger.balance()).reserved
       const id = await challenger.challengeAvailability(taskId, 5)
       expect((await challenger.balance()).reserved).toBeGreaterThan(reserved)
-      const answered = await sw.waitOr(async () => sw.ev('AvailabilityAnswered', d => BigInt(String(d.challengeId)) === id), 30_000, 'availability answered')
+      const answered = await sw.waitOr(async () => sw.ev('AvailabilityAnswered', d => BigInt(String(d.challengeId)) === id), 60_000, 'availability answered')
       const view = (await sw.observer.availabilityChallenge(id))!
       expect(view.status).toBe('Answered')
       expect(answered.blockNumber).toBeLessThanOrEqual(view.deadline)
