@@ -47,7 +47,8 @@ export interface VerifyResult {
 }
 
 /** disputeId -1: the ruling of an initial-state claim (challenge_initial_state), which has no dispute */
-export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string }
+/** `served`: an availability challenge the solver answered by serving the checkpoint on chain (the challenger now has it and must vote again) */
+export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string, served?: boolean }
 
 export interface RolePorts {
   peerId: string

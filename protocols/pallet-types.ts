@@ -187,6 +187,9 @@ export interface AvailabilityChallenge extends HeldRequestInfo {
   responseHash: string
 }
 
+/** How far a challenged checkpoint is served on chain (docs/economics.md "Selective serving"): leaves served of total, the blocks of the parts, the challenge id their events name. */
+export interface AvailabilityServe { served: number, total: number, headersHash: string, parts: number[], servedAs: number }
+
 export type ChunkRequestStatus = HeldRequestStatus
 /** A chunk-sample request of an erasure-coded checkpoint (docs/protocol.md §5, "Chunk sampling"); samples: chunks drawn (0 until the first part is posted). */
 export interface ChunkRequest extends HeldRequestInfo {

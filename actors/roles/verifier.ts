@@ -11,7 +11,9 @@ import { childOf, jobId, parseJobId, recordTask, shownStage, withStage, type Tas
 // with the vote, not after its inclusion: the evidence is due within a short
 // grace of the reject, and the step must be re-run first); when a checkpoint
 // it needs is missing or not the committed state, it opens a
-// data-availability challenge instead of staying silent. Every assignment is
+// data-availability challenge instead of staying silent; when the solver
+// serves that checkpoint on chain, it verifies again from it and votes anew
+// (its reject was withdrawn). Every assignment is
 // a job of its own (verifying, voting, challenging), so several tasks are
 // checked side by side as far as the peer's scheduler lets them; the actor's
 // state is the stage of its oldest job.
@@ -102,6 +104,12 @@ export const verifierMachine = setup({
           enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, 'accepted') })
         } else {
           const r = output as DisputeResult
+          if (r.served === true) {
+            // the checkpoint is on chain now and our reject was withdrawn: replay from it and vote again
+            enqueue.spawnChild('verify', { id: jobId('verify', taskId), input: { ports: context.ports, taskId } })
+            enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'verifying')))
+            return
+          }
           enqueue.assign({ ...jobsAt(withStage(context.jobs, taskId, undefined)), history: recordTask(context, taskId, `dispute ${r.disputeId}: ${r.winner} won`) })
         }
       })

@@ -3,12 +3,13 @@ import type { Logger } from '../log.js'
 
 // The challenger's side of a data-availability challenge: a verifier that
 // could not obtain a valid checkpoint opens the challenge on chain (a deposit
-// is reserved), then watches it: answered by the solver → the challenge failed
-// (the deposit went to the solver); still open after its deadline → it calls
-// availability_timeout itself (anyone may), the solver is slashed and the
-// task fails.
+// is reserved), then watches it: answered → the solver served the checkpoint
+// on chain, and the verifier replays from it and votes again (its reject was
+// withdrawn); still open after its deadline → it calls availability_timeout
+// itself (anyone may), the solver is slashed and the task fails.
 
-export interface AvailabilityOutcome { challengeId: number, winner: 'challenger' | 'defender', reason: string }
+/** `served`: answered, i.e. the solver put the whole checkpoint on chain (ChainClient.servedParts reads it) */
+export interface AvailabilityOutcome { challengeId: number, winner: 'challenger' | 'defender', reason: string, served?: boolean }
 
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
@@ -42,7 +43,7 @@ export async function runAvailabilityChallenge (
   while (Date.now() < until) {
     const c = await chain.availabilityChallenge(id)
     if (c == null) throw new Error(`availability challenge ${id} vanished from the chain`)
-    if (c.status === 'Answered') return { challengeId: id, winner: 'defender', reason: 'the solver posted the sampled rows in time' }
+    if (c.status === 'Answered') return { challengeId: id, winner: 'defender', reason: 'the solver served the checkpoint on chain', served: true }
     if (c.status === 'TimedOut') return { challengeId: id, winner: 'challenger', reason: 'the solver did not answer by the deadline' }
     // the next block is past the deadline: time the challenge out
     if (await chain.bestNumber() >= c.deadline) {

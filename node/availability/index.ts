@@ -1,3 +1,3 @@
-export { AvailabilityResponder, responseFromRun, type AvailabilityResponderInit, type AnsweredChallenge } from './responder.js'
+export { AvailabilityResponder, serveFromRun, type AvailabilityResponderInit, type AnsweredChallenge } from './responder.js'
 export { runAvailabilityChallenge, type AvailabilityOutcome } from './challenger.js'
 export { corruptCheckpoints } from './fault.js'

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { hexToU8a } from '@polkadot/util'
 import { fromHex } from '../../protocols/commit/merkle.js'
-import { availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, committedCheckpointTensors, encodeAvailabilityResponse, MAX_RESPONSE_BYTES } from '../../protocols/availability/index.js'
+import { buildServeParts, checkServePart, committedCheckpointTensors } from '../../protocols/availability/index.js'
 import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol/proof.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
@@ -12,10 +11,11 @@ import { checkpointDir, readJson } from '../train/store.js'
 // The solver's side of a data-availability challenge: when the chain reports
 // a challenge against this node, it reads the challenged checkpoint from its
 // own run directory (dataDir/tasks/<task>/run), checks it is the committed
-// state, draws the sample positions from the hash of the block that included
-// the challenge, and posts the rows with their Merkle proofs before the
-// deadline. A node whose local checkpoint does not match its proof cannot
-// answer, says so in its log, and will be slashed at the deadline.
+// state, and serves it on chain before the deadline: every leaf of the state
+// in parts of at most 1 MiB (protocols/availability/serve.ts; 2 parts,
+// 1.4 MB, for the devnet's MLP), resuming after the parts already in. A node
+// whose local checkpoint does not match its proof cannot answer, says so in
+// its log, and will be slashed at the deadline.
 
 export interface AvailabilityResponderInit {
   dataDir: string
@@ -28,8 +28,8 @@ export interface AnsweredChallenge { challengeId: number, taskId: number, step: 
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
 
-/** The response bytes for a challenge, from the local run directory; throws with the reason when it cannot be built. */
-export function responseFromRun (runDir: string, step: number, committedProofRoot: string, seed: Uint8Array, samples: number): Uint8Array {
+/** The serve parts of checkpoint `step` from leaf `from` on, from the local run directory; throws with the reason when they cannot be built. */
+export function serveFromRun (runDir: string, step: number, committedProofRoot: string, from = 0): Uint8Array[] {
   if (!existsSync(join(runDir, 'proof.json'))) throw new Error(`no run in ${runDir}`)
   const proof = validateProof(readJson(join(runDir, 'proof.json'), 'proof'))
   const root = committedProofRoot.replace(/^0x/, '')
@@ -45,11 +45,10 @@ export function responseFromRun (runDir: string, step: number, committedProofRoo
     manifest, new Uint8Array(readFileSync(file)), step, rootAtStep(proof, step), undefined, { tensorRoot: fastTensorRoot }
   )
   const seg = m === 1 ? undefined : { rootEvery: m, steps: proof.steps }
-  const bytes = encodeAvailabilityResponse(buildAvailabilityResponse(tensors, step, proof.stateRoots.map(fromHex), seed, samples, seg))
-  if (bytes.length > MAX_RESPONSE_BYTES) throw new Error(`the response is ${bytes.length} bytes, over the chain's ${MAX_RESPONSE_BYTES}`)
-  // dry run of the chain's rule: never send what the chain would refuse
-  checkAvailabilityResponse({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, seed, count: samples }, bytes)
-  return bytes
+  const parts = buildServeParts(tensors, step, proof.stateRoots.map(fromHex), seg, { from })
+  // dry run of the chain's rule on the first part: never send what the chain would refuse
+  if (parts.length > 0 && from === 0) checkServePart({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, served: 0 }, parts[0])
+  return parts
 }
 
 export class AvailabilityResponder {
@@ -95,34 +94,41 @@ export class AvailabilityResponder {
         challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra
       }); if (this.handled.length > 100) this.handled.shift()
     }
-    // the seed is the hash of the block that included the challenge
-    let hash: string | null = null
-    while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(c.openedAt); if (hash == null) await sleep(300) }
-    if (hash == null) throw new Error(`block ${c.openedAt} is not known`)
-    const seed = availabilitySeed(hexToU8a(hash), id)
-    let bytes: Uint8Array
+    // resume after the parts already on chain (a restart, a retry)
+    const from = (await chain.availabilityServe(id))?.served ?? 0
+    let parts: Uint8Array[]
     try {
-      bytes = responseFromRun(join(this.o.dataDir, 'tasks', String(taskId), 'run'), c.checkpointStep, task.proofRoot, seed, c.samples)
+      parts = serveFromRun(join(this.o.dataDir, 'tasks', String(taskId), 'run'), c.checkpointStep, task.proofRoot, from)
     } catch (err) {
       this.o.log.error({ taskId, challengeId: id, step: c.checkpointStep, reason: (err as Error).message }, 'cannot answer the data-availability challenge: no valid local checkpoint (this node will be slashed at the deadline)')
       done(false, { reason: (err as Error).message })
       return
     }
-    // the answer must land after the challenge's block and by its deadline
-    for (let attempt = 0; attempt < 20; attempt++) {
+    const bytes = parts.reduce((a, p) => a + p.length, 0)
+    this.o.log.info({ taskId, challengeId: id, step: c.checkpointStep, parts: parts.length, bytes, deadline: c.deadline, ms: Date.now() - t0 }, 'serve parts built')
+    // each part must land in order and by the deadline
+    for (let i = 0, failures = 0; i < parts.length && failures < 20;) {
       try {
-        await chain.respondAvailability(id, bytes)
-        this.o.log.info({ taskId, challengeId: id, step: c.checkpointStep, bytes: bytes.length, ms: Date.now() - t0 }, 'answered the data-availability challenge with sampled rows')
-        done(true, { bytes: bytes.length })
-        return
+        await chain.respondAvailability(id, parts[i])
+        i++
+        failures = 0
       } catch (err) {
+        failures++
         const name = errName(err)
-        if (name === 'arbitration.SamplesNotReady') { await sleep(300); continue }
         if (name === 'arbitration.AvailabilityClosed') return
+        if (name === 'arbitration.InvalidAvailabilityResponse' && i > 0) {
+          // a part sent again after a lost acknowledgement: resume from what the chain holds
+          const served = (await chain.availabilityServe(id))?.served ?? 0
+          parts = serveFromRun(join(this.o.dataDir, 'tasks', String(taskId), 'run'), c.checkpointStep, task.proofRoot, served)
+          i = 0
+          continue
+        }
         if (name === 'arbitration.ResponseTooLate') { done(false, { reason: 'too late' }); throw err }
         if (name !== '') { done(false, { reason: name }); throw err }
         await sleep(500) // transport trouble: retry
       }
     }
+    this.o.log.info({ taskId, challengeId: id, step: c.checkpointStep, parts: parts.length, bytes, ms: Date.now() - t0 }, 'served the challenged checkpoint on chain')
+    done(true, { bytes })
   }
 }

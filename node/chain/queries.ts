@@ -1,7 +1,7 @@
 import type { ApiPromise } from '@polkadot/api'
-import { u8aToHex } from '@polkadot/util'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { toPlain } from './plain.js'
-import type { AvailabilityChallenge, ChunkRequest, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
+import type { AvailabilityChallenge, AvailabilityServe, ChunkRequest, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
 import { eventOf, type ChainEvent } from './client-types.js'
 
 // The chain client's reads: blocks, accounts and the Arbitration pallet's
@@ -79,6 +79,40 @@ export class ChainQueries {
   // ---- data-availability challenges (docs/disputes.md, "Withheld checkpoints") ----
   async availabilityChallenge (id: bigint | number): Promise<AvailabilityChallenge | null> {
     return toPlain(await this.api.query.arbitration.availabilityChallenges(id)) as unknown as AvailabilityChallenge | null
+  }
+
+  /** How far a challenged checkpoint is served on chain (protocols/availability/serve.ts), or null before its first part. */
+  async availabilityServe (id: bigint | number): Promise<AvailabilityServe | null> {
+    type Stored = Omit<AvailabilityServe, 'servedAs'> & { servedAs: bigint | number }
+    const p = toPlain(await this.api.query.arbitration.availabilityServes(id)) as Stored | null
+    if (p == null) return null
+    return { served: Number(p.served), total: Number(p.total), headersHash: p.headersHash, parts: p.parts.map(Number), servedAs: Number(p.servedAs) }
+  }
+
+  /**
+   * The parts of a challenge's serve as the chain took them (the AvailabilityServed events of
+   * the blocks its progress names), in order: what a served challenger rebuilds its checkpoint from.
+   */
+  async servedParts (id: bigint | number): Promise<Uint8Array[]> {
+    const p = await this.availabilityServe(id)
+    if (p == null) return []
+    const out: Uint8Array[] = []
+    for (const n of [...new Set(p.parts)]) {
+      for (const e of await this.eventsAt(await this.blockHash(n))) {
+        if (e.section === 'arbitration' && e.method === 'AvailabilityServed' && Number(e.data.challengeId) === p.servedAs) out.push(hexToU8a(String(e.data.response)))
+      }
+    }
+    return out
+  }
+
+  /** Checkpoints of a task served on chain: step → an answered challenge of it (until the task ends). */
+  async servedCheckpoints (taskId: bigint | number): Promise<Map<number, number>> {
+    const out = new Map<number, number>()
+    for (const id of toPlain(await this.api.query.arbitration.answeredAvailability(taskId)) as Array<bigint | number>) {
+      const c = await this.availabilityChallenge(id)
+      if (c != null && c.status === 'Answered') out.set(Number(c.checkpointStep), Number(id))
+    }
+    return out
   }
 
   /** (checkpoint step, challenge id) of every open availability challenge of a task. */

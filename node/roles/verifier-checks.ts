@@ -1,6 +1,8 @@
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { VerifyResult } from '../../actors/ports.js'
+import { assembleServe, servedStateBytes } from '../../protocols/availability/index.js'
+import { fromHex } from '../../protocols/commit/merkle.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import type { RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
@@ -8,7 +10,8 @@ import { initClaimBytes, initialStateMatches, stateFromCheckpoint } from './init
 import { PortsPart } from './ports-part.js'
 
 // What a verifier checks before it replays: the proof's initial state, and
-// the solver's checkpoints fetched from the solver itself.
+// the solver's checkpoints fetched from the solver itself (or read from the
+// chain once the solver served them there for an availability challenge).
 
 export class VerifierChecks extends PortsPart {
   /**
@@ -46,6 +49,24 @@ export class VerifierChecks extends PortsPart {
     if (solver == null) return undefined
     const node = await chain.node(solver)
     return node == null ? undefined : Buffer.from(node.peerId.replace(/^0x/, ''), 'hex').toString('utf8')
+  }
+
+  /**
+   * Writes a checkpoint the solver served on chain (challenge `id`: its AvailabilityServed parts)
+   * into `dir` as state.bin, the tensors back to back; returns why it cannot be read.
+   */
+  async readServed (
+    chain: ChainClient, id: number, at: { proofRoot: string, step: number, stepCount: number, rootEvery: number }, dir: string
+  ): Promise<string | undefined> {
+    try {
+      const parts = await chain.servedParts(id)
+      const { tensors } = assembleServe({ ...at, proofRoot: fromHex(at.proofRoot.replace(/^0x/, '')) }, parts)
+      writeFileSync(join(dir, 'state.bin'), servedStateBytes(tensors))
+      this.log.info({ challengeId: id, step: at.step, parts: parts.length }, 'checkpoint read from its serve on chain')
+      return undefined
+    } catch (err) {
+      return `served on chain, but unreadable: ${(err as Error).message}`
+    }
   }
 
   /**

@@ -110,6 +110,7 @@ export class VerifierPorts extends PortsPart {
     const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
     const coded = chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
     const problems: Array<{ step: number, reason: string }> = []
+    const served = await chain.servedCheckpoints(taskId)
     let next = 0
     let fetched = 0
     const fetchNext = async (): Promise<void> => {
@@ -117,8 +118,12 @@ export class VerifierPorts extends PortsPart {
         const ck = needed[next++]
         const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
         mkdirSync(dir, { recursive: true })
-        // a checkpoint nobody serves makes the interval unreplayable: a data-availability challenge
-        let problem = await this.checks.fetchCheckpoint(ck, dir, solverPeer)
+        // a checkpoint served on chain (an answered availability challenge) is read from there;
+        // one nobody serves makes the interval unreplayable: a data-availability challenge
+        const onChain = served.get(ck.step)
+        let problem = onChain !== undefined
+          ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: ck.step, stepCount: task.stepCount, rootEvery: m }, dir)
+          : await this.checks.fetchCheckpoint(ck, dir, solverPeer)
         if (problem != null && coded) problem = await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem)
         if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
         fetched++
@@ -192,7 +197,7 @@ export class VerifierPorts extends PortsPart {
       alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step)
     }
     const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives })
-    return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}` }
+    return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}`, served: r.served }
   }
 
   private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {

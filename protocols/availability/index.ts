@@ -1,2 +1,3 @@
 export * from './response.js'
 export * from './checkpoint-check.js'
+export * from './serve.js'

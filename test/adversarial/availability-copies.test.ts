@@ -4,8 +4,9 @@ import type { AvailabilityChallenge } from '../../devnet/chain/runtime/availabil
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { availabilitySeed } from '../../protocols/availability/index.js'
 import * as reference from '../../protocols/reference/index.js'
-import { STAKE, STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask } from '../helpers/availability-task.js'
-import { assignedNames } from '../helpers/verdict-sample.js'
+import { STAKE, STEP, availabilityAnswer, commitAvailabilityProof, serveOnChain, servedState, submitAvailabilityTask } from '../helpers/availability-task.js'
+import { assignedNames, harnessSample } from '../helpers/verdict-sample.js'
+import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // A front-run availability challenge. One challenge per checkpoint may be
@@ -16,9 +17,10 @@ import { Harness } from '../unit/chain/harness.js'
 // (AvailabilityAlreadyOpen): its reject had no evidence of its own, and its
 // slot lapsed with the silence penalty B + R, for a task nobody could verify.
 // Now an assigned verifier whose reject is not yet backed opens its own
-// challenge of the same checkpoint; the solver must answer it too, and the
-// verifier is released like any whose challenge was answered. The test fails
-// if the verifier pays anything.
+// challenge of the same checkpoint; an answer serves the checkpoint on chain,
+// and the serve of one challenge answers every open one of that checkpoint,
+// so the verifier has the data and votes. The test fails if the verifier
+// pays anything.
 
 let h: Harness
 let solver: string
@@ -26,12 +28,11 @@ let puppet: string
 const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as TaskInfo
 const worth = (n: string): bigint => h.free(n) + h.reserved(n)
 const challengeOf = (who: string): [string, string, string, Record<string, unknown>] => [who, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }]
-/** the solver answers challenge `id` with the sampled rows (it holds the state) */
-function answer (id: number): void {
+/** the solver answers challenge `id` with possession alone: the sampled rows (it holds the state) */
+function possess (id: number): string | undefined {
   const c = h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id)!
   const seed = availabilitySeed(hexToU8a(h.randomness(c.openedAt)), id)
-  const bytes = availabilityAnswer(seed)
-  expect(h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error).toBeUndefined()
+  return h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(availabilityAnswer(seed)) }).error
 }
 
 beforeEach(async () => {
@@ -49,24 +50,31 @@ beforeEach(async () => {
 })
 
 describe('a copied availability challenge', () => {
-  it('included before the verifier\'s own: the verifier still opens its own, and pays nothing when the solver serves nobody', () => {
+  it('included before the verifier\'s own: the verifier still opens its own; the serve of the copy answers both, and the verifier, served, pays nothing', () => {
     const before = { dave: worth('Dave'), puppet: worth(puppet) }
     const { results } = h.block([challengeOf(puppet), challengeOf('Dave')])
     expect(results[0].error).toBeUndefined()
     // before: Arbitration.AvailabilityAlreadyOpen
     expect(results[1].error).toBeUndefined()
-    // the solver proves possession of both on chain, and serves neither verifier off chain
-    answer(0)
-    answer(1)
-    for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [] }).error).toBeUndefined()
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [] }).error).toBeUndefined()
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Eve') }).error).toBeUndefined()
+    // proving possession answers neither (before: it answered each, and nobody was served)
+    expect(possess(0)).toBe('Arbitration.InvalidAvailabilityResponse')
+    // the solver serves the copy: the data is on chain, Dave's own challenge is answered with it
+    const { error, emitted } = serveOnChain(h, solver, 0)
+    expect(error).toBeUndefined()
+    for (const id of [0, 1]) expect(h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id)!.status).toBe('Answered')
+    expect(servedState(emitted)).toHaveLength(4)
+    // Dave's reject rested on data he now has: withdrawn; he replays and accepts
+    expect(task().verdicts.some(v => v.verifier === h.accounts.Dave)).toBe(false)
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
     const ev: string[] = []
     for (let i = 0; i < 80 && task().phase === 'Verifying'; i++) ev.push(...h.advance(1))
-    expect(task().phase).toBe('Unverified')
-    // Dave's challenge was answered: released, not lapsed; his deposit back since nobody verified the task
-    expect(worth('Dave')).toBe(before.dave)
-    // Eve, silent but for a bare reject, pays the penalty: the rule still bites whoever has no evidence
-    expect(ev).toContain('Arbitration.AssignmentLapsed')
-    expect(worth(puppet)).toBe(before.puppet)
+    expect(task().phase).toBe('Settled')
+    expect(ev).not.toContain('Arbitration.AssignmentLapsed')
+    // Dave is paid V and his deposit comes back; the puppet's needless copy costs it its deposit (to the solver)
+    expect(worth('Dave')).toBe(before.dave + 100n * UNIT)
+    expect(worth(puppet)).toBeLessThan(before.puppet)
   })
 
   it('only an assigned verifier whose reject is not yet backed may challenge an already challenged checkpoint', () => {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { NodeInfo, TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import type { CapacityRent } from '../../devnet/chain/runtime/capacity-rent.js'
@@ -8,8 +8,7 @@ import * as reference from '../../protocols/reference/index.js'
 import { assignedNames, harnessSample } from '../helpers/verdict-sample.js'
 import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
-import { STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask } from '../helpers/availability-task.js'
-import { availabilitySeed } from '../../protocols/availability/index.js'
+import { STEP, commitAvailabilityProof, serveParts, submitAvailabilityTask } from '../helpers/availability-task.js'
 
 // on_initialize is not a call: a throw in it fails the block, and the same
 // stored task throws again in the next, so one task halted the chain for
@@ -133,16 +132,14 @@ describe('a task faulted with evidence open on it', () => {
   it('answered deposits go back; an open availability challenge runs to its end by its own calls, its deposit back too', () => {
     const solver = submitAvailabilityTask(h)
     commitAvailabilityProof(h, solver)
-    // the samples come from the randomness of the block that opened the challenge
-    const seed = (id: number): Uint8Array =>
-      availabilitySeed(hexToU8a(h.randomness(h.read<{ openedAt: number }>('Arbitration', 'AvailabilityChallenges', id)!.openedAt)), BigInt(id))
+    // challenge 0 is of STEP, challenge 1 of checkpoint 0: the solver serves each on chain
     const respond = (id: number): string | undefined =>
-      h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(availabilityAnswer(seed(id))) }).error
+      h.run(solver, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(serveParts(undefined, undefined, id === 0 ? STEP : 0)[0]) }).error
     const before = { alice: worth('Alice'), dave: worth('Dave'), eve: worth('Eve'), solver: worth(solver) }
     // Dave's challenge answered (its deposit held for the settlement), then Eve's opened and not yet answered
     expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
     expect(respond(0)).toBeUndefined()
-    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBeUndefined()
     expect(node('Eve').activeTasks).toBeGreaterThan(0)
     // an arithmetic edge: the stake-blocks the task's rent accrues overflow u128
     corrupt(0, { solverReward: 2n ** 128n - 1n })

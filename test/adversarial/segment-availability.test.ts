@@ -1,4 +1,4 @@
-import { hexToU8a, u8aToHex } from '@polkadot/util'
+import { u8aToHex } from '@polkadot/util'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { AvailabilityChallenge } from '../../devnet/chain/runtime/availability.js'
@@ -6,11 +6,9 @@ import type { NodeInfo, TaskInfo } from '../../devnet/chain/runtime/arbitration.
 import { merkleProof, merkleRoot, nodeHash } from '../../protocols/commit/merkle.js'
 import { stateLeaves, stateRoot } from '../../protocols/commit/state.js'
 import { commitTensor, type TensorData } from '../../protocols/commit/tensor.js'
-import {
-  AvailabilityRejected, SAMPLE_COUNT, availabilitySeed, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, rowsOf,
-  samplePosition, type AvailabilityResponse
-} from '../../protocols/availability/index.js'
-import { proveSlice } from '../../protocols/commit/tensor.js'
+import { encode } from 'cborg'
+import { AvailabilityRejected, buildServeParts, checkServePart, type ServePart } from '../../protocols/availability/index.js'
+import { tensorLeafBytes, tensorLeaves } from '../../protocols/commit/tensor.js'
 import { buildInitClaim, encodeClaim, encodeInitClaim, firstInitMismatch, type InitClaim } from '../../protocols/dispute/index.js'
 import { initialState, initialStateRoot } from '../../protocols/program/init.js'
 import { committedSteps } from '../../protocols/pol/segments.js'
@@ -36,8 +34,13 @@ const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0) as Task
 const challenge = (id = 0): AvailabilityChallenge => h.read<AvailabilityChallenge>('Arbitration', 'AvailabilityChallenges', id) as AvailabilityChallenge
 const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts[who]) as NodeInfo).stake
 const worth = (who: string): bigint => h.free(who) + h.reserved(who)
-const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.randomness()), id)
 const respond = (bytes: Uint8Array, id = 0): string | undefined => h.run('Bob', 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error
+/** the serve of a small state is one part */
+const serveOf = (state: TensorData[], step: number, roots: Uint8Array[], seg?: { rootEvery: number, steps: number }): Uint8Array => {
+  const parts = buildServeParts(state, step, roots, seg)
+  expect(parts).toHaveLength(1)
+  return parts[0]
+}
 
 function tensor (shape: number[], seed: number): TensorData {
   const n = shape.reduce((a, b) => a * b, 1)
@@ -67,22 +70,17 @@ async function taskWith (p: ProgramArgs, leaves: Uint8Array[]): Promise<void> {
   }).error).toBeUndefined()
 }
 
-/** Opens a challenge of checkpoint `step` (Dave) and moves to the block where the samples are drawn. */
-function challengeAt (step: number): Uint8Array {
+/** Opens a challenge of checkpoint `step` (Dave). */
+function challengeAt (step: number): void {
   expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: step }).error).toBeUndefined()
-  return seedNow()
 }
 
-/** The answer's rows, drawn over `tensors` only. */
-function samplesOf (tensors: TensorData[], seed: Uint8Array): AvailabilityResponse['samples'] {
-  const counts = tensors.map(t => rowsOf(t.shape))
-  return Array.from({ length: SAMPLE_COUNT }, (_, k) => {
-    const { tensor: t, row } = samplePosition(seed, k, counts)
-    const p = proveSlice(tensors[t], 'row', row)
-    return { tensor: t, index: row, bytes: p.bytes, siblings: p.siblings }
-  })
+/** Every row-tree leaf of `t` with its path: what a serve of a state holding `t` alone carries. */
+function leavesOf (t: TensorData): ServePart['leaves'] {
+  const hashes = tensorLeaves(t, 'row')
+  return hashes.map((_, j) => ({ bytes: tensorLeafBytes(t, 'row', j), siblings: merkleProof(hashes, j) }))
 }
-const headOf = (t: TensorData): AvailabilityResponse['tensors'][number] => {
+const headOf = (t: TensorData): ServePart['tensors'][number] => {
   const c = commitTensor(t)
   return { dtype: t.dtype, shape: [...t.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }
 }
@@ -97,8 +95,8 @@ describe('availability challenges by leaf index (a root every m steps)', () => {
 
   it('an honest solver answers a challenge of checkpoint 4 with leaf 1 of proof_root and keeps its stake', () => {
     const before = stake('Bob')
-    const seed = challengeAt(4)
-    expect(respond(encodeAvailabilityResponse(buildAvailabilityResponse(STATES.get(4)!, 4, LEAVES, seed, SAMPLE_COUNT, SEG)))).toBeUndefined()
+    challengeAt(4)
+    expect(respond(serveOf(STATES.get(4)!, 4, LEAVES, SEG))).toBeUndefined()
     expect(challenge().status).toBe('Answered')
     h.advance(challenge().deadline - h.number + 1)
     expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
@@ -107,20 +105,18 @@ describe('availability challenges by leaf index (a root every m steps)', () => {
   })
 
   it('the last step (5, not a multiple of m) is a committed leaf too; a checkpoint step that is not one is refused', () => {
-    const seed = challengeAt(5)
-    expect(respond(encodeAvailabilityResponse(buildAvailabilityResponse(STATES.get(5)!, 5, LEAVES, seed, SAMPLE_COUNT, SEG)))).toBeUndefined()
+    challengeAt(5)
+    expect(respond(serveOf(STATES.get(5)!, 5, LEAVES, SEG))).toBeUndefined()
     for (const s of [2, 3, 6]) expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: s }).error).toBe('Arbitration.NotCheckpointStep')
   })
 
   it('the root of another leaf does not answer: state 5 (leaf 2) for a challenge of checkpoint 4, or a per-step leaf index', () => {
-    const seed = challengeAt(4)
+    challengeAt(4)
     // state 5's tensors and its own path: the step leaf inside the state root is 5's, not 4's
-    const other = buildAvailabilityResponse(STATES.get(5)!, 5, LEAVES, seed, SAMPLE_COUNT, SEG)
-    expect(respond(encodeAvailabilityResponse(other))).toBe('Arbitration.AvailabilityProofInvalid')
+    expect(respond(serveOf(STATES.get(5)!, 5, LEAVES, SEG))).toBe('Arbitration.AvailabilityProofInvalid')
     // state 4 proven as leaf 4 of a per-step tree (depth 3): not proof_root's leaf 1 at depth 2
     const perStep = [0, 1, 2, 3, 4, 5].map(s => STATES.has(s) ? stateRoot(STATES.get(s)!, s) : LEAVES[0])
-    const wrongTree = buildAvailabilityResponse(STATES.get(4)!, 4, perStep, seed)
-    expect(respond(encodeAvailabilityResponse(wrongTree))).toBe('Arbitration.AvailabilityProofInvalid')
+    expect(respond(serveOf(STATES.get(4)!, 4, perStep))).toBe('Arbitration.AvailabilityProofInvalid')
     expect(challenge().status).toBe('Open')
   })
 })
@@ -134,18 +130,17 @@ describe('a solver holding part of a state cannot answer with a node inside its 
 
   it('it kept tensor 2 only: the right child of state root 3 (tensor 2, the step leaf) one level below leaf 1 is refused; it is slashed', () => {
     const before = stake('Bob')
-    const seed = challengeAt(3)
+    challengeAt(3)
     const leaves = stateLeaves(S3, 3)
     // leaf 3 at depth 2, as the per-step rule reads it: [left child of state root 3, state root 0]
-    const partial: AvailabilityResponse = {
-      v: 1, tensors: [headOf(S3[2])], statePath: [nodeHash(leaves[0], leaves[1]), LEAVES[0]], samples: samplesOf([S3[2]], seed)
+    const partial: ServePart = {
+      v: 2, tensors: [headOf(S3[2])], statePath: [nodeHash(leaves[0], leaves[1]), LEAVES[0]], from: 0, leaves: leavesOf(S3[2])
     }
     expect(merkleRoot([commitTensor(S3[2]).root, leaves[3]])).toEqual(nodeHash(leaves[2], leaves[3]))
-    // the per-step depth would take it (the attack); the task's own depth does not
-    const bytes = encodeAvailabilityResponse(partial)
-    expect(() => checkAvailabilityResponse({ proofRoot: merkleRoot(LEAVES), step: 3, stepCount: 3, seed }, bytes)).not.toThrow()
+    // the per-step depth would take its state path (the attack): a "whole state" of tensor 2 alone; the task's own depth does not
+    const bytes = encode({ ...partial, roots: LEAVES })
     expect(respond(bytes)).toBe('Arbitration.AvailabilityProofInvalid')
-    expect(() => checkAvailabilityResponse({ proofRoot: merkleRoot(LEAVES), step: 3, stepCount: 3, rootEvery: 3, seed }, bytes)).toThrow(AvailabilityRejected)
+    expect(() => checkServePart({ proofRoot: merkleRoot(LEAVES), step: 3, stepCount: 3, rootEvery: 3, served: 0 }, bytes)).toThrow(AvailabilityRejected)
     // no valid answer by the deadline: slashed, the task fails
     h.advance(challenge().deadline - h.number + 1)
     expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBeUndefined()

@@ -17,6 +17,7 @@ import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
 import { backingGrace, openBackingGrace } from './late-backing.js'
+import { inServedGrace } from './served-grace.js'
 import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
@@ -240,7 +241,8 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   // only the verifiers the chain drew give verdicts (verifier-rounds.ts): nobody can take a slot by being first
   const assignment = activeAssignment(ctx, a.taskId, who)
   if (assignment === undefined) ctx.fail(P, 'NotAssigned')
-  ctx.ensure(ctx.now <= t.challengeEnd && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
+  // a verifier whose availability challenge was served votes again by its deadline, which may lie past the window (availability-serve.ts)
+  ctx.ensure((ctx.now <= t.challengeEnd || inServedGrace(ctx, a.taskId, who)) && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
   ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
   // checked_steps names units (protocols/verification/verdict.ts): transitions, or segments j at m > 1

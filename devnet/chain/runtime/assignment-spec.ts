@@ -9,7 +9,7 @@ export const ASSIGNMENT_TYPES: NamedTypes = {
   AssignmentStatus: {
     path: ['pallet_arbitration', 'types', 'AssignmentStatus'],
     variants: [{ name: 'Active' }, { name: 'Lapsed' }, { name: 'Released' }],
-    docs: ['Active: its verdict counts; Lapsed: silent (no verdict, no evidence) or a reject without its own evidence by the deadline: penalized, replaced; Released: it opened evidence but its verdict did not stand: replaced, no penalty']
+    docs: ['Active: its verdict counts; Lapsed: silent (no verdict, no evidence) or a reject without its own evidence by the deadline: penalized, replaced; Released: its accept was slashed as blind: replaced, no further penalty']
   },
   VerifierAssignment: {
     path: ['pallet_arbitration', 'types', 'VerifierAssignment'],
@@ -29,8 +29,8 @@ export const ASSIGNMENT_STORAGE: StorageSpec[] = [
 
 export const ASSIGNMENT_EVENTS: EventSpec[] = [
   { name: 'VerifiersAssigned', fields: [['task_id', 'u64'], ['verifiers', 'Vec<AccountId>'], ['round', 'u8'], ['seed_block', 'u32'], ['deadline', 'u32']], docs: 'Verifiers drawn stake-weighted from the hash of seed_block (never the submitter, the solver or an account drawn before for the task); each one\'s sample is seeded by the same hash and its account. Their verdicts are due by `deadline`.' },
-  { name: 'AssignmentLapsed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8'], ['penalty', 'u128']], docs: 'An assigned verifier\'s slot failed: no verdict by its deadline, a reject without evidence of its own, a reject whose own dispute or initial-state claim it lost, or (at the end of a task that ends Unverified while an accept stood) an answered availability challenge thus contradicted: no reward, `penalty` (dispute_bond + solver_reward) of its stake to the treasury, and it is replaced.' },
-  { name: 'AssignmentReleased', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8']], docs: 'An assigned verifier\'s verdict did not stand, but its accept was already slashed or its availability challenge was answered: no reward, no penalty (unless the task ends Unverified while an accept stood: then AssignmentLapsed), and it is replaced.' }
+  { name: 'AssignmentLapsed', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8'], ['penalty', 'u128']], docs: 'An assigned verifier\'s slot failed: no verdict by its deadline, a reject without evidence of its own, a reject whose own dispute or initial-state claim it lost, or no verdict after its availability challenge was served on chain (VerdictReopened): no reward, `penalty` (dispute_bond + solver_reward) of its stake to the treasury, and it is replaced.' },
+  { name: 'AssignmentReleased', fields: [['task_id', 'u64'], ['verifier', 'AccountId'], ['round', 'u8']], docs: 'An assigned verifier\'s verdict did not stand, but its accept was already slashed: no reward, no further penalty, and it is replaced.' }
 ]
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })

@@ -25,16 +25,16 @@ export const AVAILABILITY_STORAGE: StorageSpec[] = [
 ]
 
 export const AVAILABILITY_CALLS: CallSpec[] = [
-  { name: 'challenge_availability', index: 20, args: [['task_id', 'u64'], ['checkpoint_step', 'u32']], docs: 'A node that cannot obtain a valid checkpoint at checkpoint_step challenges the solver to post sampled rows of that state (a deposit = dispute_bond is reserved). Sample positions come from the hash of the block including this call. One open challenge per checkpoint (AvailabilityAlreadyOpen), but an assigned verifier whose reject is not yet backed may open its own of an already challenged checkpoint.' },
-  { name: 'respond_availability', index: 21, args: [['challenge_id', 'u64'], ['response', 'Vec<u8>']], docs: 'The solver posts the sampled rows with Merkle proofs against leaf checkpoint_step of its proof_root (CBOR, protocols/availability, at most 64 KiB), from the block after the challenge until its deadline.' },
+  { name: 'challenge_availability', index: 20, args: [['task_id', 'u64'], ['checkpoint_step', 'u32']], docs: 'A node that cannot obtain a valid checkpoint at checkpoint_step challenges the solver to serve that state on chain (respond_availability; a deposit = dispute_bond is reserved). One open challenge per checkpoint (AvailabilityAlreadyOpen), but an assigned verifier whose reject is not yet backed may open its own of an already challenged checkpoint; none of a checkpoint already served (CheckpointServed), and none past challenge_end from a verifier in its served grace.' },
+  { name: 'respond_availability', index: 21, args: [['challenge_id', 'u64'], ['response', 'Vec<u8>']], docs: 'The solver serves the whole checkpoint on chain, by its deadline, in parts (CBOR, protocols/availability/serve.ts, version 2, at most 1 MiB each): every part carries the state\'s tensor headers and their path to leaf checkpoint_step of proof_root, and the next row-tree leaves of the state in order (tensor by tensor) with their paths to the tensor\'s row root. The challenge is answered when every leaf is on chain (AvailabilityServed events), and with it every open challenge of the same checkpoint; possession alone (sampled rows) no longer answers. A part of at least 256 KiB of leaves, the serve not complete, moves the deadline of every open challenge of the checkpoint to at least its block + 1 + the answer window (max(dispute_clock, challenge_window / 4)).' },
   { name: 'availability_timeout', index: 22, args: [['challenge_id', 'u64']], docs: 'Anyone, after the deadline of an unanswered challenge: the solver is slashed and the task fails.' }
 ]
 
 export const AVAILABILITY_EVENTS: EventSpec[] = [
   { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Sample seed: protocols/availability availabilitySeed(hash of this block, challenge_id).' },
-  { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The sampled rows with their proofs, for anyone; the deposit stays reserved until the task ends (AvailabilityDepositSettled).' },
+  { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The checkpoint is served: every leaf of the state is on chain (the AvailabilityServed parts; `response` is empty). The deposit stays reserved until the task ends (AvailabilityDepositSettled).' },
   { name: 'AvailabilityTimedOut', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: 'The solver did not answer in time: slashed, the task fails.' },
-  { name: 'AvailabilityDepositSettled', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'At the end of the task, the deposit of an answered challenge: to the solver if the task was verified anyway, back to the challenger if not.' }
+  { name: 'AvailabilityDepositSettled', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'At the end of the task, the deposit of an answered (served) challenge: an assigned verifier\'s back to it if a verdict of its stood, else to the solver; anyone else\'s to the solver if the task was verified anyway, back if not.' }
 ]
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })
@@ -45,8 +45,8 @@ export const AVAILABILITY_ERRORS: ErrorSpec[] = [
   err('AvailabilityClosed', 'The availability challenge was already answered or timed out.'),
   err('SamplesNotReady', 'The sample positions come from the hash of the block that included the challenge: answer from the next block on.'),
   err('ResponseTooLate', 'The availability challenge\'s deadline has passed.'),
-  err('ResponseTooLarge', 'The availability response exceeds 64 KiB.'),
-  err('InvalidAvailabilityResponse', 'The availability response is malformed or samples other positions than the chain drew.'),
-  err('AvailabilityProofInvalid', 'A Merkle proof in the availability response does not verify against the committed proof_root.'),
+  err('ResponseTooLarge', 'A serve part exceeds 1 MiB.'),
+  err('InvalidAvailabilityResponse', 'The serve part is malformed, not version 2, has other tensor headers than the parts before, or does not start at the next leaf not yet served.'),
+  err('AvailabilityProofInvalid', 'The tensor headers do not make the committed state root of the checkpoint, or a leaf does not verify against its tensor\'s commitment.'),
   err('DeadlineNotReached', 'The availability challenge can still be answered.')
 ]

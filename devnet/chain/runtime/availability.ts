@@ -1,8 +1,9 @@
-import { hexToU8a, u8aToHex } from '@polkadot/util'
-import { sha256 } from '../../../protocols/commit/merkle.js'
-import { AvailabilityRejected, MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, checkAvailabilityResponse } from '../../../protocols/availability/response.js'
+import { hexToU8a } from '@polkadot/util'
+import { SAMPLE_COUNT, availabilitySeed } from '../../../protocols/availability/response.js'
 import { getTask } from './arbitration.js'
-import { activeAssignment, noteEvidence } from './assignment.js'
+import { activeAssignment, getAssignments, noteEvidence } from './assignment.js'
+import { reopenVerdict, serveProgress, servePart, shareServe } from './availability-serve.js'
+import { inServedGrace } from './served-grace.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
@@ -14,14 +15,14 @@ import { rootEveryOfTask } from './segments.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
 // part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
-// of a committed run challenges the solver with a deposit; the hash of the
-// block that includes the challenge seeds SAMPLE_COUNT (tensor, row) positions
-// of the state at that step; the solver must post those rows with Merkle
-// proofs against its committed proof_root within answerWindow blocks.
-// Answered: the deposit goes to the solver and the rows are in an event for
-// anyone. Unanswered: anyone calls availability_timeout, the solver is slashed
-// like a lost dispute and the task fails at settlement. An open challenge
-// counts in task.open_disputes, so the task does not settle under it.
+// of a committed run challenges the solver with a deposit; the solver must
+// serve the whole checkpoint through the chain within answerWindow blocks
+// (respond_availability parts, each checked against the committed state root:
+// availability-serve.ts), so the challenger then has it. Answered: the parts
+// are in events for anyone, and the deposit is held until the task ends.
+// Unanswered: anyone calls availability_timeout, the solver is slashed like a
+// lost dispute and the task fails at settlement. An open challenge counts in
+// task.open_disputes, so the task does not settle under it.
 
 const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
@@ -54,6 +55,12 @@ export function isCheckpointStep (step: number, checkpointEvery: number, stepCou
 }
 
 export function challengeAvailability (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
+  // a checkpoint served on chain is there for anyone to read: nothing left to challenge
+  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', a.taskId)) {
+    ctx.ensure(ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)?.checkpointStep !== a.checkpointStep, P, 'CheckpointServed')
+  }
+  // a served verifier's later evidence past the window is a dispute or a claim: challenges one after another would hold the task a window each
+  ctx.ensure(ctx.now <= getTask(ctx, a.taskId).challengeEnd || !inServedGrace(ctx, a.taskId, who), P, 'ChallengeWindowClosed')
   const { id, r: c } = openHeld(ctx, AVAILABILITY, who, a, (t, step) => isCheckpointStep(step, t.checkpointEvery, t.stepCount, rootEveryOfTask(ctx, a.taskId)),
     base => ({ ...base, challenger: who, samples: SAMPLE_COUNT, responseHash: ZERO_HASH }))
   // an assigned verifier that cannot fetch what it must check is not silent: this is its evidence
@@ -73,26 +80,25 @@ export function respondAvailability (ctx: Context, who: string, a: { challengeId
   const c = getHeld(ctx, AVAILABILITY, a.challengeId)
   ctx.ensure(c.status === 'Open', P, 'AvailabilityClosed')
   ctx.ensure(who === c.solver, P, 'NotSelectedSolver')
-  const seed = challengeSeed(ctx, a.challengeId, c)
-  if (seed === null) ctx.fail(P, 'SamplesNotReady')
   ctx.ensure(ctx.now <= c.deadline, P, 'ResponseTooLate')
-  const bytes = hexToU8a(a.response)
-  ctx.ensure(bytes.length <= MAX_RESPONSE_BYTES, P, 'ResponseTooLarge')
   const t = getTask(ctx, c.taskId)
-  try {
-    // the state's leaf in proof_root and the path's depth follow the task's root spacing m
-    const rootEvery = rootEveryOfTask(ctx, c.taskId)
-    checkAvailabilityResponse({ proofRoot: hexToU8a(t.proofRoot), step: c.checkpointStep, stepCount: t.stepCount, rootEvery, seed, count: c.samples }, bytes)
-  } catch (e) {
-    if (e instanceof AvailabilityRejected) ctx.fail(P, e.reason)
-    ctx.fail(P, 'InvalidAvailabilityResponse')
+  // an answer serves the whole checkpoint on chain, in parts (availability-serve.ts): possession alone served nobody
+  if (!servePart(ctx, a.challengeId, c, t, a.response)) return
+  // the data is public now: every open challenge of this checkpoint is answered by the same serve
+  const same = ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId).filter(([s]) => s === c.checkpointStep).map(([, id]) => id)
+  const challengers: string[] = []
+  for (const id of same) {
+    const x = id === a.challengeId ? c : getHeld(ctx, AVAILABILITY, id)
+    if (id !== a.challengeId) shareServe(ctx, a.challengeId, id)
+    x.responseHash = serveProgress(ctx, a.challengeId)!.headersHash
+    // the deposit stays reserved until the task ends (settleAnsweredDeposits)
+    answerHeld(ctx, AVAILABILITY, id, x)
+    challengers.push(x.challenger)
+    ctx.emit(P, 'AvailabilityAnswered', { challengeId: id, taskId: c.taskId, solver: c.solver, response: '0x' })
   }
-  // the deposit stays reserved until settlement: it goes to the solver if the task is
-  // verified anyway (the challenge was needless), back to the challenger if nobody
-  // could verify it (the solver held the data but did not serve it)
-  c.responseHash = u8aToHex(sha256(bytes))
-  answerHeld(ctx, AVAILABILITY, a.challengeId, c)
-  ctx.emit(P, 'AvailabilityAnswered', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, response: a.response })
+  // each served assigned verifier now has the data: its reject is withdrawn and it must vote again
+  const stillOpen = (w: string): boolean => ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId).some(([, id]) => getHeld(ctx, AVAILABILITY, id).challenger === w)
+  for (const w of new Set(challengers)) reopenVerdict(ctx, c.taskId, w, stillOpen)
 }
 
 export function availabilityTimeout (ctx: Context, _who: string, a: { challengeId: bigint }): void {
@@ -100,25 +106,22 @@ export function availabilityTimeout (ctx: Context, _who: string, a: { challengeI
   ctx.emit(P, 'AvailabilityTimedOut', { challengeId: a.challengeId, taskId: c.taskId, solver: c.solver, slashed })
 }
 
-/** Accounts whose availability challenge of the task was answered (possession shown; serving cannot be proven on chain). */
-export function answeredChallengers (ctx: Context, taskId: bigint): Set<string> {
-  const out = new Set<string>()
-  for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', taskId)) {
-    const c = ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)
-    if (c !== undefined) out.add(c.challenger)
-  }
-  return out
-}
-
 /**
- * At the end of a task: the deposits of answered challenges go to the solver
- * when `toSolver` (the task was verified by others: the challenge was
- * needless), else back to their challengers (possession shown, but nothing served).
+ * At the end of a task, the deposits of answered (served) challenges. An
+ * assigned verifier's comes back if a verdict of its stood (it was served and
+ * voted: a needless challenge of an honest solver costs it nothing more than
+ * the vote it owed anyway, and one that served it selectively cannot take
+ * it), else it goes to the solver (served, then silent). Anyone else's goes to
+ * the solver when the task was `verified` (the challenge was needless), back
+ * if not. `standing`: the verifiers whose verdicts stood (absent: everyone by `verified`).
  */
-export function settleAnsweredDeposits (ctx: Context, taskId: bigint, toSolver: boolean): void {
+export function settleAnsweredDeposits (ctx: Context, taskId: bigint, verified: boolean, standing?: ReadonlySet<string>): void {
+  const assigned = new Set((getAssignments(ctx, taskId)?.verifiers ?? []).map(v => v.verifier))
+  // without `standing` (a quarantined task: nothing was decided) every deposit goes back
+  const toSolver = (c: AvailabilityChallenge): boolean => standing !== undefined && assigned.has(c.challenger) ? !standing.has(c.challenger) : verified
   settleHeld(ctx, AVAILABILITY, taskId, toSolver, (id, c, to) => { ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to, amount: c.deposit }) })
-  // answered chunk-sample requests are settled by the same rule
-  settleAnsweredChunkDeposits(ctx, taskId, toSolver)
+  // answered chunk-sample requests are settled by the old rule
+  settleAnsweredChunkDeposits(ctx, taskId, verified)
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

@@ -114,17 +114,18 @@ export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKin
   return { r, slashed }
 }
 
-/** At the task's end, each answered request's deposit: to the solver when `toSolver` (the task was verified anyway), else back to its requester. */
+/** At the task's end, each answered request's deposit: to the solver when `toSolver` (for all, or decided per request), else back to its requester. */
 export function settleHeld<R extends HeldRequestInfo> (
-  ctx: Context, k: HeldKind<R>, taskId: bigint, toSolver: boolean, settled: (id: bigint, r: R, to: string) => void
+  ctx: Context, k: HeldKind<R>, taskId: bigint, toSolver: boolean | ((r: R) => boolean), settled: (id: bigint, r: R, to: string) => void
 ): void {
   for (const id of ctx.store.read<bigint[]>(P, k.answered, taskId)) {
     const r = ctx.store.get<R>(P, k.items, id)
     if (r === undefined) continue
     const requester = k.requester(r)
-    if (toSolver) repatriateReserved(ctx, requester, r.solver, r.deposit)
+    const solverGets = typeof toSolver === 'boolean' ? toSolver : toSolver(r)
+    if (solverGets) repatriateReserved(ctx, requester, r.solver, r.deposit)
     else unreserve(ctx, requester, r.deposit)
-    settled(id, r, toSolver ? r.solver : requester)
+    settled(id, r, solverGets ? r.solver : requester)
   }
   ctx.store.remove(P, k.answered, taskId)
 }

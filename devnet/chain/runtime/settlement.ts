@@ -7,7 +7,8 @@ import { ppmOf } from './randomness.js'
 import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
 import { jackpotWinners } from './jackpot.js'
 import { earnedReward, emitDiverged } from './divergence.js'
-import { closeRound, drawIfDue, penalizeContradicted, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
+import { closeRound, drawIfDue, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
+import { servedPending } from './served-grace.js'
 import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
@@ -108,7 +109,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const verifiersPaid = payStanding(ctx, id, t)
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
-  settleAnsweredDeposits(ctx, id, success)
+  settleAnsweredDeposits(ctx, id, success, standingVerifiers(ctx, id, t))
   releaseParties(ctx, id, t)
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
@@ -119,14 +120,18 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 /** Nobody verified enough: the submitter gets its escrow back less the verdicts that stood; the solver is neither paid nor slashed. */
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
   const refunded = t.escrow - payStanding(ctx, id, t)
-  const m = rootEveryOfTask(ctx, id)
-  penalizeContradicted(ctx, id, t, v => stood(t, v, m))
   unreserve(ctx, t.submitter, refunded)
-  settleAnsweredDeposits(ctx, id, false)
+  settleAnsweredDeposits(ctx, id, false, standingVerifiers(ctx, id, t))
   releaseParties(ctx, id, t)
   t.phase = 'Unverified'
   putTask(ctx, id, t)
   ctx.emit(P, 'TaskUnverified', { taskId: id, standing, refunded })
+}
+
+/** The verifiers whose verdicts stood (an assigned challenger's deposit comes back to it: settleAnsweredDeposits). */
+function standingVerifiers (ctx: Context, id: bigint, t: TaskInfo): Set<string> {
+  const m = rootEveryOfTask(ctx, id)
+  return new Set(t.verdicts.filter(v => stood(t, v, m)).map(v => v.verifier))
 }
 
 /** Verdicts that count towards the quorum: those that would be paid if the task settled now. */
@@ -184,8 +189,8 @@ function stepTask (ctx: Context, id: bigint): boolean {
   } else if (t.phase === 'Verifying') {
     drawIfDue(ctx, id, t)
     if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
-    // a reject in its backing grace may still get its evidence (late-backing.ts)
-    if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t)) closeVerification(ctx, id, t)
+    // a reject in its backing grace may still get its evidence (late-backing.ts), a served challenger its verdict (availability-serve.ts)
+    if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t) && !servedPending(ctx, id, t)) closeVerification(ctx, id, t)
   } else if (t.phase === 'Faulted') {
     // quarantined, but a ruling against its solver still awaits the reveal (hook-guard.ts)
     if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)

@@ -2,7 +2,6 @@ import { TREASURY } from './balances.js'
 import type { Context } from './context.js'
 import { adjustActive, params, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { getAssignments, putAssignments, type TaskAssignments } from './assignment.js'
-import { answeredChallengers } from './availability.js'
 import { drawWeighted } from './randomness.js'
 import { answerableVerifiers, releaseReservation, silencePenalty } from './verifier-stake.js'
 import { blockRandomness } from './block-randomness.js'
@@ -12,8 +11,7 @@ import { blockRandomness } from './block-randomness.js'
 // whose hash also seeds each verifier's sample). When the challenge window
 // closes without a quorum, every assigned verifier whose verdict does not
 // stand is closed (lapsed with the penalty of verifier-stake.ts, or released
-// when its accept was already slashed or its availability challenge was
-// answered: closeRound) and the extension draws its
+// when its accept was already slashed: closeRound) and the extension draws its
 // replacements from the hash of the block that closed the round: randomness
 // that did not exist while the closed verifier could still have acted.
 
@@ -75,24 +73,23 @@ export function voidBareRejects (ctx: Context, id: bigint, t: TaskInfo): void {
 /**
  * The round ended without a quorum: every active assignment whose verdict
  * does not stand is closed (its verdict voided): released when it accepted
- * (already slashed as a blind accept) or its availability challenge was
- * answered (the chain cannot tell whether the solver served it), lapsed with
- * the penalty otherwise: silence, a bare reject, or a reject whose own
- * evidence failed (a dispute or initial-state claim it lost: the task would
- * have failed had it been right). With `replace`, the next round's draw is
+ * (already slashed as a blind accept), lapsed with the penalty otherwise:
+ * silence, a bare reject, a reject whose own evidence failed (a dispute or
+ * initial-state claim it lost: the task would have failed had it been
+ * right), or no verdict after its availability challenge was served (it had
+ * the data: availability-serve.ts). With `replace`, the next round's draw is
  * scheduled from this block's hash.
  */
 export function closeRound (ctx: Context, id: bigint, t: TaskInfo, stands: (v: Verdict) => boolean, replace: boolean): void {
   const a = getAssignments(ctx, id)
   if (a === undefined) return
   const penalty = silencePenalty(params(ctx), t)
-  const unserved = answeredChallengers(ctx, id)
   for (const x of a.verifiers) {
     if (x.status !== 'Active') continue
     const v = t.verdicts.find(y => y.verifier === x.verifier)
     if (v !== undefined && stands(v)) continue
     if (v !== undefined) v.void = true
-    if (v?.accept === true || unserved.has(x.verifier)) {
+    if (v?.accept === true) {
       x.status = 'Released'
       ctx.emit(P, 'AssignmentReleased', { taskId: id, verifier: x.verifier, round: x.round })
     } else {
@@ -108,35 +105,6 @@ export function closeRound (ctx: Context, id: bigint, t: TaskInfo, stands: (v: V
     a.drawAt = ctx.now + 1
   }
   putAssignments(ctx, id, a)
-}
-
-/**
- * The task ends Unverified although an accept stood: someone could fetch and
- * replay what the solver committed. Every verifier released because its
- * availability challenge was answered is contradicted (the solver proved
- * possession, and another verifier was served): its slot failed after all,
- * and it pays the penalty of a lapsed one (AssignmentLapsed). Without this a
- * submitter's puppet could end an honest solver's task Unverified (the
- * escrow back) by challenging availability in each round, for nothing. With
- * no standing accept (nobody could replay: a solver that holds its data and
- * serves nobody), the release stands and costs the challenger nothing.
- */
-export function penalizeContradicted (ctx: Context, id: bigint, t: TaskInfo, stands: (v: Verdict) => boolean): void {
-  if (t.solverFailed || !t.verdicts.some(v => v.accept && stands(v))) return
-  const a = getAssignments(ctx, id)
-  if (a === undefined) return
-  const unserved = answeredChallengers(ctx, id)
-  const penalty = silencePenalty(params(ctx), t)
-  let changed = false
-  for (const x of a.verifiers) {
-    // a released accept was a slashed blind accept: not penalized twice
-    if (x.status !== 'Released' || !unserved.has(x.verifier) || t.verdicts.some(v => v.verifier === x.verifier && v.accept)) continue
-    x.status = 'Lapsed'
-    changed = true
-    const taken = slashStake(ctx, x.verifier, TREASURY, penalty)
-    ctx.emit(P, 'AssignmentLapsed', { taskId: id, verifier: x.verifier, round: x.round, penalty: taken })
-  }
-  if (changed) putAssignments(ctx, id, a)
 }
 
 /** The task is over: the stakes of its still-assigned verifiers are free to leave. */

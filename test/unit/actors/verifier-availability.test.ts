@@ -40,6 +40,19 @@ describe('verifier: unavailable checkpoints', () => {
     expect(p.calls).toEqual(['verdict 1 false', 'availability 1 5', 'verdict 2 false', 'challenge 2 solver 2'])
   })
 
+  it('a challenge the solver answers by serving the checkpoint on chain: it verifies again from it and votes anew', async () => {
+    let runs = 0
+    const p = ports(async () => (++runs === 1
+      ? { accept: false, checkedSteps: [], unavailable: { step: 5, reason: 'not obtainable' } }
+      : { accept: true, checkedSteps: [1, 2] }))
+    p.challengeAvailability = async (t: number, step: number) => { p.calls.push(`availability ${t} ${step}`); return { disputeId: 4, winner: 'defender' as const, served: true } }
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.verifiersAssigned', taskId: 7, forMe: true })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(p.calls).toEqual(['verdict 7 false', 'availability 7 5', 'verdict 7 true'])
+    expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('accepted')
+  })
+
   it('a peer without availability challenges records a failed dispute instead of crashing', async () => {
     const p = ports(async () => ({ accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'not obtainable' } }), false)
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()

@@ -2,18 +2,19 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { merkleRoot, sha256, stateRoot } from '../../../protocols/commit/index.js'
-import { ROOTS, STAKE, STATE, STEP, availabilityAnswer, commitAvailabilityProof, submitAvailabilityTask, tensor } from '../../helpers/availability-task.js'
+import { decode, encode } from 'cborg'
+import { ROOTS, STAKE, STATE, STEP, availabilityAnswer, commitAvailabilityProof, serveOnChain, serveParts, servedState, submitAvailabilityTask, tensor } from '../../helpers/availability-task.js'
 import type { AvailabilityChallenge } from '../../../devnet/chain/runtime/availability.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
-import { MAX_RESPONSE_BYTES, SAMPLE_COUNT, availabilitySeed, samplePosition, buildAvailabilityResponse, checkAvailabilityResponse, encodeAvailabilityResponse, AvailabilityRejected, type AvailabilityResponse } from '../../../protocols/availability/index.js'
+import { MAX_RESPONSE_BYTES, MAX_SERVE_PART_BYTES, SAMPLE_COUNT, assembleServedState, availabilitySeed, samplePosition, buildAvailabilityResponse, buildServeParts, checkAvailabilityResponse, checkServePart, encodeAvailabilityResponse, headersHash, AvailabilityRejected, type ServePart } from '../../../protocols/availability/index.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import { Harness } from './harness.js'
 import * as reference from '../../../protocols/reference/index.js'
 
-// The data-availability challenge on the pure runtime: a solver answers
-// sampled rows of a checkpoint against its proof_root in time (deposit to
-// the solver), too late, with a wrong proof, too big, or not at all (slashed,
-// task Failed).
+// The data-availability challenge on the pure runtime: a solver answers by
+// serving the whole checkpoint on chain, in parts checked against its
+// proof_root, in time; too late, with a wrong proof, too big, with possession
+// alone (sampled rows), or not at all (slashed, task Failed).
 
 let h: Harness
 let solver: string
@@ -23,7 +24,8 @@ const stake = (who: string): bigint => (h.read<NodeInfo>('Arbitration', 'Nodes',
 /** the seed of a challenge opened in the last block: that block's hash, which the harness hands to the next block */
 const seedNow = (id = 0): Uint8Array => availabilitySeed(hexToU8a(h.randomness()), id)
 const respond = (bytes: Uint8Array, from = solver, id = 0): string | undefined => h.run(from, 'Arbitration', 'respond_availability', { challengeId: id, response: u8aToHex(bytes) }).error
-const answer = availabilityAnswer
+/** a serve part re-encoded after `edit` */
+const edited = (bytes: Uint8Array, edit: (p: ServePart) => void): Uint8Array => { const p = decode(bytes) as ServePart; edit(p); return encode(p) }
 
 beforeEach(async () => {
   h = await Harness.create({ reference })
@@ -60,75 +62,110 @@ describe('availability challenge: rules', () => {
     expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBe('Arbitration.ChallengeWindowClosed')
   })
 
-  it('a valid answer in time: the challenge fails; the task settles on its verdicts and the deposit goes to the solver then', () => {
+  it('a serve in time, in parts: the challenge is answered; the challenger rebuilds the state; the task settles on its verdicts', () => {
     expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
-    const seed = seedNow()
-    const bytes = answer(seed)
-    expect(bytes.length).toBeLessThan(MAX_RESPONSE_BYTES)
+    // small parts: the serve takes several calls, each starting where the last stopped
+    const parts = serveParts(STATE, 600)
+    expect(parts.length).toBeGreaterThan(2)
     const daveReserved = h.reserved('Dave')
+    const daveWorth = h.free('Dave') + h.reserved('Dave')
     const solverFree = h.free(solver)
-    // only the solver answers
-    expect(respond(bytes, 'Eve')).toBe('Arbitration.NotSelectedSolver')
-    const r = h.run(solver, 'Arbitration', 'respond_availability', { challengeId: 0, response: u8aToHex(bytes) })
-    expect(r.error).toBeUndefined()
-    expect(r.events).toContain('Arbitration.AvailabilityAnswered')
-    const bond = challenge().deposit
-    // the deposit waits for the task's end: it goes to the solver only if the task is verified anyway
+    // only the solver serves; possession alone (sampled rows) no longer answers; parts come in order
+    expect(respond(parts[0], 'Eve')).toBe('Arbitration.NotSelectedSolver')
+    expect(respond(availabilityAnswer(seedNow()))).toBe('Arbitration.InvalidAvailabilityResponse')
+    expect(respond(parts[1])).toBe('Arbitration.InvalidAvailabilityResponse')
+    h.advance(1)
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Eve') }).error).toBeUndefined()
+    const first = h.run(solver, 'Arbitration', 'respond_availability', { challengeId: 0, response: u8aToHex(parts[0]) })
+    expect(first.events?.filter(e => e.startsWith('Arbitration.Availability'))).toEqual(['Arbitration.AvailabilityServed'])
+    expect(challenge().status).toBe('Open')
+    expect(respond(parts[0])).toBe('Arbitration.InvalidAvailabilityResponse')
+    const { error, emitted } = serveOnChain(h, solver, 0, parts.slice(1))
+    expect(error).toBeUndefined()
+    expect(challenge().status).toBe('Answered')
+    expect(challenge().responseHash).toBe(u8aToHex(headersHash((decode(parts[0]) as ServePart).tensors)))
+    // what the chain emitted is the committed state, bit for bit
+    const back = servedState([parts[0], ...emitted])
+    expect(back.map(t => Array.from(t.values))).toEqual(STATE.map(t => Array.from(t.values)))
+    const progress = h.read<{ served: number, total: number, parts: number[] }>('Arbitration', 'AvailabilityServes', 0)!
+    expect(progress.served).toBe(progress.total)
+    expect(progress.parts).toHaveLength(parts.length)
+    // the deposit waits for the task's end
     expect(h.free(solver)).toBe(solverFree)
     expect(h.reserved('Dave')).toBe(daveReserved)
-    expect(challenge().status).toBe('Answered')
-    expect(challenge().responseHash).toBe(u8aToHex(sha256(bytes)))
     expect(getTask().openDisputes).toBe(0)
     expect(stake(solver)).toBe(STAKE)
-    expect(respond(bytes)).toBe('Arbitration.AvailabilityClosed')
+    expect(respond(parts[0])).toBe('Arbitration.AvailabilityClosed')
     expect(h.run('Dave', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
-    // an answered challenge does not fail the task: it settles on its verdicts
-    for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
+    // the checkpoint is on chain: nobody challenges it again
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.CheckpointServed')
+    // a served challenge does not fail the task: it settles on its verdicts
+    // (Eve voted in the window; Dave, served past it, in his served grace)
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
     expect(h.advance(12)).toContain('Arbitration.AvailabilityDepositSettled')
     expect(getTask().phase).toBe('Settled')
-    // verified by others: the challenge was needless, its deposit is the solver's
-    expect(h.free(solver) - solverFree).toBe(bond + 600n * UNIT)
-    expect(h.reserved('Dave')).toBe(daveReserved - bond)
+    // Dave, drawn, was served and voted: his deposit comes back
+    expect(h.free(solver) - solverFree).toBe(600n * UNIT)
+    const dave = h.free('Dave') + h.reserved('Dave')
+    expect(h.reserved('Dave')).toBe(daveReserved - challenge().deposit)
+    expect(dave).toBe(daveWorth + 100n * UNIT)
   })
 
-  it('no answer in the block that opened it (samples not drawn yet), none after the deadline', () => {
-    const { results } = h.block([
-      ['Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }],
-      [solver, 'Arbitration', 'respond_availability', { challengeId: 0, response: '0x00' }]
-    ])
-    expect(results[0].error).toBeUndefined()
-    expect(results[1].error).toBe('Arbitration.SamplesNotReady')
-    const bytes = answer(seedNow())
+  it('a substantial part renews the answer window (every open challenge of the checkpoint); tiny parts do not', () => {
+    // a state of ~600 KiB: parts of at least SERVE_EXTEND_BYTES of leaves extend, a part of a few leaves does not
+    const big = [tensor([300, 256], 5), tensor([256], 6), tensor([256, 300], 7)]
+    h.write('Arbitration', 'Tasks', 0, { ...getTask(), proofRoot: u8aToHex(merkleRoot(ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r))) })
+    const roots = ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r)
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
+    const first = challenge().deadline
+    const tiny = buildServeParts(big, STEP, roots, undefined, { maxBytes: 40 * 1024 })
+    // the first part carries the roots and a few leaves: no extension
+    h.advance(5)
+    expect(respond(tiny[0])).toBeUndefined()
+    expect(challenge().deadline).toBe(first)
+    const served = h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served
+    const [chunk] = buildServeParts(big, STEP, roots, undefined, { from: served, maxBytes: 300 * 1024 })
+    h.advance(first - h.number - 2)
+    expect(respond(chunk)).toBeUndefined()
+    // the answer window renewed: max(dispute_clock, challenge_window / 4) = dispute_clock for this task's 12-block window
+    expect(challenge().deadline).toBe(h.number + 1 + Math.max(clock, 3))
+    expect(challenge().deadline).toBeGreaterThan(first)
+    const rest = buildServeParts(big, STEP, roots, undefined, { from: h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served })
+    h.advance(first - h.number + 3)
+    for (const p of rest) expect(respond(p)).toBeUndefined()
+    expect(challenge().status).toBe('Answered')
+  })
+
+  it('no serve after the deadline', () => {
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
     const c = challenge()
     expect(c.deadline).toBeGreaterThan(c.openedAt + 1)
     h.advance(c.deadline - h.number) // the next block is past the deadline
-    expect(respond(bytes)).toBe('Arbitration.ResponseTooLate')
+    expect(respond(serveParts()[0])).toBe('Arbitration.ResponseTooLate')
   })
 
-  it('wrong proofs, wrong positions, garbage and oversized answers are refused', () => {
+  it('wrong proofs, parts out of order, other headers, garbage and oversized parts are refused', () => {
     expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
-    const seed = seedNow()
-    const good = buildAvailabilityResponse(STATE, STEP, ROOTS, seed)
-    // one flipped byte in a sampled row
-    const flipped: AvailabilityResponse = structuredClone(good)
-    flipped.samples[0].bytes[0] ^= 1
-    expect(respond(encodeAvailabilityResponse(flipped))).toBe('Arbitration.AvailabilityProofInvalid')
-    // rows of another seed (answers prepared before the challenge)
-    expect(respond(answer(sha256(Uint8Array.of(42))))).toBe('Arbitration.InvalidAvailabilityResponse')
+    const [good, second] = serveParts(STATE, 600)
+    // one flipped byte in a served leaf
+    expect(respond(edited(good, p => { p.leaves[0].bytes[0] ^= 1 }))).toBe('Arbitration.AvailabilityProofInvalid')
     // a state root that is not leaf STEP of proof_root
-    const otherLeaf: AvailabilityResponse = { ...structuredClone(good), statePath: good.statePath.map(p => p.slice()).reverse() }
-    expect(respond(encodeAvailabilityResponse(otherLeaf))).toBe('Arbitration.AvailabilityProofInvalid')
-    // claiming fewer state tensors (to be sampled from a smaller set): the state root no longer matches
-    const fewer: AvailabilityResponse = { ...structuredClone(good), tensors: good.tensors.slice(0, 2) }
-    expect(respond(encodeAvailabilityResponse(fewer))).toBe('Arbitration.AvailabilityProofInvalid')
+    expect(respond(edited(good, p => { p.statePath.reverse() }))).toBe('Arbitration.AvailabilityProofInvalid')
+    // fewer state tensors (a smaller state to serve): the state root no longer matches
+    expect(respond(edited(good, p => { p.tensors = p.tensors.slice(0, 2) }))).toBe('Arbitration.AvailabilityProofInvalid')
+    // starting past the next leaf, or a leaf short of what the part claims
+    expect(respond(edited(good, p => { p.from = 1 }))).toBe('Arbitration.InvalidAvailabilityResponse')
+    expect(respond(second)).toBe('Arbitration.InvalidAvailabilityResponse')
     expect(respond(Uint8Array.of(1, 2, 3))).toBe('Arbitration.InvalidAvailabilityResponse')
-    expect(respond(new Uint8Array(MAX_RESPONSE_BYTES + 1))).toBe('Arbitration.ResponseTooLarge')
-    // a solver whose bytes differ from the committed state cannot even build an answer
+    expect(respond(new Uint8Array(MAX_SERVE_PART_BYTES + 1))).toBe('Arbitration.ResponseTooLarge')
+    // a solver whose bytes differ from the committed state cannot even build a serve
     const bad = STATE.map(t => ({ ...t, values: Float32Array.from(t.values) }))
     ;(bad[2].values as Float32Array)[0] += 1
-    expect(() => buildAvailabilityResponse(bad, STEP, ROOTS, seed)).toThrow(/does not hash to the committed state root/)
+    expect(() => buildServeParts(bad, STEP, ROOTS)).toThrow(/does not hash to the committed state root/)
     expect(challenge().status).toBe('Open')
-    expect(respond(encodeAvailabilityResponse(good))).toBeUndefined()
+    expect(respond(good)).toBeUndefined()
+    expect(respond(second)).toBeUndefined()
   })
 
   it('no valid answer by the deadline: anyone times it out, the solver is slashed, the task fails', () => {
@@ -155,6 +192,26 @@ describe('availability challenge: rules', () => {
 })
 
 describe('availability response (pure)', () => {
+  it('serving the devnet\'s MLP state takes two parts of at most 1 MiB, and rebuilds it bit for bit', () => {
+    // 784-128-10 MLP with Adam slots and a step counter: 1,221,248 bytes, the devnet's checkpoint
+    const big = [...[[784, 128], [128], [128, 10], [10]].flatMap((s, i) => [tensor(s, 10 + i), tensor(s, 20 + i), tensor(s, 30 + i)]), { dtype: 'int32' as const, shape: [2], values: Int32Array.of(1, 2) }]
+    const raw = big.reduce((a, t) => a + t.values.byteLength, 0)
+    expect(raw).toBe(1_221_248)
+    const roots = [sha256(Uint8Array.of(1)), stateRoot(big, 1)]
+    const parts = buildServeParts(big, 1, roots)
+    const bytes = parts.reduce((a, p) => a + p.length, 0)
+    expect(parts).toHaveLength(2)
+    expect(Math.max(...parts.map(p => p.length))).toBeLessThanOrEqual(MAX_SERVE_PART_BYTES)
+    // paths and headers: about 15 % over the state itself
+    expect(bytes / raw).toBeLessThan(1.2)
+    const ctx = { proofRoot: merkleRoot(roots), step: 1, stepCount: 1 }
+    const first = checkServePart({ ...ctx, served: 0 }, parts[0])
+    expect(() => checkServePart({ ...ctx, served: 0 }, parts[1])).toThrow(AvailabilityRejected)
+    const back = assembleServedState(ctx, parts)
+    expect(back.every((t, i) => Buffer.from(t.values.buffer).equals(Buffer.from(big[i].values.buffer)))).toBe(true)
+    process.stdout.write(`SERVE-FIGURES ${JSON.stringify({ stateBytes: raw, parts: parts.map(p => p.length), servedBytes: bytes, leaves: first.total })}\n`)
+  })
+
   it('an MLP-sized answer fits well under 64 KiB and names only drawn positions', () => {
     // 784-128-10 MLP with Adam slots: 12 tensors, rows up to 128 floats
     const big = [[784, 128], [128], [128, 10], [10]].flatMap((s, i) => [tensor(s, 10 + i), tensor(s, 20 + i), tensor(s, 30 + i)])
@@ -201,7 +258,7 @@ describe('availability challenge: the answer window', () => {
       expect(challenge(id).deadline).toBe(challenge(id).openedAt + 1 + 150)
       expect(150).toBeGreaterThan(clock)
     }
-    const bytes = answer(availabilitySeed(hexToU8a(h.randomness(challenge(0).openedAt)), 0))
+    const bytes = serveParts()[0]
     // the old deadline (opened_at + 1 + dispute_clock) has passed: the answer still counts, and nobody can time it out
     h.advance(challenge(0).openedAt + 1 + clock + 5 - h.number)
     expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.DeadlineNotReached')

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { corruptCheckpoints, responseFromRun } from '../../../node/availability/index.js'
+import { corruptCheckpoints, serveFromRun } from '../../../node/availability/index.js'
 import { parseNodeFaults, anyFault } from '../../../node/dispute/faults.js'
 import { checkpointDir, writeCheckpoint } from '../../../node/train/store.js'
-import { checkAvailabilityResponse, checkpointProblem, SAMPLE_COUNT } from '../../../protocols/availability/index.js'
+import { assembleServe, checkServePart, checkpointProblem } from '../../../protocols/availability/index.js'
 import { fromHex, sha256, toHex, type TensorData } from '../../../protocols/commit/index.js'
 import { buildProof } from '../../../protocols/pol/proof.js'
 import { tempDir } from '../../helpers/procs.js'
 
 // The node side of a data-availability challenge on a real run directory:
-// the solver builds its answer from its own checkpoint; a verifier's check
+// the solver builds its serve from its own checkpoint; a verifier's check
 // of a fetched checkpoint; the bad-checkpoint fault leaves the solver unable
 // to answer.
 
@@ -35,13 +35,20 @@ beforeAll(async () => {
 afterAll(async () => { await dir?.cleanup() })
 
 describe('data availability on the node', () => {
-  it('the solver answers from its run directory; the answer passes the chain rule', () => {
-    const seed = sha256(Uint8Array.of(9))
-    const bytes = responseFromRun(runDir, 5, proofRoot, seed, SAMPLE_COUNT)
-    const r = checkAvailabilityResponse({ proofRoot: fromHex(proofRoot), step: 5, stepCount: 10, seed }, bytes)
-    expect(r.samples).toHaveLength(SAMPLE_COUNT)
-    expect(() => responseFromRun(runDir, 5, '0x' + '00'.repeat(32), seed, SAMPLE_COUNT)).toThrow(/not the committed one/)
-    expect(() => responseFromRun(runDir, 10, proofRoot, seed, SAMPLE_COUNT)).toThrow(/manifest of step 10 not found/)
+  it('the solver serves from its run directory; the serve passes the chain rule and rebuilds the state and the roots', () => {
+    const parts = serveFromRun(runDir, 5, proofRoot)
+    const ctx = { proofRoot: fromHex(proofRoot), step: 5, stepCount: 10 }
+    const { served, total } = checkServePart({ ...ctx, served: 0 }, parts[0])
+    expect(parts).toHaveLength(1)
+    expect(served).toBe(total)
+    const back = assembleServe(ctx, parts)
+    expect(back.tensors.map(t => Array.from(t.values))).toEqual(STATE.map(t => Array.from(t.values)))
+    expect(back.roots.map(toHex)).toEqual(roots)
+    // resuming after leaf 1: the rest only, without the roots
+    const rest = serveFromRun(runDir, 5, proofRoot, 1)
+    expect(checkServePart({ ...ctx, served: 1 }, rest[0]).served).toBe(total)
+    expect(() => serveFromRun(runDir, 5, '0x' + '00'.repeat(32))).toThrow(/not the committed one/)
+    expect(() => serveFromRun(runDir, 10, proofRoot)).toThrow(/manifest of step 10 not found/)
   })
 
   it('a verifier accepts only the committed checkpoint of the step it fetched', () => {
@@ -67,12 +74,12 @@ describe('data availability on the node', () => {
     expect(after.filter((b, i) => b !== before[i]).length).toBe(1)
     const manifest = JSON.parse(readFileSync(join(d, 'manifest.json'), 'utf8'))
     expect(checkpointProblem(manifest, after, 5, roots[5])).toMatch(/hash mismatch/)
-    expect(() => responseFromRun(runDir, 5, proofRoot, sha256(Uint8Array.of(9)), SAMPLE_COUNT)).toThrow(/hash mismatch/)
+    expect(() => serveFromRun(runDir, 5, proofRoot)).toThrow(/hash mismatch/)
   })
 })
 
 describe('data availability on the node at a root every m steps', () => {
-  it('the solver answers a challenge of checkpoint 4 from its proof\'s leaf 4 / m; the answer passes the chain rule with m', async () => {
+  it('the solver serves checkpoint 4 from its proof\'s leaf 4 / m; the serve passes the chain rule with m', async () => {
     const d2 = await tempDir('proofswarm-availability-m-')
     try {
       const run2 = join(d2.path, 'run')
@@ -81,11 +88,10 @@ describe('data availability on the node at a root every m steps', () => {
       const leaves = [0, 2, 4, 6, 8, 10].map(s => s === 4 ? manifest.stateRoot : toHex(sha256(Uint8Array.of(s))))
       const proof = buildProof(PHASH, 'tfjs-wasm', leaves, [{ step: 4, manifestHash: toHex(sha256(Uint8Array.of(4))) }], { rootEvery: 2, steps: 10 })
       writeFileSync(join(run2, 'proof.json'), JSON.stringify(proof))
-      const seed = sha256(Uint8Array.of(9))
-      const bytes = responseFromRun(run2, 4, '0x' + proof.proofRoot, seed, SAMPLE_COUNT)
-      const r = checkAvailabilityResponse({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, rootEvery: 2, seed }, bytes)
-      expect(r.statePath).toHaveLength(3)
-      expect(() => checkAvailabilityResponse({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, seed }, bytes)).toThrow(/AvailabilityProofInvalid/)
+      const [bytes] = serveFromRun(run2, 4, '0x' + proof.proofRoot)
+      const r = checkServePart({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, rootEvery: 2, served: 0 }, bytes)
+      expect(r.part.statePath).toHaveLength(3)
+      expect(() => checkServePart({ proofRoot: fromHex(proof.proofRoot), step: 4, stepCount: 10, served: 0 }, bytes)).toThrow(/AvailabilityProofInvalid/)
     } finally { await d2.cleanup() }
   })
 })

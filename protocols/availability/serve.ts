@@ -1,0 +1,244 @@
+import { decode, encode } from 'cborg'
+import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
+import { stepLeaf } from '../commit/state.js'
+import { leafCount } from '../pol/segments.js'
+import { axisLayout, canonicalBytes, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
+import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
+
+// Serving a challenged checkpoint through the chain (docs/disputes.md,
+// "Withheld checkpoints"; docs/economics.md "Selective serving").
+//
+// An availability challenge is answered only by putting the whole state on
+// chain: every row-tree leaf of every state tensor (its canonical bytes,
+// about LEAF_BYTES each) with its path to the tensor's row root, in parts of
+// at most MAX_SERVE_PART_BYTES, leaves in one global order (tensor by tensor,
+// leaf by leaf), each part starting where the last one stopped. Every part
+// repeats the tensor headers and the state path; the chain recomputes the
+// state root from the headers (it must be the committed leaf of proof_root)
+// and checks each leaf against its tensor's commitment. The first part also
+// carries every leaf of proof_root (the committed state roots: what a replay
+// from the served state compares against, in case proof.json is withheld
+// too), checked against proof_root. So what is on chain
+// once the last leaf is in IS the committed state, bit for bit: no bad
+// encoding (unlike erasure-coded chunks, which are checked against the
+// solver's chunk root only), and the challenger rebuilds its checkpoint from
+// the parts (assembleServedState) with nothing fetched off chain.
+//
+// Pure: the chain runtime, the solver's node and the challenger share it.
+
+export const SERVE_VERSION = 2
+/** The chain refuses a larger part (it goes on chain, in an event): the devnet's 1.2 MB state is two parts. */
+export const MAX_SERVE_PART_BYTES = 1024 * 1024
+/**
+ * A part carrying at least this many bytes of state, the serve not yet complete, moves the
+ * challenge's deadline to at least its block + 1 + the answer window (renews it): a solver that is serving is not
+ * timed out for the size of its state, and a solver cannot stretch the serve with tiny parts.
+ */
+export const SERVE_EXTEND_BYTES = 256 * 1024
+const MAX_DEPTH = 48
+const MAX_TENSORS = 4096
+
+export interface ServedLeaf { bytes: Uint8Array, siblings: Uint8Array[] }
+export interface ServePart {
+  v: 2
+  tensors: TensorHeader[]
+  /** path of the recomputed state root to proof_root */
+  statePath: Uint8Array[]
+  /** global index of the first leaf in this part (leaves served before it) */
+  from: number
+  leaves: ServedLeaf[]
+  /**
+   * first part only: every leaf of proof_root (the committed state roots), what a
+   * replay from the served state compares against (proof.json may be withheld too)
+   */
+  roots?: Uint8Array[]
+}
+
+function reject (reason: AvailabilityError, detail: string): never { throw new AvailabilityRejected(reason, detail) }
+
+/** Row-tree leaves of each tensor, in state order (a pure function of the headers). */
+export function leafCounts (tensors: ReadonlyArray<Pick<TensorHeader, 'dtype' | 'shape'>>): number[] {
+  return tensors.map(t => axisLayout(t.dtype, t.shape, 'row').leaves)
+}
+
+/** Global leaf g → (tensor, leaf within it). */
+function locate (counts: readonly number[], g: number): { tensor: number, leaf: number } {
+  for (let t = 0; t < counts.length; t++) {
+    if (g < counts[t]) return { tensor: t, leaf: g }
+    g -= counts[t]
+  }
+  throw new RangeError('leaf beyond the state')
+}
+
+/** The hash a challenge's serve binds its parts to: every part must carry the same headers. */
+export function headersHash (tensors: readonly TensorHeader[]): Uint8Array {
+  return sha256(encode(tensors.map(t => ({ dtype: t.dtype, shape: t.shape, rowRoot: t.rowRoot, colRoot: t.colRoot }))))
+}
+
+/**
+ * The solver's parts serving its state at `step`, from leaf `from` on (0: the
+ * whole state). Throws if the state does not hash to the committed root.
+ */
+export function buildServeParts (
+  tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seg?: { rootEvery: number, steps: number },
+  o: { from?: number, maxBytes?: number } = {}
+): Uint8Array[] {
+  const leafIndex = seg === undefined ? step : stateLeafOf(step, seg.steps, seg.rootEvery).leaf
+  const commits = tensors.map(t => commitTensor(t))
+  if (!bytesEqual(merkleRoot([...commits.map(c => c.root), stepLeaf(step)]), stateRoots[leafIndex])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
+  const headers: TensorHeader[] = tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot }))
+  const head = { v: SERVE_VERSION, tensors: headers, statePath: merkleProof(stateRoots, leafIndex) }
+  const roots = [...stateRoots]
+  const maxBytes = o.maxBytes ?? MAX_SERVE_PART_BYTES
+  const overhead = encode({ ...head, from: 0xffffffff, leaves: [], roots: (o.from ?? 0) === 0 ? roots : undefined }).length + 16
+  const parts: Uint8Array[] = []
+  let cur: ServedLeaf[] = []
+  let curBytes = overhead
+  let start = o.from ?? 0
+  let g = 0
+  const flush = (): void => {
+    if (cur.length === 0) return
+    parts.push(encode(start === 0 ? { ...head, from: start, leaves: cur, roots } : { ...head, from: start, leaves: cur }))
+    start += cur.length
+    cur = []
+    // only the first part carries the roots
+    curBytes = overhead - (parts.length === 1 ? encode(roots).length : 0)
+  }
+  for (const t of tensors) {
+    // the row tree once per tensor (proveSlice would rebuild both trees per leaf)
+    const hashesOf = tensorLeaves(t, 'row')
+    for (let j = 0; j < hashesOf.length; j++, g++) {
+      if (g < (o.from ?? 0)) continue
+      const leaf = { bytes: tensorLeafBytes(t, 'row', j), siblings: merkleProof(hashesOf, j) }
+      const size = encode(leaf).length + 1
+      if (cur.length > 0 && curBytes + size > maxBytes) flush()
+      cur.push(leaf)
+      curBytes += size
+    }
+  }
+  flush()
+  return parts
+}
+
+const is32 = (v: unknown): v is Uint8Array => v instanceof Uint8Array && v.length === 32
+function hashes (v: unknown, what: string): Uint8Array[] {
+  if (!Array.isArray(v) || v.length > MAX_DEPTH || !v.every(is32)) reject('InvalidAvailabilityResponse', `${what} must be a list of 32-byte hashes`)
+  return v
+}
+function header (h: unknown, i: number): TensorHeader {
+  const x = h as TensorHeader
+  if (typeof x !== 'object' || x === null || !['float32', 'int32', 'bool'].includes(x.dtype) || !is32(x.rowRoot) || !is32(x.colRoot)) reject('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
+  if (!Array.isArray(x.shape) || x.shape.length > 8 || !x.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `tensor ${i}: bad shape`)
+  if (x.shape.reduce((a, b) => a * b, 1) > 2 ** 40) reject('InvalidAvailabilityResponse', `tensor ${i}: too large`)
+  return x
+}
+
+function hashes2 (v: unknown, n: number): Uint8Array[] {
+  if (!Array.isArray(v) || v.length !== n || !v.every(is32)) reject('InvalidAvailabilityResponse', `the first part carries the ${n} leaves of proof_root`)
+  return v
+}
+
+export function decodeServePart (bytes: Uint8Array): ServePart {
+  if (bytes.length > MAX_SERVE_PART_BYTES) reject('ResponseTooLarge', `${bytes.length} bytes exceed ${MAX_SERVE_PART_BYTES}`)
+  let r: ServePart
+  try { r = decode(bytes) as ServePart } catch (e) { reject('InvalidAvailabilityResponse', `not CBOR: ${(e as Error).message}`) }
+  if (typeof r !== 'object' || r === null || r.v !== SERVE_VERSION) reject('InvalidAvailabilityResponse', 'not a version 2 serve part (an answer serves the whole checkpoint)')
+  return r
+}
+
+export interface ServeCheckContext extends Omit<AvailabilityContext, 'seed' | 'count'> {
+  /** leaves already on chain for this challenge: the part must start there */
+  served: number
+  /** the headers hash of the parts before (absent for the first part) */
+  headersHash?: Uint8Array
+}
+
+/** A part the chain took: leaves served after it, of `total`; the headers hash; the part; its leaves' bytes. */
+export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number }
+
+/**
+ * The chain's rule for one serve part: its headers make the committed state
+ * root at the challenged step (and are those of the parts before), it starts
+ * at the next leaf not yet served, the first part carries every leaf of
+ * proof_root, and every leaf verifies against its tensor's commitment.
+ */
+export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): CheckedPart {
+  const r = decodeServePart(bytes)
+  if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
+  const headers = r.tensors.map(header)
+  const hh = headersHash(headers)
+  if (ctx.headersHash !== undefined && !bytesEqual(hh, ctx.headersHash)) reject('InvalidAvailabilityResponse', 'the tensor headers differ from the parts served before')
+  const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
+  const root = merkleRoot([...roots, stepLeaf(ctx.step)])
+  let at: { leaf: number, depth: number }
+  try { at = stateLeafOf(ctx.step, ctx.stepCount, ctx.rootEvery ?? 1) } catch (e) { reject('InvalidAvailabilityResponse', (e as Error).message) }
+  const path = hashes(r.statePath, 'statePath')
+  if (path.length !== at.depth || at.leaf >= 2 ** at.depth || !bytesEqual(rootFromProof(root, at.leaf, path), ctx.proofRoot)) reject('AvailabilityProofInvalid', `the tensors do not make the state root at leaf ${at.leaf} of proof_root`)
+  const counts = leafCounts(headers)
+  const total = counts.reduce((a, b) => a + b, 0)
+  if (r.from !== ctx.served) reject('InvalidAvailabilityResponse', `the part must start at leaf ${ctx.served}, not ${String(r.from)}`)
+  // the first part carries every leaf of proof_root: the roots a replay from this state compares against
+  if (r.from === 0) {
+    const m = ctx.rootEvery ?? 1
+    const roots = hashes2(r.roots, leafCount(ctx.stepCount, m))
+    if (!bytesEqual(merkleRoot(roots), ctx.proofRoot)) reject('AvailabilityProofInvalid', 'the roots of the first part are not the leaves of proof_root')
+  } else if (r.roots !== undefined) reject('InvalidAvailabilityResponse', 'only the first part carries the roots')
+  if (!Array.isArray(r.leaves) || r.leaves.length < 1 || ctx.served + r.leaves.length > total) reject('InvalidAvailabilityResponse', `1 to ${total - ctx.served} leaves`)
+  r.leaves.forEach((s, k) => {
+    if (typeof s !== 'object' || s === null || !(s.bytes instanceof Uint8Array)) reject('InvalidAvailabilityResponse', `leaf ${ctx.served + k} is malformed`)
+    const { tensor, leaf } = locate(counts, ctx.served + k)
+    const h = headers[tensor]
+    const l = axisLayout(h.dtype, h.shape, 'row')
+    const ok = verifySlice(roots[tensor], { dtype: h.dtype, shape: h.shape, axis: 'row', index: leaf * l.group, bytes: s.bytes, siblings: hashes(s.siblings, `leaf ${ctx.served + k} siblings`), otherRoot: h.colRoot })
+    if (!ok) reject('AvailabilityProofInvalid', `leaf ${leaf} of tensor ${tensor} does not verify against its commitment`)
+  })
+  return { served: ctx.served + r.leaves.length, total, headersHash: hh, part: r, leafBytes: r.leaves.reduce((a, l) => a + l.bytes.length, 0) }
+}
+
+/**
+ * The challenger's side: the state rebuilt from a complete serve's parts (as
+ * the chain accepted them, in order), checked once more against the committed
+ * proof root. Throws if the parts are incomplete or do not make the state.
+ */
+export function assembleServedState (ctx: Omit<ServeCheckContext, 'served' | 'headersHash'>, parts: readonly Uint8Array[]): TensorData[] {
+  return assembleServe(ctx, parts).tensors
+}
+
+/** The served state and the committed state roots (every leaf of proof_root) from a complete serve's parts. */
+export function assembleServe (ctx: Omit<ServeCheckContext, 'served' | 'headersHash'>, parts: readonly Uint8Array[]): { tensors: TensorData[], roots: Uint8Array[] } {
+  let served = 0
+  let hh: Uint8Array | undefined
+  let total = -1
+  const leaves: Uint8Array[] = []
+  let headers: TensorHeader[] = []
+  let roots: Uint8Array[] = []
+  for (const bytes of parts) {
+    const c = checkServePart({ ...ctx, served, headersHash: hh }, bytes)
+    if (c.part.roots !== undefined) roots = c.part.roots
+    served = c.served
+    hh = c.headersHash
+    total = c.total
+    headers = c.part.tensors
+    for (const l of c.part.leaves) leaves.push(l.bytes)
+  }
+  if (total < 0 || served !== total) throw new Error(`the serve holds ${served} of ${total < 0 ? '?' : total} leaves`)
+  const counts = leafCounts(headers)
+  let g = 0
+  const tensors = headers.map((h, t) => {
+    const { rows, cols } = matrixView(h.shape)
+    const bytes = new Uint8Array(rows * cols * (h.dtype === 'bool' ? 1 : 4))
+    let o = 0
+    for (let j = 0; j < counts[t]; j++, g++) { bytes.set(leaves[g], o); o += leaves[g].length }
+    return { dtype: h.dtype, shape: [...h.shape], values: valuesFromBytes(h.dtype, bytes) }
+  })
+  return { tensors, roots }
+}
+
+/** A served state as a checkpoint's data file (state.bin): the tensors' canonical bytes back to back, in state order. */
+export function servedStateBytes (tensors: readonly TensorData[]): Uint8Array {
+  const bytes = tensors.map(canonicalBytes)
+  const out = new Uint8Array(bytes.reduce((a, b) => a + b.length, 0))
+  let o = 0
+  for (const b of bytes) { out.set(b, o); o += b.length }
+  return out
+}
