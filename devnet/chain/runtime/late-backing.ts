@@ -55,9 +55,12 @@ function inGrace (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boole
   return mine !== undefined && awaitsEvidence(ctx, t, mine)
 }
 
-/** The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace. */
-export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo, who: string): void {
-  ctx.ensure(ctx.now <= t.challengeEnd || inGrace(ctx, taskId, t, who), P, 'ChallengeWindowClosed')
+/**
+ * The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace.
+ * `at`: the block of the commitment a reveal opens (challenge-commit.ts): a challenge committed in time may be revealed after it.
+ */
+export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo, who: string, at = ctx.now): void {
+  ctx.ensure(at <= t.challengeEnd || inGrace(ctx, taskId, t, who), P, 'ChallengeWindowClosed')
 }
 
 /** Some rejecting verifier may still back its reject: the task must not settle before its evidence can come. */
