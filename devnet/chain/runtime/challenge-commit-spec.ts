@@ -9,7 +9,7 @@ export const CHALLENGE_COMMIT_TYPES: NamedTypes = {
   ChallengeKind: { path: ['pallet_arbitration', 'types', 'ChallengeKind'], variants: [{ name: 'Dispute' }, { name: 'InitialState' }, { name: 'Chunks' }] },
   ChallengeCommit: {
     path: ['pallet_arbitration', 'types', 'ChallengeCommit'],
-    fields: [['who', 'AccountId'], ['hash', 'H256'], ['at', 'u32'], ['seq', 'u64'], ['deposit', 'u128']],
+    fields: [['who', 'AccountId'], ['commitment', 'H256'], ['at', 'u32'], ['seq', 'u64'], ['deposit', 'u128']],
     docs: ['A challenge committed by its hash at block `at` (seq: its place in the order of all commitments); revealable from at + 1 to at + dispute_clock; deposit: dispute_bond, back on the reveal, forfeited at the task\'s end if never revealed']
   },
   ChallengeStatus: {
@@ -51,7 +51,7 @@ export const CHALLENGE_COMMIT_CALLS: CallSpec[] = [
 ]
 
 export const CHALLENGE_COMMIT_EVENTS: EventSpec[] = [
-  { name: 'ChallengeCommitted', fields: [['task_id', 'u64'], ['who', 'AccountId'], ['hash', 'H256'], ['seq', 'u64'], ['reveal_by', 'u32']], docs: 'A challenge committed by its hash; revealable from the next block until `reveal_by`.' },
+  { name: 'ChallengeCommitted', fields: [['task_id', 'u64'], ['who', 'AccountId'], ['commitment', 'H256'], ['seq', 'u64'], ['reveal_by', 'u32']], docs: 'A challenge committed by its hash; revealable from the next block until `reveal_by`.' },
   { name: 'ChallengeRevealed', fields: [['task_id', 'u64'], ['who', 'AccountId'], ['kind', 'ChallengeKind'], ['seq', 'u64']], docs: 'A commitment was revealed: the challenge it opened ranks by `seq`.' },
   { name: 'ShareHeld', fields: [['task_id', 'u64'], ['kind', 'ChallengeKind'], ['fact', 'u32'], ['amount', 'u128']], docs: 'The challenger share of a slash went to the challenge pot, for the earliest-ranked winning challenger of the fact.' },
   { name: 'SharePaid', fields: [['task_id', 'u64'], ['who', 'AccountId'], ['kind', 'ChallengeKind'], ['fact', 'u32'], ['amount', 'u128']], docs: 'A held share paid: the fact\'s largest unpaid share to its earliest-ranked unpaid winner, once no challenge ranked before it can still win the fact (or the task ended).' },

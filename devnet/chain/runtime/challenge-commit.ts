@@ -22,7 +22,7 @@ const P = 'Arbitration'
 /** unrevealed commitments a caller may hold on one task: bounds the storage, and a node needs one per challenge it is about to open */
 export const MAX_OPEN_COMMITS = 16
 
-export interface ChallengeCommit { who: string, hash: string, at: number, seq: bigint, deposit: bigint }
+export interface ChallengeCommit { who: string, commitment: string, at: number, seq: bigint, deposit: bigint }
 
 const commitsOf = (ctx: Context, taskId: bigint): ChallengeCommit[] => ctx.store.read<ChallengeCommit[]>(P, 'ChallengeCommits', taskId)
 function putCommits (ctx: Context, taskId: bigint, c: ChallengeCommit[]): void {
@@ -41,8 +41,8 @@ export function commitChallenge (ctx: Context, who: string, a: { taskId: bigint,
   const p = params(ctx)
   reserve(ctx, who, p.disputeBond)
   const seq = takeSeq(ctx)
-  putCommits(ctx, a.taskId, [...all, { who, hash: a.hash, at: ctx.now, seq, deposit: p.disputeBond }])
-  ctx.emit(P, 'ChallengeCommitted', { taskId: a.taskId, who, hash: a.hash, seq, revealBy: ctx.now + p.disputeClock })
+  putCommits(ctx, a.taskId, [...all, { who, commitment: a.hash, at: ctx.now, seq, deposit: p.disputeBond }])
+  ctx.emit(P, 'ChallengeCommitted', { taskId: a.taskId, who, commitment: a.hash, seq, revealBy: ctx.now + p.disputeClock })
 }
 
 /**
@@ -57,7 +57,7 @@ export function takeCommitment (ctx: Context, who: string, taskId: bigint, kind:
     hash = u8aToHex(challengeCommitment(hexToU8a(who), taskId, kind, challengeBytes(kind, what), hexToU8a(salt)))
   } catch { ctx.fail(P, 'CommitmentNotFound') }
   const all = commitsOf(ctx, taskId)
-  const i = all.findIndex(c => c.who === who && c.hash === hash)
+  const i = all.findIndex(c => c.who === who && c.commitment === hash)
   ctx.ensure(i >= 0, P, 'CommitmentNotFound')
   const c = all[i]
   ctx.ensure(ctx.now > c.at, P, 'CommitmentTooRecent')

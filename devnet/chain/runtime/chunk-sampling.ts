@@ -45,7 +45,8 @@ const CHUNKS: HeldKind<ChunkRequest> = {
  */
 export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }, committed?: Rank): bigint {
   const rank = committed ?? uncommitted(ctx)
-  const open = ctx.store.read<Array<[number, bigint]>>(P, 'OpenChunkRequests', a.taskId).filter(([s]) => s === a.checkpointStep).map(([, x]) => BigInt(x))
+  const open = ctx.store.read<Array<[number, bigint]>>(P, 'OpenChunkRequests', a.taskId)
+    .filter(([s]) => s === a.checkpointStep).map(([, x]) => BigInt(x))
   const repeat = rank.committed && ranksBeforeAll(ctx, a.taskId, 'Chunks', open, rank)
   // samples stays 0 until the first part is posted: the indices come from the including block's hash
   const { id, r } = openHeld(ctx, { ...CHUNKS, mayRepeat: () => repeat }, who, a, (t, step) => checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null,
