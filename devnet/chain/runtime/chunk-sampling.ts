@@ -49,8 +49,10 @@ export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, ch
     .filter(([s]) => s === a.checkpointStep).map(([, x]) => BigInt(x))
   const repeat = rank.committed && ranksBeforeAll(ctx, a.taskId, 'Chunks', open, rank)
   // samples stays 0 until the first part is posted: the indices come from the including block's hash
-  const isCheckpoint = (t: { stepCount: number, checkpointEvery: number }, step: number): boolean => checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null
-  const { id, r } = openHeld(ctx, { ...CHUNKS, mayRepeat: () => repeat }, who, a, isCheckpoint, base => ({ ...base, requester: who, posted: 0n }), committed?.at)
+  const isCheckpoint = (t: { stepCount: number, checkpointEvery: number }, step: number): boolean =>
+    checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null
+  const { id, r } = openHeld(ctx, { ...CHUNKS, mayRepeat: () => repeat }, who, a, isCheckpoint,
+    base => ({ ...base, requester: who, posted: 0n }), committed?.at)
   noteChallenge(ctx, a.taskId, who, 'Chunks', id, a.checkpointStep, rank)
   ctx.emit(P, 'ChunksRequested', { requestId: id, taskId: a.taskId, requester: who, solver: r.solver, checkpointStep: a.checkpointStep, deposit: r.deposit, deadline: r.deadline })
   return id
