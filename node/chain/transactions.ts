@@ -222,7 +222,8 @@ export class ChainTransactions extends ChainQueries {
 
   private initRuling (o: TxOutcome): { solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome } {
     const reason = this.field(o, 'InitialStateRuled', 'reason') as string
-    return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
+    const solverWrong = this.field(o, 'InitialStateRuled', 'solverWrong') as boolean
+    return { solverWrong, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
   }
 
   /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) with the path of its marked leaf (protocols/dispute/forced-leaf.ts encodeForcedLeafProof). */
