@@ -11,6 +11,9 @@ import { challengeBytes, challengeCommitment, type ChallengeKind } from '../../p
 import { ChainError, eventOf, type ChainClientOptions, type TxOutcome } from './client-types.js'
 import { ChainQueries } from './queries.js'
 
+/** An initial-state claim's ruling (InitialStateRuled): reason in UTF-8. */
+export interface InitRuled { solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }
+
 // The chain client's writes: signing and submitting with an app-managed
 // nonce, waiting for inclusion, and one method per Arbitration call.
 
@@ -215,12 +218,12 @@ export class ChainTransactions extends ChainQueries {
   }
 
   /** challenge_initial_state committed first, revealed in a later block (reveal_initial_state). */
-  async challengeInitialStateCommitted (taskId: bigint | number, claim: Uint8Array): Promise<{ solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }> {
+  async challengeInitialStateCommitted (taskId: bigint | number, claim: Uint8Array): Promise<InitRuled> {
     const salt = await this.commitChallenge(taskId, 'InitialState', claim)
     return this.initRuling(await this.send(this.api.tx.arbitration.revealInitialState(taskId, u8aToHex(claim), salt)))
   }
 
-  private initRuling (o: TxOutcome): { solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome } {
+  private initRuling (o: TxOutcome): InitRuled {
     const reason = this.field(o, 'InitialStateRuled', 'reason') as string
     const solverWrong = this.field(o, 'InitialStateRuled', 'solverWrong') as boolean
     return { solverWrong, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
