@@ -1,14 +1,14 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { challengeBytes, challengeCommitment } from '../../../protocols/dispute/challenge-commit.js'
 import { getTask, params, requireNode } from './arbitration.js'
-import { reserve, slashReserved, unreserve } from './balances.js'
+import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { openDispute } from './disputes.js'
 import { challengeInitialState } from './initial-state.js'
 import { sampleChunks } from './chunk-sampling.js'
 import { ensureEvidenceWindow } from './late-backing.js'
-import { takeSeq, type ChallengeKind, type Rank } from './challenge-shares.js'
+import { takeSeq, type ChallengeCommit, type ChallengeKind, type Rank } from './challenge-shares.js'
 
 // Commit–reveal of challenges (docs/economics.md "Copied disputes and
 // claims"), part of the Arbitration pallet: commit_challenge posts a
@@ -21,8 +21,6 @@ import { takeSeq, type ChallengeKind, type Rank } from './challenge-shares.js'
 const P = 'Arbitration'
 /** unrevealed commitments a caller may hold on one task: bounds the storage, and a node needs one per challenge it is about to open */
 export const MAX_OPEN_COMMITS = 16
-
-export interface ChallengeCommit { who: string, commitment: string, at: number, seq: bigint, deposit: bigint }
 
 const commitsOf = (ctx: Context, taskId: bigint): ChallengeCommit[] => ctx.store.read<ChallengeCommit[]>(P, 'ChallengeCommits', taskId)
 function putCommits (ctx: Context, taskId: bigint, c: ChallengeCommit[]): void {
@@ -66,18 +64,6 @@ export function takeCommitment (ctx: Context, who: string, taskId: bigint, kind:
   unreserve(ctx, who, c.deposit)
   ctx.emit(P, 'ChallengeRevealed', { taskId, who, kind, seq: c.seq })
   return { committed: true, seq: c.seq, at: c.at }
-}
-
-/** The task is over: commitments never revealed lose their deposit (back to their owners when `refund`: a faulted task). */
-export function releaseCommitments (ctx: Context, taskId: bigint, refund: boolean): void {
-  for (const c of commitsOf(ctx, taskId)) {
-    if (refund) unreserve(ctx, c.who, c.deposit)
-    else {
-      slashReserved(ctx, c.who, c.deposit)
-      ctx.emit(P, 'CommitmentForfeited', { taskId, who: c.who, amount: c.deposit })
-    }
-  }
-  ctx.store.remove(P, 'ChallengeCommits', taskId)
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

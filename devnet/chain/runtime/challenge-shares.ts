@@ -1,6 +1,6 @@
 import { u8aToHex } from '@polkadot/util'
 import { params, slashStake, type TaskInfo } from './arbitration.js'
-import { TREASURY, payFromModule } from './balances.js'
+import { TREASURY, payFromModule, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
 
@@ -32,6 +32,8 @@ export interface Rank { committed: boolean, seq: bigint, /** a revealed commitme
 export interface ChallengeEntry { who: string, kind: ChallengeKind, id: bigint, fact: number, committed: boolean, seq: bigint, status: ChallengeStatus }
 export interface HeldShare { kind: ChallengeKind, fact: number, amount: bigint, paid: boolean }
 interface CommitRef { seq: bigint, at: number }
+/** An unrevealed commitment (challenge-commit.ts). */
+export interface ChallengeCommit { who: string, commitment: string, at: number, seq: bigint, deposit: bigint }
 
 export const ranksBefore = (a: Pick<Rank, 'committed' | 'seq'>, b: Pick<Rank, 'committed' | 'seq'>): boolean =>
   a.committed !== b.committed ? a.committed : a.seq < b.seq
@@ -94,8 +96,10 @@ export function holdShare (ctx: Context, taskId: bigint, kind: ChallengeKind, fa
  * timeout): the solver is slashed slash_ppm of its stake as before, the
  * challenger's share held for the fact, the challenge won, the task failed.
  */
-export function penalizeForFact (ctx: Context, taskId: bigint, t: TaskInfo, kind: ChallengeKind, id: bigint, fallbackFact: number): bigint {
+export function penalizeForFact (ctx: Context, taskId: bigint, t: TaskInfo, kind: ChallengeKind, id: bigint, challenger: string, fallbackFact: number): bigint {
   const e = settleChallenge(ctx, taskId, kind, id, 'Won')
+  // a challenge opened before its task had entries (a runtime upgrade) ranks after every recorded one
+  if (e === undefined) noteChallenge(ctx, taskId, challenger, kind, id, fallbackFact, uncommitted(ctx), 'Won')
   const n = t.solver === null ? undefined : ctx.store.get<{ stake: bigint }>(P, 'Nodes', t.solver)
   const { taken, held } = t.solver === null ? { taken: 0n, held: 0n } : slashForFact(ctx, t.solver, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
   holdShare(ctx, taskId, kind, e?.fact ?? fallbackFact, held)
@@ -156,4 +160,16 @@ export function closeExcused (ctx: Context, taskId: bigint, t: Pick<TaskInfo, 'r
   if (open.length === 0) return
   for (const e of open) e.status = 'Closed'
   putEntries(ctx, taskId, all!)
+}
+
+/** The task is over: commitments never revealed lose their deposit (back to their owners when `refund`: a faulted task). */
+export function releaseCommitments (ctx: Context, taskId: bigint, refund: boolean): void {
+  for (const c of ctx.store.read<ChallengeCommit[]>(P, 'ChallengeCommits', taskId)) {
+    if (refund) unreserve(ctx, c.who, c.deposit)
+    else {
+      slashReserved(ctx, c.who, c.deposit)
+      ctx.emit(P, 'CommitmentForfeited', { taskId, who: c.who, amount: c.deposit })
+    }
+  }
+  ctx.store.remove(P, 'ChallengeCommits', taskId)
 }

@@ -92,7 +92,7 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
 export function chunksTimeout (ctx: Context, _who: string, a: { requestId: bigint }): void {
   // the requester's share goes by rank among the requests of the checkpoint (challenge-shares.ts)
   const { r, slashed } = timeOutHeld(ctx, CHUNKS, a.requestId, CHALLENGE_POT)
-  settleChallenge(ctx, r.taskId, 'Chunks', a.requestId, 'Won')
+  if (settleChallenge(ctx, r.taskId, 'Chunks', a.requestId, 'Won') === undefined) noteChallenge(ctx, r.taskId, r.requester, 'Chunks', a.requestId, r.checkpointStep, uncommitted(ctx), 'Won')
   holdShare(ctx, r.taskId, 'Chunks', r.checkpointStep, ppmOf(slashed, params(ctx).winnerSharePpm))
   payShares(ctx, r.taskId)
   ctx.emit(P, 'ChunksTimedOut', { requestId: a.requestId, taskId: r.taskId, solver: r.solver, slashed })

@@ -13,8 +13,7 @@ import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
 import { awaitsDraw, closeDraw, owesJackpot } from './draw-reveal.js'
 import { faultedStillOpen, guardTask, readableOpenTasks } from './hook-guard.js'
-import { closeExcused, liveCommits, payShares, penalizeForFact } from './challenge-shares.js'
-import { releaseCommitments } from './challenge-commit.js'
+import { closeExcused, liveCommits, payShares, penalizeForFact, releaseCommitments } from './challenge-shares.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -31,7 +30,7 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
     r.outcome = 'SolverPenalized'
     // the solver only: a ruling on its signed tape does not show its committed proof wrong (penalizeSolver);
     // the challenger's share goes by rank among the challengers of the disputed step (challenge-shares.ts)
-    const slashed = penalizeForFact(ctx, id, t, 'Dispute', BigInt(r.disputeId), r.step)
+    const slashed = penalizeForFact(ctx, id, t, 'Dispute', BigInt(r.disputeId), r.challenger, r.step)
     ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
     changed = true
   }
