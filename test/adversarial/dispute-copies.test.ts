@@ -112,4 +112,17 @@ describe('a copied dispute of a real cheat', () => {
     expect(worth(h, 'Charlie') - charlie).toBe(STAKE / 8n - bond)
     expect(h.read('Arbitration', 'ChallengeCommits', 0)).toEqual([])
   }, 60_000)
+
+  it('a dispute committed in the window\'s last block is revealed after it, and the task waits for the reveal', async () => {
+    const h = await taskOnChain(run, cheat, { verifiers: ['Dave', 'Eve'] })
+    h.advance(taskOf(h).challengeEnd - h.number - 1)
+    expect(h.block([commitCall(h.accounts, 'Ferdie', 'Dispute', run.step)]).results[0].error).toBeUndefined()
+    expect(h.number).toBe(taskOf(h).challengeEnd)
+    // past the window: an uncommitted dispute is refused, the committed one opens (its window is read at its commitment)
+    const { results } = h.block([openPlain(h, 'Dave'), reveal(h, 'Ferdie')])
+    expect(results[0].error).toBe('Arbitration.ChallengeWindowClosed')
+    expect(results[1].error).toBeUndefined()
+    expect(taskOf(h).phase).toBe('Verifying')
+    win(h, 'Ferdie', 0)
+  }, 60_000)
 })
