@@ -3,11 +3,16 @@ import type { SubmittableExtrinsic } from '@polkadot/api/types'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import type { ISubmittableResult } from '@polkadot/types/types'
 import { u8aToHex } from '@polkadot/util'
+import { randomAsU8a } from '@polkadot/util-crypto'
 import type { Plain } from './plain.js'
 import type { DisputeKind, SubmitTaskArgs } from '../../protocols/pallet-types.js'
 import { peerBindingPayload } from '../../protocols/identity/peer-binding.js'
+import { challengeBytes, challengeCommitment, type ChallengeKind } from '../../protocols/dispute/challenge-commit.js'
 import { ChainError, eventOf, type ChainClientOptions, type TxOutcome } from './client-types.js'
 import { ChainQueries } from './queries.js'
+
+/** An initial-state claim's ruling (InitialStateRuled): reason in UTF-8. */
+export interface InitRuled { solverWrong: boolean, slashed: bigint, reason: string, outcome: TxOutcome }
 
 // The chain client's writes: signing and submitting with an app-managed
 // nonce, waiting for inclusion, and one method per Arbitration call.
@@ -122,6 +127,26 @@ export class ChainTransactions extends ChainQueries {
     return this.field(o, 'DisputeOpened', 'disputeId') as bigint
   }
 
+  // ---- commit–reveal of challenges (docs/economics.md "Copied disputes and claims") ----
+  /**
+   * Commits to a challenge of `kind` identified by `what` (a step, or claim bytes) with a fresh salt
+   * (commit_challenge; a deposit of dispute_bond, back on the reveal); resolves once it is included,
+   * with the salt the reveal names. A reveal sent after that lands in a later block, as the chain asks.
+   */
+  async commitChallenge (taskId: bigint | number, kind: ChallengeKind, what: number | Uint8Array): Promise<string> {
+    const salt = randomAsU8a(32)
+    const hash = challengeCommitment(this.pair.publicKey, BigInt(taskId), kind, challengeBytes(kind, what), salt)
+    await this.send(this.api.tx.arbitration.commitChallenge(taskId, u8aToHex(hash)))
+    return u8aToHex(salt)
+  }
+
+  /** open_dispute as the node opens it: committed in one block, revealed in the next (reveal_dispute), so the slash shares rank it before any copy. */
+  async openDisputeCommitted (taskId: bigint | number, defender: string, kind: DisputeKind, disputedStep: number): Promise<bigint> {
+    const salt = await this.commitChallenge(taskId, 'Dispute', disputedStep)
+    const o = await this.send(this.api.tx.arbitration.revealDispute(taskId, defender, kind, disputedStep, salt))
+    return this.field(o, 'DisputeOpened', 'disputeId') as bigint
+  }
+
   /**
    * Forces a move: posts the counterparty's last signed message (`theirs`,
    * empty when it is the one on chain) and our next one (`mine`; both empty:
@@ -168,6 +193,13 @@ export class ChainTransactions extends ChainQueries {
     return this.field(o, 'ChunksRequested', 'requestId') as bigint
   }
 
+  /** sample_chunks committed first, revealed in a later block (reveal_sample_chunks). */
+  async sampleChunksCommitted (taskId: bigint | number, checkpointStep: number): Promise<bigint> {
+    const salt = await this.commitChallenge(taskId, 'Chunks', checkpointStep)
+    const o = await this.send(this.api.tx.arbitration.revealSampleChunks(taskId, checkpointStep, salt))
+    return this.field(o, 'ChunksRequested', 'requestId') as bigint
+  }
+
   /** One part of the solver's answer: protocols/erasure buildChunkResponses bytes (≤ 1 MiB). */
   async respondChunks (requestId: bigint | number, part: Uint8Array): Promise<TxOutcome> {
     return await this.send(this.api.tx.arbitration.respondChunks(requestId, u8aToHex(part)))
@@ -182,9 +214,19 @@ export class ChainTransactions extends ChainQueries {
     reason: string
     outcome: TxOutcome
   }> {
-    const o = await this.send(this.api.tx.arbitration.challengeInitialState(taskId, u8aToHex(claim)))
+    return this.initRuling(await this.send(this.api.tx.arbitration.challengeInitialState(taskId, u8aToHex(claim))))
+  }
+
+  /** challenge_initial_state committed first, revealed in a later block (reveal_initial_state). */
+  async challengeInitialStateCommitted (taskId: bigint | number, claim: Uint8Array): Promise<InitRuled> {
+    const salt = await this.commitChallenge(taskId, 'InitialState', claim)
+    return this.initRuling(await this.send(this.api.tx.arbitration.revealInitialState(taskId, u8aToHex(claim), salt)))
+  }
+
+  private initRuling (o: TxOutcome): InitRuled {
     const reason = this.field(o, 'InitialStateRuled', 'reason') as string
-    return { solverWrong: this.field(o, 'InitialStateRuled', 'solverWrong') as boolean, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
+    const solverWrong = this.field(o, 'InitialStateRuled', 'solverWrong') as boolean
+    return { solverWrong, slashed: BigInt(this.field(o, 'InitialStateRuled', 'slashed') as bigint), reason: Buffer.from(reason.replace(/^0x/, ''), 'hex').toString('utf8'), outcome: o }
   }
 
   /** The solver proves that a step ruled against it was its Truebit forced error (VRF pre-output 32 bytes, proof 64 bytes) with the path of its marked leaf (protocols/dispute/forced-leaf.ts encodeForcedLeafProof). */

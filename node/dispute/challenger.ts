@@ -75,7 +75,7 @@ export class Challenger {
     const nan = nanFacts(tape, task.divergence != null && step - 1 === task.stepCount ? task.divergence : undefined)
     if (nan.divergence !== undefined && !nan.wrong) throw new Error(`step ${step} diverges where the proof says: nothing to dispute`)
     if (!nan.wrong && tape.stateRootAfter === proof.stateRoots[step]) throw new Error(`step ${step} replays to the committed root: nothing to dispute`)
-    const disputeId = Number(await chain.openDispute(taskId, task.solver, 'SolverProof', chainStep))
+    const disputeId = Number(await chain.openDisputeCommitted(taskId, task.solver, 'SolverProof', chainStep))
     this.h.log.info({ taskId, disputeId, step, chainStep, defender: defenderPeer }, 'dispute opened on chain')
     // a one-step dispute: never the segment context, whatever m
     const ctx = contextOf(chain, taskId, disputeId)
@@ -111,7 +111,7 @@ export class Challenger {
     const nanAt = nanTape === undefined ? undefined : step - 1
     const no = segmentDisputeError(plan, proof, own, nanAt)
     if (no !== undefined) throw new Error(no)
-    const disputeId = Number(await chain.openDispute(taskId, task.solver!, 'SolverProof', plan.j))
+    const disputeId = Number(await chain.openDisputeCommitted(taskId, task.solver!, 'SolverProof', plan.j))
     this.h.log.info({ taskId, disputeId, step, segment: plan.j, steps: `${plan.first + 1}…${plan.first + plan.length}`, nanAt, defender: defenderPeer }, 'segment dispute opened on chain')
     const ctx = contextOf(chain, taskId, disputeId, rootEvery)
     const defenderKey = hexToU8a(task.solver!)

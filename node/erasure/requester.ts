@@ -16,15 +16,20 @@ export async function runChunkRequest (
   chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number } = {}
 ): Promise<ChunkRequestOutcome> {
   let id: number
-  try {
-    id = Number(await chain.sampleChunks(taskId, step))
-    log.warn({ taskId, step, requestId: id }, 'a sampled chunk could not be fetched: chunk samples requested on chain')
-  } catch (err) {
-    // another verifier asked already: follow its request
-    if (errName(err) !== 'arbitration.ChunkRequestOpen') throw err
-    const open = (await chain.openChunkRequests(taskId)).find(([s]) => s === step)
-    if (open == null) throw err
-    id = open[1]
+  // another requester asked already: follow its request (a commitment that could not be revealed would lose its deposit)
+  const asked = (await chain.openChunkRequests(taskId)).find(([s]) => s === step)
+  if (asked != null) id = asked[1]
+  else {
+    try {
+      // committed a block before it is revealed: a watcher copying it from the pool neither shuts it out nor takes its share
+      id = Number(await chain.sampleChunksCommitted(taskId, step))
+      log.warn({ taskId, step, requestId: id }, 'a sampled chunk could not be fetched: chunk samples requested on chain')
+    } catch (err) {
+      if (errName(err) !== 'arbitration.ChunkRequestOpen') throw err
+      const open = (await chain.openChunkRequests(taskId)).find(([s]) => s === step)
+      if (open == null) throw err
+      id = open[1]
+    }
   }
   const until = Date.now() + (opts.maxMs ?? 30 * 60_000)
   while (Date.now() < until) {

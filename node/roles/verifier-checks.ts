@@ -39,7 +39,8 @@ export class VerifierChecks extends PortsPart {
     const state = stateFromCheckpoint(program, readFileSync(join(dir, 'state.bin')), stateRoots[0])
     // a checkpoint that is not the committed state is a data-availability matter
     if (typeof state === 'string') return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: state } }
-    const r = await chain.challengeInitialState(taskId, initClaimBytes(program, stateRoots, state))
+    // committed a block before it is revealed: a watcher copying it from the pool ranks after it for the shares
+    const r = await chain.challengeInitialStateCommitted(taskId, initClaimBytes(program, stateRoots, state))
     this.log.info({ taskId, solverWrong: r.solverWrong, slashed: r.slashed.toString(), reason: r.reason }, 'initial state challenged on chain')
     return { accept: false, checkedSteps: [], initialState: { solverWrong: r.solverWrong, reason: r.reason } }
   }

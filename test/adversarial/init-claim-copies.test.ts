@@ -10,7 +10,8 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { initialState } from '../../protocols/program/init.js'
 import { newProgram } from '../../protocols/program/index.js'
 import * as reference from '../../protocols/reference/index.js'
-import { assignedNames } from '../helpers/verdict-sample.js'
+import { assignedNames, harnessSample } from '../helpers/verdict-sample.js'
+import { commitCall, saltOf } from '../helpers/challenge-commit.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // Copied initial-state claims. A claim does not name its caller and the pool
@@ -92,4 +93,41 @@ describe('a copied initial-state claim', () => {
     expect(h.run('Eve', 'Arbitration', 'challenge_initial_state', { taskId: 0, claim: RIGHT }).error).toBe('Arbitration.SolverAlreadyFailed')
     expect(h.run('Ferdie', 'Arbitration', 'challenge_initial_state', { taskId: 0, claim: RIGHT }).error).toBe('Arbitration.SolverAlreadyFailed')
   })
+})
+
+// The shares of a copied claim. The first right claim slashes the solver S/2
+// and every accept VerifierSlashPpm, half of each to the claimer; before, that
+// was whoever was included first: a pool watcher copying a whistleblower's
+// pending claim took S/4 and the accepts' shares, and the whistleblower's own
+// claim was refused (SolverAlreadyFailed). Now the whistleblower commits to
+// its claim a block before it reveals it; the shares are held for the fact
+// while a commitment ranked before the winner may still be revealed, and go
+// to the earliest-ranked right claim. The test fails if the watcher keeps any
+// share or the whistleblower gets less than S/4 and the accepts' shares.
+describe('a copied initial-state claim of a whistleblower that committed to it', () => {
+  const reveal = (who: string): [string, string, string, Record<string, unknown>] => [who, 'Arbitration', 'reveal_initial_state', { taskId: 0, claim: RIGHT, salt: saltOf(who, 'InitialState') }]
+  for (const copy of ['included ahead of the reveal in its block, without a commitment', 'committed after the reveal was seen, the reveal held back a block'] as const) {
+    it(`${copy}: the whistleblower takes every share, the watcher none`, () => {
+      expect(h.run('Charlie', 'Arbitration', 'register_node', h.registerArgs('Charlie', 8, STAKE)).error).toBeUndefined()
+      // the drawn verifiers accepted without comparing the initial state: their accepts are slashed with the solver
+      for (const v of ['Dave', 'Eve']) expect(h.run(v, 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, v) }).error).toBeUndefined()
+      const before = { Ferdie: worth('Ferdie'), Charlie: worth('Charlie') }
+      expect(h.block([commitCall(h.accounts, 'Ferdie', 'InitialState', RIGHT)]).results[0].error).toBeUndefined()
+      let results
+      if (copy === 'included ahead of the reveal in its block, without a commitment') {
+        results = h.block([initClaim('Charlie'), reveal('Ferdie')]).results
+      } else {
+        expect(h.block([commitCall(h.accounts, 'Charlie', 'InitialState', RIGHT)]).results[0].error).toBeUndefined()
+        results = h.block([reveal('Charlie'), reveal('Ferdie')]).results
+      }
+      // the watcher's claim failed the solver; the whistleblower's is still heard (before: SolverAlreadyFailed)
+      expect(results[0].events).toContain('Arbitration.ShareHeld')
+      expect(results[1].error).toBeUndefined()
+      expect(results[1].events).toContain('Arbitration.SharePaid')
+      // S/4 of the solver's slash and half of each accept's VerifierSlashPpm (a fifth of its stake)
+      expect(worth('Ferdie') - before.Ferdie).toBe(STAKE / 4n + 2n * (STAKE / 5n / 2n))
+      expect(worth('Charlie')).toBe(before.Charlie)
+      expect(h.read<NodeInfo>('Arbitration', 'Nodes', h.accounts.Bob)!.stake).toBe(STAKE / 2n)
+    })
+  }
 })

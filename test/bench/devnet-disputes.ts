@@ -22,7 +22,9 @@ interface Dispute {
 }
 
 const BLOCK_MS = Number(process.argv[2] ?? 500)
-const CALLS = ['openDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
+const CALLS = ['openDispute', 'revealDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
+// the calls that open a dispute (a node reveals its committed dispute: docs/economics.md "Copied disputes and claims")
+const OPENS = ['openDispute', 'revealDispute']
 const dir = mkdtempSync(join(tmpdir(), 'ps-devnet-disputes-'))
 const cli = join('dist', 'node', 'cli', 'main.js')
 try {
@@ -44,11 +46,11 @@ try {
     block.block.extrinsics.forEach((ex, i) => {
       if (ex.method.section !== 'arbitration' || !CALLS.includes(ex.method.method)) return
       const opened = events.find(e => e.phase.isApplyExtrinsic && e.phase.asApplyExtrinsic.toNumber() === i && e.event.method === 'DisputeOpened')
-      const id = ex.method.method === 'openDispute' ? opened?.event.data[0].toString() : ex.method.args[0].toString()
+      const id = OPENS.includes(ex.method.method) ? opened?.event.data[0].toString() : ex.method.args[0].toString()
       if (id == null) return
       const d: Dispute = disputes.get(id) ?? { calls: [], bytes: 0 }
       d.calls.push(ex.method.method); d.bytes += ex.encodedLength
-      if (ex.method.method === 'openDispute') { d.openedBlock = n; d.openedAt = Date.now() }
+      if (OPENS.includes(ex.method.method)) { d.openedBlock = n; d.openedAt = Date.now() }
       disputes.set(id, d)
     })
     for (const e of events) {

@@ -13,7 +13,7 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // response window passes).
 
 const BLOCK_MS = 250
-const DISPUTE_CALLS = ['openDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
+const DISPUTE_CALLS = ['openDispute', 'revealDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
 const TAMPERED_STEP = 8 // 1-based engine step; on chain: step 7
 let sw: ChainSwarm
 let accountIds: Map<string, string>
@@ -76,7 +76,7 @@ describe('disputes between real peers on the dev chain', () => {
     // a cooperative dispute: the chain saw the opening and the claim, nothing else
     expect((await sw.observer.dispute(Number(opened.data.disputeId)))!.moves).toBe(0)
     const txs = await disputeTxs(opened.blockNumber, resolved.blockNumber)
-    expect(txs.calls).toEqual(['openDispute', 'adjudicate'])
+    expect(txs.calls).toEqual(['revealDispute', 'adjudicate'])
     const blocks = resolved.blockNumber - opened.blockNumber
     // under 3 s of chain time from the opening's block to the ruling's
     expect(blocks * BLOCK_MS).toBeLessThan(3000)
@@ -102,7 +102,7 @@ describe('disputes between real peers on the dev chain', () => {
       expect(resolved.data.how).toBe('Adjudicated')
       const adj = ev('Adjudicated', d => d.disputeId === opened.data.disputeId)!
       expect(Buffer.from(String(adj.data.kind).slice(2), 'hex').toString()).toBe(kind)
-      expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['openDispute', 'adjudicate'])
+      expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['revealDispute', 'adjudicate'])
       const settled = await sw.settled(taskId)
       expect(settled.phase).toBe('Failed')
     }, 200_000)
@@ -120,7 +120,7 @@ describe('disputes between real peers on the dev chain', () => {
     expect(forced.data.by).toBe(accountIds.get('//Peer4'))
     expect(forced.data.seq).toBe(0)
     expect(resolved.blockNumber).toBeGreaterThan(Number(forced.data.due))
-    expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['openDispute', 'forceMove', 'claimTimeout'])
+    expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['revealDispute', 'forceMove', 'claimTimeout'])
     const settled = await sw.settled(taskId)
     expect(settled.phase).toBe('Failed')
     process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'silent', wallMs: Date.now() - tOpen, blocks: resolved.blockNumber - opened.blockNumber, blockMs: BLOCK_MS })}\n`)

@@ -97,3 +97,15 @@ export function payFromTreasury (ctx: Context, to: string, amount: bigint): bigi
   ctx.emit('Balances', 'Transfer', { from: TREASURY, to, amount: paid })
   return paid
 }
+
+/** Pays `amount` (at most its free balance) from a module account's free balance (the challenge pot); returns what was paid. */
+export function payFromModule (ctx: Context, from: string, to: string, amount: bigint): bigint {
+  const f = getAccount(ctx, from)
+  const paid = f.data.free < amount ? f.data.free : amount
+  if (paid === 0n) return 0n
+  f.data.free -= paid
+  putAccount(ctx, from, f)
+  credit(ctx, to, paid)
+  ctx.emit('Balances', 'Transfer', { from, to, amount: paid })
+  return paid
+}

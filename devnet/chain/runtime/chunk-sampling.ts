@@ -8,6 +8,9 @@ import type { Context } from './context.js'
 import type { ChunkRequest, ChunkRequestStatus } from '../../../protocols/pallet-types.js'
 import { answerHeld, getHeld, openHeld, putHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { blockRandomness } from './block-randomness.js'
+import { params } from './arbitration.js'
+import { ppmOf } from './randomness.js'
+import { CHALLENGE_POT, holdShare, noteChallenge, payShares, ranksBeforeAll, settleChallenge, uncommitted, type Rank } from './challenge-shares.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
 // sampling"), part of the Arbitration pallet. A node that cannot fetch a
@@ -35,10 +38,22 @@ const CHUNKS: HeldKind<ChunkRequest> = {
   requester: r => r.requester
 }
 
-export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
+/**
+ * `committed`: the commitment it reveals (reveal_sample_chunks); without one it ranks after every committed
+ * challenge (challenge-shares.ts). A request ranked before every open one of its checkpoint opens beside them:
+ * a copy included first must not shut the finder out of its own request.
+ */
+export function sampleChunks (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }, committed?: Rank): bigint {
+  const rank = committed ?? uncommitted(ctx)
+  const open = ctx.store.read<Array<[number, bigint]>>(P, 'OpenChunkRequests', a.taskId)
+    .filter(([s]) => s === a.checkpointStep).map(([, x]) => BigInt(x))
+  const repeat = rank.committed && ranksBeforeAll(ctx, a.taskId, 'Chunks', open, rank)
   // samples stays 0 until the first part is posted: the indices come from the including block's hash
-  const { id, r } = openHeld(ctx, CHUNKS, who, a, (t, step) => checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null,
-    base => ({ ...base, requester: who, posted: 0n }))
+  const isCheckpoint = (t: { stepCount: number, checkpointEvery: number }, step: number): boolean =>
+    checkpointPosition(step, t.stepCount, t.checkpointEvery) !== null
+  const { id, r } = openHeld(ctx, { ...CHUNKS, mayRepeat: () => repeat }, who, a, isCheckpoint,
+    base => ({ ...base, requester: who, posted: 0n }), committed?.at)
+  noteChallenge(ctx, a.taskId, who, 'Chunks', id, a.checkpointStep, rank)
   ctx.emit(P, 'ChunksRequested', { requestId: id, taskId: a.taskId, requester: who, solver: r.solver, checkpointStep: a.checkpointStep, deposit: r.deposit, deadline: r.deadline })
   return id
 }
@@ -70,11 +85,16 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
   ctx.emit(P, 'ChunksPosted', { requestId: a.requestId, taskId: r.taskId, posted: checked.posted.length, response: a.response })
   if (r.posted !== (1n << BigInt(r.samples)) - 1n) { putHeld(ctx, CHUNKS, a.requestId, r); return }
   answerHeld(ctx, CHUNKS, a.requestId, r)
+  settleChallenge(ctx, r.taskId, 'Chunks', a.requestId, 'Closed')
   ctx.emit(P, 'ChunksAnswered', { requestId: a.requestId, taskId: r.taskId, solver: r.solver })
 }
 
 export function chunksTimeout (ctx: Context, _who: string, a: { requestId: bigint }): void {
-  const { r, slashed } = timeOutHeld(ctx, CHUNKS, a.requestId)
+  // the requester's share goes by rank among the requests of the checkpoint (challenge-shares.ts)
+  const { r, slashed } = timeOutHeld(ctx, CHUNKS, a.requestId, CHALLENGE_POT)
+  if (settleChallenge(ctx, r.taskId, 'Chunks', a.requestId, 'Won') === undefined) noteChallenge(ctx, r.taskId, r.requester, 'Chunks', a.requestId, r.checkpointStep, uncommitted(ctx), 'Won')
+  holdShare(ctx, r.taskId, 'Chunks', r.checkpointStep, ppmOf(slashed, params(ctx).winnerSharePpm))
+  payShares(ctx, r.taskId)
   ctx.emit(P, 'ChunksTimedOut', { requestId: a.requestId, taskId: r.taskId, solver: r.solver, slashed })
 }
 

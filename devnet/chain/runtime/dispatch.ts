@@ -11,6 +11,7 @@ import { DispatchFail, type Context } from './context.js'
 import type { PlainCall } from './transaction.js'
 import { takeRentDeposit } from './capacity-rent.js'
 import { revealDraw } from './draw-reveal.js'
+import { COMMIT_HANDLERS } from './challenge-commit.js'
 
 // Every callable of the runtime, by pallet and call name.
 
@@ -45,7 +46,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
   'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never),
   ...CHUNK_HANDLERS,
-  'Arbitration.reveal_draw': (ctx, who, a) => revealDraw(ctx, who, a as never)
+  'Arbitration.reveal_draw': (ctx, who, a) => revealDraw(ctx, who, a as never),
+  ...COMMIT_HANDLERS
 }
 
 /** Runs a call as `who`; a DispatchFail is the call's DispatchError. */

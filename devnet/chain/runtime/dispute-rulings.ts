@@ -8,6 +8,7 @@ import { basisOf, newRuling, type RulingBasis } from './forced-rulings.js'
 import { ppmOf } from './randomness.js'
 import { oneStepOf, rootEveryOfTask } from './segments.js'
 import { forgetTape } from './tape-queue.js'
+import { settleChallenge } from './challenge-shares.js'
 
 // How a dispute ends: a claim judged on chain (adjudicate) or a timeout, and
 // what each outcome pays (part of the Arbitration pallet; disputes.ts).
@@ -125,6 +126,9 @@ export function resolve (ctx: Context, id: bigint, d: DisputeInfo, winnerParty: 
     slashed = d.bond
     ctx.emit(P, 'Slashed', { who: d.challenger, amount: d.bond, toWinner, toTreasury: d.bond - toWinner })
   }
+  // a ruling awaiting the reveal may still slash the solver (its share then goes by rank: challenge-shares.ts);
+  // a lost dispute, a forced error and a timeout (its share capped at the bond, paid at once) take no held share
+  if (!(winnerParty === 'Challenger' && how === 'Adjudicated' && !forced)) settleChallenge(ctx, d.taskId, 'Dispute', id, 'Closed')
   d.status = winnerParty === 'Challenger' ? 'ChallengerWon' : 'DefenderWon'
   d.force = null
   putDispute(ctx, id, d)

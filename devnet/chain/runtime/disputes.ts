@@ -12,6 +12,7 @@ import { contextOf, getDispute, other, partyOf, putDispute, roleOf, verify, type
 import { disputableSegments, oneStepOf, rootEveryOfTask, segmentAllowance, segmentRuleOf } from './segments.js'
 import { queueTape, storableBlock, tapeFrom } from './tape-queue.js'
 import { referenceCostOf, rerunAllowance, type ReferenceCost } from './rerun-cost.js'
+import { noteChallenge, uncommitted, type Rank } from './challenge-shares.js'
 
 export type { DisputeInfo, DisputeKind, Force, PartyName } from './dispute-state.js'
 export { adjudicate, checkAgreement } from './dispute-rulings.js'
@@ -62,11 +63,12 @@ function stepOf (ctx: Context, d: DisputeInfo): number {
   return oneStepOf(ctx, d, getTask(ctx, d.taskId)) ?? d.disputedStep
 }
 
-export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }): bigint {
+/** `rank`: the commitment it reveals (reveal_dispute); without one it ranks after every committed challenge (challenge-shares.ts). */
+export function openDispute (ctx: Context, who: string, a: { taskId: bigint, defender: string, kind: DisputeKind, disputedStep: number }, rank?: Rank): bigint {
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
-  ensureEvidenceWindow(ctx, a.taskId, t, who)
+  ensureEvidenceWindow(ctx, a.taskId, t, who, rank?.at)
   // a task with a root every m > 1 steps is disputed by segment: disputed_step is the segment j
   // (and a diverged proof's last step, one past the segments: a one-step dispute from the last leaf)
   const m = rootEveryOfTask(ctx, a.taskId)
@@ -109,6 +111,7 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   putTask(ctx, a.taskId, t)
   // an assigned verifier's dispute is the evidence its reject needs
   noteEvidence(ctx, a.taskId, who)
+  noteChallenge(ctx, a.taskId, who, 'Dispute', id, a.disputedStep, rank ?? uncommitted(ctx))
   adjustActive(ctx, who, 1)
   adjustActive(ctx, a.defender, 1)
   ctx.emit(P, 'DisputeOpened', { disputeId: id, taskId: a.taskId, challenger: who, defender: a.defender, kind: a.kind, disputedStep: a.disputedStep })

@@ -62,14 +62,15 @@ export const putHeld = <R extends HeldRequestInfo>(ctx: Context, k: HeldKind<R>,
  */
 export function openHeld<R extends HeldRequestInfo> (
   ctx: Context, k: HeldKind<R>, who: string, a: { taskId: bigint, checkpointStep: number },
-  isStep: (t: TaskInfo, step: number) => boolean, make: (base: HeldRequestInfo) => R
+  isStep: (t: TaskInfo, step: number) => boolean, make: (base: HeldRequestInfo) => R, at = ctx.now
 ): { id: bigint, r: R } {
   requireNode(ctx, who)
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   // evidence for a reject may come in its verifier's backing grace; other requests keep the window
-  if (k.backsReject === true) ensureEvidenceWindow(ctx, a.taskId, t, who)
-  else ctx.ensure(ctx.now <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  // (`at`: the block of the commitment a reveal opens, challenge-commit.ts)
+  if (k.backsReject === true) ensureEvidenceWindow(ctx, a.taskId, t, who, at)
+  else ctx.ensure(at <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
   ctx.ensure(isStep(t, a.checkpointStep), P, 'NotCheckpointStep')
   const open = ctx.store.read<Array<[number, bigint]>>(P, k.open, a.taskId)
@@ -99,8 +100,8 @@ export function answerHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind
   if (getTask(ctx, r.taskId).phase === 'Faulted') settleHeld(ctx, k, r.taskId, false, () => {})
 }
 
-/** Past its deadline unanswered (anyone may call): the deposit back, the solver slashed, the task failed. Returns the slash. */
-export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint): { r: R, slashed: bigint } {
+/** Past its deadline unanswered (anyone may call): the deposit back, the solver slashed, the task failed. Returns the slash. `payee`: who takes the winner's share (default: the requester). */
+export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint, payee?: string): { r: R, slashed: bigint } {
   const r = getHeld(ctx, k, id)
   ctx.ensure(r.status === 'Open', P, k.closed)
   ctx.ensure(ctx.now > r.deadline, P, 'DeadlineNotReached')
@@ -108,7 +109,7 @@ export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKin
   unreserve(ctx, requester, r.deposit)
   // slash_ppm of the solver's stake, winner_share_ppm of that to the requester
   const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', r.solver)
-  const slashed = slashStake(ctx, r.solver, requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+  const slashed = slashStake(ctx, r.solver, payee ?? requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
   r.status = 'TimedOut'
   close(ctx, k, id, r)
   return { r, slashed }

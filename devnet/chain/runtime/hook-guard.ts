@@ -8,6 +8,7 @@ import { getAssignments, putAssignments } from './assignment.js'
 import { settleRent } from './capacity-rent.js'
 import { closeDraw } from './draw-reveal.js'
 import { Storage } from './state.js'
+import { payShares, releaseCommitments } from './challenge-shares.js'
 
 // Fault isolation for the block hook (docs/pallet-interface.md "Faulted
 // tasks"). on_initialize is not a call: a throw there fails the block, and
@@ -134,9 +135,14 @@ function quarantine (ctx: Context, id: bigint): { refunded: bigint, open: boolea
   attempt(ctx, () => { settleAnsweredDeposits(ctx, id, false) })
   attempt(ctx, () => { settleRent(ctx, id, t) })
   attempt(ctx, () => { closeDraw(ctx, id) })
+  // no challenge can be committed to a faulted task, nor revealed: the deposits go back
+  attempt(ctx, () => { releaseCommitments(ctx, id, true) })
   t.phase = 'Faulted'
   putTask(ctx, id, t)
-  return { refunded, open: attempt(ctx, () => faultedStillOpen(ctx, t)) ?? false }
+  const open = attempt(ctx, () => faultedStillOpen(ctx, t)) ?? false
+  // slash shares already held were slashed for rulings that stand: paid by rank as at any end
+  if (!open) attempt(ctx, () => { payShares(ctx, id, [], true) })
+  return { refunded, open }
 }
 
 /** The reserved and assigned verifiers are done with the task: their stakes unbound, their assignments Released. */

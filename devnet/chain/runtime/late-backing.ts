@@ -45,19 +45,22 @@ export function openBackingGrace (ctx: Context, taskId: bigint, who: string, gra
 }
 
 /** An assignment still awaiting its reject's evidence: active, not yet backed, by its deadline, its reject in and not void. */
-function awaitsEvidence (ctx: Context, t: TaskInfo, x: VerifierAssignment): boolean {
-  return x.status === 'Active' && !x.backed && ctx.now <= x.deadline && t.verdicts.some(v => v.verifier === x.verifier && !v.accept && !v.void)
+function awaitsEvidence (ctx: Context, t: TaskInfo, x: VerifierAssignment, at = ctx.now): boolean {
+  return x.status === 'Active' && !x.backed && at <= x.deadline && t.verdicts.some(v => v.verifier === x.verifier && !v.accept && !v.void)
 }
 
 /** `who` is such an assigned verifier: the one caller heard after the window. */
-function inGrace (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
+function inGrace (ctx: Context, taskId: bigint, t: TaskInfo, who: string, at = ctx.now): boolean {
   const mine = activeAssignment(ctx, taskId, who)
-  return mine !== undefined && awaitsEvidence(ctx, t, mine)
+  return mine !== undefined && awaitsEvidence(ctx, t, mine, at)
 }
 
-/** The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace. */
-export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo, who: string): void {
-  ctx.ensure(ctx.now <= t.challengeEnd || inGrace(ctx, taskId, t, who), P, 'ChallengeWindowClosed')
+/**
+ * The window rule of the evidence calls: anyone until challenge_end, then only a rejecting verifier in its grace.
+ * `at`: the block of the commitment a reveal opens (challenge-commit.ts): a challenge committed in time may be revealed after it.
+ */
+export function ensureEvidenceWindow (ctx: Context, taskId: bigint, t: TaskInfo, who: string, at = ctx.now): void {
+  ctx.ensure(at <= t.challengeEnd || inGrace(ctx, taskId, t, who, at), P, 'ChallengeWindowClosed')
 }
 
 /** Some rejecting verifier may still back its reject: the task must not settle before its evidence can come. */

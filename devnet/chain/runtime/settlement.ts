@@ -1,7 +1,7 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listsForcedStep, params, penalizeSolver, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listsForcedStep, params, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
 import { ppmOf } from './randomness.js'
 import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
@@ -14,6 +14,7 @@ import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
 import { awaitsDraw, closeDraw, owesJackpot } from './draw-reveal.js'
 import { faultedStillOpen, guardTask, readableOpenTasks } from './hook-guard.js'
+import { closeExcused, liveCommits, payShares, penalizeForFact, releaseCommitments } from './challenge-shares.js'
 
 // The Arbitration pallet's block hook: solver selection retries, solver
 // timeouts, forced-error penalties, and settlement of a task once its
@@ -28,8 +29,9 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
   for (const r of t.rulings) {
     if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
     r.outcome = 'SolverPenalized'
-    // the solver only: a ruling on its signed tape does not show its committed proof wrong (penalizeSolver)
-    const slashed = penalizeSolver(ctx, t, r.challenger)
+    // the solver only: a ruling on its signed tape does not show its committed proof wrong (penalizeSolver);
+    // the challenger's share goes by rank among the challengers of the disputed step (challenge-shares.ts)
+    const slashed = penalizeForFact(ctx, id, t, 'Dispute', BigInt(r.disputeId), r.challenger, r.step)
     ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })
     changed = true
   }
@@ -189,15 +191,22 @@ function stepTask (ctx: Context, id: bigint): boolean {
   } else if (t.phase === 'Verifying') {
     drawIfDue(ctx, id, t)
     if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
-    // a reject in its backing grace may still get its evidence (late-backing.ts), a served challenger its verdict (availability-serve.ts)
-    if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t) && !servedPending(ctx, id, t)) closeVerification(ctx, id, t)
+    const live = liveCommits(ctx, id)
+    closeExcused(ctx, id, t)
+    payShares(ctx, id, live)
+    // a reject in its backing grace may still get its evidence (late-backing.ts), a served challenger its verdict
+    // (availability-serve.ts), a commitment made in the window its reveal
+    if (ctx.now > t.challengeEnd && t.openDisputes === 0 && !t.rulings.some(r => r.outcome === 'AwaitingReveal') && !backingPending(ctx, id, t) && !servedPending(ctx, id, t) && live.length === 0) closeVerification(ctx, id, t)
   } else if (t.phase === 'Faulted') {
     // quarantined, but a ruling against its solver still awaits the reveal (hook-guard.ts)
     if (penalizeUnrevealed(ctx, id, t)) putTask(ctx, id, t)
   }
   const after = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-  if (after?.phase === 'Faulted') return faultedStillOpen(ctx, after)
-  if (after !== undefined && !FINAL.has(after.phase)) return true
-  if (after !== undefined) settleRent(ctx, id, after)
+  const open = after?.phase === 'Faulted' ? faultedStillOpen(ctx, after) : after !== undefined && !FINAL.has(after.phase)
+  if (open) return true
+  if (after !== undefined && after.phase !== 'Faulted') settleRent(ctx, id, after)
+  // the task is over: nothing can still win a held share, and a commitment can no longer be revealed
+  payShares(ctx, id, [], true)
+  releaseCommitments(ctx, id, after?.phase === 'Faulted')
   return false
 }
