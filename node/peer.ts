@@ -18,6 +18,7 @@ import { topicName } from './p2p/topics.js'
 import { PROTOCOL_TOPICS } from '../protocols/messages/schemas.js'
 import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
 import { installPeerRoutes } from './peer-routes.js'
+import { processMemory, type ProcessMemory } from './process-memory.js'
 
 export interface PeerOptions {
   dataDir: string
@@ -64,6 +65,8 @@ export interface PeerStatus {
   }
   /** ms from process start: ready, first connection, first time each topic's mesh reached D_lo peers */
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
+  /** the process's memory (shared by its peers when it runs several) */
+  memory: ProcessMemory
 }
 
 const MESH_D_LO = 4
@@ -238,7 +241,8 @@ export class Peer {
           .map(id => [id, Math.round((this.host.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(id) * 100) / 100])),
         disconnected: this.graylist?.disconnected() ?? {}
       },
-      milestones: this.milestones
+      milestones: this.milestones,
+      memory: processMemory()
     }
   }
 

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8'
+import { enableHeapGrowthHolds } from '../heap-growth.js'
 
 /**
  * V8 heap settings for a long-running peer (`proofswarm join` / `bootstrap`),
@@ -12,13 +13,14 @@ import { setFlagsFromString } from 'node:v8'
  *   stream buffers); the grown young generation was 25–30 MiB of RSS per peer
  *   for no measurable CPU saving.
  * - Old generation grown 3× its live size after a full GC instead of V8's
- *   ~1.5× for a small heap: moving checkpoints (1.2 MB each, ~20 per
+ *   ~1.3× (with `--optimize-for-size`), but only while the peer moves
+ *   checkpoints (node/heap-growth.ts): moving checkpoints (1.2 MB each, ~20 per
  *   verification) through noise and yamux set off a full incremental mark
  *   every ~4 checkpoints on a ~17 MiB live heap; that GC was a third of the
  *   fetching peer's CPU (21 → 14 ms per checkpoint with this setting,
- *   docs/benchmarks.md "Shards: checkpoint transfer CPU"). An idle peer
- *   allocates little, so its RSS barely moves; V8's memory reducer still
- *   shrinks the heap when the peer goes idle.
+ *   docs/benchmarks.md "Shards: checkpoint transfer CPU"). Held all the time,
+ *   it let an idle peer in a 40-peer swarm commit 50 MiB of heap for ~25 MiB
+ *   live (gossip and connection traffic is garbage too).
  * - `--optimize-for-size`: V8 sizes and compacts its spaces for memory rather
  *   than speed (the growth above still decides when a full GC starts): an idle
  *   peer with a chain client kept ~12 MiB less heap committed (128 → 116 MiB
@@ -26,7 +28,9 @@ import { setFlagsFromString } from 'node:v8'
  *
  * docs/operators-guide.md, "Memory of a peer". An explicit setting of any
  * (argv or NODE_OPTIONS) is left alone; PROOFSWARM_PEER_HEAP=default (or the
- * older PROOFSWARM_YOUNG_GEN=default) keeps V8's defaults. Returns the flags set.
+ * older PROOFSWARM_YOUNG_GEN=default) keeps V8's defaults. Returns the flags set
+ * at start (`--heap-growing-percent=200@transfers` names the growth held around
+ * transfers).
  */
 /** Old-generation growth after a full GC, in percent of the live size (V8's default for a small heap is ~50). */
 export const PEER_HEAP_GROWING_PERCENT = 200
@@ -36,8 +40,10 @@ export function tunePeerHeap (): string[] {
   const explicit = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ')
   const set: string[] = []
   if (!/--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor)/.test(explicit)) set.push('--semi-space-growth-factor=1')
-  if (!/--heap-growing-percent/.test(explicit)) set.push(`--heap-growing-percent=${PEER_HEAP_GROWING_PERCENT}`)
+  const growth = !/--heap-growing-percent/.test(explicit)
   if (!/--(no-)?optimize[-_]for[-_]size/.test(explicit)) set.push('--optimize-for-size')
   for (const f of set) setFlagsFromString(f)
-  return set
+  if (!growth) return set
+  enableHeapGrowthHolds(PEER_HEAP_GROWING_PERCENT)
+  return [...set, `--heap-growing-percent=${PEER_HEAP_GROWING_PERCENT}@transfers`]
 }

@@ -4,7 +4,7 @@ import { serveRoutes } from '../control/routes.js'
 import type { Peer } from '../peer.js'
 import { findShardService } from '../shards/index.js'
 import { connectChain, ensureRegistered } from './chain-link.js'
-import { NodePorts, type EconomicsConfig } from './node-ports.js'
+import type { NodePorts, EconomicsConfig } from './node-ports.js'
 import { unavailablePorts } from './ports.js'
 import { getRolesService, rolesService } from './service.js'
 import { TaskBook } from './task-book.js'
@@ -101,6 +101,8 @@ export function installRoles (init: RolesInit) {
     }
     const makePorts = async (): Promise<ReturnType<typeof unavailablePorts>> => {
       if (init.chainUrl == null || shards == null) return unavailablePorts(peer)
+      // loaded only for a peer with a chain (the engine, erasure coding and their wasm; ~2 MiB RSS): one without has no use for them
+      const { NodePorts } = await import('./node-ports.js')
       nodePorts = new NodePorts({
         peer, chain, shards, book, economics: init.economics, datasetDir: init.datasetDir,
         disputes: disputes != null

@@ -5,6 +5,7 @@ import { MAX_PIPELINE, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, RESPONSE_HEADER_BY
 import type { Host } from '../p2p/host.js'
 import { ServeBudget } from './serve-budget.js'
 import type { BlockStore } from './store.js'
+import { withHeapGrowth } from '../heap-growth.js'
 
 // Serves blocks on /proofswarm/shards/1.0.0: reads requests one by one and
 // answers in order. Requests over MAX_REQUEST_BYTES or malformed ones get an
@@ -52,7 +53,8 @@ export class ShardServer {
   async start (): Promise<void> {
     if (this.fault.corrupt || this.fault.delayMs > 0 || this.fault.corruptCids != null) this.log.warn({ fault: this.fault }, 'shard server fault injection is ON (testing only)')
     await this.host.handle(SHARD_PROTOCOL, (stream, connection) => {
-      void this.serve(stream, connection).catch((err: unknown) => {
+      // serving moves checkpoints: V8's raised heap growth while it runs (node/heap-growth.ts)
+      void withHeapGrowth(async () => await this.serve(stream, connection)).catch((err: unknown) => {
         this.log.debug({ err: errMessage(err), peer: connection.remotePeer.toString() }, 'shard stream ended with an error')
         stream.abort(toError(err))
       })

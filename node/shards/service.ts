@@ -14,6 +14,7 @@ import { ShardServer, type ShardFault } from './server.js'
 import { BlockStore } from './store.js'
 import type { BlockRef, RetentionHold, RootRecord } from './root-records.js'
 import type { AddFileOptions, AddOptions, AddResult, FetchOptions, FetchResult, FetchToFileOptions, FileFetchResult, GcOptions } from './types.js'
+import { withHeapGrowth } from '../heap-growth.js'
 
 // The shard service of one peer: add content (chunk, store, announce), fetch
 // it from the swarm (verify, store, resume), keep it as long as a pin or a
@@ -100,19 +101,28 @@ export class ShardService {
   }
 
   // ---- adding (add.ts) ---------------------------------------------------
-  async addBytes (bytes: Uint8Array, meta?: ShardMeta, opts?: AddOptions): Promise<AddResult> { return await this.adder.addBytes(bytes, meta, opts) }
-  async addFile (path: string, meta?: ShardMeta, opts?: AddFileOptions): Promise<AddResult> { return await this.adder.addFile(path, meta, opts) }
+  async addBytes (bytes: Uint8Array, meta?: ShardMeta, opts?: AddOptions): Promise<AddResult> {
+    return await withHeapGrowth(async () => await this.adder.addBytes(bytes, meta, opts))
+  }
+
+  async addFile (path: string, meta?: ShardMeta, opts?: AddFileOptions): Promise<AddResult> {
+    return await withHeapGrowth(async () => await this.adder.addFile(path, meta, opts))
+  }
 
   // ---- fetching (fetch.ts, fetch-to-file.ts) -----------------------------
-  async fetch (root: CID | string, opts?: FetchOptions): Promise<FetchResult> { return await this.fetcher.fetch(root, opts) }
-  async fetchBytes (root: CID | string, opts?: FetchOptions): Promise<Uint8Array> { return await this.fetcher.fetchBytes(root, opts) }
+  // (adding and fetching hold V8's raised heap growth: checkpoints are MBs through noise and yamux, node/heap-growth.ts)
+  async fetch (root: CID | string, opts?: FetchOptions): Promise<FetchResult> { return await withHeapGrowth(async () => await this.fetcher.fetch(root, opts)) }
+  async fetchBytes (root: CID | string, opts?: FetchOptions): Promise<Uint8Array> {
+    return await withHeapGrowth(async () => await this.fetcher.fetchBytes(root, opts))
+  }
+
   async fetchBlocksOf (
     root: CID | string, indices: readonly number[], opts?: FetchOptions
-  ): Promise<Map<number, Uint8Array>> { return await this.fetcher.fetchBlocksOf(root, indices, opts) }
+  ): Promise<Map<number, Uint8Array>> { return await withHeapGrowth(async () => await this.fetcher.fetchBlocksOf(root, indices, opts)) }
 
   async fetchToFile (
     root: CID | string, path: string, opts?: FetchToFileOptions
-  ): Promise<FileFetchResult> { return await this.fileFetch.fetchToFile(root, path, opts) }
+  ): Promise<FileFetchResult> { return await withHeapGrowth(async () => await this.fileFetch.fetchToFile(root, path, opts)) }
 
   // ---- local content (local.ts) ------------------------------------------
   /** The content of a complete local shard. */

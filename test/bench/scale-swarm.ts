@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url'
 import { nativeScriptArgs } from './ts-script.js'
 
 // e.g. SCALE_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every peer
-const NODE_ARGS = (process.env.SCALE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+const NODE_ARGS = nodeArgs(process.env.SCALE_BENCH_NODE_ARGS)
+export function nodeArgs (s: string | undefined): string[] { return (s ?? '').split(' ').filter(Boolean) }
 
 export const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -60,10 +61,11 @@ export class SwarmProc implements SwarmPeer {
   /** the latest /v1/status read by meshMins */
   status?: any
 
-  constructor (cli: string, args: string[], dataDir: string) {
+  /** variant: which side of a side-by-side run (scale.bench.ts, SCALE_BENCH_B_*) it is */
+  constructor (cli: string, args: string[], dataDir: string, nodeArgs = NODE_ARGS, readonly variant = 'A') {
     this.dataDir = dataDir
     this.t0 = performance.now()
-    this.child = spawn(process.execPath, [...NODE_ARGS, cli, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PROOFSWARM_LOG_LEVEL: 'warn' } })
+    this.child = spawn(process.execPath, [...nodeArgs, cli, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PROOFSWARM_LOG_LEVEL: 'warn' } })
     live.add(this.child)
     this.exited = new Promise(resolve => this.child.on('exit', code => { live.delete(this.child); resolve(code) }))
     let out = ''

@@ -20,7 +20,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { machine, pct, writeSection } from './report.js'
-import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, pool, rssMiB, rssSplitMiB, sleep, syscalls } from './scale-swarm.js'
+import { PeerHost, SwarmProc, type SwarmPeer, tempDirToRemove, cpuMs, memAvailableMiB, meshMins, nodeArgs, pool, rssMiB, rssSplitMiB, sleep, syscalls } from './scale-swarm.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(root, 'dist/node/cli/main.js')
@@ -58,7 +58,19 @@ let boot: SwarmProc | undefined
 const peers: SwarmPeer[] = []
 const hosts: PeerHost[] = []
 let nextDir = 0
-const startPeer = (dataDir = join(dir, `p${nextDir++}`)) => new SwarmProc(CLI, ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8'], dataDir)
+// Side by side in one swarm: with SCALE_BENCH_B_CLI (another build's dist/node/cli/main.js) and/or
+// SCALE_BENCH_B_NODE_ARGS, every second one-peer process runs as "B" (the rest, the bootstrap peer and
+// the shared processes as A), so both see the same swarm, load and moment; their idle memory is
+// reported apart.
+const B_CLI = process.env.SCALE_BENCH_B_CLI
+const B_NODE_ARGS = process.env.SCALE_BENCH_B_NODE_ARGS
+const SIDE_BY_SIDE = B_CLI != null || B_NODE_ARGS != null
+let ownStarted = 0
+const startPeer = (dataDir = join(dir, `p${nextDir++}`)): SwarmProc => {
+  const b = SIDE_BY_SIDE && ownStarted++ % 2 === 1
+  const args = ['join', '--json', '--bootstrap', res.bootAddr, '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap-retries', '8']
+  return b ? new SwarmProc(B_CLI ?? CLI, args, dataDir, B_NODE_ARGS != null ? nodeArgs(B_NODE_ARGS) : undefined, 'B') : new SwarmProc(CLI, args, dataDir)
+}
 // the peers that will leave in the churn test: chosen now, so that they get processes of their own
 const churnIdx = [...new Set(Array.from({ length: CHURN }, (_, i) => (i * 37 + 5) % N))]
 const hostedCount = PEERS_PER_PROCESS === 1 ? 0 : N - churnIdx.length
@@ -171,6 +183,21 @@ try {
   // connections once the trimmer has had its grace period and a round (node/p2p/conn-trim.ts: 30 s, 10 s)
   res.idle.meshBelow = meshStats(await meshMins(all)).below
   res.idle.connections = connections()
+  // where a one-peer process's memory is (its /v1/status, read by meshMins just now): V8 heap, outside it
+  const memoryMiB = (ps: SwarmPeer[]): Record<string, number> => {
+    const mem = ps.map(p => p.status?.memory as Record<string, number> | undefined).filter(m => m != null)
+    return Object.fromEntries(['heapTotal', 'heapPhysical', 'heapUsed', 'v8Malloced', 'external', 'arrayBuffers'].map(k => [k, mean(mem.map(m => m[k] / 2 ** 20))]))
+  }
+  res.idle.own.memoryMiB = memoryMiB(own(peers))
+  if (SIDE_BY_SIDE) {
+    res.idle.sideBySide = Object.fromEntries(['A', 'B'].map(v => {
+      const ps = own(peers).filter(p => (p as SwarmProc).variant === v)
+      const rss = ps.map(p => rssMiB(p.pid))
+      const sp = ps.map(p => rssSplitMiB(p.pid))
+      return [v, { n: ps.length, rssMiB: { mean: mean(rss), max: Math.max(...rss) }, anonMiB: mean(sp.map(x => x.anon)), memoryMiB: memoryMiB(ps) }]
+    }))
+    res.idle.sideBySide.cli = { A: CLI, B: B_CLI ?? CLI, bNodeArgs: B_NODE_ARGS ?? '' }
+  }
   // mesh peers per topic, over every peer and topic: each is a copy of every message the peer receives and forwards
   const meshSizes = peers.flatMap(p => (p.status?.topics ?? []).map((t: { meshPeers: number }) => t.meshPeers))
   res.idle.meshPeers = { p50: pct(meshSizes, 50), mean: mean(meshSizes), max: Math.max(...meshSizes) }
@@ -360,7 +387,13 @@ ${goals.map(([name, v, goal, ok]) => `| ${name} | ${f(v)} | ${goal} | ${goal ===
 | … of which the process baseline (node, libp2p and the node code loaded, no peer), and each peer's share above it | ${f(r.hostBaselineRssMiB)} MiB a process; ${f(r.idle.shared.marginalRssMiB)} MiB a peer |`
   : ''}
 | … one-peer processes' RSS: anonymous / file pages (mean; the file pages are mostly the node binary, shared by every node process) | ${f(r.idle.own.anonMiB)} / ${f(r.idle.own.fileMiB)} MiB |
-| RSS per peer under gossip load (mean / max) | ${f(r.gossip.rssMiB.mean)} / ${f(r.gossip.rssMiB.max)} MiB |
+| … one-peer processes' memory (mean): V8 heap committed / resident / used; V8 malloc'd; external (of which ArrayBuffers) | ${f(r.idle.own.memoryMiB?.heapTotal)} / ${f(r.idle.own.memoryMiB?.heapPhysical)} / ${f(r.idle.own.memoryMiB?.heapUsed)}; ${f(r.idle.own.memoryMiB?.v8Malloced)}; ${f(r.idle.own.memoryMiB?.external)} (${f(r.idle.own.memoryMiB?.arrayBuffers)}) MiB |
+${r.idle.sideBySide != null
+  ? ['A', 'B'].map(v => {
+      const x = r.idle.sideBySide[v]
+      return `| … side by side, ${v} (${x.n} one-peer processes${v === 'B' ? `; ${r.idle.sideBySide.cli.B === r.idle.sideBySide.cli.A ? 'this build' : 'another build'}${r.idle.sideBySide.cli.bNodeArgs !== '' ? `, node ${r.idle.sideBySide.cli.bNodeArgs}` : ''}` : ''}): RSS mean / max; anonymous; V8 heap committed / used | ${f(x.rssMiB.mean)} / ${f(x.rssMiB.max)} MiB; ${f(x.anonMiB)} MiB; ${f(x.memoryMiB.heapTotal)} / ${f(x.memoryMiB.heapUsed)} MiB |\n`
+    }).join('')
+  : ''}| RSS per peer under gossip load (mean / max) | ${f(r.gossip.rssMiB.mean)} / ${f(r.gossip.rssMiB.max)} MiB |
 | CPU per peer idle (mean / max) | ${f(r.idle.cpuMsPerS.mean)} / ${f(r.idle.cpuMsPerS.max)} ms/s |${r.hosts > 0
   ? `
 | … one peer per process / ${r.peersPerProcess} per process (mean) | ${f(r.idle.own.cpuMsPerS.mean)} / ${f(r.idle.shared.cpuMsPerS.mean)} ms/s |`

@@ -26,11 +26,15 @@ const { createLogger } = await fromDist<typeof import('../../node/log.js')>('nod
 const { ShardService } = await fromDist<typeof import('../../node/shards/service.js')>('node/shards/service.js')
 const { PEER_HEAP_GROWING_PERCENT, tunePeerHeap } = await fromDist<typeof import('../../node/cli/peer-heap.js')>('node/cli/peer-heap.js')
 
+const { enableHeapGrowthHolds } = await fromDist<typeof import('../../node/heap-growth.js')>('node/heap-growth.js')
+
 // every process here is a peer: the V8 heap settings `proofswarm join` applies
 // (the transfer part compares them with V8's default old-generation growth)
 tunePeerHeap()
-// BENCH_HEAP=v8: V8's default old-generation growth instead (the peer's setting before), from the start
-if (process.env.BENCH_HEAP === 'v8') setFlagsFromString('--heap-growing-percent=0')
+// BENCH_HEAP=v8: V8's default old-generation growth instead, never raised around transfers
+if (process.env.BENCH_HEAP === 'v8') enableHeapGrowthHolds(0)
+// BENCH_HEAP=always: the raised growth from the start, whether moving checkpoints or not (the peer's setting before it was held around transfers)
+if (process.env.BENCH_HEAP === 'always') { enableHeapGrowthHolds(0); setFlagsFromString(`--heap-growing-percent=${PEER_HEAP_GROWING_PERCENT}`) }
 // BENCH_HEAP=previous: the peer settings before --optimize-for-size was added
 if (process.env.BENCH_HEAP === 'previous') setFlagsFromString('--no-optimize-for-size')
 
@@ -287,11 +291,12 @@ async function transfer (write: boolean): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'proofswarm-f2f-transfer-'))
   try {
     const PEER = PEER_HEAP_GROWING_PERCENT
-    // BENCH_TRANSFER_VS=previous: compared with the peer settings before --optimize-for-size instead of V8's default growth
-    const vs = process.env.BENCH_TRANSFER_VS === 'previous' ? 'previous' : 'v8'
-    type Way = 'peer' | 'v8' | 'previous'
+    // BENCH_TRANSFER_VS=previous: compared with the peer settings before --optimize-for-size instead of V8's default growth;
+    // BENCH_TRANSFER_VS=always: with the raised growth held all the time instead of around transfers
+    const vs = process.env.BENCH_TRANSFER_VS === 'previous' ? 'previous' : process.env.BENCH_TRANSFER_VS === 'always' ? 'always' : 'v8'
+    type Way = 'peer' | 'v8' | 'previous' | 'always'
     type Round = Record<'fetch' | 'serve' | 'wall' | 'load', number>
-    const rounds: Record<Way, Round[]> = { peer: [], v8: [], previous: [] }
+    const rounds: Record<Way, Round[]> = { peer: [], v8: [], previous: [], always: [] }
     const plan: Way[] = []
     for (let r = 0; r < ROUNDS_T; r++) plan.push(...(r % 2 === 0 ? ['peer', vs] as const : [vs, 'peer'] as const))
     for (const [b, way] of plan.entries()) {
@@ -315,16 +320,16 @@ Run: \`npm run bench -- shards-fetch-to-file transfer\` (also part of \`npm run 
 A solver process serves checkpoints by reference from its run directory (state.bin ${(FILE_BYTES / 1e6).toFixed(1)} MB = 2 blocks, manifest.json ~2 kB);
 a fetching process fetches their data with \`fetchToFile\` (state.bin; \`providers: [solver]\`, \`contentHash: false\`) over 127.0.0.1, as a
 verifier does: ${CHECKPOINTS} to warm up (connection, JIT), then ${BATCHES_T} × ${CHECKPOINTS} measured. Both processes run with the V8 heap settings of
-\`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC, \`--optimize-for-size\`)
-or, for comparison, ${vs === 'v8' ? 'with V8\'s default old-generation growth (what peers ran before)' : 'with the same settings without \`--optimize-for-size\` (what peers ran before)'}; a fresh pair of processes per round, rounds
+\`proofswarm join\` (node/cli/peer-heap.ts: 1 MiB young generation, old generation grown ${PEER}% over its live size after a full GC while moving checkpoints, \`--optimize-for-size\`)
+or, for comparison, ${vs === 'v8' ? 'with V8\'s default old-generation growth' : vs === 'always' ? `with the ${PEER}% growth all the time (what peers ran before)` : 'with the same settings without \`--optimize-for-size\`'}; a fresh pair of processes per round, rounds
 alternating (ABBA), ${ROUNDS_T} per way. Per checkpoint: median over rounds (each round's mean in brackets); CPU of each process,
 all threads (the solver's from /proc, 10 ms ticks).
 
 | per checkpoint | fetch (verifier) CPU | serve (solver) CPU | fetch + serve | wall |
 |---|---|---|---|---|
 ${row('peer', `peer heap settings (growth ${PEER}%)`)}
-${row(vs, vs === 'v8' ? 'V8 default old-generation growth' : 'previous peer settings (no --optimize-for-size)')}
-| peer / ${vs === 'v8' ? 'default' : 'previous'} | ${(med('peer', 'fetch') / med(vs, 'fetch')).toFixed(2)} | ${(med('peer', 'serve') / med(vs, 'serve')).toFixed(2)} | ${(total('peer') / total(vs)).toFixed(2)} | ${(med('peer', 'wall') / med(vs, 'wall')).toFixed(2)} |
+${row(vs, vs === 'v8' ? 'V8 default old-generation growth' : vs === 'always' ? `growth ${PEER}% all the time` : 'previous peer settings (no --optimize-for-size)')}
+| peer / ${vs === 'v8' ? 'default' : vs === 'always' ? 'all the time' : 'previous'} | ${(med('peer', 'fetch') / med(vs, 'fetch')).toFixed(2)} | ${(med('peer', 'serve') / med(vs, 'serve')).toFixed(2)} | ${(total('peer') / total(vs)).toFixed(2)} | ${(med('peer', 'wall') / med(vs, 'wall')).toFixed(2)} |
 `
     if (write) writeSection('Shards: checkpoint transfer CPU (fetch + serve)', body)
     console.log(body)

@@ -19,14 +19,14 @@ function run (env: Record<string, string | undefined>, execArgv: string[] = []):
 }
 
 describe('peer heap settings', () => {
-  it('a peer gets a 1 MiB young generation, 200% old-generation growth and V8 optimizing for size', () => {
-    expect(run({}).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200', '--optimize-for-size'])
+  it('a peer gets a 1 MiB young generation, V8 optimizing for size, and 200% old-generation growth around transfers', () => {
+    expect(run({}).set).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size', '--heap-growing-percent=200@transfers'])
   })
 
   it('an explicit setting is left alone, the others still applied', () => {
     expect(run({}, ['--heap-growing-percent=50']).set).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size'])
-    expect(run({ NODE_OPTIONS: '--max-semi-space-size=8' }).set).toEqual(['--heap-growing-percent=200', '--optimize-for-size'])
-    expect(run({}, ['--no-optimize-for-size']).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200'])
+    expect(run({ NODE_OPTIONS: '--max-semi-space-size=8' }).set).toEqual(['--optimize-for-size', '--heap-growing-percent=200@transfers'])
+    expect(run({}, ['--no-optimize-for-size']).set).toEqual(['--semi-space-growth-factor=1', '--heap-growing-percent=200@transfers'])
   })
 
   it('PROOFSWARM_PEER_HEAP=default (or the older PROOFSWARM_YOUNG_GEN=default) keeps V8\'s defaults', () => {
