@@ -32,28 +32,50 @@ export function forcedErrorTranscript (taskId: bigint | number, selectionSeed: U
 }
 
 /**
- * The draw from a VRF output: with probability ppm/1e6 a forced error at the
- * returned on-chain step f (the transition from state f to f+1, in [0, steps)),
- * otherwise null. The pre-output is hashed with a domain tag so the two
- * numbers are uniform. The forced post-state f + 1 is a committed leaf that
- * is not a checkpoint (forced-leaf.ts marks that leaf; a checkpoint's file
- * must hold the state its leaf commits): f + 1 is uniform among the multiples
- * of the root spacing m below `steps` that are not multiples of
- * `checkpointEvery`. None (e.g. checkpointEvery = m): no forced error.
+ * At most this many forced errors per task: the draw's positions. Several
+ * independent ones, so a verifier that caught one never knows the rest of its
+ * sample clean (docs/economics.md, "Forced errors: several per task"); few,
+ * so the solver's marks and reveals stay small. The solver's jackpot does
+ * not grow with them: J is split across the task's forced errors.
  */
-export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery: number, checkpointEvery: number): number | null {
+export const FORCED_ERRORS_PER_DRAW = 4
+
+/**
+ * The draw from a VRF output: with probability ppm/1e6 the task has forced
+ * errors, at the returned on-chain steps f (transitions f → f+1, ascending,
+ * distinct, 1 to FORCED_ERRORS_PER_DRAW of them), otherwise none. The
+ * pre-output is hashed with a domain tag so the numbers are uniform: the
+ * first decides whether, each of the next FORCED_ERRORS_PER_DRAW picks one
+ * position independently and uniformly (two equal picks are one forced
+ * error), so where one forced error lies says nothing about where the others
+ * do. Each forced post-state f + 1 is a committed leaf that is not a
+ * checkpoint (forced-leaf.ts marks that leaf; a checkpoint's file must hold
+ * the state its leaf commits): f + 1 is among the multiples of the root
+ * spacing m below `steps` that are not multiples of `checkpointEvery`. None
+ * (e.g. checkpointEvery = m): no forced error.
+ */
+export function forcedErrorsFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery: number, checkpointEvery: number): number[] {
   if (output.length !== VRF_OUTPUT_BYTES) throw new Error(`a VRF output is ${VRF_OUTPUT_BYTES} bytes`)
-  if (steps <= 0 || ppm <= 0) return null
+  if (steps <= 0 || ppm <= 0) return []
   const h = sha256(new TextEncoder().encode('proofswarm/forced-error/draw'), output)
   const dv = new DataView(h.buffer, h.byteOffset, h.byteLength)
-  if (dv.getUint32(0, true) % 1_000_000 >= ppm) return null
+  if (dv.getUint32(0, true) % 1_000_000 >= ppm) return []
   const room = forcedErrorRoom(steps, rootEvery, checkpointEvery)
-  if (room === 0) return null
+  if (room === 0) return []
   // candidate k is the state i·m with i the k-th index in 1 … A not a multiple of q
   const q = checkpointEvery / gcd(rootEvery, checkpointEvery)
-  const k = dv.getUint32(4, true) % room
-  const i = k + Math.floor(k / (q - 1)) + 1
-  return i * rootEvery - 1
+  const picked = new Set<number>()
+  for (let j = 1; j <= FORCED_ERRORS_PER_DRAW; j++) {
+    const k = dv.getUint32(4 * j, true) % room
+    const i = k + Math.floor(k / (q - 1)) + 1
+    picked.add(i * rootEvery - 1)
+  }
+  return [...picked].sort((a, b) => a - b)
+}
+
+/** The first of the draw's forced steps (forcedErrorsFromOutput), or null when it orders none. */
+export function forcedErrorFromOutput (output: Uint8Array, steps: number, ppm: number, rootEvery: number, checkpointEvery: number): number | null {
+  return forcedErrorsFromOutput(output, steps, ppm, rootEvery, checkpointEvery)[0] ?? null
 }
 
 const gcd = (a: number, b: number): number => b === 0 ? a : gcd(b, a % b)
@@ -84,7 +106,8 @@ export interface RevealCheck {
   proof: Uint8Array
 }
 
-export type RevealResult = { ok: true, step: number | null } | { ok: false, reason: 'InvalidVrfProof' }
+/** steps: the forced steps the draw ordered, ascending (none: empty) */
+export type RevealResult = { ok: true, steps: number[] } | { ok: false, reason: 'InvalidVrfProof' }
 
 /** Checks a revealed draw: the proof must be the solver's VRF over the task's transcript; then the draw it implies. */
 export function checkForcedErrorReveal (r: RevealCheck, verify: VrfVerify): RevealResult {
@@ -94,5 +117,5 @@ export function checkForcedErrorReveal (r: RevealCheck, verify: VrfVerify): Reve
   let valid = false
   try { valid = verify(forcedErrorTranscript(r.taskId, r.selectionSeed), both, r.publicKey, FORCED_ERROR_VRF_CONTEXT) } catch { valid = false }
   if (!valid) return { ok: false, reason: 'InvalidVrfProof' }
-  return { ok: true, step: forcedErrorFromOutput(r.output, r.steps, r.ppm, r.rootEvery, r.checkpointEvery) }
+  return { ok: true, steps: forcedErrorsFromOutput(r.output, r.steps, r.ppm, r.rootEvery, r.checkpointEvery) }
 }

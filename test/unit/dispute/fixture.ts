@@ -11,7 +11,7 @@ import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
 import { ChallengerGame, DefenderGame, type ChallengerInit, type ProofSpacing, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
-import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERROR_VRF_CONTEXT, forcedErrorsFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import { committedSteps } from '../../../protocols/pol/segments.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -320,22 +320,23 @@ export const taskOf = (h: Harness): TaskInfo => h.read<TaskInfo>('Arbitration', 
 export const clog2 = (n: number): number => n <= 1 ? 0 : Math.ceil(Math.log2(n))
 
 /** Bob's private forced-error draw for the harness chain's task 0 (deterministic block hashes and a deterministic VRF output): step, VRF output and proof. */
-export async function forcedDrawOf (run: Run, signer = 'Bob'): Promise<{ step: number | null, output: string, proof: string }> {
+export async function forcedDrawOf (run: Run, signer = 'Bob'): Promise<{ step: number | null, steps: number[], output: string, proof: string }> {
   const h = await taskOnChain(run, honest(run), { forcedErrorPpm: 1_000_000 })
   return drawOn(h, signer)
 }
 
-/** `signer`'s VRF over task 0's transcript on `h` (the draw is only Bob's when signer is Bob). */
-export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, output: string, proof: string } {
+/** `signer`'s VRF over task 0's transcript on `h` (the draw is only Bob's when signer is Bob): its first forced step and all of them. */
+export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, steps: number[], output: string, proof: string } {
   const t = taskOf(h)
   const vrf = pair(signer).vrfSign(forcedErrorTranscript(0, fromHex(t.selectionSeed.slice(2))), FORCED_ERROR_VRF_CONTEXT)
   const ppm = h.read<{ forcedErrorPpm: number }>('Arbitration', 'Params')!.forcedErrorPpm
   const m = h.read<number>('Arbitration', 'TaskRootEvery', 0) ?? 1
-  const step = forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm, m, t.checkpointEvery)
-  return { step, output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
+  const steps = forcedErrorsFromOutput(vrf.slice(0, 32), t.steps, ppm, m, t.checkpointEvery)
+  return { step: steps[0] ?? null, steps, output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
 }
 
-export interface ForcedRun { run: Run, step: number, output: string, proof: string }
+/** steps: every forced step of the draw (the jackpot is split across them); run: taped with `step`, the first, marked */
+export interface ForcedRun { run: Run, step: number, steps: number[], output: string, proof: string }
 
 /** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run taped at that step, and the VRF draw. */
 export async function forcedTask (): Promise<ForcedRun> {
@@ -344,5 +345,5 @@ export async function forcedTask (): Promise<ForcedRun> {
   const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
   const d = await forcedDrawOf(await honestRun(p, ds, 2))
   if (d.step === null) throw new Error('the draw ordered no forced error')
-  return { run: await honestRun(p, ds, d.step), step: d.step, output: d.output, proof: d.proof }
+  return { run: await honestRun(p, ds, d.step), step: d.step, steps: d.steps, output: d.output, proof: d.proof }
 }

@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
-import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorRoom, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorRoom, forcedErrorTranscript, forcedErrorsFromOutput } from '../../../protocols/dispute/forced-error.js'
+import { jackpotParts } from '../../../devnet/chain/runtime/jackpot.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
@@ -23,7 +24,7 @@ const JACKPOT = 200n * UNIT
 let ds: Dataset
 let base: Run
 /** a run whose disputed step is Bob's forced step on the harness chain, and the draw */
-let forced: { run: Run, step: number, output: string, proof: string }
+let forced: { run: Run, step: number, steps: number[], output: string, proof: string }
 
 beforeAll(async () => {
   await initBackend('wasm')
@@ -32,7 +33,7 @@ beforeAll(async () => {
   base = await honestRun(p, ds, 2)
   const d = await forcedDrawOf(base)
   expect(d.step).not.toBeNull()
-  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
+  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, steps: d.steps, output: d.output, proof: d.proof }
 }, 120_000)
 
 /** the forced error: the step trained honestly, its post-state leaf committed as forcedLeaf(root) */
@@ -64,7 +65,7 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
       { publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, rootEvery: 1, checkpointEvery: 10, output: out, proof: a.slice(32) }, verify
     )
     const ok = check(3, bob.publicKey)
-    expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000, 1, 10) })
+    expect(ok).toEqual({ ok: true, steps: forcedErrorsFromOutput(a.slice(0, 32), 100, 1_000_000, 1, 10) })
     expect(check(4, bob.publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another task
     expect(check(3, pair('Charlie').publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another key
     const other = a.slice(0, 32); other[5] ^= 1
@@ -82,16 +83,15 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
     expect(forcedErrorFromOutput(a.slice(0, 32), 100, 0, 1, 10)).toBeNull()
   })
 
-  it('marks a committed leaf that is not a checkpoint, uniformly; none when every committed leaf is one', () => {
+  it('marks committed leaves that are not checkpoints, uniformly; none when every committed leaf is one', () => {
     const seen = new Map<number, number>()
     for (let i = 0; i < 3000; i++) {
       const out = new Uint8Array(32); new DataView(out.buffer).setUint32(0, i * 2654435761 >>> 0); out[31] = i & 0xff
-      const f = forcedErrorFromOutput(out, 20, 1_000_000, 2, 6)!
-      seen.set(f + 1, (seen.get(f + 1) ?? 0) + 1)
+      for (const f of forcedErrorsFromOutput(out, 20, 1_000_000, 2, 6)) seen.set(f + 1, (seen.get(f + 1) ?? 0) + 1)
     }
-    // committed states 2, 4, … 18 below 20, less the checkpoints 6, 12, 18
+    // committed states 2, 4, … 18 below 20, less the checkpoints 6, 12, 18; each in a draw with probability 1 − (5/6)^4 ≈ 0.52
     expect([...seen.keys()].sort((x, y) => x - y)).toEqual([2, 4, 8, 10, 14, 16])
-    for (const n of seen.values()) expect(n).toBeGreaterThan(400)
+    for (const n of seen.values()) { expect(n).toBeGreaterThan(1400); expect(n).toBeLessThan(1710) }
     expect(forcedErrorRoom(20, 2, 6)).toBe(6)
     expect(forcedErrorRoom(20, 2, 2)).toBe(0)
     expect(forcedErrorRoom(1, 1, 1)).toBe(0)
@@ -108,7 +108,7 @@ describe('forced errors on chain', () => {
     const t0 = taskOf(h) as unknown as Record<string, unknown>
     expect(t0.revealedForcedError).toBeNull()
     expect('forcedError' in t0).toBe(false)
-    expect(drawOn(h)).toEqual({ step, output: forced.output, proof: expect.any(String) })
+    expect(drawOn(h)).toEqual({ step, steps: forced.steps, output: forced.output, proof: expect.any(String) })
     // nobody gives a verdict before the chain draws the verifiers, in the block after the randomness block
     expect(verdict(h, 'Dave', false, [step])).toBe('Arbitration.NotAssigned')
     // Dave rejects (and disputes); Eve, a whistleblower, cannot give a verdict
@@ -150,10 +150,11 @@ describe('forced errors on chain', () => {
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
     // the jackpot comes out of the solver's reward, not the treasury: a puppet catching it gains the coalition nothing
     expect(h.free('Bob') - bobFree).toBe(600n * UNIT - JACKPOT)
-    // the jackpot, and the reward of the verdict that rejected a wrong step
-    expect(h.free('Dave') - daveFree).toBe(JACKPOT + 100n * UNIT)
-    // the treasury pays nothing; it receives only the submitter's capacity rent (docs/economics.md, "Capacity griefing")
-    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
+    // the caught forced error's part of the jackpot, and the reward of the verdict that rejected a wrong step
+    const part = jackpotParts(JACKPOT, forced.steps).get(step)!
+    expect(h.free('Dave') - daveFree).toBe(part + 100n * UNIT)
+    // the treasury pays nothing; it receives the submitter's capacity rent (docs/economics.md, "Capacity griefing") and the uncaught forced errors' parts
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent + JACKPOT - part)
   })
 
   it('two challengers of one forced error within the jackpot window share it; both bonds are refunded', async () => {
@@ -175,11 +176,12 @@ describe('forced errors on chain', () => {
     const ev = settle(h)
     expect(taskOf(h).phase).toBe('Settled')
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(2)
-    // half the jackpot each, plus the reward of a rejecting verdict that caught the error
-    expect(h.free('Dave') - dave).toBe(JACKPOT / 2n + 100n * UNIT)
-    expect(h.free('Eve') - eve).toBe(JACKPOT / 2n + 100n * UNIT)
+    // half the forced error's part of the jackpot each, plus the reward of a rejecting verdict that caught the error
+    const part = jackpotParts(JACKPOT, forced.steps).get(step)!
+    expect(h.free('Dave') - dave).toBe(part / 2n + 100n * UNIT)
+    expect(h.free('Eve') - eve).toBe(part / 2n + 100n * UNIT)
     expect(h.reserved('Eve')).toBe(STAKE)
-    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent + JACKPOT - part)
     expect(h.free('Bob') - bob).toBe(600n * UNIT - JACKPOT)
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
   })
