@@ -60,7 +60,7 @@ export class DrawRevealer {
       const draw = await forcedErrorDraw(chain, taskId, task)
       if (draw == null) return
       try {
-        const { forcedStep, forcedSteps } = await chain.revealDraw(taskId, draw.output, draw.proof)
+        const { forcedStep, forcedSteps } = await chain.revealDraw(taskId, draw.picks.map(p => p.output), draw.picks.map(p => p.proof))
         this.revealed.push({ taskId, forcedStep, forcedSteps, ms: Date.now() - t0 }); if (this.revealed.length > 100) this.revealed.shift()
         this.o.log.info({ taskId, forcedSteps }, forcedSteps.length === 0
           ? 'revealed our forced-error draw at settlement: it ordered none, the reward is paid in full'

@@ -139,7 +139,8 @@ export class DisputeService {
       // no ruling: lost on time (no excuse); not awaiting: revealed already or too late
       if (task == null || ruling == null || ruling.outcome !== 'AwaitingReveal') return
       const draw = await forcedErrorDraw(chain, taskId, task)
-      if (draw == null || !draw.steps.includes(ruling.step)) {
+      const pick = draw?.picks.find(p => p.step === ruling.step)
+      if (pick == null) {
         this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
         return
       }
@@ -150,7 +151,7 @@ export class DisputeService {
         return
       }
       try {
-        await chain.revealForcedError(taskId, draw.output, draw.proof, exact.bytes)
+        await chain.revealForcedError(taskId, pick.output, pick.proof, exact.bytes)
         this.endings.set(disputeId, `${this.endings.get(disputeId) ?? 'ruled for the challenger'}; forced error revealed (step ${ruling.step})`)
         this.log.info({ taskId, disputeId, step: ruling.step }, 'the ruled step was one of our forced errors: VRF revealed on chain, no slash')
         return

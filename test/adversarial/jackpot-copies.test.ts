@@ -6,7 +6,7 @@ import { requiredSample, sampleHoldsTransition } from '../../protocols/verificat
 import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { jackpotParts } from '../../devnet/chain/runtime/jackpot.js'
-import { STAKE, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun } from '../unit/dispute/fixture.js'
+import { STAKE, advanceRevealing, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun } from '../unit/dispute/fixture.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
@@ -39,7 +39,7 @@ const reveal = (h: Harness, f = forced): string | undefined =>
   h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: f.output, vrfProof: f.proof, exactness: revealOf(f.run, forcedSide(f.run)) }).error
 function settle (h: Harness): string[] {
   const ev: string[] = []
-  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
   expect(taskOf(h).phase).toBe('Settled')
   return ev
 }
@@ -121,7 +121,7 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
     })
     const draw = drawOn(h)
     expect(draw.step).not.toBeNull()
-    const f: ForcedRun = { run: await honestRun(run.program, run.ds, draw.step!), step: draw.step!, steps: draw.steps, output: draw.output, proof: draw.proof }
+    const f: ForcedRun = { ...draw, run: await honestRun(run.program, run.ds, draw.step!), step: draw.step! }
     const roots = forcedSide(f.run).roots
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], stepCount: 5, checkpoints: [] }).error).toBeUndefined()
     // the randomness block, then the block that draws the verifiers

@@ -3,11 +3,11 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { jackpotParts } from '../../devnet/chain/runtime/jackpot.js'
 import { fromHex, merkleRoot, sha256, toHex } from '../../protocols/commit/merkle.js'
 import { forcedLeaf } from '../../protocols/dispute/forced-leaf.js'
-import { forcedErrorsFromOutput } from '../../protocols/dispute/forced-error.js'
+import { FORCED_ERRORS_PER_DRAW, forcedErrorsFromOutputs } from '../../protocols/dispute/forced-error.js'
 import { requiredSample, sampleHoldsTransition } from '../../protocols/verification/verdict.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun, type Run, type Side } from '../unit/dispute/fixture.js'
+import { advanceRevealing, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun, type Run, type Side } from '../unit/dispute/fixture.js'
 import { revealOf } from '../unit/dispute/forced-fixture.js'
 
 // A drawn verifier that stops replaying once it has caught a forced error.
@@ -46,20 +46,26 @@ describe('a verifier that stops after its first caught forced error', () => {
       const run = runs.get(f)!
       expect(playDispute(h, run, sideAt(f), honest(run), { disputeId: disputeId++, challengerName: who, disputedStep: f }).status).toBe('ChallengerWon')
       if (taskOf(h).rulings.some(r => r.step === f && r.outcome === 'AwaitingReveal')) {
-        // the solver reveals each forced step ruled on: one call per step (the proof is that leaf's path)
-        expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: draw.output, vrfProof: draw.proof, exactness: revealOf(run, sideAt(f), f) }).error).toBeUndefined()
+        // the solver reveals each forced step ruled on: that pick's VRF alone (the others stay private) and that leaf's path
+        const pick = draw.picks.find(p => p.step === f)!
+        expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: pick.output, vrfProof: pick.proof, exactness: revealOf(run, sideAt(f), f) }).error).toBeUndefined()
       }
     }
     const [first, ...rest] = draw.steps
     // Dave replays up to the first forced step, rejects, disputes it and stops there
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [first] }).error).toBeUndefined()
     dispute('Dave', first)
+    // the reveal made one pick's VRF public, which names the first forced step only; the chain holds
+    // no draw before settlement: Dave cannot learn the others from the chain, only by replaying
+    expect(h.read('Arbitration', 'DrawRequests', 0 as never)).toBeUndefined()
+    const shown = draw.picks.find(p => p.step === first)!
+    expect(draw.picks.filter(p => p.output === shown.output)).toHaveLength(1)
     // Eve replays her whole sample and disputes every forced step in it
     expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [first] }).error).toBeUndefined()
     for (const f of draw.steps) dispute('Eve', f)
     expect(taskOf(h).rulings.every(r => r.outcome === 'ForcedError')).toBe(true)
     const ev: string[] = []
-    for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+    for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
     expect(taskOf(h).phase).toBe('Settled')
     expect(ev).not.toContain('Arbitration.JackpotForfeited')
     const parts = jackpotParts(JACKPOT, draw.steps)
@@ -84,7 +90,8 @@ describe('a verifier that stops after its first caught forced error', () => {
     let caught = 0; let lost = 0; let tasks = 0
     for (let i = 0; i < 4000; i++) {
       const seed = (tag: string): string => '0x' + toHex(sha256(new TextEncoder().encode(`${tag}:${i}`)))
-      const forced = forcedErrorsFromOutput(sha256(new TextEncoder().encode(`out:${i}`)), steps, 1_000_000, m, every)
+      const outputs = Array.from({ length: FORCED_ERRORS_PER_DRAW }, (_, j) => sha256(new TextEncoder().encode(`out:${i}:${j}`)))
+      const forced = forcedErrorsFromOutputs(outputs, steps, 1_000_000, m, every)
       const mine = requiredSample(seed('seed'), '0x' + '11'.repeat(32), steps, k, m)
       const other = requiredSample(seed('seed'), '0x' + '22'.repeat(32), steps, k, m)
       tasks++

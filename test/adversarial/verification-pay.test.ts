@@ -9,7 +9,7 @@ import * as reference from '../../protocols/reference/index.js'
 import { minWindow, taskProgram } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 import { jackpotParts } from '../../devnet/chain/runtime/jackpot.js'
-import { honest, playDispute, taskOf, taskOnChain, type Run, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
+import { advanceRevealing, honest, playDispute, taskOf, taskOnChain, type Run, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // Rational attackers around verification and its pay: a submitter or solver
@@ -125,7 +125,7 @@ describe('forced errors that cannot be milked', () => {
   const cheat = (run: Run) => forcedSide(run)
   const settle = (h: Harness): string[] => {
     const ev: string[] = []
-    for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+    for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
     return ev
   }
 

@@ -11,7 +11,7 @@ import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requi
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { excusedBy, keepDraw, solverDraw } from './forced-rulings.js'
+import { excusedBy, solverPick } from './forced-rulings.js'
 import { checkFeasible, checkRewards } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
@@ -315,12 +315,13 @@ export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): 
 /**
  * The solver proves that a step ruled against it was one of its Truebit
  * forced errors (protocols/dispute/forced-error.ts): the VRF must be the
- * solver's over this task's transcript and its draw must name a step with a
- * ruling still awaiting a reveal, and the proof must show the committed leaf
- * after it to be the forced mark of that ruling's honest post-state
- * (forced-rulings.ts). Those rulings then cost the solver nothing; one call
- * per forced step ruled on (the proof is one leaf's). The draw is then known:
- * it is kept (draw-reveal.ts), and the jackpot is paid once, at settlement.
+ * solver's over the transcript of one of this task's picks and that pick must
+ * name a step with a ruling still awaiting a reveal, and the proof must show
+ * the committed leaf after it to be the forced mark of that ruling's honest
+ * post-state (forced-rulings.ts). Those rulings then cost the solver nothing.
+ * One pick per call: the other forced steps stay private (a verifier still
+ * replaying learns nothing of them). The jackpot is paid once, at settlement,
+ * after the whole draw is revealed (draw-reveal.ts).
  */
 export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
   const t = getTask(ctx, a.taskId)
@@ -328,20 +329,18 @@ export function revealForcedError (ctx: Context, who: string, a: { taskId: bigin
   // a faulted task's rulings keep their reveal window (hook-guard.ts)
   ctx.ensure(t.phase === 'Verifying' || t.phase === 'Faulted', P, 'WrongPhase')
   const m = rootEveryOfTask(ctx, a.taskId)
-  const drawn = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: m })
-  if (drawn.length === 0) ctx.fail(P, 'NoForcedError')
-  const at = t.rulings.filter(x => drawn.includes(x.step))
+  const step = solverPick(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: m })
+  if (step === null) ctx.fail(P, 'NoForcedError')
+  const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
-  // again only for rulings adjudicated at a forced step after an earlier reveal
+  // again only for rulings adjudicated at that step after its first reveal
   const waiting = at.some(x => x.outcome === 'AwaitingReveal')
-  ctx.ensure(waiting || t.revealedForcedError === null, P, 'AlreadyRevealed')
+  ctx.ensure(waiting || !at.some(x => x.outcome === 'ForcedError'), P, 'AlreadyRevealed')
   ctx.ensure(waiting, P, 'RevealTooLate')
-  const excused = excusedBy(ctx, t, drawn, a.exactness, m)
+  const excused = excusedBy(ctx, t, step, a.exactness, m)
   for (const x of excused) x.outcome = 'ForcedError'
-  const step = excused[0].step
   t.revealedForcedError ??= step
   putTask(ctx, a.taskId, t)
-  keepDraw(ctx, a.taskId, drawn)
   ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step, excused: excused.map(x => x.disputeId) })
 }
 

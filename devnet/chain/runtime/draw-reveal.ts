@@ -25,9 +25,9 @@ const requestOf = (ctx: Context, id: bigint): DrawRequest | undefined => ctx.sto
 
 /**
  * Whether a verified task must wait for its solver's draw before it is paid:
- * on a chain with forced errors, unless its draw is known already (a forced
- * error revealed: reveal_forced_error kept it), until the solver reveals the
- * draw or the deadline passes. The first call opens the request.
+ * on a chain with forced errors, until the solver reveals the draw or the
+ * deadline passes (a reveal_forced_error revealed one pick only). The first
+ * call opens the request.
  */
 export function awaitsDraw (ctx: Context, id: bigint): boolean {
   if (params(ctx).forcedErrorPpm === 0) return false
@@ -47,7 +47,8 @@ export function awaitsDraw (ctx: Context, id: bigint): boolean {
  * its revealed draw ordered within the proof's committed transitions (a drawn
  * step past a diverged proof's could not have been committed: it costs
  * nothing), or 'unrevealed' when it did not reveal its draw in time (it owes
- * the jackpot, none of it to be won). Empty: it owes nothing.
+ * the jackpot; jackpot.ts pays the forced errors it revealed after rulings as
+ * if the draw had ordered the most). Empty: it owes nothing.
  */
 export function owedForcedSteps (ctx: Context, id: bigint, t: TaskInfo): number[] | 'unrevealed' {
   const r = requestOf(ctx, id)
@@ -61,8 +62,8 @@ export function closeDraw (ctx: Context, id: bigint): void {
   if (requestOf(ctx, id) !== undefined) ctx.store.remove(P, 'DrawRequests', id)
 }
 
-/** reveal_draw: the solver's VRF over the task's transcript, checked as reveal_forced_error checks it. */
-export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string }): void {
+/** reveal_draw: every pick's VRF, each checked as reveal_forced_error checks one. */
+export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfOutputs: string[], vrfProofs: string[] }): void {
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   const r = requestOf(ctx, a.taskId)

@@ -1,8 +1,8 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import type { Claim } from '../../../protocols/dispute/claim.js'
-import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { checkDrawReveal, checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { checkForcedLeaf, rulingBasis } from '../../../protocols/dispute/forced-leaf.js'
-import type { DrawRequest, ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
+import type { ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
 import { REVEAL_WINDOW } from './spec.js'
 import { vrfVerify } from './vrf.js'
@@ -45,37 +45,36 @@ export function newRuling (
 }
 
 /**
- * The rulings at the revealed forced `steps` that `exactness` excuses: those
+ * The rulings at the revealed forced `step` that `exactness` excuses: those
  * awaiting a reveal, decided on a `state` claim whose honest post-state the
- * proof shows the committed leaf after their step to be the forced mark of
- * (the proof is a Merkle path at one leaf: it excuses the rulings of one step).
+ * proof shows the committed leaf to be the forced mark of.
  * Fails the call if there is none.
  */
 export function excusedBy (
-  ctx: Context, t: { proofRoot: string, stepCount: number, rulings: ProofRuling[] }, steps: readonly number[], exactness: string, rootEvery = 1
+  ctx: Context, t: { proofRoot: string, stepCount: number, rulings: ProofRuling[] }, step: number, exactness: string, rootEvery = 1
 ): ProofRuling[] {
-  const candidates = t.rulings.filter(r => steps.includes(r.step) && r.outcome === 'AwaitingReveal' && excusable(r))
+  const waiting = t.rulings.filter(r => r.step === step && r.outcome === 'AwaitingReveal')
+  const candidates = waiting.filter(excusable)
   ctx.ensure(candidates.length > 0, P, 'RulingNotExcusable')
   const proof = hexToU8a(exactness)
   const ok = new Set<string>()
-  for (const key of new Set(candidates.map(r => `${r.step}:${r.honestPost as string}`))) {
-    const [step, post] = key.split(':') as [string, string]
-    const r = checkForcedLeaf({ step: Number(step), proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery, honestPost: hexToU8a(post) }, proof)
-    if (r.ok) ok.add(key)
+  for (const post of new Set(candidates.map(r => r.honestPost as string))) {
+    const r = checkForcedLeaf({ step, proofRoot: hexToU8a(t.proofRoot), stepCount: t.stepCount, rootEvery, honestPost: hexToU8a(post) }, proof)
+    if (r.ok) ok.add(post)
   }
   ctx.ensure(ok.size > 0, P, 'NotExactForcedError')
-  return candidates.filter(r => ok.has(`${r.step}:${r.honestPost as string}`))
+  return candidates.filter(r => ok.has(r.honestPost as string))
 }
 
 /**
- * The solver's draw for a task, from its revealed VRF (reveal_forced_error,
- * reveal_draw): the forced steps, ascending (none: empty). Fails the call if
- * the VRF is not the solver's over the task's transcript.
+ * One pick of the solver's draw for a task, from its revealed VRF
+ * (reveal_forced_error): the forced step it orders, or null. Fails the call
+ * if the VRF is not the solver's over one of the task's pick transcripts.
  */
-export function solverDraw (
+export function solverPick (
   ctx: Context, t: { selectionSeed: string, steps: number, checkpointEvery: number }, who: string,
   a: { taskId: bigint, vrfOutput: string, vrfProof: string }, shape: { ppm: number, rootEvery: number }
-): number[] {
+): number | null {
   const r = checkForcedErrorReveal({
     publicKey: hexToU8a(who),
     taskId: a.taskId,
@@ -88,15 +87,29 @@ export function solverDraw (
     proof: hexToU8a(a.vrfProof)
   }, vrfVerify)
   if (!r.ok) ctx.fail(P, r.reason)
-  return r.steps
+  return r.step
 }
 
 /**
- * The solver's draw, once its VRF was checked (reveal_forced_error): kept as
- * a revealed DrawRequest, so settlement knows every forced step without
- * asking for the draw again (draw-reveal.ts).
+ * The solver's whole draw (reveal_draw): every pick's VRF, pick 1 first; the
+ * forced steps, ascending (none: empty). Fails the call if any VRF is not the
+ * solver's over its pick's transcript.
  */
-export function keepDraw (ctx: Context, taskId: bigint, steps: number[]): void {
-  const r: DrawRequest = { deadline: ctx.now, revealed: true, forcedStep: steps[0] ?? null, forcedSteps: steps }
-  ctx.store.put(P, 'DrawRequests', taskId, r)
+export function solverDraw (
+  ctx: Context, t: { selectionSeed: string, steps: number, checkpointEvery: number }, who: string,
+  a: { taskId: bigint, vrfOutputs: string[], vrfProofs: string[] }, shape: { ppm: number, rootEvery: number }
+): number[] {
+  const r = checkDrawReveal({
+    publicKey: hexToU8a(who),
+    taskId: a.taskId,
+    selectionSeed: hexToU8a(t.selectionSeed),
+    steps: t.steps,
+    ppm: shape.ppm,
+    rootEvery: shape.rootEvery,
+    checkpointEvery: t.checkpointEvery,
+    outputs: a.vrfOutputs.map(x => hexToU8a(x)),
+    proofs: a.vrfProofs.map(x => hexToU8a(x))
+  }, vrfVerify)
+  if (!r.ok) ctx.fail(P, r.reason)
+  return r.steps
 }

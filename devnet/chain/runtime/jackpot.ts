@@ -4,6 +4,7 @@ import { getAssignments } from './assignment.js'
 import { blockRandomness } from './block-randomness.js'
 import { requiredSample, sampleHoldsTransition } from '../../../protocols/verification/verdict.js'
 import { rootEveryOfTask } from './segments.js'
+import { FORCED_ERRORS_PER_DRAW } from '../../../protocols/dispute/forced-error.js'
 
 // Who shares a revealed forced error's jackpot (part of the Arbitration
 // pallet; settlement.ts pays it). The step of a dispute is public once its
@@ -63,20 +64,29 @@ export function jackpotParts (jackpot: bigint, owed: readonly number[]): Map<num
 
 /**
  * Each forced step's part, shared equally by its winners, or forfeited to
- * the treasury when nobody drawn to check it caught it; all of J when the
- * draw was not revealed.
+ * the treasury when nobody drawn to check it caught it. A draw not revealed
+ * costs J all the same; the forced errors revealed after rulings are then
+ * paid J/FORCED_ERRORS_PER_DRAW each, what they would be worth at the most
+ * forced errors a draw orders (withholding the draw never raises the
+ * solver's pay, nor lowers a finder's below that).
  */
 export function jackpotShares (
   ctx: Context, id: bigint, t: TaskInfo, owed: number[] | 'unrevealed', jackpot: bigint
 ): { paid: Array<{ ruling: ProofRuling, amount: bigint }>, forfeited: bigint } {
-  if (owed === 'unrevealed') return { paid: [], forfeited: jackpot }
+  const parts = owed !== 'unrevealed'
+    ? jackpotParts(jackpot, owed)
+    : new Map(revealedSteps(t).map(f => [f, jackpot / BigInt(FORCED_ERRORS_PER_DRAW)]))
   const paid: Array<{ ruling: ProofRuling, amount: bigint }> = []
-  let forfeited = 0n
-  for (const [f, part] of jackpotParts(jackpot, owed)) {
+  let won = 0n
+  for (const [f, part] of parts) {
     const winners = jackpotWinners(ctx, id, t, f)
-    if (winners.length === 0) { forfeited += part; continue }
+    if (winners.length === 0) continue
     const share = part / BigInt(winners.length)
-    for (const w of winners) paid.push({ ruling: w, amount: share })
+    for (const w of winners) { paid.push({ ruling: w, amount: share }); won += share }
   }
-  return { paid, forfeited }
+  return { paid, forfeited: jackpot - won }
 }
+
+/** The forced steps the solver revealed after rulings (reveal_forced_error), within the proof's transitions. */
+const revealedSteps = (t: TaskInfo): number[] =>
+  [...new Set(t.rulings.filter(r => r.outcome === 'ForcedError' && r.step < t.stepCount).map(r => r.step))].sort((a, b) => a - b)

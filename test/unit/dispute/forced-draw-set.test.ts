@@ -1,24 +1,27 @@
 import { describe, expect, it } from 'vitest'
 import { sha256 } from '../../../protocols/commit/merkle.js'
-import { FORCED_ERRORS_PER_DRAW, forcedErrorFromOutput, forcedErrorRoom, forcedErrorsFromOutput } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERRORS_PER_DRAW, forcedErrorFromOutput, forcedErrorRoom, forcedErrorsFromOutputs } from '../../../protocols/dispute/forced-error.js'
 import { jackpotParts } from '../../../devnet/chain/runtime/jackpot.js'
 
-// The draw orders a set of forced steps: whether at all (ppm), then
-// FORCED_ERRORS_PER_DRAW positions, each independent and uniform among the
-// markable leaves. Outputs here are hashes standing in for VRF pre-outputs
-// (the draw hashes them again, so any 32 bytes are as good).
+// The draw orders a set of forced steps: FORCED_ERRORS_PER_DRAW picks, one
+// VRF each, each a forced error with probability ppm at a uniform markable
+// leaf, independently of the others. Outputs here are hashes standing in for
+// VRF pre-outputs (the draw hashes them again, so any 32 bytes are as good).
 
-const output = (i: number): Uint8Array => sha256(new TextEncoder().encode('draw-set-test'), Uint8Array.of(i & 0xff, (i >> 8) & 0xff, (i >> 16) & 0xff))
+/** draw i's pick outputs */
+const outputs = (i: number): Uint8Array[] => Array.from({ length: FORCED_ERRORS_PER_DRAW }, (_, j) =>
+  sha256(new TextEncoder().encode('draw-set-test'), Uint8Array.of(i & 0xff, (i >> 8) & 0xff, (i >> 16) & 0xff, j)))
 const N = 20_000
 
 describe('the forced-error draw orders several independent forced steps', () => {
-  it('bounds the count: 1 to FORCED_ERRORS_PER_DRAW distinct markable steps, ascending; none at the rate 1 − ppm', () => {
+  it('bounds the count: at most FORCED_ERRORS_PER_DRAW distinct markable steps, ascending; each pick forced at the rate ppm', () => {
     const [steps, m, every] = [1000, 5, 10]
     const room = forcedErrorRoom(steps, m, every)
     const counts = new Map<number, number>()
-    let none = 0
+    let none = 0; let fired = 0
     for (let i = 0; i < N; i++) {
-      const s = forcedErrorsFromOutput(output(i), steps, 300_000, m, every)
+      const s = forcedErrorsFromOutputs(outputs(i), steps, 300_000, m, every)
+      for (const o of outputs(i)) if (forcedErrorFromOutput(o, steps, 300_000, m, every) !== null) fired++
       if (s.length === 0) { none++; continue }
       expect(s.length).toBeLessThanOrEqual(FORCED_ERRORS_PER_DRAW)
       expect([...s].sort((a, b) => a - b)).toEqual(s)
@@ -28,19 +31,20 @@ describe('the forced-error draw orders several independent forced steps', () => 
         expect((f + 1) % every).not.toBe(0) // never a checkpoint
         expect(f + 1).toBeLessThan(steps)
       }
-      expect(forcedErrorFromOutput(output(i), steps, 300_000, m, every)).toBe(s[0])
       counts.set(s.length, (counts.get(s.length) ?? 0) + 1)
     }
-    // P(forced errors) = ppm: 0.3 ± 5 standard errors
-    expect(Math.abs((N - none) / N - 0.3)).toBeLessThan(5 * Math.sqrt(0.3 * 0.7 / N))
-    // 100 markable leaves: four independent picks are mostly four distinct steps
+    // each pick is forced with probability ppm: 0.3 ± 5 standard errors; no forced error at all with (1 − ppm)^4
+    const picks = N * FORCED_ERRORS_PER_DRAW
+    expect(Math.abs(fired / picks - 0.3)).toBeLessThan(5 * Math.sqrt(0.3 * 0.7 / picks))
+    expect(Math.abs(none / N - 0.7 ** 4)).toBeLessThan(0.015)
     expect(room).toBe(100)
-    const drawn = N - none
-    const all4 = (counts.get(FORCED_ERRORS_PER_DRAW) ?? 0) / drawn
+    // at ppm = 10⁶: four independent picks among 100 leaves are mostly four distinct steps
+    let all4 = 0
+    for (let i = 0; i < N; i++) if (forcedErrorsFromOutputs(outputs(i), steps, 1_000_000, m, every).length === FORCED_ERRORS_PER_DRAW) all4++
     const expected4 = [1, 2, 3].reduce((p, k) => p * (room - k) / room, 1)
-    expect(Math.abs(all4 - expected4)).toBeLessThan(0.02)
+    expect(Math.abs(all4 / N - expected4)).toBeLessThan(0.02)
     // a program with no markable leaf: nothing, whatever the rate
-    expect(forcedErrorsFromOutput(output(1), 20, 1_000_000, 4, 4)).toEqual([])
+    expect(forcedErrorsFromOutputs(outputs(1), 20, 1_000_000, 4, 4)).toEqual([])
   })
 
   it('where one forced step lies says nothing about the others: P(b drawn | a drawn) is that of independent picks', () => {
@@ -60,7 +64,7 @@ describe('the forced-error draw orders several independent forced steps', () => 
     const inSet = new Map<number, number>()
     const pairs = new Map<string, number>()
     for (let i = 0; i < N; i++) {
-      const s = forcedErrorsFromOutput(output(i), steps, 1_000_000, m, every)
+      const s = forcedErrorsFromOutputs(outputs(i), steps, 1_000_000, m, every)
       for (const a of s) {
         inSet.set(a, (inSet.get(a) ?? 0) + 1)
         for (const b of s) if (b !== a) pairs.set(`${a}:${b}`, (pairs.get(`${a}:${b}`) ?? 0) + 1)
