@@ -88,7 +88,7 @@ export interface DrawRequest {
   revealed: boolean
   /** once revealed: the first step the draw ordered (the solver owes the jackpot), or null */
   forcedStep: number | null
-  /** once revealed: every step the draw ordered, ascending (protocols/dispute/forced-error.ts forcedErrorsFromOutput); the jackpot is split across them */
+  /** once revealed: every step the draw ordered, ascending (protocols/dispute/forced-error.ts forcedErrorsFromOutputs); the jackpot is split across them */
   forcedSteps: number[]
 }
 
