@@ -7,7 +7,7 @@ import { FORCED_ERRORS_PER_DRAW, forcedErrorsFromOutputs } from '../../protocols
 import { requiredSample, sampleHoldsTransition } from '../../protocols/verification/verdict.js'
 import { harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { advanceRevealing, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun, type Run, type Side } from '../unit/dispute/fixture.js'
+import { advanceRevealing, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun, type HarnessDraw, type Run, type Side } from '../unit/dispute/fixture.js'
 import { revealOf } from '../unit/dispute/forced-fixture.js'
 
 // A drawn verifier that stops replaying once it has caught a forced error.
@@ -24,33 +24,39 @@ beforeAll(async () => { base = await forcedTask() }, 120_000)
 
 const worth = (h: Harness, n: string): bigint => h.free(n) + h.reserved(n)
 
+/** Bob's 5-step task with every leaf its draw names marked; Dave and Eve drawn (each sample the whole run); `dispute` plays one and Bob reveals its pick. */
+async function multiForced (): Promise<{ h: Harness, draw: HarnessDraw, dispute: (who: string, f: number) => void }> {
+  const { program, ds } = base.run
+  const h = await taskOnChain(base.run, honest(base.run), { forcedErrorPpm: 1_000_000, verifierCount: 2, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave', 'Eve'], commit: false })
+  const draw = drawOn(h)
+  expect(draw.steps.length).toBeGreaterThanOrEqual(2)
+  // the honest solver marks every leaf its draw names and trains on from the honest states
+  const runs = new Map<number, Run>()
+  for (const f of draw.steps) runs.set(f, await honestRun(program, ds, f))
+  const marked = base.run.roots.map((r, i) => draw.steps.includes(i - 1) ? toHex(forcedLeaf(fromHex(r))) : r)
+  const sideAt = (f: number): Side => ({ entries: runs.get(f)!.entries, values: runs.get(f)!.values, roots: marked })
+  const proofRoot = '0x' + toHex(merkleRoot(marked.map(fromHex)))
+  expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot, finalStateRoot: '0x' + marked[marked.length - 1], stepCount: 5, checkpoints: [] }).error).toBeUndefined()
+  h.advance(2)
+  for (const v of ['Dave', 'Eve']) for (const f of draw.steps) expect(harnessSample(h, v)).toContain(f + 1)
+  let disputeId = 0
+  const dispute = (who: string, f: number): void => {
+    expect(h.run(who, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: f }).error).toBeUndefined()
+    const run = runs.get(f)!
+    expect(playDispute(h, run, sideAt(f), honest(run), { disputeId: disputeId++, challengerName: who, disputedStep: f }).status).toBe('ChallengerWon')
+    if (taskOf(h).rulings.some(r => r.step === f && r.outcome === 'AwaitingReveal')) {
+      // the solver reveals each forced step ruled on: that pick's VRF alone (the others stay private) and that leaf's path
+      const pick = draw.picks.find(p => p.step === f)!
+      expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: pick.output, vrfProof: pick.proof, exactness: revealOf(run, sideAt(f), f) }).error).toBeUndefined()
+    }
+  }
+  return { h, draw, dispute }
+}
+
 describe('a verifier that stops after its first caught forced error', () => {
   it('forgoes the jackpot parts of the forced errors later in its sample; the one that replays on takes them', async () => {
-    const { program, ds } = base.run
-    // Dave and Eve are drawn; on this 5-step task each sample is the whole run
-    const h = await taskOnChain(base.run, honest(base.run), { forcedErrorPpm: 1_000_000, verifierCount: 2, disputeClock: 400, challengeWindow: 200, verifiers: ['Dave', 'Eve'], commit: false })
-    const draw = drawOn(h)
-    expect(draw.steps.length).toBeGreaterThanOrEqual(2)
-    // the honest solver marks every leaf its draw names and trains on from the honest states
-    const runs = new Map<number, Run>()
-    for (const f of draw.steps) runs.set(f, await honestRun(program, ds, f))
-    const marked = base.run.roots.map((r, i) => draw.steps.includes(i - 1) ? toHex(forcedLeaf(fromHex(r))) : r)
-    const sideAt = (f: number): Side => ({ entries: runs.get(f)!.entries, values: runs.get(f)!.values, roots: marked })
-    expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(marked.map(fromHex))), finalStateRoot: '0x' + marked[marked.length - 1], stepCount: 5, checkpoints: [] }).error).toBeUndefined()
-    h.advance(2)
-    for (const v of ['Dave', 'Eve']) for (const f of draw.steps) expect(harnessSample(h, v)).toContain(f + 1)
+    const { h, draw, dispute } = await multiForced()
     const before = { dave: worth(h, 'Dave'), eve: worth(h, 'Eve'), bob: worth(h, 'Bob') }
-    let disputeId = 0
-    const dispute = (who: string, f: number): void => {
-      expect(h.run(who, 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: f }).error).toBeUndefined()
-      const run = runs.get(f)!
-      expect(playDispute(h, run, sideAt(f), honest(run), { disputeId: disputeId++, challengerName: who, disputedStep: f }).status).toBe('ChallengerWon')
-      if (taskOf(h).rulings.some(r => r.step === f && r.outcome === 'AwaitingReveal')) {
-        // the solver reveals each forced step ruled on: that pick's VRF alone (the others stay private) and that leaf's path
-        const pick = draw.picks.find(p => p.step === f)!
-        expect(h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: pick.output, vrfProof: pick.proof, exactness: revealOf(run, sideAt(f), f) }).error).toBeUndefined()
-      }
-    }
     const [first, ...rest] = draw.steps
     // Dave replays up to the first forced step, rejects, disputes it and stops there
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [first] }).error).toBeUndefined()
@@ -78,6 +84,25 @@ describe('a verifier that stops after its first caught forced error', () => {
     // stopping costs Dave what Eve's replay of the rest earned (before: nothing, there was nothing more to catch)
     expect(eve - dave).toBeGreaterThan(0n)
     // the solver pays J once, however many forced errors its draw ordered: its premium does not grow
+    expect(worth(h, 'Bob') - before.bob).toBe(600n * UNIT - JACKPOT)
+  }, 180_000)
+
+  it('a solver that withholds its draw after ruled forced errors pays J all the same; each finder is paid J/4', async () => {
+    const { h, draw, dispute } = await multiForced()
+    const before = { dave: worth(h, 'Dave'), eve: worth(h, 'Eve'), bob: worth(h, 'Bob') }
+    // each catches one forced step; the solver reveals both picks and then not its draw
+    expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [draw.steps[0]] }).error).toBeUndefined()
+    dispute('Dave', draw.steps[0])
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [draw.steps[1]] }).error).toBeUndefined()
+    dispute('Eve', draw.steps[1])
+    // no reveal_draw: the chain asks for it after the window and settles at its deadline
+    const ev: string[] = []
+    for (let i = 0; i < 400 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+    expect(taskOf(h).phase).toBe('Settled')
+    expect(ev).toContain('Arbitration.JackpotForfeited')
+    const V = 100n * UNIT
+    expect(worth(h, 'Dave') - before.dave).toBe(JACKPOT / BigInt(FORCED_ERRORS_PER_DRAW) + V)
+    expect(worth(h, 'Eve') - before.eve).toBe(JACKPOT / BigInt(FORCED_ERRORS_PER_DRAW) + V)
     expect(worth(h, 'Bob') - before.bob).toBe(600n * UNIT - JACKPOT)
   }, 180_000)
 
