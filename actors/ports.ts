@@ -36,9 +36,9 @@ export interface VerifyResult {
   accept: boolean
   checkedSteps: number[]
   firstBadStep?: number
-  /** firstBadStep is a Truebit forced error in this verifier's own sample (a marked leaf: protocols/dispute/forced-leaf.ts): disputed for the jackpot */
-  forcedStep?: number
-  /** a mismatch after the forced error (the replay went on past it): disputed too, it is a real cheat */
+  /** the Truebit forced errors in this verifier's own sample (marked leaves: protocols/dispute/forced-leaf.ts), in step order, firstBadStep the first: each disputed for its part of the jackpot */
+  forcedSteps?: number[]
+  /** a mismatch after the forced errors (the replay went on past them): disputed too, it is a real cheat */
   laterBadStep?: number
   /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability) */
   unavailable?: { step: number, reason: string }

@@ -137,7 +137,7 @@ async function run (o: Opts): Promise<void> {
     const chainUrl: string = (chainReady.urls as string[] | undefined)?.find(u => u.includes('127.0.0.1')) ?? chainReady.url
     state.chainUrl = chainUrl
     save()
-    say(`dev chain ready: ${chainUrl} (blocks every ${o.blockTime} ms${o.forcedError ? '; Truebit forced errors on: the solver will be told to commit one wrong step' : ''})`)
+    say(`dev chain ready: ${chainUrl} (blocks every ${o.blockTime} ms${o.forcedError ? '; Truebit forced errors on: the solver will be told to commit up to 4 wrong steps' : ''})`)
 
     // 3. bootstrap peer and peers
     const boot = track(spawnCli('bootstrap', ['bootstrap', '--json', '--private-addrs', '--listen', `/ip4/${listenHost}/tcp/0`, '--data-dir', join(dir, 'bootstrap')], logDir), { dataDir: join(dir, 'bootstrap'), role: 'bootstrap' })

@@ -124,13 +124,17 @@ export class ScenarioWatcher {
       case 'VerificationExtended': this.challengeEnd = Number(d.challengeEnd); line(`challenge window over with ${String(d.standing)} standing verdict(s), fewer than the task asks: extended to block ${String(d.challengeEnd)}`); break
       // the forced step is private to the solver until it proves it after a ruling
       case 'ForcedErrorRevealed':
-        this.forcedStep = Number(d.step)
+        this.forcedStep ??= Number(d.step)
         for (const x of this.disputes) if (((d.excused as unknown[] | undefined) ?? []).some(id => Number(id) === x.disputeId)) x.forcedError = true
-        line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was its Truebit forced error (no slash; at settlement the jackpot comes out of its reward, to the drawn verifiers that caught it or else to the treasury)`)
+        line(`${this.name(d.solver)} revealed its VRF: step ${String(d.step)} was one of its Truebit forced errors (no slash; at settlement the jackpot comes out of its reward, split across its forced errors, each part to the drawn verifiers that caught it or else to the treasury)`)
         break
       case 'DrawRequested': line(`task ${String(d.taskId)} verified: before paying, the chain asks the solver to reveal its forced-error draw by block ${String(d.deadline)}`); break
-      case 'DrawRevealed': line(`${this.name(d.solver)} revealed its draw: ${d.forcedStep == null ? 'no forced error, paid in full' : `a forced error at step ${String(d.forcedStep)}, the jackpot comes out of its reward`}`); break
-      case 'JackpotForfeited': line(`jackpot ${units(d.amount as bigint)} out of the solver's reward to the treasury: its draw ordered a forced error (or it did not reveal it) and no drawn verifier won it`); break
+      case 'DrawRevealed': {
+        const steps = ((d.forcedSteps as unknown[] | undefined) ?? []).map(Number)
+        line(`${this.name(d.solver)} revealed its draw: ${steps.length === 0 ? 'no forced error, paid in full' : `forced errors at step${steps.length > 1 ? 's' : ''} ${steps.join(', ')}, the jackpot comes out of its reward`}`)
+        break
+      }
+      case 'JackpotForfeited': line(`jackpot ${units(d.amount as bigint)} out of the solver's reward to the treasury: its draw ordered forced errors (or it did not reveal it) and no drawn verifier won these parts`); break
       case 'SolverPenalized': line(`no forced-error reveal for dispute ${String(d.disputeId)}: the solver is slashed ${units(d.slashed as bigint)}`); break
       case 'VerdictSlashed': line(`verifier ${this.name(d.verifier)} accepted step ${String(d.step)}, ruled wrong: slashed ${units(d.slashed as bigint)}`); break
       case 'TaskSettled':

@@ -68,7 +68,7 @@ export interface TaskInfo extends SubmitTaskArgs {
   committedAt: number
   challengeEnd: number
   selectionSeed: string
-  /** the Truebit forced-error step the solver proved with its VRF after a ruling (reveal_forced_error), else null; the draw itself is private */
+  /** the first Truebit forced-error step the solver proved with its VRF after a ruling (reveal_forced_error), else null; the draw itself is private (its other revealed steps: the ForcedError rulings) */
   revealedForcedError: number | null
   /** SolverProof disputes adjudicated for their challenger; the solver's penalty waits for a reveal until revealDeadline */
   rulings: ProofRuling[]
@@ -86,8 +86,10 @@ export interface TaskInfo extends SubmitTaskArgs {
 export interface DrawRequest {
   deadline: number
   revealed: boolean
-  /** once revealed: the step the draw ordered (the solver owes the jackpot), or null */
+  /** once revealed: the first step the draw ordered (the solver owes the jackpot), or null */
   forcedStep: number | null
+  /** once revealed: every step the draw ordered, ascending (protocols/dispute/forced-error.ts forcedErrorsFromOutputs); the jackpot is split across them */
+  forcedSteps: number[]
 }
 
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'

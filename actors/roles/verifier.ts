@@ -1,6 +1,7 @@
 import { and, assign, enqueueActions, fromPromise, setup } from 'xstate'
 import type { DisputeResult, DomainEvent, RolePorts, VerifyResult } from '../ports.js'
 import { errorMessage, initialContext, type RoleContext } from './common.js'
+import { disputeFindings } from './disputes.js'
 import { childOf, jobId, parseJobId, recordTask, shownStage, withStage, type TaskJob } from './jobs.js'
 
 // Verifier: the chain draws it for a committed proof (only assigned verifiers'
@@ -50,12 +51,8 @@ export const verifierMachine = setup({
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
         return await ports.challengeAvailability(taskId, verdict.unavailable.step)
       }
-      if (verdict.laterBadStep === undefined) return await ports.challenge(taskId, 'solver', verdict.firstBadStep)
-      // the forced error in our sample (jackpot, backs the reject) and the cheat after it, side by side
-      const [forced, later] = await Promise.all([
-        ports.challenge(taskId, 'solver', verdict.firstBadStep), ports.challenge(taskId, 'solver', verdict.laterBadStep)
-      ])
-      return { ...later, reason: `${later.reason ?? ''} (and dispute ${forced.disputeId} of the forced error at step ${verdict.firstBadStep}: ${forced.winner} won)` }
+      // every forced error in our sample (each its part of the jackpot; the first backs the reject) and a cheat after them
+      return await disputeFindings(ports, taskId, 'solver', verdict)
     })
   },
   guards: {

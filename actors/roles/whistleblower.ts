@@ -1,6 +1,7 @@
 import { assign, fromPromise, setup } from 'xstate'
 import type { DisputeResult, DomainEvent, VerifyResult } from '../ports.js'
 import { errorMessage, initialContext, record, type RoleContext } from './common.js'
+import { disputeFindings } from './disputes.js'
 
 // Whistleblower (Truebit): re-checks verifiers' accepting verdicts; when a
 // verdict is wrong — a forced error the verifier missed, or a lazy or
@@ -32,12 +33,8 @@ export const whistleblowerMachine = setup({
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
         return await ports.challengeAvailability(target!.taskId, check.unavailable.step)
       }
-      if (check?.laterBadStep === undefined) return await ports.challenge(target!.taskId, 'verifier', check?.firstBadStep)
-      // a forced error (no jackpot for us, but our dispute makes the solver reveal it, which slashes the blind accepts) and the cheat after it
-      const [forced, later] = await Promise.all([
-        ports.challenge(target!.taskId, 'verifier', check.firstBadStep), ports.challenge(target!.taskId, 'verifier', check.laterBadStep)
-      ])
-      return { ...later, reason: `${later.reason ?? ''} (and dispute ${forced.disputeId} of the forced error at step ${check.firstBadStep}: ${forced.winner} won)` }
+      // forced errors (no jackpot for us, but our disputes make the solver reveal them, which slashes the blind accepts) and a cheat after them
+      return await disputeFindings(ports, target!.taskId, 'verifier', check)
     })
   },
   guards: {

@@ -237,9 +237,12 @@ export class ChainTransactions extends ChainQueries {
     return { step: this.field(o, 'ForcedErrorRevealed', 'step') as number, outcome: o }
   }
 
-  /** The solver reveals its forced-error draw when the chain asks for it before paying the task (DrawRequested); forcedStep: the step it ordered, or null. */
-  async revealDraw (taskId: bigint | number, vrfOutput: Uint8Array, vrfProof: Uint8Array): Promise<{ forcedStep: number | null, outcome: TxOutcome }> {
-    const o = await this.send(this.api.tx.arbitration.revealDraw(taskId, u8aToHex(vrfOutput), u8aToHex(vrfProof)))
-    return { forcedStep: this.field(o, 'DrawRevealed', 'forcedStep') as number | null, outcome: o }
+  /** The solver reveals its forced-error draw (every pick's VRF) when the chain asks for it before paying the task (DrawRequested); forcedSteps: the steps it ordered (none: empty), forcedStep the first or null. */
+  async revealDraw (
+    taskId: bigint | number, vrfOutputs: Uint8Array[], vrfProofs: Uint8Array[]
+  ): Promise<{ forcedStep: number | null, forcedSteps: number[], outcome: TxOutcome }> {
+    const o = await this.send(this.api.tx.arbitration.revealDraw(taskId, vrfOutputs.map(o => u8aToHex(o)), vrfProofs.map(p => u8aToHex(p))))
+    const forcedSteps = ((this.field(o, 'DrawRevealed', 'forcedSteps') ?? []) as Array<number | string>).map(Number)
+    return { forcedStep: this.field(o, 'DrawRevealed', 'forcedStep') as number | null, forcedSteps, outcome: o }
   }
 }

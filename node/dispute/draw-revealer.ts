@@ -13,7 +13,8 @@ export interface DrawRevealerInit {
   log: Logger
 }
 
-export interface RevealedDraw { taskId: number, forcedStep: number | null, ms: number }
+/** forcedStep: the first of forcedSteps, or null */
+export interface RevealedDraw { taskId: number, forcedStep: number | null, forcedSteps: number[], ms: number }
 
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
 
@@ -59,11 +60,11 @@ export class DrawRevealer {
       const draw = await forcedErrorDraw(chain, taskId, task)
       if (draw == null) return
       try {
-        const { forcedStep } = await chain.revealDraw(taskId, draw.output, draw.proof)
-        this.revealed.push({ taskId, forcedStep, ms: Date.now() - t0 }); if (this.revealed.length > 100) this.revealed.shift()
-        this.o.log.info({ taskId, forcedStep }, forcedStep == null
+        const { forcedStep, forcedSteps } = await chain.revealDraw(taskId, draw.picks.map(p => p.output), draw.picks.map(p => p.proof))
+        this.revealed.push({ taskId, forcedStep, forcedSteps, ms: Date.now() - t0 }); if (this.revealed.length > 100) this.revealed.shift()
+        this.o.log.info({ taskId, forcedSteps }, forcedSteps.length === 0
           ? 'revealed our forced-error draw at settlement: it ordered none, the reward is paid in full'
-          : 'revealed our forced-error draw at settlement: it ordered one, the jackpot comes out of our reward')
+          : 'revealed our forced-error draw at settlement: it ordered forced errors, the jackpot comes out of our reward')
         return
       } catch (err) {
         this.o.log.warn({ taskId, deadline: request.deadline, err: (err as Error).message }, 'reveal_draw failed; retrying')

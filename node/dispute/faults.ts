@@ -74,9 +74,11 @@ export function tapeFaults (f: NodeFaults): Pick<EngineFaults, 'ops' | 'weights'
 }
 
 /** The faults of a training job: a tape job's, plus the NaN faults, which are training's alone (a tape job tapes whatever the step holds). */
-export function trainFaults (f: NodeFaults, forcedError: number | null | undefined): EngineFaults {
+export function trainFaults (f: NodeFaults, forcedErrors: readonly number[] | null | undefined): EngineFaults {
   return {
-    ...tapeFaults(f), ...(forcedError != null ? { forcedStep: forcedError } : {}), ...(f.nanThrough === true ? { nanThrough: true } : {}),
+    ...tapeFaults(f),
+    ...(forcedErrors != null && forcedErrors.length > 0 ? { forcedSteps: [...forcedErrors] } : {}),
+    ...(f.nanThrough === true ? { nanThrough: true } : {}),
     ...(f.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {})
   }
 }

@@ -125,8 +125,8 @@ export class DisputeService {
   }
 
   /**
-   * After a ruling against this solver: if the step was its Truebit forced
-   * error, reveal its VRF so it is not slashed (and the challenger gets the
+   * After a ruling against this solver: if the step was one of its Truebit
+   * forced errors, reveal its VRF so it is not slashed (and the challenger gets the
    * jackpot). The challenger has won either way; without a reveal within the
    * pallet's RevealWindow the solver is penalized like for any lost dispute.
    */
@@ -139,7 +139,8 @@ export class DisputeService {
       // no ruling: lost on time (no excuse); not awaiting: revealed already or too late
       if (task == null || ruling == null || ruling.outcome !== 'AwaitingReveal') return
       const draw = await forcedErrorDraw(chain, taskId, task)
-      if (draw?.step == null || draw.step !== ruling.step) {
+      const pick = draw?.picks.find(p => p.step === ruling.step)
+      if (pick == null) {
         this.log.warn({ taskId, disputeId, step: ruling.step }, 'a step of our proof was ruled wrong and it was not our forced error: we will be slashed')
         return
       }
@@ -150,9 +151,9 @@ export class DisputeService {
         return
       }
       try {
-        await chain.revealForcedError(taskId, draw.output, draw.proof, exact.bytes)
-        this.endings.set(disputeId, `${this.endings.get(disputeId) ?? 'ruled for the challenger'}; forced error revealed (step ${draw.step})`)
-        this.log.info({ taskId, disputeId, step: draw.step }, 'the ruled step was our forced error: VRF revealed on chain, no slash')
+        await chain.revealForcedError(taskId, pick.output, pick.proof, exact.bytes)
+        this.endings.set(disputeId, `${this.endings.get(disputeId) ?? 'ruled for the challenger'}; forced error revealed (step ${ruling.step})`)
+        this.log.info({ taskId, disputeId, step: ruling.step }, 'the ruled step was one of our forced errors: VRF revealed on chain, no slash')
         return
       } catch (err) {
         this.log.warn({ taskId, disputeId, err: (err as Error).message }, 'forced-error reveal failed; retrying')

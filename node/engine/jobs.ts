@@ -52,7 +52,7 @@ async function train (j: TrainJob, emit: Emit): Promise<JobResults['train']> {
     onCheckpoint: step => emit({ type: 'checkpoint', step }),
     ...(f?.nanThrough === true ? { haltOnNaN: false } : {}),
     ...(f?.fakeDivergence !== undefined ? { fakeDivergence: f.fakeDivergence } : {}),
-    ...(f?.forcedStep !== undefined ? { forcedStep: f.forcedStep } : {}),
+    ...(f?.forcedSteps !== undefined ? { forcedSteps: f.forcedSteps } : {}),
     faults: { ops: f?.ops ?? [], weights: f?.weights ?? [] }
   })
 }

@@ -42,7 +42,7 @@ const layout = opt(oneOf(['manifest', 'program'] as const))
 const opFault = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { kernel: str, step: nat }); return v }
 const tapeFaults = (v: unknown, p: string): unknown => { fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat) }); return v }
 const faults = (v: unknown, p: string): EngineFaults => {
-  fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat), nanThrough: opt(bool), fakeDivergence: opt(nat), forcedStep: opt(nat) })
+  fields(obj(v, p), p, { ops: arr(opFault), weights: arr(nat), nanThrough: opt(bool), fakeDivergence: opt(nat), forcedSteps: opt(arr(nat)) })
   return v as EngineFaults
 }
 

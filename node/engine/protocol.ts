@@ -25,12 +25,12 @@ export interface EngineFaults {
   nanThrough?: boolean
   /** stop before this 1-based step and commit a diverged proof with a made-up divergence point */
   fakeDivergence?: number
-  /** Truebit forced error at on-chain step f: the leaf of state f + 1 is committed marked (protocols/dispute/forced-leaf.ts), training goes on from the honest state */
-  forcedStep?: number
+  /** Truebit forced errors at on-chain steps f: the leaf of each state f + 1 is committed marked (protocols/dispute/forced-leaf.ts), training goes on from the honest state */
+  forcedSteps?: number[]
 }
 
 export function anyEngineFault (f: EngineFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.nanThrough === true || f.fakeDivergence !== undefined || f.forcedStep !== undefined
+  return f.ops.length > 0 || f.weights.length > 0 || f.nanThrough === true || f.fakeDivergence !== undefined || (f.forcedSteps?.length ?? 0) > 0
 }
 
 /** Train a task program into a run directory (checkpoints, proof.json, model/). */

@@ -93,9 +93,9 @@ export function installRoles (init: RolesInit) {
       const { DrawRevealer } = await import('../dispute/draw-revealer.js')
       draws = new DrawRevealer({ chain, log: peer.log.child({ component: 'draw' }) })
       trainFaults = async (taskId, task) => {
-        // Truebit: the solver's private VRF draw may order one wrong step (docs/disputes.md)
-        const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.step
-        if (forced != null) peer.log.warn({ taskId, step: forced }, 'our forced-error draw orders a wrong step: its committed leaf is marked on purpose')
+        // Truebit: the solver's private VRF draw may order wrong steps (docs/disputes.md)
+        const forced = (await d.forcedErrorDraw(await chain(), taskId, task))?.steps ?? []
+        if (forced.length > 0) peer.log.warn({ taskId, steps: forced }, 'our forced-error draw orders wrong steps: their committed leaves are marked on purpose')
         return d.trainFaults(faults, forced)
       }
     }

@@ -158,7 +158,7 @@ export class VerifierPorts extends PortsPart {
     const { results } = out
     const read = readReplay(results)
     if (read.bad !== undefined) {
-      this.log.warn({ taskId, step: read.bad, forcedStep: read.forced }, read.nan === true ? 'a committed step holds a NaN' : 'replay disagrees with the committed proof')
+      this.log.warn({ taskId, step: read.bad, forcedSteps: read.forced }, read.nan === true ? 'a committed step holds a NaN' : 'replay disagrees with the committed proof')
       return verdictOf(read)
     }
     if (results.length !== sampled.length) throw new Error(`the replay stopped after ${results.length} of ${sampled.length} sampled steps`)
@@ -173,9 +173,9 @@ export class VerifierPorts extends PortsPart {
       this.log.info({ taskId, step: k1, reason: dc.check.reason }, 'the diverged step replays to its divergence point')
       read.checked.push(k1)
     }
-    if (read.forced !== undefined) {
-      // disputed for the jackpot; every other sampled step replayed
-      this.log.info({ taskId, step: read.forced }, 'our sample holds the solver\'s forced error (a marked leaf), and nothing else wrong')
+    if (read.forced.length > 0) {
+      // each disputed for its part of the jackpot; every other sampled step replayed
+      this.log.info({ taskId, steps: read.forced }, 'our sample holds the solver\'s forced errors (marked leaves), and nothing else wrong')
       return verdictOf(read)
     }
     const checked = read.checked

@@ -26,8 +26,8 @@ export interface RecorderOptions {
   rootEvery?: number
   /** a checkpoint of state `step` is on disk, with every root before it */
   onCheckpoint?: (step: number) => void
-  /** forced error at on-chain step f: state f + 1's root is recorded as forcedLeaf(root) (never a checkpoint: the draw excludes them) */
-  forcedStep?: number
+  /** forced errors at on-chain steps f: each state f + 1's root is recorded as forcedLeaf(root) (never a checkpoint: the draw excludes them) */
+  forcedSteps?: number[]
 }
 
 export class ProofRecorder {
@@ -64,7 +64,7 @@ export class ProofRecorder {
     const isCheckpoint = s === 0 || s % this.o.checkpointEvery === 0 || s === this.o.steps
     const checkpoint = isCheckpoint ? { runDir: this.o.outDir, programHash: this.o.phash, names: this.o.names } : undefined
     const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(this.o.stateSizes)), checkpoint })
-    const marked = this.o.forcedStep !== undefined && s === this.o.forcedStep + 1
+    const marked = this.o.forcedSteps?.includes(s - 1) === true
     if (marked && isCheckpoint) throw new Error(`a forced error cannot mark checkpoint ${s}`)
     this.roots.push(quiet(result.then(r => marked ? forcedLeaf(r.root) : r.root)))
     if (isCheckpoint) {

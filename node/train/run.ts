@@ -56,12 +56,12 @@ export interface TrainOptions {
   /** FAULT INJECTION (tests, devnet): corrupt ops/weights at given steps (node/train/fault.ts) */
   faults?: TrainFaults
   /**
-   * Truebit forced error at on-chain step f (the solver's VRF draw): the root of
-   * state f + 1 is committed as its forced mark (protocols/dispute/forced-leaf.ts);
-   * the state, its continuation and every checkpoint stay honest. A resumed run
-   * marks the same leaf again (the draw is deterministic).
+   * Truebit forced errors at on-chain steps f (the solver's VRF draw): the root of
+   * each state f + 1 is committed as its forced mark (protocols/dispute/forced-leaf.ts);
+   * the states, their continuation and every checkpoint stay honest. A resumed run
+   * marks the same leaves again (the draw is deterministic).
    */
-  forcedStep?: number
+  forcedSteps?: number[]
 }
 
 export interface TrainResult {
@@ -112,7 +112,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const recorder = verifiable
     ? new ProofRecorder(new StateHasher({ worker: o.hashWorker }), {
         outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint,
-        ...(o.forcedStep !== undefined ? { forcedStep: o.forcedStep } : {})
+        ...(o.forcedSteps !== undefined ? { forcedSteps: o.forcedSteps } : {})
       })
     : undefined
   const hasher = recorder?.hasher

@@ -12,7 +12,7 @@ import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { u8aToHex } from '@polkadot/util'
 import type { Harness } from '../unit/chain/harness.js'
-import { drawOn, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Side, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
+import { advanceRevealing, drawOn, honest, honestRun, nodeOf, playDispute, taskOf, taskOnChain, tamperOp, type Side, forcedTask, type ForcedRun } from '../unit/dispute/fixture.js'
 import { coverSide, revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
 // A solver whose private VRF draw ordered a forced error at step f uses it as
@@ -36,7 +36,7 @@ const reveal = (h: Harness, exactness: string): string | undefined =>
   h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: forced.output, vrfProof: forced.proof, exactness }).error
 function settle (h: Harness): string[] {
   const ev: string[] = []
-  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
   expect(taskOf(h).phase).not.toBe('Verifying')
   return ev
 }

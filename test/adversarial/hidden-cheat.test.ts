@@ -33,7 +33,7 @@ let dir: string
 
 /** What the engine's training job does with the solver's faults (node/engine/jobs.ts). */
 const trainJob = (f: EngineFaults): Partial<Parameters<typeof trainTask>[0]> => ({
-  faults: { ops: f.ops, weights: f.weights }, ...(f.forcedStep !== undefined ? { forcedStep: f.forcedStep } : {})
+  faults: { ops: f.ops, weights: f.weights }, ...(f.forcedSteps !== undefined ? { forcedSteps: f.forcedSteps } : {})
 })
 
 beforeAll(async () => {
@@ -41,7 +41,7 @@ beforeAll(async () => {
   const ds = syntheticDataset(7, 64, 8)
   const program = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 8, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 })
   dir = mkdtempSync(join(tmpdir(), 'hidden-cheat-')); dirs.push(dir)
-  await trainTask({ program, outDir: dir, dataset: ds, hashWorker: false, evaluate: false, ...trainJob(trainFaults(parseNodeFaults([`tamper-weight@${G}`]), F)) })
+  await trainTask({ program, outDir: dir, dataset: ds, hashWorker: false, evaluate: false, ...trainJob(trainFaults(parseNodeFaults([`tamper-weight@${G}`]), [F])) })
 }, 120_000)
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
 
@@ -62,11 +62,11 @@ describe('a cheat after the forced error, before the next checkpoint, is caught'
     const rs = await replaySteps({ proofDir: dir, steps: [F + 1, G, 7] })
     expect(rs.map(r => r.forcedStep)).toEqual([F + 1, undefined])
     expect(firstReal(rs)).toBe(G)
-    expect(verdictOf(readReplay(rs))).toEqual({ accept: false, checkedSteps: [F + 1, G], firstBadStep: F + 1, forcedStep: F + 1, laterBadStep: G })
+    expect(verdictOf(readReplay(rs))).toEqual({ accept: false, checkedSteps: [F + 1, G], firstBadStep: F + 1, forcedSteps: [F + 1], laterBadStep: G })
   }, 60_000)
 
   it('a whistleblower replaying every step goes on past the forced error and disputes the cheat too', async () => {
     const v = verdictOf(readReplay(await replaySteps({ proofDir: dir, steps: [1, 2, 3, 4, 5, 6, 7, 8] })))
-    expect(v).toEqual({ accept: false, checkedSteps: [1, 2, 3], firstBadStep: F + 1, forcedStep: F + 1, laterBadStep: G })
+    expect(v).toEqual({ accept: false, checkedSteps: [1, 2, 3], firstBadStep: F + 1, forcedSteps: [F + 1], laterBadStep: G })
   }, 60_000)
 })

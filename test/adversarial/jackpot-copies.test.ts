@@ -5,7 +5,8 @@ import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { requiredSample, sampleHoldsTransition } from '../../protocols/verification/verdict.js'
 import { harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { STAKE, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun } from '../unit/dispute/fixture.js'
+import { jackpotParts } from '../../devnet/chain/runtime/jackpot.js'
+import { STAKE, advanceRevealing, drawOn, forcedTask, honest, honestRun, playDispute, taskOf, taskOnChain, type ForcedRun } from '../unit/dispute/fixture.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { revealOf, forcedSide } from '../unit/dispute/forced-fixture.js'
 
@@ -38,7 +39,7 @@ const reveal = (h: Harness, f = forced): string | undefined =>
   h.run('Bob', 'Arbitration', 'reveal_forced_error', { taskId: 0, vrfOutput: f.output, vrfProof: f.proof, exactness: revealOf(f.run, forcedSide(f.run)) }).error
 function settle (h: Harness): string[] {
   const ev: string[] = []
-  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  for (let i = 0; i < 300 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
   expect(taskOf(h).phase).toBe('Settled')
   return ev
 }
@@ -82,9 +83,10 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
     const ev = settle(h)
     const gain = (n: string): bigint => worth(h, n) - before[n]
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(2)
-    // the finders: half the jackpot each (before: a sixth each, or nothing for the slower one) and their verdicts' reward
-    expect(gain('Dave')).toBe(JACKPOT / 2n + V)
-    expect(gain('Eve')).toBe(JACKPOT / 2n + V)
+    // the finders: half the forced error's part of the jackpot each (before: a sixth each, or nothing for the slower one) and their verdicts' reward
+    const part = jackpotParts(JACKPOT, forced.steps).get(forced.step)!
+    expect(gain('Dave')).toBe(part / 2n + V)
+    expect(gain('Eve')).toBe(part / 2n + V)
     // the copiers won their claims: bond back, nothing more
     for (const c of copiers) expect(gain(c)).toBe(0n)
     expect(gain('Bob')).toBe(600n * UNIT - JACKPOT)
@@ -105,7 +107,7 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
     play(h, 'Dave', 1)
     const ev = settle(h)
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(1)
-    expect(worth(h, 'Dave') - before.dave).toBe(JACKPOT + V)
+    expect(worth(h, 'Dave') - before.dave).toBe(jackpotParts(JACKPOT, forced.steps).get(forced.step)! + V)
     // the coalition pays the premium as an honest solver would: it gets its reward less the jackpot
     expect(worth(h, 'Bob') + worth(h, 'Ferdie') - before.coalition).toBe(600n * UNIT - JACKPOT)
   }, 120_000)
@@ -119,7 +121,7 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
     })
     const draw = drawOn(h)
     expect(draw.step).not.toBeNull()
-    const f: ForcedRun = { run: await honestRun(run.program, run.ds, draw.step!), step: draw.step!, output: draw.output, proof: draw.proof }
+    const f: ForcedRun = { ...draw, run: await honestRun(run.program, run.ds, draw.step!), step: draw.step! }
     const roots = forcedSide(f.run).roots
     expect(h.run('Bob', 'Arbitration', 'commit_proof', { taskId: 0, proofRoot: '0x' + toHex(merkleRoot(roots.map(fromHex))), finalStateRoot: '0x' + roots[roots.length - 1], stepCount: 5, checkpoints: [] }).error).toBeUndefined()
     // the randomness block, then the block that draws the verifiers
@@ -144,7 +146,7 @@ describe('copied disputes do not dilute a forced error\'s jackpot', () => {
     }
     const ev = settle(h)
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(finders.length)
-    for (const n of finders) expect(worth(h, n) - before[n]).toBe(JACKPOT / BigInt(finders.length) + 5n * UNIT)
+    for (const n of finders) expect(worth(h, n) - before[n]).toBe(jackpotParts(JACKPOT, f.steps).get(f.step)! / BigInt(finders.length) + 5n * UNIT)
     // its reject was right (the step does not replay), so it is paid as a verdict, but no jackpot share
     expect(worth(h, copier!) - before[copier!]).toBe(5n * UNIT)
   }, 120_000)

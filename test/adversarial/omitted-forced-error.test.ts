@@ -5,7 +5,7 @@ import type { DrawRequest } from '../../devnet/chain/runtime/draw-reveal.js'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { VERIFIED_REWARD, VERIFIED_WINDOW, verifiedTask } from '../helpers/verified-task.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { drawOn, taskOf } from '../unit/dispute/fixture.js'
+import { drawArgs, drawOn, taskOf } from '../unit/dispute/fixture.js'
 
 // A solver whose private draw ordered a forced error at step f commits the
 // honest state there instead (it omits the forced error). Nothing on chain
@@ -25,7 +25,7 @@ const total = (h: Harness, n: string): bigint => h.free(n) + h.reserved(n)
 const treasuryLessRent = (h: Harness): bigint => h.free(TREASURY) - h.rentPaid('Alice')
 const revealDraw = (h: Harness, signer = 'Bob', who = 'Bob'): string | undefined => {
   const d = drawOn(h, signer)
-  return h.run(who, 'Arbitration', 'reveal_draw', { taskId: 0, vrfOutput: d.output, vrfProof: d.proof }).error
+  return h.run(who, 'Arbitration', 'reveal_draw', { taskId: 0, ...drawArgs(d) }).error
 }
 const request = (h: Harness): DrawRequest | undefined => h.read<DrawRequest>('Arbitration', 'DrawRequests', 0)
 /** Blocks until the challenge window has closed and the chain asks for the draw (or settles). */

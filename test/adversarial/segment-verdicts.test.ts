@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
-import { listsForcedStep, type TaskInfo, type Verdict } from '../../devnet/chain/runtime/arbitration.js'
+import { listsForcedStep, type ProofRuling, type TaskInfo, type Verdict } from '../../devnet/chain/runtime/arbitration.js'
 import { sampleSteps } from '../../protocols/verification/sample.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount } from '../../protocols/verification/verdict.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -84,7 +84,8 @@ describe('verdicts on a task with roots every 4 steps list segments', () => {
 
   it('a revealed forced error inside a listed segment makes that accept a blind one (slashed at settlement)', () => {
     // the forced error is the last transition of segment 7: step 31 (0-based)
-    const t = { ...task(), revealedForcedError: 31 }
+    const ruling: ProofRuling = { disputeId: 0n, challenger: h.accounts.Dave, step: 31, revealDeadline: 0, outcome: 'ForcedError', claimKind: 'State', honestPost: '0x' + '00'.repeat(32) }
+    const t = { ...task(), revealedForcedError: 31, rulings: [ruling] }
     const v = (checked: number[]): Verdict => ({ verifier: h.accounts.Charlie, accept: true, checkedSteps: checked, void: false })
     expect(listsForcedStep(t, v([7]), M)).toBe(true)
     expect(listsForcedStep(t, v([6, 8]), M)).toBe(false)

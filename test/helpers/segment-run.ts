@@ -34,7 +34,7 @@ export async function trainWithRootEvery (
   const { rootEvery: _m, info: _i, ...perStep } = program as TaskProgram & { info?: unknown }
   await trainTask({
     program: perStep, outDir: scratch, dataset: ds, hashWorker: false, evaluate: false,
-    ...(faults !== undefined ? { faults } : {}), ...(forcedStep !== undefined ? { forcedStep } : {})
+    ...(faults !== undefined ? { faults } : {}), ...(forcedStep !== undefined ? { forcedSteps: [forcedStep] } : {})
   })
   const p1 = validateProof(JSON.parse(readFileSync(join(scratch, 'proof.json'), 'utf8')))
   rmSync(runDir, { recursive: true, force: true })

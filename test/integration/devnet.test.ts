@@ -130,11 +130,13 @@ describe('npm run devnet', () => {
     expect(verdictSeries).toHaveLength(task.pictures.samples.length)
     expect(verdictSeries.map(d => d.points.length)).toEqual(task.pictures.samples.map((v: any) => v.steps.length))
     expect(map.find(d => d.label.startsWith('checkpoints'))!.points).toHaveLength(checkpointStepsOf(task.pictures.steps, task.pictures.checkpointEvery).length)
-    const dispute = state.disputes.find((d: any) => d.chain != null)
     // the devnet's task commits a root every 8 steps (task new's default): the dispute names a segment,
-    // drawn as the box of its steps, and the solver's revealed forced error lies inside it
+    // drawn as the box of its steps, and the solver's (first) revealed forced error lies inside it
+    // (a draw orders up to 4 forced steps: the dispute of that one, if several were disputed)
     const m = task.pictures.rootEvery
     expect(m).toBe(8)
+    const disputed = state.disputes.filter((d: any) => d.chain != null)
+    const dispute = disputed.find((d: any) => d.chain.disputedStep === Math.floor(task.pictures.forcedStep / m)) ?? disputed[0]
     const j = dispute.chain.disputedStep
     const first = j * m; const last = Math.min((j + 1) * m, task.pictures.steps) - 1
     const segmentBox = map.find(d => d.label === `disputed segment ${j}: steps ${first + 1}–${last + 1}`)!

@@ -40,7 +40,7 @@ describe('the draw revealed at settlement, over the dev chain', () => {
     await c.Dave.submitVerdict(id, true, await clientSample(c.Dave, id))
     for (let i = 0; i < 60 && await c.Alice.drawRequest(id) == null; i++) await block()
     const request = await c.Alice.drawRequest(id)
-    expect(request).toMatchObject({ revealed: false, forcedStep: null })
+    expect(request).toMatchObject({ revealed: false, forcedStep: null, forcedSteps: [] })
     expect(request!.deadline).toBeGreaterThan(await c.Alice.bestNumber())
     expect((await c.Alice.task(id))?.phase).toBe('Verifying')
     // the solver's node, as after a restart: it finds the open request on chain
@@ -49,7 +49,11 @@ describe('the draw revealed at settlement, over the dev chain', () => {
     for (let i = 0; i < 100 && revealer.revealed.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 100))
     expect(revealer.revealed).toHaveLength(1)
     expect(revealer.revealed[0].forcedStep).toEqual(expect.any(Number))
-    expect(await c.Alice.drawRequest(id)).toMatchObject({ revealed: true, forcedStep: revealer.revealed[0].forcedStep })
+    // every forced step the draw ordered, as the node computes them from its own VRF
+    const { forcedSteps } = revealer.revealed[0]
+    expect(forcedSteps.length).toBeGreaterThanOrEqual(1)
+    expect(forcedSteps[0]).toBe(revealer.revealed[0].forcedStep)
+    expect(await c.Alice.drawRequest(id)).toMatchObject({ revealed: true, forcedStep: forcedSteps[0], forcedSteps })
     for (let i = 0; i < 5 && (await c.Alice.task(id))?.phase === 'Verifying'; i++) await block()
     expect((await c.Alice.task(id))?.phase).toBe('Settled')
     expect(await c.Alice.drawRequest(id)).toBeNull()

@@ -11,7 +11,7 @@ import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requi
 import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { excusedBy, solverDraw } from './forced-rulings.js'
+import { excusedBy, solverPick } from './forced-rulings.js'
 import { checkFeasible, checkRewards } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
@@ -225,10 +225,13 @@ export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>):
   return t.stepCount + (t.divergence === null ? 0 : 1)
 }
 
-/** An accept that lists the revealed forced step (its segment at m > 1) vouched for a step that does not replay. */
-export function listsForcedStep (t: TaskInfo, v: Verdict, rootEvery = 1): boolean {
-  return t.revealedForcedError !== null && v.checkedSteps.includes(unitOfTransition(t.revealedForcedError, t.stepCount, rootEvery))
+/** The first revealed forced step (a `ForcedError` ruling's) an accept lists (its segment at m > 1), if any: it vouched for a step that does not replay. */
+export function listedForcedStep (t: Pick<TaskInfo, 'rulings' | 'stepCount'>, v: Verdict, rootEvery = 1): number | undefined {
+  const revealed = new Set(t.rulings.filter(r => r.outcome === 'ForcedError').map(r => r.step))
+  return [...revealed].sort((a, b) => a - b).find(f => v.checkedSteps.includes(unitOfTransition(f, t.stepCount, rootEvery)))
 }
+
+export const listsForcedStep = (t: Pick<TaskInfo, 'rulings' | 'stepCount'>, v: Verdict, rootEvery = 1): boolean => listedForcedStep(t, v, rootEvery) !== undefined
 
 export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, accept: boolean, checkedSteps: number[] }): void {
   const n = requireNode(ctx, who)
@@ -312,30 +315,33 @@ export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): 
 }
 
 /**
- * The solver proves that a step ruled against it was its Truebit forced error
- * (protocols/dispute/forced-error.ts): the VRF must be the solver's over this
- * task's transcript and its draw must name a step with a ruling still
- * awaiting a reveal, and the proof must show the committed leaf after it to
- * be the forced mark of that ruling's honest post-state (forced-rulings.ts). Those rulings then cost the solver nothing;
- * the jackpot is paid once, at settlement.
+ * The solver proves that a step ruled against it was one of its Truebit
+ * forced errors (protocols/dispute/forced-error.ts): the VRF must be the
+ * solver's over the transcript of one of this task's picks and that pick must
+ * name a step with a ruling still awaiting a reveal, and the proof must show
+ * the committed leaf after it to be the forced mark of that ruling's honest
+ * post-state (forced-rulings.ts). Those rulings then cost the solver nothing.
+ * One pick per call: the other forced steps stay private (a verifier still
+ * replaying learns nothing of them). The jackpot is paid once, at settlement,
+ * after the whole draw is revealed (draw-reveal.ts).
  */
 export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   // a faulted task's rulings keep their reveal window (hook-guard.ts)
   ctx.ensure(t.phase === 'Verifying' || t.phase === 'Faulted', P, 'WrongPhase')
-  // again only for rulings adjudicated at the revealed step after the first reveal
-  const revealed = t.revealedForcedError
-  ctx.ensure(revealed === null || t.rulings.some(x => x.step === revealed && x.outcome === 'AwaitingReveal'), P, 'AlreadyRevealed')
-  const drawn = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: rootEveryOfTask(ctx, a.taskId) })
-  if (drawn === null) ctx.fail(P, 'NoForcedError')
-  const step = drawn
+  const m = rootEveryOfTask(ctx, a.taskId)
+  const step = solverPick(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: m })
+  if (step === null) ctx.fail(P, 'NoForcedError')
   const at = t.rulings.filter(x => x.step === step)
   ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
-  ctx.ensure(at.some(x => x.outcome === 'AwaitingReveal'), P, 'RevealTooLate')
-  const excused = excusedBy(ctx, t, step, a.exactness, rootEveryOfTask(ctx, a.taskId))
+  // again only for rulings adjudicated at that step after its first reveal
+  const waiting = at.some(x => x.outcome === 'AwaitingReveal')
+  ctx.ensure(waiting || !at.some(x => x.outcome === 'ForcedError'), P, 'AlreadyRevealed')
+  ctx.ensure(waiting, P, 'RevealTooLate')
+  const excused = excusedBy(ctx, t, step, a.exactness, m)
   for (const x of excused) x.outcome = 'ForcedError'
-  t.revealedForcedError = step
+  t.revealedForcedError ??= step
   putTask(ctx, a.taskId, t)
   ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step, excused: excused.map(x => x.disputeId) })
 }

@@ -25,17 +25,17 @@ const requestOf = (ctx: Context, id: bigint): DrawRequest | undefined => ctx.sto
 
 /**
  * Whether a verified task must wait for its solver's draw before it is paid:
- * on a chain with forced errors, unless its forced error was revealed already
- * (reveal_forced_error), until the solver reveals the draw or the deadline
- * passes. The first call opens the request.
+ * on a chain with forced errors, until the solver reveals the draw or the
+ * deadline passes (a reveal_forced_error revealed one pick only). The first
+ * call opens the request.
  */
-export function awaitsDraw (ctx: Context, id: bigint, t: TaskInfo): boolean {
-  if (params(ctx).forcedErrorPpm === 0 || t.revealedForcedError !== null) return false
+export function awaitsDraw (ctx: Context, id: bigint): boolean {
+  if (params(ctx).forcedErrorPpm === 0) return false
   const r = requestOf(ctx, id)
   if (r === undefined) {
     // the same window as a forced-error reveal: the solver notices an event and sends its VRF
     const deadline = ctx.now + REVEAL_WINDOW
-    ctx.store.put(P, 'DrawRequests', id, { deadline, revealed: false, forcedStep: null })
+    ctx.store.put(P, 'DrawRequests', id, { deadline, revealed: false, forcedStep: null, forcedSteps: [] })
     ctx.emit(P, 'DrawRequested', { taskId: id, deadline })
     return true
   }
@@ -43,14 +43,18 @@ export function awaitsDraw (ctx: Context, id: bigint, t: TaskInfo): boolean {
 }
 
 /**
- * Whether the solver of a verified task owes the jackpot: a forced error
- * revealed or drawn, or its draw not revealed in time. A drawn step past a
- * diverged proof's committed transitions could not have been committed: it owes nothing.
+ * What the solver of a verified task owes the jackpot for: the forced steps
+ * its revealed draw ordered within the proof's committed transitions (a drawn
+ * step past a diverged proof's could not have been committed: it costs
+ * nothing), or 'unrevealed' when it did not reveal its draw in time (it owes
+ * the jackpot; jackpot.ts pays the forced errors it revealed after rulings as
+ * if the draw had ordered the most). Empty: it owes nothing.
  */
-export function owesJackpot (ctx: Context, id: bigint, t: TaskInfo): boolean {
-  if (t.revealedForcedError !== null) return true
+export function owedForcedSteps (ctx: Context, id: bigint, t: TaskInfo): number[] | 'unrevealed' {
   const r = requestOf(ctx, id)
-  return r !== undefined && (!r.revealed || (r.forcedStep !== null && r.forcedStep < t.stepCount))
+  if (r === undefined) return []
+  if (!r.revealed) return 'unrevealed'
+  return r.forcedSteps.filter(f => f < t.stepCount)
 }
 
 /** The task settled: its request is over. */
@@ -58,13 +62,14 @@ export function closeDraw (ctx: Context, id: bigint): void {
   if (requestOf(ctx, id) !== undefined) ctx.store.remove(P, 'DrawRequests', id)
 }
 
-/** reveal_draw: the solver's VRF over the task's transcript, checked as reveal_forced_error checks it. */
-export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string }): void {
+/** reveal_draw: every pick's VRF, each checked as reveal_forced_error checks one. */
+export function revealDraw (ctx: Context, who: string, a: { taskId: bigint, vrfOutputs: string[], vrfProofs: string[] }): void {
   const t = getTask(ctx, a.taskId)
   ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
   const r = requestOf(ctx, a.taskId)
   ctx.ensure(t.phase === 'Verifying' && r !== undefined && !r.revealed && ctx.now <= r.deadline, P, 'DrawNotRequested')
-  const forcedStep = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: rootEveryOfTask(ctx, a.taskId) })
-  ctx.store.put(P, 'DrawRequests', a.taskId, { deadline: r.deadline, revealed: true, forcedStep })
-  ctx.emit(P, 'DrawRevealed', { taskId: a.taskId, solver: who, forcedStep })
+  const forcedSteps = solverDraw(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: rootEveryOfTask(ctx, a.taskId) })
+  const forcedStep = forcedSteps[0] ?? null
+  ctx.store.put(P, 'DrawRequests', a.taskId, { deadline: r.deadline, revealed: true, forcedStep, forcedSteps })
+  ctx.emit(P, 'DrawRevealed', { taskId: a.taskId, solver: who, forcedStep, forcedSteps })
 }

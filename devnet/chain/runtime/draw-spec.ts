@@ -10,28 +10,28 @@ import type { NamedTypes } from './types.js'
 export const DRAW_TYPES: NamedTypes = {
   DrawRequest: {
     path: ['pallet_arbitration', 'types', 'DrawRequest'],
-    fields: [['deadline', 'u32'], ['revealed', 'bool'], ['forced_step', 'Option<u32>']],
-    docs: ['A verified task waiting for its solver\'s draw: reveal_draw by `deadline`; once revealed, forced_step is the step the draw ordered (None: no forced error)']
+    fields: [['deadline', 'u32'], ['revealed', 'bool'], ['forced_step', 'Option<u32>'], ['forced_steps', 'Vec<u32>']],
+    docs: ['A verified task waiting for its solver\'s draw: reveal_draw by `deadline`; once revealed (reveal_draw), forced_steps are the steps the draw ordered, ascending (empty: no forced error) and forced_step the first of them']
   }
 }
 
 export const DRAW_STORAGE: StorageSpec[] = [
-  { name: 'DrawRequests', key: 'u64', hasher: 'Twox64Concat', type: 'DrawRequest', modifier: 'Optional', docs: 'Per task whose challenge window ended with a quorum of standing verdicts on a chain with forced_error_ppm > 0 and no forced error revealed: its solver\'s draw, requested at settlement (DrawRequested). Removed when the task settles.' }
+  { name: 'DrawRequests', key: 'u64', hasher: 'Twox64Concat', type: 'DrawRequest', modifier: 'Optional', docs: 'Per task whose challenge window ended with a quorum of standing verdicts on a chain with forced_error_ppm > 0: its solver\'s draw, requested at settlement (DrawRequested). Removed when the task settles.' }
 ]
 
 export const DRAW_CALLS: CallSpec[] = [
   {
     name: 'reveal_draw',
     index: 70,
-    args: [['task_id', 'u64'], ['vrf_output', '[u8; 32]'], ['vrf_proof', '[u8; 64]']],
-    docs: 'The task\'s solver reveals its forced-error draw at settlement: the same sr25519 VRF as reveal_forced_error (context "proofswarm/forced-error/v1", over task id ‖ selection_seed, protocols/dispute/forced-error.ts). Only while the task\'s DrawRequest is open (DrawNotRequested otherwise: never during the challenge window, when a verifier still to be drawn must not learn the step). The task settles in the next block: a draw that ordered a forced error costs the solver the jackpot (min(jackpot, earned reward)) whether or not it was caught and whether or not the solver committed it (to the treasury: nobody caught it); a draw that ordered none, or a step past a diverged proof\'s committed transitions, pays the solver in full. Not revealing by the deadline costs the jackpot too.'
+    args: [['task_id', 'u64'], ['vrf_outputs', 'Vec<[u8; 32]>'], ['vrf_proofs', 'Vec<[u8; 64]>']],
+    docs: 'The task\'s solver reveals its forced-error draw at settlement: one sr25519 VRF per pick, pick 1 first, 4 of them (context "proofswarm/forced-error/v1", over task id ‖ selection_seed ‖ pick, protocols/dispute/forced-error.ts), each checked as reveal_forced_error checks one. Only while the task\'s DrawRequest is open (DrawNotRequested otherwise: never during the challenge window, when a verifier still to be drawn must not learn the steps). The task settles in the next block: a draw that ordered forced errors (each pick independently with probability forced_error_ppm, at a uniform markable step; forcedErrorsFromOutputs) costs the solver the jackpot (min(jackpot, earned reward), split across them) whether or not they were caught and whether or not the solver committed them (each uncaught one\'s part to the treasury); a draw that ordered none, or only steps past a diverged proof\'s committed transitions, pays the solver in full. Not revealing by the deadline costs the jackpot too.'
   }
 ]
 
 export const DRAW_EVENTS: EventSpec[] = [
   { name: 'DrawRequested', fields: [['task_id', 'u64'], ['deadline', 'u32']], docs: 'The task is verified and about to settle on a chain with forced errors: its solver must reveal_draw by block `deadline`, or pay the jackpot as if its draw had ordered a forced error.' },
-  { name: 'DrawRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['forced_step', 'Option<u32>']], docs: 'The solver revealed its draw: forced_step is the step it ordered (the jackpot is owed) or None (paid in full).' },
-  { name: 'JackpotForfeited', fields: [['task_id', 'u64'], ['amount', 'u128']], docs: 'At settlement: the solver owed the jackpot (its draw ordered a forced error, or it did not reveal its draw in time) and no verifier drawn to check the forced step won it: `amount`, out of the solver\'s reward, went to the treasury.' }
+  { name: 'DrawRevealed', fields: [['task_id', 'u64'], ['solver', 'AccountId'], ['forced_step', 'Option<u32>'], ['forced_steps', 'Vec<u32>']], docs: 'The solver revealed its draw: forced_steps are the steps it ordered, ascending (the jackpot is owed, split across them), forced_step the first of them; none: paid in full.' },
+  { name: 'JackpotForfeited', fields: [['task_id', 'u64'], ['amount', 'u128']], docs: 'At settlement: the solver owed the jackpot (its draw ordered forced errors, or it did not reveal its draw in time) and no verifier drawn to check a forced step won that step\'s part (all of it when the draw was not revealed): `amount`, out of the solver\'s reward, went to the treasury.' }
 ]
 
 const err = (name: string, docs: string): ErrorSpec => ({ name, docs })

@@ -1,6 +1,6 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import type { Claim } from '../../../protocols/dispute/claim.js'
-import { checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
+import { checkDrawReveal, checkForcedErrorReveal } from '../../../protocols/dispute/forced-error.js'
 import { checkForcedLeaf, rulingBasis } from '../../../protocols/dispute/forced-leaf.js'
 import type { ProofRuling, RulingClaimKind, RulingOutcome } from '../../../protocols/pallet-types.js'
 import type { Context } from './context.js'
@@ -37,9 +37,9 @@ const excusable = (r: Pick<ProofRuling, 'claimKind' | 'honestPost'>): boolean =>
  * reveal already excused; otherwise it awaits a reveal like any other.
  */
 export function newRuling (
-  ctx: Context, t: { revealedForcedError: number | null, rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis
+  ctx: Context, t: { rulings: ProofRuling[] }, disputeId: bigint, challenger: string, step: number, basis: RulingBasis
 ): ProofRuling {
-  const excused = t.revealedForcedError === step && excusable(basis) &&
+  const excused = excusable(basis) &&
     t.rulings.some(r => r.step === step && r.outcome === 'ForcedError' && r.honestPost === basis.honestPost)
   return { disputeId, challenger, step, revealDeadline: ctx.now + REVEAL_WINDOW, outcome: excused ? 'ForcedError' : 'AwaitingReveal', ...basis }
 }
@@ -67,11 +67,11 @@ export function excusedBy (
 }
 
 /**
- * The solver's draw for a task, from its revealed VRF (reveal_forced_error,
- * reveal_draw): the forced step, or null if it drew none. Fails the call if
- * the VRF is not the solver's over the task's transcript.
+ * One pick of the solver's draw for a task, from its revealed VRF
+ * (reveal_forced_error): the forced step it orders, or null. Fails the call
+ * if the VRF is not the solver's over one of the task's pick transcripts.
  */
-export function solverDraw (
+export function solverPick (
   ctx: Context, t: { selectionSeed: string, steps: number, checkpointEvery: number }, who: string,
   a: { taskId: bigint, vrfOutput: string, vrfProof: string }, shape: { ppm: number, rootEvery: number }
 ): number | null {
@@ -88,4 +88,28 @@ export function solverDraw (
   }, vrfVerify)
   if (!r.ok) ctx.fail(P, r.reason)
   return r.step
+}
+
+/**
+ * The solver's whole draw (reveal_draw): every pick's VRF, pick 1 first; the
+ * forced steps, ascending (none: empty). Fails the call if any VRF is not the
+ * solver's over its pick's transcript.
+ */
+export function solverDraw (
+  ctx: Context, t: { selectionSeed: string, steps: number, checkpointEvery: number }, who: string,
+  a: { taskId: bigint, vrfOutputs: string[], vrfProofs: string[] }, shape: { ppm: number, rootEvery: number }
+): number[] {
+  const r = checkDrawReveal({
+    publicKey: hexToU8a(who),
+    taskId: a.taskId,
+    selectionSeed: hexToU8a(t.selectionSeed),
+    steps: t.steps,
+    ppm: shape.ppm,
+    rootEvery: shape.rootEvery,
+    checkpointEvery: t.checkpointEvery,
+    outputs: a.vrfOutputs.map(x => hexToU8a(x)),
+    proofs: a.vrfProofs.map(x => hexToU8a(x))
+  }, vrfVerify)
+  if (!r.ok) ctx.fail(P, r.reason)
+  return r.steps
 }

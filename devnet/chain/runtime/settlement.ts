@@ -1,18 +1,18 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listsForcedStep, params, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listedForcedStep, listsForcedStep, params, penalizeSolver, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
 import { ppmOf } from './randomness.js'
 import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
-import { jackpotWinners } from './jackpot.js'
+import { jackpotShares } from './jackpot.js'
 import { earnedReward, emitDiverged } from './divergence.js'
 import { closeRound, drawIfDue, releaseAssigned, voidBareRejects } from './verifier-rounds.js'
 import { servedPending } from './served-grace.js'
 import { accrueRent, settleRent } from './capacity-rent.js'
 import { rootEveryOfTask } from './segments.js'
 import { backingPending } from './late-backing.js'
-import { awaitsDraw, closeDraw, owesJackpot } from './draw-reveal.js'
+import { awaitsDraw, closeDraw, owedForcedSteps } from './draw-reveal.js'
 import { faultedStillOpen, guardTask, readableOpenTasks } from './hook-guard.js'
 import { closeExcused, liveCommits, payShares, penalizeForFact, releaseCommitments } from './challenge-shares.js'
 
@@ -74,11 +74,12 @@ function slashBlindAccepts (ctx: Context, id: bigint, t: TaskInfo): void {
   if (t.solverFailed) return
   const m = rootEveryOfTask(ctx, id)
   for (const v of t.verdicts) {
-    if (v.void || !v.accept || !listsForcedStep(t, v, m)) continue
+    const step = v.void || !v.accept ? undefined : listedForcedStep(t, v, m)
+    if (step === undefined) continue
     const stake = ctx.store.get<{ stake: bigint }>(P, 'Nodes', v.verifier)?.stake ?? 0n
     const taken = slashStake(ctx, v.verifier, TREASURY, ppmOf(stake, VERIFIER_SLASH_PPM))
     v.void = true
-    ctx.emit(P, 'VerdictSlashed', { taskId: id, verifier: v.verifier, step: t.revealedForcedError, slashed: taken })
+    ctx.emit(P, 'VerdictSlashed', { taskId: id, verifier: v.verifier, step, slashed: taken })
   }
 }
 
@@ -86,23 +87,24 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const success = !t.solverFailed
   let solverPaid = 0n
   let jackpotPaid = 0n
-  const winners = success ? jackpotWinners(ctx, id, t) : []
   if (success && t.solver !== null) {
     // the jackpot comes out of the solver's own reward: a puppet that catches
     // the solver's forced error moves money within the coalition, never creates it;
-    // it is owed whenever the draw ordered one (draw-reveal.ts), and nobody's to win goes to the treasury
+    // it is owed whenever the draw ordered one (draw-reveal.ts), split across its
+    // forced errors (jackpot.ts), and each one's part nobody won goes to the treasury
     const reward = earnedReward(t)
-    const jackpot = !owesJackpot(ctx, id, t) ? 0n : (params(ctx).jackpot < reward ? params(ctx).jackpot : reward)
-    const share = winners.length === 0 ? 0n : jackpot / BigInt(winners.length)
-    for (const w of winners) {
-      repatriateReserved(ctx, t.submitter, w.challenger, share)
-      ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: w.disputeId, who: w.challenger, amount: share })
+    const owed = owedForcedSteps(ctx, id, t)
+    const jackpot = owed !== 'unrevealed' && owed.length === 0 ? 0n : (params(ctx).jackpot < reward ? params(ctx).jackpot : reward)
+    const { paid, forfeited } = jackpotShares(ctx, id, t, owed, jackpot)
+    for (const w of paid) {
+      repatriateReserved(ctx, t.submitter, w.ruling.challenger, w.amount)
+      ctx.emit(P, 'JackpotPaid', { taskId: id, disputeId: w.ruling.disputeId, who: w.ruling.challenger, amount: w.amount })
+      jackpotPaid += w.amount
     }
-    jackpotPaid = share * BigInt(winners.length)
-    if (winners.length === 0 && jackpot > 0n) {
-      repatriateReserved(ctx, t.submitter, TREASURY, jackpot)
-      ctx.emit(P, 'JackpotForfeited', { taskId: id, amount: jackpot })
-      jackpotPaid = jackpot
+    if (forfeited > 0n) {
+      repatriateReserved(ctx, t.submitter, TREASURY, forfeited)
+      ctx.emit(P, 'JackpotForfeited', { taskId: id, amount: forfeited })
+      jackpotPaid += forfeited
     }
     solverPaid = reward - jackpotPaid
     repatriateReserved(ctx, t.submitter, t.solver, solverPaid)
@@ -150,7 +152,7 @@ function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
   if (t.solverFailed || standing >= t.verifierCount) {
     // a verified task is paid once its solver's draw is known (draw-reveal.ts)
-    if (!t.solverFailed && awaitsDraw(ctx, id, t)) { putTask(ctx, id, t); return }
+    if (!t.solverFailed && awaitsDraw(ctx, id)) { putTask(ctx, id, t); return }
     settle(ctx, id, t)
     return
   }

@@ -23,10 +23,11 @@ function clientOn (h: Harness, name: string): ChainClient {
     openTasks: async () => h.read<bigint[]>('Arbitration', 'OpenTasks') ?? [],
     task: async (id: bigint | number) => h.read<TaskInfo>('Arbitration', 'Tasks', BigInt(id) as never) ?? null,
     drawRequest: async (id: bigint | number) => h.read<DrawRequest>('Arbitration', 'DrawRequests', BigInt(id) as never) ?? null,
-    revealDraw: async (id: bigint | number, output: Uint8Array, proof: Uint8Array) => {
-      const r = h.run(name, 'Arbitration', 'reveal_draw', { taskId: BigInt(id), vrfOutput: u8aToHex(output), vrfProof: u8aToHex(proof) })
+    revealDraw: async (id: bigint | number, outputs: Uint8Array[], proofs: Uint8Array[]) => {
+      const r = h.run(name, 'Arbitration', 'reveal_draw', { taskId: BigInt(id), vrfOutputs: outputs.map(o => u8aToHex(o)), vrfProofs: proofs.map(p => u8aToHex(p)) })
       if (r.error !== undefined) throw new Error(r.error)
-      return { forcedStep: h.read<DrawRequest>('Arbitration', 'DrawRequests', 0 as never)!.forcedStep, outcome: {} }
+      const { forcedStep, forcedSteps } = h.read<DrawRequest>('Arbitration', 'DrawRequests', 0 as never)!
+      return { forcedStep, forcedSteps, outcome: {} }
     }
   }
   return fake as unknown as ChainClient

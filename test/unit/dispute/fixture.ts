@@ -11,7 +11,7 @@ import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
 import { ChallengerGame, DefenderGame, type ChallengerInit, type ProofSpacing, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
-import { FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERRORS_PER_DRAW, FORCED_ERROR_VRF_CONTEXT, forcedErrorFromOutput, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
 import { canonicalJson } from '../../../protocols/program/canonical-json.js'
 import { committedSteps } from '../../../protocols/pol/segments.js'
 import type { TaskProgram } from '../../../protocols/program/program.js'
@@ -319,23 +319,42 @@ export const taskOf = (h: Harness): TaskInfo => h.read<TaskInfo>('Arbitration', 
 /** ⌈log2 n⌉ */
 export const clog2 = (n: number): number => n <= 1 ? 0 : Math.ceil(Math.log2(n))
 
-/** Bob's private forced-error draw for the harness chain's task 0 (deterministic block hashes and a deterministic VRF output): step, VRF output and proof. */
-export async function forcedDrawOf (run: Run, signer = 'Bob'): Promise<{ step: number | null, output: string, proof: string }> {
+/** One pick of a draw: the step it orders (or null), its VRF output and proof (0x hex). */
+export interface DrawPick { step: number | null, output: string, proof: string }
+/**
+ * A solver's draw on the harness: step, output, proof: its first forced step and that pick's VRF (what
+ * reveal_forced_error takes); steps: all of them; picks: every pick (reveal_draw takes them all).
+ */
+export interface HarnessDraw { step: number | null, steps: number[], output: string, proof: string, picks: DrawPick[] }
+
+/** Bob's private forced-error draw for the harness chain's task 0 (deterministic block hashes and a deterministic VRF output). */
+export async function forcedDrawOf (run: Run, signer = 'Bob'): Promise<HarnessDraw> {
   const h = await taskOnChain(run, honest(run), { forcedErrorPpm: 1_000_000 })
   return drawOn(h, signer)
 }
 
-/** `signer`'s VRF over task 0's transcript on `h` (the draw is only Bob's when signer is Bob). */
-export function drawOn (h: Harness, signer = 'Bob'): { step: number | null, output: string, proof: string } {
+/** `signer`'s VRFs over task 0's pick transcripts on `h` (the draw is only Bob's when signer is Bob). */
+export function drawOn (h: Harness, signer = 'Bob'): HarnessDraw {
   const t = taskOf(h)
-  const vrf = pair(signer).vrfSign(forcedErrorTranscript(0, fromHex(t.selectionSeed.slice(2))), FORCED_ERROR_VRF_CONTEXT)
   const ppm = h.read<{ forcedErrorPpm: number }>('Arbitration', 'Params')!.forcedErrorPpm
   const m = h.read<number>('Arbitration', 'TaskRootEvery', 0) ?? 1
-  const step = forcedErrorFromOutput(vrf.slice(0, 32), t.steps, ppm, m, t.checkpointEvery)
-  return { step, output: u8aToHex(vrf.slice(0, 32)), proof: u8aToHex(vrf.slice(32)) }
+  const picks: DrawPick[] = []
+  for (let pick = 1; pick <= FORCED_ERRORS_PER_DRAW; pick++) {
+    const vrf = pair(signer).vrfSign(forcedErrorTranscript(0, fromHex(t.selectionSeed.slice(2)), pick), FORCED_ERROR_VRF_CONTEXT)
+    const output = vrf.slice(0, 32)
+    picks.push({ step: forcedErrorFromOutput(output, t.steps, ppm, m, t.checkpointEvery), output: u8aToHex(output), proof: u8aToHex(vrf.slice(32)) })
+  }
+  const steps = [...new Set(picks.flatMap(p => p.step === null ? [] : [p.step]))].sort((a, b) => a - b)
+  const first = picks.find(p => p.step === (steps[0] ?? null)) ?? picks[0]
+  return { step: steps[0] ?? null, steps, output: first.output, proof: first.proof, picks }
 }
 
-export interface ForcedRun { run: Run, step: number, output: string, proof: string }
+/** The reveal_draw arguments of a draw: every pick's VRF, pick 1 first. */
+export const drawArgs = (d: HarnessDraw): { vrfOutputs: string[], vrfProofs: string[] } =>
+  ({ vrfOutputs: d.picks.map(p => p.output), vrfProofs: d.picks.map(p => p.proof) })
+
+/** steps: every forced step of the draw (the jackpot is split across them); run: taped with `step`, the first, marked; output, proof: its pick's VRF */
+export interface ForcedRun { run: Run, step: number, steps: number[], output: string, proof: string, picks: DrawPick[] }
 
 /** A small SGD MLP task whose solver (Bob, on the harness chain) draws a forced error: the run taped at that step, and the VRF draw. */
 export async function forcedTask (): Promise<ForcedRun> {
@@ -344,5 +363,17 @@ export async function forcedTask (): Promise<ForcedRun> {
   const p = newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 })
   const d = await forcedDrawOf(await honestRun(p, ds, 2))
   if (d.step === null) throw new Error('the draw ordered no forced error')
-  return { run: await honestRun(p, ds, d.step), step: d.step, output: d.output, proof: d.proof }
+  return { run: await honestRun(p, ds, d.step), step: d.step, steps: d.steps, output: d.output, proof: d.proof, picks: d.picks }
+}
+
+/** One block; then, as the solver's node does on DrawRequested, `signer` reveals its whole draw if the chain asks for it (reveal_draw). */
+export function advanceRevealing (h: Harness, signer = 'Bob'): string[] {
+  const ev = h.advance(1)
+  const r = h.read<{ revealed: boolean }>('Arbitration', 'DrawRequests', 0 as never)
+  if (r !== undefined && !r.revealed) {
+    const out = h.run(signer, 'Arbitration', 'reveal_draw', { taskId: 0, ...drawArgs(drawOn(h, signer)) })
+    if (out.error !== undefined) throw new Error(`reveal_draw: ${out.error}`)
+    ev.push(...out.events)
+  }
+  return ev
 }

@@ -4,13 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
 import { TREASURY } from '../../../devnet/chain/runtime/balances.js'
 import { REVEAL_WINDOW } from '../../../devnet/chain/runtime/spec.js'
-import { FORCED_ERROR_VRF_CONTEXT, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorRoom, forcedErrorTranscript } from '../../../protocols/dispute/forced-error.js'
+import { FORCED_ERRORS_PER_DRAW, FORCED_ERROR_VRF_CONTEXT, checkDrawReveal, checkForcedErrorReveal, forcedErrorFromOutput, forcedErrorRoom, forcedErrorTranscript, forcedErrorsFromOutputs } from '../../../protocols/dispute/forced-error.js'
+import { jackpotParts } from '../../../devnet/chain/runtime/jackpot.js'
 import { newProgram } from '../../../protocols/program/index.js'
 import { initBackend } from '../../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../../node/train/dataset.js'
 import { harnessSample } from '../../helpers/verdict-sample.js'
 import type { Harness } from '../chain/harness.js'
-import { drawOn, forcedDrawOf, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
+import { advanceRevealing, drawOn, forcedDrawOf, type DrawPick, honest, honestRun, nodeOf, pair, playDispute, taskOf, taskOnChain, tamperOp, type Run } from './fixture.js'
 import { revealOf, forcedSide } from './forced-fixture.js'
 
 // Truebit forced errors drawn privately (an sr25519 VRF of the solver's key
@@ -23,7 +24,7 @@ const JACKPOT = 200n * UNIT
 let ds: Dataset
 let base: Run
 /** a run whose disputed step is Bob's forced step on the harness chain, and the draw */
-let forced: { run: Run, step: number, output: string, proof: string }
+let forced: { run: Run, step: number, steps: number[], output: string, proof: string, picks: DrawPick[] }
 
 beforeAll(async () => {
   await initBackend('wasm')
@@ -32,7 +33,7 @@ beforeAll(async () => {
   base = await honestRun(p, ds, 2)
   const d = await forcedDrawOf(base)
   expect(d.step).not.toBeNull()
-  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, output: d.output, proof: d.proof }
+  forced = { run: await honestRun(p, ds, d.step!), step: d.step!, steps: d.steps, output: d.output, proof: d.proof, picks: d.picks }
 }, 120_000)
 
 /** the forced error: the step trained honestly, its post-state leaf committed as forcedLeaf(root) */
@@ -47,28 +48,38 @@ const verdict = (h: Harness, who: string, accept: boolean, checkedSteps: number[
 /** advances until the task leaves Verifying; returns the on_initialize events on the way */
 function settle (h: Harness): string[] {
   const ev: string[] = []
-  for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...h.advance(1))
+  for (let i = 0; i < 200 && taskOf(h).phase === 'Verifying'; i++) ev.push(...advanceRevealing(h))
   expect(taskOf(h).phase).not.toBe('Verifying')
   return ev
 }
 
 describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
-  it('is the solver\'s VRF: deterministic output, verifiable, bound to the key and to the task', () => {
+  it('is the solver\'s VRF, one per pick: deterministic output, verifiable, bound to the key, the task and the pick', () => {
     const seed = new Uint8Array(32).fill(7)
     const bob = pair('Bob')
-    const a = bob.vrfSign(forcedErrorTranscript(3, seed), FORCED_ERROR_VRF_CONTEXT)
-    const b = bob.vrfSign(forcedErrorTranscript(3, seed), FORCED_ERROR_VRF_CONTEXT)
+    const a = bob.vrfSign(forcedErrorTranscript(3, seed, 2), FORCED_ERROR_VRF_CONTEXT)
+    const b = bob.vrfSign(forcedErrorTranscript(3, seed, 2), FORCED_ERROR_VRF_CONTEXT)
     expect(u8aToHex(a.slice(0, 32))).toBe(u8aToHex(b.slice(0, 32))) // one output per key and transcript
+    expect(u8aToHex(bob.vrfSign(forcedErrorTranscript(3, seed, 3), FORCED_ERROR_VRF_CONTEXT).slice(0, 32))).not.toBe(u8aToHex(a.slice(0, 32)))
     const verify = (m: Uint8Array, op: Uint8Array, pub: Uint8Array, c: Uint8Array): boolean => sr25519VrfVerify(m, op, pub, c)
     const check = (taskId: number, pub: Uint8Array, out = a.slice(0, 32)) => checkForcedErrorReveal(
       { publicKey: pub, taskId, selectionSeed: seed, steps: 100, ppm: 1_000_000, rootEvery: 1, checkpointEvery: 10, output: out, proof: a.slice(32) }, verify
     )
     const ok = check(3, bob.publicKey)
-    expect(ok).toEqual({ ok: true, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000, 1, 10) })
+    expect(ok).toEqual({ ok: true, pick: 2, step: forcedErrorFromOutput(a.slice(0, 32), 100, 1_000_000, 1, 10) })
     expect(check(4, bob.publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another task
     expect(check(3, pair('Charlie').publicKey)).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // another key
     const other = a.slice(0, 32); other[5] ^= 1
     expect(check(3, bob.publicKey, other).ok).toBe(false) // another output
+    expect(() => forcedErrorTranscript(3, seed, 0)).toThrow(/pick/)
+    expect(() => forcedErrorTranscript(3, seed, FORCED_ERRORS_PER_DRAW + 1)).toThrow(/pick/)
+    // the whole draw: every pick, in order
+    const vrfs = Array.from({ length: FORCED_ERRORS_PER_DRAW }, (_, j) => bob.vrfSign(forcedErrorTranscript(3, seed, j + 1), FORCED_ERROR_VRF_CONTEXT))
+    const task = { publicKey: bob.publicKey, taskId: 3, selectionSeed: seed, steps: 100, ppm: 1_000_000, rootEvery: 1, checkpointEvery: 10 }
+    const draw = (v: Uint8Array[]) => checkDrawReveal({ ...task, outputs: v.map(x => x.slice(0, 32)), proofs: v.map(x => x.slice(32)) }, verify)
+    expect(draw(vrfs)).toEqual({ ok: true, steps: forcedErrorsFromOutputs(vrfs.map(x => x.slice(0, 32)), 100, 1_000_000, 1, 10) })
+    expect(draw([vrfs[1], vrfs[0], vrfs[2], vrfs[3]])).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // out of order
+    expect(draw(vrfs.slice(1))).toEqual({ ok: false, reason: 'InvalidVrfProof' }) // a pick left out
     // probability and range
     let hits = 0
     for (let i = 0; i < 2000; i++) {
@@ -82,7 +93,7 @@ describe('the forced-error draw (protocols/dispute/forced-error.ts)', () => {
     expect(forcedErrorFromOutput(a.slice(0, 32), 100, 0, 1, 10)).toBeNull()
   })
 
-  it('marks a committed leaf that is not a checkpoint, uniformly; none when every committed leaf is one', () => {
+  it('a pick marks a committed leaf that is not a checkpoint, uniformly; none when every committed leaf is one', () => {
     const seen = new Map<number, number>()
     for (let i = 0; i < 3000; i++) {
       const out = new Uint8Array(32); new DataView(out.buffer).setUint32(0, i * 2654435761 >>> 0); out[31] = i & 0xff
@@ -108,7 +119,7 @@ describe('forced errors on chain', () => {
     const t0 = taskOf(h) as unknown as Record<string, unknown>
     expect(t0.revealedForcedError).toBeNull()
     expect('forcedError' in t0).toBe(false)
-    expect(drawOn(h)).toEqual({ step, output: forced.output, proof: expect.any(String) })
+    expect(drawOn(h)).toMatchObject({ step, steps: forced.steps, output: forced.output, proof: expect.any(String) })
     // nobody gives a verdict before the chain draws the verifiers, in the block after the randomness block
     expect(verdict(h, 'Dave', false, [step])).toBe('Arbitration.NotAssigned')
     // Dave rejects (and disputes); Eve, a whistleblower, cannot give a verdict
@@ -150,10 +161,11 @@ describe('forced errors on chain', () => {
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
     // the jackpot comes out of the solver's reward, not the treasury: a puppet catching it gains the coalition nothing
     expect(h.free('Bob') - bobFree).toBe(600n * UNIT - JACKPOT)
-    // the jackpot, and the reward of the verdict that rejected a wrong step
-    expect(h.free('Dave') - daveFree).toBe(JACKPOT + 100n * UNIT)
-    // the treasury pays nothing; it receives only the submitter's capacity rent (docs/economics.md, "Capacity griefing")
-    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
+    // the caught forced error's part of the jackpot, and the reward of the verdict that rejected a wrong step
+    const part = jackpotParts(JACKPOT, forced.steps).get(step)!
+    expect(h.free('Dave') - daveFree).toBe(part + 100n * UNIT)
+    // the treasury pays nothing; it receives the submitter's capacity rent (docs/economics.md, "Capacity griefing") and the uncaught forced errors' parts
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent + JACKPOT - part)
   })
 
   it('two challengers of one forced error within the jackpot window share it; both bonds are refunded', async () => {
@@ -175,11 +187,12 @@ describe('forced errors on chain', () => {
     const ev = settle(h)
     expect(taskOf(h).phase).toBe('Settled')
     expect(ev.filter(e => e === 'Arbitration.JackpotPaid')).toHaveLength(2)
-    // half the jackpot each, plus the reward of a rejecting verdict that caught the error
-    expect(h.free('Dave') - dave).toBe(JACKPOT / 2n + 100n * UNIT)
-    expect(h.free('Eve') - eve).toBe(JACKPOT / 2n + 100n * UNIT)
+    // half the forced error's part of the jackpot each, plus the reward of a rejecting verdict that caught the error
+    const part = jackpotParts(JACKPOT, forced.steps).get(step)!
+    expect(h.free('Dave') - dave).toBe(part / 2n + 100n * UNIT)
+    expect(h.free('Eve') - eve).toBe(part / 2n + 100n * UNIT)
     expect(h.reserved('Eve')).toBe(STAKE)
-    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent)
+    expect(h.free(TREASURY)).toBe(treasury + h.rentPaid('Alice') - rent + JACKPOT - part)
     expect(h.free('Bob') - bob).toBe(600n * UNIT - JACKPOT)
     expect(nodeOf(h, 'Bob').stake).toBe(STAKE)
   })

@@ -24,9 +24,11 @@ describe('fault specs (join --fault)', () => {
     expect(trainFaults(f, null)).toEqual({ ops: [{ kernel: 'BatchMatMul', step: 8 }], weights: [1, 3] })
   })
 
-  it('a forced error at on-chain step f only marks a leaf of the training job: no state change, nothing for a tape job to re-enact', () => {
-    expect(trainFaults(parseNodeFaults([]), 7)).toEqual({ ops: [], weights: [], forcedStep: 7 })
-    expect(trainFaults(parseNodeFaults(['tamper-weight@8']), 7)).toEqual({ ops: [], weights: [8], forcedStep: 7 })
+  it('forced errors at on-chain steps f only mark leaves of the training job: no state change, nothing for a tape job to re-enact', () => {
+    expect(trainFaults(parseNodeFaults([]), [7])).toEqual({ ops: [], weights: [], forcedSteps: [7] })
+    expect(trainFaults(parseNodeFaults([]), [3, 7])).toEqual({ ops: [], weights: [], forcedSteps: [3, 7] })
+    expect(trainFaults(parseNodeFaults([]), [])).toEqual({ ops: [], weights: [] })
+    expect(trainFaults(parseNodeFaults(['tamper-weight@8']), [7])).toEqual({ ops: [], weights: [8], forcedSteps: [7] })
     expect(tapeFaults(parseNodeFaults([]))).toEqual({ ops: [], weights: [] })
   })
 
@@ -43,7 +45,7 @@ describe('fault specs (join --fault)', () => {
     expect(f).toMatchObject({ nanThrough: true, fakeDivergence: 3 })
     expect(anyFault(f)).toBe(true)
     expect(tapeFaults(f)).toEqual({ ops: [], weights: [] })
-    expect(trainFaults(f, 2)).toEqual({ ops: [], weights: [], forcedStep: 2, nanThrough: true, fakeDivergence: 3 })
+    expect(trainFaults(f, [2])).toEqual({ ops: [], weights: [], forcedSteps: [2], nanThrough: true, fakeDivergence: 3 })
   })
 })
 
