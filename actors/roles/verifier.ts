@@ -48,7 +48,7 @@ export const verifierMachine = setup({
       // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
       if (verdict.unavailable != null) {
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
-        return await ports.challengeAvailability(taskId, verdict.unavailable.step)
+        return await ports.challengeAvailability(taskId, verdict.unavailable.step, verdict.unavailable.more)
       }
       if (verdict.laterBadStep === undefined) return await ports.challenge(taskId, 'solver', verdict.firstBadStep)
       // the forced error in our sample (jackpot, backs the reject) and the cheat after it, side by side
