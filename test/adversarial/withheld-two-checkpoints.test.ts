@@ -55,9 +55,10 @@ beforeEach(async () => {
  * sample needs that is not on chain, at once (the node's rule); when its
  * verdict is reopened it accepts if all it needs is served, else challenges
  * what is missing (the chain may refuse: then it can only stay silent). Bob
- * serves checkpoint 5 at its challenge's deadline, and 0 too if `serveZero`.
+ * serves checkpoint 5 at the end of its challenge's answer window (the block
+ * after the challenge if `atOnce`), and 0 too if `serveZero`.
  */
-function play (o: { late: boolean, serveZero: boolean }): string[] {
+function play (o: { late: boolean, serveZero: boolean, atOnce?: boolean }): string[] {
   const ev: string[] = []
   expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
   if (o.late) h.advance(task().challengeEnd - h.number - 1)
@@ -72,12 +73,14 @@ function play (o: { late: boolean, serveZero: boolean }): string[] {
       expect(h.run(n, 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [] }).error).toBeUndefined()
       // the evidence follows the reject a few blocks later (a late reject's comes past challenge_end, in its grace)
       if (o.late && n === 'Eve') h.advance(2)
-      for (const s of missing) expect(h.run(n, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: s }).error).toBeUndefined()
+      // in one call: opened one per block, a solver serving at once would reopen the verdict before the next was in
+      expect(h.run(n, 'Arbitration', 'challenge_availability_many', { taskId: 0, checkpointSteps: missing }).error).toBeUndefined()
     }
     for (const [step, id] of openChallenges()) {
       const c = challenge(id)
       // the puppet solver serves at the last block it may
-      if ((step === 5 || o.serveZero) && h.number + 1 === c.deadline) {
+      // (both challenges share a deadline: the first is served a block before it)
+      if ((step === 5 || o.serveZero) && h.number + 1 >= (o.atOnce === true ? c.openedAt + 1 : c.deadline - 1) && h.number + 1 <= c.deadline) {
         expect(serveOnChain(h, 'Bob', id, serveParts(STATE, undefined, step)).error).toBeUndefined()
         // a verifier's verdict reopens once every challenge of its own is served
         if (h.lastEvents.some(e => (e.event as { Arbitration?: { VerdictReopened?: unknown } }).Arbitration?.VerdictReopened !== undefined)) ev.push(`reopened after ${[...served()].sort((a, b) => a - b).join(',')}`)
@@ -111,4 +114,20 @@ describe('a puppet solver withholds two checkpoints an honest verifier needs', (
       expect(harnessAssignments(h)!.verifiers.filter(v => v.status === 'Lapsed')).toHaveLength(0)
     })
   }
+
+  it('the solver serves the first checkpoint in the very next block and withholds the other: both were challenged in one call, the other times out', () => {
+    const before = Object.fromEntries(HONEST.map(n => [n, worth(n)]))
+    const ev = play({ late: true, serveZero: false, atOnce: true })
+    expect(ev.filter(e => e.startsWith('reopened'))).toEqual([])
+    expect(ev).not.toContain('Arbitration.AssignmentLapsed')
+    expect(task().phase).toBe('Failed')
+    for (const n of HONEST) expect(worth(n)).toBeGreaterThanOrEqual(before[n])
+  })
+
+  it('an empty list of checkpoints is refused, and one bad step refuses them all', () => {
+    expect(h.run('Eve', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [] }).error).toBeUndefined()
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability_many', { taskId: 0, checkpointSteps: [] }).error).toBe('Arbitration.NotCheckpointStep')
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability_many', { taskId: 0, checkpointSteps: [5, 3] }).error).toBe('Arbitration.NotCheckpointStep')
+    expect(openChallenges()).toEqual([])
+  })
 })

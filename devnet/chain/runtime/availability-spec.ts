@@ -30,6 +30,11 @@ export const AVAILABILITY_CALLS: CallSpec[] = [
   { name: 'availability_timeout', index: 22, args: [['challenge_id', 'u64']], docs: 'Anyone, after the deadline of an unanswered challenge: the solver is slashed and the task fails.' }
 ]
 
+/** Appended at the end of the pallet's calls (spec.ts). */
+export const AVAILABILITY_MANY_CALLS: CallSpec[] = [
+  { name: 'challenge_availability_many', index: 79, args: [['task_id', 'u64'], ['checkpoint_steps', 'Vec<u32>']], docs: 'challenge_availability of every step in checkpoint_steps, in order, in one call: all are opened or none (the first error). A verifier whose sample needs several checkpoints it cannot use challenges them together: opened in separate blocks, the solver could serve the first before the next was in, reopening the verifier\'s verdict (VerdictReopened) with the rest unchallenged, and past challenge_end a served verifier opens no more. NotCheckpointStep for an empty list.' }
+]
+
 export const AVAILABILITY_EVENTS: EventSpec[] = [
   { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Sample seed: protocols/availability availabilitySeed(hash of this block, challenge_id).' },
   { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The checkpoint is served: every leaf of the state is on chain (the AvailabilityServed parts; `response` is empty). The deposit stays reserved until the task ends (AvailabilityDepositSettled).' },

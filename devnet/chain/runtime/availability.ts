@@ -93,6 +93,17 @@ export function challengeAvailability (ctx: Context, who: string, a: { taskId: b
   return id
 }
 
+/**
+ * Challenges of several checkpoints in one call, all or none: opened in
+ * separate blocks, the solver could serve the first before the next was in,
+ * reopening the verifier's verdict with the rest unchallenged (and past
+ * challenge_end a served verifier opens no more).
+ */
+export function challengeAvailabilityMany (ctx: Context, who: string, a: { taskId: bigint, checkpointSteps: number[] }): bigint[] {
+  ctx.ensure(a.checkpointSteps.length > 0, P, 'NotCheckpointStep')
+  return a.checkpointSteps.map(s => challengeAvailability(ctx, who, { taskId: a.taskId, checkpointStep: Number(s) }))
+}
+
 /** The sample seed of a challenge, once the block that included it is known (null before). */
 export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChallenge): Uint8Array | null {
   if (ctx.now <= c.openedAt) return null
@@ -153,5 +164,6 @@ type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
 export const AVAILABILITY_HANDLERS: Record<string, Handler> = {
   'Arbitration.challenge_availability': (ctx, who, a) => { challengeAvailability(ctx, who, a as never) },
   'Arbitration.respond_availability': (ctx, who, a) => respondAvailability(ctx, who, a as never),
-  'Arbitration.availability_timeout': (ctx, who, a) => availabilityTimeout(ctx, who, a as never)
+  'Arbitration.availability_timeout': (ctx, who, a) => availabilityTimeout(ctx, who, a as never),
+  'Arbitration.challenge_availability_many': (ctx, who, a) => { challengeAvailabilityMany(ctx, who, a as never) }
 }
