@@ -64,22 +64,36 @@ async function followChallenge (
  * Challenges of `step` and of every checkpoint in `more`, opened at once and followed together
  * (docs/economics.md "Selective serving": a verifier that challenged only the first missing
  * checkpoint its sample needs met the next one after the serve, past the window, and lapsed).
- * The first backs the reject (`alternatives` as for openChallenge); the chain takes the others
- * while that reject rests on challenges of its own still open. Served only when every one was
- * served; the challenger wins if any timed out. A further challenge the chain refuses is logged
- * and the others are followed.
+ * All in one call (challenge_availability_many) when there are several; if the chain refuses
+ * that (one is already challenged), one by one: the first backs the reject (`alternatives` as
+ * for openChallenge), and the chain takes the others while that reject rests on challenges of
+ * its own still open. Served only when every one was served; the challenger wins if any timed
+ * out. A further challenge the chain refuses is logged and the others are followed.
  */
 export async function runAvailabilityChallenge (
   chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[], more?: number[] } = {}
 ): Promise<AvailabilityOutcome> {
-  const ids = [await openChallenge(chain, taskId, step, log, opts.alternatives)]
-  for (const s of opts.more ?? []) {
-    if (s === step) continue
+  const more = [...new Set(opts.more ?? [])].filter(s => s !== step)
+  let ids: number[] = []
+  if (more.length > 0) {
+    // in one call: opened one per block, a solver serving the first at once would reopen the verdict before the next was in
     try {
-      const id = await openChallenge(chain, taskId, s, log)
-      if (!ids.includes(id)) ids.push(id)
+      ids = (await chain.challengeAvailabilityMany(taskId, [step, ...more])).map(Number)
+      log.warn({ taskId, steps: [step, ...more], challengeIds: ids }, 'checkpoints unavailable or invalid: data-availability challenges opened on chain')
     } catch (err) {
-      log.warn({ taskId, step: s, err: errName(err) || (err as Error).message }, 'could not challenge this checkpoint too')
+      // one of them already challenged (by another node, or by this one before a restart): one by one
+      log.info({ taskId, err: errName(err) || (err as Error).message }, 'challenging the checkpoints one by one')
+    }
+  }
+  if (ids.length === 0) {
+    ids = [await openChallenge(chain, taskId, step, log, opts.alternatives)]
+    for (const s of more) {
+      try {
+        const id = await openChallenge(chain, taskId, s, log)
+        if (!ids.includes(id)) ids.push(id)
+      } catch (err) {
+        log.warn({ taskId, step: s, err: errName(err) || (err as Error).message }, 'could not challenge this checkpoint too')
+      }
     }
   }
   const outcomes = await Promise.all(ids.map(async id => await followChallenge(chain, taskId, id, log, opts)))

@@ -10,11 +10,12 @@ import type { Logger } from '../../../node/log.js'
 // here is a stand-in: challenges open, are served by `serves` (checkpoint →
 // polls before its serve) or time out at block 10.
 
-interface Fake { chain: ChainClient, opened: number[], timedOut: number[] }
+interface Fake { chain: ChainClient, opened: number[], timedOut: number[], manyCalls: number[][] }
 
 function fakeChain (serves: Map<number, number>, o: { openByOthers?: Array<[number, number]> } = {}): Fake {
   const opened: number[] = []
   const timedOut: number[] = []
+  const manyCalls: number[][] = []
   const challenges = new Map<number, { step: number, status: string, polls: number }>()
   for (const [step, id] of o.openByOthers ?? []) challenges.set(id, { step, status: 'Open', polls: 0 })
   let block = 0
@@ -25,6 +26,11 @@ function fakeChain (serves: Map<number, number>, o: { openByOthers?: Array<[numb
       opened.push(step)
       challenges.set(next, { step, status: 'Open', polls: 0 })
       return BigInt(next++)
+    },
+    challengeAvailabilityMany: async (t: number, steps: number[]) => {
+      if (steps.some(s => (o.openByOthers ?? []).some(([x]) => x === s))) throw Object.assign(new Error('open'), { error: 'arbitration.AvailabilityAlreadyOpen' })
+      manyCalls.push(steps)
+      return await Promise.all(steps.map(async s => await chain.challengeAvailability(t, s)))
     },
     openAvailability: async () => [...challenges].filter(([, c]) => c.status === 'Open').map(([id, c]) => [c.step, id]),
     availabilityChallenge: async (id: number) => {
@@ -37,7 +43,7 @@ function fakeChain (serves: Map<number, number>, o: { openByOthers?: Array<[numb
     bestNumber: async () => block,
     availabilityTimeout: async (id: number) => { timedOut.push(challenges.get(id)!.step); challenges.get(id)!.status = 'TimedOut' }
   }
-  return { chain: chain as unknown as ChainClient, opened, timedOut }
+  return { chain: chain as unknown as ChainClient, opened, timedOut, manyCalls }
 }
 
 const log = { warn: () => {}, info: () => {} } as unknown as Logger
@@ -48,6 +54,8 @@ describe('availability challenges of every missing checkpoint', () => {
     const f = fakeChain(new Map([[5, 0], [0, 3]]))
     const r = await runAvailabilityChallenge(f.chain, 1, 0, log, { pollMs: 0, more: [5] })
     expect(f.opened).toEqual([0, 5])
+    // in one call: a solver serving the first at once cannot reopen the verdict before the second is in
+    expect(f.manyCalls).toEqual([[0, 5]])
     expect(r.served).toBe(true)
     expect(r.winner).toBe('defender')
     expect(f.timedOut).toEqual([])
@@ -62,9 +70,10 @@ describe('availability challenges of every missing checkpoint', () => {
     expect(r.served).toBeUndefined()
   })
 
-  it('a checkpoint someone else already challenged is followed, the others opened', async () => {
+  it('a checkpoint someone else already challenged (the chain refuses the call): one by one, that one followed, the others opened', async () => {
     const f = fakeChain(new Map([[0, 0], [5, 1]]), { openByOthers: [[5, 7]] })
     const r = await runAvailabilityChallenge(f.chain, 1, 0, log, { pollMs: 0, more: [5] })
+    expect(f.manyCalls).toEqual([])
     expect(f.opened).toEqual([0])
     expect(r.served).toBe(true)
   })
