@@ -40,8 +40,8 @@ export interface VerifyResult {
   forcedSteps?: number[]
   /** a mismatch after the forced errors (the replay went on past them): disputed too, it is a real cheat */
   laterBadStep?: number
-  /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability) */
-  unavailable?: { step: number, reason: string }
+  /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability); `more`: the other such checkpoints its sample needs, challenged with it */
+  unavailable?: { step: number, reason: string, more?: number[] }
   /** stateRoots[0] is not the program's initialisation: the verifier already claimed it on chain (challenge_initial_state), with this ruling */
   initialState?: { solverWrong: boolean, reason: string }
 }
@@ -66,8 +66,8 @@ export interface RolePorts {
   // disputes: challenger opens and plays; defender plays the same game
   challenge: (taskId: number, against: 'solver' | 'verifier', step: number | undefined) => Promise<DisputeResult>
   defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
-  /** data-availability challenge of the solver's checkpoint at `step` (docs/disputes.md); absent → not supported by this peer */
-  challengeAvailability?: (taskId: number, step: number) => Promise<DisputeResult>
+  /** data-availability challenges of the solver's checkpoint at `step` and of each in `more`, at once (docs/disputes.md); absent → not supported by this peer */
+  challengeAvailability?: (taskId: number, step: number, more?: number[]) => Promise<DisputeResult>
   // whistleblower
   recheckVerdict: (taskId: number, verifier: string) => Promise<VerifyResult>
 }

@@ -49,7 +49,7 @@ export const verifierMachine = setup({
       // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
       if (verdict.unavailable != null) {
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
-        return await ports.challengeAvailability(taskId, verdict.unavailable.step)
+        return await ports.challengeAvailability(taskId, verdict.unavailable.step, verdict.unavailable.more)
       }
       // every forced error in our sample (each its part of the jackpot; the first backs the reject) and a cheat after them
       return await disputeFindings(ports, taskId, 'solver', verdict)

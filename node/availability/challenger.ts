@@ -15,30 +15,31 @@ const sleep = async (ms: number): Promise<void> => await new Promise(resolve => 
 const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
 
 /**
- * `alternatives`: other checkpoint steps to challenge when `step` is already challenged by
- * another node (an assigned verifier needs a challenge of its own to back its reject);
- * none left: it follows the open challenge of `step`.
+ * Opens a challenge of `step`, or of one of `alternatives` when `step` is already challenged by
+ * another node (an assigned verifier needs a challenge of its own to back its reject); none
+ * left: the open challenge of `step` is followed. Returns the challenge's id.
  */
-export async function runAvailabilityChallenge (
-  chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[] } = {}
-): Promise<AvailabilityOutcome> {
-  let id: number | undefined
-  for (const s of [step, ...(opts.alternatives ?? [])]) {
+async function openChallenge (chain: ChainClient, taskId: number, step: number, log: Logger, alternatives: number[] = []): Promise<number> {
+  for (const s of [step, ...alternatives]) {
     try {
-      id = Number(await chain.challengeAvailability(taskId, s))
+      const id = Number(await chain.challengeAvailability(taskId, s))
       log.warn({ taskId, step: s, challengeId: id }, 'checkpoint unavailable or invalid: data-availability challenge opened on chain')
-      break
+      return id
     } catch (err) {
       if (errName(err) !== 'arbitration.AvailabilityAlreadyOpen') throw err
     }
   }
-  if (id === undefined) {
-    // another verifier already challenged this checkpoint: follow its challenge instead
-    const open = (await chain.openAvailability(taskId)).find(([s]) => s === step)
-    if (open == null) throw new Error(`task ${taskId}: checkpoint ${step} is already challenged, but no open challenge of it was found`)
-    id = open[1]
-    log.info({ taskId, step, challengeId: id }, 'this checkpoint is already challenged: following that challenge')
-  }
+  // another verifier already challenged this checkpoint: follow its challenge instead
+  const open = (await chain.openAvailability(taskId)).find(([s]) => s === step)
+  if (open == null) throw new Error(`task ${taskId}: checkpoint ${step} is already challenged, but no open challenge of it was found`)
+  log.info({ taskId, step, challengeId: open[1] }, 'this checkpoint is already challenged: following that challenge')
+  return open[1]
+}
+
+/** Follows challenge `id` until the chain ends it: served, or timed out (by this node once its deadline is past). */
+async function followChallenge (
+  chain: ChainClient, taskId: number, id: number, log: Logger, opts: { pollMs?: number, maxMs?: number }
+): Promise<AvailabilityOutcome> {
   const until = Date.now() + (opts.maxMs ?? 30 * 60_000)
   while (Date.now() < until) {
     const c = await chain.availabilityChallenge(id)
@@ -57,4 +58,46 @@ export async function runAvailabilityChallenge (
     await sleep(opts.pollMs ?? 500)
   }
   throw new Error(`availability challenge ${id} did not end within ${Math.round((opts.maxMs ?? 1_800_000) / 1000)} s`)
+}
+
+/**
+ * Challenges of `step` and of every checkpoint in `more`, opened at once and followed together
+ * (docs/economics.md "Selective serving": a verifier that challenged only the first missing
+ * checkpoint its sample needs met the next one after the serve, past the window, and lapsed).
+ * All in one call (challenge_availability_many) when there are several; if the chain refuses
+ * that (one is already challenged), one by one: the first backs the reject (`alternatives` as
+ * for openChallenge), and the chain takes the others while that reject rests on challenges of
+ * its own still open. Served only when every one was served; the challenger wins if any timed
+ * out. A further challenge the chain refuses is logged and the others are followed.
+ */
+export async function runAvailabilityChallenge (
+  chain: ChainClient, taskId: number, step: number, log: Logger, opts: { pollMs?: number, maxMs?: number, alternatives?: number[], more?: number[] } = {}
+): Promise<AvailabilityOutcome> {
+  const more = [...new Set(opts.more ?? [])].filter(s => s !== step)
+  let ids: number[] = []
+  if (more.length > 0) {
+    // in one call: opened one per block, a solver serving the first at once would reopen the verdict before the next was in
+    try {
+      ids = (await chain.challengeAvailabilityMany(taskId, [step, ...more])).map(Number)
+      log.warn({ taskId, steps: [step, ...more], challengeIds: ids }, 'checkpoints unavailable or invalid: data-availability challenges opened on chain')
+    } catch (err) {
+      // one of them already challenged (by another node, or by this one before a restart): one by one
+      log.info({ taskId, err: errName(err) || (err as Error).message }, 'challenging the checkpoints one by one')
+    }
+  }
+  if (ids.length === 0) {
+    ids = [await openChallenge(chain, taskId, step, log, opts.alternatives)]
+    for (const s of more) {
+      try {
+        const id = await openChallenge(chain, taskId, s, log)
+        if (!ids.includes(id)) ids.push(id)
+      } catch (err) {
+        log.warn({ taskId, step: s, err: errName(err) || (err as Error).message }, 'could not challenge this checkpoint too')
+      }
+    }
+  }
+  const outcomes = await Promise.all(ids.map(async id => await followChallenge(chain, taskId, id, log, opts)))
+  const lost = outcomes.find(o => o.winner === 'challenger')
+  if (lost !== undefined || outcomes.length === 1) return lost ?? outcomes[0]
+  return { challengeId: ids[0], winner: 'defender', reason: `the solver served all ${ids.length} checkpoints on chain`, served: true }
 }

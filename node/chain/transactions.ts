@@ -177,6 +177,12 @@ export class ChainTransactions extends ChainQueries {
     return this.field(o, 'AvailabilityChallenged', 'challengeId') as bigint
   }
 
+  /** Challenges of every checkpoint in `steps` in one call (all opened or none); resolves with their ids, in order. */
+  async challengeAvailabilityMany (taskId: bigint | number, steps: number[]): Promise<bigint[]> {
+    const o = await this.send(this.api.tx.arbitration.challengeAvailabilityMany(taskId, steps))
+    return o.events.filter(e => e.section === 'arbitration' && e.method === 'AvailabilityChallenged').map(e => (e.data as Record<string, unknown>).challengeId as bigint)
+  }
+
   /** The solver's answer: protocols/availability encodeAvailabilityResponse bytes (≤ 64 KiB). */
   async respondAvailability (challengeId: bigint | number, response: Uint8Array): Promise<TxOutcome> {
     return await this.send(this.api.tx.arbitration.respondAvailability(challengeId, u8aToHex(response)))

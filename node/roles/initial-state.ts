@@ -29,12 +29,12 @@ export function initialStateMatches (program: TaskProgram, stateRoot0: string): 
   }
 }
 
-/** The solver's step-0 state from checkpoint 0's data, or why it cannot be the committed one. */
-export function stateFromCheckpoint (program: TaskProgram, data: Uint8Array, stateRoot0: string): TensorData[] | string {
+/** The solver's state from checkpoint `step`'s data (step 0 unless given), or why it cannot be the committed one (`root`). */
+export function stateFromCheckpoint (program: TaskProgram, data: Uint8Array, root: string, step = 0): TensorData[] | string {
   const layout = initLayout(program)
   const sizes = layout.map(t => sizeOf(t.shape) * dtypeBytes(t.dtype))
   const total = sizes.reduce((a, b) => a + b, 0)
-  if (data.length !== total) return `checkpoint 0 is ${data.length} bytes, the program's state ${total}`
+  if (data.length !== total) return `checkpoint ${step} is ${data.length} bytes, the program's state ${total}`
   // a plain Uint8Array view: valuesFromBytes slices, and a Buffer's slice is a view, not a copy
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
   let off = 0
@@ -43,7 +43,7 @@ export function stateFromCheckpoint (program: TaskProgram, data: Uint8Array, sta
     off += sizes[i]
     return { shape: [...t.shape], dtype: t.dtype, values }
   })
-  if (!bytesEqual(stateRoot(state, 0), fromHex(stateRoot0))) return 'checkpoint 0 does not hash to the proof\'s state root 0'
+  if (!bytesEqual(stateRoot(state, step), fromHex(root))) return `checkpoint ${step} does not hash to the proof's state root of step ${step}`
   return state
 }
 

@@ -55,7 +55,9 @@ export class NodePorts implements RolePorts {
   // ---- verifier / whistleblower ----
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> { return await this.verifier.verify(taskId, sampleCount) }
   async submitVerdict (taskId: number, v: VerifyResult): Promise<void> { await this.verifier.submitVerdict(taskId, v) }
-  async challengeAvailability (taskId: number, step: number): Promise<DisputeResult> { return await this.verifier.challengeAvailability(taskId, step) }
+  async challengeAvailability (taskId: number, step: number, more?: number[]): Promise<DisputeResult> {
+    return await this.verifier.challengeAvailability(taskId, step, more)
+  }
 
   async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
     // a whistleblower samples its own steps (its account mixes into the seed);

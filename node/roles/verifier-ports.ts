@@ -13,6 +13,8 @@ import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { VerifierChunks } from '../erasure/verifier.js'
 import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
+import { fetchEvery } from './fetch-every.js'
+import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
@@ -96,8 +98,7 @@ export class VerifierPorts extends PortsPart {
     const sampled = proof.steps === 0 ? [] : sampleSegments(seed, chain.accountId, proof.steps, m, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
-    // fetch every checkpoint the sample needs (a few at a time: each fetch waits on
-    // provider lookups more than on bytes), then replay all of them in one engine run
+    // fetch every checkpoint the sample needs (fetchEvery), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
     const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step), m, proof.steps))
     // every verifier replays a diverged proof's last step, from the checkpoint of its last state
@@ -109,37 +110,32 @@ export class VerifierPorts extends PortsPart {
     // a needed checkpoint that cannot be fetched whole is rebuilt from any k of its chunks
     const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
     const coded = chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
-    const problems: Array<{ step: number, reason: string }> = []
     const served = await chain.servedCheckpoints(taskId)
-    let next = 0
     let fetched = 0
-    const fetchNext = async (): Promise<void> => {
-      while (next < needed.length && problems.length === 0) {
-        const ck = needed[next++]
-        const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
-        mkdirSync(dir, { recursive: true })
-        // a checkpoint served on chain (an answered availability challenge) is read from there;
-        // one nobody serves makes the interval unreplayable: a data-availability challenge
-        const onChain = served.get(ck.step)
-        let problem = onChain !== undefined
-          ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: ck.step, stepCount: task.stepCount, rootEvery: m }, dir)
-          : await this.checks.fetchCheckpoint(ck, dir, solverPeer)
-        if (problem != null && coded) problem = await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem)
-        if (problem != null) { problems.push({ step: ck.step, reason: problem }); return }
-        fetched++
-        this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
-      }
-    }
     const tFetch = performance.now()
-    await Promise.all(Array.from({ length: Math.min(CHECKPOINT_FETCHES, needed.length) }, fetchNext))
+    const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ck => {
+      const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+      mkdirSync(dir, { recursive: true })
+      // a checkpoint served on chain (an answered availability challenge) is read from there;
+      // one nobody serves makes the interval unreplayable: a data-availability challenge
+      const onChain = served.get(ck.step)
+      const problem = onChain !== undefined
+        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: ck.step, stepCount: task.stepCount, rootEvery: m }, dir)
+        : await this.checks.fetchCheckpoint(ck, dir, solverPeer)
+      return problem != null && coded ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
+    }, ck => {
+      fetched++
+      this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
+    })
     this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
     if (coded && needed.length > 0) await chunks.sample(taskId, needed[Math.floor(Math.random() * needed.length)], solverPeer)
     if (problems.length > 0) {
-      const { step, reason } = problems.sort((a, b) => a.step - b.step)[0]
-      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
-      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unavailable: ${reason}`, updatedAt: Date.now() })
-      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+      const [{ step, reason }, ...others] = problems
+      const more = others.map(p => p.step)
+      this.log.warn({ taskId, step, reason, more }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${[step, ...more].join(', ')} unavailable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) } }
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
     await warming
@@ -151,9 +147,11 @@ export class VerifierPorts extends PortsPart {
     const out = sampled.length === 0 ? { results: [] } : await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
     if (out.unavailable != null) {
       const { step, reason } = out.unavailable
-      this.log.warn({ taskId, step, reason }, 'cannot replay from the published checkpoint')
-      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${step} unusable: ${reason}`, updatedAt: Date.now() })
-      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+      // the engine stops at the first bad checkpoint: the others (not read from the chain) are checked in full, to challenge them all at once
+      const more = uncommittedCheckpoints(program, runDir, proof, needed.map(c => c.step).filter(s => s !== step && !served.has(s)))
+      this.log.warn({ taskId, step, reason, more }, 'cannot replay from the published checkpoint')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${[step, ...more].join(', ')} unusable: ${reason}`, updatedAt: Date.now() })
+      return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) } }
     }
     const { results } = out
     const read = readReplay(results)
@@ -185,18 +183,19 @@ export class VerifierPorts extends PortsPart {
   }
 
   /**
-   * Data-availability challenge of the solver's checkpoint at `step`; resolves when the chain has ruled.
+   * Data-availability challenges of the solver's checkpoint at `step` and of each in `more` (every
+   * checkpoint the sample needs that it could not use), opened at once; resolves when the chain has ruled on all.
    * An assigned verifier needs a challenge of its own (it backs its reject): when another node already
    * challenged that checkpoint, it challenges another checkpoint of the run.
    */
-  async challengeAvailability (taskId: number, step: number): Promise<DisputeResult> {
+  async challengeAvailability (taskId: number, step: number, more: number[] = []): Promise<DisputeResult> {
     const chain = await this.chain()
     let alternatives: number[] = []
     if (await chain.myAssignment(taskId) != null) {
       const t = await this.taskOrThrow(taskId)
-      alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step)
+      alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step && !more.includes(s))
     }
-    const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives })
+    const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives, more })
     return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}`, served: r.served }
   }
 

@@ -48,7 +48,10 @@ describe('an availability challenge answered by serving the checkpoint on chain,
     const dave = await c.Dave.balance()
     // Dave cannot fetch checkpoint 2: a reject backed by an availability challenge
     await c.Dave.submitVerdict(id, false, [])
-    const cid = await c.Dave.challengeAvailability(id, 2)
+    // (in the call a verifier missing several checkpoints uses: one id per checkpoint, from the events)
+    const cids = await c.Dave.challengeAvailabilityMany(id, [2])
+    expect(cids).toHaveLength(1)
+    const cid = cids[0]
     // Bob serves it, part by part (each part its own block here)
     const parts = buildServeParts(state, 2, leaves)
     expect(parts).toHaveLength(2)

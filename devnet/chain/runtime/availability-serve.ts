@@ -47,12 +47,13 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
   ctx.emit(P, 'AvailabilityServed', { challengeId: id, taskId: c.taskId, from: before.served, leaves: checked.served - before.served, total: checked.total, response })
   const complete = checked.served === checked.total
   // a solver that is serving is not timed out for its state's size: a substantial part renews the answer window
-  // (every open challenge of the checkpoint: the serve will answer them all)
+  // of every open challenge of the task (of this checkpoint: the serve will answer them all; of the others: a
+  // verifier challenges every checkpoint it needs at once, and the solver serves them one after another)
   if (!complete && checked.leafBytes >= SERVE_EXTEND_BYTES) {
     const until = ctx.now + 1 + answerWindow(params(ctx), t)
-    for (const [step, other] of ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId)) {
+    for (const [, other] of ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId)) {
       const x = other === id ? c : ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', other)
-      if (step !== c.checkpointStep || x === undefined || until <= x.deadline) continue
+      if (x === undefined || until <= x.deadline) continue
       x.deadline = until
       ctx.store.put(P, 'AvailabilityChallenges', other, x)
     }

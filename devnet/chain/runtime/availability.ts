@@ -6,7 +6,7 @@ import { reopenVerdict, serveProgress, servePart, shareServe } from './availabil
 import { inServedGrace } from './served-grace.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import type { AvailabilityChallenge, AvailabilityStatus } from '../../../protocols/pallet-types.js'
+import type { AvailabilityChallenge, AvailabilityStatus, TaskInfo } from '../../../protocols/pallet-types.js'
 import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 import { blockRandomness } from './block-randomness.js'
@@ -41,8 +41,32 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   window: answerWindow,
   backsReject: true,
   // the challenge is an assigned verifier's evidence for its reject: one opened first by someone else
-  // (a copy of its pending call, say) must not leave it without its own (docs/economics.md "Copied disputes and claims")
-  mayRepeat: (ctx, taskId, who) => activeAssignment(ctx, taskId, who)?.backed === false
+  // (a copy of its pending call, say) must not leave it without its own (docs/economics.md "Copied disputes and claims");
+  // and each checkpoint its sample needs is one of its own, so its verdict reopens only once all are served
+  mayRepeat: (ctx, taskId, who, step) => activeAssignment(ctx, taskId, who)?.backed === false ||
+    (awaitsServes(ctx, taskId, getTask(ctx, taskId), who) && !ownOpen(ctx, taskId, who).some(([s]) => s === step)),
+  mayFollow: (ctx, taskId, t, who) => awaitsServes(ctx, taskId, t, who)
+}
+
+/** `who`'s own open availability challenges of the task, as [checkpoint step, id]. */
+function ownOpen (ctx: Context, taskId: bigint, who: string): Array<[number, bigint]> {
+  return ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', taskId).filter(([, id]) => getHeld(ctx, AVAILABILITY, id).challenger === who)
+}
+
+/**
+ * An assigned verifier whose standing reject rests on availability challenges
+ * of its own still open, by its deadline: it may challenge every other
+ * checkpoint its sample needs too, past the window (docs/economics.md
+ * "Selective serving": a solver withholding two checkpoints must serve both
+ * before the verifier votes again). Bounded: its deadline is not moved by
+ * these (only a serve reopening its verdict moves it, and a served verifier
+ * challenges no more past challenge_end), so the task is held one answer
+ * window past the last of them, as by one.
+ */
+function awaitsServes (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
+  const mine = activeAssignment(ctx, taskId, who)
+  return mine !== undefined && mine.backed && ctx.now <= mine.deadline &&
+    t.verdicts.some(v => v.verifier === who && !v.accept && !v.void) && ownOpen(ctx, taskId, who).length > 0
 }
 
 /**
@@ -67,6 +91,17 @@ export function challengeAvailability (ctx: Context, who: string, a: { taskId: b
   noteEvidence(ctx, a.taskId, who)
   ctx.emit(P, 'AvailabilityChallenged', { challengeId: id, taskId: a.taskId, challenger: who, solver: c.solver, checkpointStep: a.checkpointStep, deposit: c.deposit, deadline: c.deadline })
   return id
+}
+
+/**
+ * Challenges of several checkpoints in one call, all or none: opened in
+ * separate blocks, the solver could serve the first before the next was in,
+ * reopening the verifier's verdict with the rest unchallenged (and past
+ * challenge_end a served verifier opens no more).
+ */
+export function challengeAvailabilityMany (ctx: Context, who: string, a: { taskId: bigint, checkpointSteps: number[] }): bigint[] {
+  ctx.ensure(a.checkpointSteps.length > 0, P, 'NotCheckpointStep')
+  return a.checkpointSteps.map(s => challengeAvailability(ctx, who, { taskId: a.taskId, checkpointStep: Number(s) }))
 }
 
 /** The sample seed of a challenge, once the block that included it is known (null before). */
@@ -129,5 +164,6 @@ type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void
 export const AVAILABILITY_HANDLERS: Record<string, Handler> = {
   'Arbitration.challenge_availability': (ctx, who, a) => { challengeAvailability(ctx, who, a as never) },
   'Arbitration.respond_availability': (ctx, who, a) => respondAvailability(ctx, who, a as never),
-  'Arbitration.availability_timeout': (ctx, who, a) => availabilityTimeout(ctx, who, a as never)
+  'Arbitration.availability_timeout': (ctx, who, a) => availabilityTimeout(ctx, who, a as never),
+  'Arbitration.challenge_availability_many': (ctx, who, a) => { challengeAvailabilityMany(ctx, who, a as never) }
 }

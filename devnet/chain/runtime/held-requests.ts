@@ -29,8 +29,10 @@ export interface HeldKind<R extends HeldRequestInfo> {
   window?: (p: { disputeClock: number }, t: { challengeWindow: number }) => number
   /** an assigned verifier's request backs its reject (noteEvidence): then it may come in the verifier's backing grace (late-backing.ts) */
   backsReject?: boolean
-  /** may `who` open a request of a checkpoint that already has an open one (default: nobody) */
-  mayRepeat?: (ctx: Context, taskId: bigint, who: string) => boolean
+  /** may `who` open a request of checkpoint `step` that already has an open one (default: nobody) */
+  mayRepeat?: (ctx: Context, taskId: bigint, who: string, step: number) => boolean
+  /** may `who` still open one past the window and its backing grace (default: nobody) */
+  mayFollow?: (ctx: Context, taskId: bigint, t: TaskInfo, who: string) => boolean
 }
 
 export function getHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint): R {
@@ -69,12 +71,11 @@ export function openHeld<R extends HeldRequestInfo> (
   ctx.ensure(t.phase === 'Verifying', P, 'WrongPhase')
   // evidence for a reject may come in its verifier's backing grace; other requests keep the window
   // (`at`: the block of the commitment a reveal opens, challenge-commit.ts)
-  if (k.backsReject === true) ensureEvidenceWindow(ctx, a.taskId, t, who, at)
-  else ctx.ensure(at <= t.challengeEnd, P, 'ChallengeWindowClosed')
+  if (k.backsReject === true) { if (k.mayFollow?.(ctx, a.taskId, t, who) !== true) ensureEvidenceWindow(ctx, a.taskId, t, who, at) } else ctx.ensure(at <= t.challengeEnd, P, 'ChallengeWindowClosed')
   ctx.ensure(t.solver !== null && who !== t.solver, P, 'SolverCannotVerify')
   ctx.ensure(isStep(t, a.checkpointStep), P, 'NotCheckpointStep')
   const open = ctx.store.read<Array<[number, bigint]>>(P, k.open, a.taskId)
-  ctx.ensure(!open.some(([s]) => s === a.checkpointStep) || k.mayRepeat?.(ctx, a.taskId, who) === true, P, k.alreadyOpen)
+  ctx.ensure(!open.some(([s]) => s === a.checkpointStep) || k.mayRepeat?.(ctx, a.taskId, who, a.checkpointStep) === true, P, k.alreadyOpen)
   const p = params(ctx)
   reserve(ctx, who, p.disputeBond)
   const id = ctx.store.read<bigint>(P, k.nextId)

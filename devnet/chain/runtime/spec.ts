@@ -1,7 +1,7 @@
 import { FEASIBILITY_ERRORS, FORCED_ROOM_ERRORS, PRICE_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
-import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
+import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_MANY_CALLS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TYPES } from './assignment-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
@@ -299,7 +299,8 @@ export const PALLETS: PalletSpec[] = [
       ...DIVERGENCE_CALLS,
       ...CHUNK_CALLS,
       ...DRAW_CALLS,
-      ...CHALLENGE_COMMIT_CALLS
+      ...CHALLENGE_COMMIT_CALLS,
+      ...AVAILABILITY_MANY_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },

@@ -53,6 +53,15 @@ describe('verifier: unavailable checkpoints', () => {
     expect(child(a, 'verifier').getSnapshot().context.history[0].outcome).toBe('accepted')
   })
 
+  it('challenges every checkpoint its sample needs that it could not use, at once', async () => {
+    const p = ports(async () => ({ accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'not obtainable', more: [5, 10] } }))
+    p.challengeAvailability = async (t: number, step: number, more?: number[]) => { p.calls.push(`availability ${t} ${[step, ...more ?? []].join(',')}`); return { disputeId: 4, winner: 'challenger' as const } }
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    a.send({ type: 'chain.verifiersAssigned', taskId: 8, forMe: true })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(p.calls).toEqual(['verdict 8 false', 'availability 8 0,5,10'])
+  })
+
   it('a peer without availability challenges records a failed dispute instead of crashing', async () => {
     const p = ports(async () => ({ accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'not obtainable' } }), false)
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()

@@ -111,14 +111,16 @@ describe('availability challenge: rules', () => {
     expect(dave).toBe(daveWorth + 100n * UNIT)
   })
 
-  it('a substantial part renews the answer window (every open challenge of the checkpoint); tiny parts do not', () => {
+  it('a substantial part renews the answer window (every open challenge of the task); tiny parts do not', () => {
     // a state of ~600 KiB: parts of at least SERVE_EXTEND_BYTES of leaves extend, a part of a few leaves does not
     const big = [tensor([300, 256], 5), tensor([256], 6), tensor([256, 300], 7)]
     h.write('Arbitration', 'Tasks', 0, { ...getTask(), proofRoot: u8aToHex(merkleRoot(ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r))) })
     const roots = ROOTS.map((r, s) => s === STEP ? stateRoot(big, STEP) : r)
-    expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBeUndefined()
+    // checkpoints 5 and 0 challenged together: the solver serves 5 first
+    expect(h.run('Dave', 'Arbitration', 'challenge_availability_many', { taskId: 0, checkpointSteps: [STEP, 0] }).error).toBeUndefined()
     const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
     const first = challenge().deadline
+    expect(challenge(1).deadline).toBe(first)
     const tiny = buildServeParts(big, STEP, roots, undefined, { maxBytes: 40 * 1024 })
     // the first part carries the roots and a few leaves: no extension
     h.advance(5)
@@ -131,6 +133,8 @@ describe('availability challenge: rules', () => {
     // the answer window renewed: max(dispute_clock, challenge_window / 4) = dispute_clock for this task's 12-block window
     expect(challenge().deadline).toBe(h.number + 1 + Math.max(clock, 3))
     expect(challenge().deadline).toBeGreaterThan(first)
+    // the other checkpoint's challenge too: a solver serving one state is not timed out on the next
+    expect(challenge(1).deadline).toBe(challenge().deadline)
     const rest = buildServeParts(big, STEP, roots, undefined, { from: h.read<{ served: number }>('Arbitration', 'AvailabilityServes', 0)!.served })
     h.advance(first - h.number + 3)
     for (const p of rest) expect(respond(p)).toBeUndefined()
