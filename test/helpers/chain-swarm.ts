@@ -24,17 +24,28 @@ export class ChainSwarm {
   static async start (prefix: string, chainArgs: string[], accounts: string[]): Promise<ChainSwarm> {
     const dir = await tempDir(prefix)
     const chain = await startChainProcess(join(dir.path, 'chain'), chainArgs)
-    const observer = await ChainClient.connect({ url: chain.url, signer: '//Alice' })
-    const s = new ChainSwarm(dir, chain, observer)
-    await observer.onEvents(e => { s.events.push(e) })
-    const { Keyring } = await import('@polkadot/keyring')
-    const { u8aToHex } = await import('@polkadot/util')
-    const k = new Keyring({ type: 'sr25519' })
-    for (const a of accounts) s.accountIds.set(a, u8aToHex(k.addFromUri(a).publicKey))
-    s.boot = startCli(['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir.path, 'boot')])
-    await waitForOutput(s.boot, hasJson, 20_000, 'bootstrap ready')
-    s.bootAddr = firstJson(s.boot.stdout()).multiaddrs[0]
-    return s
+    let observer: ChainClient | undefined
+    let boot: Proc | undefined
+    try {
+      observer = await ChainClient.connect({ url: chain.url, signer: '//Alice' })
+      const s = new ChainSwarm(dir, chain, observer)
+      await observer.onEvents(e => { s.events.push(e) })
+      const { Keyring } = await import('@polkadot/keyring')
+      const { u8aToHex } = await import('@polkadot/util')
+      const k = new Keyring({ type: 'sr25519' })
+      for (const a of accounts) s.accountIds.set(a, u8aToHex(k.addFromUri(a).publicKey))
+      s.boot = boot = startCli(['bootstrap', '--json', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(dir.path, 'boot')])
+      await waitForOutput(s.boot, hasJson, 20_000, 'bootstrap ready')
+      s.bootAddr = firstJson(s.boot.stdout()).multiaddrs[0]
+      return s
+    } catch (err) {
+      // the test never gets a swarm to stop: a chain and bootstrap left running would slow every later test of the run
+      if (boot != null) await stopProc(boot)
+      await observer?.disconnect().catch(() => {})
+      await chain.stop()
+      await dir.cleanup()
+      throw err
+    }
   }
 
   /** `proofswarm join` with roles and a chain account; resolves once the peer reports ready. */

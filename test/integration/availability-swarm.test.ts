@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainClient } from '../../node/chain/client.js'
+import { CHUNK_SAMPLES } from '../../protocols/erasure/index.js'
 import { ChainSwarm } from '../helpers/chain-swarm.js'
 import { testPeer } from '../helpers/peer-key.js'
 
@@ -12,7 +13,13 @@ import { testPeer } from '../helpers/peer-key.js'
 //   verifier times the challenge out: the solver is slashed, the task fails;
 // - the same solver restarted honest and challenged anyway answers with the
 //   sampled rows in time: it keeps its stake; the task settles on its verdicts
-//   and the challenger's deposit goes to it then.
+//   and the challenger's deposit goes to it then;
+// - chunk sampling of the erasure-coded checkpoints: the honest solver's node
+//   codes its run, commits the coded root with its proof, and answers a
+//   whistleblower's sample_chunks by itself with the drawn chunks; it keeps its
+//   stake, and the needless request's deposit goes to it when the task settles.
+// One chain, bootstrap and set of peers for all: the solver (same account, peer
+// id and data dir) is restarted honest after the first scenario.
 
 const BLOCK_MS = 300
 const CLOCK = 20 // blocks the solver has to answer
@@ -102,4 +109,33 @@ describe('data-availability challenges between real peers on the dev chain', () 
       await challenger.disconnect().catch(() => {})
     }
   }, 200_000)
+
+  it('an honest solver\'s node answers a chunk-sample request with the drawn chunks in time and keeps its stake; the deposit goes to it at settlement', async () => {
+    const requester = await ChainClient.connect({ url: sw.chain.url, signer: '//Peer5' })
+    try {
+      // the account challenged availability in the scenario before: its node is registered already
+      if (await sw.observer.node(acct.get('//Peer5')) == null) {
+        const key = testPeer('ChunkRequester')
+        await requester.registerNode(key.peerId, 8, (await requester.params()).minStake, key.sign)
+      }
+      const stakeBefore = (await sw.observer.node(acct.get('//Peer2')))!.stake
+      const freeBefore = (await sw.observer.balance(acct.get('//Peer2'))).free
+      const taskId = await sw.submit(['--verifiers', '1', '--challenge-window', '80', '--solve-timeout', '300'])
+      await sw.waitOr(async () => sw.ev('ProofCommitted', d => Number(d.taskId) === taskId), 150_000, 'proof committed')
+      const task = (await sw.observer.task(taskId))!
+      expect(task.checkpoints.map(h => Buffer.from(h.replace(/^0x/, ''), 'hex').toString('utf8')).some(e => /^chunk-root:[0-9a-f]{64}$/.test(e))).toBe(true)
+      const id = await requester.sampleChunks(taskId, 10)
+      const answered = await sw.waitOr(async () => sw.ev('ChunksAnswered', d => BigInt(String(d.requestId)) === id), 30_000, 'chunks answered')
+      const view = (await requester.chunkRequest(id))!
+      expect(view.status).toBe('Answered')
+      expect(view.samples).toBe(CHUNK_SAMPLES)
+      expect(answered.blockNumber).toBeLessThanOrEqual(view.deadline)
+      expect((await sw.observer.node(acct.get('//Peer2')))!.stake).toBe(stakeBefore)
+      const t = await sw.settled(taskId, 120_000)
+      expect(t.phase).toBe('Settled')
+      expect((await sw.observer.balance(acct.get('//Peer2'))).free - freeBefore).toBeGreaterThanOrEqual(view.deposit)
+    } finally {
+      await requester.disconnect().catch(() => {})
+    }
+  }, 400_000)
 })

@@ -25,7 +25,8 @@ export async function startChainProcess (dataDir: string, extra: string[] = ['--
   proc.stderr?.on('data', (d: Buffer) => { err += d.toString() })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
-    const t = setTimeout(() => reject(new Error(`chain did not start in 20 s: ${err}`)), 20_000)
+    // a chain that did not start is killed: left running, it would slow every later test of the run
+    const t = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`chain did not start in 20 s: ${err}`)) }, 20_000)
     proc.stdout?.on('data', (d: Buffer) => {
       out += d.toString()
       const line = out.split('\n').find(l => l.startsWith('{'))

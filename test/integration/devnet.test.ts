@@ -46,6 +46,9 @@ afterAll(async () => {
     devnet.kill('SIGTERM')
     await new Promise(resolve => { const t = setTimeout(() => { devnet.kill('SIGKILL'); resolve(null) }, 20_000); devnet.once('exit', () => { clearTimeout(t); resolve(null) }) })
   }
+  // a devnet killed before it stopped its processes leaves them running (slowing every later test of the run): kill them
+  const state = dir != null ? join(dir.path, 'devnet', 'devnet.json') : ''
+  if (existsSync(state)) for (const p of JSON.parse(readFileSync(state, 'utf8')).processes as Array<{ pid: number }>) if (alive(p.pid)) process.kill(p.pid, 'SIGKILL')
   await dir?.cleanup()
 })
 

@@ -12,26 +12,32 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 
 const STEPS = 10
 
-/** A dev chain with a submitter, a solver (extra `join` flags) and a verifier, and a diverging task written. */
-async function swarm (solverExtra: string[], lr = '1e30', chainExtra: string[] = []): Promise<{ sw: ChainSwarm, acct: Map<string, string> }> {
-  const sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300', ...chainExtra], ['//Peer1', '//Peer2', '//Peer4'])
+/** The diverging task (an SGD MLP at learning rate `lr`) written for the next submit. */
+async function divergingTask (sw: ChainSwarm, lr: string): Promise<void> {
+  await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '5', '--batch', '32', '--optimizer', 'sgd', '--lr', lr])
+}
+
+// One dev chain with a submitter, a solver and a verifier for every scenario: the solver (same account,
+// peer id and data dir) is restarted with each scenario's fault. Its stake is well over the minimum so it
+// stays eligible after the slashes of the faulty scenarios (each takes half of it).
+let sw: ChainSwarm
+let acct: Map<string, string>
+// the chain also takes tasks with roots every 2 and 4 steps (the root-every tests)
+beforeAll(async () => {
+  sw = await ChainSwarm.start('proofswarm-diverged-', ['--block-time', '300', '--max-root-every', '4'], ['//Peer1', '//Peer2', '//Peer4'])
+  acct = sw.accountIds
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
-    sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '10000', ...solverExtra]),
+    sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '10000']),
     sw.startPeer('verifier', 'verifier', '//Peer4')
   ])
   await sw.waitRegistered()
-  await sw.newTask(['--model', 'mlp', '--dataset', 'synthetic', '--steps', String(STEPS), '--checkpoint-every', '5', '--batch', '32', '--optimizer', 'sgd', '--lr', lr])
-  return { sw, acct: sw.accountIds }
-}
+}, 120_000)
+afterAll(async () => { await sw?.stop() })
 
 describe('a diverging program between real peers on the dev chain', () => {
-  let sw: ChainSwarm
-  // this chain also takes tasks with roots every 4 steps (the last test)
-  beforeAll(async () => { ({ sw } = await swarm([], '1e30', ['--max-root-every', '4'])) }, 120_000)
-  afterAll(async () => { await sw?.stop() })
-
   it('the solver commits a diverged proof, the verifier checks the diverged step and accepts, the task settles as diverged', async () => {
+    await divergingTask(sw, '1e30')
     const taskId = await sw.submit()
     const diverged = await sw.waitOr(async () => sw.ev('ProofDiverged', d => Number(d.taskId) === taskId), 120_000, 'a diverged proof')
     const k = Number(diverged.data.step)
@@ -67,12 +73,9 @@ describe('a diverging program between real peers on the dev chain', () => {
 })
 
 describe('a solver that trains on through the NaN (fault) between real peers on the dev chain', () => {
-  let sw: ChainSwarm
-  let acct: Map<string, string>
-  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'train-through-nan'])) }, 120_000)
-  afterAll(async () => { await sw?.stop() })
-
   it('commits a complete proof: the verifier meets the NaN, disputes with a nan claim and wins', async () => {
+    await sw.restartPeer('solver', 'solver', ['--fault', 'train-through-nan'])
+    await divergingTask(sw, '1e30')
     const taskId = await sw.submit()
     const committed = await sw.waitOr(async () => sw.ev('ProofCommitted', d => Number(d.taskId) === taskId), 120_000, 'a proof')
     expect(committed).toBeDefined()
@@ -89,13 +92,9 @@ describe('a solver that trains on through the NaN (fault) between real peers on 
 })
 
 describe('a solver faking an early divergence (fault) between real peers on the dev chain', () => {
-  let sw: ChainSwarm
-  let acct: Map<string, string>
-  // this chain also takes tasks with roots every 2 steps (the last test)
-  beforeAll(async () => { ({ sw, acct } = await swarm(['--fault', 'fake-divergence@3'], '0.05', ['--max-root-every', '2'])) }, 120_000)
-  afterAll(async () => { await sw?.stop() })
-
   it('the verifier replays the diverged step, finds no NaN there, disputes it and wins; the task fails', async () => {
+    await sw.restartPeer('solver', 'solver', ['--fault', 'fake-divergence@3'])
+    await divergingTask(sw, '0.05')
     const taskId = await sw.submit()
     const diverged = await sw.waitOr(async () => sw.ev('ProofDiverged', d => Number(d.taskId) === taskId), 120_000, 'a diverged proof')
     expect(Number(diverged.data.step)).toBe(2)
