@@ -1,7 +1,7 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listedForcedStep, listsForcedStep, params, penalizeSolver, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listedForcedStep, listsForcedStep, params, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
 import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
 import { ppmOf } from './randomness.js'
 import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
