@@ -45,12 +45,12 @@ describe('a flood of connections from many identities', () => {
       expect(victim.getPeers().length).toBeGreaterThan(TARGET)
       // rounds until the victim is back at its target (a round skips a connection whose streams still negotiate,
       // which takes seconds on a loaded machine); bounded
-      for (let i = 0; i < 120 && victim.getPeers().length > TARGET; i++) { await trimmer.trim(); await sleep(100) }
+      for (let i = 0; i < 300 && victim.getPeers().length > TARGET; i++) { await trimmer.trim(); await sleep(100) }
       const connected = victim.getPeers().map(p => p.toString())
       expect(connected.length).toBeLessThanOrEqual(TARGET)
       for (const id of honestIds) expect(connected).toContain(id)
       expect(meshPeers(victim, TOPIC).sort()).toEqual([...honestIds].sort())
     }
     expect(trimmer.trimmed()).toBeGreaterThanOrEqual(3 * (sybils.length - (TARGET - honest.length)))
-  }, 90_000)
+  }, 150_000)
 })
