@@ -151,7 +151,8 @@ function int (v: unknown, what: string): number {
 function onPath (root: Uint8Array, leaf: Uint8Array, index: number, path: Uint8Array[], depth: number): boolean {
   return path.length === depth && index < 2 ** depth && bytesEqual(rootFromProof(leaf, index, path), root)
 }
-function header (h: unknown, i: number): TensorHeader {
+/** A tensor header read from an answer (CBOR), checked for shape and sizes before any hashing. */
+export function checkedHeader (h: unknown, i: number): TensorHeader {
   const x = h as TensorHeader
   if (typeof x !== 'object' || x === null || !['float32', 'int32', 'bool'].includes(x.dtype) || !is32(x.rowRoot) || !is32(x.colRoot)) reject('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
   if (!Array.isArray(x.shape) || x.shape.length > 8 || !x.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `tensor ${i}: bad shape`)
@@ -189,7 +190,7 @@ export function checkAvailabilityResponse (ctx: AvailabilityContext, bytes: Uint
   const r = decodeAvailabilityResponse(bytes)
   const count = ctx.count ?? SAMPLE_COUNT
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
-  const headers = r.tensors.map(header)
+  const headers = r.tensors.map(checkedHeader)
   const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
   const stateRoot = merkleRoot([...roots, stepLeaf(ctx.step)])
   // the leaf and the depth are the chain's (from the task's steps and m): no inner node, no other step's leaf passes

@@ -3,7 +3,7 @@ import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../c
 import { stepLeaf } from '../commit/state.js'
 import { leafCount } from '../pol/segments.js'
 import { axisLayout, canonicalBytes, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
-import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
+import { AvailabilityRejected, checkedHeader, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
 
 // Serving a challenged checkpoint through the chain (docs/disputes.md,
 // "Withheld checkpoints"; docs/economics.md "Selective serving").
@@ -125,14 +125,6 @@ function hashes (v: unknown, what: string): Uint8Array[] {
   if (!Array.isArray(v) || v.length > MAX_DEPTH || !v.every(is32)) reject('InvalidAvailabilityResponse', `${what} must be a list of 32-byte hashes`)
   return v
 }
-function header (h: unknown, i: number): TensorHeader {
-  const x = h as TensorHeader
-  if (typeof x !== 'object' || x === null || !['float32', 'int32', 'bool'].includes(x.dtype) || !is32(x.rowRoot) || !is32(x.colRoot)) reject('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
-  if (!Array.isArray(x.shape) || x.shape.length > 8 || !x.shape.every(d => Number.isInteger(d) && d > 0 && d <= 1 << 24)) reject('InvalidAvailabilityResponse', `tensor ${i}: bad shape`)
-  if (x.shape.reduce((a, b) => a * b, 1) > 2 ** 40) reject('InvalidAvailabilityResponse', `tensor ${i}: too large`)
-  return x
-}
-
 function hashes2 (v: unknown, n: number): Uint8Array[] {
   if (!Array.isArray(v) || v.length !== n || !v.every(is32)) reject('InvalidAvailabilityResponse', `the first part carries the ${n} leaves of proof_root`)
   return v
@@ -165,7 +157,7 @@ export interface CheckedPart { served: number, total: number, headersHash: Uint8
 export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): CheckedPart {
   const r = decodeServePart(bytes)
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
-  const headers = r.tensors.map(header)
+  const headers = r.tensors.map(checkedHeader)
   const hh = headersHash(headers)
   if (ctx.headersHash !== undefined && !bytesEqual(hh, ctx.headersHash)) reject('InvalidAvailabilityResponse', 'the tensor headers differ from the parts served before')
   const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))

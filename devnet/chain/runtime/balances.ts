@@ -88,14 +88,7 @@ export function slashReserved (ctx: Context, who: string, amount: bigint): void 
 
 /** Pays up to `amount` from the treasury's free balance; returns what was paid. */
 export function payFromTreasury (ctx: Context, to: string, amount: bigint): bigint {
-  const t = getAccount(ctx, TREASURY)
-  const paid = t.data.free < amount ? t.data.free : amount
-  if (paid === 0n) return 0n
-  t.data.free -= paid
-  putAccount(ctx, TREASURY, t)
-  credit(ctx, to, paid)
-  ctx.emit('Balances', 'Transfer', { from: TREASURY, to, amount: paid })
-  return paid
+  return payFromModule(ctx, TREASURY, to, amount)
 }
 
 /** Pays `amount` (at most its free balance) from a module account's free balance (the challenge pot); returns what was paid. */

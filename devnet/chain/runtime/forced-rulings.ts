@@ -66,6 +66,16 @@ export function excusedBy (
   return candidates.filter(r => ok.has(r.honestPost as string))
 }
 
+interface DrawTask { selectionSeed: string, steps: number, checkpointEvery: number }
+interface DrawShape { ppm: number, rootEvery: number }
+interface DrawOf extends DrawShape { publicKey: Uint8Array, taskId: bigint, selectionSeed: Uint8Array, steps: number, checkpointEvery: number }
+
+/** What both VRF checks (one pick, the whole draw) read of the task and its solver. */
+function drawOf (t: DrawTask, who: string, taskId: bigint, shape: DrawShape): DrawOf {
+  const { selectionSeed, steps, checkpointEvery } = t
+  return { publicKey: hexToU8a(who), taskId, selectionSeed: hexToU8a(selectionSeed), steps, checkpointEvery, ppm: shape.ppm, rootEvery: shape.rootEvery }
+}
+
 /**
  * One pick of the solver's draw for a task, from its revealed VRF
  * (reveal_forced_error): the forced step it orders, or null. Fails the call
@@ -76,13 +86,7 @@ export function solverPick (
   a: { taskId: bigint, vrfOutput: string, vrfProof: string }, shape: { ppm: number, rootEvery: number }
 ): number | null {
   const r = checkForcedErrorReveal({
-    publicKey: hexToU8a(who),
-    taskId: a.taskId,
-    selectionSeed: hexToU8a(t.selectionSeed),
-    steps: t.steps,
-    ppm: shape.ppm,
-    rootEvery: shape.rootEvery,
-    checkpointEvery: t.checkpointEvery,
+    ...drawOf(t, who, a.taskId, shape),
     output: hexToU8a(a.vrfOutput),
     proof: hexToU8a(a.vrfProof)
   }, vrfVerify)
@@ -100,13 +104,7 @@ export function solverDraw (
   a: { taskId: bigint, vrfOutputs: string[], vrfProofs: string[] }, shape: { ppm: number, rootEvery: number }
 ): number[] {
   const r = checkDrawReveal({
-    publicKey: hexToU8a(who),
-    taskId: a.taskId,
-    selectionSeed: hexToU8a(t.selectionSeed),
-    steps: t.steps,
-    ppm: shape.ppm,
-    rootEvery: shape.rootEvery,
-    checkpointEvery: t.checkpointEvery,
+    ...drawOf(t, who, a.taskId, shape),
     outputs: a.vrfOutputs.map(x => hexToU8a(x)),
     proofs: a.vrfProofs.map(x => hexToU8a(x))
   }, vrfVerify)
