@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { drawWeighted } from '../../devnet/chain/runtime/randomness.js'
 import { sampleSteps } from '../../protocols/verification/sample.js'
 import { requiredSampleCount } from '../../protocols/verification/verdict.js'
+import { FORCED_ERRORS_PER_DRAW } from '../../protocols/dispute/forced-error.js'
 import { newProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
@@ -143,11 +144,13 @@ describe('economics: every deviation loses money in expectation (devnet paramete
     toTheEnd(h)
     const caught = total(h, 'Eve') - before
     expect(caught).toBe(-STAKE * BigInt(VERIFIER_SLASH_PPM) / 1_000_000n)
-    // on the devnet's task every task has a forced error (ppm 10⁶); the lazy accept is caught when it falls in its sample
+    // on the devnet's task each of the draw's picks orders a forced error (ppm 10⁶); the lazy accept is caught
+    // when one of them falls in its sample: q_n = 1 − (1 − p·q)^picks
     const q = requiredSampleCount(2) / 1000
     const p = 1
-    const expected = -p * q * (u(VREWARD) - u(caught)) // against honest play, whose replay cost is not counted
-    rows.push({ deviation: 'verifier accepts without replaying', honest: u(VREWARD), deviant: u(caught), expected, note: `forced step in its sample with p·q = ${(p * q).toFixed(3)}; unprofitable while a replay costs less than ${(-expected).toFixed(1)} units` })
+    const qn = 1 - (1 - p * q) ** FORCED_ERRORS_PER_DRAW
+    const expected = -qn * (u(VREWARD) - u(caught)) // against honest play, whose replay cost is not counted
+    rows.push({ deviation: 'verifier accepts without replaying', honest: u(VREWARD), deviant: u(caught), expected, note: `a forced step in its sample with q_n = 1 − (1 − p·q)^${FORCED_ERRORS_PER_DRAW} = ${qn.toFixed(3)}; unprofitable while a replay costs less than ${(-expected).toFixed(1)} units` })
     expect(expected).toBeLessThan(0)
   }, 60_000)
 
