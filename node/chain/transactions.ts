@@ -183,7 +183,7 @@ export class ChainTransactions extends ChainQueries {
     return o.events.filter(e => e.section === 'arbitration' && e.method === 'AvailabilityChallenged').map(e => (e.data as Record<string, unknown>).challengeId as bigint)
   }
 
-  /** The solver's answer: protocols/availability encodeAvailabilityResponse bytes (≤ 64 KiB). */
+  /** One part of the solver's serve of the challenged checkpoint: protocols/availability buildServeParts bytes (≤ 1 MiB). */
   async respondAvailability (challengeId: bigint | number, response: Uint8Array): Promise<TxOutcome> {
     return await this.send(this.api.tx.arbitration.respondAvailability(challengeId, u8aToHex(response)))
   }
@@ -214,12 +214,7 @@ export class ChainTransactions extends ChainQueries {
   async chunksTimeout (requestId: bigint | number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.chunksTimeout(requestId)) }
 
   /** Claims that state root 0 of the task's proof is not the program's initialisation (protocols/dispute/init-claim.ts encodeInitClaim bytes); resolves with the ruling. */
-  async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<{
-    solverWrong: boolean
-    slashed: bigint
-    reason: string
-    outcome: TxOutcome
-  }> {
+  async challengeInitialState (taskId: bigint | number, claim: Uint8Array): Promise<InitRuled> {
     return this.initRuling(await this.send(this.api.tx.arbitration.challengeInitialState(taskId, u8aToHex(claim))))
   }
 

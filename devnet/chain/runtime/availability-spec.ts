@@ -36,7 +36,7 @@ export const AVAILABILITY_MANY_CALLS: CallSpec[] = [
 ]
 
 export const AVAILABILITY_EVENTS: EventSpec[] = [
-  { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Sample seed: protocols/availability availabilitySeed(hash of this block, challenge_id).' },
+  { name: 'AvailabilityChallenged', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['challenger', 'AccountId'], ['solver', 'AccountId'], ['checkpoint_step', 'u32'], ['deposit', 'u128'], ['deadline', 'u32']], docs: 'Answered only by serving the checkpoint on chain (respond_availability parts) by `deadline`.' },
   { name: 'AvailabilityAnswered', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['response', 'Vec<u8>']], docs: 'The checkpoint is served: every leaf of the state is on chain (the AvailabilityServed parts; `response` is empty). The deposit stays reserved until the task ends (AvailabilityDepositSettled).' },
   { name: 'AvailabilityTimedOut', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['solver', 'AccountId'], ['slashed', 'u128']], docs: 'The solver did not answer in time: slashed, the task fails.' },
   { name: 'AvailabilityDepositSettled', fields: [['challenge_id', 'u64'], ['task_id', 'u64'], ['to', 'AccountId'], ['amount', 'u128']], docs: 'At the end of the task, the deposit of an answered (served) challenge: an assigned verifier\'s back to it if a verdict of its stood, else to the solver; anyone else\'s to the solver if the task was verified anyway, back if not.' }

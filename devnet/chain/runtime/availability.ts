@@ -1,5 +1,4 @@
-import { hexToU8a } from '@polkadot/util'
-import { SAMPLE_COUNT, availabilitySeed } from '../../../protocols/availability/response.js'
+import { SAMPLE_COUNT } from '../../../protocols/availability/response.js'
 import { getTask } from './arbitration.js'
 import { activeAssignment, getAssignments, noteEvidence } from './assignment.js'
 import { reopenVerdict, serveProgress, servePart, shareServe } from './availability-serve.js'
@@ -9,7 +8,6 @@ import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus, TaskInfo } from '../../../protocols/pallet-types.js'
 import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
-import { blockRandomness } from './block-randomness.js'
 import { isCommittedStep } from '../../../protocols/pol/segments.js'
 import { rootEveryOfTask } from './segments.js'
 
@@ -102,13 +100,6 @@ export function challengeAvailability (ctx: Context, who: string, a: { taskId: b
 export function challengeAvailabilityMany (ctx: Context, who: string, a: { taskId: bigint, checkpointSteps: number[] }): bigint[] {
   ctx.ensure(a.checkpointSteps.length > 0, P, 'NotCheckpointStep')
   return a.checkpointSteps.map(s => challengeAvailability(ctx, who, { taskId: a.taskId, checkpointStep: Number(s) }))
-}
-
-/** The sample seed of a challenge, once the block that included it is known (null before). */
-export function challengeSeed (ctx: Context, id: bigint, c: AvailabilityChallenge): Uint8Array | null {
-  if (ctx.now <= c.openedAt) return null
-  const h = blockRandomness(ctx, c.openedAt)
-  return availabilitySeed(hexToU8a(h), id)
 }
 
 export function respondAvailability (ctx: Context, who: string, a: { challengeId: bigint, response: string }): void {
