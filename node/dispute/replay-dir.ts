@@ -5,6 +5,7 @@ import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.j
 import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
+import { checkpointDir } from '../train/store.js'
 
 // What a challenger needs on disk before it can tape a disputed step.
 
@@ -27,7 +28,7 @@ export async function ensureReplayDir (
   if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
   const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
   if (ck == null) throw new Error(`no checkpoint before step ${step}`)
-  const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+  const dir = checkpointDir(runDir, ck.step)
   if (!existsSync(join(dir, 'manifest.json'))) {
     mkdirSync(dir, { recursive: true })
     await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })

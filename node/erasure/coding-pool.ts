@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import type { CodedCheckpoint } from '../../protocols/erasure/index.js'
 import { codeCheckpoint } from './coded-run.js'
+import { checkpointDir } from '../train/store.js'
 
 // Erasure coding of checkpoints in worker threads. Coding a checkpoint is
 // CPU-bound (~150 ms for the devnet's 1.2 MB MLP state, docs/benchmarks.md,
@@ -130,7 +131,7 @@ export class CodeAhead {
     while (!this.stopped && this.queue.length > 0) {
       const step = this.queue.shift()!
       // an error here is retried by the final pass, which reports it
-      try { await this.pool.code(join(this.runDir, 'checkpoints', `step-${String(step).padStart(8, '0')}`), step); this.coded++ } catch { this.errors++ }
+      try { await this.pool.code(checkpointDir(this.runDir, step), step); this.coded++ } catch { this.errors++ }
     }
   }
 

@@ -17,6 +17,7 @@ import { anyEngineFault } from '../engine/protocol.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 import { trainingEvents } from './work-progress.js'
 import { checkCommitments } from './task-commitments.js'
+import { checkpointDir } from '../train/store.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
@@ -110,7 +111,7 @@ export class SolverPorts extends PortsPart {
     this.log.info({ taskId, checkpoints: coded.checkpoints.length, ms: Math.round(coded.ms) }, 'checkpoints erasure-coded')
     publishing(`adding ${total} checkpoints to the shard store`)
     for (const [i, c] of proof.checkpoints.entries()) {
-      const dir = join(runDir, 'checkpoints', `step-${String(c.step).padStart(8, '0')}`)
+      const dir = checkpointDir(runDir, c.step)
       const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
       const cc = coded.checkpoints[i]
       checkpoints.push({

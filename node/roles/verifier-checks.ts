@@ -8,6 +8,7 @@ import type { RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
 import { initClaimBytes, initialStateMatches, stateFromCheckpoint } from './initial-state.js'
 import { PortsPart } from './ports-part.js'
+import { checkpointDir } from '../train/store.js'
 
 // What a verifier checks before it replays: the proof's initial state, and
 // the solver's checkpoints fetched from the solver itself (or read from the
@@ -32,7 +33,7 @@ export class VerifierChecks extends PortsPart {
     this.log.warn({ taskId }, 'the proof does not start from the program\'s initial state')
     const ck = index.checkpoints.find(c => c.step === 0)
     if (ck == null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'no checkpoint of step 0 published' } }
-    const dir = join(runDir, 'checkpoints', `step-${String(0).padStart(8, '0')}`)
+    const dir = checkpointDir(runDir, 0)
     mkdirSync(dir, { recursive: true })
     const problem = await this.fetchCheckpoint(ck, dir, await this.solverPeerOf(chain, (await this.taskOrThrow(taskId)).solver))
     if (problem != null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: problem } }

@@ -16,6 +16,7 @@ import { VerifierChecks } from './verifier-checks.js'
 import { fetchEvery } from './fetch-every.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
+import { checkpointDir } from '../train/store.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
 // checked against the chain, a random sample of its steps replayed bit for
@@ -114,7 +115,7 @@ export class VerifierPorts extends PortsPart {
     let fetched = 0
     const tFetch = performance.now()
     const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ck => {
-      const dir = join(runDir, 'checkpoints', `step-${String(ck.step).padStart(8, '0')}`)
+      const dir = checkpointDir(runDir, ck.step)
       mkdirSync(dir, { recursive: true })
       // a checkpoint served on chain (an answered availability challenge) is read from there;
       // one nobody serves makes the interval unreplayable: a data-availability challenge
