@@ -5,7 +5,7 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { challengeableCheckpoints, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointsToChallenge, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
@@ -56,8 +56,8 @@ export class VerifierPorts extends PortsPart {
     // a larger sample (--verify-steps) that cannot use one only its extra steps need falls back to the required sample
     const allowed = mine == null ? undefined : new Set(this.challengeable(task, seed, chain.accountId, m))
     const narrowed = async (steps: number[]): Promise<number[] | VerifyResult> => {
-      const usable = allowed === undefined ? steps : steps.filter(s => allowed.has(s))
-      if (usable.length > 0 || count <= requiredCount) return usable.length > 0 ? usable : steps
+      const usable = checkpointsToChallenge(steps, allowed, count > requiredCount)
+      if (usable !== 'required') return usable
       this.log.warn({ taskId, steps }, 'only extra sampled steps need the unusable checkpoints: verifying the required sample')
       return await this.verify(taskId, requiredCount)
     }

@@ -36,3 +36,16 @@ export function challengeableCheckpoints (required: readonly number[], stepCount
   if (diverged) out.add(stepCount)
   return [...out].sort((a, b) => a - b)
 }
+
+/**
+ * Of the checkpoints a verifier cannot use (`steps`, in its order of preference), those it
+ * challenges: as an assigned verifier only those in `allowed` (challengeableCheckpoints; undefined:
+ * anyone else, any). None allowed and a sample larger than the required one (`larger`): its extra
+ * steps alone need them, so it verifies its required sample instead ('required').
+ */
+export function checkpointsToChallenge (steps: readonly number[], allowed: ReadonlySet<number> | undefined, larger: boolean): number[] | 'required' {
+  const usable = allowed === undefined ? [...steps] : steps.filter(s => allowed.has(s))
+  if (usable.length > 0) return usable
+  // none allowed with the required sample cannot happen (its loads are allowed): the chain says why
+  return larger ? 'required' : [...steps]
+}

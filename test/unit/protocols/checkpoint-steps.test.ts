@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { challengeableCheckpoints, checkpointStepsOf, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointStepsOf, checkpointsToChallenge, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
 import { checkpointLoads } from '../../../protocols/verification/sample.js'
 import { requiredSample } from '../../../protocols/verification/verdict.js'
 import { isCheckpointStep } from '../../../devnet/chain/runtime/availability.js'
@@ -40,6 +40,18 @@ describe('what an assigned verifier may challenge (the chain\'s CheckpointNotNee
         expect(allowed.length).toBeLessThanOrEqual(required.length + 1)
       }
     }
+  })
+})
+
+describe('what the node challenges of the checkpoints it cannot use', () => {
+  it('anyone else: all; an assigned verifier: those its required sample needs, else its required sample is verified instead', () => {
+    expect(checkpointsToChallenge([5, 30, 10], undefined, true)).toEqual([5, 30, 10])
+    const allowed = new Set([0, 10, 20])
+    // one outside the bound (an extra sampled step's) is left out: the chain would refuse the call naming it
+    expect(checkpointsToChallenge([30, 10], allowed, true)).toEqual([10])
+    // none inside: a larger sample falls back to the required one, whose checkpoints are all inside
+    expect(checkpointsToChallenge([30, 40], allowed, true)).toBe('required')
+    expect(checkpointsToChallenge([30], allowed, false)).toEqual([30])
   })
 })
 
