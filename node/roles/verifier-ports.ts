@@ -5,8 +5,8 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { checkpointStepsOf, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
-import { checkedUnitOf, requiredSample, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
+import { challengeableCheckpoints, checkpointsToChallenge, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
+import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
@@ -45,12 +45,22 @@ export class VerifierPorts extends PortsPart {
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
     // randomness: the hash of a block produced after the commitment; an assigned verifier's
     // sample is seeded by its own draw's block (a replacement's is later than committed_at + 1)
-    const seedBlock = (await chain.myAssignment(taskId))?.seedBlock ?? task.committedAt + 1
-    const seed = await this.waitForRandomness(chain, seedBlock)
+    const mine = await chain.myAssignment(taskId)
+    const seed = await this.waitForRandomness(chain, mine?.seedBlock ?? task.committedAt + 1)
     // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
     const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
+    const requiredCount = requiredSampleCount(task.verifierCount)
     // the chain's m (from the program it checked at submit_task): what the sample and the verdict are in
     const m = await chain.rootEvery(taskId)
+    // as an assigned verifier it may challenge only the checkpoints its required sample needs (CheckpointNotNeeded);
+    // a larger sample (--verify-steps) that cannot use one only its extra steps need falls back to the required sample
+    const allowed = mine == null ? undefined : new Set(this.challengeable(task, seed, chain.accountId, m))
+    const narrowed = async (steps: number[]): Promise<number[] | VerifyResult> => {
+      const usable = checkpointsToChallenge(steps, allowed, count > requiredCount)
+      if (usable !== 'required') return usable
+      this.log.warn({ taskId, steps }, 'only extra sampled steps need the unusable checkpoints: verifying the required sample')
+      return await this.verify(taskId, requiredCount)
+    }
     const runDir = join(this.dataDir, 'verify', String(taskId))
     mkdirSync(runDir, { recursive: true })
     let index: RunIndex
@@ -82,9 +92,9 @@ export class VerifierPorts extends PortsPart {
     } catch (err) {
       // what the solver published cannot be obtained or is not what it committed: not a reason to stay
       // silent, but a data-availability challenge of the first checkpoint this sample needs
-      const step = firstNeededCheckpoint(
-        task.stepCount === 0 ? [] : sampleSegments(seed, chain.accountId, task.stepCount, m, count), task.stepCount, task.checkpointEvery, m
-      )
+      // (of the required sample: a checkpoint the chain lets an assigned verifier challenge)
+      const firstSample = task.stepCount === 0 ? [] : sampleSegments(seed, chain.accountId, task.stepCount, m, mine == null ? count : requiredCount)
+      const step = firstNeededCheckpoint(firstSample, task.stepCount, task.checkpointEvery, m)
       const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
       this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
       return { accept: false, checkedSteps: [], unavailable: { step, reason } }
@@ -132,8 +142,10 @@ export class VerifierPorts extends PortsPart {
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
     if (coded && needed.length > 0) await chunks.sample(taskId, needed[Math.floor(Math.random() * needed.length)], solverPeer)
     if (problems.length > 0) {
-      const [{ step, reason }, ...others] = problems
-      const more = others.map(p => p.step)
+      const usable = await narrowed(problems.map(p => p.step))
+      if (!Array.isArray(usable)) return usable
+      const [step, ...more] = usable
+      const reason = problems.find(p => p.step === step)?.reason ?? 'unavailable'
       this.log.warn({ taskId, step, reason, more }, 'cannot replay from the published checkpoint')
       this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${[step, ...more].join(', ')} unavailable: ${reason}`, updatedAt: Date.now() })
       return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) } }
@@ -147,9 +159,13 @@ export class VerifierPorts extends PortsPart {
     // committed state (or is corrupt) is, like a missing one, a data-availability problem.
     const out = sampled.length === 0 ? { results: [] } : await this.engine.replay(runDir, sampled, datasetDir, program.runtime, 'program')
     if (out.unavailable != null) {
-      const { step, reason } = out.unavailable
       // the engine stops at the first bad checkpoint: the others (not read from the chain) are checked in full, to challenge them all at once
-      const more = uncommittedCheckpoints(program, runDir, proof, needed.map(c => c.step).filter(s => s !== step && !served.has(s)))
+      const first = out.unavailable.step
+      const others = uncommittedCheckpoints(program, runDir, proof, needed.map(c => c.step).filter(s => s !== first && !served.has(s)))
+      const usable = await narrowed([first, ...others])
+      if (!Array.isArray(usable)) return usable
+      const [step, ...more] = usable
+      const reason = step === first ? out.unavailable.reason : 'not the committed state'
       this.log.warn({ taskId, step, reason, more }, 'cannot replay from the published checkpoint')
       this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${[step, ...more].join(', ')} unusable: ${reason}`, updatedAt: Date.now() })
       return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) } }
@@ -192,12 +208,23 @@ export class VerifierPorts extends PortsPart {
   async challengeAvailability (taskId: number, step: number, more: number[] = []): Promise<DisputeResult> {
     const chain = await this.chain()
     let alternatives: number[] = []
-    if (await chain.myAssignment(taskId) != null) {
+    const mine = await chain.myAssignment(taskId)
+    if (mine != null) {
+      // only checkpoints its own required sample needs: the chain refuses the others (CheckpointNotNeeded)
       const t = await this.taskOrThrow(taskId)
-      alternatives = checkpointStepsOf(t.stepCount, t.checkpointEvery).filter(s => s !== step && !more.includes(s))
+      const seed = await this.waitForRandomness(chain, mine.seedBlock)
+      alternatives = this.challengeable(t, seed, chain.accountId, await chain.rootEvery(taskId)).filter(s => s !== step && !more.includes(s))
     }
     const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives, more })
     return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}`, served: r.served }
+  }
+
+  /** The checkpoints the chain lets this node challenge as an assigned verifier of `task` (availability.ts ensureNeeded). */
+  private challengeable (
+    task: { stepCount: number, verifierCount: number, checkpointEvery: number, divergence?: unknown }, seed: string, account: string, m: number
+  ): number[] {
+    const required = task.stepCount === 0 ? [] : requiredSample(seed, account, task.stepCount, task.verifierCount, m)
+    return challengeableCheckpoints(required, task.stepCount, task.checkpointEvery, m, task.divergence != null)
   }
 
   private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {

@@ -17,3 +17,35 @@ export function firstNeededCheckpoint (sampled: number[], stepCount: number, che
   const loads = checkpointLoads(sampled, checkpointStepsOf(stepCount, checkpointEvery), rootEvery, stepCount)
   return loads.length === 0 ? 0 : Math.min(...loads)
 }
+
+/**
+ * The checkpoints an assigned verifier may challenge (the chain's bound:
+ * devnet/chain/runtime/availability.ts): checkpoint 0, which an initial-state
+ * claim reads; for each unit of its required sample (1-based, requiredSample;
+ * at m > 1 segment ends), the latest checkpoint at or before the unit's start,
+ * which its replay may load (checkpointLoads loads a subset of these); and a
+ * diverged proof's last state, from which every verifier replays the diverged
+ * step. A checkpoint outside this set no replay of that sample reads.
+ */
+export function challengeableCheckpoints (required: readonly number[], stepCount: number, checkpointEvery: number, rootEvery = 1, diverged = false): number[] {
+  const out = new Set<number>([0])
+  for (const s of required) {
+    const from = rootEvery * Math.floor((s - 1) / rootEvery)
+    out.add(checkpointEvery * Math.floor(from / checkpointEvery))
+  }
+  if (diverged) out.add(stepCount)
+  return [...out].sort((a, b) => a - b)
+}
+
+/**
+ * Of the checkpoints a verifier cannot use (`steps`, in its order of preference), those it
+ * challenges: as an assigned verifier only those in `allowed` (challengeableCheckpoints; undefined:
+ * anyone else, any). None allowed and a sample larger than the required one (`larger`): its extra
+ * steps alone need them, so it verifies its required sample instead ('required').
+ */
+export function checkpointsToChallenge (steps: readonly number[], allowed: ReadonlySet<number> | undefined, larger: boolean): number[] | 'required' {
+  const usable = allowed === undefined ? [...steps] : steps.filter(s => allowed.has(s))
+  if (usable.length > 0) return usable
+  // none allowed with the required sample cannot happen (its loads are allowed): the chain says why
+  return larger ? 'required' : [...steps]
+}

@@ -130,11 +130,12 @@ describe('nobody else gets the grace', () => {
     until(h, end)
     expect(verdict(h, 'Dave', false)).toBeUndefined()
     h.advance(1)
-    // Ferdie is no assigned verifier; Eve accepted: the window is closed for both
+    // Ferdie is no assigned verifier; Eve accepted: the window is closed for both (and Eve, having
+    // vouched that it replayed from its checkpoints, challenges none: test/adversarial/needless-serves.test.ts)
     expect(openDispute(h, 'Ferdie')).toBe('Arbitration.ChallengeWindowClosed')
     expect(challengeAvailability(h, 'Ferdie')).toBe('Arbitration.ChallengeWindowClosed')
     expect(openDispute(h, 'Eve')).toBe('Arbitration.ChallengeWindowClosed')
-    expect(challengeAvailability(h, 'Eve')).toBe('Arbitration.ChallengeWindowClosed')
+    expect(challengeAvailability(h, 'Eve')).toBe('Arbitration.ChallengeAfterAccept')
     // Dave backs its reject once; a second piece of evidence after the window is refused
     expect(challengeAvailability(h, 'Dave')).toBeUndefined()
     expect(assignmentOf(h, 'Dave').backed).toBe(true)

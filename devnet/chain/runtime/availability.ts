@@ -10,6 +10,9 @@ import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, t
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
 import { isCommittedStep } from '../../../protocols/pol/segments.js'
 import { rootEveryOfTask } from './segments.js'
+import { blockRandomness } from './block-randomness.js'
+import { requiredSample } from '../../../protocols/verification/verdict.js'
+import { challengeableCheckpoints } from '../../../protocols/verification/checkpoint-steps.js'
 
 // Data-availability challenges (docs/disputes.md, "Withheld checkpoints"),
 // part of the Arbitration pallet. A node that cannot obtain a valid checkpoint
@@ -76,7 +79,29 @@ export function isCheckpointStep (step: number, checkpointEvery: number, stepCou
   return step >= 0 && step <= stepCount && (step % checkpointEvery === 0 || step === stepCount) && isCommittedStep(step, stepCount, rootEvery)
 }
 
+/**
+ * An assigned verifier challenges only what its own replay needs (docs/economics.md
+ * "Needless serves"): the chain knows its required sample and the spacing, so a
+ * checkpoint no replay of that sample reads is refused (a puppet would make an
+ * honest solver serve every checkpoint of the run, and a served challenge
+ * reopens its verdict past the window). After its own accept it needs none: it
+ * vouched that it replayed from them. Anyone else pays for a needless challenge
+ * with its deposit (to the solver when the task is verified anyway).
+ */
+function ensureNeeded (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): void {
+  const mine = activeAssignment(ctx, a.taskId, who)
+  if (mine === undefined) return
+  const t = getTask(ctx, a.taskId)
+  const m = rootEveryOfTask(ctx, a.taskId)
+  // not a checkpoint at all: openHeld says so
+  if (!isCheckpointStep(a.checkpointStep, t.checkpointEvery, t.stepCount, m)) return
+  ctx.ensure(!t.verdicts.some(v => v.verifier === who && v.accept && !v.void), P, 'ChallengeAfterAccept')
+  const required = t.stepCount === 0 ? [] : requiredSample(blockRandomness(ctx, mine.seedBlock), who, t.stepCount, t.verifierCount, m)
+  ctx.ensure(challengeableCheckpoints(required, t.stepCount, t.checkpointEvery, m, t.divergence !== null).includes(a.checkpointStep), P, 'CheckpointNotNeeded')
+}
+
 export function challengeAvailability (ctx: Context, who: string, a: { taskId: bigint, checkpointStep: number }): bigint {
+  ensureNeeded(ctx, who, a)
   // a checkpoint served on chain is there for anyone to read: nothing left to challenge
   for (const id of ctx.store.read<bigint[]>(P, 'AnsweredAvailability', a.taskId)) {
     ctx.ensure(ctx.store.get<AvailabilityChallenge>(P, 'AvailabilityChallenges', id)?.checkpointStep !== a.checkpointStep, P, 'CheckpointServed')

@@ -1,7 +1,7 @@
 import { FEASIBILITY_ERRORS, FORCED_ROOM_ERRORS, PRICE_ERRORS, WINDOW_ERRORS } from './feasibility-spec.js'
 import type { Fields, NamedTypes } from './types.js'
 import type { ErrorSpec, PalletSpec } from './spec-types.js'
-import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_MANY_CALLS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
+import { AVAILABILITY_CALLS, AVAILABILITY_ERRORS, AVAILABILITY_EVENTS, AVAILABILITY_MANY_CALLS, AVAILABILITY_NEED_ERRORS, AVAILABILITY_STORAGE, AVAILABILITY_TYPES } from './availability-spec.js'
 import { ASSIGNMENT_ERRORS, ASSIGNMENT_EVENTS, ASSIGNMENT_STORAGE, ASSIGNMENT_TYPES } from './assignment-spec.js'
 import { INITIAL_STATE_CALLS, INITIAL_STATE_ERRORS, INITIAL_STATE_EVENTS } from './initial-state-spec.js'
 import { DIVERGENCE_CALLS, DIVERGENCE_ERRORS, DIVERGENCE_EVENTS, DIVERGENCE_TYPES } from './divergence-spec.js'
@@ -408,7 +408,8 @@ export const PALLETS: PalletSpec[] = [
       ...PRICE_ERRORS,
       ...FORCED_ROOM_ERRORS,
       ...SERVE_ERRORS,
-      ...CHALLENGE_COMMIT_ERRORS
+      ...CHALLENGE_COMMIT_ERRORS,
+      ...AVAILABILITY_NEED_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error; and after DrawRequested, to reveal its draw (reveal_draw).' },

@@ -55,8 +55,10 @@ describe('availability challenge: rules', () => {
     // a node the chain did not draw (an assigned verifier may open its own: test/adversarial/availability-copies.test.ts)
     const other = solver === 'Bob' ? 'Charlie' : 'Bob'
     expect(h.run(other, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.AvailabilityAlreadyOpen')
-    // another checkpoint (the last step is one too) can be challenged at the same time
-    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 10 }).error).toBeUndefined()
+    // another checkpoint (the last step is one too) can be challenged at the same time; by an assigned
+    // verifier only if its sample needs it (test/adversarial/needless-serves.test.ts): every sample here replays from 0 and 5
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 10 }).error).toBe('Arbitration.CheckpointNotNeeded')
+    expect(h.run(other, 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 10 }).error).toBeUndefined()
     expect(getTask().openDisputes).toBe(2)
     h.advance(12)
     expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBe('Arbitration.ChallengeWindowClosed')
@@ -97,8 +99,9 @@ describe('availability challenge: rules', () => {
     expect(stake(solver)).toBe(STAKE)
     expect(respond(parts[0])).toBe('Arbitration.AvailabilityClosed')
     expect(h.run('Dave', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.AvailabilityClosed')
-    // the checkpoint is on chain: nobody challenges it again
-    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.CheckpointServed')
+    // the checkpoint is on chain: nobody challenges it again (Eve, who accepted, challenges nothing)
+    expect(h.run(solver === 'Bob' ? 'Charlie' : 'Bob', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: STEP }).error).toBe('Arbitration.CheckpointServed')
+    expect(h.run('Eve', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: 0 }).error).toBe('Arbitration.ChallengeAfterAccept')
     // a served challenge does not fail the task: it settles on its verdicts
     // (Eve voted in the window; Dave, served past it, in his served grace)
     expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: true, checkedSteps: harnessSample(h, 'Dave') }).error).toBeUndefined()
@@ -258,7 +261,7 @@ describe('availability challenge: the answer window', () => {
     commitAvailabilityProof(h, solver)
     const clock = (h.read<{ disputeClock: number }>('Arbitration', 'Params') as { disputeClock: number }).disputeClock
     for (const id of [0, 1]) {
-      expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: id === 0 ? STEP : 10 }).error).toBeUndefined()
+      expect(h.run('Dave', 'Arbitration', 'challenge_availability', { taskId: 0, checkpointStep: id === 0 ? STEP : 0 }).error).toBeUndefined()
       expect(challenge(id).deadline).toBe(challenge(id).openedAt + 1 + 150)
       expect(150).toBeGreaterThan(clock)
     }
@@ -268,7 +271,7 @@ describe('availability challenge: the answer window', () => {
     expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 0 }).error).toBe('Arbitration.DeadlineNotReached')
     expect(respond(bytes)).toBeUndefined()
     expect(challenge(0).status).toBe('Answered')
-    // challenge 1 (the last step) goes unanswered: too late after its deadline
+    // challenge 1 (checkpoint 0) goes unanswered: too late after its deadline
     h.advance(challenge(1).deadline - h.number)
     expect(respond(bytes, solver, 1)).toBe('Arbitration.ResponseTooLate')
     expect(h.run('Eve', 'Arbitration', 'availability_timeout', { challengeId: 1 }).error).toBeUndefined()

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { checkpointStepsOf, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointStepsOf, checkpointsToChallenge, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { checkpointLoads } from '../../../protocols/verification/sample.js'
+import { requiredSample } from '../../../protocols/verification/verdict.js'
+import { isCheckpointStep } from '../../../devnet/chain/runtime/availability.js'
 import { toDomainEvent } from '../../../node/roles/chain-link.js'
 
 describe('what a verifier that cannot obtain the run challenges', () => {
@@ -10,6 +13,45 @@ describe('what a verifier that cannot obtain the run challenges', () => {
     expect(firstNeededCheckpoint([8, 3], 12, 5)).toBe(0)
     expect(firstNeededCheckpoint([7, 12], 12, 5)).toBe(5)
     expect(firstNeededCheckpoint([12], 12, 5)).toBe(10)
+  })
+})
+
+describe('what an assigned verifier may challenge (the chain\'s CheckpointNotNeeded bound)', () => {
+  it('checkpoint 0, the checkpoint before each sampled unit, and a diverged proof\'s last state', () => {
+    // 1-based steps 3, 8 replay from 0 and 5 (checkpoints every 5 of 12 steps); 12 from 10
+    expect(challengeableCheckpoints([3, 8, 12], 12, 5)).toEqual([0, 5, 10])
+    expect(challengeableCheckpoints([8], 12, 5)).toEqual([0, 5])
+    expect(challengeableCheckpoints([8], 12, 5, 1, true)).toEqual([0, 5, 12])
+    // segments of m = 2 named by their last step: segment 4 (steps 9, 10) starts at state 8, whose latest checkpoint is 5
+    expect(challengeableCheckpoints([10], 12, 5, 2)).toEqual([0, 5])
+  })
+
+  it('holds every checkpoint the required sample\'s replay loads, and only checkpoints, for many seeds and spacings', () => {
+    const account = '0x' + '11'.repeat(32)
+    for (const [steps, every, m] of [[1000, 10, 1], [1000, 5, 1], [40, 1, 1], [203, 8, 4], [100, 10, 2]] as const) {
+      for (let i = 0; i < 50; i++) {
+        const seed = '0x' + i.toString(16).padStart(64, '0')
+        const required = requiredSample(seed, account, steps, 2, m)
+        const allowed = challengeableCheckpoints(required, steps, every, m)
+        const loads = checkpointLoads(required, checkpointStepsOf(steps, every), m, steps)
+        expect(loads.filter(c => !allowed.includes(c))).toEqual([])
+        expect(allowed.filter(c => !isCheckpointStep(c, every, steps, m))).toEqual([])
+        // a bound: at most one per sampled unit, and checkpoint 0
+        expect(allowed.length).toBeLessThanOrEqual(required.length + 1)
+      }
+    }
+  })
+})
+
+describe('what the node challenges of the checkpoints it cannot use', () => {
+  it('anyone else: all; an assigned verifier: those its required sample needs, else its required sample is verified instead', () => {
+    expect(checkpointsToChallenge([5, 30, 10], undefined, true)).toEqual([5, 30, 10])
+    const allowed = new Set([0, 10, 20])
+    // one outside the bound (an extra sampled step's) is left out: the chain would refuse the call naming it
+    expect(checkpointsToChallenge([30, 10], allowed, true)).toEqual([10])
+    // none inside: a larger sample falls back to the required one, whose checkpoints are all inside
+    expect(checkpointsToChallenge([30, 40], allowed, true)).toBe('required')
+    expect(checkpointsToChallenge([30], allowed, false)).toEqual([30])
   })
 })
 
