@@ -7,7 +7,7 @@ import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import type { ChallengerInit } from './challenger-init.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
 import type { Signed, TensorTree } from './messages.js'
-import type { Divergence } from './nan.js'
+import { bogusPoint, type Divergence } from './nan.js'
 import { encodeEntryBytes, leafIndex, type TensorCache } from './player.js'
 import { isForcedLeafOf } from './forced-leaf.js'
 import { pathWith, type Levels } from './tree.js'
@@ -107,14 +107,20 @@ export class ChallengerClaims {
     // a post-state NaN is provable only against a committed post-state root equal to ours (there is none on a diverged step)
     if (sn !== undefined && (sn.which === 'pre' || (v === undefined && (this.o.segment === undefined ? this.committedHex(this.o.step + 1) === toHex(this.o.postRoot) : bytesEqual(this.rootAt(this.o.step + 1), this.o.postRoot))))) return this.stateNanClaim(sn)
     if (n !== undefined && n.entry < limit && (v === undefined || before(n, v))) return this.opNanClaim(n)
-    if (v !== undefined && v.entry < limit && (n === undefined || before(v, n))) {
-      // our output holds no NaN there: an element claim shows the defender's (= ours) does not either
-      const operands = this.operandsFor(v.entry, v.flat)
-      if (typeof operands === 'string') return { fail: operands }
+    if (v !== undefined && (n === undefined || before(v, n))) {
+      // a point at or past the @state entry: the tapes agree up to it, and the step completed
+      const last = this.o.entries.length - 1
+      if (v.entry >= last && limit > last) return this.stateClaim()
+      if (v.entry >= limit) return undefined
+      // our output holds no NaN there: an element claim shows the defender's (= ours) does not either;
+      // a point naming no float32 element of the output loses on any element of it (bogusPoint)
       const e = this.o.entries[v.entry]
+      const flat = bogusPoint(e.outputs[0], v.flat) === undefined ? v.flat : 0
+      const operands = this.operandsFor(v.entry, flat)
+      if (typeof operands === 'string') return { fail: operands }
       const out = this.o.tensor(v.entry, 'out', 0)
       const { cols } = matrixView(out.shape)
-      return this.claim({ v: 1, kind: 'element', commit: this.seen.commit!, index: v.entry, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.seen.tape, v.entry), program: this.o.program, flat: v.flat, slice: proveSlice(out, 'row', Math.floor(v.flat / cols)), operands })
+      return this.claim({ v: 1, kind: 'element', commit: this.seen.commit!, index: v.entry, entry: encodeEntryBytes(e), path: pathWith(this.levels, this.seen.tape, v.entry), program: this.o.program, flat, slice: proveSlice(out, 'row', Math.floor(flat / cols)), operands })
     }
     return undefined
   }

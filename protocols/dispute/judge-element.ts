@@ -8,7 +8,7 @@ import { provenEntry, tapeCommit } from './claim-proofs.js'
 import { datasetRootOf } from './dataset.js'
 import type { OpShapeLike, StepEnv } from './judge-env.js'
 import { nanRule } from './judge-nan.js'
-import { runPosition } from './nan.js'
+import { bogusPoint, runPosition } from './nan.js'
 import { reject, type Ruling } from './ruling.js'
 
 // The claims about one element of a tensor of the defender's tape: an output
@@ -25,6 +25,9 @@ export function judgeElement (env: StepEnv, c: Extract<Claim, { kind: 'element' 
   const e = provenEntry(env, commit, c, 'element')
   const at = runPosition(env, e.index)
   if (at === 'after') return challengerLoses(afterEnd(env, e.index))
+  // a divergence point names a float32 element of this entry's output 0, or none: then the run never reached it
+  const bogus = at === 'at' ? bogusPoint(e.outputs[0], env.divergence?.flat ?? 0) : undefined
+  if (bogus !== undefined) return defenderLoses(`the divergence point (entry ${e.index}, element ${env.divergence?.flat ?? 0}) ${bogus}`)
   const prog = programFacts(c.program, env.programHash)
   const ref = env.reference
   if (ref === undefined || !ref.supportsElement(prog.runtime, e.kernel)) reject('UnsupportedKernel', `${prog.runtime} ${e.kernel}`)

@@ -120,6 +120,9 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
       const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'state')
       if (e.kernel !== STATE_PSEUDO_KERNEL) reject('InvalidClaim', `entry ${e.index} is not the ${STATE_PSEUDO_KERNEL} entry`)
+      // the run ends at its divergence point, an op before the @state entry: at or past it, the step completed without one
+      const at = runPosition(env, e.index)
+      if (at === 'before' || at === 'at') return defenderLoses(`the divergence point (entry ${env.divergence?.entry ?? -1}) is not before the step's ${STATE_PSEUDO_KERNEL} entry ${e.index}`)
       // a diverged proof's last step has no post-state: the run ended inside it
       if (env.step >= env.stepCount) return challengerLoses('the run diverged in this step: it has no post-state')
       const post = stateLeafProven(env, env.step + 1, c.post, c.postPath, 'post')

@@ -1,4 +1,4 @@
-import type { DType } from '../commit/tensor.js'
+import { sizeOf, type DType } from '../commit/tensor.js'
 
 // "A NaN ends the run" (docs/disputes.md, "NaN"): which NaN a float32 add of
 // two different NaNs keeps is not fixed by the wasm runtime, so no ruling may
@@ -51,4 +51,15 @@ export function firstNaNOf (outputs: ReadonlyArray<ReadonlyArray<{ dtype: DType,
     }
   }
   return undefined
+}
+
+/**
+ * Why a divergence point at an entry with output `out` names no element a NaN
+ * could be at, if it does not: the point is the solver's word in
+ * commit_diverged, which the chain cannot check there (it knows no shapes).
+ */
+export function bogusPoint (out: { dtype: DType, shape: number[] } | undefined, flat: number): string | undefined {
+  if (out === undefined) return 'is at an entry without an output'
+  if (out.dtype !== 'float32') return `is in a ${out.dtype} output, which holds no NaN`
+  return flat >= sizeOf(out.shape) ? `is past the entry's output of ${sizeOf(out.shape)} elements` : undefined
 }

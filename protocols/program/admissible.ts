@@ -1,5 +1,9 @@
 import { isBatchLayout } from '../data/layout.js'
 import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../tape/tape.js'
+import { MAX_MESSAGE_BYTES } from '../dispute/messages.js'
+import { MAX_CLAIM_BYTES } from '../dispute/claim-codec.js'
+import { canonicalJson } from './canonical-json.js'
+import { stepRoom } from './claim-room.js'
 import { runtimeInfo } from './runtime.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
@@ -115,6 +119,12 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   if (badInputs.length > 0) problems.push(`no data claim for batch input ${badInputs.join(', ')}`)
   const st = stateEntryBound(p)
   if (st.inputs > MAX_ENTRY_INPUTS || st.bytes > MAX_ENTRY_BYTES) problems.push(`its state has ${st.inputs} tensors, so its ${STATE_PSEUDO_KERNEL} entry (up to ${st.bytes} bytes) exceeds what a state claim carries (${MAX_ENTRY_INPUTS} tensors, ${MAX_ENTRY_BYTES} bytes)`)
+  // every claim and every forced answer of a dispute must fit on chain (claim-room.ts)
+  const room = stepRoom(p)
+  const { info: _info, ...bare } = p
+  const claimBytes = room.claim.bytes + new TextEncoder().encode(canonicalJson(bare)).length
+  if (claimBytes > MAX_CLAIM_BYTES) problems.push(`a claim on ${room.claim.what} needs up to ${claimBytes} bytes, more than a claim may hold (${MAX_CLAIM_BYTES})`)
+  if (room.leaf.bytes + 1024 > MAX_MESSAGE_BYTES) problems.push(`${room.leaf.what} is ${room.leaf.bytes} bytes, more than a dispute message may hold (${MAX_MESSAGE_BYTES})`)
   const ok = problems.length === 0
   return {
     ok,

@@ -88,7 +88,7 @@ describe('tasks the chain could not adjudicate are refused at submit_task', () =
   })
 
   it('the control: a judgeable program is accepted and a solver selected', () => {
-    expect(submit(taskProgram({ model: 'cnn' }))).toBeUndefined()
+    expect(submit(taskProgram({ model: 'cnn', batchSize: 8 }))).toBeUndefined()
     expect(h.advance(1)).toContain('Arbitration.SolverSelected')
   })
 })
@@ -96,7 +96,7 @@ describe('tasks the chain could not adjudicate are refused at submit_task', () =
 describe('an op without a reference on the chain', () => {
   it('a cnn task is refused by a chain whose reference lacks MaxPoolGrad; the mlp (no pooling) is not', async () => {
     await chain({ ...reference, supportsElement: (rt: string, k: string) => k !== 'MaxPoolGrad' && reference.supportsElement(rt, k) })
-    const cnn: ProgramArgs = taskProgram({ model: 'cnn', optimizer: 'sgd' })
+    const cnn: ProgramArgs = taskProgram({ model: 'cnn', optimizer: 'sgd', batchSize: 8 })
     expect(submit(cnn)).toBe('Arbitration.ProgramNotVerifiable')
     nothingPosted()
     expect(submit(taskProgram({ model: 'mlp', optimizer: 'sgd' }))).toBeUndefined()

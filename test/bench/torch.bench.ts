@@ -122,7 +122,7 @@ function prepare (cfg: Config, dir: string): Prepared {
     for (const m of new Set([1, ...ROOT_EVERY])) {
       const task = join(dir, `${cfg.model}-${rt}-m${m}.json`)
       const spacing = [...(K === undefined ? [] : ['--checkpoint-every', String(committedSpacing(K, cfg.steps, m))]), '--root-every', String(m)]
-      const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--runtime', RUNTIME_OF[rt], '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), ...spacing, '--no-rows-root', '--out', task], { encoding: 'utf8' })
+      const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--runtime', RUNTIME_OF[rt], '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), ...spacing, '--no-rows-root', '--local', '--out', task], { encoding: 'utf8' })
       if (made.status !== 0 || !existsSync(task)) throw new Error(`task new --model ${cfg.model} --runtime ${RUNTIME_OF[rt]} --root-every ${m} failed:\n${made.stderr}`)
       tasks[rt].set(m, task)
       SPACING.set(`${cfg.model} m = ${m}`, (JSON.parse(readFileSync(task, 'utf8')) as TaskProgram).checkpointEvery)

@@ -54,7 +54,7 @@ beforeAll(async () => {
   // the same training with state roots every 4 steps (another program hash, the same states)
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '8', '--root-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'm4.json')])
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '8', '--checkpoint-every', '4', '--batch', '64', '--seed', '9', '--synthetic-size', '1024', '--out', join(dir, 'mlp-psk.json')])
-  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'cnn', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '4', '--checkpoint-every', '2', '--batch', '16', '--seed', '9', '--synthetic-size', '256', '--out', join(dir, 'cnn-psk.json')])
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'cnn', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '4', '--checkpoint-every', '2', '--batch', '16', '--seed', '9', '--synthetic-size', '256', '--local', '--out', join(dir, 'cnn-psk.json')])
 })
 afterAll(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })
 

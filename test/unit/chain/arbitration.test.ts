@@ -136,9 +136,9 @@ describe('Arbitration: tasks', () => {
     expect(h.reserved('Alice')).toBe(0n)
     expect(h.read('Arbitration', 'Tasks', 0)).toBeUndefined()
     // (with the window the chain takes for the cnn, which replays slower than the mlp)
-    const cnn = taskProgram({ model: 'cnn', optimizer: 'sgd' })
+    const cnn = taskProgram({ model: 'cnn', optimizer: 'sgd', batchSize: 8 })
     expect(h.run('Alice', 'Arbitration', 'submit_task', task({ programHash: cnn.programHash, program: cnn.programHex, challengeWindow: minWindow(cnn, 2) })).error).toBeUndefined()
-    expect(getTask(0).programHash).toBe(taskProgram({ model: 'cnn', optimizer: 'sgd' }).programHash)
+    expect(getTask(0).programHash).toBe(taskProgram({ model: 'cnn', optimizer: 'sgd', batchSize: 8 }).programHash)
   })
 
   it('waits for a solver, then selects one deterministically by stake', () => {
