@@ -57,6 +57,8 @@ export class VerifierPorts extends PortsPart {
     let proof: ReturnType<typeof validateProof>
     // checkpoints served on chain (answered availability challenges): step → challenge
     let served: Map<number, number>
+    // checkpoints already written from their serves (a run rebuilt from the chain)
+    let written = new Set<number>()
     try {
       // a solver that commits no run index withholds it from everyone
       const indexCid = runIndexCidOf(task)
@@ -99,7 +101,7 @@ export class VerifierPorts extends PortsPart {
         return { accept: false, checkedSteps: [], unavailable: r.unavailable }
       }
       this.log.info({ taskId, reason: why }, 'replaying from the chain: the program, the served checkpoints and the proof\'s roots')
-      ;({ program, proof, served } = r)
+      ;({ program, proof, served, written } = r)
     }
     const div = proof.divergence
     // replays check transitions only: the first state must be the program's initialisation
@@ -107,6 +109,7 @@ export class VerifierPorts extends PortsPart {
     const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
     const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
       const onChain = served.get(0)
+      if (written.has(0)) return undefined
       if (onChain !== undefined) return await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }, dir)
       return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer)
     })
@@ -119,7 +122,8 @@ export class VerifierPorts extends PortsPart {
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (fetchEvery), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
-    const steps = index?.checkpoints.map(c => c.step) ?? checkpointStepsOf(task.stepCount, task.checkpointEvery)
+    // rebuilt from the chain: the proof lists the checkpoints written, and the replay loads those (withheldRunCheckpoints)
+    const steps = (index?.checkpoints ?? proof.checkpoints).map(c => c.step)
     const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, steps, m, proof.steps))
     // every verifier replays a diverged proof's last step, from the checkpoint of its last state
     if (div !== undefined) loads.add(proof.steps)
@@ -133,6 +137,7 @@ export class VerifierPorts extends PortsPart {
     let fetched = 0
     const tFetch = performance.now()
     const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ({ step, ck }) => {
+      if (written.has(step)) return undefined
       const dir = checkpointDir(runDir, step)
       mkdirSync(dir, { recursive: true })
       // a checkpoint served on chain (an answered availability challenge) is read from there;
@@ -140,7 +145,7 @@ export class VerifierPorts extends PortsPart {
       const onChain = served.get(step)
       const problem = onChain !== undefined
         ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
-        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer) : 'not served on chain, and the run index is withheld'
+        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer) : 'not published'
       return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
     }, ck => {
       fetched++

@@ -1,5 +1,5 @@
-import { proofRootOf, type ProofOfLearning } from '../pol/proof.js'
-import { leafCount, leafOfStep } from '../pol/segments.js'
+import { proofRootOf, type CheckpointRef, type ProofOfLearning } from '../pol/proof.js'
+import { leafCount } from '../pol/segments.js'
 import { checkpointStepsOf } from './checkpoint-steps.js'
 import { checkpointLoads } from './sample.js'
 
@@ -30,18 +30,19 @@ export function withheldRunCheckpoints (
 
 /**
  * The proof a replay compares against, from the chain: `roots` are the leaves of proof_root as a
- * serve carried them (hex, no 0x), checked here against the committed root. A checkpoint's
- * manifest is not on chain: its entry names the committed state root of its step instead
- * (the replay lays a checkpoint out by the program and checks it by that root).
+ * serve carried them (hex), checked here against the committed root; `checkpoints` are the
+ * served checkpoints the verifier wrote (a manifest of its own for each, as a served state has
+ * none): a replay or a dispute's tape starts from the latest of them before its step, which for
+ * the steps of the sample is the one the run's own checkpoints would give (withheldRunCheckpoints).
  */
 export function proofFromChain (o: {
   programHash: string
   runtime: string
   proofRoot: string
   stepCount: number
-  checkpointEvery: number
   rootEvery: number
   roots: readonly string[]
+  checkpoints: readonly CheckpointRef[]
   divergence?: { entry: number, flat: number } | null
 }): ProofOfLearning {
   const m = o.rootEvery
@@ -58,7 +59,7 @@ export function proofFromChain (o: {
     stateRoots: roots,
     proofRoot,
     finalStateRoot: roots[roots.length - 1],
-    checkpoints: checkpointStepsOf(o.stepCount, o.checkpointEvery).map(step => ({ step, manifestHash: roots[leafOfStep(step, o.stepCount, m)] })),
+    checkpoints: [...o.checkpoints].sort((a, b) => a.step - b.step),
     ...(o.divergence != null ? { divergence: { entry: o.divergence.entry, flat: o.divergence.flat } } : {})
   }
 }
