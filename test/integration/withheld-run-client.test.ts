@@ -41,8 +41,12 @@ let dir: string
 let programBytes: Uint8Array
 let runDir: string
 let engine: { stop: () => void }
+let fakedDir: string
+let fakedBytes: Uint8Array
 let VerifierPorts: typeof import('../../node/roles/verifier-ports.js').VerifierPorts
 let serveFromRun: typeof import('../../node/availability/responder.js').serveFromRun
+let ensureReplayDir: typeof import('../../node/dispute/replay-dir.js').ensureReplayDir
+let runEngineJob: typeof import('../../node/engine/engine.js').runEngineJob
 
 async function cli (...args: string[]): Promise<string> {
   return (await run(process.execPath, [MAIN, ...args, ...(args[0] === 'task' ? [] : ['--log-level', 'warn'])], { timeout: 180_000, maxBuffer: 16 << 20 })).stdout
@@ -57,6 +61,14 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'task.json'), programBytes)
   runDir = join(dir, 'run')
   await cli('train', '--task', join(dir, 'task.json'), '--out', runDir, '--no-evaluate', '--json')
+  // 20 segments of 2 steps: the verifier samples them all; the solver fakes an op of step 12
+  const { info: _j, ...small } = validateProgram(JSON.parse(await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '40', '--checkpoint-every', '8', '--root-every', '2', '--batch', '8', '--seed', '6', '--synthetic-size', '256', '--optimizer', 'sgd')))
+  fakedBytes = new TextEncoder().encode(canonicalJson(small))
+  writeFileSync(join(dir, 'small.json'), fakedBytes)
+  fakedDir = join(dir, 'faked')
+  await cli('train', '--task', join(dir, 'small.json'), '--out', fakedDir, '--no-evaluate', '--json', '--fault-op', 'BatchMatMul@12')
+  ;({ ensureReplayDir } = await import(join(DIST, 'node/dispute/replay-dir.js')) as typeof import('../../node/dispute/replay-dir.js'))
+  ;({ runEngineJob } = await import(join(DIST, 'node/engine/engine.js')) as typeof import('../../node/engine/engine.js'))
   ;({ VerifierPorts } = await import(join(DIST, 'node/roles/verifier-ports.js')) as typeof import('../../node/roles/verifier-ports.js'))
   ;({ serveFromRun } = await import(join(DIST, 'node/availability/responder.js')) as typeof import('../../node/availability/responder.js'))
   const { WarmEngine } = await import(join(DIST, 'node/engine/warm-engine.js')) as typeof import('../../node/engine/warm-engine.js')
@@ -67,16 +79,17 @@ afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
 })
 
+const withheld = async (): Promise<never> => { throw new Error('no provider answered (withheld)') }
+
 /** The verifier's node: nothing the solver published can be fetched. */
-function verifier (): InstanceType<typeof VerifierPorts> {
-  const withheld = async (): Promise<never> => { throw new Error('no provider answered (withheld)') }
+function verifier (dataDir = mkdtempSync(join(dir, 'dave-'))): InstanceType<typeof VerifierPorts> {
   const shared = {
     init: { chain: async () => c.Dave, shards: { fetchBytes: withheld, fetchToFile: withheld }, book: { get: async () => undefined, publish: async () => {} } },
     peerId: 'dave-peer',
     progress: new Map(),
     econ: {},
     log,
-    dataDir: mkdtempSync(join(dir, 'dave-')),
+    dataDir,
     engine
   } as unknown as PortsShared
   return new VerifierPorts(shared)
@@ -137,5 +150,48 @@ describe('a withheld run index and proof.json, over the dev chain', () => {
     expect((await c.Alice.task(id))?.phase).toBe('Settled')
     const after = await c.Dave.balance()
     expect(after.free + after.reserved - dave.free - dave.reserved).toBe(V)
+  }, 300_000)
+
+  it('a solver that faked a step and withholds its run is caught from the chain data, and the dispute re-executes from it', async () => {
+    const block = async (): Promise<void> => { await c.Alice.api.rpc.engine.createBlock(true, true) }
+    const proof = validateProof(JSON.parse(readFileSync(join(fakedDir, 'proof.json'), 'utf8')))
+    const id = Number(await c.Alice.submitTask({
+      programHash: '0x' + toHex(sha256(fakedBytes)), program: fakedBytes, datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32),
+      steps: 40, checkpointEvery: 8, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V, verifierCount: 1, challengeWindow: 60, solveTimeout: 100
+    }))
+    await block()
+    expect((await c.Alice.task(id))?.solver).toBe(c.Bob.accountId)
+    // no run index at all
+    await c.Bob.commitProof(id, { proofRoot: '0x' + proof.proofRoot, finalStateRoot: '0x' + proof.finalStateRoot, stepCount: 40, checkpoints: [] })
+    for (let i = 0; i < 10 && await c.Dave.myAssignment(id) == null; i++) await block()
+    expect(await c.Dave.myAssignment(id)).not.toBeNull()
+    const dataDir = mkdtempSync(join(dir, 'dave-'))
+    const ports = verifier(dataDir)
+    const first = await ports.verify(id)
+    // every segment is sampled: the replay runs on from checkpoint 0 alone
+    expect(first.unavailable).toEqual(expect.objectContaining({ step: 0 }))
+    expect(first.unavailable?.more).toBeUndefined()
+    await ports.submitVerdict(id, first)
+    const challenging = ports.challengeAvailability(id, 0)
+    let open: Array<[number, number]> = []
+    for (let i = 0; i < 60 && open.length === 0; i++) {
+      open = await c.Bob.openAvailability(id)
+      if (open.length === 0) await new Promise(resolve => setTimeout(resolve, 250))
+    }
+    for (const [step, cid] of open) for (const part of serveFromRun(fakedDir, step, '0x' + proof.proofRoot)) await c.Bob.respondAvailability(cid, part)
+    expect((await challenging).served).toBe(true)
+    // from the chain alone, the replay compares the committed roots: segment 11…12 is wrong
+    const second = await ports.verify(id)
+    expect(second.accept).toBe(false)
+    expect(second.unavailable).toBeUndefined()
+    expect(second.firstBadStep).toBe(12)
+    // the dispute's re-execution starts from the directory rebuilt from the chain (no run index to fetch)
+    const task = (await c.Dave.task(id))!
+    const runDirOf = join(dataDir, 'verify', String(id))
+    const replay = await ensureReplayDir({ fetchBytes: withheld, fetchToFile: withheld } as never, id, task, runDirOf, 12, 'bob-peer')
+    expect(replay.proof.proofRoot).toBe(proof.proofRoot)
+    const seg = await runEngineJob({ kind: 'segment-roots', runDir: runDirOf, first: 10, length: 2 }, log, 'segment roots').result
+    expect(seg.roots[0]).toBe(proof.stateRoots[5])
+    expect(seg.roots[2]).not.toBe(proof.stateRoots[6])
   }, 300_000)
 })

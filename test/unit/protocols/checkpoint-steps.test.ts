@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { checkpointStepsOf, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { checkpointStepsOf } from '../../../protocols/verification/checkpoint-steps.js'
+import { withheldRunCheckpoints } from '../../../protocols/verification/chain-run.js'
 import { toDomainEvent } from '../../../node/roles/chain-link.js'
 
 describe('what a verifier that cannot obtain the run challenges', () => {
-  it('checkpoints every checkpoint_every steps and at the last one; the first one a sample loads', () => {
+  it('checkpoints every checkpoint_every steps and at the last one; every one a sample loads, and 0', () => {
     expect(checkpointStepsOf(10, 5)).toEqual([0, 5, 10])
     expect(checkpointStepsOf(12, 5)).toEqual([0, 5, 10, 12])
     // 1-based sampled steps: step s replays from the checkpoint at or before s - 1
-    expect(firstNeededCheckpoint([8, 3], 12, 5)).toBe(0)
-    expect(firstNeededCheckpoint([7, 12], 12, 5)).toBe(5)
-    expect(firstNeededCheckpoint([12], 12, 5)).toBe(10)
+    expect(withheldRunCheckpoints([8, 3], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 5])
+    expect(withheldRunCheckpoints([7, 12], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 5, 10])
+    expect(withheldRunCheckpoints([12], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 10])
   })
 })
 
