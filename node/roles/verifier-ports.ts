@@ -110,7 +110,8 @@ export class VerifierPorts extends PortsPart {
     const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
       const onChain = served.get(0)
       if (written.has(0)) return undefined
-      if (onChain !== undefined) return await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }, dir)
+      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
+      if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
       return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer)
     })
     if (init !== undefined) return init

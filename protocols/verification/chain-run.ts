@@ -23,7 +23,8 @@ export function withheldRunCheckpoints (
   sampled: readonly number[], task: { stepCount: number, checkpointEvery: number, diverged: boolean }, rootEvery = 1
 ): number[] {
   const out = new Set<number>([0])
-  if (sampled.length > 0) for (const s of checkpointLoads(sampled, checkpointStepsOf(task.stepCount, task.checkpointEvery), rootEvery, task.stepCount)) out.add(s)
+  const steps = checkpointStepsOf(task.stepCount, task.checkpointEvery)
+  if (sampled.length > 0) for (const s of checkpointLoads(sampled, steps, rootEvery, task.stepCount)) out.add(s)
   if (task.diverged) out.add(task.stepCount)
   return [...out].sort((a, b) => a - b)
 }

@@ -104,7 +104,8 @@ describe('a withheld run index and proof.json, over the dev chain', () => {
     await c.Dave.registerNode(keys.Dave.peerId, ROLE_VERIFIER, 2000n * UNIT, keys.Dave.sign)
     const id = Number(await c.Alice.submitTask({
       programHash: '0x' + toHex(sha256(programBytes)), program: programBytes, datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32),
-      steps: 160, checkpointEvery: 16, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V, verifierCount: 1, challengeWindow: 60, solveTimeout: 100
+      steps: 160, checkpointEvery: 16, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V,
+      verifierCount: 1, challengeWindow: 60, solveTimeout: 100
     }))
     await block()
     expect((await c.Alice.task(id))?.solver).toBe(c.Bob.accountId)
@@ -157,7 +158,8 @@ describe('a withheld run index and proof.json, over the dev chain', () => {
     const proof = validateProof(JSON.parse(readFileSync(join(fakedDir, 'proof.json'), 'utf8')))
     const id = Number(await c.Alice.submitTask({
       programHash: '0x' + toHex(sha256(fakedBytes)), program: fakedBytes, datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32),
-      steps: 40, checkpointEvery: 8, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V, verifierCount: 1, challengeWindow: 60, solveTimeout: 100
+      steps: 40, checkpointEvery: 8, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V,
+      verifierCount: 1, challengeWindow: 60, solveTimeout: 100
     }))
     await block()
     expect((await c.Alice.task(id))?.solver).toBe(c.Bob.accountId)
