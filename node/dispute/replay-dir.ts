@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
+import { manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
 import { runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
@@ -41,7 +42,10 @@ export async function ensureReplayDir (
   const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
   if (ck == null) throw new Error(`no checkpoint before step ${step}`)
   const dir = checkpointDir(runDir, ck.step)
-  if (!existsSync(join(dir, 'manifest.json'))) {
+  // a manifest of the verifier's own (written from a serve while the run index was withheld) is not the solver's
+  const ref = proof.checkpoints.find(c => c.step === ck.step)
+  const ours = (): boolean => ref !== undefined && manifestHash(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CheckpointManifest) !== ref.manifestHash
+  if (!existsSync(join(dir, 'manifest.json')) || ours()) {
     mkdirSync(dir, { recursive: true })
     await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }

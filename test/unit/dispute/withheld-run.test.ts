@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ChainClient, TaskInfo } from '../../../node/chain/client.js'
 import { ensureReplayDir } from '../../../node/dispute/replay-dir.js'
@@ -8,6 +8,7 @@ import { readCheckpoint } from '../../../node/train/store.js'
 import type { ShardService } from '../../../node/shards/index.js'
 import { buildServeParts } from '../../../protocols/availability/index.js'
 import { merkleRoot, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
+import { manifestHash } from '../../../protocols/pol/checkpoint.js'
 import { validateProof } from '../../../protocols/pol/proof.js'
 import { initLayout } from '../../../protocols/program/init.js'
 import { taskProgram } from '../../helpers/program.js'
@@ -71,5 +72,23 @@ describe('a verifier denied the run index', () => {
     const other = taskProgram({ steps: 10, checkpointEvery: 5, seed: 9 })
     const c = { ...chain([0, 5]), taskProgram: async () => other.bytes } as unknown as ChainClient
     await expect(runFromChain(c, 0, task, 1, sampled, dir.path, 'x')).rejects.toThrow(/program hash/)
+  })
+
+  it('the run index published after all: a manifest of the verifier\'s own is replaced by the solver\'s for a dispute', async () => {
+    const r = await runFromChain(chain([0, 5]), 0, task, 1, sampled, dir.path, 'run index withheld')
+    if ('unavailable' in r) throw new Error('still unavailable')
+    // the solver's manifest of checkpoint 5 names the tensors otherwise: another hash in its proof
+    const theirs = { ...JSON.parse(readFileSync(join(dir.path, 'checkpoints', 'step-00000005', 'manifest.json'), 'utf8')), tensors: [] }
+    const proof = { ...r.proof, checkpoints: r.proof.checkpoints.map(c => c.step === 5 ? { step: 5, manifestHash: manifestHash(theirs) } : c) }
+    writeFileSync(join(dir.path, 'proof.json'), JSON.stringify(proof))
+    const cid = (c: string): string => 'b' + c.repeat(58)
+    const index = { version: 1, taskId: 0, programHash: P.programHash.slice(2), proofRoot: task.proofRoot.slice(2), program: cid('a'), proof: cid('b'), checkpoints: [0, 5, 10].map(step => ({ step, manifest: cid('c'), data: cid('d') })) }
+    const fetched: string[] = []
+    const shards = {
+      fetchBytes: async () => new TextEncoder().encode(JSON.stringify(index)),
+      fetchToFile: async (c: string, path: string) => { fetched.push(c); writeFileSync(path, c === cid('c') ? JSON.stringify(theirs) : 'x') }
+    } as unknown as ShardService
+    await ensureReplayDir(shards, 0, { ...task, checkpoints: ['0x' + Buffer.from('run-index:' + cid('e')).toString('hex')] }, dir.path, 8, 'peer')
+    expect(fetched).toEqual([cid('c'), cid('d')])
   })
 })
