@@ -3,6 +3,7 @@ import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { toPlain } from './plain.js'
 import type { AvailabilityChallenge, AvailabilityServe, ChunkRequest, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
 import { eventOf, type ChainEvent } from './client-types.js'
+import { sha256 } from '../../protocols/commit/merkle.js'
 
 // The chain client's reads: blocks, accounts and the Arbitration pallet's
 // storage, as plain values (the base of ChainClient).
@@ -25,6 +26,23 @@ export class ChainQueries {
   async params (): Promise<Params> { return toPlain(await this.api.query.arbitration.params()) as unknown as Params }
   async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
   async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
+  /**
+   * The task's program as its submitter posted it (the `program` of its submit_task extrinsic, in the
+   * block of the task's created_at): canonical JSON bytes hashing to the task's program_hash, or null.
+   * What a verifier replays when the published run is withheld.
+   */
+  async taskProgram (id: bigint | number): Promise<Uint8Array | null> {
+    const t = await this.task(id)
+    if (t == null) return null
+    const block = await this.api.rpc.chain.getBlock(await this.blockHash(t.createdAt))
+    for (const ex of block.block.extrinsics) {
+      if (ex.method.section !== 'arbitration' || ex.method.method !== 'submitTask') continue
+      const bytes = ex.method.args[1].toU8a(true)
+      if (u8aToHex(sha256(bytes)) === t.programHash) return bytes
+    }
+    return null
+  }
+
   /** The task's state-root spacing m (TaskRootEvery; 1 when absent: a root after every step). */
   async rootEvery (taskId: bigint | number): Promise<number> {
     const v = toPlain(await this.api.query.arbitration.taskRootEvery(taskId)) as number | null

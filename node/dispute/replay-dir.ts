@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { runIndexCidOf, validateRunIndex } from '../../protocols/verification/run-index.js'
+import { manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
+import { runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
 import { checkpointDir } from '../train/store.js'
@@ -12,24 +13,39 @@ import { checkpointDir } from '../train/store.js'
 /**
  * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
  * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
- * have no DHT provider records).
+ * have no DHT provider records). With the run index withheld, the directory the verifier
+ * rebuilt from the chain (node/roles/verifier-chain-run.ts: the program, the served roots and
+ * checkpoints with manifests of its own) is used as it is.
  */
 export async function ensureReplayDir (
   shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string
 ): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
-  const indexCid = runIndexCidOf(task)
-  if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
   mkdirSync(runDir, { recursive: true })
-  const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid))))
-  if (!existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'))
-  if (!existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+  let index: RunIndex | undefined
+  try {
+    const indexCid = runIndexCidOf(task)
+    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
+    index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid))))
+  } catch (err) {
+    if (!existsSync(join(runDir, 'task.json')) || !existsSync(join(runDir, 'proof.json'))) throw err
+  }
+  if (index !== undefined && !existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'))
+  if (index !== undefined && !existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
   const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
   const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
   if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
+  if (index === undefined) {
+    const ref = proof.checkpoints.filter(c => c.step <= step - 1).pop()
+    if (ref == null || !existsSync(join(checkpointDir(runDir, ref.step), 'manifest.json'))) throw new Error(`no checkpoint before step ${step}: the run index is withheld and none was served on chain`)
+    return { program, proof }
+  }
   const ck = index.checkpoints.filter(c => c.step <= step - 1).pop()
   if (ck == null) throw new Error(`no checkpoint before step ${step}`)
   const dir = checkpointDir(runDir, ck.step)
-  if (!existsSync(join(dir, 'manifest.json'))) {
+  // a manifest of the verifier's own (written from a serve while the run index was withheld) is not the solver's
+  const ref = proof.checkpoints.find(c => c.step === ck.step)
+  const ours = (): boolean => ref !== undefined && manifestHash(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CheckpointManifest) !== ref.manifestHash
+  if (!existsSync(join(dir, 'manifest.json')) || ours()) {
     mkdirSync(dir, { recursive: true })
     await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }

@@ -19,9 +19,12 @@ export class VerifierChecks extends PortsPart {
    * Compares the proof's stateRoots[0] with the program's initial state root; on a
    * mismatch, claims the first wrong element of the solver's checkpoint 0 on chain
    * (challenge_initial_state) and returns the reject verdict. Undefined: it matches.
+   * `checkpointZero` writes the solver's checkpoint 0 into a directory (from the solver, or
+   * from its serve on chain) and returns why it cannot.
    */
   async checkInitialState (
-    chain: ChainClient, taskId: number, program: TaskProgram, stateRoots: string[], index: RunIndex, runDir: string
+    chain: ChainClient, taskId: number, program: TaskProgram, stateRoots: string[], runDir: string,
+    checkpointZero: (dir: string) => Promise<string | undefined>
   ): Promise<VerifyResult | undefined> {
     const t0 = performance.now()
     const v = initialStateMatches(program, stateRoots[0])
@@ -31,11 +34,9 @@ export class VerifierChecks extends PortsPart {
       return undefined
     }
     this.log.warn({ taskId }, 'the proof does not start from the program\'s initial state')
-    const ck = index.checkpoints.find(c => c.step === 0)
-    if (ck == null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: 'no checkpoint of step 0 published' } }
     const dir = checkpointDir(runDir, 0)
     mkdirSync(dir, { recursive: true })
-    const problem = await this.fetchCheckpoint(ck, dir, await this.solverPeerOf(chain, (await this.taskOrThrow(taskId)).solver))
+    const problem = await checkpointZero(dir)
     if (problem != null) return { accept: false, checkedSteps: [], unavailable: { step: 0, reason: problem } }
     const state = stateFromCheckpoint(program, readFileSync(join(dir, 'state.bin')), stateRoots[0])
     // a checkpoint that is not the committed state is a data-availability matter

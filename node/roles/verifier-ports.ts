@@ -5,7 +5,7 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { challengeableCheckpoints, checkpointsToChallenge, firstNeededCheckpoint } from '../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
@@ -15,6 +15,7 @@ import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
 import { fetchEvery } from './fetch-every.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
+import { runFromChain } from './verifier-chain-run.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 import { checkpointDir } from '../train/store.js'
 
@@ -41,8 +42,6 @@ export class VerifierPorts extends PortsPart {
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
     const chain = await this.chain()
     const task = await this.taskOrThrow(taskId)
-    const indexCid = runIndexCidOf(task)
-    if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
     // randomness: the hash of a block produced after the commitment; an assigned verifier's
     // sample is seeded by its own draw's block (a replacement's is later than committed_at + 1)
     const mine = await chain.myAssignment(taskId)
@@ -63,10 +62,17 @@ export class VerifierPorts extends PortsPart {
     }
     const runDir = join(this.dataDir, 'verify', String(taskId))
     mkdirSync(runDir, { recursive: true })
-    let index: RunIndex
+    let index: RunIndex | undefined
     let program: TaskProgram
     let proof: ReturnType<typeof validateProof>
+    // checkpoints served on chain (answered availability challenges): step → challenge
+    let served: Map<number, number>
+    // checkpoints already written from their serves (a run rebuilt from the chain)
+    let written = new Set<number>()
     try {
+      // a solver that commits no run index withholds it from everyone
+      const indexCid = runIndexCidOf(task)
+      if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
       index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
       if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
       const programBytes = await this.shards.fetchBytes(index.program)
@@ -89,19 +95,40 @@ export class VerifierPorts extends PortsPart {
         // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
         throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
       }
+      served = await chain.servedCheckpoints(taskId)
     } catch (err) {
-      // what the solver published cannot be obtained or is not what it committed: not a reason to stay
-      // silent, but a data-availability challenge of the first checkpoint this sample needs
-      // (of the required sample: a checkpoint the chain lets an assigned verifier challenge)
-      const firstSample = task.stepCount === 0 ? [] : sampleSegments(seed, chain.accountId, task.stepCount, m, mine == null ? count : requiredCount)
-      const step = firstNeededCheckpoint(firstSample, task.stepCount, task.checkpointEvery, m)
-      const reason = `run of task ${taskId} unusable: ${(err as Error).message}`
-      this.log.warn({ taskId, step, reason }, 'cannot obtain the published run')
-      return { accept: false, checkedSteps: [], unavailable: { step, reason } }
+      // what the solver published cannot be obtained or is not what it committed: the replay's inputs
+      // are read from the chain instead, once every checkpoint this sample needs (and 0) is served
+      // there; until then, a data-availability challenge of each one not yet served, at once
+      index = undefined
+      // as an assigned verifier only its required sample's checkpoints may be challenged (CheckpointNotNeeded)
+      if (mine != null && count > requiredCount) {
+        this.log.warn({ taskId }, 'the published run is unusable: verifying the required sample from the chain')
+        return await this.verify(taskId, requiredCount)
+      }
+      const why = `run of task ${taskId} unusable: ${(err as Error).message}`
+      const sampledNow = task.stepCount === 0 ? [] : sampleSegments(seed, chain.accountId, task.stepCount, m, count)
+      const r = await runFromChain(chain, taskId, task, m, sampledNow, runDir, why)
+      if ('unavailable' in r) {
+        const { step, more } = r.unavailable
+        this.log.warn({ taskId, step, more, reason: why }, 'cannot obtain the published run: challenging what a replay from the chain needs')
+        this.progress.set(taskId, { taskId, phase: 'failed', detail: `run unavailable: challenging checkpoints ${[step, ...(more ?? [])].join(', ')}`, updatedAt: Date.now() })
+        return { accept: false, checkedSteps: [], unavailable: r.unavailable }
+      }
+      this.log.info({ taskId, reason: why }, 'replaying from the chain: the program, the served checkpoints and the proof\'s roots')
+      ;({ program, proof, served, written } = r)
     }
     const div = proof.divergence
     // replays check transitions only: the first state must be the program's initialisation
-    const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, index, runDir)
+    const zero = index?.checkpoints.find(c => c.step === 0)
+    const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
+    const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
+      const onChain = served.get(0)
+      if (written.has(0)) return undefined
+      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
+      if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
+      return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer)
+    })
     if (init !== undefined) return init
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
     // the engine loads its backend and the dataset while the checkpoints download
@@ -111,36 +138,39 @@ export class VerifierPorts extends PortsPart {
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
     // fetch every checkpoint the sample needs (fetchEvery), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
-    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, index.checkpoints.map(c => c.step), m, proof.steps))
+    // rebuilt from the chain: the proof lists the checkpoints written, and the replay loads those (withheldRunCheckpoints)
+    const steps = (index?.checkpoints ?? proof.checkpoints).map(c => c.step)
+    const loads = new Set(sampled.length === 0 ? [] : checkpointLoads(sampled, steps, m, proof.steps))
     // every verifier replays a diverged proof's last step, from the checkpoint of its last state
     if (div !== undefined) loads.add(proof.steps)
-    const needed = index.checkpoints.filter(c => loads.has(c.step))
+    // from the run index, or (withheld) the run's checkpoint steps, each served on chain
+    const needed: Array<{ step: number, ck?: RunIndex['checkpoints'][number] }> = steps.filter(s => loads.has(s)).map(step => ({ step, ck: index?.checkpoints.find(c => c.step === step) }))
     // checkpoints have no DHT provider records (publishRun): they come from the solver
-    const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
     // erasure-coded checkpoints: the run index's codings must be what the solver committed;
     // a needed checkpoint that cannot be fetched whole is rebuilt from any k of its chunks
     const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
-    const coded = chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
-    const served = await chain.servedCheckpoints(taskId)
+    const coded = index !== undefined && chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
     let fetched = 0
     const tFetch = performance.now()
-    const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ck => {
-      const dir = checkpointDir(runDir, ck.step)
+    const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ({ step, ck }) => {
+      if (written.has(step)) return undefined
+      const dir = checkpointDir(runDir, step)
       mkdirSync(dir, { recursive: true })
       // a checkpoint served on chain (an answered availability challenge) is read from there;
       // one nobody serves makes the interval unreplayable: a data-availability challenge
-      const onChain = served.get(ck.step)
+      const onChain = served.get(step)
       const problem = onChain !== undefined
-        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step: ck.step, stepCount: task.stepCount, rootEvery: m }, dir)
-        : await this.checks.fetchCheckpoint(ck, dir, solverPeer)
-      return problem != null && coded ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
+        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
+        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer) : 'not published'
+      return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
     }, ck => {
       fetched++
       this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
     })
     this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
-    if (coded && needed.length > 0) await chunks.sample(taskId, needed[Math.floor(Math.random() * needed.length)], solverPeer)
+    const pick = needed[Math.floor(Math.random() * needed.length)]?.ck
+    if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer)
     if (problems.length > 0) {
       const usable = await narrowed(problems.map(p => p.step))
       if (!Array.isArray(usable)) return usable

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest'
-import { challengeableCheckpoints, checkpointStepsOf, checkpointsToChallenge, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointStepsOf, checkpointsToChallenge } from '../../../protocols/verification/checkpoint-steps.js'
+import { withheldRunCheckpoints } from '../../../protocols/verification/chain-run.js'
 import { checkpointLoads } from '../../../protocols/verification/sample.js'
 import { requiredSample } from '../../../protocols/verification/verdict.js'
 import { isCheckpointStep } from '../../../devnet/chain/runtime/availability.js'
 import { toDomainEvent } from '../../../node/roles/chain-link.js'
 
 describe('what a verifier that cannot obtain the run challenges', () => {
-  it('checkpoints every checkpoint_every steps and at the last one; the first one a sample loads', () => {
+  it('checkpoints every checkpoint_every steps and at the last one; every one a sample loads, and 0', () => {
     expect(checkpointStepsOf(10, 5)).toEqual([0, 5, 10])
     expect(checkpointStepsOf(12, 5)).toEqual([0, 5, 10, 12])
     // 1-based sampled steps: step s replays from the checkpoint at or before s - 1
-    expect(firstNeededCheckpoint([8, 3], 12, 5)).toBe(0)
-    expect(firstNeededCheckpoint([7, 12], 12, 5)).toBe(5)
-    expect(firstNeededCheckpoint([12], 12, 5)).toBe(10)
+    expect(withheldRunCheckpoints([8, 3], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 5])
+    expect(withheldRunCheckpoints([7, 12], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 5, 10])
+    expect(withheldRunCheckpoints([12], { stepCount: 12, checkpointEvery: 5, diverged: false })).toEqual([0, 10])
   })
 })
 
@@ -35,6 +36,11 @@ describe('what an assigned verifier may challenge (the chain\'s CheckpointNotNee
         const allowed = challengeableCheckpoints(required, steps, every, m)
         const loads = checkpointLoads(required, checkpointStepsOf(steps, every), m, steps)
         expect(loads.filter(c => !allowed.includes(c))).toEqual([])
+        // a verifier denied the run index challenges these (with 0 and a diverged last state): all allowed
+        for (const diverged of [false, true]) {
+          const both = challengeableCheckpoints(required, steps, every, m, diverged)
+          expect(withheldRunCheckpoints(required, { stepCount: steps, checkpointEvery: every, diverged }, m).filter(c => !both.includes(c))).toEqual([])
+        }
         expect(allowed.filter(c => !isCheckpointStep(c, every, steps, m))).toEqual([])
         // a bound: at most one per sampled unit, and checkpoint 0
         expect(allowed.length).toBeLessThanOrEqual(required.length + 1)

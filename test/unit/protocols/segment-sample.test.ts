@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { committedStep, segmentCount } from '../../../protocols/pol/segments.js'
 import { checkpointLoads, missProbability, sampleSegments, sampleSteps } from '../../../protocols/verification/sample.js'
-import { checkpointStepsOf, firstNeededCheckpoint } from '../../../protocols/verification/checkpoint-steps.js'
+import { checkpointStepsOf } from '../../../protocols/verification/checkpoint-steps.js'
+import { withheldRunCheckpoints } from '../../../protocols/verification/chain-run.js'
 import { checkableUnits, checkedUnitOf, requiredSample, transitionsOfUnit, unitOfTransition } from '../../../protocols/verification/verdict.js'
 
 // Verification sampling with state roots every m steps: the unit is a segment,
@@ -81,6 +82,6 @@ describe('sampling segments (roots every m steps)', () => {
     // segments 1 and 2 back to back: segment 2 continues from the end of 1 (step 8), no second load
     expect(checkpointLoads([8, 12], cks, 4, 40)).toEqual([0])
     expect(checkpointLoads([4, 16, 40], cks, 4, 40)).toEqual([0, 8, 32])
-    expect(firstNeededCheckpoint([16, 40], 40, 8, 4)).toBe(8)
+    expect(withheldRunCheckpoints([16, 40], { stepCount: 40, checkpointEvery: 8, diverged: false }, 4)).toEqual([0, 8, 32])
   })
 })
