@@ -51,11 +51,32 @@ function merkle (leaves: string[]): string {
   return level[0]
 }
 
-function tensorRootL (t: TensorData): string {
-  const v = t.values
-  const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+// What a tensor's commitment needs besides its bytes depends only on its dtype
+// and shape, which a training run's state keeps from step to step: worked out
+// once per shape (the layouts, the commitment's header bytes in a buffer of
+// their own, the addon's dimensions), so a root does no per-tensor allocation
+// or layout arithmetic, and the hashing path stays small and monomorphic.
+interface Plan {
+  rows: number
+  cols: number
+  eb: number
+  rl: AxisLayout
+  clay: AxisLayout
+  /** 2 + header + the row and column roots: the bytes the commitment hashes */
+  out: Buffer
+  /** where the row and column roots go in `out` (64 bytes) */
+  roots: Buffer
+  at: number
+  dims: Int32Array
+}
+const plans = new Map<string, Plan>()
+
+function planOf (t: TensorData): Plan {
+  const key = `${t.dtype}:${t.shape.join(',')}`
+  let p = plans.get(key)
+  if (p !== undefined) return p
   const { rows, cols } = matrixView(t.shape)
-  if (v.length !== rows * cols) throw new TypeError(`tensor has ${v.length} values but shape [${t.shape.join(',')}] needs ${rows * cols}`)
+  const eb = dtypeBytes(t.dtype)
   const rl = axisLayout(t.dtype, t.shape, 'row')
   const clay = axisLayout(t.dtype, t.shape, 'col')
   const header = tensorHeader(t.dtype, t.shape)
@@ -63,11 +84,23 @@ function tensorRootL (t: TensorData): string {
   out[0] = 2; out[1] = TENSOR_COMMITMENT_VERSION
   out.set(header, 2)
   const at = 2 + header.length
-  if (!nativeRoots(bytes, rows, cols, dtypeBytes(t.dtype), rl.group, clay.group, out.subarray(at))) {
-    const [rowRoot, colRoot] = axisRootsL(bytes, rows, cols, dtypeBytes(t.dtype), rl, clay)
-    put(out, rowRoot, at); put(out, colRoot, at + 32)
+  p = { rows, cols, eb, rl, clay, out, roots: out.subarray(at), at, dims: Int32Array.of(rows, cols, eb, rl.group, clay.group) }
+  // a long-lived process trains many tasks: keep the plans of a few states' shapes only
+  if (plans.size >= 256) plans.clear()
+  plans.set(key, p)
+  return p
+}
+
+function tensorRootL (t: TensorData): string {
+  const v = t.values
+  const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+  const p = planOf(t)
+  if (v.length !== p.rows * p.cols) throw new TypeError(`tensor has ${v.length} values but shape [${t.shape.join(',')}] needs ${p.rows * p.cols}`)
+  if (!nativeRoots(bytes, p.dims, p.roots)) {
+    const [rowRoot, colRoot] = axisRootsL(bytes, p.rows, p.cols, p.eb, p.rl, p.clay)
+    put(p.out, rowRoot, p.at); put(p.out, colRoot, p.at + 32)
   }
-  return shaL(out)
+  return shaL(p.out)
 }
 
 // The addon's row and column roots (node/train/psk-native.ts), when it has them: about half the
@@ -75,11 +108,9 @@ function tensorRootL (t: TensorData): string {
 // null: none in this thread (looked up once).
 type AxisRootsFn = (bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean
 let native: AxisRootsFn | null | undefined
-const dims = new Int32Array(5)
-function nativeRoots (bytes: Uint8Array, rows: number, cols: number, eb: number, rowGroup: number, colGroup: number, out: Uint8Array): boolean {
+function nativeRoots (bytes: Uint8Array, dims: Int32Array, out: Uint8Array): boolean {
   if (native === undefined) native = nativeAxisRoots() ?? null
   if (native === null) return false
-  dims[0] = rows; dims[1] = cols; dims[2] = eb; dims[3] = rowGroup; dims[4] = colGroup
   if (native(bytes, dims, out)) return true
   native = null
   return false

@@ -41,7 +41,7 @@ export interface TrainOptions {
   until?: number
   /** false: plain training without state roots/checkpoints/proof (benchmark baseline) */
   verifiable?: boolean
-  /** hash state roots in a worker thread (default true when running compiled JS) */
+  /** hash state roots in a worker thread (default: when running compiled JS in a process that may use more than one core; inline on one) */
   hashWorker?: boolean
   evaluate?: boolean
   log?: BackendLog

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import type { TensorData } from '../../protocols/commit/tensor.js'
@@ -18,7 +19,11 @@ import { runHashJob, type HashJob, type HashResult } from './hash-job.js'
 // the loop yielding to the event loop. When the worker is `depth` states
 // behind, the training thread hashes the next state itself rather than wait.
 // Results keep submission order. Without a worker (tsx/vitest run the .ts
-// sources, or hashWorker: false), jobs run inline.
+// sources, hashWorker: false, or a process that may use one core), jobs run
+// inline: on one core a second thread overlaps nothing, and measured in real
+// runs it cost more CPU than hashing inline (its start-up, a second isolate
+// compiling the hashing path, the hand-over and thread switches; docs/training.md
+// "One core: inline").
 
 export interface SubmitResult { root: Uint8Array, manifestHash?: string }
 
@@ -41,9 +46,10 @@ export class StateHasher {
   readonly mode: 'worker' | 'inline'
   readonly depth: number
 
+  /** `worker`: hash on a worker thread (default: when the process may use more than one core) */
   constructor (opts: { worker?: boolean, depth?: number } = {}) {
     const file = fileURLToPath(new URL('./state-hasher-worker.js', import.meta.url))
-    const useWorker = opts.worker !== false && existsSync(file) && import.meta.url.endsWith('.js')
+    const useWorker = (opts.worker ?? availableParallelism() > 1) && existsSync(file) && import.meta.url.endsWith('.js')
     this.depth = Math.max(1, opts.depth ?? 4)
     if (useWorker) {
       const { port1, port2 } = new MessageChannel()

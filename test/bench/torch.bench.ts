@@ -3,8 +3,9 @@
 // same data order, batch and Adam hyper-parameters by Debian's python3-torch
 // (test/bench/torch_train.py, installed with apt-get when missing) and by
 // `proofswarm train`, plain and verifiable, on one core (every process pinned
-// to CPU 0 with taskset, torch with 1 thread) and on two (torch with 2
-// threads; proofswarm's verifiable run hashes on its second thread). Runs
+// to CPU 0 with taskset, torch with 1 thread; proofswarm hashes inline there)
+// and on two (torch with 2 threads; proofswarm's verifiable run hashes on its
+// second thread). Runs
 // alternate within each pair (torch, plain, verifiable, then the reverse),
 // since the machine is shared; figures are medians over pairs, ratios the
 // medians of the per-pair ratios. Every verifiable run of a model must give
@@ -295,7 +296,7 @@ const header = `| model | cores | ${WAYS.map(w => LABEL[w]).join(' | ')} | ${oth
 const how = `Machine: ${machine()}; load average ${load0.map(x => x.toFixed(1)).join(' ')} before, ${load1.map(x => x.toFixed(1)).join(' ')} after (the 2 cores are shared with other engineers' jobs).
 Run: \`npm run bench -- torch\` (test/bench/torch.bench.ts, PyTorch side test/bench/torch_train.py), ${new Date().toISOString().slice(0, 10)}, PyTorch ${version} (Debian python3-torch), ${PAIRS} pair${PAIRS > 1 ? 's' : ''} per row.
 Same model, data order (the task's, rows handed to PyTorch), batch and Adam hyper-parameters; PyTorch written as a PyTorch user would (nn.Linear/Conv2d/Embedding/LayerNorm, cross_entropy on class indices).
-1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm's hashing thread sharing that core; 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
+1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm hashing its state roots inline (its default where the process may use one core); 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
 Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads; natively also tfjs-wasm's Sum over leading axes and elementwise ops with its bits, and Identity/Cast without copies).${RUNTIMES.includes('base') ? ' "psk1 before" = the same runtime from the previous build of its kernels (--baseline), whose proof roots must be, and were, the same.' : ''}
 Figures: the training loop's throughput from its first step (batch assembly and warm-up included, PyTorch's and V8's alike; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (${WAYS.map(w => LABEL[w]).join(', ')}, then the reverse).
 Verifiable runs commit a state root every m steps (${ROOT_EVERY.map(m => `m = ${m}`).join(', ')}; task new's default is m = ${DEFAULT_ROOT_EVERY}, m = 1 is a root after every step) and checkpoint ${K === undefined ? `at task new's default spacing for the task (${[...SPACING].map(([w, k]) => `${w}: every ${k}`).join(', ')})` : `every ${K} steps rounded up to a multiple of m (${ROOT_EVERY.map(m => `${committedSpacing(K, 1000, m)} at m = ${m}`).join(', ')}), as task new rounds it`}. Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`

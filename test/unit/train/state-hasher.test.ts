@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
 import { readCheckpoint } from '../../../node/train/store.js'
@@ -19,7 +21,7 @@ const copy = (ts: TensorData[]): TensorData[] => ts.map(t => ({ ...t, shape: [..
 
 describe('state hasher (worker thread)', () => {
   it('gives protocols/commit roots in order with a bounded queue, reuses shared state slots, writes checkpoints', async () => {
-    const h = new StateHasher({ depth: 2 })
+    const h = new StateHasher({ depth: 2, worker: true })
     expect(h.mode).toBe('worker')
     const results: Array<Promise<{ root: Uint8Array, manifestHash?: string }>> = []
     const expected: string[] = []
@@ -59,7 +61,7 @@ describe('state hasher (worker thread)', () => {
   })
 
   it('a failing checkpoint rejects its own job with a clear error; later jobs still work', async () => {
-    const h = new StateHasher({ depth: 2 })
+    const h = new StateHasher({ depth: 2, worker: true })
     const blocker = join(dir, 'not-a-dir')
     writeFileSync(blocker, 'x')
     const bad = await h.submit({ step: 1, tensors: copy(state(1)), checkpoint: { runDir: blocker, programHash: 'cd'.repeat(32), names: ['w', 'b', 'w2', 'c'] } })
@@ -68,5 +70,14 @@ describe('state hasher (worker thread)', () => {
     expect(toHex((await ok.result).root)).toBe(toHex(stateRoot(state(2), 2)))
     await h.close()
     expect(existsSync(join(blocker, 'checkpoints'))).toBe(false)
+  })
+
+  it('hashes on a worker thread by default only where the process may use more than one core', () => {
+    // one core: a second thread overlaps nothing and costs more CPU than hashing inline (docs/training.md)
+    const url = pathToFileURL(join(process.cwd(), 'dist/node/train/state-hasher.js')).href
+    const script = `const { StateHasher } = await import(${JSON.stringify(url)}); const h = new StateHasher(); console.log(h.mode); await h.close()`
+    const mode = (pin: boolean): string => execFileSync(pin ? 'taskset' : process.execPath, [...(pin ? ['-c', '0', process.execPath] : []), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 }).trim()
+    expect(mode(true)).toBe('inline')
+    expect(mode(false)).toBe(availableParallelism() > 1 ? 'worker' : 'inline')
   })
 })
