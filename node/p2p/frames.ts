@@ -8,7 +8,7 @@ import type { ConnectionEncrypter, MessageStream } from '@libp2p/interface'
 // frame inside a noise frame; at 100 peers a peer made ~29 write syscalls per
 // message, and their per-frame work (encryption, framing, event dispatch, the
 // syscalls) was most of its CPU per message (docs/benchmarks.md, "Swarm scale:
-// gossip CPU per message"). Two things multiplied the frames:
+// frames per message"). Two things multiplied the frames:
 // - @libp2p/yamux 8 answers every data frame received with a window-update
 //   frame (its stream's sendWindowUpdate sends whenever the receive window is
 //   not full). Go's and Rust's yamux send an update only once half the window
