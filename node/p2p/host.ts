@@ -14,6 +14,7 @@ import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
 import type { GossipMetricsRegister } from './gossip-metrics.js'
+import { batchYamuxWindowUpdates, oneWritePerFrame } from './frames.js'
 
 // a type alias (not an interface) so it satisfies libp2p's ServiceMap index signature
 export type HostServices = {
@@ -153,6 +154,8 @@ export const BOOTSTRAP_APP_SCORE = 20
 
 export async function createHost (init: HostInit): Promise<Host> {
   const bootstrapIds = new Set(init.bootstrapPeerIds ?? [])
+  // fewer frames and write syscalls per message (node/p2p/frames.ts)
+  await batchYamuxWindowUpdates()
   return await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
@@ -161,7 +164,7 @@ export async function createHost (init: HostInit): Promise<Host> {
     // streams one connection (one peer) may have open at once over every
     // protocol (each protocol also has its own maxInboundStreams).
     transports: [tcp({ maxConnections: MAX_SOCKETS })],
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [components => oneWritePerFrame(noise()(components))],
     streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]

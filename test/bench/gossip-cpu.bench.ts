@@ -1,0 +1,154 @@
+// CPU time per gossip message per peer, two builds side by side: a process
+// runs P real libp2p hosts (node/p2p/host.ts createHost: TCP on 127.0.0.1,
+// noise, yamux, gossipsub with the node's settings, each with a GossipRouter
+// on one topic decoding JSON as the 'announce' topic does), meshes them,
+// then publishes M messages from rotating publishers and waits until every
+// peer has every message. CPU = the process's user + system time over that
+// window less its idle rate, per message and peer; write syscalls from
+// /proc/self/io likewise. A CPU-time figure barely depends on the machine's
+// load, and rounds alternate between the builds (A, B, A, B, ...).
+//   npm run bench -- gossip-cpu [peers=12] [messages=300] [rounds=3]
+// GOSSIP_BENCH_B_DIST=<another build's dist/> is build B (default: this
+// build's dist/ for both); GOSSIP_BENCH_RATE messages a second (default 20).
+// SCALE_BENCH_NO_WRITE=1 leaves docs/ alone.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { machine, writeSection } from './report.js'
+import { BENCH_DIR, ROOT, nativeScriptArgs } from './ts-script.js'
+
+const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
+const mean = (xs: number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const writes = (): number => Number(/syscw:\s+(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? NaN)
+const cpuMs = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+
+interface Result {
+  build: string
+  peers: number
+  messages: number
+  delivered: number
+  expected: number
+  idleMsPerS: number
+  cpuMsPerMsgPerPeer: number
+  writesPerMsgPerPeer: number
+  windowS: number
+  meshMean: number
+  load: number[]
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3], Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]))
+else await parent()
+
+async function child (dist: string, peers: number, messages: number, rate: number): Promise<void> {
+  const load = [loadavg()[0]]
+  const imp = async <M>(p: string): Promise<M> => await import(pathToFileURL(join(dist, p)).href) as M
+  await imp('node/polyfill.js') // as the CLI does, before libp2p loads
+  const { createHost } = await imp<typeof import('../../node/p2p/host.js')>('node/p2p/host.js')
+  const { GossipRouter } = await imp<typeof import('../../node/p2p/gossip.js')>('node/p2p/gossip.js')
+  const { createLogger } = await imp<typeof import('../../node/log.js')>('node/log.js')
+  const { generateKeyPair } = await import('@libp2p/crypto/keys')
+  const logger = createLogger('bench', { level: 'error' })
+  const network = 'bench'
+  const topic = `/proofswarm/${network}/announce/1`
+  const got: number[] = new Array(peers).fill(0)
+  const nodes = await Promise.all(Array.from({ length: peers }, async () => await createHost({
+    privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], privateNetwork: true, scoredTopics: [topic]
+  })))
+  const routers = nodes.map((h, i) => {
+    const r = new GossipRouter(h.services.pubsub, network, logger)
+    r.register('announce', {
+      decode: (d: Uint8Array) => { const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(d)) as unknown; if (v == null || typeof v !== 'object') throw new Error('not an object'); return v },
+      handle: () => { got[i]++ }
+    })
+    return r
+  })
+  // each host dials 6 others (a ring and chords): meshes of D = 6 form as in a swarm
+  for (let i = 0; i < peers; i++) {
+    for (const k of [1, 2, 3]) await nodes[i].dial(nodes[(i + k) % peers].getMultiaddrs()[0]).catch(() => {})
+  }
+  // gossipsub's class has getMeshPeers; its exported interface does not (as node/peer.ts reads it)
+  const mesh = (h: (typeof nodes)[number]): number => (h.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).length
+  const dLo = Math.min(4, peers - 1)
+  const meshDeadline = Date.now() + 60_000
+  while (Date.now() < meshDeadline && nodes.some(h => mesh(h) < dLo)) await sleep(500)
+  await sleep(3000) // scoring, identify and the first heartbeats settle
+  const meshMean = mean(nodes.map(mesh))
+  // idle rate
+  const i0 = cpuMs(); const iw0 = writes(); const it0 = performance.now()
+  await sleep(3000)
+  const idleS = (performance.now() - it0) / 1000
+  const idleMsPerS = (cpuMs() - i0) / idleS
+  const idleWritesPerS = (writes() - iw0) / idleS
+  // load: publish, then wait until every peer has every message (bounded)
+  const c0 = cpuMs(); const w0 = writes(); const t0 = performance.now()
+  for (let m = 0; m < messages; m++) {
+    const data = new TextEncoder().encode(JSON.stringify({ nonce: `m${m}`, sentAt: Date.now(), pad: 'x'.repeat(120) }))
+    await routers[m % peers].publish('announce', data).catch(() => {})
+    await sleep(1000 / rate)
+  }
+  const expected = messages * (peers - 1)
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline && got.reduce((s, x) => s + x, 0) < expected) await sleep(100)
+  await sleep(1000) // the last forwards and IHAVEs
+  const windowS = (performance.now() - t0) / 1000
+  const cpu = cpuMs() - c0 - idleMsPerS * windowS
+  const w = writes() - w0 - idleWritesPerS * windowS
+  load.push(loadavg()[0])
+  const out: Result = {
+    build: dist, peers, messages, delivered: got.reduce((s, x) => s + x, 0), expected, idleMsPerS: idleMsPerS / peers,
+    cpuMsPerMsgPerPeer: cpu / messages / peers, writesPerMsgPerPeer: w / messages / peers, windowS, meshMean, load
+  }
+  process.stdout.write(JSON.stringify(out) + '\n')
+  await Promise.allSettled(nodes.map(async h => await h.stop()))
+  process.exit(0)
+}
+
+async function parent (): Promise<void> {
+  const peers = Number(process.argv[2] ?? 12)
+  const messages = Number(process.argv[3] ?? 300)
+  const rounds = Number(process.argv[4] ?? 3)
+  const rate = Number(process.env.GOSSIP_BENCH_RATE ?? 20)
+  if (![peers, messages, rounds, rate].every(n => Number.isFinite(n) && n > 0) || peers < 2 || peers > 40) { console.error('peers 2..40, messages, rounds, rate > 0'); process.exit(2) }
+  const builds = { A: join(ROOT, 'dist'), B: process.env.GOSSIP_BENCH_B_DIST ?? join(ROOT, 'dist') }
+  const results: Record<string, Result[]> = { A: [], B: [] }
+  for (let r = 0; r < rounds; r++) {
+    for (const b of ['A', 'B'] as const) {
+      const args = await nativeScriptArgs(join(BENCH_DIR, 'gossip-cpu.bench.ts'), ['--child', builds[b], String(peers), String(messages), String(rate)])
+      const res = await new Promise<Result>((resolve, reject) => {
+        const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT })
+        let out = ''
+        const kill = setTimeout(() => c.kill('SIGKILL'), 300_000)
+        c.stdout.on('data', (d: Buffer) => { out += d })
+        c.on('exit', code => { clearTimeout(kill); try { resolve(JSON.parse(out.trim().split('\n').pop() ?? '')) } catch { reject(new Error(`build ${b} exited ${code}: ${out}`)) } })
+      })
+      results[b].push(res)
+      console.error(`[gossip-cpu] round ${r + 1} ${b}: ${JSON.stringify(res)}`)
+    }
+  }
+  console.log(JSON.stringify({ builds, results }))
+  const f = (x: number, d = 2): string => Number.isFinite(x) ? x.toFixed(d) : '–'
+  const row = (b: 'A' | 'B'): string => {
+    const rs = results[b]
+    return `| ${b} (${builds[b].replace(ROOT + '/', '')}) | ${rs.map(x => f(x.cpuMsPerMsgPerPeer)).join(', ')} | **${f(median(rs.map(x => x.cpuMsPerMsgPerPeer)))}** | ${f(median(rs.map(x => x.writesPerMsgPerPeer)), 1)} | ${f(median(rs.map(x => x.idleMsPerS)), 1)} ms/s | ${f(median(rs.map(x => x.meshMean)), 1)} | ${rs.map(x => `${x.delivered}/${x.expected}`).join(', ')} | ${rs.map(x => x.load.map(l => l.toFixed(0)).join('→')).join(', ')} |`
+  }
+  const body = `Machine: ${machine()}. One process runs ${peers} libp2p hosts as the node builds them (node/p2p/host.ts: TCP on 127.0.0.1, noise, yamux,
+gossipsub with the node's settings and scoring, a GossipRouter decoding JSON on the topic); each dials 3 others, meshes form, then ${messages}
+messages (~190 bytes) are published at ${rate}/s from rotating publishers, and the window closes 1 s after every peer has every message.
+CPU per message per peer = (process CPU time over the window − its idle rate × the window) / messages / peers; write syscalls likewise
+(/proc/self/io). Rounds alternate between the builds. Run: \`npm run bench -- gossip-cpu ${peers} ${messages} ${rounds}\`${process.env.GOSSIP_BENCH_B_DIST != null ? ' with `GOSSIP_BENCH_B_DIST=<the other build\'s dist/>`' : ''}.
+
+| build | CPU per message per peer, each round (ms) | median | write syscalls per message per peer | idle CPU per peer | mesh peers (mean) | delivered | 1-min load (start→end, each round) |
+|---|---|---|---|---|---|---|---|
+${row('A')}
+${row('B')}
+
+B / A, CPU per message per peer (medians): ${f(median(results.B.map(x => x.cpuMsPerMsgPerPeer)) / median(results.A.map(x => x.cpuMsPerMsgPerPeer)))}.`
+  if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection('Gossip CPU per message (side by side)', body)
+  else console.log(body)
+}
