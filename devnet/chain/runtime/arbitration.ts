@@ -8,7 +8,7 @@ import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
 import { referenceCostOf, setStepCost } from './rerun-cost.js'
 import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
-import { repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
 import { excusedBy, solverPick } from './forced-rulings.js'
@@ -300,7 +300,8 @@ export function slashStakeSplit (
   const n = getNode(ctx, loser)
   const take = n === undefined ? 0n : (amount < n.stake ? amount : n.stake)
   if (n === undefined || take === 0n) return { taken: 0n, toWinner: 0n }
-  const bound = boundStakes(ctx).get(loser) ?? 0n
+  // a slash wholly to the treasury needs no split
+  const bound = winner === TREASURY ? 0n : boundStakes(ctx).get(loser) ?? 0n
   const unbound = n.stake > bound ? n.stake - bound : 0n
   n.stake -= take
   putNode(ctx, loser, n)
