@@ -1,5 +1,5 @@
 import { u8aToHex } from '@polkadot/util'
-import { params, slashStake, type TaskInfo } from './arbitration.js'
+import { params, slashStakeSplit, type TaskInfo } from './arbitration.js'
 import { TREASURY, payFromModule, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
@@ -81,8 +81,9 @@ export function ranksBeforeAll (ctx: Context, taskId: bigint, kind: ChallengeKin
  * to the treasury. Returns the slash and the share held.
  */
 export function slashForFact (ctx: Context, loser: string, amount: bigint): { taken: bigint, held: bigint } {
-  const taken = slashStake(ctx, loser, CHALLENGE_POT, amount)
-  return { taken, held: ppmOf(taken, params(ctx).winnerSharePpm) }
+  // the pot holds what the slash passed to it: no share of stake bound to the loser's verifier slots (slashStakeSplit)
+  const { taken, toWinner } = slashStakeSplit(ctx, loser, CHALLENGE_POT, amount)
+  return { taken, held: toWinner }
 }
 
 export function holdShare (ctx: Context, taskId: bigint, kind: ChallengeKind, fact: number, amount: bigint): void {

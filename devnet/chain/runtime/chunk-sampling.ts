@@ -8,8 +8,6 @@ import type { Context } from './context.js'
 import type { ChunkRequest, ChunkRequestStatus } from '../../../protocols/pallet-types.js'
 import { answerHeld, getHeld, openHeld, putHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { blockRandomness } from './block-randomness.js'
-import { params } from './arbitration.js'
-import { ppmOf } from './randomness.js'
 import { CHALLENGE_POT, holdShare, noteChallenge, payShares, ranksBeforeAll, settleChallenge, uncommitted, type Rank } from './challenge-shares.js'
 
 // Chunk sampling of erasure-coded checkpoints (docs/protocol.md, "Chunk
@@ -91,9 +89,10 @@ export function respondChunks (ctx: Context, who: string, a: { requestId: bigint
 
 export function chunksTimeout (ctx: Context, _who: string, a: { requestId: bigint }): void {
   // the requester's share goes by rank among the requests of the checkpoint (challenge-shares.ts)
-  const { r, slashed } = timeOutHeld(ctx, CHUNKS, a.requestId, CHALLENGE_POT)
+  const { r, slashed, toWinner } = timeOutHeld(ctx, CHUNKS, a.requestId, CHALLENGE_POT)
   if (settleChallenge(ctx, r.taskId, 'Chunks', a.requestId, 'Won') === undefined) noteChallenge(ctx, r.taskId, r.requester, 'Chunks', a.requestId, r.checkpointStep, uncommitted(ctx), 'Won')
-  holdShare(ctx, r.taskId, 'Chunks', r.checkpointStep, ppmOf(slashed, params(ctx).winnerSharePpm))
+  // what the pot got: the held share must never exceed it (the pot holds every task's shares)
+  holdShare(ctx, r.taskId, 'Chunks', r.checkpointStep, toWinner)
   payShares(ctx, r.taskId)
   ctx.emit(P, 'ChunksTimedOut', { requestId: a.requestId, taskId: r.taskId, solver: r.solver, slashed })
 }

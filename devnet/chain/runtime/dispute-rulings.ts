@@ -1,6 +1,6 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
-import { getTask, params, putTask, adjustActive, slashStake, type TaskInfo } from './arbitration.js'
+import { getTask, params, putTask, adjustActive, slashStake, slashStakeSplit, type TaskInfo } from './arbitration.js'
 import { TREASURY, repatriateReserved, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'
@@ -91,8 +91,11 @@ function penalizeTimeout (ctx: Context, taskId: bigint, t: TaskInfo, challenger:
   const share = ppmOf(ppmOf(n.stake, p.slashPpm), p.winnerSharePpm)
   const toWinner = share < bond ? share : bond
   // the capped share to the challenger, the rest of the slash to the treasury
-  const taken = slashStake(ctx, solver, TREASURY, ppmOf(n.stake, p.slashPpm) - toWinner) + slashStake(ctx, solver, challenger, toWinner, 1_000_000)
-  ctx.emit(P, 'TimeoutPenalty', { taskId, solver, slashed: taken, toChallenger: toWinner })
+  // (none of it from stake bound to the solver's verifier slots: slashStakeSplit)
+  const rest = slashStake(ctx, solver, TREASURY, ppmOf(n.stake, p.slashPpm) - toWinner)
+  const paid = slashStakeSplit(ctx, solver, challenger, toWinner, 1_000_000)
+  const taken = rest + paid.taken
+  ctx.emit(P, 'TimeoutPenalty', { taskId, solver, slashed: taken, toChallenger: paid.toWinner })
   return taken
 }
 

@@ -1,5 +1,5 @@
 import type { HeldRequestInfo, TaskInfo } from '../../../protocols/pallet-types.js'
-import { adjustActive, getTask, params, putTask, requireNode, slashStake } from './arbitration.js'
+import { adjustActive, getTask, params, putTask, requireNode, slashStakeSplit } from './arbitration.js'
 import { repatriateReserved, reserve, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'
@@ -102,7 +102,7 @@ export function answerHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind
 }
 
 /** Past its deadline unanswered (anyone may call): the deposit back, the solver slashed, the task failed. Returns the slash. `payee`: who takes the winner's share (default: the requester). */
-export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint, payee?: string): { r: R, slashed: bigint } {
+export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKind<R>, id: bigint, payee?: string): { r: R, slashed: bigint, toWinner: bigint } {
   const r = getHeld(ctx, k, id)
   ctx.ensure(r.status === 'Open', P, k.closed)
   ctx.ensure(ctx.now > r.deadline, P, 'DeadlineNotReached')
@@ -110,10 +110,11 @@ export function timeOutHeld<R extends HeldRequestInfo> (ctx: Context, k: HeldKin
   unreserve(ctx, requester, r.deposit)
   // slash_ppm of the solver's stake, winner_share_ppm of that to the requester
   const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', r.solver)
-  const slashed = slashStake(ctx, r.solver, payee ?? requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
+  // (the payee's part: none of stake bound to the solver's verifier slots, slashStakeSplit)
+  const { taken: slashed, toWinner } = slashStakeSplit(ctx, r.solver, payee ?? requester, ppmOf(n?.stake ?? 0n, params(ctx).slashPpm))
   r.status = 'TimedOut'
   close(ctx, k, id, r)
-  return { r, slashed }
+  return { r, slashed, toWinner }
 }
 
 /** At the task's end, each answered request's deposit: to the solver when `toSolver` (for all, or decided per request), else back to its requester. */

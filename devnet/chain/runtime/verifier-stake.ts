@@ -1,45 +1,18 @@
 import type { Params, TaskInfo } from '../../../protocols/pallet-types.js'
 import { adjustActive } from './arbitration.js'
-import { getAssignments } from './assignment.js'
 import type { Context } from './context.js'
 import { drawWeighted } from './randomness.js'
 import { ROLE_VERIFIER } from './spec.js'
+import { boundStakes, reservedFor, silencePenalty } from './stake-bound.js'
 
-// What an assigned verifier's stake answers for (docs/economics.md, "Verifier
-// assignment"): the penalty of a failed slot, how much of each verifier's
-// stake its live assignments and reservations already bind, and the
-// reservation that keeps a task from reaching a solver before enough
-// verifier stake can answer for it.
+// Which verifiers' stake can answer for a task (docs/economics.md, "Verifier
+// assignment"), and the reservation that keeps a task from reaching a solver
+// before enough verifier stake can answer for it. What a slot binds is
+// stake-bound.ts.
+
+export { boundStakes, reservedFor, silencePenalty }
 
 const P = 'Arbitration'
-
-/**
- * What a failed slot costs an assigned verifier, besides its reward: a bond
- * plus the whole solver reward. The one party that gains from a task ending
- * Unverified is its submitter (the escrow comes back), and it gains at most
- * R; one failed slot already costs more, so no number of rounds (nor a
- * verifier pool too thin to refill the slot) makes a stall pay.
- */
-export function silencePenalty (p: Pick<Params, 'disputeBond'>, t: Pick<TaskInfo, 'solverReward'>): bigint {
-  return p.disputeBond + t.solverReward
-}
-
-/** What each verifier's stake already answers for: the penalties of its live assignments and reservations. */
-export function boundStakes (ctx: Context): Map<string, bigint> {
-  const p = ctx.store.read<Params>(P, 'Params')
-  const out = new Map<string, bigint>()
-  const bind = (who: string, penalty: bigint): void => { out.set(who, (out.get(who) ?? 0n) + penalty) }
-  for (const id of ctx.store.read<bigint[]>(P, 'OpenTasks')) {
-    const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
-    if (t === undefined) continue
-    const penalty = silencePenalty(p, t)
-    for (const v of getAssignments(ctx, id)?.verifiers ?? []) if (v.status === 'Active') bind(v.verifier, penalty)
-    for (const who of reservedFor(ctx, id)) bind(who, penalty)
-  }
-  return out
-}
-
-export const reservedFor = (ctx: Context, taskId: bigint): string[] => ctx.store.read<string[]>(P, 'VerifierReservations', taskId)
 
 /**
  * At the solver's selection: `verifier_count` verifiers other than the
