@@ -17,9 +17,9 @@ import { u8aToHex } from '@polkadot/util'
 // whatever else its node does: here the submitter's puppet Bob is the verifier
 // drawn for the submitter's big task A (trained by the honest Eve), and at
 // the same time the solver of another task T of the submitter's, whose
-// checkpoints it withholds. A third puppet, Dave, challenges them (availability
+// checkpoints it withholds. Two more puppets, Dave and Ferdie, challenge them (availability
 // challenges, or chunk-sample requests whose shares the challenge pot holds);
-// each unanswered one slashes Bob half its stake, half of that to Dave. Bob
+// each unanswered one slashes Bob half its stake, half of that to the challenger. Bob
 // is left with an eighth of the stake that answered for A when its slot
 // lapses: before, the coalition lost 1,125 for keeping R = 1,900 of Eve's work
 // unpaid. Now a slash that cuts into stake bound to other tasks' slots pays no
@@ -38,7 +38,7 @@ const worth = (n: string): bigint => h.free(n) + h.reserved(n)
 const NAMES = ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']
 /** every balance the scenario can move: the named accounts, the treasury and the challenge pot */
 const everything = (): bigint => [...NAMES, TREASURY, CHALLENGE_POT].reduce((s, n) => s + worth(n), 0n)
-const coalition = (): bigint => ['Alice', 'Bob', 'Dave'].reduce((s, n) => s + worth(n), 0n)
+const coalition = (): bigint => ['Alice', 'Bob', 'Dave', 'Ferdie'].reduce((s, n) => s + worth(n), 0n)
 const submit = (solverReward: bigint): void => {
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: PROGRAM.programHash, program: PROGRAM.programHex, datasetRoot: H(2), skeletonRoot: H(3), steps: 10, checkpointEvery: 5,
@@ -78,6 +78,8 @@ function stall (route: 'availability' | 'chunks'): bigint {
   // Bob: the coalition's solver (for now) with exactly B + R_A of stake; Dave its whistleblower and T's verifier
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, B + R_A)).error).toBeUndefined()
   expect(h.run('Dave', 'Arbitration', 'register_node', h.registerArgs('Dave', 4, DAVE_STAKE)).error).toBeUndefined()
+  // Ferdie: a whistleblower only (never drawn as a verifier)
+  expect(h.run('Ferdie', 'Arbitration', 'register_node', h.registerArgs('Ferdie', 8, DAVE_STAKE)).error).toBeUndefined()
   const start = coalition()
   // task T (id 0): Bob, the only solver, is selected and commits; it will never serve a checkpoint
   submit(600n * UNIT)
@@ -97,9 +99,11 @@ function stall (route: 'availability' | 'chunks'): bigint {
   const [open, timeout, arg] = route === 'availability'
     ? ['OpenAvailability', 'availability_timeout', 'challengeId']
     : ['OpenChunkRequests', 'chunks_timeout', 'requestId']
-  for (const step of [0, 5, 10]) {
+  // Dave, assigned to T, may challenge only the checkpoints its sample replays from (0 and 5);
+  // Ferdie, a puppet not assigned, the last one
+  for (const [who, step] of [['Dave', 0], ['Dave', 5], ['Ferdie', 10]] as const) {
     const call = route === 'availability' ? 'challenge_availability' : 'sample_chunks'
-    expect(h.run('Dave', 'Arbitration', call, { taskId: 0, checkpointStep: step }).error).toBeUndefined()
+    expect(h.run(who, 'Arbitration', call, { taskId: 0, checkpointStep: step }).error).toBeUndefined()
   }
   expect(h.run('Dave', 'Arbitration', 'submit_verdict', { taskId: 0, accept: false, checkedSteps: [] }).error).toBeUndefined()
   const pending = (): bigint[] => (h.read<Array<[number, bigint]>>('Arbitration', open, 0) ?? []).map(([, id]) => id)
