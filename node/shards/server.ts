@@ -39,11 +39,13 @@ export const MAX_INBOUND_STREAMS = 32
 export const WRITE_STALL_MS = 30_000
 /**
  * a stream with no answer pending ends when no whole request arrived for this
- * long (a fetcher keeps its idle streams 10 s, stream-pool.ts IDLE_MS): a
- * stream opened and never used, or a request sent a byte at a time, held a
- * stream slot and exempted its connection from trimming for ever
+ * long: a stream opened and never used, or a request sent a byte at a time,
+ * held a stream slot and exempted its connection from trimming for ever. A
+ * fetcher keeps its idle streams 10 s (stream-pool.ts IDLE_MS) and gives up on
+ * a provider after 30 s without a block: a fetcher starved that long is
+ * already failing its fetch, and the server is never the stricter one.
  */
-export const SERVE_IDLE_MS = 20_000
+export const SERVE_IDLE_MS = 30_000
 
 export interface ServerStats { streams: number, served: number, notFound: number, refused: number, bytes: number }
 
