@@ -75,7 +75,6 @@ export async function request (host: Host, peerId: string, req: DisputeRequest, 
     const lp = lpStream(stream, { maxDataLength: MAX_FRAME_BYTES })
     const out = encodeRequest(req)
     await lp.write(out, { signal }).catch((e: unknown) => { throw toError(e) })
-    noteProgress(stream, out.byteLength)
     const frame = await lp.read({ signal }).catch((e: unknown) => { throw toError(e) })
     noteProgress(stream, frame.byteLength)
     const res = decodeResponse(frame.subarray())
@@ -98,7 +97,6 @@ export async function serve (
       let res: DisputeResponse
       try {
         const frame = await lp.read({ signal: AbortSignal.timeout(FRAME_DEADLINE_MS) })
-        noteProgress(stream, frame.byteLength)
         res = await answer(decodeRequest(frame.subarray()), from)
       } catch (err) {
         res = { err: toError(err).message }

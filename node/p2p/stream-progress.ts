@@ -5,16 +5,18 @@ import type { Stream } from '@libp2p/interface'
 // nothing, so "busy = a stream is open" let any peer escape trimming forever
 // by holding one (a request never sent, an answer read one byte at a time, a
 // stream left half-open). The protocols this node speaks itself (shards,
-// disputes, the task book) note every whole frame they read or write here; a
-// stream is busy while those frames add up to BUSY_MIN_BYTES within the last
-// one to two windows of BUSY_WINDOW_MS, the pace of a slow but honest
+// disputes, the task book) note here every whole answer they write to a peer
+// and every whole answer they read from one: what is served, never what is
+// asked (a peer sending big requests nobody needs does no work for anyone).
+// A stream is busy while those answers add up to BUSY_MIN_BYTES within the
+// last one to two windows of BUSY_WINDOW_MS, the pace of a slow but honest
 // transfer. Streams of protocols the node does not frame itself (the DHT, a
 // stream still negotiating) are busy only if this node opened them and for
 // UNTRACKED_BUSY_MS: a query of ours, never one a remote peer holds open.
 
 /** the window progress is counted in (the trimmer's interval) */
 export const BUSY_WINDOW_MS = 10_000
-/** bytes of whole frames a stream must move within one to two windows to count as busy: ≥ 3.2 KiB/s */
+/** bytes of whole answers a stream must carry within one to two windows to count as busy: ≥ 3.2 KiB/s */
 export const BUSY_MIN_BYTES = 64 * 1024
 /** how long a stream this node opened on a protocol it does not frame itself protects its connection */
 export const UNTRACKED_BUSY_MS = 30_000
@@ -66,7 +68,7 @@ export function streamBusy (s: StreamView, now: number, policy: BusyPolicy = BUS
 
 const progress = new WeakMap<Stream, Progress>()
 
-/** Records a whole frame of `bytes` read or written on `stream` by one of this node's protocols. */
+/** Records a whole answer of `bytes` written (a server) or read (a client) on `stream` by one of this node's protocols. */
 export function noteProgress (stream: Stream, bytes: number, now = Date.now()): void {
   progress.set(stream, addProgress(progress.get(stream), bytes, now, BUSY_WINDOW_MS))
 }

@@ -47,9 +47,7 @@ export class TaskBook {
     void peer.host.handle(TASKBOOK_PROTOCOL, stream => {
       void (async () => {
         const lp = lpStream(stream, { maxDataLength: 64 })
-        const frame = await lp.read({ signal: AbortSignal.timeout(10_000) })
-        noteProgress(stream, frame.byteLength)
-        const req = JSON.parse(new TextDecoder().decode(frame.subarray())) as { taskId?: unknown }
+        const req = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())) as { taskId?: unknown }
         const id = Number(req.taskId)
         const rec = Number.isSafeInteger(id) && id >= 0 ? await this.get(id) : undefined
         const out = new TextEncoder().encode(JSON.stringify(rec?.task != null ? { task: rec.task, proof: rec.proof ?? null } : {}))

@@ -136,7 +136,6 @@ export class ShardServer {
             throw err
           }
           lastProgress = Date.now()
-          noteProgress(stream, frame.subarray().byteLength)
           let req
           try {
             req = decodeRequest(frame.subarray())

@@ -19,7 +19,8 @@ import { HOLDS, type HoldName, type HoldTarget } from '../helpers/stream-holds.j
 // each protocol it serves without doing any work — a shard stream never used,
 // a request sent a byte at a time, 1 MiB answers asked for and never read, a
 // request-response stream left half open, a DHT stream reopened whenever it
-// is closed, requests for blocks nobody has every few seconds. While a stream
+// is closed, requests for blocks nobody has every few seconds, big requests
+// nobody needs every few seconds (bytes moved, but no work done). While a stream
 // counted as work in progress, the trimmer never closed such a peer: each
 // held a connection slot (and the streams' memory) for ever and could crowd
 // honest peers out. The attacker gains if any of its connections outlives the
@@ -39,9 +40,10 @@ const PROTOCOL: Record<HoldName, string> = {
   halfOpenTaskbook: TASKBOOK_PROTOCOL,
   trickleDispute: DISPUTE_PROTOCOL,
   halfOpenDispute: DISPUTE_PROTOCOL,
+  bigDisputeRequests: DISPUTE_PROTOCOL,
   cyclingDht: DHT_PROTOCOL
 }
-const ALL: HoldName[] = ['idleShard', 'trickleShard', 'slowLoris', 'cheapRequests', 'halfOpenTaskbook', 'trickleDispute', 'halfOpenDispute', 'cyclingDht']
+const ALL: HoldName[] = ['idleShard', 'trickleShard', 'slowLoris', 'cheapRequests', 'halfOpenTaskbook', 'trickleDispute', 'halfOpenDispute', 'bigDisputeRequests', 'cyclingDht']
 /** the idle holds: each must be ended by the victim's own deadlines, with no trimming at all */
 const IDLE: HoldName[] = ['idleShard', 'trickleShard', 'slowLoris', 'halfOpenTaskbook', 'trickleDispute', 'halfOpenDispute']
 /** the victim ends every idle stream within this: 30 s deadlines (a dispute request, an unread answer), then 10 s for a close */
