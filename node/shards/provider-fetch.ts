@@ -178,7 +178,7 @@ export async function fetchFromProvider (run: FetchRun, c: Candidate): Promise<v
     await writing
     // every request answered: the stream can serve the next fetch
     if (run.deps.streams != null) run.deps.streams.put(c.peerId, stream!, lp!)
-    else await closeStream(stream!)
+    else void closeStream(stream!)
   } catch (err) {
     const e = toError(err)
     if (run.finished.signal.aborted) {
