@@ -4,6 +4,8 @@ import { lpStream } from '@libp2p/utils'
 import { decode, encode } from 'cborg'
 import { DISPUTE_PROTOCOL, MAX_MESSAGE_BYTES, decodeSigned, type Signed } from '../../protocols/dispute/index.js'
 import type { Host } from '../p2p/host.js'
+import { closeStream } from '../p2p/stream-close.js'
+import { noteProgress } from '../p2p/stream-progress.js'
 import { toError } from '../shards/server.js'
 
 // Request/response on /proofswarm/dispute/2.0.0: one stream per exchange,
@@ -19,6 +21,8 @@ import { toError } from '../shards/server.js'
 export { DISPUTE_PROTOCOL }
 /** a frame: one signed message and a little framing */
 export const MAX_FRAME_BYTES = MAX_MESSAGE_BYTES + 4096
+/** the whole request must arrive, and the answer be read, within this (a byte at a time does not keep a stream) */
+export const FRAME_DEADLINE_MS = 30_000
 
 export interface DisputeRequest { d: number, hello?: true, m?: Signed, prepare?: { task: number, step: number } }
 export interface DisputeResponse { m?: Signed, end?: string, err?: string }
@@ -69,10 +73,12 @@ export async function request (host: Host, peerId: string, req: DisputeRequest, 
   }
   try {
     const lp = lpStream(stream, { maxDataLength: MAX_FRAME_BYTES })
-    await lp.write(encodeRequest(req), { signal }).catch((e: unknown) => { throw toError(e) })
+    const out = encodeRequest(req)
+    await lp.write(out, { signal }).catch((e: unknown) => { throw toError(e) })
     const frame = await lp.read({ signal }).catch((e: unknown) => { throw toError(e) })
+    noteProgress(stream, frame.byteLength)
     const res = decodeResponse(frame.subarray())
-    await stream.close().catch(() => {})
+    void closeStream(stream)
     return res
   } catch (err) {
     stream.abort(toError(err))
@@ -90,15 +96,17 @@ export async function serve (
       const lp = lpStream(stream, { maxDataLength: MAX_FRAME_BYTES })
       let res: DisputeResponse
       try {
-        const frame = await lp.read({ signal: AbortSignal.timeout(30_000) })
+        const frame = await lp.read({ signal: AbortSignal.timeout(FRAME_DEADLINE_MS) })
         res = await answer(decodeRequest(frame.subarray()), from)
       } catch (err) {
         res = { err: toError(err).message }
       }
       // a silent defender (fault) answers nothing: the stream is left to time out
       if (res.err === SILENT) { await new Promise(resolve => setTimeout(resolve, 60_000)); stream.abort(new Error('silent')); return }
-      await lp.write(encodeResponse(res)).catch((e: unknown) => { throw toError(e) })
-      await stream.close().catch(() => {})
+      const out = encodeResponse(res)
+      await lp.write(out, { signal: AbortSignal.timeout(FRAME_DEADLINE_MS) }).catch((e: unknown) => { throw toError(e) })
+      noteProgress(stream, out.byteLength)
+      await closeStream(stream)
     })().catch((err: unknown) => { onError(toError(err), from); stream.abort(toError(err)) })
   }, { maxInboundStreams: 16, maxOutboundStreams: 16 })
 }

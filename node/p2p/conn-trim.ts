@@ -1,6 +1,7 @@
 import type { PeerId, PeerUpdate } from '@libp2p/interface'
 import type { Logger } from '../log.js'
 import { connectedPeers, type Host } from './host.js'
+import { streamBusy, viewStream } from './stream-progress.js'
 
 // Every open connection costs its peer CPU while idle (pings, yamux
 // keep-alives, identify pushes, gossipsub control traffic, a score to keep),
@@ -12,7 +13,9 @@ import { connectedPeers, type Host } from './host.js'
 // closes a connection with a stream open other than identify's, and every
 // proofswarm peer keeps a gossipsub stream on each connection. So the trimmer
 // closes the least useful connections down to a target, Lodestar's way:
-// never a mesh peer, a peer with a transfer or DHT query open, a peer tagged
+// never a mesh peer, a peer with a transfer making progress or a DHT query of
+// ours open (stream-progress.ts: an open stream that moves nothing does not
+// count, or holding one would exempt a peer for ever), a peer tagged
 // keep-alive, or a connection younger than a grace period (a newcomer must
 // get the chance to join a mesh); of the rest, peers with a negative gossip
 // score first, then by the value of their peer-store tags (the DHT's closest
@@ -31,7 +34,7 @@ export interface TrimCandidate {
   /** ms since its oldest open connection opened */
   ageMs: number
   inMesh: boolean
-  /** a stream other than gossipsub/identify/ping is open (a shard transfer, a DHT query, ...) */
+  /** a stream other than gossipsub/identify/ping is making progress (a shard transfer, a DHT query of ours, ...) */
   busy: boolean
   keepAlive: boolean
   /** the sum of its peer-store tag values */
@@ -106,7 +109,7 @@ export function startConnectionTrimmer (host: Host, log: Logger, opts: Connectio
           id,
           ageMs: now - Math.min(...conns.map(c => c.timeline.open)),
           inMesh: mesh.has(id),
-          busy: conns.some(c => c.streams.some(s => s.protocol == null || !IDLE_PROTOCOLS.has(s.protocol))),
+          busy: conns.some(c => c.streams.some(s => !IDLE_PROTOCOLS.has(s.protocol ?? '') && streamBusy(viewStream(s, now), now))),
           keepAlive: [...tags.keys()].some(k => k.startsWith('keep-alive')),
           value: [...tags.values()].reduce((sum, t) => sum + t.value, 0),
           score: pubsub.getScore(id)

@@ -4,6 +4,8 @@ import { decodeMessage, encodeTopicMessage, PROTOCOL_TOPICS, type MessageOf, typ
 import type { CheckResult } from '../p2p/gossip.js'
 import type { Peer } from '../peer.js'
 import { getJson, putJson, sublevel } from '../storage/db.js'
+import { closeStream } from '../p2p/stream-close.js'
+import { noteProgress } from '../p2p/stream-progress.js'
 
 // What this peer has heard about each task over gossip (program and proof
 // CIDs, verdicts, disputes), persisted so a restart does not forget. Gossip
@@ -49,8 +51,10 @@ export class TaskBook {
         const id = Number(req.taskId)
         const rec = Number.isSafeInteger(id) && id >= 0 ? await this.get(id) : undefined
         const out = new TextEncoder().encode(JSON.stringify(rec?.task != null ? { task: rec.task, proof: rec.proof ?? null } : {}))
-        await lp.write(out.length <= MAX_RECORD_BYTES ? out : new TextEncoder().encode('{}'))
-        await stream.close()
+        // a reader that takes no answer, or never closes its end, does not keep the stream
+        await lp.write(out.length <= MAX_RECORD_BYTES ? out : new TextEncoder().encode('{}'), { signal: AbortSignal.timeout(10_000) })
+        noteProgress(stream, out.byteLength)
+        await closeStream(stream)
       })().catch((err: unknown) => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
     }, { maxInboundStreams: 8, maxOutboundStreams: 8 }).catch(err => peer.log.warn({ err }, 'cannot serve the task book'))
     for (const topic of PROTOCOL_TOPICS) {
@@ -140,7 +144,7 @@ export class TaskBook {
         const res = JSON.parse(
           new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(5000) })).subarray())
         ) as { task?: unknown, proof?: unknown }
-        await stream.close().catch(() => {})
+        void closeStream(stream)
         // the same checks as gossip: re-encode through the schema
         if (res.task != null) {
           const t = decodeMessage('tasks', encodeTopicMessage('tasks', strip(res.task)))

@@ -8,6 +8,8 @@ import type { BlockQueue } from './block-queue.js'
 import type { Candidate } from './provider-pool.js'
 import type { FetcherDeps, ProviderSource } from './provider-source.js'
 import { toError } from './server.js'
+import { closeStream } from '../p2p/stream-close.js'
+import { noteProgress } from '../p2p/stream-progress.js'
 import { shardLp, type ShardLp } from './stream-pool.js'
 import { PermanentError, concatChunks, isAborted, timeoutError } from './fetch-errors.js'
 
@@ -92,6 +94,7 @@ export async function fetchFromProvider (run: FetchRun, c: Candidate): Promise<v
       const frame = await lp.read({ signal })
       frames++
       timer.refresh()
+      if (stream != null) noteProgress(stream, frame.byteLength)
       // the header is decoded from a 5-byte copy; the payload stays in the
       // chunks it arrived in: a 1 MiB copy per block was ~20% of the
       // fetcher's garbage, and GC most of its CPU
@@ -175,7 +178,7 @@ export async function fetchFromProvider (run: FetchRun, c: Candidate): Promise<v
     await writing
     // every request answered: the stream can serve the next fetch
     if (run.deps.streams != null) run.deps.streams.put(c.peerId, stream!, lp!)
-    else await stream!.close().catch(() => {})
+    else void closeStream(stream!)
   } catch (err) {
     const e = toError(err)
     if (run.finished.signal.aborted) {

@@ -3,6 +3,8 @@ import type { Connection, Stream } from '@libp2p/interface'
 import type { Logger } from 'pino'
 import { MAX_PIPELINE, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, RESPONSE_HEADER_BYTES, SHARD_PROTOCOL, Status, decodeRequest, encodeResponseHeader } from '../../protocols/shards/index.js'
 import type { Host } from '../p2p/host.js'
+import { closeStream } from '../p2p/stream-close.js'
+import { noteProgress } from '../p2p/stream-progress.js'
 import { ServeBudget } from './serve-budget.js'
 import type { BlockStore } from './store.js'
 import { withHeapGrowth } from '../heap-growth.js'
@@ -35,6 +37,15 @@ export function parseFault (s: string | undefined): ShardFault {
 export const MAX_INBOUND_STREAMS = 32
 /** an answer not written within this time ends its stream (the fetcher stopped reading) */
 export const WRITE_STALL_MS = 30_000
+/**
+ * a stream with no answer pending ends when no whole request arrived for this
+ * long: a stream opened and never used, or a request sent a byte at a time,
+ * held a stream slot and exempted its connection from trimming for ever. A
+ * fetcher keeps its idle streams 10 s (stream-pool.ts IDLE_MS) and gives up on
+ * a provider after 30 s without a block: a fetcher starved that long is
+ * already failing its fetch, and the server is never the stricter one.
+ */
+export const SERVE_IDLE_MS = 30_000
 
 export interface ServerStats { streams: number, served: number, notFound: number, refused: number, bytes: number }
 
@@ -47,7 +58,8 @@ export class ShardServer {
     private readonly log: Logger,
     private readonly fault: ShardFault = { corrupt: false, delayMs: 0 },
     readonly budget = new ServeBudget(),
-    private readonly writeStallMs = WRITE_STALL_MS
+    private readonly writeStallMs = WRITE_STALL_MS,
+    private readonly idleMs = SERVE_IDLE_MS
   ) {}
 
   async start (): Promise<void> {
@@ -73,7 +85,8 @@ export class ShardServer {
   // fetcher's share of the serve budget before its block is read, and the
   // reader reads no further request until the charge is granted. An answer
   // that cannot be written within WRITE_STALL_MS (a fetcher that stopped
-  // reading) ends the stream, which frees its share.
+  // reading) ends the stream, which frees its share; so does a stream with
+  // nothing pending that sends no whole request within SERVE_IDLE_MS.
   private async serve (stream: Stream, connection: Connection): Promise<void> {
     this.stats.streams++
     const lp = lpStream(stream, { maxDataLength: MAX_REQUEST_BYTES })
@@ -86,6 +99,22 @@ export class ShardServer {
     let readerDone = false
     let wakeWriter: () => void = () => {}
     let wakeReader: () => void = () => {}
+    // idle deadline: runs only while nothing is pending and the reader is not queued for budget
+    let lastProgress = Date.now()
+    let waitingBudget = false
+    let idleTimer: NodeJS.Timeout | undefined
+    const checkIdle = (): void => {
+      const quietMs = Date.now() - lastProgress
+      const idle = pending.length === 0 && !waitingBudget
+      if (idle && quietMs >= this.idleMs) {
+        stream.abort(new Error(`no request within ${this.idleMs} ms`))
+        return
+      }
+      // every event that ends a busy spell moves lastProgress: the deadline stays exact
+      idleTimer = setTimeout(checkIdle, idle ? this.idleMs - quietMs : this.idleMs)
+      idleTimer.unref()
+    }
+    checkIdle()
 
     const reader = async (): Promise<void> => {
       try {
@@ -106,6 +135,7 @@ export class ShardServer {
             }
             throw err
           }
+          lastProgress = Date.now()
           let req
           try {
             req = decodeRequest(frame.subarray())
@@ -114,9 +144,13 @@ export class ShardServer {
             pending.push({ answer: Promise.resolve({ frame: errorFrame(0, (err as Error).message), last: true }), cost: 0 })
             return
           }
+          waitingBudget = true
           try {
             await this.budget.acquire(peer, MAX_RESPONSE_BYTES, ended.signal)
-          } catch { return } // the stream ended while waiting
+          } catch { return } finally { // the stream ended while waiting
+            waitingBudget = false
+            lastProgress = Date.now()
+          }
           const entry = { answer: this.answer(req.id, req.cid), cost: MAX_RESPONSE_BYTES }
           // charge what the answer really holds (a NOT_FOUND is 5 bytes)
           entry.answer = entry.answer.then(a => {
@@ -147,12 +181,15 @@ export class ShardServer {
         // fault injection: one answer per delay, in order (a slow provider)
         if (this.fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, this.fault.delayMs))
         await write(lp, frame, this.writeStallMs)
+        lastProgress = Date.now()
+        noteProgress(stream, frame.byteLength)
         pending.shift()
         this.budget.release(peer, head.cost)
         wakeReader()
         if (last) break
       }
     } finally {
+      clearTimeout(idleTimer)
       stream.removeEventListener('close', onClose)
       ended.abort()
       wakeReader()
@@ -160,7 +197,7 @@ export class ShardServer {
       for (const p of pending.splice(0)) void p.answer.then(() => {}, () => {}).then(() => this.budget.release(peer, p.cost))
     }
     await readerDonePromise // rethrows a read error (stream reset...)
-    await stream.close().catch(() => {})
+    await closeStream(stream)
   }
 
   private async answer (id: number, cid: import('multiformats/cid').CID): Promise<{ frame: Uint8Array, last: boolean }> {

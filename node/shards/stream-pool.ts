@@ -1,6 +1,7 @@
 import { lpStream } from '@libp2p/utils'
 import type { Stream } from '@libp2p/interface'
 import { MAX_PIPELINE, MAX_RESPONSE_BYTES } from '../../protocols/shards/index.js'
+import { closeStream } from '../p2p/stream-close.js'
 
 // Idle shard streams kept open per provider for the next fetch. A verifier
 // fetches each checkpoint as two shards (manifest, then blocks) of two
@@ -54,7 +55,7 @@ export class StreamPool {
   put (peerId: string, stream: Stream, lp: ShardLp): void {
     const list = this.idle.get(peerId) ?? []
     if (this.closed || !usable(stream) || list.length >= this.perPeer) {
-      void stream.close().catch(() => {})
+      void closeStream(stream)
       return
     }
     const entry = {
@@ -65,7 +66,7 @@ export class StreamPool {
         const i = l?.indexOf(entry) ?? -1
         if (i >= 0) l!.splice(i, 1)
         if (l?.length === 0) this.idle.delete(peerId)
-        void stream.close().catch(() => {})
+        void closeStream(stream)
       }, this.idleMs)
     }
     entry.timer.unref()
@@ -76,7 +77,7 @@ export class StreamPool {
   close (): void {
     this.closed = true
     for (const list of this.idle.values()) {
-      for (const p of list) { clearTimeout(p.timer); void p.stream.close().catch(() => {}) }
+      for (const p of list) { clearTimeout(p.timer); void closeStream(p.stream) }
     }
     this.idle.clear()
   }

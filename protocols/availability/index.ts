@@ -1,3 +1,3 @@
-export * from './response.js'
+export * from './headers.js'
 export * from './checkpoint-check.js'
 export * from './serve.js'

@@ -3,7 +3,7 @@ import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../c
 import { stepLeaf } from '../commit/state.js'
 import { leafCount } from '../pol/segments.js'
 import { axisLayout, canonicalBytes, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
-import { AvailabilityRejected, checkedHeader, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './response.js'
+import { AvailabilityRejected, checkedHeader, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './headers.js'
 
 // Serving a challenged checkpoint through the chain (docs/disputes.md,
 // "Withheld checkpoints"; docs/economics.md "Selective serving").
@@ -138,7 +138,7 @@ export function decodeServePart (bytes: Uint8Array): ServePart {
   return r
 }
 
-export interface ServeCheckContext extends Omit<AvailabilityContext, 'seed' | 'count'> {
+export interface ServeCheckContext extends AvailabilityContext {
   /** leaves already on chain for this challenge: the part must start there */
   served: number
   /** the headers hash of the parts before (absent for the first part) */

@@ -3,7 +3,8 @@ import { expect } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
 import { merkleRoot, sha256, stateRoot, type TensorData } from '../../protocols/commit/index.js'
-import { assembleServedState, buildAvailabilityResponse, buildServeParts, encodeAvailabilityResponse } from '../../protocols/availability/index.js'
+import { assembleServedState, buildServeParts } from '../../protocols/availability/index.js'
+import { buildAvailabilityResponse, encodeAvailabilityResponse } from './availability-v1.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { taskProgram } from './program.js'
 
@@ -47,7 +48,7 @@ export function commitAvailabilityProof (h: Harness, solver: string): void {
 }
 
 /**
- * Proof of possession only: the sampled rows of STEP for this seed (protocols/availability
+ * Proof of possession only: the sampled rows of STEP for this seed (availability-v1.ts
  * availabilitySeed), which used to answer a challenge; the chain now refuses it (an answer serves).
  */
 export function availabilityAnswer (seed: Uint8Array, state: TensorData[] = STATE): Uint8Array {

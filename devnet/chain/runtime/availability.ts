@@ -1,4 +1,4 @@
-import { SAMPLE_COUNT } from '../../../protocols/availability/response.js'
+import { SAMPLE_COUNT } from '../../../protocols/availability/headers.js'
 import { getTask } from './arbitration.js'
 import { activeAssignment, getAssignments, noteEvidence } from './assignment.js'
 import { reopenVerdict, serveProgress, servePart, shareServe } from './availability-serve.js'
