@@ -8,22 +8,19 @@ import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
 import { referenceCostOf, setStepCost } from './rerun-cost.js'
 import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
-import { TREASURY, repatriateReserved, reserve, slashReserved, unreserve } from './balances.js'
+import { reserve, unreserve } from './balances.js'
 import type { Plain } from './codec.js'
 import type { Context } from './context.js'
-import { excusedBy, solverPick } from './forced-rulings.js'
 import { checkFeasible, checkRewards } from './feasibility.js'
 import type { Divergence } from '../../../protocols/dispute/nan.js'
 import type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict } from '../../../protocols/pallet-types.js'
 import { activeAssignment } from './assignment.js'
 import { backingGrace, openBackingGrace } from './late-backing.js'
 import { inServedGrace } from './served-grace.js'
-import { ppmOf } from './randomness.js'
 import { verifySignature } from './signature.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { MAX_TASK_PERIOD, ROLE_ALL, ROLE_VERIFIER } from './spec.js'
 import { blockRandomness } from './block-randomness.js'
-import { boundStakes } from './stake-bound.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
 // proof commitment, verdicts, slashing, forced-error reveals, jackpot and
@@ -40,7 +37,7 @@ export type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, Task
 // ---- storage helpers ----
 export const params = (ctx: Context): Params => ctx.store.read<Params>(P, 'Params')
 export const getNode = (ctx: Context, who: string): NodeInfo | undefined => ctx.store.get<NodeInfo>(P, 'Nodes', who)
-const putNode = (ctx: Context, who: string, n: NodeInfo): void => ctx.store.put(P, 'Nodes', who, n)
+export const putNode = (ctx: Context, who: string, n: NodeInfo): void => ctx.store.put(P, 'Nodes', who, n)
 export function getTask (ctx: Context, id: bigint): TaskInfo {
   const t = ctx.store.get<TaskInfo>(P, 'Tasks', id)
   if (t === undefined) ctx.fail(P, 'TaskNotFound')
@@ -278,91 +275,6 @@ function ensureSampleChecked (ctx: Context, who: string, t: TaskInfo, checkedSte
   const required = t.stepCount === 0 ? [] : requiredSample(seed, who, t.stepCount, t.verifierCount, m)
   // on chain, unit i is the transition from state i to i+1 (segment i at m > 1): the sample's step s is unit s-1 (its segment)
   ctx.ensure(missingSampled(required.map(s => checkedUnitOf(s, t.stepCount, m)), checkedSteps).length === 0, P, 'SampleNotChecked')
-}
-
-/** Slashes `amount` of a node's stake (at most all of it): a share to the winner, the rest to the treasury. Returns what was taken. */
-export function slashStake (ctx: Context, loser: string, winner: string, amount: bigint, sharePpm = params(ctx).winnerSharePpm): bigint {
-  return slashStakeSplit(ctx, loser, winner, amount, sharePpm).taken
-}
-
-/**
- * slashStake, returning the winner's part too. The share is of the part of
- * the slash taken from stake not bound to the loser's verifier slots
- * (stake-bound.ts); what cuts into bound stake goes to the treasury whole.
- * Bound stake answers for those slots' penalties: a slash that passed part of
- * it to a winner of the loser's own coalition would let the coalition move
- * the stake out before the slot fails, and the slot cost less than the
- * reward its failure withholds (docs/economics.md "Stake bound to a slot").
- */
-export function slashStakeSplit (
-  ctx: Context, loser: string, winner: string, amount: bigint, sharePpm = params(ctx).winnerSharePpm
-): { taken: bigint, toWinner: bigint } {
-  const n = getNode(ctx, loser)
-  const take = n === undefined ? 0n : (amount < n.stake ? amount : n.stake)
-  if (n === undefined || take === 0n) return { taken: 0n, toWinner: 0n }
-  // a slash wholly to the treasury needs no split
-  const bound = winner === TREASURY ? 0n : boundStakes(ctx).get(loser) ?? 0n
-  const unbound = n.stake > bound ? n.stake - bound : 0n
-  n.stake -= take
-  putNode(ctx, loser, n)
-  const toWinner = ppmOf(take < unbound ? take : unbound, sharePpm)
-  repatriateReserved(ctx, loser, winner, toWinner)
-  slashReserved(ctx, loser, take - toWinner)
-  ctx.emit(P, 'Slashed', { who: loser, amount: take, toWinner, toTreasury: take - toWinner })
-  return { taken: take, toWinner }
-}
-
-/**
- * A ruling against the solver stands (no forced-error excuse): its stake is
- * slashed (a share to the challenger) and the task fails. No verdict is
- * slashed here: every claim of a dispute but `init` is a fact about the
- * defender's signed tape, which a solver whose committed proof is correct can
- * make false on purpose and lose with a puppet challenger (docs/economics.md
- * "Thrown disputes"); the chain cannot tell that from a real cheat, so an
- * accept that listed the step loses its reward (the task failed), not its
- * stake. Accepts are slashed only where the chain itself knows the proof
- * wrong: a revealed forced error (settlement.ts) and a wrong initial state
- * (initial-state.ts).
- */
-export function penalizeSolver (ctx: Context, t: TaskInfo, challenger: string): bigint {
-  const p = params(ctx)
-  const solver = t.solver
-  const n = solver === null ? undefined : getNode(ctx, solver)
-  const slashed = solver === null ? 0n : slashStake(ctx, solver, challenger, ppmOf(n?.stake ?? 0n, p.slashPpm))
-  t.solverFailed = true
-  return slashed
-}
-
-/**
- * The solver proves that a step ruled against it was one of its Truebit
- * forced errors (protocols/dispute/forced-error.ts): the VRF must be the
- * solver's over the transcript of one of this task's picks and that pick must
- * name a step with a ruling still awaiting a reveal, and the proof must show
- * the committed leaf after it to be the forced mark of that ruling's honest
- * post-state (forced-rulings.ts). Those rulings then cost the solver nothing.
- * One pick per call: the other forced steps stay private (a verifier still
- * replaying learns nothing of them). The jackpot is paid once, at settlement,
- * after the whole draw is revealed (draw-reveal.ts).
- */
-export function revealForcedError (ctx: Context, who: string, a: { taskId: bigint, vrfOutput: string, vrfProof: string, exactness: string }): void {
-  const t = getTask(ctx, a.taskId)
-  ctx.ensure(t.solver === who, P, 'NotSelectedSolver')
-  // a faulted task's rulings keep their reveal window (hook-guard.ts)
-  ctx.ensure(t.phase === 'Verifying' || t.phase === 'Faulted', P, 'WrongPhase')
-  const m = rootEveryOfTask(ctx, a.taskId)
-  const step = solverPick(ctx, t, who, a, { ppm: params(ctx).forcedErrorPpm, rootEvery: m })
-  if (step === null) ctx.fail(P, 'NoForcedError')
-  const at = t.rulings.filter(x => x.step === step)
-  ctx.ensure(at.length > 0, P, 'NoRulingAtForcedStep')
-  // again only for rulings adjudicated at that step after its first reveal
-  const waiting = at.some(x => x.outcome === 'AwaitingReveal')
-  ctx.ensure(waiting || !at.some(x => x.outcome === 'ForcedError'), P, 'AlreadyRevealed')
-  ctx.ensure(waiting, P, 'RevealTooLate')
-  const excused = excusedBy(ctx, t, step, a.exactness, m)
-  for (const x of excused) x.outcome = 'ForcedError'
-  t.revealedForcedError ??= step
-  putTask(ctx, a.taskId, t)
-  ctx.emit(P, 'ForcedErrorRevealed', { taskId: a.taskId, solver: who, step, excused: excused.map(x => x.disputeId) })
 }
 
 export function genesisParams (p: Params): Plain {

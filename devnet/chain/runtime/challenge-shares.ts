@@ -1,5 +1,6 @@
 import { u8aToHex } from '@polkadot/util'
-import { params, slashStakeSplit, type TaskInfo } from './arbitration.js'
+import { params, type TaskInfo } from './arbitration.js'
+import { slashStakeSplit } from './slashes.js'
 import { TREASURY, payFromModule, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'

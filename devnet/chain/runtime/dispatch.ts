@@ -1,4 +1,5 @@
 import * as arb from './arbitration.js'
+import { revealForcedError } from './forced-reveal.js'
 import * as disputes from './disputes.js'
 import { AVAILABILITY_HANDLERS } from './availability.js'
 import { CHUNK_HANDLERS } from './chunk-sampling.js'
@@ -41,7 +42,7 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.answer_move': (ctx, who, a) => disputes.answerMove(ctx, who, a as never),
   'Arbitration.claim_timeout': (ctx, who, a) => disputes.claimTimeout(ctx, who, a as never),
   'Arbitration.adjudicate': (ctx, who, a) => disputes.adjudicate(ctx, who, a as never),
-  'Arbitration.reveal_forced_error': (ctx, who, a) => arb.revealForcedError(ctx, who, a as never),
+  'Arbitration.reveal_forced_error': (ctx, who, a) => revealForcedError(ctx, who, a as never),
   ...AVAILABILITY_HANDLERS,
   'Arbitration.challenge_initial_state': (ctx, who, a) => challengeInitialState(ctx, who, a as never),
   'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never),

@@ -1,6 +1,7 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { ClaimRejected, decodeClaim, judgeClaim, type Claim, type Ruling } from '../../../protocols/dispute/claim.js'
-import { getTask, params, putTask, adjustActive, slashStake, slashStakeSplit, type TaskInfo } from './arbitration.js'
+import { getTask, params, putTask, adjustActive, type TaskInfo } from './arbitration.js'
+import { slashStake, slashStakeSplit } from './slashes.js'
 import { TREASURY, repatriateReserved, slashReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { contextOf, getDispute, partyOf, putDispute, roleOf, verify, type DisputeInfo, type PartyName } from './dispute-state.js'

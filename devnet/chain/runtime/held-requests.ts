@@ -1,5 +1,6 @@
 import type { HeldRequestInfo, TaskInfo } from '../../../protocols/pallet-types.js'
-import { adjustActive, getTask, params, putTask, requireNode, slashStakeSplit } from './arbitration.js'
+import { adjustActive, getTask, params, putTask, requireNode } from './arbitration.js'
+import { slashStakeSplit } from './slashes.js'
 import { repatriateReserved, reserve, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { ppmOf } from './randomness.js'

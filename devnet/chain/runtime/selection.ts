@@ -1,6 +1,7 @@
 import { TREASURY, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, getNode, getTask, params, putTask, slashStake, type TaskInfo } from './arbitration.js'
+import { adjustActive, getNode, getTask, params, putTask, type TaskInfo } from './arbitration.js'
+import { slashStake } from './slashes.js'
 import { pickWeighted, ppmOf, selectionSeed } from './randomness.js'
 import { currentRandomness } from './block-randomness.js'
 import { ROLE_SOLVER } from './spec.js'

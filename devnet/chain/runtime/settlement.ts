@@ -1,7 +1,8 @@
 import { settleAnsweredDeposits } from './availability.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, listedForcedStep, listsForcedStep, params, putTask, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, listedForcedStep, listsForcedStep, params, putTask, type TaskInfo, type Verdict } from './arbitration.js'
+import { slashStake } from './slashes.js'
 import { expireIfDue, solverTimedOut, trySelect } from './selection.js'
 import { ppmOf } from './randomness.js'
 import { MAX_VERIFY_EXTENSIONS, VERIFIER_SLASH_PPM } from './spec.js'
@@ -29,7 +30,7 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
   for (const r of t.rulings) {
     if (r.outcome !== 'AwaitingReveal' || ctx.now <= r.revealDeadline) continue
     r.outcome = 'SolverPenalized'
-    // the solver only: a ruling on its signed tape does not show its committed proof wrong (penalizeSolver);
+    // the solver only: a ruling on its signed tape does not show its committed proof wrong (docs/economics.md "Thrown disputes");
     // the challenger's share goes by rank among the challengers of the disputed step (challenge-shares.ts)
     const slashed = penalizeForFact(ctx, id, t, 'Dispute', BigInt(r.disputeId), r.challenger, r.step)
     ctx.emit(P, 'SolverPenalized', { taskId: id, disputeId: r.disputeId, slashed })

@@ -5,7 +5,7 @@ import type { Context } from './context.js'
 // What an assigned or reserved verifier's stake answers for (docs/economics.md,
 // "Verifier assignment"): the penalty of a failed slot, and how much of each
 // node's stake its live assignments and reservations bind. Read by the draw
-// (verifier-stake.ts) and by every slash (arbitration.ts slashStake): bound
+// (verifier-stake.ts) and by every slash (slashes.ts slashStake): bound
 // stake pays no challenger's share.
 
 const P = 'Arbitration'

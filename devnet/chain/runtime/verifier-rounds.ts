@@ -1,6 +1,7 @@
 import { TREASURY } from './balances.js'
 import type { Context } from './context.js'
-import { adjustActive, params, slashStake, type TaskInfo, type Verdict } from './arbitration.js'
+import { adjustActive, params, type TaskInfo, type Verdict } from './arbitration.js'
+import { slashStake } from './slashes.js'
 import { getAssignments, putAssignments, type TaskAssignments } from './assignment.js'
 import { drawWeighted } from './randomness.js'
 import { answerableVerifiers, releaseReservation, silencePenalty } from './verifier-stake.js'
