@@ -1,7 +1,7 @@
-import { Keyring } from '@polkadot/keyring'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { TREASURY } from './runtime/balances.js'
+import { devPair } from './dev-keys.js'
 import type { GenesisConfig } from './runtime/executive.js'
 import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
@@ -42,11 +42,10 @@ export interface DevSpecOptions {
 
 export async function devGenesis (o: DevSpecOptions = {}): Promise<GenesisConfig> {
   await cryptoWaitReady()
-  const keyring = new Keyring({ type: 'sr25519' })
   const uris = [...DEV_ACCOUNTS.map(n => `//${n}`), ...(o.extraAccounts ?? [])]
   return {
     // the jackpot treasury starts funded so forced errors can pay out from the first task
-    balances: [...uris.map((u): [string, bigint] => [u8aToHex(keyring.addFromUri(u).publicKey), DEV_FUNDS]), [TREASURY, 10_000n * UNIT]],
+    balances: [...uris.map((u): [string, bigint] => [u8aToHex(devPair(u).publicKey), DEV_FUNDS]), [TREASURY, 10_000n * UNIT]],
     constants: { blockHashCount: 4096, ss58Prefix: 42, existentialDeposit: 1_000_000n },
     arbitration: {
       minStake: 1000n * UNIT,

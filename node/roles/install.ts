@@ -40,6 +40,8 @@ export interface RolesInit {
   faults?: string[]
   /** checkpoint intervals a whistleblower replays (default: all) */
   recheckSteps?: number
+  /** ms a dispute party waits for the other's off-chain answer before forcing its move on chain (default 20 s) */
+  disputeForceAfterMs?: number
   /** limits of the peer's training and replay jobs (default: one per core, half the memory) */
   jobs?: SchedulerOptions
 }
@@ -83,7 +85,7 @@ export function installRoles (init: RolesInit) {
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
       const faults = d.parseNodeFaults(init.faults ?? [])
-      disputes = new d.DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir })
+      disputes = new d.DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir, forceAfterMs: init.disputeForceAfterMs })
       await disputes.start()
       badCheckpoints = faults.badCheckpoint === true
       const { AvailabilityResponder } = await import('../availability/responder.js')

@@ -1,17 +1,15 @@
-import { Keyring } from '@polkadot/keyring'
 import { u8aToHex } from '@polkadot/util'
 import { decode } from 'cborg'
 import { ZERO_HASH } from '../../protocols/commit/merkle.js'
+import { devPair } from '../../devnet/chain/dev-keys.js'
 import { encodeSigned, moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed } from '../../protocols/dispute/index.js'
 
 // Hand-made dispute messages for the pallet's rule tests: any body, signed by
 // a dev account for any context, linked after any message.
 
-const kr = new Keyring({ type: 'sr25519' })
-
 /** `body` signed by //name in context `ctx`, as the message after `after` (none: seq 0). */
 export function signed (name: string, ctx: DisputeContext, body: Body, after?: Signed, link?: Partial<Pick<Msg, 'seq' | 'prev'>>): Signed {
-  const pair = kr.addFromUri(`//${name}`)
+  const pair = devPair(`//${name}`)
   const seq = link?.seq ?? (after === undefined ? 0 : seqOf(after) + 1)
   const prev = link?.prev ?? (after === undefined ? ZERO_HASH : moveHash(after))
   return signMsg({ ...body, seq, prev } as Msg, pair.publicKey, m => pair.sign(m), ctx)

@@ -109,7 +109,13 @@ describe('disputes between real peers on the dev chain', () => {
   }
 
   it('a silent solver is forced on chain and loses when its response window passes', async () => {
-    await sw.restartPeer('solver', 'solver', ['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'silent'])
+    // the verifier's patience before forcing (20 s by default) is wall time a silent solver only wastes:
+    // restarted beside the solver with 2 s (a shorter wait than an honest answer takes would put the
+    // cooperative games above on chain, so they keep the default)
+    await Promise.all([
+      sw.restartPeer('solver', 'solver', ['--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`, '--fault', 'silent']),
+      sw.restartPeer('verifier', 'verifier', ['--verify-steps', 'all', '--dispute-force-after', '2'])
+    ])
     const taskId = await submit()
     const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
     const tOpen = Date.now()

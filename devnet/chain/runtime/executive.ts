@@ -37,6 +37,16 @@ export interface GenesisConfig {
   randomnessAuthor?: string
 }
 
+// Building the metadata's type registry takes ~0.1 s and depends only on the
+// constants: runtimes of the same constants (a test builds dozens) share it.
+const typesByConstants = new Map<string, RuntimeTypes>()
+function runtimeTypes (c: RuntimeConstants): RuntimeTypes {
+  const key = `${c.blockHashCount}/${c.ss58Prefix}/${c.existentialDeposit}`
+  let t = typesByConstants.get(key)
+  if (t === undefined) { t = buildRuntimeTypes(c); typesByConstants.set(key, t) }
+  return t
+}
+
 export class Runtime {
   readonly types: RuntimeTypes
   readonly version = RUNTIME_VERSION
@@ -45,7 +55,7 @@ export class Runtime {
   private readonly decoder: ExtrinsicDecoder
 
   constructor (readonly genesis: GenesisConfig, readonly reference?: ReferenceSemantics) {
-    this.types = buildRuntimeTypes(genesis.constants)
+    this.types = runtimeTypes(genesis.constants)
     this.calls = new CallTable(this.types)
     this.events = new EventRecordEncoder(this.types)
     this.decoder = new ExtrinsicDecoder(this.types, this.version, this.calls)

@@ -11,14 +11,15 @@ function stepsOpt (v: string | undefined, name: string): number | undefined {
   return Number(v)
 }
 
-function disputeInit (o: { fault?: string[], verifySteps?: string, recheckSteps?: string }): {
+function disputeInit (o: { fault?: string[], verifySteps?: string, recheckSteps?: string, disputeForceAfter?: number }): {
   faults?: string[]
   recheckSteps?: number
+  disputeForceAfterMs?: number
   economics?: { stepsPerVerifier: number }
 } {
   try { parseNodeFaults(o.fault ?? []) } catch (err) { throw new CliError((err as Error).message, 2) }
   const v = stepsOpt(o.verifySteps, '--verify-steps')
-  return { faults: o.fault, recheckSteps: stepsOpt(o.recheckSteps, '--recheck-steps'), ...(v != null ? { economics: { stepsPerVerifier: v } } : {}) }
+  return { faults: o.fault, recheckSteps: stepsOpt(o.recheckSteps, '--recheck-steps'), disputeForceAfterMs: o.disputeForceAfter != null ? o.disputeForceAfter * 1000 : undefined, ...(v != null ? { economics: { stepsPerVerifier: v } } : {}) }
 }
 
 export function register (program: Command): void {
@@ -36,6 +37,7 @@ export function register (program: Command): void {
   cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint', collect)
     .option('--verify-steps <n|all>', 'steps a verifier samples and replays (default: its share of the task\'s verifiers of a sample that catches a solver faking ≥ 10% of its steps with 99% probability)')
     .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
+    .option('--dispute-force-after <s>', 'seconds a dispute party waits for the other\'s off-chain answer before forcing its move on chain (default 20)', parseIntOption('--dispute-force-after', 1, 3600))
   cmd.option('--max-jobs <n>', 'training and replay jobs run at once; the rest wait in a queue (default: the number of cores)', parseIntOption('--max-jobs', 1, 1024))
     .option('--max-job-memory <MiB>', 'memory the running jobs may use together, in MiB, from each job\'s estimate (default: half the machine\'s memory)', parseIntOption('--max-job-memory', 64, 16 * 1024 * 1024))
   addChainOptions(cmd)
@@ -58,6 +60,7 @@ export function register (program: Command): void {
       fault?: string[]
       verifySteps?: string
       recheckSteps?: string
+      disputeForceAfter?: number
       privateAddrs?: boolean
       maxJobs?: number
       maxJobMemory?: number

@@ -1,7 +1,7 @@
-import { Keyring } from '@polkadot/keyring'
 import { u8aToHex } from '@polkadot/util'
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { devGenesis, type DevSpecOptions } from '../../../devnet/chain/dev-spec.js'
+import { devPair } from '../../../devnet/chain/dev-keys.js'
 import type { ReferenceSemantics } from '../../../devnet/chain/runtime/adjudication.js'
 import type { Plain } from '../../../devnet/chain/runtime/codec.js'
 import { variant } from '../../../devnet/chain/runtime/codec.js'
@@ -13,6 +13,16 @@ import { RandomnessAuthor } from '../../../devnet/chain/randomness-author.js'
 
 // Drives the pure runtime directly (no RPC, no LevelDB): blocks of calls,
 // module errors by name, events by name.
+
+// Every harness chain with the same author repeats the same randomness from
+// genesis: a block's VRF is signed once per process (any valid proof will do).
+const signedVrfs = new Map<string, string>()
+function signedRandomness (author: RandomnessAuthor, previous: string, n: number): string {
+  const key = `${author.publicKey}.${previous}.${n}`
+  let vrf = signedVrfs.get(key)
+  if (vrf === undefined) { vrf = author.sign(previous, n); signedVrfs.set(key, vrf) }
+  return vrf
+}
 
 export interface CallResult { error?: string, events: string[] }
 
@@ -43,8 +53,7 @@ export class Harness {
     const genesis = { ...spec, randomnessAuthor: author.publicKey }
     const h = new Harness(new Runtime(genesis, opts.reference), author)
     if (opts.genesis !== undefined) { h.parentHash = opts.genesis; h.genesisHash = opts.genesis }
-    const kr = new Keyring({ type: 'sr25519' })
-    for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(kr.addFromUri(`//${n}`).publicKey)
+    for (const n of ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']) h.accounts[n] = u8aToHex(devPair(`//${n}`).publicKey)
     return h
   }
 
@@ -67,7 +76,7 @@ export class Harness {
   block (calls: Array<[who: string, section: string, method: string, args: Record<string, unknown>]> = []): { results: CallResult[], initEvents: string[] } {
     this.number += 1
     const reader = { get: (k: string) => this.state.get(k) }
-    const randomness = this.author.sign(this.rt.previousRandomness(reader), this.number)
+    const randomness = signedRandomness(this.author, this.rt.previousRandomness(reader), this.number)
     const b = this.rt.initializeBlock(reader, { number: this.number, parentHash: this.parentHash, randomness })
     const initEvents = b.ctx.events.map(e => this.eventName(e.event))
     const results: CallResult[] = []

@@ -1,9 +1,9 @@
-import { Keyring } from '@polkadot/keyring'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { u8aToHex } from '@polkadot/util'
 import { sr25519Verify } from '@polkadot/util-crypto'
 import { expect } from 'vitest'
 import { UNIT } from '../../../devnet/chain/dev-spec.js'
+import { devPair } from '../../../devnet/chain/dev-keys.js'
 import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitration.js'
 import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/merkle.js'
@@ -112,8 +112,7 @@ export function tamperWeight (run: Run): Side {
 
 export const honest = (run: Run): Side => ({ entries: run.entries, values: run.values, roots: run.roots })
 
-const kr = new Keyring({ type: 'sr25519' })
-export const pair = (name: string): KeyringPair => kr.addFromUri(`//${name}`)
+export const pair = (name: string): KeyringPair => devPair(`//${name}`)
 export const verify = (m: Uint8Array, s: Uint8Array, p: Uint8Array): boolean => sr25519Verify(m, s, p)
 
 /** moves: signed messages exchanged (off chain); txs: dispute transactions after the opening (forces, answers, claim, timeout) */
@@ -164,10 +163,9 @@ export async function taskOnChain (
   const h = await Harness.create({ reference, forcedErrorPpm: o.forcedErrorPpm, disputeClock: o.disputeClock, genesis: o.genesis })
   expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, o.solverStake ?? STAKE)).error).toBeUndefined()
   for (const v of ['Dave', 'Eve', 'Ferdie']) expect(h.run(v, 'Arbitration', 'register_node', h.registerArgs(v, (o.verifiers ?? [v]).includes(v) ? 4 | 8 : 8, STAKE)).error).toBeUndefined()
-  const kr = new Keyring({ type: 'sr25519' })
   for (let i = 1; i <= (o.extraVerifiers ?? 0); i++) {
     const name = `Verifier${i}`
-    h.accounts[name] = u8aToHex(kr.addFromUri(`//${name}`).publicKey)
+    h.accounts[name] = u8aToHex(devPair(`//${name}`).publicKey)
     expect(h.run('Alice', 'Balances', 'transfer_keep_alive', { dest: { Id: h.accounts[name] }, value: 2n * STAKE }).error).toBeUndefined()
     expect(h.run(name, 'Arbitration', 'register_node', h.registerArgs(name, 4, STAKE)).error).toBeUndefined()
   }
