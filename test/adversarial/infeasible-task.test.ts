@@ -63,8 +63,10 @@ describe('a task no solver can train', () => {
     expect(h.run('Alice', 'Arbitration', 'submit_task', task(p, min)).error).toBeUndefined()
   })
 
-  it('a training job larger than max_task_memory: refused', () => {
-    const p = taskProgram({ model: 'gpt', dataset: TEST_TEXT, steps: 2, checkpointEvery: 1, batchSize: 1024, gpt: { mlp: 1024 } })
+  it('a training job larger than max_task_memory: refused', async () => {
+    // a chain admitting 300 MiB per job, and a GPT whose disputes fit on chain but whose job needs ~380 MiB
+    h = await Harness.create({ reference, maxTaskMemory: 300n * 1024n ** 2n })
+    const p = taskProgram({ model: 'gpt', dataset: TEST_TEXT, steps: 2, checkpointEvery: 1, batchSize: 32, gpt: { mlp: 1024 } })
     const params = h.read<Params>('Arbitration', 'Params') as Params
     expect(jobMemory(programSize(validateProgram(p.program)))).toBeGreaterThan(Number(params.maxTaskMemory))
     const r = griefWith(task(p, 1_000_000))

@@ -67,7 +67,13 @@ describe('gossip mesh formation (10 peers)', () => {
     await meshFormed(peers.map(p => p.dataDir), 120_000, 'every mesh at D_lo')
     const s = await status(peers[N - 1].dataDir)
     expect(s.topics.map(t => t.topic)).toContain('/proofswarm/devnet/announce/1')
-    expect(Math.min(...s.topics.map(t => t.meshPeers))).toBeGreaterThanOrEqual(D_LO)
+    // a mesh may dip below D_lo between two heartbeats (a PRUNE received); the next heartbeat regrafts
+    let min = 0
+    await waitFor(async () => {
+      min = Math.min(...(await status(peers[N - 1].dataDir)).topics.map(t => t.meshPeers))
+      return min >= D_LO
+    }, 10_000, 'the last peer\'s mesh at D_lo', 500).catch(() => {})
+    expect(min).toBeGreaterThanOrEqual(D_LO)
   }, 130_000)
 
   it('after a peer crashes, the others graft a replacement and stay at D_lo', async () => {

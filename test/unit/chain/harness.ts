@@ -44,7 +44,7 @@ export class Harness {
 
   /** genesis: the hash block 1 names as its parent (System.BlockHash(0)); another value is another chain with the same keys */
   static async create (
-    opts: { reference?: ReferenceSemantics, genesis?: string } & Pick<DevSpecOptions, 'forcedErrorPpm' | 'disputeClock' | 'capacityRentPpb' | 'maxRootEvery'> = {}
+    opts: { reference?: ReferenceSemantics, genesis?: string } & Pick<DevSpecOptions, 'forcedErrorPpm' | 'disputeClock' | 'capacityRentPpb' | 'maxRootEvery' | 'maxTaskMemory'> = {}
   ): Promise<Harness> {
     await cryptoWaitReady()
     const author = RandomnessAuthor.fromSeed('0x' + '5a'.repeat(32))
