@@ -68,7 +68,9 @@ describe('shard service (in-process peers)', () => {
     // (how many it gets to send before the honest provider has the rest depends on timing)
     expect(bad.corrupt).toBeGreaterThanOrEqual(1)
     expect(bad.corrupt).toBeLessThanOrEqual(MAX_BAD_BLOCKS)
-    expect(bad.error).toMatch(/not matching/)
+    // dropped with that error once banned for everything; else the honest provider finished first
+    if (bad.corrupt === MAX_BAD_BLOCKS) expect(bad.error).toMatch(/not matching/)
+    else expect(bad.error).toBeUndefined()
     expect(bad.blocks).toBe(0)
     expect(svc(fetcher).isBanned(corrupt.peerId)).toBe(bad.corrupt === MAX_BAD_BLOCKS)
     const fetched = r.providers.find(p => p.peerId === honest.peerId)!
