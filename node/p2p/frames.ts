@@ -2,23 +2,21 @@ import { existsSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { ConnectionEncrypter, MessageStream } from '@libp2p/interface'
 
 // Frames and write syscalls per gossip message. Each RPC to a peer is a yamux
 // frame inside a noise frame; at 100 peers a peer made ~29 write syscalls per
 // message, and their per-frame work (encryption, framing, event dispatch, the
 // syscalls) was most of its CPU per message (docs/benchmarks.md, "Swarm scale:
-// frames per message"). Two things multiplied the frames:
+// frames per message"). What multiplied the frames:
 // - @libp2p/yamux 8 answers every data frame received with a window-update
 //   frame (its stream's sendWindowUpdate sends whenever the receive window is
 //   not full). Go's and Rust's yamux send an update only once half the window
 //   is used; batchYamuxWindowUpdates makes this peer do the same.
-// - @libp2p/noise hands the socket each frame as two buffers (the 2-byte
-//   length and the ciphertext) and @libp2p/tcp writes each buffer with its own
-//   socket.write, i.e. its own syscall; oneWritePerFrame corks the socket around
-//   one send, so the buffers go out in one writev.
-// Neither changes what is sent or accepted: the same bytes reach the peer, and
-// yamux still rejects a frame that exceeds the receive window.
+// (Writing each noise frame, its length and ciphertext, in one corked write
+// was measured too and dropped: a provider with four slow readers then held
+// 2-3x its idle RSS instead of 1.3x, test/reliability/slow-readers.test.ts.)
+// It does not change what is sent or accepted: the same bytes reach the peer,
+// and yamux still rejects a frame that exceeds the receive window.
 
 /** The fields of @libp2p/yamux 8's YamuxStream that the window rule reads. */
 interface YamuxStreamWindow {
@@ -60,63 +58,4 @@ export async function batchYamuxWindowUpdates (): Promise<boolean> {
     return true
   })()
   return await yamuxPatched
-}
-
-/** A TCP connection as @libp2p/tcp builds it: its socket, and the method that writes a send's buffers to it. */
-interface SocketConnection {
-  socket?: { cork?: () => void, uncork?: () => void }
-  sendData?: (data: unknown) => unknown
-}
-
-/** Makes one send on a TCP connection (a noise frame: length and ciphertext) one write syscall. */
-export function corkSends (conn: MessageStream): MessageStream {
-  const c = conn as unknown as SocketConnection
-  const socket = c.socket
-  const sendData = c.sendData
-  if (socket?.cork == null || socket.uncork == null || typeof sendData !== 'function') return conn
-  c.sendData = function (this: unknown, data: unknown) {
-    socket.cork?.()
-    try {
-      return sendData.call(this, data)
-    } finally {
-      socket.uncork?.()
-    }
-  }
-  return conn
-}
-
-// Thrown, as noise's own decoder does, when fewer than 2 bytes are buffered: the
-// length-prefixed decoder catches a RangeError as "wait for more data". It is
-// thrown after every frame read (the buffer is then empty), so it is made once:
-// a new error each time captured a stack trace per frame (~8 % of a gossiping
-// peer's CPU, with the Uint8ArrayList read below).
-const NEED_MORE = new RangeError('Could not decode int16BE')
-
-/** Noise's 2-byte big-endian frame length, as @libp2p/noise's uint16BEDecode reads it. */
-export function uint16BE (data: Uint8Array | { length: number, get: (i: number) => number }): number {
-  if (data.length < 2) throw NEED_MORE
-  return data instanceof Uint8Array ? (data[0] << 8) | data[1] : (data.get(0) << 8) | data.get(1)
-}
-
-/** The length decoder of @libp2p/noise's encrypted stream: swapped for uint16BE when it is where noise 17 keeps it. */
-function fastFrameLengths (conn: unknown): void {
-  const decoder = (conn as { decoder?: { lengthDecoder?: unknown, encodingLength?: (n: number) => number } } | undefined)?.decoder
-  if (typeof decoder?.lengthDecoder === 'function' && decoder.encodingLength?.(0) === 2) decoder.lengthDecoder = uint16BE
-}
-
-/** The encrypter, with every connection it secures corked per send (corkSends) and read with uint16BE. */
-export function oneWritePerFrame<E extends ConnectionEncrypter> (encrypter: E): E {
-  const secureInbound = encrypter.secureInbound.bind(encrypter)
-  const secureOutbound = encrypter.secureOutbound.bind(encrypter)
-  encrypter.secureInbound = async (conn, options) => {
-    const secured = await secureInbound(corkSends(conn), options)
-    fastFrameLengths(secured.connection)
-    return secured
-  }
-  encrypter.secureOutbound = async (conn, options) => {
-    const secured = await secureOutbound(corkSends(conn), options)
-    fastFrameLengths(secured.connection)
-    return secured
-  }
-  return encrypter
 }

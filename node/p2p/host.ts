@@ -14,7 +14,7 @@ import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
 import type { GossipMetricsRegister } from './gossip-metrics.js'
-import { batchYamuxWindowUpdates, oneWritePerFrame } from './frames.js'
+import { batchYamuxWindowUpdates } from './frames.js'
 
 // a type alias (not an interface) so it satisfies libp2p's ServiceMap index signature
 export type HostServices = {
@@ -164,7 +164,7 @@ export async function createHost (init: HostInit): Promise<Host> {
     // streams one connection (one peer) may have open at once over every
     // protocol (each protocol also has its own maxInboundStreams).
     transports: [tcp({ maxConnections: MAX_SOCKETS })],
-    connectionEncrypters: [components => oneWritePerFrame(noise()(components))],
+    connectionEncrypters: [noise()],
     streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]

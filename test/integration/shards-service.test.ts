@@ -81,8 +81,11 @@ describe('shard service (in-process peers)', () => {
     const data = randomBytes(2 * MAX_BLOCK_BYTES)
     const b = await svc(corrupt).addBytes(data, { name: 'only-bad' }, { provide: false })
     // a provider that keeps sending bad blocks ends up banned for everything (each fetch here gets a bad manifest)
+    // (a bad block bans per block: each round asks for other content, so each bad manifest is another strike,
+    // whatever the previous test left)
     for (let i = 0; i < MAX_BAD_BLOCKS && !svc(fetcher).isBanned(corrupt.peerId); i++) {
-      await svc(fetcher).fetch(b.cid, { providers: [corrupt.peerId], findTimeoutMs: 500, provide: false }).catch(() => {})
+      const other = await svc(corrupt).addBytes(randomBytes(2 * MAX_BLOCK_BYTES), { name: `only-bad-${i}` }, { provide: false })
+      await svc(fetcher).fetch(other.cid, { providers: [corrupt.peerId], findTimeoutMs: 500, provide: false }).catch(() => {})
     }
     expect(svc(fetcher).isBanned(corrupt.peerId)).toBe(true)
     const err = await svc(fetcher).fetch(b.cid, { providers: [corrupt.peerId], findTimeoutMs: 1000, provide: false }).catch(e => e as Error)

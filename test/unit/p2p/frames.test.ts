@@ -1,9 +1,7 @@
 import { Socket } from 'node:net'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { Stream } from '@libp2p/interface'
-import { Uint8ArrayList } from 'uint8arraylist'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { uint16BE } from '../../../node/p2p/frames.js'
 import { createHost, type Host } from '../../../node/p2p/host.js'
 
 const PROTOCOL = '/proofswarm-test/frames/1'
@@ -52,7 +50,7 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
     await Promise.all([sender?.stop(), receiver?.stop()])
   })
 
-  it('a receiver does not answer every data frame with a window update, and a frame is one write', async () => {
+  it('a receiver does not answer every data frame with a window update', async () => {
     const stream = await sender.dialProtocol(receiver.peerId, PROTOCOL)
     await sleep(500) // the stream's opening frames (SYN, ACK, protocol negotiation) are out
     received.bytes = 0
@@ -70,10 +68,9 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
     // one per data frame before (2 writes each), now one once half the 256 KiB window is used
     // (a margin for the DHT's and identify's own traffic on the connection)
     expect(writes(portOf(receiver)) - answered0).toBeLessThanOrEqual(20)
-    // the sender wrote each frame (length and ciphertext) in one write, not two
+    // the sender wrote every frame (its length and ciphertext: two writes each)
     const sent = writes(0) + sumOtherPorts(portOf(receiver)) - sent0
     expect(sent).toBeGreaterThanOrEqual(FRAMES)
-    expect(sent).toBeLessThanOrEqual(FRAMES * 1.2)
     await stream.close()
   }, 30_000)
 
@@ -99,18 +96,4 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
     for (const [port, count] of writesByLocalPort) if (port !== except && port !== 0) n += count
     return n
   }
-})
-
-describe('noise frame lengths (uint16BE)', () => {
-  it('reads a big-endian length from bytes, and from a list split between the two bytes', () => {
-    expect(uint16BE(Uint8Array.of(0x12, 0x34, 0xff))).toBe(0x1234)
-    expect(uint16BE(new Uint8ArrayList(Uint8Array.of(0xff), Uint8Array.of(0xfe, 0x00)))).toBe(0xfffe)
-    expect(uint16BE(new Uint8ArrayList(Uint8Array.of(0x00, 0x01)))).toBe(1)
-  })
-
-  it('throws a RangeError (the decoder\'s "wait for more") below 2 bytes', () => {
-    expect(() => uint16BE(new Uint8ArrayList())).toThrow(RangeError)
-    expect(() => uint16BE(new Uint8ArrayList(Uint8Array.of(7)))).toThrow(RangeError)
-    expect(() => uint16BE(Uint8Array.of(7))).toThrow(RangeError)
-  })
 })
