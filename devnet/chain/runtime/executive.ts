@@ -41,7 +41,8 @@ export interface GenesisConfig {
 // constants: runtimes of the same constants (a test builds dozens) share it.
 const typesByConstants = new Map<string, RuntimeTypes>()
 function runtimeTypes (c: RuntimeConstants): RuntimeTypes {
-  const key = `${c.blockHashCount}/${c.ss58Prefix}/${c.existentialDeposit}`
+  // every field, so a constant added later cannot be left out of the key
+  const key = Object.entries(c).map(([k, v]) => `${k}=${String(v)}`).join('/')
   let t = typesByConstants.get(key)
   if (t === undefined) { t = buildRuntimeTypes(c); typesByConstants.set(key, t) }
   return t
