@@ -40,7 +40,6 @@ export async function withoutAddedListeners<T> (init: () => Promise<T>): Promise
       }
     }
     process.exitCode = exitCode
-    lastRemoved = removed
     return removed
   }
   let value: T
@@ -53,11 +52,7 @@ export async function withoutAddedListeners<T> (init: () => Promise<T>): Promise
   return { value, removed: restore() }
 }
 
-let lastRemoved = 0
 const guarded = new Set<string>()
-
-/** Listeners the last guarded backend start-up left behind and were removed (tests, logs). */
-export function removedAtLastInit (): number { return lastRemoved }
 
 /** Wraps the registered factory of backend `name` (once) so its start-up leaves no process listeners. */
 export function guardBackendInit (name: string): void {
