@@ -26,8 +26,8 @@ describe('a stray rejection inside a running peer', () => {
     dir = await tempDir('ps-stray-')
     const inject = join(dir.path, 'stray.mjs')
     writeFileSync(inject, [
-      "import { isMainThread } from 'node:worker_threads'",
-      "if (isMainThread) process.on('SIGUSR2', () => { Promise.reject(new Error('stray rejection made by the test')) })"
+      'import { isMainThread } from \'node:worker_threads\'',
+      'if (isMainThread) process.on(\'SIGUSR2\', () => { Promise.reject(new Error(\'stray rejection made by the test\')) })'
     ].join('\n'))
     boot = await startCliBootstrap(join(dir.path, 'boot'), { NODE_OPTIONS: `--import=${pathToFileURL(inject).href}` })
     const proc = boot.proc
