@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import '../node/polyfill.js'
+import { installProcessPolicy } from '../node/process-policy.js'
 import { Command } from 'commander'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
@@ -22,6 +23,8 @@ import { DEFAULT_ROOT_EVERY } from '../protocols/pol/segments.js'
 // bootstrap peer and N peers, each a separate process with its own data dir
 // and ports on 127.0.0.1 — then one real training task from submission to
 // settlement, with progress, a dashboard and a final summary.
+
+installProcessPolicy('devnet')
 
 const program = new Command()
   .name('devnet')

@@ -19,6 +19,7 @@ import { PROTOCOL_TOPICS } from '../protocols/messages/schemas.js'
 import { getJson, openPeerDb, putJson, sublevel, type PeerDb } from './storage/db.js'
 import { installPeerRoutes } from './peer-routes.js'
 import { processMemory, type ProcessMemory } from './process-memory.js'
+import { strayRejections, type StrayRejections } from './process-policy.js'
 
 export interface PeerOptions {
   dataDir: string
@@ -67,6 +68,8 @@ export interface PeerStatus {
   milestones: { readyMs?: number, firstConnectionMs?: number, meshMs: Record<string, number> }
   /** the process's memory (shared by its peers when it runs several) */
   memory: ProcessMemory
+  /** promise rejections nothing handled in this process: logged, not fatal (node/process-policy.ts) */
+  unhandledRejections: StrayRejections
 }
 
 const MESH_D_LO = 4
@@ -242,7 +245,8 @@ export class Peer {
         disconnected: this.graylist?.disconnected() ?? {}
       },
       milestones: this.milestones,
-      memory: processMemory()
+      memory: processMemory(),
+      unhandledRejections: strayRejections()
     }
   }
 

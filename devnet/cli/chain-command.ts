@@ -7,6 +7,7 @@ import { REFERENCE_FLOPS } from '../../protocols/scheduling/estimate.js'
 import { MAX_ROOT_EVERY } from '../../protocols/pol/segments.js'
 import { Overlay, Storage } from '../chain/runtime/state.js'
 import { createLogger } from '../../node/log.js'
+import { setProcessLog } from '../../node/process-policy.js'
 import { CliError } from '../../node/cli/errors.js'
 
 // `proofswarm chain`: the embedded TypeScript dev chain (Substrate JSON-RPC on
@@ -67,6 +68,8 @@ export function register (program: Command): void {
     }
   ) => {
     const log = createLogger('chain', { level: o.logLevel })
+    // a stray rejection is a JSON error line among the chain's own (node/process-policy.ts)
+    setProcessLog(log)
     const dataDir = resolve(o.dataDir ?? join(homedir(), '.proofswarm', 'chain'))
     let running
     try {

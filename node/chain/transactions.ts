@@ -35,6 +35,9 @@ export class ChainTransactions extends ChainQueries {
     const finalized = this.opts.finalized === true
     let settle!: { resolve: (o: TxOutcome) => void, reject: (e: Error) => void }
     const done = new Promise<TxOutcome>((resolve, reject) => { settle = { resolve, reject } })
+    // `done` can be settled (the inclusion timer, a status reported before signAndSend resolves)
+    // while this still waits for `submitted`: observed now, it is awaited below all the same
+    done.catch(() => {})
     const submitted = this.queue.then(async () => {
       const nonce = await this.api.rpc.system.accountNextIndex(this.address)
       const timer = setTimeout(() => settle.reject(new Error('transaction not included in time')), this.opts.timeoutMs ?? 60_000)

@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import '../polyfill.js'
 import { Command, CommanderError } from 'commander'
+import { installProcessPolicy } from '../process-policy.js'
 import { commandModules as nodeCommands } from './commands/index.js'
 import { CliError } from './errors.js'
 import { tunePeerHeap } from './peer-heap.js'
+
+// before anything can fail: a stray rejection is logged, an uncaught exception exits 1 (process-policy.ts)
+installProcessPolicy('proofswarm')
 
 const program = new Command()
 program

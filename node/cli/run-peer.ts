@@ -1,6 +1,7 @@
 import type { Role } from '../config.js'
 import { Peer, type PeerOptions } from '../peer.js'
 import { createLogger } from '../log.js'
+import { setProcessLog } from '../process-policy.js'
 import { defaultServices } from '../services.js'
 import type { RolesInit } from '../roles/install.js'
 import { CliError } from './errors.js'
@@ -21,6 +22,8 @@ export interface RunPeerOptions extends Omit<PeerOptions, 'logger'> {
  */
 export async function runPeer (opts: RunPeerOptions): Promise<Peer> {
   const log = createLogger(opts.kind, { level: opts.logLevel })
+  // stray rejections are logged as JSON with the peer's other lines (node/process-policy.ts)
+  setProcessLog(log)
   let peer: Peer
   try {
     peer = await Peer.start({ services: defaultServices(opts.chain), ...opts, logger: log })

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import '../polyfill.js'
+import { installProcessPolicy } from '../process-policy.js'
 import { runJob } from './jobs.js'
 import { parseRequest } from './protocol-check.js'
 import type { EngineMessage, EngineRequest } from './protocol.js'
@@ -40,6 +41,9 @@ async function serve (raw: unknown): Promise<void> {
     send({ type: 'error', id: req.id, message: (e as Error).message })
   }
 }
+
+// a stray rejection is logged on stderr and the engine goes on serving; an uncaught exception ends it (node/process-policy.ts)
+installProcessPolicy('engine')
 
 if (process.send === undefined) {
   process.stderr.write('engine-server runs as a child of a peer (with an IPC channel)\n')

@@ -158,6 +158,8 @@ export class ShardServer {
             if (extra > 0) { entry.cost -= extra; this.budget.release(peer, extra) }
             return a
           })
+          // read failures reach the writer in order; until then this one is not left unobserved
+          entry.answer.catch(() => {})
           pending.push(entry)
           wakeWriter()
         }

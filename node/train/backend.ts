@@ -12,11 +12,15 @@ import { registerAliasKernels } from './alias-kernels.js'
 import { registerPskKernels } from './psk-kernels.js'
 import { pskImpl } from './psk-native.js'
 import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
+import { guardBackendInit } from './wasm-listeners.js'
 
 // Backend selection. tfjs has one global engine per process, so the backend is
 // chosen once; asking for a different one later is an error, not a silent switch.
 
 export { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
+
+// importing tfjs-backend-wasm registered it: its Emscripten start-up must not leave its process listeners (wasm-listeners.ts)
+guardBackendInit('wasm')
 
 /** sha256 of tfjs-backend-wasm@4.22.0 dist/tfjs-backend-wasm-simd.wasm: the pinned binary. */
 export const PINNED_WASM_SHA256 = '77ebb28a6d34f371dbbf2086b7f2de8994acd8ea5a3cf1fa24d2c26c840cac7b'

@@ -66,6 +66,9 @@ describe('operator status', () => {
     expect(after).toMatch(/recent failures: \n {2}\S+ {2}chain: lost the connection/)
     const m2 = await (await ControlClient.fromDataDir(p.dataDir)).get<string>('/metrics')
     expect(m2).toMatch(/^proofswarm_chain_connected 0$/m)
+    // losing the chain leaves no rejection unhandled (each would be counted here, and logged, by node/process-policy.ts)
+    expect(m2).toMatch(/^proofswarm_unhandled_rejections_total 0$/m)
+    expect(after).toMatch(/^unhandled rejections: 0$/m)
     // the last height seen stays; the state is in proofswarm_chain_connected
     expect(Number(/^proofswarm_chain_height (\d+)$/m.exec(m2)?.[1])).toBeGreaterThan(0)
   }, 120_000)

@@ -66,6 +66,11 @@ let tampered: { proof: ProofOfLearning, dir: string }
 const tasks: Record<string, number> = {}
 
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
+/**
+ * A defence run beside the test's own steps: observed at once, so that when a step fails first
+ * (and afterAll then closes the chain under it) its rejection is not left unhandled; it is still awaited.
+ */
+function beside<T> (p: Promise<T>): Promise<T> { p.catch(() => {}); return p }
 async function until<T> (f: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
   const end = Date.now() + ms
   while (Date.now() < end) {
@@ -163,7 +168,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
   it.concurrent('(a) a wrong op inside a segment: narrowed through the segment to one element, adjudicated, the solver slashed', async () => {
     const id = tasks.cheat
     const stake = (await c.Eve.node())!.stake
-    const defending = defendOpened('Eve', id)
+    const defending = beside(defendOpened('Eve', id))
     // the verifier found the committed step 8 (leaf 2) wrong: the segment 5…8 is disputed
     const r = await svc.Dave.challenge(id, 'solver', 8)
     expect(r.winner).toBe('challenger')
@@ -185,7 +190,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
     const id = tasks.honest
     const stake = (await c.Bob.node())!.stake
     const disputeId = Number(await c.Charlie.openDispute(id, c.Bob.accountId, 'SolverProof', 1))
-    const defended = svc.Bob.defend(id, disputeId)
+    const defended = beside(svc.Bob.defend(id, disputeId))
     // what the defender forces on chain: its segment, the states after steps 5, 6, 7 of the honest run
     const last = await until(async () => await c.Alice.disputeLastMove(disputeId) ?? undefined, 30_000, 'the segment forced on chain')
     const r = await defended
@@ -201,7 +206,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
   it.concurrent('(c) a silent solver is forced for its segment and loses on time', async () => {
     const id = tasks.silent
     const stake = (await c.Ferdie.node())!.stake
-    const defending = defendOpened('Ferdie', id)
+    const defending = beside(defendOpened('Ferdie', id))
     const r = await svc.Charlie.challenge(id, 'solver', 8)
     expect(r.winner).toBe('challenger')
     expect(r.reason).toMatch(/timeout/)
@@ -215,7 +220,7 @@ describe('segment disputes between real peers on the dev chain (rootEvery 4)', (
   it.concurrent('(d) a defender that sends a segment of the wrong length off chain, hoping the challenger gives up, is made to post its real one and loses', async () => {
     const id = tasks.short
     const stake = (await c.Peer1.node())!.stake
-    const defending = defendOpened('Peer1', id)
+    const defending = beside(defendOpened('Peer1', id))
     const r = await svc.Dave.challenge(id, 'solver', 8)
     expect(r.winner).toBe('challenger')
     expect(r.reason).toMatch(/^element claim/)

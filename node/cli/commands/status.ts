@@ -45,6 +45,7 @@ export function register (program: Command): void {
         : `chain:          ${c.url ?? '-'}  ${c.state.toUpperCase()} since ${c.since}${c.head != null ? `, head #${c.head}` : ''}${c.state !== 'connected' && c.lastError != null ? ` (${c.lastError})` : ''}`,
       ...(c?.account != null ? [`account:        ${c.account}`] : []),
       ...(jobs != null ? [`jobs:           ${jobs.running.length}/${jobs.limits.maxJobs} running, ${jobs.queued.length} queued, ~${mib(jobs.memoryInUse)}/${mib(jobs.limits.maxMemory)} MiB${jobs.queued.length > 0 ? ` (waiting: ${jobs.queued.map(j => `${j.kind} task ${j.taskId}`).join(', ')})` : ''}`] : []),
+      `unhandled rejections: ${s.unhandledRejections.count}${s.unhandledRejections.last != null ? ` (last at ${s.unhandledRejections.last.at}: ${s.unhandledRejections.last.message})` : ''}`,
       `recent failures: ${health == null || health.failures.length === 0 ? 'none' : ''}`,
       ...(health?.failures ?? []).map(f => `  ${f.at}  ${f.kind}${f.taskId != null ? ` task ${f.taskId}` : ''}: ${f.message}`)
     ]
