@@ -245,7 +245,8 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   // a verifier whose availability challenge was served votes again by its deadline, which may lie past the window (availability-serve.ts)
   ctx.ensure((ctx.now <= t.challengeEnd || inServedGrace(ctx, a.taskId, who)) && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
-  ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
+  // a verdict voided at a round's close keeps no slot: its replacement votes (the list stays bounded by the draws, k per round)
+  ctx.ensure(t.verdicts.filter(v => !v.void).length < MAX_VERIFIERS, P, 'VerifiersFull')
   // checked_steps names units (protocols/verification/verdict.ts): transitions, or segments j at m > 1
   const m = rootEveryOfTask(ctx, a.taskId)
   const units = checkableUnits(t.stepCount, t.divergence !== null, m)

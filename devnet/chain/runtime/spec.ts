@@ -356,7 +356,7 @@ export const PALLETS: PalletSpec[] = [
       err('DeadlineMissed', 'The solver\'s deadline has passed.'),
       err('NotVerifier', 'The caller is not registered with the verifier role.'),
       err('AlreadyVoted', 'This verifier already submitted a verdict.'),
-      err('VerifiersFull', 'The task already has 64 verdicts.'),
+      err('VerifiersFull', 'The task already has 64 verdicts that are not void.'),
       err('SolverCannotVerify', 'The solver cannot verify or challenge its own task.'),
       err('InvalidStep', 'Step out of range.'),
       err('TooManyCheckpoints', 'More checkpoint manifests than allowed.'),
