@@ -359,7 +359,7 @@ export const PALLETS: PalletSpec[] = [
       err('VerifiersFull', 'The task already has 64 verdicts that are not void.'),
       err('SolverCannotVerify', 'The solver cannot verify or challenge its own task.'),
       err('InvalidStep', 'Step out of range.'),
-      err('TooManyCheckpoints', 'More checkpoint manifests than allowed.'),
+      err('TooManyCheckpoints', 'More checkpoint manifests than max_checkpoints, or more than 16 KiB of them together.'),
       err('ChallengeWindowClosed', 'The challenge window of the task has ended (for evidence: and the caller is no assigned verifier backing its reject in its grace).'),
       err('InvalidDefender', 'The defender is not the solver (SolverProof) or a verifier who accepted (VerifierVerdict).'),
       err('DisputeNotFound', 'No dispute with this id.'),
