@@ -48,4 +48,20 @@ describe('tasks waiting for verifier stake cost each block in proportion to thei
     // linear: 2x (plus what does not depend on N); before: ~4x (N = 40: 4,664 reads, then 17,324; now 686, then 1,366)
     expect(two / one).toBeLessThan(2.5)
   }, 120_000)
+
+  it('stake one task reserved in a block is bound for the next task selected in the same block (the bound stake is not remembered past a reservation)', async () => {
+    const h = await Harness.create({ reference })
+    // two verifiers whose stake answers for one such task each: 1,000 covers B + R = 600 once
+    for (const n of ['Dave', 'Eve']) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, 4, 1000n * UNIT)).error).toBeUndefined()
+    const task = { ...STUCK, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2 }
+    const r = h.block([['Alice', 'Arbitration', 'submit_task', task], ['Alice', 'Arbitration', 'submit_task', task]])
+    expect(r.results.map(x => x.error)).toEqual([undefined, undefined])
+    h.advance(2)
+    // no solver yet: both wait; then one registers, and both retry in the same block
+    expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, STAKE)).error).toBeUndefined()
+    h.advance(1)
+    const phases = [0, 1].map(id => h.read<TaskInfo>('Arbitration', 'Tasks', id)!.phase)
+    expect(phases).toEqual(['Solving', 'Unassigned'])
+    expect(h.read<string[]>('Arbitration', 'VerifierReservations', 1)).toEqual([])
+  }, 120_000)
 })
