@@ -21,7 +21,9 @@ import { Harness } from '../unit/chain/harness.js'
 // deposit or rent deposit left reserved, none returned from another's). The
 // endings: Settled, Failed by an unanswered availability challenge while
 // another was served, Unverified with lapsed slots, Expired, a task released
-// and solved by another, a commitment never revealed, all interleaved.
+// and solved by another, a commitment never revealed, all interleaved; a void
+// verdict's slot refilled and the task settled; a task waiting for verifier
+// stake until it expires.
 
 const NAMES = ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
@@ -110,7 +112,25 @@ describe('every unit is accounted for through every ending of a task', () => {
     expect(check(true)).toBe(start)
   }, 120_000)
 
-  it('expired: a task no solver is left for, after one released it', async () => {
+  it('a void verdict replaced: the bare reject lapses, its replacement votes, and the task settles paying the standing verdicts of both rounds', () => {
+    const start = check(true)
+    const id = submit()
+    h.advance(1)
+    commit(id)
+    advanceChecked(5, () => assignedNames(h, id).length === 2)
+    const [stays, voids] = assignedNames(h, id)
+    accept(stays, id)
+    expect(h.run(voids, 'Arbitration', 'submit_verdict', { taskId: id, accept: false, checkedSteps: [] }).error).toBeUndefined()
+    advanceChecked(60, () => task(id).extensions === 1 && assignedNames(h, id).length === 2)
+    const replacement = assignedNames(h, id).find(n => n !== stays)!
+    expect(replacement).not.toBe(voids)
+    accept(replacement, id)
+    advanceChecked(60, () => ENDED.has(task(id).phase))
+    expect(task(id).phase).toBe('Settled')
+    expect(check(true)).toBe(start)
+  }, 120_000)
+
+  it('expired: a task no solver is left for, after one released it, and one waiting for verifier stake that never comes', async () => {
     const start = check(true)
     // a verifier reward only Charlie (no solver) cannot take: Bob is the only solver, and hands it back
     expect(h.run('Charlie', 'Arbitration', 'set_roles', { roles: 4 }).error).toBeUndefined()
@@ -118,12 +138,14 @@ describe('every unit is accounted for through every ending of a task', () => {
     h.advance(1)
     expect(task(id).solver).toBe(h.accounts.Bob)
     expect(h.run('Bob', 'Arbitration', 'release_task', { taskId: id }).error).toBeUndefined()
+    // six verifiers wanted, five registered: it waits (retrying its selection every block) and expires
+    const waiting = submit({ verifierCount: 6 })
     // checked at its end only: 3,600 blocks, yielding to the test runner's worker now and then
-    for (let i = 0; i < UNASSIGNED_TIMEOUT + 5 && task(id).phase !== 'Expired'; i++) {
+    for (let i = 0; i < UNASSIGNED_TIMEOUT + 5 && (task(id).phase !== 'Expired' || task(waiting).phase !== 'Expired'); i++) {
       h.advance(1)
       if (i % 200 === 0) await new Promise(resolve => setImmediate(resolve))
     }
-    expect(task(id).phase).toBe('Expired')
+    expect([task(id).phase, task(waiting).phase]).toEqual(['Expired', 'Expired'])
     expect(check(true)).toBe(start)
   }, 300_000)
 })

@@ -31,6 +31,14 @@ const P = 'Arbitration'
 const ZERO_HASH = '0x' + '00'.repeat(32)
 const MAX_PEER_ID = 128
 const MAX_VERIFIERS = 64
+/**
+ * Bytes of checkpoint entries a proof may commit, all together. They are
+ * stored in the task's record, which every block reads and writes while the
+ * task is open: 4 MiB of them made each block of a challenge window take
+ * 17 times as long. A node commits two entries (its run index and coded root,
+ * ~150 bytes).
+ */
+export const MAX_CHECKPOINT_BYTES = 16 * 1024
 
 // the pallet's storage types are defined once, in protocols/ (the node's chain client decodes the same)
 export type { NodeInfo, Params, ProofRuling, RulingOutcome, SubmitTaskArgs, TaskInfo, TaskPhase, Verdict }
@@ -204,7 +212,7 @@ export function storeProof (
   // a proof of fewer steps than the task's would be paid for training never done
   if (divergence === null) ctx.ensure(a.stepCount === t.steps, P, 'IncompleteProof')
   else ctx.ensure(a.stepCount < t.steps, P, 'NotDiverged')
-  ctx.ensure(a.checkpoints.length <= params(ctx).maxCheckpoints, P, 'TooManyCheckpoints')
+  ctx.ensure(a.checkpoints.length <= params(ctx).maxCheckpoints && checkpointBytes(a.checkpoints) <= MAX_CHECKPOINT_BYTES, P, 'TooManyCheckpoints')
   t.phase = 'Verifying'
   t.proofRoot = a.proofRoot
   t.finalStateRoot = a.finalStateRoot
@@ -217,6 +225,9 @@ export function storeProof (
   // the verification randomness is the hash of the NEXT block, which the solver cannot steer
   ctx.emit(P, 'ProofCommitted', { taskId: a.taskId, solver: who, proofRoot: a.proofRoot, randomnessBlock: ctx.now + 1, challengeEnd: t.challengeEnd })
 }
+
+/** The bytes of committed checkpoint entries (hex). */
+const checkpointBytes = (entries: string[]): number => entries.reduce((n, e) => n + (e.length - 2) / 2, 0)
 
 /** Steps 0..n-1 are disputable: the proof's transitions, and a diverged proof's last step, taped up to its divergence point. */
 export function disputableSteps (t: Pick<TaskInfo, 'stepCount' | 'divergence'>): number {
@@ -245,7 +256,8 @@ export function submitVerdict (ctx: Context, who: string, a: { taskId: bigint, a
   // a verifier whose availability challenge was served votes again by its deadline, which may lie past the window (availability-serve.ts)
   ctx.ensure((ctx.now <= t.challengeEnd || inServedGrace(ctx, a.taskId, who)) && ctx.now <= assignment.deadline, P, 'ChallengeWindowClosed')
   ctx.ensure(!t.verdicts.some(v => v.verifier === who), P, 'AlreadyVoted')
-  ctx.ensure(t.verdicts.length < MAX_VERIFIERS, P, 'VerifiersFull')
+  // a verdict voided at a round's close keeps no slot: its replacement votes (the list stays bounded by the draws, k per round)
+  ctx.ensure(t.verdicts.filter(v => !v.void).length < MAX_VERIFIERS, P, 'VerifiersFull')
   // checked_steps names units (protocols/verification/verdict.ts): transitions, or segments j at m > 1
   const m = rootEveryOfTask(ctx, a.taskId)
   const units = checkableUnits(t.stepCount, t.divergence !== null, m)

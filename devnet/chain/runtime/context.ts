@@ -1,7 +1,7 @@
 import { u8aToHex } from '@polkadot/util'
 import type { Plain } from './codec.js'
 import type { RuntimeTypes } from './metadata.js'
-import type { Storage } from './state.js'
+import type { Overlay, Storage } from './state.js'
 import type { ReferenceSemantics } from './adjudication.js'
 
 // What a dispatchable sees: typed storage, the block being built, and an event
@@ -28,13 +28,17 @@ export class DispatchFail extends Error {
 
 export class Context {
   phase: Plain = 'Initialization'
+  /** the block's own layer: every call's and task step's layer is a child of it */
+  readonly blockState: Overlay
   constructor (
     readonly types: RuntimeTypes,
     public store: Storage,
     readonly block: BlockEnv,
     readonly events: EventOut[],
     readonly reference: ReferenceSemantics | undefined
-  ) {}
+  ) {
+    this.blockState = store.state
+  }
 
   get now (): number { return this.block.number }
 

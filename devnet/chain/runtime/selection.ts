@@ -17,7 +17,7 @@ import { chargeSolverRent } from './capacity-rent.js'
 
 const P = 'Arbitration'
 
-/** Stake-weighted selection among registered solvers not excluded; randomness: the selecting block's (the chain's VRF). */
+/** Stake-weighted selection among registered solvers not excluded; randomness: the selecting block's (the chain's VRF). Writes `t` only when a solver is selected: a caller that changed it stores it first. */
 export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
   const p = params(ctx)
   const candidates: Array<{ account: string, stake: bigint }> = []
@@ -30,10 +30,10 @@ export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailur
   const solver = pickWeighted(seed, candidates)
   if (solver === undefined) {
     if (announceFailure) ctx.emit(P, 'NoSolverAvailable', { taskId: id })
-    putTask(ctx, id, t)
     return
   }
-  if (!reserveAnswerers(ctx, id, t, solver, seed, announceFailure)) { putTask(ctx, id, t); return }
+  // nothing written while the task waits: every waiting task retries in every block
+  if (!reserveAnswerers(ctx, id, t, solver, seed, announceFailure)) return
   t.phase = 'Solving'
   t.solver = solver
   t.deadline = ctx.now + t.solveTimeout
@@ -62,6 +62,7 @@ export function releaseTask (ctx: Context, who: string, a: { taskId: bigint }): 
   // not a free re-roll of the selection (and of the forced-error draw that comes with it): a dispute bond's worth of stake
   const fee = slashStake(ctx, who, TREASURY, params(ctx).disputeBond)
   unassign(ctx, a.taskId, t, who)
+  putTask(ctx, a.taskId, t)
   ctx.emit(P, 'TaskReleased', { taskId: a.taskId, solver: who, fee })
   trySelect(ctx, a.taskId, t, true)
 }
@@ -74,6 +75,7 @@ export function solverTimedOut (ctx: Context, id: bigint, t: TaskInfo, solver: s
   const share = n === undefined ? 0n : ppmOf(n.stake, p.missedDeadlineSlashPpm)
   const slashed = n === undefined ? 0n : slashStake(ctx, solver, TREASURY, share > p.disputeBond ? share : p.disputeBond)
   unassign(ctx, id, t, solver)
+  putTask(ctx, id, t)
   ctx.emit(P, 'SolverTimedOut', { taskId: id, solver, slashed })
   trySelect(ctx, id, t, true)
 }

@@ -15,6 +15,8 @@ export interface StateReader {
 
 export class Overlay implements StateReader {
   readonly changes = new Map<string, Uint8Array | null>()
+  /** the storage items (`pallet.item`) written in this layer, its committed children's included */
+  readonly items = new Set<string>()
 
   constructor (readonly base: StateReader) {}
 
@@ -32,7 +34,9 @@ export class Overlay implements StateReader {
   commit (): void {
     if (!(this.base instanceof Overlay)) throw new Error('commit needs a parent overlay')
     for (const [k, v] of this.changes) this.base.changes.set(k, v)
+    for (const i of this.items) this.base.items.add(i)
     this.changes.clear()
+    this.items.clear()
   }
 }
 
@@ -43,6 +47,18 @@ const KEY_CACHE = new WeakMap<RuntimeTypes, Map<string, string>>()
 const KEY_CACHE_MAX = 100_000
 
 const DECODED = new WeakMap<Uint8Array, { type: string, value: Plain }>()
+
+// Writes per storage item (`pallet.item`), in any layer, since the process
+// started: a value derived from a few items stays valid while their counts do
+// not change (a write in a layer later dropped counts too: the value is then
+// recomputed, never stale).
+const WRITES = new Map<string, number>()
+export const writesOf = (item: string): number => WRITES.get(item) ?? 0
+function noteWrite (state: Overlay, pallet: string, item: string): void {
+  const i = `${pallet}.${item}`
+  WRITES.set(i, (WRITES.get(i) ?? 0) + 1)
+  state.items.add(i)
+}
 
 function isAccountInfo (pallet: string, item: string): boolean { return pallet === 'System' && item === 'Account' }
 
@@ -104,6 +120,7 @@ export class Storage {
   }
 
   put (pallet: string, item: string, key: Plain | undefined, value: unknown): void {
+    noteWrite(this.state, pallet, item)
     if (isAccountInfo(pallet, item)) {
       this.state.set(this.key(pallet, item, key), encodeAccountInfo(value as AccountInfo))
       return
@@ -113,10 +130,12 @@ export class Storage {
   }
 
   putRaw (pallet: string, item: string, key: Plain | undefined, value: Uint8Array): void {
+    noteWrite(this.state, pallet, item)
     this.state.set(this.key(pallet, item, key), value)
   }
 
   remove (pallet: string, item: string, key?: Plain): void {
+    noteWrite(this.state, pallet, item)
     this.state.delete(this.key(pallet, item, key))
   }
 }
