@@ -16,6 +16,7 @@ import { VerifierChecks } from './verifier-checks.js'
 import { fetchEvery } from './fetch-every.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { runFromChain } from './verifier-chain-run.js'
+import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 import { checkpointDir } from '../train/store.js'
 
@@ -73,15 +74,15 @@ export class VerifierPorts extends PortsPart {
       // a solver that commits no run index withholds it from everyone
       const indexCid = runIndexCidOf(task)
       if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
       if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
-      const programBytes = await this.shards.fetchBytes(index.program)
+      const programBytes = await this.shards.fetchBytes(index.program, { maxBytes: MAX_PROGRAM_FETCH_BYTES })
       const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
       program = p
       if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
       if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
       writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
-      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, m) })
       // its spacing must be the program's: the chain's disputes prove leaves of that tree only
       proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')), m)
       if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
@@ -127,7 +128,7 @@ export class VerifierPorts extends PortsPart {
       if (written.has(0)) return undefined
       const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
       if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
-      return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer)
+      return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer, checkpointMaxBytes(program))
     })
     if (init !== undefined) return init
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
@@ -151,6 +152,7 @@ export class VerifierPorts extends PortsPart {
     const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
     const coded = index !== undefined && chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
     let fetched = 0
+    const stateBytes = checkpointMaxBytes(program)
     const tFetch = performance.now()
     const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ({ step, ck }) => {
       if (written.has(step)) return undefined
@@ -161,7 +163,7 @@ export class VerifierPorts extends PortsPart {
       const onChain = served.get(step)
       const problem = onChain !== undefined
         ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
-        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer) : 'not published'
+        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer, stateBytes) : 'not published'
       return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
     }, ck => {
       fetched++
