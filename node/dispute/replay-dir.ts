@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
+import { checkpointDataFile, manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
 import { runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import { MAX_CHECKPOINT_MANIFEST_BYTES, MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
 import type { TaskInfo } from '../chain/client.js'
@@ -50,8 +50,9 @@ export async function ensureReplayDir (
   if (!existsSync(join(dir, 'manifest.json')) || ours()) {
     mkdirSync(dir, { recursive: true })
     await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer], maxBytes: MAX_CHECKPOINT_MANIFEST_BYTES })
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-    await shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer], maxBytes: checkpointMaxBytes(program) })
+    // the solver names the data file: a plain name in this directory, never a path
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: unknown }
+    await shards.fetchToFile(ck.data, join(dir, checkpointDataFile(manifest)), { providers: [solverPeer], maxBytes: checkpointMaxBytes(program) })
   }
   return { program, proof }
 }

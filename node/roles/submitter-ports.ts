@@ -124,7 +124,7 @@ export class SubmitterPorts extends PortsPart {
     const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(cid))) as { files: Array<{ name: string, cid: string }> }
     mkdirSync(dir, { recursive: true })
     for (const f of bundle.files) {
-      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
+      if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
       await this.shards.fetchToFile(f.cid, join(dir, f.name))
     }
   }
