@@ -176,7 +176,7 @@ export class VerifierPorts extends PortsPart {
       const problem = onChain !== undefined
         ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
         : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer, stateBytes, signal) : 'not published'
-      return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
+      return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem, signal) : problem
     }, ck => {
       fetched++
       this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
@@ -184,7 +184,7 @@ export class VerifierPorts extends PortsPart {
     this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
     const pick = needed[Math.floor(Math.random() * needed.length)]?.ck
-    if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer)
+    if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer, signal)
     if (problems.length > 0) {
       const usable = await narrowed(problems.map(p => p.step))
       if (!Array.isArray(usable)) return usable
