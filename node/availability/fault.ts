@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkpointDir } from '../train/store.js'
+import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
 
 // FAULT INJECTION `join --fault bad-checkpoint` (tests and the devnet only):
 // before the run is published, one byte in the middle of every checkpoint's
@@ -16,7 +17,7 @@ export function corruptCheckpoints (runDir: string, steps: readonly number[]): s
     const mf = join(dir, 'manifest.json')
     if (!existsSync(mf)) continue
     const m = JSON.parse(readFileSync(mf, 'utf8')) as { dataFile?: string }
-    const file = join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')
+    const file = join(dir, checkpointDataFile(m))
     if (!existsSync(file)) continue
     const data = readFileSync(file)
     if (data.length === 0) continue

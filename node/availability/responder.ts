@@ -7,6 +7,7 @@ import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { fastTensorRoot } from '../train/fast-commit.js'
 import { checkpointDir, readJson } from '../train/store.js'
+import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
 
 // The solver's side of a data-availability challenge: when the chain reports
 // a challenge against this node, it reads the challenged checkpoint from its
@@ -39,7 +40,7 @@ export function serveFromRun (runDir: string, step: number, committedProofRoot: 
   const m = rootEveryOfProof(proof)
   const dir = checkpointDir(runDir, step)
   const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
-  const file = join(dir, typeof manifest.dataFile === 'string' && /^[\w.-]+$/.test(manifest.dataFile) ? manifest.dataFile : 'state.bin')
+  const file = join(dir, checkpointDataFile(manifest))
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
   const tensors = committedCheckpointTensors(
     manifest, new Uint8Array(readFileSync(file)), step, rootAtStep(proof, step), undefined, { tensorRoot: fastTensorRoot }

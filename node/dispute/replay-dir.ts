@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
+import { checkpointDataFile, manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
 import { runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
+import { MAX_CHECKPOINT_MANIFEST_BYTES, MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
 import { checkpointDir } from '../train/store.js'
@@ -25,12 +26,13 @@ export async function ensureReplayDir (
   try {
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid))))
+    index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
   } catch (err) {
     if (!existsSync(join(runDir, 'task.json')) || !existsSync(join(runDir, 'proof.json'))) throw err
   }
-  if (index !== undefined && !existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'))
-  if (index !== undefined && !existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+  // each refused unfetched when it declares more than it can be (a root every step is the largest proof)
+  if (index !== undefined && !existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'), { maxBytes: MAX_PROGRAM_FETCH_BYTES })
+  if (index !== undefined && !existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, 1) })
   const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
   const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
   if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
@@ -47,9 +49,10 @@ export async function ensureReplayDir (
   const ours = (): boolean => ref !== undefined && manifestHash(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CheckpointManifest) !== ref.manifestHash
   if (!existsSync(join(dir, 'manifest.json')) || ours()) {
     mkdirSync(dir, { recursive: true })
-    await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer] })
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: string }
-    await shards.fetchToFile(ck.data, join(dir, manifest.dataFile ?? 'state.bin'), { providers: [solverPeer] })
+    await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer], maxBytes: MAX_CHECKPOINT_MANIFEST_BYTES })
+    // the solver names the data file: a plain name in this directory, never a path
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: unknown }
+    await shards.fetchToFile(ck.data, join(dir, checkpointDataFile(manifest)), { providers: [solverPeer], maxBytes: checkpointMaxBytes(program) })
   }
   return { program, proof }
 }

@@ -6,6 +6,7 @@ import { encodeChunks } from '../../protocols/erasure/coder.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { cidOf } from '../../protocols/shards/cid.js'
 import { atomicWrite, checkpointDir, readJson } from '../train/store.js'
+import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
 
 // The solver's erasure coding of a run (docs/shards.md, "Erasure-coded
 // checkpoints"): every checkpoint's state.bin is coded into n chunks, written
@@ -26,7 +27,7 @@ export interface CodedRunInfo {
 
 function stateFile (dir: string): string {
   const m = readJson(join(dir, 'manifest.json'), 'checkpoint manifest') as { dataFile?: string }
-  return join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')
+  return join(dir, checkpointDataFile(m))
 }
 
 /** Codes one checkpoint directory (idempotent: an existing coding of the same data is kept). */

@@ -12,7 +12,7 @@ import type { ShardService } from '../shards/index.js'
 // checkpoint is rebuilt from any k of them.
 
 type Entry = RunIndex['checkpoints'][number]
-export interface ChunkFetchOptions { providers?: string[], findTimeoutMs?: number, requestTimeoutMs?: number }
+export interface ChunkFetchOptions { providers?: string[], findTimeoutMs?: number, requestTimeoutMs?: number, signal?: AbortSignal }
 
 /** The run index's codings as the coded root commits them; throws unless they make `committed` (the chain's entry). */
 export function checkCodedIndex (index: RunIndex, chainEntries: readonly string[]): CodedCheckpoint[] {
@@ -31,7 +31,7 @@ export async function fetchChunks (shards: ShardService, ck: Entry, indices: rea
   if (ck.coded === undefined) throw new Error(`checkpoint ${ck.step} has no erasure coding`)
   const opts = {
     ...(o.providers != null ? { providers: o.providers } : {}), findTimeoutMs: o.findTimeoutMs ?? 15_000,
-    requestTimeoutMs: o.requestTimeoutMs ?? 15_000, provide: false
+    requestTimeoutMs: o.requestTimeoutMs ?? 15_000, provide: false, ...(o.signal != null ? { signal: o.signal } : {})
   }
   const { leaves } = validateChunkList(
     JSON.parse(new TextDecoder().decode(await shards.fetchBytes(ck.coded.list, opts))),

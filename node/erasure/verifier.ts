@@ -32,30 +32,33 @@ export class VerifierChunks {
   }
 
   /** Writes the checkpoint rebuilt from its chunks to `file`; returns the problem when it cannot (and escalates). */
-  async rebuild (taskId: number, ck: Entry, file: string, solverPeer: string | undefined, problem: string): Promise<string | undefined> {
+  async rebuild (taskId: number, ck: Entry, file: string, solverPeer: string | undefined, problem: string, signal?: AbortSignal): Promise<string | undefined> {
     for (const providers of [solverPeer != null ? [solverPeer] : undefined, undefined]) {
       try {
         const t0 = performance.now()
-        writeFileSync(file, await rebuildFromChunks(this.o.shards, ck, { providers }))
+        writeFileSync(file, await rebuildFromChunks(this.o.shards, ck, { providers, signal }))
         this.o.log.info({ taskId, step: ck.step, ms: Math.round(performance.now() - t0) }, 'checkpoint rebuilt from its erasure-coded chunks')
         return undefined
       } catch (err) {
         problem = `${problem}; rebuilding from chunks: ${(err as Error).message}`
       }
+      if (signal?.aborted === true) return problem // the verifier's deadline, not evidence: the availability challenge follows
     }
     this.escalate(taskId, ck.step)
     return problem
   }
 
-  /** Samples chunks of a checkpoint from the solver; any that cannot be fetched → a request on chain. */
-  async sample (taskId: number, ck: Entry, solverPeer: string | undefined): Promise<void> {
+  /** Samples chunks of a checkpoint from the solver; any that cannot be fetched → a request on chain (not when `signal` ended the sampling). */
+  async sample (taskId: number, ck: Entry, solverPeer: string | undefined, signal?: AbortSignal): Promise<void> {
     try {
-      const missing = await sampleFromProviders(this.o.shards, ck, { providers: solverPeer != null ? [solverPeer] : undefined })
+      const missing = await sampleFromProviders(this.o.shards, ck, { providers: solverPeer != null ? [solverPeer] : undefined, signal })
       if (missing.length === 0) return
       this.o.log.warn({ taskId, step: ck.step, missing: missing.length }, 'sampled chunks could not be fetched')
     } catch (err) {
       this.o.log.warn({ taskId, step: ck.step, err: (err as Error).message }, 'chunk sampling failed')
     }
+    // cut short by the verifier's own deadline (`signal`): no evidence against the solver
+    if (signal?.aborted === true) return
     this.escalate(taskId, ck.step)
   }
 

@@ -7,9 +7,10 @@ import type { AnnouncementCheck } from './task-book.js'
 // must come from the peer the on-chain submitter registered, name the
 // program hash and steps the chain holds; a proof announcement from the
 // task's solver, with the committed proof root; a verdict from the verifier it
-// names. A contradiction is REJECTed (the sender's gossipsub score drops); a
-// task or proof the chain does not show yet is IGNOREd (no penalty: our view
-// of the chain may lag).
+// names, once the chain holds it; a dispute notice from its challenger or
+// defender, about a dispute the chain holds on that task. A contradiction is
+// REJECTed (the sender's gossipsub score drops); what the chain does not show
+// yet is IGNOREd (no penalty: our view of the chain may lag).
 
 const same = (a: string, b: string): boolean => a.replace(/^0x/, '').toLowerCase() === b.replace(/^0x/, '').toLowerCase()
 const ZERO = '0'.repeat(64)
@@ -23,7 +24,7 @@ export function announcementCheck (chain: ChainClient): AnnouncementCheck {
       if (author !== undefined && author !== m.submitter) return 'reject'
       const t = await chain.task(m.taskId)
       // not on chain yet: our view may lag a few blocks; far beyond the next id, it is made up
-      if (t == null) return BigInt(m.taskId) >= await chain.nextTaskId() + LAG_TASKS ? 'reject' : 'ignore'
+      if (t == null) return await unknownTask(chain, m.taskId)
       if (!same(t.programHash, m.programHash) || t.steps !== m.steps) return 'reject'
       return await chain.peerOwner(m.submitter) === t.submitter ? 'accept' : 'reject'
     }
@@ -35,10 +36,35 @@ export function announcementCheck (chain: ChainClient): AnnouncementCheck {
       if (await chain.peerOwner(m.solver) !== t.solver) return 'reject'
       return same(t.proofRoot, m.proofRoot) && same(t.finalStateRoot, m.finalStateRoot) ? 'accept' : 'reject'
     }
+    // a notice about a task the chain does not have is dropped like a task announcement:
+    // stored and relayed on its form alone, anyone could write a record per task id into
+    // every peer's database
     if (topic === 'verdicts') {
       const m = msg as MessageOf<'verdicts'>
-      return author !== undefined && author !== m.verifier ? 'reject' : 'accept'
+      if (author !== undefined && author !== m.verifier) return 'reject'
+      const t = await chain.task(m.taskId)
+      if (t == null) return await unknownTask(chain, m.taskId)
+      const owner = await chain.peerOwner(m.verifier)
+      if (owner == null) return 'reject' // not a registered peer: it cannot have been drawn
+      // the verdict is announced once it is on chain; our view may lag a block
+      const onChain = t.verdicts.find(v => same(v.verifier, owner))
+      if (onChain == null) return 'ignore'
+      return onChain.accept === m.accept ? 'accept' : 'reject'
+    }
+    if (topic === 'disputes') {
+      const m = msg as MessageOf<'disputes'>
+      if (author !== undefined && author !== m.challenger && author !== m.defender) return 'reject'
+      const d = await chain.dispute(m.disputeId)
+      if (d == null) return await chain.task(m.taskId) == null ? await unknownTask(chain, m.taskId) : 'ignore'
+      if (BigInt(d.taskId) !== BigInt(m.taskId)) return 'reject'
+      const [c, f] = await Promise.all([chain.peerOwner(m.challenger), chain.peerOwner(m.defender)])
+      return c != null && f != null && same(c, d.challenger) && same(f, d.defender) ? 'accept' : 'reject'
     }
     return 'accept'
   }
+}
+
+/** Not on chain: our view may lag a few submissions; far beyond the next id, it is made up. */
+async function unknownTask (chain: ChainClient, taskId: number): Promise<CheckResult> {
+  return BigInt(taskId) >= await chain.nextTaskId() + LAG_TASKS ? 'reject' : 'ignore'
 }

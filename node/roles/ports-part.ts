@@ -92,7 +92,8 @@ export abstract class PortsPart {
     const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(datasetCid))) as { files: Array<{ name: string, cid: string }> }
     mkdirSync(dir, { recursive: true })
     for (const f of bundle.files) {
-      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in dataset bundle: ${f.name}`)
+      // a plain name: no directory, no leading dot (".." would be the parent)
+      if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in dataset bundle: ${f.name}`)
       await this.shards.fetchToFile(f.cid, join(dir, f.name))
     }
     return dir // the engine checks the content hash before training

@@ -5,6 +5,7 @@ import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
 import { PeerScheduler, defaultLimits, type SchedulerOptions, type ValidProgram } from './job-scheduler.js'
 import type { TaskBook } from './task-book.js'
+import { MAX_PROGRAM_FETCH_BYTES } from '../../protocols/verification/fetch-limits.js'
 
 // Puts a peer's training and replays under its job scheduler, and shows the
 // scheduler on the control API (/v1/jobs: `proofswarm status` and `tasks`)
@@ -17,7 +18,7 @@ export function scheduledPorts<T extends RolePorts> (peer: Peer, ports: T, deps:
   const log = peer.log.child({ component: 'scheduler' })
   const program = async (taskId: number): Promise<ValidProgram> => {
     const rec = await deps.book.waitFor(taskId, r => r.task != null, 30_000, 'task announcement')
-    return validateProgram(JSON.parse(new TextDecoder().decode(await deps.shards.fetchBytes(rec.task!.programCid))))
+    return validateProgram(JSON.parse(new TextDecoder().decode(await deps.shards.fetchBytes(rec.task!.programCid, { maxBytes: MAX_PROGRAM_FETCH_BYTES }))))
   }
   const s = new PeerScheduler(limits, { chain: deps.chain, program, log, registry: peer.metrics.registry })
   peer.onStop(() => { s.stop() })

@@ -18,6 +18,7 @@ import { PortsPart, enc, hex0x } from './ports-part.js'
 import { trainingEvents } from './work-progress.js'
 import { checkCommitments } from './task-commitments.js'
 import { checkpointDir } from '../train/store.js'
+import { MAX_PROGRAM_FETCH_BYTES } from '../../protocols/verification/fetch-limits.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
@@ -27,7 +28,7 @@ export class SolverPorts extends PortsPart {
   private async programFor (taskId: number, task: TaskInfo): Promise<{ program: TaskProgram, datasetCid?: string, programCid: string }> {
     const rec = await this.init.book.waitFor(taskId, r => r.task != null, 60_000, 'task announcement')
     const programCid = rec.task!.programCid
-    const bytes = await this.shards.fetchBytes(programCid)
+    const bytes = await this.shards.fetchBytes(programCid, { maxBytes: MAX_PROGRAM_FETCH_BYTES })
     const { info: _i, ...program } = validateProgram(JSON.parse(new TextDecoder().decode(bytes)))
     if (hex0x(programHash(program)) !== task.programHash) {
       throw new Error(`the program fetched for task ${taskId} hashes to ${programHash(program)}, but the chain has ${task.programHash}`)

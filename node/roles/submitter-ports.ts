@@ -11,6 +11,7 @@ import { runEngineJob } from '../engine/engine.js'
 import { taskFeasibility } from '../../protocols/scheduling/feasibility.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 import { offeredRewards, units } from './offered-rewards.js'
+import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES } from '../../protocols/verification/fetch-limits.js'
 
 const mib = (b: number): number => Math.ceil(b / 2 ** 20)
 
@@ -107,12 +108,12 @@ export class SubmitterPorts extends PortsPart {
     const task = await this.taskOrThrow(taskId)
     const indexCid = runIndexCidOf(task)
     if (indexCid == null || !task.phase.startsWith('Settled')) return {}
-    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+    const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
     if (index.model == null) return {}
     const dir = join(this.dataDir, 'results', String(taskId))
     await this.fetchBundleTo(index.model, join(dir, 'model'))
     // the evaluator reads the program next to the model (dataset reference)
-    await this.shards.fetchToFile(index.program, join(dir, 'task.json'))
+    await this.shards.fetchToFile(index.program, join(dir, 'task.json'), { maxBytes: MAX_PROGRAM_FETCH_BYTES })
     const r = await runEngineJob({ kind: 'evaluate', modelDir: dir, datasetDir: this.init.datasetDir }, this.log, 'evaluation').result
     this.log.info({ taskId, accuracy: r.accuracy, validationLoss: r.text?.validationLoss }, 'collected the trained model')
     // a GPT has no accuracy (NaN): its held-out loss, the corpus's unigram baseline and a sample
@@ -123,7 +124,7 @@ export class SubmitterPorts extends PortsPart {
     const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(cid))) as { files: Array<{ name: string, cid: string }> }
     mkdirSync(dir, { recursive: true })
     for (const f of bundle.files) {
-      if (!/^[\w.-]+$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
+      if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
       await this.shards.fetchToFile(f.cid, join(dir, f.name))
     }
   }

@@ -71,12 +71,16 @@ export class TaskBook {
 
   private async check (topic: ProtocolTopic, msg: MessageOf<ProtocolTopic>, author: string | undefined): Promise<CheckResult> {
     if (this.checker != null) return await this.checker(topic, msg, author)
-    // without a chain (a bootstrap peer, or before the chain is reached) a task or proof
-    // announcement cannot be checked: neither kept nor relayed, so no lie travels through
-    // us (and we are never penalised for one); peers that can check relay them
-    if (topic === 'tasks' || topic === 'proofs') return 'ignore'
-    if (topic === 'verdicts') return author !== undefined && author !== (msg as MessageOf<'verdicts'>).verifier ? 'reject' : 'accept'
-    return 'accept'
+    // without a chain (a bootstrap peer, or before the chain is reached) no announcement
+    // can be checked: neither kept nor relayed, so no lie travels through us (and we are
+    // never penalised for one); peers that can check relay them. One signed by someone
+    // other than the peer it names is a lie on its face.
+    if (topic === 'verdicts' && author !== undefined && author !== (msg as MessageOf<'verdicts'>).verifier) return 'reject'
+    if (topic === 'disputes') {
+      const d = msg as MessageOf<'disputes'>
+      if (author !== undefined && author !== d.challenger && author !== d.defender) return 'reject'
+    }
+    return 'ignore'
   }
 
   private key (taskId: number): string { return String(taskId).padStart(12, '0') }

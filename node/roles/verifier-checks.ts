@@ -78,9 +78,15 @@ export class VerifierChecks extends PortsPart {
    * state roots it replays (node/train/replay-many.ts loadByProgram), so the manifest's fetch
    * (a whole request for 2.6 kB) and a sha256 of the file are saved.
    */
-  async fetchCheckpoint (ck: RunIndex['checkpoints'][number], dir: string, solverPeer: string | undefined): Promise<string | undefined> {
+  /**
+   * `maxBytes`: the program's state size (protocols/verification/fetch-limits.ts); a larger checkpoint
+   * is refused unfetched. `signal` (node/roles/block-signal.ts) ends the download, however it is going.
+   */
+  async fetchCheckpoint (
+    ck: RunIndex['checkpoints'][number], dir: string, solverPeer: string | undefined, maxBytes: number | undefined, signal?: AbortSignal
+  ): Promise<string | undefined> {
     try {
-      await this.shards.fetchToFile(ck.data, join(dir, 'state.bin'), { contentHash: false, ...(solverPeer != null ? { providers: [solverPeer] } : {}) })
+      await this.shards.fetchToFile(ck.data, join(dir, 'state.bin'), { contentHash: false, maxBytes, signal, ...(solverPeer != null ? { providers: [solverPeer] } : {}) })
       return undefined
     } catch (err) {
       return `not obtainable: ${(err as Error).message}`

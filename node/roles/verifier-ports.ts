@@ -16,6 +16,8 @@ import { VerifierChecks } from './verifier-checks.js'
 import { fetchEvery } from './fetch-every.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { runFromChain } from './verifier-chain-run.js'
+import { FETCH_RESERVE_BLOCKS, blockSignal } from './block-signal.js'
+import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 import { checkpointDir } from '../train/store.js'
 
@@ -40,6 +42,17 @@ export class VerifierPorts extends PortsPart {
   }
 
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
+    const chain = await this.chain()
+    // an assigned verifier's downloads end a few blocks before its deadline, however slowly
+    // they are served: what it has not got by then it challenges on chain in time
+    const mine = await chain.myAssignment(taskId)
+    const by = mine != null ? blockSignal(chain, mine.deadline - FETCH_RESERVE_BLOCKS) : undefined
+    try {
+      return await this.verifyBy(taskId, sampleCount, by?.signal)
+    } finally { by?.stop() }
+  }
+
+  private async verifyBy (taskId: number, sampleCount: number | undefined, signal: AbortSignal | undefined): Promise<VerifyResult> {
     const chain = await this.chain()
     const task = await this.taskOrThrow(taskId)
     // randomness: the hash of a block produced after the commitment; an assigned verifier's
@@ -73,15 +86,15 @@ export class VerifierPorts extends PortsPart {
       // a solver that commits no run index withholds it from everyone
       const indexCid = runIndexCidOf(task)
       if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid))))
+      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal }))))
       if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
-      const programBytes = await this.shards.fetchBytes(index.program)
+      const programBytes = await this.shards.fetchBytes(index.program, { maxBytes: MAX_PROGRAM_FETCH_BYTES, signal })
       const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
       program = p
       if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
       if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
       writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
-      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'))
+      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, m), signal })
       // its spacing must be the program's: the chain's disputes prove leaves of that tree only
       proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')), m)
       if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
@@ -127,7 +140,7 @@ export class VerifierPorts extends PortsPart {
       if (written.has(0)) return undefined
       const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
       if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
-      return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer)
+      return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer, checkpointMaxBytes(program), signal)
     })
     if (init !== undefined) return init
     const datasetDir = await this.datasetDirFor(program, (await this.init.book.get(taskId))?.task?.datasetCid)
@@ -151,6 +164,7 @@ export class VerifierPorts extends PortsPart {
     const chunks = new VerifierChunks({ shards: this.shards, chain: async () => await this.chain(), log: this.log })
     const coded = index !== undefined && chunks.checkIndex(taskId, index, task.checkpoints.map(decodeCheckpointEntry))
     let fetched = 0
+    const stateBytes = checkpointMaxBytes(program)
     const tFetch = performance.now()
     const problems = await fetchEvery(needed, CHECKPOINT_FETCHES, async ({ step, ck }) => {
       if (written.has(step)) return undefined
@@ -161,8 +175,8 @@ export class VerifierPorts extends PortsPart {
       const onChain = served.get(step)
       const problem = onChain !== undefined
         ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
-        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer) : 'not published'
-      return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem) : problem
+        : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer, stateBytes, signal) : 'not published'
+      return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem, signal) : problem
     }, ck => {
       fetched++
       this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `fetched checkpoint ${fetched}/${needed.length} (step ${ck.step})`, updatedAt: Date.now() })
@@ -170,7 +184,7 @@ export class VerifierPorts extends PortsPart {
     this.log.info({ taskId, checkpoints: fetched, seconds: +((performance.now() - tFetch) / 1000).toFixed(2) }, 'checkpoints fetched')
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
     const pick = needed[Math.floor(Math.random() * needed.length)]?.ck
-    if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer)
+    if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer, signal)
     if (problems.length > 0) {
       const usable = await narrowed(problems.map(p => p.step))
       if (!Array.isArray(usable)) return usable

@@ -10,6 +10,17 @@ import type { FetchOptions, FetchResult, ShardContext } from './types.js'
 // Fetching shards from the swarm into the store: verified block by block,
 // resumed from the blocks already here, one fetch per root at a time.
 
+/** What fetchBytes holds in memory at most, unless its caller says otherwise. */
+export const MAX_FETCH_BYTES = 128 * 1024 * 1024
+
+/** A shard whose manifest declares more than its fetcher's bound: refused before any block is fetched. */
+export class ShardTooLargeError extends Error {
+  constructor (root: string, size: number, max: number) {
+    super(`${root} declares ${size} bytes, more than the ${max} expected of it: not fetched`)
+    this.name = 'ShardTooLargeError'
+  }
+}
+
 /** What every fetch starts with: timing, the abort signal, the providers. */
 export interface FetchStart { key: string, started: number, cpu0: NodeJS.CpuUsage, signal: AbortSignal, deps: FetcherDeps, source: ProviderSource }
 
@@ -37,9 +48,12 @@ export class ShardFetch {
     return await p
   }
 
-  /** Fetches a shard (if needed) and returns its content. */
+  /** Fetches a shard (if needed) and returns its content: at most `maxBytes` (default MAX_FETCH_BYTES). */
   async fetchBytes (root: CID | string, opts: FetchOptions = {}): Promise<Uint8Array> {
-    await this.fetch(root, opts)
+    const o = { ...opts, maxBytes: opts.maxBytes ?? MAX_FETCH_BYTES }
+    const r = await this.fetch(root, o)
+    // a fetch of the same root already under way (started without this bound) is joined, not re-checked
+    if (r.size > o.maxBytes) throw new ShardTooLargeError(r.cid, r.size, o.maxBytes)
     return await readShard(this.ctx.store, root)
   }
 
@@ -130,6 +144,7 @@ export class ShardFetch {
         throw new Error(`${key} is not a shard manifest: ${(err as Error).message}`)
       }
     }
+    if (opts.maxBytes !== undefined && manifest.size > opts.maxBytes) throw new ShardTooLargeError(key, manifest.size, opts.maxBytes)
     return { manifest, haveManifest, blockOpts, startSource }
   }
 

@@ -3,7 +3,7 @@ import { installShardRoutes } from './routes.js'
 import { parseFault } from './server.js'
 import { ShardService, type ShardServiceInit } from './service.js'
 
-export { ShardService, NoProviderError } from './service.js'
+export { ShardService, NoProviderError, MAX_FETCH_BYTES, ShardTooLargeError } from './service.js'
 export { parseFault, type ShardFault } from './server.js'
 export type { ShardServiceInit, AddOptions, AddFileOptions, AddResult, BlockRef, FetchOptions, FetchToFileOptions, FetchProgress, FetchResult, GcResult, RetentionHold, RootRecord } from './service.js'
 

@@ -22,6 +22,7 @@ import { withHeapGrowth } from '../heap-growth.js'
 // add.ts, fetch.ts and fetch-to-file.ts, retention.ts, providers.ts.
 
 export { NoProviderError }
+export { MAX_FETCH_BYTES, ShardTooLargeError } from './fetch.js'
 export type { BlockRef, GcResult, RetentionHold, RootRecord, ProviderStat }
 export type { AddFileOptions, AddOptions, AddResult, FetchOptions, FetchProgress, FetchResult, FetchToFileOptions, GcOptions } from './types.js'
 

@@ -59,6 +59,14 @@ export interface FetchOptions extends AddOptions {
   pipeline?: number
   findTimeoutMs?: number
   requestTimeoutMs?: number
+  /**
+   * Refuse a shard whose manifest declares more content than this, before any
+   * of its blocks is fetched. A manifest may list one block many times (zero
+   * pages do), so a 1 MiB block named 25,000 times reads as 25 GiB: callers
+   * bound what a document or a checkpoint of theirs can be. fetchBytes (which
+   * holds the content in memory) defaults to MAX_FETCH_BYTES.
+   */
+  maxBytes?: number
 }
 
 export interface FetchToFileOptions extends FetchOptions {

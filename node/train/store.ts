@@ -2,7 +2,7 @@ import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync,
 import { dirname, join } from 'node:path'
 import { sha256, toHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
-import { buildCheckpoint, manifestBytes, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
+import { buildCheckpoint, checkpointDataFile, manifestBytes, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
 import { fastTensorRoot } from './fast-commit.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
@@ -63,7 +63,7 @@ export function readCheckpoint (
 ): { manifest: CheckpointManifest, tensors: TensorData[] } {
   const dir = checkpointDir(runDir, step)
   const m = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as CheckpointManifest
-  const file = join(dir, typeof m.dataFile === 'string' && /^[\w.-]+$/.test(m.dataFile) ? m.dataFile : 'state.bin')
+  const file = join(dir, checkpointDataFile(m))
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
   return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect, { ...FAST, commitments: o.commitments })
 }

@@ -119,3 +119,14 @@ export function openCheckpoint (
   if (o.commitments !== false && !bytesEqual(rootOf(roots, m.step), fromHex(m.stateRoot))) throw new CheckpointError('checkpoint state root mismatch')
   return { manifest: m, tensors }
 }
+
+/**
+ * The file a checkpoint's data is in, next to its manifest.json: the manifest's
+ * `dataFile` when it is a plain name (letters, digits, `_.-`, no leading dot, so
+ * no `..` and no directory), else `state.bin`. The manifest comes from the
+ * solver: a name joined to a directory unchecked would have its fetcher write
+ * the solver's bytes anywhere the peer can write.
+ */
+export function checkpointDataFile (m: { dataFile?: unknown }): string {
+  return typeof m.dataFile === 'string' && /^[\w-][\w.-]{0,127}$/.test(m.dataFile) ? m.dataFile : 'state.bin'
+}

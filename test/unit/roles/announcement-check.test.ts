@@ -9,9 +9,11 @@ import { announcementCheck } from '../../../node/roles/announcement-check.js'
 const SUBMITTER = '12D3KooWSubmitterSubmitterSubmitterSubmit'
 const SOLVER = '12D3KooWSolverSolverSolverSolverSolverSol'
 const OTHER = '12D3KooWOtherOtherOtherOtherOtherOtherOth'
+const UNREGISTERED = '12D3KooWNobodyNobodyNobodyNobodyNobodyNob'
 const H = (b: string): string => '0x' + b.repeat(64)
 const view = {
-  task: async (id: number | bigint) => Number(id) === 3 ? { programHash: H('a'), steps: 20, submitter: '0xsub', solver: '0xsol', proofRoot: H('c'), finalStateRoot: H('d') } : null,
+  task: async (id: number | bigint) => Number(id) === 3 ? { programHash: H('a'), steps: 20, submitter: '0xsub', solver: '0xsol', proofRoot: H('c'), finalStateRoot: H('d'), verdicts: [{ verifier: '0xoth', accept: true }] } : null,
+  dispute: async (id: number | bigint) => Number(id) === 5 ? { taskId: 3n, challenger: '0xoth', defender: '0xsol' } : null,
   peerOwner: async (p: string) => ({ [SUBMITTER]: '0xsub', [SOLVER]: '0xsol', [OTHER]: '0xoth' } as Record<string, string>)[p] ?? null,
   nextTaskId: async () => 4n
 } as unknown as ChainClient
@@ -39,9 +41,26 @@ describe('announcement checks against the chain', () => {
     expect(await check('proofs', proof({ taskId: 9 }), SOLVER)).toBe('ignore')
   })
 
-  it('verdicts: only from the verifier they name', async () => {
-    const v = { v: 1, type: 'verdict', taskId: 3, verifier: SOLVER, accept: true, checkedSteps: [] } as never
-    expect(await check('verdicts', v, SOLVER)).toBe('accept')
-    expect(await check('verdicts', v, OTHER)).toBe('reject')
+  it('verdicts: only from the verifier they name, as the chain holds it', async () => {
+    const v = (o: Record<string, unknown> = {}): never => ({ v: 1, type: 'verdict', taskId: 3, verifier: OTHER, accept: true, checkedSteps: [], ...o }) as never
+    expect(await check('verdicts', v(), OTHER)).toBe('accept')
+    expect(await check('verdicts', v(), undefined)).toBe('accept')
+    expect(await check('verdicts', v(), SOLVER)).toBe('reject') // signed by someone else
+    expect(await check('verdicts', v({ accept: false }), OTHER)).toBe('reject') // the chain holds the other verdict
+    expect(await check('verdicts', v({ verifier: SOLVER }), SOLVER)).toBe('ignore') // not on chain yet
+    expect(await check('verdicts', v({ verifier: UNREGISTERED }), UNREGISTERED)).toBe('reject') // not a registered peer
+    expect(await check('verdicts', v({ taskId: 5 }), OTHER)).toBe('ignore') // maybe our view lags
+    expect(await check('verdicts', v({ taskId: 4 + 16 }), OTHER)).toBe('reject') // made up
+  })
+
+  it('disputes: from its challenger or defender, about a dispute the chain holds on that task', async () => {
+    const d = (o: Record<string, unknown> = {}): never => ({ v: 1, type: 'dispute', taskId: 3, disputeId: 5, challenger: OTHER, defender: SOLVER, phase: 'opened', ...o }) as never
+    expect(await check('disputes', d(), OTHER)).toBe('accept')
+    expect(await check('disputes', d(), SOLVER)).toBe('accept')
+    expect(await check('disputes', d(), SUBMITTER)).toBe('reject') // a bystander
+    expect(await check('disputes', d({ challenger: SUBMITTER }), SOLVER)).toBe('reject') // not the chain's challenger
+    expect(await check('disputes', d({ taskId: 2 }), OTHER)).toBe('reject') // the dispute is on another task
+    expect(await check('disputes', d({ disputeId: 6 }), OTHER)).toBe('ignore') // not on chain yet
+    expect(await check('disputes', d({ taskId: 4 + 16, disputeId: 6 }), OTHER)).toBe('reject') // made up
   })
 })
