@@ -8,6 +8,7 @@ import { decodeEntry } from './entry.js'
 import { moveHash, type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
 import { TensorCache, encodeEntryBytes, signAfter } from './player.js'
 import { skeletonLeaf } from './skeleton.js'
+import { headerOf } from './facts.js'
 import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 
 // The challenger of the bisection (player.ts): it descends the defender's
@@ -171,6 +172,8 @@ export class ChallengerGame {
         const e = this.seen.entry!.entry
         const spec = ph.tree.io === 'in' ? e.inputs[ph.tree.k] : e.outputs[ph.tree.k]
         if (!bytesEqual(m.commitment, fromHex(spec.commitment))) return this.lie(ph.entryMsg, signed)
+        // roots under another header than the entry's would open a commitment no claim under the entry's shape can
+        if (!bytesEqual(headerOf(m.dtype, m.shape), headerOf(spec.dtype, spec.shape))) return this.lie(ph.entryMsg, signed)
         const mine = commitTensor(this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k))
         if (!bytesEqual(m.commitment, rootsCombined(m))) return this.lie(signed)
         this.seen.roots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed }
