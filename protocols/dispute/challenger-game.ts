@@ -18,7 +18,12 @@ import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree
 
 const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
 
-export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string }
+/**
+ * `demand`: the defender's first message is of no use but not provably a lie (a commit of another
+ * step, a refusal): only the chain, which takes nothing but the commit of the disputed step, can
+ * make it commit (the challenger's first force, both messages empty).
+ */
+export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string } | { demand: string }
 
 type Phase =
   | { p: 'await-commit' }
@@ -65,7 +70,7 @@ export class ChallengerGame {
   }
 
   /** Repeat the last query (the defender's answer was unusable but not provably a lie); on chain: force it. */
-  repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { fail: 'nothing to repeat' } }
+  repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { demand: 'the defender\'s commit, on chain' } }
 
   /** The pending move and the defender's message it answers: what a force posts on chain. */
   get pending (): { theirs: Signed, mine: Signed } | undefined {
@@ -107,10 +112,12 @@ export class ChallengerGame {
     if (m.t === 'segment') return this.repeat()
     this.current = { m, signed }
     const ph = this.phase
-    if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
+    // a refusal proves nothing: the move is forced on chain, where only a real answer is taken
+    if (m.t === 'refuse') return this.repeat()
     switch (ph.p) {
       case 'await-commit': {
-        if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the tape commitment' }
+        // a commit of another step is no lie about this one: the chain takes only this step's (force_move, answer_move)
+        if (m.t !== 'commit' || m.step !== this.o.step) return this.repeat()
         this.seen.commit = signed
         if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0), ...this.claims.skeletonSize() })
         if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) {

@@ -73,7 +73,7 @@ describe('a cheater commits an op output under another shape or dtype than its e
       for (let round = 0; round < 200 && claim === undefined; round++) {
         const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
         if ('claim' in next) claim = next.claim
-        else if ('fail' in next) break
+        else if ('fail' in next || 'demand' in next) break
         else d = respond(next.send)
       }
       if (claim !== undefined) expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined()
