@@ -138,6 +138,8 @@ export class ChallengerGame {
         if (!bytesEqual(m.node, ph.dNode)) return this.lie(ph.from, signed)
         const isTape = ph.tree.e === -1
         const levels = isTape ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
+        // the chain's continuation rule reads the depth an answer states: one other than the commit's (the roots') is a lie
+        if (m.depth !== levels.length - 1) return isTape ? this.lie(signed) : this.lie(this.seen.roots!.msg, signed)
         const revealed = isTape ? this.seen.tape : this.seen.tensor
         const l = ph.level + 1
         revealed.set(`${l}:${2 * ph.index}`, m.left); revealed.set(`${l}:${2 * ph.index + 1}`, m.right)
