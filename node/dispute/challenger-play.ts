@@ -110,6 +110,12 @@ export class ChallengerPlay {
         const next = game.onMessage(msg, incoming.signed)
         if ('claim' in next) { await this.h.adjudicate(chain, disputeId, next.claim); break }
         if ('fail' in next) { this.h.log.error({ disputeId, why: next.fail }, 'the challenger cannot continue the game'); this.h.endings.set(disputeId, `challenger stuck: ${next.fail}`); break }
+        if ('demand' in next) {
+          // an unusable first message (a commit of another step, a refusal): demanded on chain, where only the real one is taken
+          this.h.log.warn({ disputeId }, 'the defender\'s commit is of no use: demanding it on chain')
+          incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, undefined, true)
+          continue
+        }
         // the same move again: the defender's answer was of no use (not what we asked for, a refusal); only the chain can make it answer
         const repeated = next.send === sent
         sent = next.send

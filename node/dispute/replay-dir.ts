@@ -5,6 +5,7 @@ import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.j
 import { checkpointDataFile, manifestHash, type CheckpointManifest } from '../../protocols/pol/checkpoint.js'
 import { runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import { MAX_CHECKPOINT_MANIFEST_BYTES, MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
+import { publishedCheckpointsError } from '../../protocols/verification/checkpoint-steps.js'
 import type { TaskInfo } from '../chain/client.js'
 import type { ShardService } from '../shards/index.js'
 import { checkpointDir } from '../train/store.js'
@@ -27,6 +28,9 @@ export async function ensureReplayDir (
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
     index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
+    // a run listing other checkpoints than the task's is replayed from the chain (the verifier's rebuilt directory)
+    const listed = publishedCheckpointsError(index.checkpoints.map(c => c.step), task)
+    if (listed !== undefined) { index = undefined; throw new Error(listed) }
   } catch (err) {
     if (!existsSync(join(runDir, 'task.json')) || !existsSync(join(runDir, 'proof.json'))) throw err
   }

@@ -5,7 +5,7 @@ import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { challengeableCheckpoints, checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointsToChallenge, publishedCheckpointsError } from '../../protocols/verification/checkpoint-steps.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
@@ -108,6 +108,9 @@ export class VerifierPorts extends PortsPart {
         // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
         throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
       }
+      // replays load the listed checkpoints: only the task's own are ones the chain lets a verifier challenge
+      const listed = publishedCheckpointsError(index.checkpoints.map(c => c.step), task) ?? publishedCheckpointsError(proof.checkpoints.map(c => c.step), task)
+      if (listed !== undefined) throw new Error(listed)
       served = await chain.servedCheckpoints(taskId)
     } catch (err) {
       // what the solver published cannot be obtained or is not what it committed: the replay's inputs

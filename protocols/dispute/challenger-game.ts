@@ -8,6 +8,7 @@ import { decodeEntry } from './entry.js'
 import { moveHash, type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
 import { TensorCache, encodeEntryBytes, signAfter } from './player.js'
 import { skeletonLeaf } from './skeleton.js'
+import { headerOf } from './facts.js'
 import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 
 // The challenger of the bisection (player.ts): it descends the defender's
@@ -17,7 +18,12 @@ import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree
 
 const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
 
-export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string }
+/**
+ * `demand`: the defender's first message is of no use but not provably a lie (a commit of another
+ * step, a refusal): only the chain, which takes nothing but the commit of the disputed step, can
+ * make it commit (the challenger's first force, both messages empty).
+ */
+export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: string } | { demand: string }
 
 type Phase =
   | { p: 'await-commit' }
@@ -64,7 +70,7 @@ export class ChallengerGame {
   }
 
   /** Repeat the last query (the defender's answer was unusable but not provably a lie); on chain: force it. */
-  repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { fail: 'nothing to repeat' } }
+  repeat (): ChallengerStep { return this.lastSent !== undefined ? { send: this.lastSent } : { demand: 'the defender\'s commit, on chain' } }
 
   /** The pending move and the defender's message it answers: what a force posts on chain. */
   get pending (): { theirs: Signed, mine: Signed } | undefined {
@@ -106,10 +112,12 @@ export class ChallengerGame {
     if (m.t === 'segment') return this.repeat()
     this.current = { m, signed }
     const ph = this.phase
-    if (m.t === 'refuse') return ph.p === 'await-commit' ? { fail: `defender refused: ${m.reason}` } : this.repeat()
+    // a refusal proves nothing: the move is forced on chain, where only a real answer is taken
+    if (m.t === 'refuse') return this.repeat()
     switch (ph.p) {
       case 'await-commit': {
-        if (m.t !== 'commit' || m.step !== this.o.step) return { fail: 'expected the tape commitment' }
+        // a commit of another step is no lie about this one: the chain takes only this step's (force_move, answer_move)
+        if (m.t !== 'commit' || m.step !== this.o.step) return this.repeat()
         this.seen.commit = signed
         if (m.depth !== this.depth) return this.claim({ v: 1, kind: 'skeleton', commit: signed, index: 0, path: [], skelLeaf: this.o.skeleton[0] ?? ZERO_HASH, skelPath: merkleProof(this.o.skeleton, 0), ...this.claims.skeletonSize() })
         if (bytesEqual(m.traceRoot, nodeAt(this.levels, 0, 0))) {
@@ -130,6 +138,8 @@ export class ChallengerGame {
         if (!bytesEqual(m.node, ph.dNode)) return this.lie(ph.from, signed)
         const isTape = ph.tree.e === -1
         const levels = isTape ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
+        // the chain's continuation rule reads the depth an answer states: one other than the commit's (the roots') is a lie
+        if (m.depth !== levels.length - 1) return isTape ? this.lie(signed) : this.lie(this.seen.roots!.msg, signed)
         const revealed = isTape ? this.seen.tape : this.seen.tensor
         const l = ph.level + 1
         revealed.set(`${l}:${2 * ph.index}`, m.left); revealed.set(`${l}:${2 * ph.index + 1}`, m.right)
@@ -171,6 +181,8 @@ export class ChallengerGame {
         const e = this.seen.entry!.entry
         const spec = ph.tree.io === 'in' ? e.inputs[ph.tree.k] : e.outputs[ph.tree.k]
         if (!bytesEqual(m.commitment, fromHex(spec.commitment))) return this.lie(ph.entryMsg, signed)
+        // roots under another header than the entry's would open a commitment no claim under the entry's shape can
+        if (!bytesEqual(headerOf(m.dtype, m.shape), headerOf(spec.dtype, spec.shape))) return this.lie(ph.entryMsg, signed)
         const mine = commitTensor(this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k))
         if (!bytesEqual(m.commitment, rootsCombined(m))) return this.lie(signed)
         this.seen.roots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed }

@@ -82,17 +82,38 @@ export function stateLeafProven (env: StepEnv, which: number, root: unknown, pat
 /** Bound on the state the chain recomputes for a step-0 badOpen (4 Mi float32 elements: 16 MiB). */
 export const MAX_INIT_RECOMPUTE = 4 * 1024 * 1024
 
-/** A step-0 badOpen stands only if the committed state 0 is the program's initial state, recomputed whole. */
-export function checkInitialRoot (env: JudgeEnv, program: unknown, pre: Uint8Array): void {
-  let root: Uint8Array
+/** The program's initial state root as the chain recomputes it for a step-0 badOpen; a ClaimRejected when it cannot. */
+function chainInitialRoot (program: unknown, programHash: Uint8Array): Uint8Array {
   try {
-    const p = programOf(program, env.programHash)
+    const p = programOf(program, programHash)
     if (initLayout(p).reduce((n, t) => n + sizeOf(t.shape), 0) > MAX_INIT_RECOMPUTE) reject('UnsupportedKernel', 'initial state too large to recompute on chain')
-    root = initialStateRoot(p)
+    return initialStateRoot(p)
   } catch (e) {
     if (e instanceof ClaimRejected) throw e
     if (e instanceof InitClaimRejected) reject(e.reason === 'UnsupportedInitializer' ? 'UnsupportedKernel' : e.reason, `badOpen at step 0: ${e.message}`)
     reject('UnsupportedKernel', `badOpen at step 0: ${(e as Error).message}`)
   }
+}
+
+/** A step-0 badOpen stands only if the committed state 0 is the program's initial state, recomputed whole. */
+export function checkInitialRoot (env: JudgeEnv, program: unknown, pre: Uint8Array): void {
+  const root = chainInitialRoot(program, env.programHash)
   if (!bytesEqual(root, pre)) reject('InvalidClaim', 'badOpen at step 0: the committed state 0 is not the program\'s initial state')
+}
+
+/**
+ * Whether a step-0 badOpen can stand at all: the chain recomputes the program's initial state
+ * (element-addressable initializers, at most MAX_INIT_RECOMPUTE elements). When it cannot, the
+ * defender plays on instead: every claim is judged against the committed state 0, not against
+ * the pre-state the challenger's opening names, so an honest tape still wins.
+ */
+export function initialRootCheckable (program: Uint8Array | undefined): boolean {
+  if (program === undefined) return false
+  try {
+    chainInitialRoot(program, sha256(program))
+    return true
+  } catch (e) {
+    if (e instanceof ClaimRejected) return false
+    throw e
+  }
 }

@@ -5,6 +5,7 @@ import { type Body, type Msg, type Signed, type TensorTree, type TreeId } from '
 import { TensorCache, encodeEntryBytes, leafIndex, signAfter, type PlayerInit, type ProofSpacing } from './player.js'
 import { nodeAt, treeLevels, type Levels } from './tree.js'
 import { samePre } from './forced-leaf.js'
+import { initialRootCheckable } from './claim-proofs.js'
 
 // The defender of the bisection (player.ts): it commits to its tape of the
 // step, then answers each query of the challenger from that tape.
@@ -57,7 +58,9 @@ export class DefenderGame {
     if (m.t === 'open') {
       const leaf = leafIndex(this.o.step, this.o.spacing)
       const mine = fromHex(this.o.stateRoots[leaf])
-      if (m.step !== this.o.step || !samePre(m.pre, mine)) {
+      // at step 0 the chain upholds a badOpen only if it can recompute state 0: if not, the opening is played like an agreed one
+      const unprovable = m.step === this.o.step && this.o.step === 0 && !initialRootCheckable(this.o.program)
+      if (!unprovable && (m.step !== this.o.step || !samePre(m.pre, mine))) {
         return { claim: { v: 1, kind: 'badOpen', open: signed, pre: mine, prePath: merkleProof(this.o.stateRoots.map(fromHex), leaf), ...(this.o.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
       }
       return { reply: this.nodes({ e: -1 }, 0, 0) }

@@ -1,5 +1,6 @@
-import { decode } from 'cborg'
-import { MAX_ENTRY_INPUTS, type TapeEntry } from '../tape/tape.js'
+import { decode, encode } from 'cborg'
+import { bytesEqual } from '../commit/merkle.js'
+import { MAX_ENTRY_INPUTS, type TapeEntry, type TapeInput } from '../tape/tape.js'
 
 // Decoding a tape entry from untrusted bytes (a claim, a message): the
 // structure is checked so later code can index it without crashing. The
@@ -30,5 +31,27 @@ export function decodeEntry (bytes: Uint8Array): TapeEntry | undefined {
   for (const o of e.outputs) {
     if (typeof o !== 'object' || o === null || !DTYPES.includes(o.dtype) || !shapeOk(o.shape) || !HEX64.test(String(o.commitment))) return undefined
   }
-  return e
+  return bytesEqual(encode(canonicalEntry(e)), bytes) ? e : undefined
+}
+
+/** Exactly the fields a tape entry has (an inline value only on a constant input), as the recorder writes them. */
+function canonicalEntry (e: TapeEntry): TapeEntry {
+  return {
+    index: e.index,
+    kernel: e.kernel,
+    attrs: e.attrs,
+    inputs: e.inputs.map(i => ({
+      name: i.name, ref: refOf(i.ref), dtype: i.dtype, shape: i.shape, commitment: i.commitment, ...(i.ref.kind === 'const' && i.value !== undefined ? { value: i.value } : {})
+    })),
+    outputs: e.outputs.map(o => ({ dtype: o.dtype, shape: o.shape, commitment: o.commitment }))
+  }
+}
+
+function refOf (r: TapeInput['ref']): TapeInput['ref'] {
+  switch (r.kind) {
+    case 'state': return { kind: 'state', index: r.index }
+    case 'op': return { kind: 'op', index: r.index, output: r.output }
+    case 'data': return { kind: 'data', name: r.name }
+    default: return { kind: 'const' }
+  }
 }

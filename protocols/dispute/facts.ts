@@ -17,6 +17,15 @@ function hexBytes (h: string): Uint8Array {
 export interface Fact { key: string, value: Uint8Array }
 
 /**
+ * A tensor's dtype and shape as a fact: a commitment binds them (combineRoots), and the row and
+ * column trees of [a, b] and [a, 1, b] (or of float32 and int32 bytes) are the same, so roots
+ * stating another header than the entry's open a commitment no claim under the entry's could.
+ */
+export function headerOf (dtype: string, shape: readonly number[]): Uint8Array {
+  return new TextEncoder().encode(`${dtype}:${shape.join(',')}`)
+}
+
+/**
  * Facts asserted by a set of the defender's messages, and whether one message
  * contradicts itself. Depths come from the messages: the tape depth from
  * `commit`, a tensor tree's depth from `roots` (its shape).
@@ -60,8 +69,8 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
           // the commitments an entry names are facts too (a later `roots` must agree)
           const e = decodeEntry(m.entry)
           if (e === undefined) break
-          e.inputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/in/${k}`, value: hexBytes(x.commitment) }))
-          e.outputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/out/${k}`, value: hexBytes(x.commitment) }))
+          e.inputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/in/${k}`, value: hexBytes(x.commitment) }, { key: `head:${m.index}/in/${k}`, value: headerOf(x.dtype, x.shape) }))
+          e.outputs.forEach((x, k) => facts.push({ key: `commit:${m.index}/out/${k}`, value: hexBytes(x.commitment) }, { key: `head:${m.index}/out/${k}`, value: headerOf(x.dtype, x.shape) }))
         }
         break
       }
@@ -70,6 +79,8 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
         try { combined = combineRoots(m.dtype, m.shape, m.rowRoot, m.colRoot) } catch { return { facts, selfContradiction: 'roots with an invalid shape' } }
         if (!bytesEqual(combined, m.commitment)) return { facts, selfContradiction: `roots of ${treeKey(m.tree)} do not combine to the commitment` }
         facts.push({ key: `commit:${m.tree.e}/${m.tree.io}/${m.tree.k}`, value: m.commitment })
+        // the roots open the commitment under the header they state: it must be the one the entry declares
+        facts.push({ key: `head:${m.tree.e}/${m.tree.io}/${m.tree.k}`, value: headerOf(m.dtype, m.shape) })
         facts.push({ key: node({ ...m.tree, axis: 'row' }, 0, 0), value: m.rowRoot })
         facts.push({ key: node({ ...m.tree, axis: 'col' }, 0, 0), value: m.colRoot })
         for (const axis of ['row', 'col'] as const) {

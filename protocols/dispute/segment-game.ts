@@ -4,6 +4,7 @@ import type { Claim, SegmentProof } from './claim.js'
 import type { ChallengerSegment } from './challenger-init.js'
 import { signAfter } from './player.js'
 import { samePre } from './forced-leaf.js'
+import { initialRootCheckable } from './claim-proofs.js'
 import type { Msg, Signed, SignFn } from './messages.js'
 
 // The level above the step game when a proof commits a state root every m > 1
@@ -93,7 +94,8 @@ export class SegmentDefender {
     const i = m.step - this.first
     if (i < 0 || i >= this.length) return { claim: { ...base, open: signed, pre: this.roots[0], prePath: [] } }
     const mine = this.roots[i]
-    if (!samePre(m.pre, mine)) {
+    // at step 0 the chain upholds a badOpen only if it can recompute state 0: if not, the opening is played like an agreed one
+    if (!samePre(m.pre, mine) && (m.step !== 0 || initialRootCheckable(this.o.program))) {
       // it disputes a root it should have agreed with: it should have opened an earlier step
       return { claim: { ...base, open: signed, pre: mine, prePath: [], ...(m.step === 0 && this.o.program !== undefined ? { program: this.o.program } : {}) } }
     }

@@ -12,6 +12,24 @@ export function checkpointStepsOf (stepCount: number, checkpointEvery: number): 
 }
 
 /**
+ * Why a run's published checkpoint list (its run index's, or its proof.json's) is not the
+ * task's: undefined when it lists exactly checkpointStepsOf. A replay loads the latest listed
+ * checkpoint before each sampled step, so a list that leaves out one of the task's checkpoints
+ * makes an honest verifier replay from further back than its window allows, and one that adds
+ * a step makes it load a checkpoint the chain does not let it challenge (NotCheckpointStep,
+ * CheckpointNotNeeded): withheld, its reject would rest on nothing and it would lapse. Such a
+ * run is replayed from the chain (withheldRunCheckpoints), from the task's own checkpoints.
+ */
+export function publishedCheckpointsError (listed: readonly number[], task: { stepCount: number, checkpointEvery: number }): string | undefined {
+  const want = checkpointStepsOf(task.stepCount, task.checkpointEvery)
+  const have = [...new Set(listed)].sort((a, b) => a - b)
+  if (have.length === want.length && have.every((s, i) => s === want[i])) return undefined
+  const missing = want.filter(s => !have.includes(s))
+  const extra = have.filter(s => !want.includes(s))
+  return `the run lists checkpoints ${missing.length > 0 ? `without ${missing.join(', ')}` : ''}${missing.length > 0 && extra.length > 0 ? ' and ' : ''}${extra.length > 0 ? `at ${extra.join(', ')}, not checkpoint steps` : ''} of the task (every ${task.checkpointEvery} steps and the last, ${task.stepCount})`
+}
+
+/**
  * The checkpoints an assigned verifier may challenge (the chain's bound:
  * devnet/chain/runtime/availability.ts): checkpoint 0, which an initial-state
  * claim reads; for each unit of its required sample (1-based, requiredSample;

@@ -120,6 +120,7 @@ export function playSegment (
     const next = C.onMessage(verifySigned(dm, bob.publicKey, verify, CTX), dm)
     if ('claim' in next) return { claim: next.claim, by: 'challenger', step: r.step, msgs }
     if ('fail' in next) throw new Error(next.fail)
+    if ('demand' in next) throw new Error(`the challenger demands ${next.demand}`)
     msgs.push(next.send)
     const a = D.respond(verifySigned(next.send, dave.publicKey, verify, CTX), next.send)
     if (a.claim !== undefined) return { claim: a.claim, by: 'defender', step: r.step, msgs }

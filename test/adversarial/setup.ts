@@ -50,6 +50,7 @@ export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8
     const next = g.C.onMessage(verifySigned(d, defenderKey, verify, g.ctx), d)
     if ('claim' in next) return { claim: next.claim, msgs, by: 'challenger' }
     if ('fail' in next) throw new Error(next.fail)
+    if ('demand' in next) throw new Error(`the challenger demands ${next.demand}`)
     msgs.push(next.send)
     const r = g.D.respond(verifySigned(next.send, challengerKey, verify, g.ctx), next.send)
     if (r.claim !== undefined) return { claim: r.claim, msgs, by: 'defender' }

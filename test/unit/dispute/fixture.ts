@@ -297,6 +297,7 @@ export function playDispute (
     const next = C.onMessage(verifySigned(dMsg, bob.publicKey, verify, ctx), dMsg)
     if ('claim' in next) return finish(o.challengerName, next.claim)
     if ('fail' in next) throw new Error(`challenger failed: ${next.fail}`)
+    if ('demand' in next) throw new Error(`the challenger demands ${next.demand}`)
     moves++
     let ans: { reply?: Signed, claim?: Claim }
     if (quiet()) {

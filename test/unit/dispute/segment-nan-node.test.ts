@@ -105,6 +105,7 @@ function play (D: DefenderGame, C: ChallengerGame, ctx: DisputeContext): Claim {
     const next = C.onMessage(verifySigned(dm, bob.publicKey, verify, ctx), dm)
     if ('claim' in next) return next.claim
     if ('fail' in next) throw new Error(next.fail)
+    if ('demand' in next) throw new Error(`the challenger demands ${next.demand}`)
     const a = D.respond(verifySigned(next.send, dave.publicKey, verify, ctx), next.send)
     if (a.claim !== undefined) throw new Error(`the defender claimed ${a.claim.kind}`)
     dm = a.reply!

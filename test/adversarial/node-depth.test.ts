@@ -1,0 +1,62 @@
+import { u8aToHex } from '@polkadot/util'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
+import { encodeClaim, verifySigned, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { signed } from '../helpers/dispute-msgs.js'
+import { STAKE, nodeOf, pair, tamperOp, verify, type Run, type Side } from '../unit/dispute/fixture.js'
+import { dispute, force, mlpRun, msgOf, opened, tx, until, worth } from './setup.js'
+
+// A `nodes` answer states the depth of its tree, and the chain's continuation
+// rule reads that depth to decide which query may follow (children above the
+// leaves, an entry or a slice at them). A cheater states one level more than
+// its committed tape has: at the real leaves the honest challenger asks for the
+// entry, the cheater refuses, and the chain refuses to force the query ("above
+// the leaves, ask for children"). The challenger was stuck and lost at the
+// deadline, the cheat standing. The stated depth contradicts the commit's
+// (`depth:tape`, or a tensor tree's from its roots): now the challenger checks
+// it on every answer and claims the `lie`.
+
+let run: Run
+let cheat: Side
+beforeAll(async () => {
+  run = await mlpRun()
+  cheat = tamperOp(run, run.entries.findIndex(e => e.kernel === 'BatchMatMul'))
+}, 120_000)
+
+describe('a cheater states another depth in its node answers than its commit', () => {
+  it('the challenger claims the lie and wins; the cheater is slashed', async () => {
+    const { h, g } = await opened(run, cheat)
+    const daveBefore = worth(h, 'Dave')
+    const lying = (q: Signed): Signed => {
+      const r = g.D.respond(verifySigned(q, pair('Dave').publicKey, verify, g.ctx), q).reply!
+      const m = msgOf(r)
+      if (m.t !== 'nodes' || m.tree.e !== -1) return r
+      return signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: m.tree, level: m.level, index: m.index, depth: m.depth + 1, node: m.node, left: m.left, right: m.right }, q)
+    }
+    let d: Signed = g.D.commit()
+    let claim: Claim | undefined
+    for (let round = 0; round < 200 && claim === undefined; round++) {
+      const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
+      if ('claim' in next) claim = next.claim
+      else if ('send' in next) {
+        const q = msgOf(next.send)
+        if (q.t === 'query' && q.want === 'entry') {
+          // the cheater refuses the entry; forced on chain, the query is not a continuation of its answer
+          expect(force(h, 'Dave', d, next.send)).toBe('Arbitration.NotAnAnswer')
+          break
+        }
+        d = lying(next.send)
+      } else break
+    }
+    if (claim !== undefined) expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined()
+    else {
+      until(h, dispute(h).deadline + 1)
+      expect(tx(h, 'Bob', 'claim_timeout')).toBeUndefined()
+    }
+    expect(dispute(h).status).toBe('ChallengerWon')
+    expect(claim?.kind).toBe('lie')
+    expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')
+    expect(nodeOf(h, 'Bob').stake).toBeLessThan(STAKE)
+    expect(worth(h, 'Dave')).toBeGreaterThan(daveBefore)
+  }, 120_000)
+})
