@@ -26,7 +26,9 @@ import { inServedGrace } from './served-grace.js'
 // for B + R. Now the verifier rejects and challenges the submitter, who must
 // serve on chain the rows of the batches its required sample's replay reads
 // (protocols/availability/dataset-serve.ts), each checked against
-// dataset_root. Served: the verifier has the rows, its reject is withdrawn and
+// dataset_root (by anyone: the rows are checked, not who posts them, so a
+// solver that trained on them, or any holder, can serve for an offline
+// submitter). Served: the verifier has the rows, its reject is withdrawn and
 // it votes again (the served grace, as for a served checkpoint). Unserved: the
 // deposit back and its reject stands (DatasetWithheld): it is paid V, never
 // lapsed, and counts toward the quorum, so the withholding submitter pays
@@ -106,10 +108,9 @@ function close (ctx: Context, id: bigint, c: DatasetChallenge): void {
   adjustActive(ctx, c.challenger, -1)
 }
 
-export function respondDataset (ctx: Context, who: string, a: { challengeId: bigint, part: string }): void {
+export function respondDataset (ctx: Context, _who: string, a: { challengeId: bigint, part: string }): void {
   const c = getChallenge(ctx, a.challengeId)
   ctx.ensure(c.status === 'Open', P, 'DatasetChallengeClosed')
-  ctx.ensure(who === c.submitter, P, 'NotTaskSubmitter')
   ctx.ensure(ctx.now <= c.deadline, P, 'ResponseTooLate')
   const t = getTask(ctx, c.taskId)
   let checked: ReturnType<typeof checkDatasetServePart>
