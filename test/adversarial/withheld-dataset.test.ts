@@ -2,11 +2,12 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
-import { DatasetServer, datasetServeSteps, servedBatches, type DatasetFacts } from '../../protocols/availability/index.js'
+import { DatasetServer, datasetServeSteps, servedBatches } from '../../protocols/availability/index.js'
 import { batchIndices } from '../../protocols/data/order.js'
 import type { DatasetChallenge } from '../../protocols/pallet-types.js'
 import * as reference from '../../protocols/reference/index.js'
 import { commitAvailabilityProof, STAKE } from '../helpers/availability-task.js'
+import { CUSTOM_PROGRAM, DATASET_FACTS, DATASET_ROWS, DATASET_SERVER } from '../helpers/custom-dataset.js'
 import { taskProgram } from '../helpers/program.js'
 import { assignedNames, harnessAssignments, harnessSample } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
@@ -26,24 +27,11 @@ import { Harness } from '../unit/chain/harness.js'
 
 const V = 100n * UNIT
 const R = 600n * UNIT
-const TRAIN = 256
-const FACTS: DatasetFacts = { seed: 1, trainSize: TRAIN, batchSize: 16, rowSize: 784, classes: 10 }
-
-/** a custom IDX dataset's training rows, normalised as the engine does (x/255), one-hot labels */
-function customRows (): { x: Float32Array, y: Float32Array } {
-  const x = new Float32Array(TRAIN * 784)
-  const y = new Float32Array(TRAIN * 10)
-  let s = 12345
-  for (let i = 0; i < x.length; i++) { s = (s * 1103515245 + 12345) >>> 0; x[i] = (s >>> 24) / 255 }
-  for (let r = 0; r < TRAIN; r++) y[r * 10 + (r * 7) % 10] = 1
-  return { x, y }
-}
-const ROWS = customRows()
-const SERVER = new DatasetServer(FACTS, ROWS.x, ROWS.y)
-const PROGRAM = taskProgram({
-  steps: 10, checkpointEvery: 5, seed: FACTS.seed, batchSize: FACTS.batchSize,
-  dataset: { kind: 'idx', name: 'custom-idx', sha256: 'ef'.repeat(32), trainSize: TRAIN, testSize: 0, rowSize: 784, classes: 10 }
-})
+const TRAIN = DATASET_FACTS.trainSize
+const FACTS = DATASET_FACTS
+const ROWS = DATASET_ROWS
+const SERVER = DATASET_SERVER
+const PROGRAM = CUSTOM_PROGRAM
 
 let h: Harness
 const task = (): TaskInfo => h.read<TaskInfo>('Arbitration', 'Tasks', 0)!
