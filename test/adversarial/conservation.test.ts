@@ -116,7 +116,8 @@ describe('every unit is accounted for through every ending of a task', () => {
     const start = check(true)
     const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
     expect(h.run('Alice', 'Arbitration', 'submit_task', {
-      programHash: CUSTOM_PROGRAM.programHash, program: CUSTOM_PROGRAM.programHex, datasetRoot: u8aToHex(DATASET_SERVER.root), skeletonRoot: H(3), steps: 10, checkpointEvery: 5,
+      programHash: CUSTOM_PROGRAM.programHash, program: CUSTOM_PROGRAM.programHex, datasetRoot: u8aToHex(DATASET_SERVER.root), skeletonRoot: H(3),
+      steps: 10, checkpointEvery: 5,
       escrow: 500n * UNIT + 7n, solverReward: 300n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 16, solveTimeout: 20
     }).error).toBeUndefined()
     advanceChecked(5, () => task(id).phase === 'Solving')
