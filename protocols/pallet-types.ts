@@ -192,6 +192,27 @@ export interface AvailabilityChallenge extends HeldRequestInfo {
 /** How far a challenged checkpoint is served on chain (docs/economics.md "Selective serving"): leaves served of total, the blocks of the parts, the challenge id their events name. */
 export interface AvailabilityServe { served: number, total: number, headersHash: string, parts: number[], servedAs: number }
 
+/** A dataset availability challenge (docs/economics.md "A withheld dataset"): the submitter serves the rows of the batches of `steps` (0-based) on chain; the data order and shapes from the program. */
+export interface DatasetChallenge {
+  taskId: bigint
+  challenger: string
+  submitter: string
+  deposit: bigint
+  openedAt: number
+  /** last block in which the submitter may serve */
+  deadline: number
+  steps: number[]
+  /** rows on chain so far, of `total` (steps × batchSize) */
+  served: number
+  total: number
+  seed: number
+  trainSize: number
+  batchSize: number
+  rowSize: number
+  classes: number
+  status: HeldRequestStatus
+}
+
 export type ChunkRequestStatus = HeldRequestStatus
 /** A chunk-sample request of an erasure-coded checkpoint (docs/protocol.md §5, "Chunk sampling"); samples: chunks drawn (0 until the first part is posted). */
 export interface ChunkRequest extends HeldRequestInfo {

@@ -1,7 +1,7 @@
 import type { ApiPromise } from '@polkadot/api'
 import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { toPlain } from './plain.js'
-import type { AvailabilityChallenge, AvailabilityServe, ChunkRequest, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
+import type { AvailabilityChallenge, AvailabilityServe, ChunkRequest, DatasetChallenge, DisputeInfo, DrawRequest, NodeInfo, Params, TaskAssignments, TaskInfo, VerifierAssignment } from '../../protocols/pallet-types.js'
 import { eventOf, type ChainEvent } from './client-types.js'
 import { sha256 } from '../../protocols/commit/merkle.js'
 
@@ -131,6 +131,17 @@ export class ChainQueries {
       if (c != null && c.status === 'Answered') out.set(Number(c.checkpointStep), Number(id))
     }
     return out
+  }
+
+  /** A dataset challenge (docs/economics.md "A withheld dataset"), or null. */
+  async datasetChallenge (id: bigint | number): Promise<DatasetChallenge | null> {
+    const c = toPlain(await this.api.query.arbitration.datasetChallenges(id)) as unknown as DatasetChallenge | null
+    return c == null ? null : { ...c, steps: c.steps.map(Number) }
+  }
+
+  /** Ids of a task's open dataset challenges. */
+  async openDatasetChallenges (taskId: bigint | number): Promise<number[]> {
+    return (toPlain(await this.api.query.arbitration.openDatasetChallenges(taskId)) as Array<bigint | number>).map(Number)
   }
 
   /** (checkpoint step, challenge id) of every open availability challenge of a task. */

@@ -195,6 +195,22 @@ export class ChainTransactions extends ChainQueries {
     return await this.send(this.api.tx.arbitration.availabilityTimeout(challengeId))
   }
 
+  // ---- dataset availability (docs/economics.md "A withheld dataset") ----
+  /** An assigned verifier challenges the task's dataset (with the task's program bytes); resolves with the challenge id. */
+  async challengeDataset (taskId: bigint | number, program: Uint8Array): Promise<bigint> {
+    const o = await this.send(this.api.tx.arbitration.challengeDataset(taskId, u8aToHex(program)))
+    return this.field(o, 'DatasetChallenged', 'challengeId') as bigint
+  }
+
+  /** One part of a dataset serve: protocols/availability DatasetServer parts bytes (≤ 1 MiB). */
+  async respondDataset (challengeId: bigint | number, part: Uint8Array): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.respondDataset(challengeId, u8aToHex(part)))
+  }
+
+  async datasetTimeout (challengeId: bigint | number): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.datasetTimeout(challengeId))
+  }
+
   // ---- chunk sampling of erasure-coded checkpoints (docs/protocol.md §5, "Chunk sampling") ----
   /** Asks the chain for samples of the coded chunks of checkpoint `checkpointStep` (a deposit is reserved); resolves with the request id. */
   async sampleChunks (taskId: bigint | number, checkpointStep: number): Promise<bigint> {

@@ -1,5 +1,6 @@
 import type { RoleName } from '../../actors/supervisor.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
+import type { DatasetResponder } from '../availability/dataset-responder.js'
 import type { ChainClient } from '../chain/client.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import type { DrawRevealer } from '../dispute/draw-revealer.js'
@@ -20,6 +21,7 @@ export interface ChainFollowDeps {
   book: TaskBook
   obs: Observability
   availability?: AvailabilityResponder
+  datasets?: DatasetResponder
   chunkRequests?: ChunkResponder
   draws?: DrawRevealer
   signPeer: (payload: Uint8Array) => Promise<Uint8Array>
@@ -27,11 +29,12 @@ export interface ChainFollowDeps {
 }
 
 export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<void> {
-  const { peer, svc, book, obs, availability, chunkRequests, draws, signPeer } = d
+  const { peer, svc, book, obs, availability, datasets, chunkRequests, draws, signPeer } = d
   const unsub = await c.onEvents(e => {
     obs.onChainEvent(e, c.accountId)
     const ev = toDomainEvent(e, c.accountId)
     availability?.onChainEvent(e, c.accountId)
+    datasets?.onChainEvent(e, c.accountId)
     chunkRequests?.onChainEvent(e, c.accountId)
     draws?.onChainEvent(e)
     if (ev != null) svc.send(ev)
@@ -59,6 +62,7 @@ export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<
   }
   await catchUp().catch(err => peer.log.warn({ err }, 'catching up with the chain failed'))
   void availability?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with availability challenges failed'))
+  void datasets?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with dataset challenges failed'))
   void chunkRequests?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with chunk-sample requests failed'))
   void draws?.catchUp().catch(err => peer.log.warn({ err }, 'catching up with draw requests failed'))
   // roles changed at run time are mirrored on chain

@@ -11,6 +11,7 @@ import { TaskBook } from './task-book.js'
 import type { DisputeService } from '../dispute/index.js'
 import type { EngineFaults } from '../engine/protocol.js'
 import type { AvailabilityResponder } from '../availability/responder.js'
+import type { DatasetResponder } from '../availability/dataset-responder.js'
 import type { ChunkResponder } from '../erasure/responder.js'
 import type { DrawRevealer } from '../dispute/draw-revealer.js'
 import { announcementCheck } from './announcement-check.js'
@@ -76,6 +77,8 @@ export function installRoles (init: RolesInit) {
     let disputes: DisputeService | undefined
     // data-availability challenges (docs/disputes.md): the solver side answers from its run directory
     let availability: AvailabilityResponder | undefined
+    // dataset challenges of this node's own tasks: the submitter side answers from its dataset directory
+    let datasets: DatasetResponder | undefined
     // chunk-sample requests of erasure-coded checkpoints: answered from the run directory too
     let chunkRequests: ChunkResponder | undefined
     // the solver's forced-error draw, asked for before its verified task is paid
@@ -90,6 +93,8 @@ export function installRoles (init: RolesInit) {
       badCheckpoints = faults.badCheckpoint === true
       const { AvailabilityResponder } = await import('../availability/responder.js')
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
+      const { DatasetResponder } = await import('../availability/dataset-responder.js')
+      datasets = new DatasetResponder({ dataDir: peer.opts.dataDir, datasetDir: init.datasetDir, chain, log: peer.log.child({ component: 'datasets' }) })
       const { ChunkResponder } = await import('../erasure/responder.js')
       chunkRequests = new ChunkResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'chunks' }) })
       const { DrawRevealer } = await import('../dispute/draw-revealer.js')
@@ -131,7 +136,7 @@ export function installRoles (init: RolesInit) {
         try {
           const c = await chain()
           peer.log.info({ account: c.address, chain: init.chainUrl }, 'connected to the chain')
-          await followChain(c, { peer, svc, book, obs, availability, chunkRequests, draws, signPeer, stake: init.stake })
+          await followChain(c, { peer, svc, book, obs, availability, datasets, chunkRequests, draws, signPeer, stake: init.stake })
         } catch (err) {
           peer.log.error(`chain unavailable: ${(err as Error).message}`)
         }

@@ -7,7 +7,8 @@ import { CHALLENGE_POT } from '../../devnet/chain/runtime/challenge-shares.js'
 import { UNASSIGNED_TIMEOUT } from '../../devnet/chain/runtime/stake-spec.js'
 import * as reference from '../../protocols/reference/index.js'
 import { PROGRAM, PROOF_ROOT, ROOTS, STAKE, serveOnChain } from '../helpers/availability-task.js'
-import { assignedNames } from '../helpers/verdict-sample.js'
+import { CUSTOM_PROGRAM, DATASET_SERVER } from '../helpers/custom-dataset.js'
+import { assignedNames, harnessAssignments } from '../helpers/verdict-sample.js'
 import { Harness } from '../unit/chain/harness.js'
 
 // Conservation through every ending (docs/economics.md, "Conservation"). Whoever breaks a money rule gains by a payment made
@@ -23,7 +24,8 @@ import { Harness } from '../unit/chain/harness.js'
 // another was served, Unverified with lapsed slots, Expired, a task released
 // and solved by another, a commitment never revealed, all interleaved; a void
 // verdict's slot refilled and the task settled; a task waiting for verifier
-// stake until it expires.
+// stake until it expires; a withheld dataset, one challenge of it unanswered
+// and one served.
 
 const NAMES = ['Alice', 'Bob', 'Charlie', 'Dave', 'Eve', 'Ferdie', 'Peer1', 'Peer2']
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
@@ -127,6 +129,40 @@ describe('every unit is accounted for through every ending of a task', () => {
     accept(replacement, id)
     advanceChecked(60, () => ENDED.has(task(id).phase))
     expect(task(id).phase).toBe('Settled')
+    expect(check(true)).toBe(start)
+  }, 120_000)
+
+  it('a withheld dataset: one challenge unanswered (the reject stands), one served and its challenger silent (lapsed, its deposit to the submitter), settled after a replacement accepts', () => {
+    const start = check(true)
+    const id = Number(h.read<bigint>('Arbitration', 'NextTaskId') ?? 0n)
+    expect(h.run('Alice', 'Arbitration', 'submit_task', {
+      programHash: CUSTOM_PROGRAM.programHash, program: CUSTOM_PROGRAM.programHex, datasetRoot: u8aToHex(DATASET_SERVER.root), skeletonRoot: H(3),
+      steps: 10, checkpointEvery: 5,
+      escrow: 500n * UNIT + 7n, solverReward: 300n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 16, solveTimeout: 20
+    }).error).toBeUndefined()
+    advanceChecked(5, () => task(id).phase === 'Solving')
+    commit(id)
+    advanceChecked(5, () => assignedNames(h, id).length === 2)
+    const [unanswered, served] = assignedNames(h, id)
+    for (const n of [unanswered, served]) {
+      expect(h.run(n, 'Arbitration', 'submit_verdict', { taskId: id, accept: false, checkedSteps: [] }).error).toBeUndefined()
+      expect(h.run(n, 'Arbitration', 'challenge_dataset', { taskId: id, program: CUSTOM_PROGRAM.programHex }).error).toBeUndefined()
+    }
+    const record = (c: bigint): { challenger: string, steps: number[] } => h.read<{ challenger: string, steps: number[] }>('Arbitration', 'DatasetChallenges', c)!
+    const challenges = (h.read<bigint[]>('Arbitration', 'OpenDatasetChallenges', id) ?? []).map(c => [c, record(c)] as const)
+    const [servedId, servedC] = challenges.find(([, c]) => c.challenger === h.accounts[served])!
+    for (const p of DATASET_SERVER.parts(servedC.steps)) expect(h.run('Alice', 'Arbitration', 'respond_dataset', { challengeId: servedId, part: u8aToHex(p) }).error).toBeUndefined()
+    check(false)
+    const replacements = new Set<string>()
+    advanceChecked(200, () => {
+      for (const [c] of challenges) h.run('Peer2', 'Arbitration', 'dataset_timeout', { challengeId: c })
+      // a replacement drawn after the round closes accepts
+      for (const n of assignedNames(h, id)) if (n !== unanswered && n !== served && !replacements.has(n)) { accept(n, id); replacements.add(n) }
+      return ENDED.has(task(id).phase)
+    })
+    expect(task(id).phase).toBe('Settled')
+    expect(replacements.size).toBe(1)
+    expect(harnessAssignments(h, id)!.verifiers.filter(v => v.status === 'Lapsed').map(v => nameOf(v.verifier))).toEqual([served])
     expect(check(true)).toBe(start)
   }, 120_000)
 

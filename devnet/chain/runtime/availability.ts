@@ -8,6 +8,7 @@ import type { Context } from './context.js'
 import type { AvailabilityChallenge, AvailabilityStatus, TaskInfo } from '../../../protocols/pallet-types.js'
 import { answerHeld, answerWindow, getHeld, openHeld, settleHeld, timeOutHeld, type HeldKind } from './held-requests.js'
 import { settleAnsweredChunkDeposits } from './chunk-sampling.js'
+import { ownOpenDataset, settleAnsweredDatasetDeposits } from './dataset-records.js'
 import { isCommittedStep } from '../../../protocols/pol/segments.js'
 import { rootEveryOfTask } from './segments.js'
 import { blockRandomness } from './block-randomness.js'
@@ -45,12 +46,12 @@ const AVAILABILITY: HeldKind<AvailabilityChallenge> = {
   // (a copy of its pending call, say) must not leave it without its own (docs/economics.md "Copied disputes and claims");
   // and each checkpoint its sample needs is one of its own, so its verdict reopens only once all are served
   mayRepeat: (ctx, taskId, who, step) => activeAssignment(ctx, taskId, who)?.backed === false ||
-    (awaitsServes(ctx, taskId, getTask(ctx, taskId), who) && !ownOpen(ctx, taskId, who).some(([s]) => s === step)),
+    (awaitsServes(ctx, taskId, getTask(ctx, taskId), who) && !ownOpenAvailability(ctx, taskId, who).some(([s]) => s === step)),
   mayFollow: (ctx, taskId, t, who) => awaitsServes(ctx, taskId, t, who)
 }
 
 /** `who`'s own open availability challenges of the task, as [checkpoint step, id]. */
-function ownOpen (ctx: Context, taskId: bigint, who: string): Array<[number, bigint]> {
+export function ownOpenAvailability (ctx: Context, taskId: bigint, who: string): Array<[number, bigint]> {
   return ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', taskId).filter(([, id]) => getHeld(ctx, AVAILABILITY, id).challenger === who)
 }
 
@@ -62,12 +63,15 @@ function ownOpen (ctx: Context, taskId: bigint, who: string): Array<[number, big
  * before the verifier votes again). Bounded: its deadline is not moved by
  * these (only a serve reopening its verdict moves it, and a served verifier
  * challenges no more past challenge_end), so the task is held one answer
- * window past the last of them, as by one.
+ * window past the last of them, as by one. A dataset challenge of its own
+ * (dataset-availability.ts) counts the same: the dataset and the checkpoints
+ * are challenged together, and the verdict reopens when both are served.
  */
-function awaitsServes (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
+export function awaitsServes (ctx: Context, taskId: bigint, t: TaskInfo, who: string): boolean {
   const mine = activeAssignment(ctx, taskId, who)
   return mine !== undefined && mine.backed && ctx.now <= mine.deadline &&
-    t.verdicts.some(v => v.verifier === who && !v.accept && !v.void) && ownOpen(ctx, taskId, who).length > 0
+    t.verdicts.some(v => v.verifier === who && !v.accept && !v.void) &&
+    (ownOpenAvailability(ctx, taskId, who).length > 0 || ownOpenDataset(ctx, taskId, who).length > 0)
 }
 
 /**
@@ -148,7 +152,7 @@ export function respondAvailability (ctx: Context, who: string, a: { challengeId
     ctx.emit(P, 'AvailabilityAnswered', { challengeId: id, taskId: c.taskId, solver: c.solver, response: '0x' })
   }
   // each served assigned verifier now has the data: its reject is withdrawn and it must vote again
-  const stillOpen = (w: string): boolean => ctx.store.read<Array<[number, bigint]>>(P, 'OpenAvailability', c.taskId).some(([, id]) => getHeld(ctx, AVAILABILITY, id).challenger === w)
+  const stillOpen = (w: string): boolean => ownOpenAvailability(ctx, c.taskId, w).length > 0 || ownOpenDataset(ctx, c.taskId, w).length > 0
   for (const w of new Set(challengers)) reopenVerdict(ctx, c.taskId, w, stillOpen)
 }
 
@@ -173,6 +177,8 @@ export function settleAnsweredDeposits (ctx: Context, taskId: bigint, verified: 
   settleHeld(ctx, AVAILABILITY, taskId, toSolver, (id, c, to) => { ctx.emit(P, 'AvailabilityDepositSettled', { challengeId: id, taskId, to, amount: c.deposit }) })
   // answered chunk-sample requests are settled by the old rule
   settleAnsweredChunkDeposits(ctx, taskId, verified)
+  // answered dataset challenges: back to a verifier whose verdict stood, else to the submitter
+  settleAnsweredDatasetDeposits(ctx, taskId, standing)
 }
 
 type Handler = (ctx: Context, who: string, args: Record<string, Plain>) => void

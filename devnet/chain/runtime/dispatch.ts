@@ -13,6 +13,7 @@ import type { PlainCall } from './transaction.js'
 import { takeRentDeposit } from './capacity-rent.js'
 import { revealDraw } from './draw-reveal.js'
 import { COMMIT_HANDLERS } from './challenge-commit.js'
+import { DATASET_HANDLERS } from './dataset-availability.js'
 
 // Every callable of the runtime, by pallet and call name.
 
@@ -48,7 +49,8 @@ const HANDLERS: Record<string, Handler> = {
   'Arbitration.commit_diverged': (ctx, who, a) => commitDiverged(ctx, who, a as never),
   ...CHUNK_HANDLERS,
   'Arbitration.reveal_draw': (ctx, who, a) => revealDraw(ctx, who, a as never),
-  ...COMMIT_HANDLERS
+  ...COMMIT_HANDLERS,
+  ...DATASET_HANDLERS
 }
 
 /** Runs a call as `who`; a DispatchFail is the call's DispatchError. */

@@ -1,4 +1,5 @@
 import { settleAnsweredDeposits } from './availability.js'
+import { datasetWithheldFrom } from './dataset-records.js'
 import { TREASURY, repatriateReserved, unreserve } from './balances.js'
 import type { Context } from './context.js'
 import { adjustActive, listedForcedStep, listsForcedStep, params, putTask, type TaskInfo, type Verdict } from './arbitration.js'
@@ -43,12 +44,15 @@ function penalizeUnrevealed (ctx: Context, id: bigint, t: TaskInfo): boolean {
  * A verdict stood if it was right. With a revealed forced error at step f, an
  * accept that lists f as checked was a false statement (it is slashed
  * instead), an accept whose sample missed f was diligent and stands, and a
- * reject stands only if its verifier caught f.
+ * reject stands only if its verifier caught f, or if the submitter left its
+ * dataset challenge unanswered (dataset-availability.ts).
  */
-function stood (t: TaskInfo, v: Verdict, m: number): boolean {
+function stood (t: TaskInfo, v: Verdict, m: number, withheld: ReadonlySet<string>): boolean {
   if (v.void) return false
   if (t.solverFailed) return !v.accept
   if (v.accept) return !listsForcedStep(t, v, m)
+  // a reject backed by a dataset challenge the submitter left unanswered: it could not replay, by the submitter's doing
+  if (withheld.has(v.verifier)) return true
   return t.rulings.some(r => r.outcome === 'ForcedError' && r.challenger === v.verifier)
 }
 
@@ -56,8 +60,9 @@ function stood (t: TaskInfo, v: Verdict, m: number): boolean {
 function payStanding (ctx: Context, id: bigint, t: TaskInfo): bigint {
   let paid = 0n
   const m = rootEveryOfTask(ctx, id)
+  const withheld = datasetWithheldFrom(ctx, id)
   for (const v of t.verdicts) {
-    if (!stood(t, v, m)) continue
+    if (!stood(t, v, m, withheld)) continue
     repatriateReserved(ctx, t.submitter, v.verifier, t.verifierReward)
     paid += t.verifierReward
   }
@@ -136,12 +141,13 @@ function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: numb
 /** The verifiers whose verdicts stood (an assigned challenger's deposit comes back to it: settleAnsweredDeposits). */
 function standingVerifiers (ctx: Context, id: bigint, t: TaskInfo): Set<string> {
   const m = rootEveryOfTask(ctx, id)
-  return new Set(t.verdicts.filter(v => stood(t, v, m)).map(v => v.verifier))
+  const withheld = datasetWithheldFrom(ctx, id)
+  return new Set(t.verdicts.filter(v => stood(t, v, m, withheld)).map(v => v.verifier))
 }
 
 /** Verdicts that count towards the quorum: those that would be paid if the task settled now. */
-export function standingVerdicts (t: TaskInfo, m: number): number {
-  return t.verdicts.filter(v => stood(t, v, m)).length
+function standingVerdicts (t: TaskInfo, m: number, withheld: ReadonlySet<string>): number {
+  return t.verdicts.filter(v => stood(t, v, m, withheld)).length
 }
 
 /** The challenge window is over and nothing is pending: settle, extend the window for a quorum, or give up. */
@@ -149,7 +155,8 @@ function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   slashBlindAccepts(ctx, id, t)
   voidBareRejects(ctx, id, t)
   const m = rootEveryOfTask(ctx, id)
-  const standing = standingVerdicts(t, m)
+  const withheld = datasetWithheldFrom(ctx, id)
+  const standing = standingVerdicts(t, m, withheld)
   // a failed proof needs no quorum: the dispute or availability challenge that failed it is the verification
   if (t.solverFailed || standing >= t.verifierCount) {
     // a verified task is paid once its solver's draw is known (draw-reveal.ts)
@@ -159,7 +166,7 @@ function closeVerification (ctx: Context, id: bigint, t: TaskInfo): void {
   }
   // assigned verifiers whose verdicts do not stand are closed; an extension draws their replacements
   const extend = t.extensions < MAX_VERIFY_EXTENSIONS
-  closeRound(ctx, id, t, v => stood(t, v, m), extend)
+  closeRound(ctx, id, t, v => stood(t, v, m, withheld), extend)
   if (extend) {
     t.extensions += 1
     t.challengeEnd = ctx.now + t.challengeWindow
