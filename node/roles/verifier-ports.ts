@@ -1,23 +1,23 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
-import { canonicalJson } from '../../protocols/program/canonical-json.js'
-import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
-import { validateProof } from '../../protocols/pol/proof.js'
+import type { TaskProgram } from '../../protocols/program/program.js'
+import type { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { challengeableCheckpoints, checkpointsToChallenge, publishedCheckpointsError } from '../../protocols/verification/checkpoint-steps.js'
+import { challengeableCheckpoints, checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
-import { decodeCheckpointEntry, runIndexCidOf, validateRunIndex, type RunIndex } from '../../protocols/verification/run-index.js'
+import { decodeCheckpointEntry, type RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { VerifierChunks } from '../erasure/verifier.js'
-import { PortsPart, hex0x, type PortsShared } from './ports-part.js'
+import { PortsPart, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
 import { fetchEvery } from './fetch-every.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { runFromChain } from './verifier-chain-run.js'
 import { FETCH_RESERVE_BLOCKS, blockSignal } from './block-signal.js'
-import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, checkpointMaxBytes, proofMaxBytes } from '../../protocols/verification/fetch-limits.js'
+import { checkpointMaxBytes } from '../../protocols/verification/fetch-limits.js'
+import { fetchPublishedRun } from './published-run.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 import { checkpointDir } from '../train/store.js'
 
@@ -83,34 +83,7 @@ export class VerifierPorts extends PortsPart {
     // checkpoints already written from their serves (a run rebuilt from the chain)
     let written = new Set<number>()
     try {
-      // a solver that commits no run index withholds it from everyone
-      const indexCid = runIndexCidOf(task)
-      if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-      index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal }))))
-      if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
-      const programBytes = await this.shards.fetchBytes(index.program, { maxBytes: MAX_PROGRAM_FETCH_BYTES, signal })
-      const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
-      program = p
-      if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
-      if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
-      writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
-      await this.shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, m), signal })
-      // its spacing must be the program's: the chain's disputes prove leaves of that tree only
-      proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')), m)
-      if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)
-      if (proof.steps !== task.stepCount) throw new Error(`proof.json of task ${taskId} has ${proof.steps} steps, the task ${task.stepCount}`)
-      if (proof.divergence !== undefined) {
-        const div = proof.divergence
-        // a diverged proof (a NaN ended the run): the chain holds the same divergence point
-        if (task.divergence == null || task.divergence.entry !== div.entry || task.divergence.flat !== div.flat) throw new Error(`proof.json of task ${taskId} names another divergence point than the chain`)
-        if (proof.steps >= task.steps || program.steps !== task.steps) throw new Error(`diverged proof of task ${taskId} covers ${proof.steps} of ${task.steps} steps`)
-      } else if (proof.steps !== task.steps || program.steps !== task.steps) {
-        // a truncated proof is never verified as if it were the task (the chain refuses it too: IncompleteProof)
-        throw new Error(`proof of task ${taskId} covers ${proof.steps} of the program's ${program.steps} steps, the task asks for ${task.steps}`)
-      }
-      // replays load the listed checkpoints: only the task's own are ones the chain lets a verifier challenge
-      const listed = publishedCheckpointsError(index.checkpoints.map(c => c.step), task) ?? publishedCheckpointsError(proof.checkpoints.map(c => c.step), task)
-      if (listed !== undefined) throw new Error(listed)
+      ;({ index, program, proof } = await fetchPublishedRun(this.shards, taskId, task, m, runDir, signal))
       served = await chain.servedCheckpoints(taskId)
     } catch (err) {
       // what the solver published cannot be obtained or is not what it committed: the replay's inputs
