@@ -30,9 +30,9 @@ function pair (v: unknown): [number, number] {
   throw new Error(`psk1: bad strides or dilations ${JSON.stringify(v)}`)
 }
 
-interface ConvAttrs { strides: number | [number, number], pad: 'valid' | 'same' | number, dataFormat?: string, dilations?: number | [number, number], dimRoundingMode?: 'floor' | 'round' | 'ceil' }
+export interface ConvAttrs { strides: number | [number, number], pad: 'valid' | 'same' | number, dataFormat?: string, dilations?: number | [number, number], dimRoundingMode?: 'floor' | 'round' | 'ceil' }
 
-function convGeom (kernel: string, xShape: number[], fShape: number[], a: ConvAttrs, dyShape?: number[]): ConvGeom {
+export function convGeom (kernel: string, xShape: number[], fShape: number[], a: ConvAttrs, dyShape?: number[]): ConvGeom {
   if (a.dataFormat !== undefined && a.dataFormat !== 'NHWC' && a.dataFormat !== 'channelsLast') throw new Error(`psk1 ${kernel}: only NHWC`)
   if (a.dilations !== undefined && pair(a.dilations).some(d => d !== 1)) throw new Error(`psk1 ${kernel}: dilation is not supported`)
   if (typeof a.pad === 'object') throw new Error(`psk1 ${kernel}: explicit padding is not supported`)
