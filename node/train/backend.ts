@@ -10,7 +10,7 @@ import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
 import { registerWasmNativeKernels } from './wasm-native.js'
 import { registerAliasKernels } from './alias-kernels.js'
-import { registerPskKernels } from './psk-kernels.js'
+import { registerPskKernels, registerSameBitsKernels } from './psk-kernels.js'
 import { pskImpl } from './psk-native.js'
 import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
 
@@ -91,9 +91,16 @@ async function startWasm (runtime: string, reason: string, log: BackendLog): Pro
     return info
   }
   const grads = registerWasmNativeKernels()
+  // the addon's kernels with the binary's own bits (Sum over leading axes, elementwise ops) and Identity/Cast without
+  // copies, as psk1 runs them, once the addon's self-test passed
+  const same = pskImpl(1)
+  if (same.kind === 'native') {
+    registerSameBitsKernels(same)
+    registerAliasKernels()
+  }
   const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1, gradKernels: grads.kind }
   log.info(`backend wasm (${WASM_RUNTIME}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…, threads off): ${reason}`)
-  log.info(`conv gradient kernels: ${grads.kind === 'native' ? 'native, the runtime\'s bits (self-test passed)' : `the runtime's own (${grads.why})`}`)
+  log.info(`conv gradient kernels: ${grads.kind === 'native' ? 'native, the runtime\'s bits (self-test passed)' : `the runtime's own (${grads.why})`}; Sum and elementwise kernels: ${same.kind === 'native' ? 'native, the runtime\'s bits' : `the runtime's own (${same.why})`}`)
   return info
 }
 

@@ -100,13 +100,25 @@ function sumKernel (sumCols: NonNullable<PskImpl['sumCols']>): tf.KernelFunc {
   }
 }
 
+/**
+ * The native kernels with tfjs-wasm's own bits (not psk1 kernels: their references are the wasm runtime's), for
+ * either wasm runtime: Sum over leading axes and the elementwise ops, when the addon has them.
+ */
+export function registerSameBitsKernels (impl: PskImpl): void {
+  if (impl.sumCols !== undefined) {
+    const kernelFunc = sumKernel(impl.sumCols) // before unregistering: it keeps the wasm kernel for the other cases
+    if (tf.getKernel('Sum', 'wasm') !== undefined) tf.unregisterKernel('Sum', 'wasm')
+    tf.registerKernel({ kernelName: 'Sum', backendName: 'wasm', kernelFunc })
+  }
+  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
+}
+
 export function registerPskKernels (impl: PskImpl): void {
   const reg = (kernelName: string, kernelFunc: tf.KernelFunc): void => {
     if (tf.getKernel(kernelName, 'wasm') !== undefined) tf.unregisterKernel(kernelName, 'wasm')
     tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
   }
-  if (impl.sumCols !== undefined) reg('Sum', sumKernel(impl.sumCols))
-  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
+  registerSameBitsKernels(impl)
   reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
   reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
   reg('Conv2D', ({ inputs, backend, attrs }) => {

@@ -88,8 +88,18 @@ CLONES int wasm_conv2d_backprop_filter(const struct psk_conv *g, const float *x,
       continue;
     }
     int co0 = 0;
-    if (CO == 16) { f64_block2(g, x, dy, off, n, 0, y0, y1, x0, x1, dst); co0 = 16; }
-    else for (; co0 + 8 <= CO; co0 += 8) f64_block1(g, x, dy, off, n, co0, y0, y1, x0, x1, dst);
+    /* constant row counts (a full block, a 3x3 filter's taps of one channel) keep the accumulators in registers */
+    if (CO == 16) {
+      if (n == 8) f64_block2(g, x, dy, off, 8, 0, y0, y1, x0, x1, dst);
+      else f64_block2(g, x, dy, off, n, 0, y0, y1, x0, x1, dst);
+      co0 = 16;
+    } else {
+      for (; co0 + 8 <= CO; co0 += 8) {
+        if (n == FB) f64_block1(g, x, dy, off, FB, co0, y0, y1, x0, x1, dst);
+        else if (n == 9) f64_block1(g, x, dy, off, 9, co0, y0, y1, x0, x1, dst);
+        else f64_block1(g, x, dy, off, n, co0, y0, y1, x0, x1, dst);
+      }
+    }
     for (int i = 0; i < n; i++)
       for (int co = co0; co < CO; co++) f64_element(g, x, dy, off[i], co, y0, y1, x0, x1, dst[i]);
   }
@@ -126,12 +136,101 @@ static inline int cover_hi(int y, int k, int s, int pad, int outN, int *lo) {
   return hi < outN ? hi : outN;
 }
 
+/* Windows that do not overlap: a pixel has at most one covering window, so its element is (dy*mask) + 0 (one NaN
+ * operand at most: the hardware's NaN is the rule's), written while the window's argmax is in registers; pixels of
+ * no window are +0 */
+typedef int v8i __attribute__((vector_size(32)));
+AI int maxpool_grad_apart(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
+  const int C = g->CI;
+  if (ch0 == 0 && ch1 == C) memset(dx, 0, sizeof(float) * (size_t)((long)g->B * g->H * g->W * C));
+  else for (long p = 0; p < (long)g->B * g->H * g->W; p++) memset(dx + p * C + ch0, 0, sizeof(float) * (size_t)(ch1 - ch0));
+  int nan = 0;
+  if ((ch1 - ch0) % 8 == 0) {
+    long tap[64];
+    v8i nanv = { 0, 0, 0, 0, 0, 0, 0, 0 };
+    const v8f one = splat(1.0f), zero = splat(0.0f);
+    for (int bb = 0; bb < g->B; bb++)
+      for (int oy = 0; oy < g->OH; oy++)
+        for (int ox = 0; ox < g->OW; ox++) {
+          int nt = 0;
+          for (int r = 0; r < g->kh; r++) {
+            const int iy = oy * g->sh + r - g->padTop;
+            if (iy < 0 || iy >= g->H) continue;
+            for (int c = 0; c < g->kw; c++) {
+              const int ix = ox * g->sw + c - g->padLeft;
+              if (ix >= 0 && ix < g->W) tap[nt++] = (((long)bb * g->H + iy) * g->W + ix) * C;
+            }
+          }
+          const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C;
+          for (int ch = ch0; ch < ch1; ch += 8) {
+            /* running max from FLT_MIN, the last tap holding a value >= it (-1: none) */
+            v8f bv = splat(1.17549435e-38f);
+            v8i bi = { -1, -1, -1, -1, -1, -1, -1, -1 };
+            for (int t = 0; t < nt; t++) {
+              v8f v = ld8(x + tap[t] + ch);
+              v8i take = v >= bv;
+              bv = (v8f)(((v8i)v & take) | ((v8i)bv & ~take));
+              bi = (t & take) | (bi & ~take);
+            }
+            v8f dv = ld8(d + ch);
+            for (int t = 0; t < nt; t++) {
+              v8f o = dv * (v8f)((v8i)one & (bi == t)) + zero;
+              nanv |= o != o;
+              st8(dx + tap[t] + ch, o);
+            }
+            /* none found: the argmax is element 0 of the whole tensor, which this window may hold */
+            if (ch == 0 && bi[0] < 0)
+              for (int t = 0; t < nt; t++) if (tap[t] == 0) { dx[0] = d[0] * 1.0f + 0.0f; nan |= dx[0] != dx[0]; }
+          }
+        }
+    for (int l = 0; l < 8; l++) nan |= nanv[l] != 0;
+    return nan;
+  }
+  long tap[64];
+  for (int bb = 0; bb < g->B; bb++)
+    for (int oy = 0; oy < g->OH; oy++)
+      for (int ox = 0; ox < g->OW; ox++) {
+        int nt = 0;
+        for (int r = 0; r < g->kh; r++) {
+          const int iy = oy * g->sh + r - g->padTop;
+          if (iy < 0 || iy >= g->H) continue;
+          for (int c = 0; c < g->kw; c++) {
+            const int ix = ox * g->sw + c - g->padLeft;
+            if (ix >= 0 && ix < g->W) tap[nt++] = (((long)bb * g->H + iy) * g->W + ix) * C;
+          }
+        }
+        const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C;
+        for (int cb = ch0; cb < ch1; cb += 64) {
+          const int ce = cb + 64 < ch1 ? cb + 64 : ch1;
+          float m[64]; long at[64];
+          for (int ch = cb; ch < ce; ch++) { m[ch - cb] = 1.17549435e-38f; at[ch - cb] = 0; }
+          for (int t = 0; t < nt; t++)
+            for (int ch = cb; ch < ce; ch++) {
+              const float v = x[tap[t] + ch];
+              const int take = v >= m[ch - cb];
+              m[ch - cb] = take ? v : m[ch - cb];
+              at[ch - cb] = take ? tap[t] + ch : at[ch - cb];
+            }
+          for (int t = 0; t < nt; t++)
+            for (int ch = cb; ch < ce; ch++) {
+              /* no value >= FLT_MIN leaves the argmax at element 0 of the whole tensor */
+              const long self = tap[t] + ch;
+              const float v = d[ch] * (at[ch - cb] == self ? 1.0f : 0.0f) + 0.0f;
+              dx[self] = v;
+              nan |= v != v;
+            }
+        }
+      }
+  return nan;
+}
+
 /* MaxPoolGrad as tfjs-wasm computes it (protocols/reference/pool-conv.ts): each window's argmax is the last
  * in-image tap in (r, c) order whose value is >= the running max, which starts at FLT_MIN with index 0 of the
  * whole tensor; then dx = sum over the covering windows (oy, ox) ascending of dy * (argmax == this element),
  * acc = (dy*mask) + acc from +0. Channels [ch0, ch1). */
 CLONES int wasm_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
   const int C = g->CI;
+  if (g->sh >= g->kh && g->sw >= g->kw && g->kh * g->kw <= 64) return maxpool_grad_apart(g, dy, x, dx, ch0, ch1);
   const long windows = (long)g->B * g->OH * g->OW;
   int32_t *am = malloc(sizeof(int32_t) * (size_t)(windows * C) + 1);
   if (am == NULL) return -3;
