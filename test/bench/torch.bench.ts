@@ -178,6 +178,7 @@ function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   const r = run(cores, process.execPath, [FROM_BASELINE[rt] !== undefined ? BASE_CLI : CLI, 'train', '--task', task, '--out', out, ...(plain ? ['--plain'] : []), '--no-evaluate', '--json', '--log-level', 'warn', ...data], `proofswarm train ${p.cfg.model} ${way}`)
   rmSync(out, { recursive: true, force: true })
   if (r.runtime !== RUNTIME_OF[rt]) throw new Error(`the ${way} run trained on ${String(r.runtime)}`)
+  if (rt === 'old' && r.gradKernels !== 'native') throw new Error(`the ${way} run used the runtime's own conv gradient kernels (${String(r.gradKernels)}), not the native addon's (npm run build:kernels)`)
   if (RUNTIME_OF[rt] !== RUNTIME_OF.old && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
   if (!plain && typeof r.proofRoot !== 'string') throw new Error(`the verifiable ${p.cfg.model} run wrote no proof`)
   return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r), proofRoot: r.proofRoot }
