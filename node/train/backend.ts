@@ -8,8 +8,9 @@ import { availableParallelism } from 'node:os'
 import { CPU_RUNTIME, NODE_GPU_RUNTIME, NODE_RUNTIME, WASM_PSK_RUNTIME, WASM_RUNTIME } from '../../protocols/program/runtime.js'
 import { DEFAULT_NAN } from '../../protocols/reference/f32.js'
 import { registerWasmExtraKernels } from './wasm-kernels.js'
+import { registerWasmNativeKernels } from './wasm-native.js'
 import { registerAliasKernels } from './alias-kernels.js'
-import { registerPskKernels } from './psk-kernels.js'
+import { registerPskKernels, registerSameBitsKernels } from './psk-kernels.js'
 import { pskImpl } from './psk-native.js'
 import { BACKEND_CHOICES, type BackendChoice } from './backend-choice.js'
 import { guardBackendInit } from './wasm-listeners.js'
@@ -38,6 +39,8 @@ export interface BackendInfo {
   threads?: number
   /** psk1 runtime: which implementation of its kernels runs */
   kernels?: 'native' | 'js'
+  /** canonical wasm runtime: whether its Conv2DBackpropFilter, Conv2DBackpropInput and MaxPoolGrad run natively (the same bits) */
+  gradKernels?: 'native' | 'wasm'
 }
 
 let active: BackendInfo | undefined
@@ -91,8 +94,17 @@ async function startWasm (runtime: string, reason: string, log: BackendLog): Pro
     else log.warn(`psk1 kernels: fallback JS kernels (slow): ${impl.why} — the same bits as the native ones`)
     return info
   }
-  const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1 }
+  const grads = registerWasmNativeKernels()
+  // the addon's kernels with the binary's own bits (Sum over leading axes, elementwise ops) and Identity/Cast without
+  // copies, as psk1 runs them, once the addon's self-test passed
+  const same = pskImpl(1)
+  if (same.kind === 'native') {
+    registerSameBitsKernels(same)
+    registerAliasKernels()
+  }
+  const info: BackendInfo = { name: 'wasm', runtime: WASM_RUNTIME, verifiable: true, reason, wasmFile: file, wasmSha256: sha, threads: 1, gradKernels: grads.kind }
   log.info(`backend wasm (${WASM_RUNTIME}, SIMD binary ${file}, sha256 ${sha.slice(0, 16)}…, threads off): ${reason}`)
+  log.info(`conv gradient kernels: ${grads.kind === 'native' ? 'native, the runtime\'s bits (self-test passed)' : `the runtime's own (${grads.why})`}; Sum and elementwise kernels: ${same.kind === 'native' ? 'native, the runtime\'s bits' : `the runtime's own (${same.why})`}`)
   return info
 }
 

@@ -20,6 +20,10 @@ export interface Addon {
   conv2dBackpropInput: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
   conv2dBackpropFilter: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => NaNReport
   maxPoolGrad: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
+  /** the canonical runtime's kernels with its bits (wasm-native.ts); older builds lack them */
+  wasmConv2dBackpropFilter?: (x: Float32Array, dy: Float32Array, dw: Float32Array, geom: Int32Array) => NaNReport
+  wasmConv2dBackpropInput?: (dy: Float32Array, w: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
+  wasmMaxPoolGrad?: (dy: Float32Array, x: Float32Array, dx: Float32Array, geom: Int32Array) => NaNReport
   /** older builds lack it */
   sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
   /** older builds lack it; false when the process exports no sha256 (protocols/commit v2 row and column roots into out) */

@@ -30,9 +30,9 @@ function pair (v: unknown): [number, number] {
   throw new Error(`psk1: bad strides or dilations ${JSON.stringify(v)}`)
 }
 
-interface ConvAttrs { strides: number | [number, number], pad: 'valid' | 'same' | number, dataFormat?: string, dilations?: number | [number, number], dimRoundingMode?: 'floor' | 'round' | 'ceil' }
+export interface ConvAttrs { strides: number | [number, number], pad: 'valid' | 'same' | number, dataFormat?: string, dilations?: number | [number, number], dimRoundingMode?: 'floor' | 'round' | 'ceil' }
 
-function convGeom (kernel: string, xShape: number[], fShape: number[], a: ConvAttrs, dyShape?: number[]): ConvGeom {
+export function convGeom (kernel: string, xShape: number[], fShape: number[], a: ConvAttrs, dyShape?: number[]): ConvGeom {
   if (a.dataFormat !== undefined && a.dataFormat !== 'NHWC' && a.dataFormat !== 'channelsLast') throw new Error(`psk1 ${kernel}: only NHWC`)
   if (a.dilations !== undefined && pair(a.dilations).some(d => d !== 1)) throw new Error(`psk1 ${kernel}: dilation is not supported`)
   if (typeof a.pad === 'object') throw new Error(`psk1 ${kernel}: explicit padding is not supported`)
@@ -100,13 +100,25 @@ function sumKernel (sumCols: NonNullable<PskImpl['sumCols']>): tf.KernelFunc {
   }
 }
 
+/**
+ * The native kernels with tfjs-wasm's own bits (not psk1 kernels: their references are the wasm runtime's), for
+ * either wasm runtime: Sum over leading axes and the elementwise ops, when the addon has them.
+ */
+export function registerSameBitsKernels (impl: PskImpl): void {
+  if (impl.sumCols !== undefined) {
+    const kernelFunc = sumKernel(impl.sumCols) // before unregistering: it keeps the wasm kernel for the other cases
+    if (tf.getKernel('Sum', 'wasm') !== undefined) tf.unregisterKernel('Sum', 'wasm')
+    tf.registerKernel({ kernelName: 'Sum', backendName: 'wasm', kernelFunc })
+  }
+  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
+}
+
 export function registerPskKernels (impl: PskImpl): void {
   const reg = (kernelName: string, kernelFunc: tf.KernelFunc): void => {
     if (tf.getKernel(kernelName, 'wasm') !== undefined) tf.unregisterKernel(kernelName, 'wasm')
     tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc })
   }
-  if (impl.sumCols !== undefined) reg('Sum', sumKernel(impl.sumCols))
-  if (impl.binary !== undefined && impl.unary !== undefined) registerElementwiseKernels(impl.binary, impl.unary)
+  registerSameBitsKernels(impl)
   reg('BatchMatMul', matmulKernel(impl, 'BatchMatMul'))
   reg('_FusedMatMul', matmulKernel(impl, '_FusedMatMul'))
   reg('Conv2D', ({ inputs, backend, attrs }) => {

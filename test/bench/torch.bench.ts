@@ -12,9 +12,10 @@
 // the same proof root, whatever the cores. Each model is trained on both wasm
 // runtimes side by side: tfjs-wasm@4.22.0-simd (XNNPACK's kernels, "old") and
 // tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul/convolution kernels, native).
-//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k task|n] [--root-every 1,8] [--runtimes old,psk,base] [--baseline dir] [--no-write]
+//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k task|n] [--root-every 1,8] [--runtimes old,psk,base,oldbase] [--baseline dir] [--no-write]
 // --runtimes base (with --baseline dir): psk1 once more, from another checkout's build (its dist/ and native
 // addon, e.g. main's before a kernel change), side by side; its proof roots must equal this build's.
+// --runtimes oldbase (with --baseline dir): the old runtime likewise, from that build.
 // --scale multiplies the steps (mlp 1000, cnn 1000, gpt 40 at 1: the issue's
 // 1,000-step comparison and the devnet task's length, so that both sides'
 // warm-up, PyTorch's and V8's, weighs as in a real run; both are timed from
@@ -46,7 +47,9 @@ const MODELS = arg('--models', 'mlp,cnn,gpt').split(',')
 const CORES = arg('--cores', '1,2').split(',').map(Number)
 const WRITE = !argv.includes('--no-write')
 const STEPS = Object.fromEntries(arg('--steps', '').split(',').filter(s => s !== '').map(s => s.split('=')).map(([m, n]) => [m, Number(n)]))
-const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1' } as const
+const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1', oldbase: 'tfjs-wasm@4.22.0-simd' } as const
+/** runtimes trained by the --baseline checkout's build (on the task files of the runtime they measure) */
+const FROM_BASELINE: Partial<Record<Rt, 'old' | 'psk'>> = { base: 'psk', oldbase: 'old' }
 type Rt = keyof typeof RUNTIME_OF
 const RUNTIMES = arg('--runtimes', 'old,psk').split(',') as Rt[]
 // --k task (the default): each task's checkpoint spacing is task new's own default for it; --k n: n rounded up to a multiple of m
@@ -59,12 +62,12 @@ const ROOT_EVERY = [...new Set(arg('--root-every', `1,${DEFAULT_ROOT_EVERY}`).sp
 const GOAL_M = ROOT_EVERY.includes(DEFAULT_ROOT_EVERY) ? DEFAULT_ROOT_EVERY : ROOT_EVERY[ROOT_EVERY.length - 1]
 const BASELINE = arg('--baseline', '')
 const BASE_CLI = join(BASELINE, 'dist', 'node', 'cli', 'main.js')
-if (RUNTIMES.includes('base') && (BASELINE === '' || !existsSync(BASE_CLI))) {
-  console.error(`--runtimes base needs --baseline <dir> with a built checkout (${BASE_CLI} is missing)`)
+if (RUNTIMES.some(r => FROM_BASELINE[r] !== undefined) && (BASELINE === '' || !existsSync(BASE_CLI))) {
+  console.error(`--runtimes base or oldbase needs --baseline <dir> with a built checkout (${BASE_CLI} is missing)`)
   process.exit(2)
 }
 if (!((K === undefined || (Number.isInteger(K) && K >= 1)) && ROOT_EVERY.every(m => Number.isInteger(m) && m >= 1 && m <= MAX_ROOT_EVERY) && PAIRS >= 1 && SCALE > 0 && Object.entries(STEPS).every(([m, n]) => ['mlp', 'cnn', 'gpt'].includes(m) && Number.isInteger(n) && n >= 1) && CORES.every(c => c === 1 || c === 2) && RUNTIMES.length > 0 && RUNTIMES.every(r => r in RUNTIME_OF) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
-  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k task | steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base] [--baseline dir] [--no-write]`)
+  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k task | steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base,oldbase] [--baseline dir] [--no-write]`)
   process.exit(2)
 }
 
@@ -117,9 +120,9 @@ interface Prepared { cfg: Config, tasks: Tasks, program: TaskProgram, torchArgs:
 
 function prepare (cfg: Config, dir: string): Prepared {
   const data = cfg.model === 'gpt' ? ['--dataset', 'fortunes-min'] : ['--dataset', FASHION]
-  const tasks: Tasks = { old: new Map(), psk: new Map(), base: new Map() }
+  const tasks: Tasks = { old: new Map(), psk: new Map(), base: new Map(), oldbase: new Map() }
   // only the runtimes measured (base trains psk1's tasks); the task files need no rows commitment (training never reads it)
-  for (const rt of (['old', 'psk'] as const).filter(r => RUNTIMES.includes(r) || (r === 'psk' && RUNTIMES.includes('base')))) {
+  for (const rt of (['old', 'psk'] as const).filter(r => RUNTIMES.includes(r) || RUNTIMES.some(b => FROM_BASELINE[b] === r))) {
     for (const m of new Set([1, ...ROOT_EVERY])) {
       const task = join(dir, `${cfg.model}-${rt}-m${m}.json`)
       const spacing = [...(K === undefined ? [] : ['--checkpoint-every', String(committedSpacing(K, cfg.steps, m))]), '--root-every', String(m)]
@@ -169,13 +172,14 @@ function once (p: Prepared, way: Way, cores: number, dir: string): Got {
   }
   const rt = runtimeOf(way)
   const plain = isPlain(way)
-  const task = p.tasks[rt].get(plain ? 1 : rootEveryOfWay(way)) as string
+  const task = p.tasks[FROM_BASELINE[rt] ?? rt].get(plain ? 1 : rootEveryOfWay(way)) as string
   const out = join(dir, `run-${p.cfg.model}-${way}-${cores}`)
   const data = p.cfg.model === 'gpt' ? [] : ['--dataset-dir', FASHION]
-  const r = run(cores, process.execPath, [rt === 'base' ? BASE_CLI : CLI, 'train', '--task', task, '--out', out, ...(plain ? ['--plain'] : []), '--no-evaluate', '--json', '--log-level', 'warn', ...data], `proofswarm train ${p.cfg.model} ${way}`)
+  const r = run(cores, process.execPath, [FROM_BASELINE[rt] !== undefined ? BASE_CLI : CLI, 'train', '--task', task, '--out', out, ...(plain ? ['--plain'] : []), '--no-evaluate', '--json', '--log-level', 'warn', ...data], `proofswarm train ${p.cfg.model} ${way}`)
   rmSync(out, { recursive: true, force: true })
   if (r.runtime !== RUNTIME_OF[rt]) throw new Error(`the ${way} run trained on ${String(r.runtime)}`)
-  if (rt !== 'old' && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
+  if (rt === 'old' && r.gradKernels !== 'native') throw new Error(`the ${way} run used the runtime's own conv gradient kernels (${String(r.gradKernels)}), not the native addon's (npm run build:kernels)`)
+  if (RUNTIME_OF[rt] !== RUNTIME_OF.old && r.kernels !== 'native') throw new Error(`the ${way} run used the ${String(r.kernels)} psk1 kernels, not the native addon (npm run build:kernels)`)
   if (!plain && typeof r.proofRoot !== 'string') throw new Error(`the verifiable ${p.cfg.model} run wrote no proof`)
   return { sps: r.samplesPerSec, cpuSps: cpuSps(p, r), proofRoot: r.proofRoot }
 }
@@ -224,7 +228,7 @@ try {
         for (const w of ways) {
           const g = once(p, w, cores, dir)
           got[w].push(g)
-          if (!isPlain(w) && w !== 'torch' && g.proofRoot !== undefined) { const key = `${cfg.model} ${runtimeOf(w) === 'old' ? 'old' : 'psk1'} m ${rootEveryOfWay(w)}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
+          if (!isPlain(w) && w !== 'torch' && g.proofRoot !== undefined) { const key = `${cfg.model} ${RUNTIME_OF[runtimeOf(w)] === RUNTIME_OF.old ? 'old' : 'psk1'} m ${rootEveryOfWay(w)}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
         }
         const u = (x: number): string => `${Math.round(x * p.perSample)} ${cfg.unit}/s`
         console.log(`${cfg.model} ${cores} core${cores > 1 ? 's' : ''} pair ${i + 1}: ${WAYS.map(w => `${w} ${u(got[w][i].sps)}`).join(', ')}  (load ${loadavg()[0].toFixed(1)})`)
@@ -264,7 +268,7 @@ for (const [model, s] of roots) if (s.size !== 1) throw new Error(`the verifiabl
 const f0 = (x: number): string => Math.round(x).toLocaleString('en-US')
 const r2 = (x: number): string => x.toFixed(2)
 const spread = (xs: number[]): string => xs.length > 1 ? ` (${xs.map(f0).join(', ')})` : ''
-const RT_LABEL: Record<Rt, string> = { old: 'old', psk: 'psk1', base: 'psk1 before' }
+const RT_LABEL: Record<Rt, string> = { old: 'old', psk: 'psk1', base: 'psk1 before', oldbase: 'old before' }
 const label = (w: Way): string => w === 'torch' ? 'PyTorch' : isPlain(w) ? `${RT_LABEL[runtimeOf(w)]} plain` : `${RT_LABEL[runtimeOf(w)]} verifiable m = ${rootEveryOfWay(w)}`
 const LABEL = Object.fromEntries(WAYS.map(w => [w, label(w)])) as Record<Way, string>
 const others = WAYS.filter(w => w !== 'torch')
@@ -297,7 +301,7 @@ const how = `Machine: ${machine()}; load average ${load0.map(x => x.toFixed(1)).
 Run: \`npm run bench -- torch\` (test/bench/torch.bench.ts, PyTorch side test/bench/torch_train.py), ${new Date().toISOString().slice(0, 10)}, PyTorch ${version} (Debian python3-torch), ${PAIRS} pair${PAIRS > 1 ? 's' : ''} per row.
 Same model, data order (the task's, rows handed to PyTorch), batch and Adam hyper-parameters; PyTorch written as a PyTorch user would (nn.Linear/Conv2d/Embedding/LayerNorm, cross_entropy on class indices).
 1 core: every process pinned to CPU 0 (taskset), PyTorch with 1 thread, proofswarm hashing its state roots inline (its default where the process may use one core); 2 cores: PyTorch with 2 threads; proofswarm's old runtime trains on one thread, psk1's kernels on two, the hashing thread shares the cores.
-Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads; natively also tfjs-wasm's Sum over leading axes and elementwise ops with its bits, and Identity/Cast without copies).${RUNTIMES.includes('base') ? ' "psk1 before" = the same runtime from the previous build of its kernels (--baseline), whose proof roots must be, and were, the same.' : ''}
+Runtimes: "old" = tfjs-wasm@4.22.0-simd (XNNPACK's kernels), "psk1" = tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul, convolution and MaxPoolGrad kernels, native addon; on 2 cores its kernels split output rows over 2 threads; natively also tfjs-wasm's Sum over leading axes and elementwise ops with its bits, and Identity/Cast without copies).${RUNTIMES.includes('base') ? ' "psk1 before" = the same runtime from the previous build of its kernels (--baseline), whose proof roots must be, and were, the same.' : ''}${RUNTIMES.includes('oldbase') ? ' "old before" = the old runtime from the previous build (--baseline), whose proof roots must be, and were, the same.' : ''}
 Figures: the training loop's throughput from its first step (batch assembly and warm-up included, PyTorch's and V8's alike; process start and dataset load not), median over pairs (each run in brackets); ratios: medians of the per-pair ratios. Runs alternate within a pair (${WAYS.map(w => LABEL[w]).join(', ')}, then the reverse).
 Verifiable runs commit a state root every m steps (${ROOT_EVERY.map(m => `m = ${m}`).join(', ')}; task new's default is m = ${DEFAULT_ROOT_EVERY}, m = 1 is a root after every step) and checkpoint ${K === undefined ? `at task new's default spacing for the task (${[...SPACING].map(([w, k]) => `${w}: every ${k}`).join(', ')})` : `every ${K} steps rounded up to a multiple of m (${ROOT_EVERY.map(m => `${committedSpacing(K, 1000, m)} at m = ${m}`).join(', ')}), as task new rounds it`}. Every verifiable run of a model gave the same proof root on 1 and 2 cores${roots.size > 0 ? ` (${[...roots].map(([m, s]) => `${m} ${[...s][0].slice(0, 12)}…`).join(', ')})` : ''}.`
 

@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 // versions, and with only the baseline one, and each build's kernels are run
 // against the JavaScript kernels (the references' bits) in its own process,
 // through the same self-test every training process runs before it trusts them;
-// and its state roots' row and column roots against protocols/commit's.
+// and its state roots' row and column roots against protocols/commit's, and the
+// canonical runtime's native conv gradients through their own self-test.
 
 const dirs: string[] = []
 afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
@@ -28,7 +29,7 @@ function build (clones: string): string {
 const symbols = (file: string): string => spawnSync('nm', [file], { encoding: 'utf8' }).stdout
 
 /** The self-test of `file`'s kernels on 1 and 2 threads, in a process of its own. */
-function selfTest (file: string): [...Array<{ threads: number, cases: number, mismatches: string[] }>, { roots: boolean[] }] {
+function selfTest (file: string): [...Array<{ threads: number, cases: number, mismatches: string[] }>, { roots: boolean[], grads: string }] {
   const script = `
     const { loadNative, JS_IMPL } = await import(${JSON.stringify(join(process.cwd(), 'dist/node/train/psk-native.js'))})
     const { pskSelfTest } = await import(${JSON.stringify(join(process.cwd(), 'dist/node/train/psk-selftest.js'))})
@@ -48,7 +49,10 @@ function selfTest (file: string): [...Array<{ threads: number, cases: number, mi
       const c = commitTensor({ shape, dtype, values })
       roots.push(ok && Buffer.from(got).equals(Buffer.concat([c.rowRoot, c.colRoot])))
     }
-    out.push({ roots })
+    // the canonical runtime's native conv gradients: its backend registers them only if their self-test passes
+    const { initBackend } = await import(${JSON.stringify(join(process.cwd(), 'dist/node/train/backend.js'))})
+    const info = await initBackend('auto', 'tfjs-wasm@4.22.0-simd')
+    out.push({ roots, grads: info.gradKernels })
     console.log(JSON.stringify(out))`
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, PROOFSWARM_PSK_ADDON: file } })
   expect(r.status, r.stderr).toBe(0)
@@ -64,7 +68,8 @@ describe('psk1 kernels: every instruction-set version gives the reference\'s bit
       expect(symbols(file)).not.toMatch(new RegExp(`\\.${absent}`))
       expect(symbols(file)).toMatch(present)
       const got = selfTest(file)
-      const { roots } = got.pop() as { roots: boolean[] }
+      const { roots, grads } = got.pop() as { roots: boolean[], grads: string }
+      expect(grads, 'the canonical runtime\'s native conv gradients pass their self-test').toBe('native')
       expect(roots, 'the addon\'s row and column roots equal protocols/commit\'s').toEqual([true, true, true, true, true])
       const runs = got as Array<{ threads: number, cases: number, mismatches: string[] }>
       expect(runs.map(r => r.threads)).toEqual([1, 2])

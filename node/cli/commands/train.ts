@@ -72,7 +72,8 @@ export function register (program: Command): void {
           proofRoot: r.proofRoot ?? null, finalStateRoot: r.finalStateRoot ?? null, proofWritten: r.proofWritten, checkpoints: r.checkpoints.length,
           ...(r.divergence !== undefined ? { divergence: r.divergence } : {}),
           ...(r.hashing !== undefined ? { hashing: r.hashing.mode } : {}),
-          ...(r.backend.kernels !== undefined ? { kernels: r.backend.kernels, kernelThreads: r.backend.threads } : {})
+          ...(r.backend.kernels !== undefined ? { kernels: r.backend.kernels, kernelThreads: r.backend.threads } : {}),
+          ...(r.backend.gradKernels !== undefined ? { gradKernels: r.backend.gradKernels } : {})
         }
         if (o.json === true) process.stdout.write(JSON.stringify(summary) + '\n')
         else {

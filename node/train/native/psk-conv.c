@@ -191,7 +191,7 @@ static void bwi_pixel(const struct psk_conv *g, const float *dy, const float *w,
 static int bwi_slow(const struct psk_conv *g, const float *dy, const float *w, float *dx, int row0, int row1) {
   for (int row = row0; row < row1; row++)
     for (int x = 0; x < g->W; x++) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
-  return psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
+  return g->raw ? psk_scan_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI) : psk_canonical_nan(dx + (long)row0 * g->W * g->CI, (long)(row1 - row0) * g->W * g->CI);
 }
 
 /* The windows covering input row y, oy ascending (the kernel's order): oy = *first + j for j < *n, with
@@ -271,7 +271,7 @@ CLONES int psk_conv2d_backprop_input(const struct psk_conv *g, const float *dy, 
     for (int x = 0; x < g->W; x++)
       if (ycls[row % g->H] == 64 || xcls[x] == 64) bwi_pixel(g, dy, w, dx, row / g->H, row % g->H, x);
   free(ycls); free(off); free(wc); free(yn);
-  return psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
+  return g->raw ? psk_scan_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI) : psk_canonical_nan(dx + (long)row0 * g->W * CI, (long)(row1 - row0) * g->W * CI);
 }
 
 /* dw rows k0 .. k0+MR-1 (k = tap*CI + ci) times one vector of VW columns from co0: each element one sum

@@ -3,6 +3,13 @@
 
 /* written as a select, not a conditional store, so that it vectorises */
 /* read-only unless a block holds a NaN: rewriting every element cost a second write pass over outputs of a MB or more */
+CLONES int psk_scan_nan(const float *out, long n) {
+  const uint32_t *u = (const uint32_t *)out;
+  int found = 0;
+  for (long i = 0; i < n; i++) found |= (u[i] & 0x7fffffffu) > 0x7f800000u;
+  return found;
+}
+
 CLONES int psk_canonical_nan(float *out, long n) {
   uint32_t *u = (uint32_t *)out;
   int found = 0;

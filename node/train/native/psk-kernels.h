@@ -20,7 +20,9 @@ int psk_matmul(const float *a, const float *bp, float *out, int batch, int aBatc
                 int M, int N, int K, int ta, const float *bias, int biasLen, int relu,
                 int row0, int row1);
 
-struct psk_conv { int B, H, W, CI, kh, kw, CO, OH, OW, sh, sw, padTop, padLeft; };
+/* raw: keep NaNs as the arithmetic gives them instead of writing 0x7fc00000 (Conv2DBackpropInput only: the
+ * canonical runtime's kernel, whose sums are psk1's in the same order) */
+struct psk_conv { int B, H, W, CI, kh, kw, CO, OH, OW, sh, sw, padTop, padLeft, raw; };
 
 /* out [B,OH,OW,CO]; taps (r, c) ascending inside the image, then ci. Rows of
  * the output (b*OH+oy) in [row0, row1). */
@@ -48,6 +50,14 @@ enum { PSK_RELU, PSK_STEP, PSK_SQUARE, PSK_SQRT };
  * keep NaNs and are not scanned). */
 int psk_unary(int op, const float *x, float *out, long n, float alpha);
 
+/* The canonical runtime's (tfjs-wasm@4.22.0-simd) Conv2DBackpropFilter (float64 sums over (b, oy, ox) ascending,
+ * rounded once, a NaN written 0xffc00000; rows k = tap*CI + ci in [k0, k1)) and MaxPoolGrad (its argmax and
+ * dy*mask sums, NaN bits by its rule; channels [ch0, ch1)), with that runtime's bits. */
+int wasm_conv2d_backprop_filter(const struct psk_conv *g, const float *x, const float *dy, float *dw, int k0, int k1);
+int wasm_maxpool_grad(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1);
+
+/* Whether out holds a NaN (nothing rewritten). */
+int psk_scan_nan(const float *out, long n);
 /* Rewrites every NaN of out as 0x7fc00000; returns whether there was one. */
 int psk_canonical_nan(float *out, long n);
 /* protocols/commit's row and column Merkle roots (version 2) of a rows x cols tensor of eb-byte

@@ -29,7 +29,7 @@ static int i32arg(napi_env env, napi_value v, int32_t **p, size_t *n) {
   return 1;
 }
 
-enum job_kind { J_MATMUL, J_CONV, J_BACK_INPUT, J_BACK_FILTER, J_POOL_GRAD };
+enum job_kind { J_MATMUL, J_CONV, J_BACK_INPUT, J_BACK_FILTER, J_POOL_GRAD, J_WASM_BACK_INPUT, J_WASM_BACK_FILTER, J_WASM_POOL_GRAD };
 struct job {
   enum job_kind kind;
   const float *a, *b, *bias; float *out;
@@ -55,6 +55,9 @@ static void run_job(struct job *j) {
     case J_BACK_INPUT: j->nan = psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
     case J_BACK_FILTER: j->nan = psk_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
     case J_POOL_GRAD: j->nan = psk_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_WASM_BACK_INPUT: j->nan = psk_conv2d_backprop_input(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_WASM_BACK_FILTER: j->nan = wasm_conv2d_backprop_filter(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
+    case J_WASM_POOL_GRAD: j->nan = wasm_maxpool_grad(&j->g, j->a, j->b, j->out, j->lo, j->hi); break;
   }
   clear_upper();
 }
@@ -113,21 +116,25 @@ static napi_value conv(napi_env env, napi_callback_info info, enum job_kind kind
   float *p0, *p1, *out; size_t n0, n1, no; int32_t *d; size_t nd;
   if (argc < 4 || !f32arg(env, argv[0], &p0, &n0) || !f32arg(env, argv[1], &p1, &n1) || !f32arg(env, argv[2], &out, &no) || !i32arg(env, argv[3], &d, &nd) || nd < 14) { napi_throw_type_error(env, NULL, "conv(in0, in1, out, geom)"); return NULL; }
   struct job j = { .kind = kind };
+  /* the canonical runtime's kernels: its Conv2DBackpropInput is psk1's sums with NaNs kept as they come */
+  const int wasmRt = kind == J_WASM_BACK_INPUT || kind == J_WASM_BACK_FILTER || kind == J_WASM_POOL_GRAD;
+  enum job_kind shape = kind == J_WASM_BACK_INPUT ? J_BACK_INPUT : kind == J_WASM_BACK_FILTER ? J_BACK_FILTER : kind == J_WASM_POOL_GRAD ? J_POOL_GRAD : kind;
   if (!geom(d, &j.g)) { napi_throw_range_error(env, NULL, "conv: bad geometry"); return NULL; }
   struct psk_conv *g = &j.g;
   size_t xs = (size_t)g->B * g->H * g->W * g->CI, ys = (size_t)g->B * g->OH * g->OW * g->CO, ws = (size_t)g->kh * g->kw * g->CI * g->CO;
-  if (kind == J_POOL_GRAD && g->CO != g->CI) { napi_throw_range_error(env, NULL, "maxpool grad: CO must equal CI"); return NULL; }
-  size_t want0 = kind == J_BACK_INPUT || kind == J_POOL_GRAD ? ys : xs;
-  size_t want1 = kind == J_CONV || kind == J_BACK_INPUT ? ws : kind == J_POOL_GRAD ? xs : ys;
-  size_t wantOut = kind == J_CONV ? ys : kind == J_BACK_INPUT || kind == J_POOL_GRAD ? xs : ws;
+  if (shape == J_POOL_GRAD && g->CO != g->CI) { napi_throw_range_error(env, NULL, "maxpool grad: CO must equal CI"); return NULL; }
+  size_t want0 = shape == J_BACK_INPUT || shape == J_POOL_GRAD ? ys : xs;
+  size_t want1 = shape == J_CONV || shape == J_BACK_INPUT ? ws : shape == J_POOL_GRAD ? xs : ys;
+  size_t wantOut = shape == J_CONV ? ys : shape == J_BACK_INPUT || shape == J_POOL_GRAD ? xs : ws;
   if (n0 != want0 || n1 != want1 || no != wantOut) { napi_throw_range_error(env, NULL, "conv: sizes do not match"); return NULL; }
-  j.a = p0; j.b = p1; j.out = out;
+  j.a = p0; j.b = p1; j.out = out; j.g.raw = wasmRt;
   int threads = d[13];
   double work = (double)ys * g->kh * g->kw * g->CI;
-  if (kind == J_CONV) run_split(&j, g->B * g->OH, threads, work);
-  else if (kind == J_BACK_INPUT) run_split(&j, g->B * g->H, threads, work);
-  else if (kind == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
+  if (shape == J_CONV) run_split(&j, g->B * g->OH, threads, work);
+  else if (shape == J_BACK_INPUT) run_split(&j, g->B * g->H, threads, work);
+  else if (shape == J_POOL_GRAD) run_split(&j, g->CI, threads, (double)ys * g->kh * g->kw);
   else run_split(&j, g->kh * g->kw * g->CI, threads, work);
+  if (j.nan < 0) { napi_throw_error(env, NULL, "conv: out of memory"); return NULL; }
   return boolean(env, j.nan);
 }
 
@@ -135,6 +142,9 @@ static napi_value conv2d(napi_env env, napi_callback_info info) { return conv(en
 static napi_value backInput(napi_env env, napi_callback_info info) { return conv(env, info, J_BACK_INPUT); }
 static napi_value backFilter(napi_env env, napi_callback_info info) { return conv(env, info, J_BACK_FILTER); }
 static napi_value poolGrad(napi_env env, napi_callback_info info) { return conv(env, info, J_POOL_GRAD); }
+static napi_value wasmBackInput(napi_env env, napi_callback_info info) { return conv(env, info, J_WASM_BACK_INPUT); }
+static napi_value wasmBackFilter(napi_env env, napi_callback_info info) { return conv(env, info, J_WASM_BACK_FILTER); }
+static napi_value wasmPoolGrad(napi_env env, napi_callback_info info) { return conv(env, info, J_WASM_POOL_GRAD); }
 
 /* hasNaN(v): whether a Float32Array holds any NaN (the NaN watch's scan of each kernel output, in place on the
  * wasm heap); blocks without an early exit so the compare vectorises, x != x is true exactly for NaN */
@@ -222,6 +232,9 @@ static napi_value init(napi_env env, napi_value exports) {
     { "conv2dBackpropInput", NULL, backInput, NULL, NULL, NULL, napi_default, NULL },
     { "conv2dBackpropFilter", NULL, backFilter, NULL, NULL, NULL, napi_default, NULL },
     { "maxPoolGrad", NULL, poolGrad, NULL, NULL, NULL, napi_default, NULL },
+    { "wasmConv2dBackpropInput", NULL, wasmBackInput, NULL, NULL, NULL, napi_default, NULL },
+    { "wasmConv2dBackpropFilter", NULL, wasmBackFilter, NULL, NULL, NULL, napi_default, NULL },
+    { "wasmMaxPoolGrad", NULL, wasmPoolGrad, NULL, NULL, NULL, napi_default, NULL },
     { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL },
     { "binary", NULL, binary, NULL, NULL, NULL, napi_default, NULL },
     { "unary", NULL, unary, NULL, NULL, NULL, napi_default, NULL },
