@@ -52,10 +52,13 @@ describe('a checkpoint manifest naming its data file outside its directory', () 
       version: 1, taskId: 0, programHash: '00'.repeat(32), proofRoot: proof.proofRoot,
       program: await add(new TextEncoder().encode(canonicalJson(program)), 'task.json'),
       proof: await add(enc(proof), 'proof.json'),
-      checkpoints: [{ step: 2, manifest: await add(enc(manifest), 'manifest.json'), data: await add(PAYLOAD, 'state.bin') }]
+      // the task's own checkpoint steps (a run listing others is refused before any fetch): 0, 2 and the last
+      checkpoints: await Promise.all([0, 2, 4].map(async step => step === 2
+        ? { step, manifest: await add(enc(manifest), 'manifest.json'), data: await add(PAYLOAD, 'state.bin') }
+        : { step, manifest: await add(enc({ ...manifest, step, stateRoot: roots[step], dataFile: 'state.bin' }), 'manifest.json'), data: await add(PAYLOAD, 'state.bin') }))
     }
     const indexCid = await add(enc(index), 'run-index.json')
-    const task = { checkpoints: ['0x' + Buffer.from(`run-index:${indexCid}`).toString('hex')], proofRoot: '0x' + proof.proofRoot, steps: 4 } as unknown as TaskInfo
+    const task = { checkpoints: ['0x' + Buffer.from(`run-index:${indexCid}`).toString('hex')], proofRoot: '0x' + proof.proofRoot, steps: 4, stepCount: 4, checkpointEvery: 2 } as unknown as TaskInfo
     const runDir = join(dir.path, 'challenger', 'disputes', '0')
     // the checkpoint's directory is dir/challenger/disputes/0/checkpoints/step-00000002: five levels up is dir
     const escaped = join(dir.path, 'escaped.sh')
