@@ -45,6 +45,9 @@ export interface BackendInfo {
 
 let active: BackendInfo | undefined
 
+/** The wasm backend's kernels as tfjs-backend-wasm registered them: those of the pinned runtime, before any replaced. */
+const PINNED_WASM_KERNELS = new Map(tf.getKernelsForBackend('wasm').map(k => [k.kernelName, k]))
+
 export interface BackendLog { info: (msg: string) => void, warn: (msg: string) => void }
 const silent: BackendLog = { info: () => {}, warn: () => {} }
 
@@ -166,6 +169,24 @@ export async function initBackend (choice: BackendChoice = 'auto', runtime?: str
   }
   active = info
   return info
+}
+
+/**
+ * Forgets the running backend: the wasm backend gets back the kernels tfjs-backend-wasm registered (psk1's,
+ * the aliases and any wrapper left behind go), variables are disposed, and the next initBackend starts as in
+ * a new process. For a process that runs independent users of tfjs one after another (the test runner's
+ * shared forks); a node never switches its backend.
+ */
+export function resetBackend (): void {
+  for (const k of tf.getKernelsForBackend('wasm')) {
+    const pinned = PINNED_WASM_KERNELS.get(k.kernelName)
+    if (pinned === k) continue
+    tf.unregisterKernel(k.kernelName, 'wasm')
+    if (pinned !== undefined) tf.registerKernel(pinned)
+  }
+  for (const [name, k] of PINNED_WASM_KERNELS) if (tf.getKernel(name, 'wasm') === undefined) tf.registerKernel(k)
+  tf.disposeVariables()
+  active = undefined
 }
 
 export function activeBackend (): BackendInfo | undefined {

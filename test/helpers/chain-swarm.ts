@@ -107,6 +107,27 @@ export class ChainSwarm {
     return await this.waitOr(async () => { const t = await this.observer.task(taskId); return t?.phase === 'Failed' || t?.phase === 'Settled' ? t : undefined }, ms, 'settlement', 500)
   }
 
+  /**
+   * Seals blocks at once (engine_createBlock: the chain must run with --unsafe-rpc) until `done` gives a
+   * value, looking every `every` blocks: for a test whose parties have all acted and that only waits out
+   * a window counted in blocks. The chain's timer goes on sealing beside it.
+   */
+  async sealUntil<T> (done: () => Promise<T | undefined | false>, what: string, maxBlocks = 1000, every = 5): Promise<T> {
+    for (let n = 0; n <= maxBlocks; n++) {
+      if (n % every === 0) {
+        const v = await done()
+        if (v !== undefined && v !== false) return v
+      }
+      if (n < maxBlocks) await this.observer.api.rpc.engine.createBlock(true, true)
+    }
+    return await this.waitOr(done, 10_000, `${what} (after ${maxBlocks} sealed blocks)`)
+  }
+
+  /** sealUntil the task is Failed or Settled. */
+  async settleNow (taskId: number): Promise<{ phase: string, solverFailed: boolean }> {
+    return await this.sealUntil(async () => { const t = await this.observer.task(taskId); return t?.phase === 'Failed' || t?.phase === 'Settled' ? t : undefined }, 'settlement')
+  }
+
   async stop (): Promise<void> {
     await Promise.all([...this.peers.values()].map(async p => await stopProc(p.proc)))
     if (this.boot != null) await stopProc(this.boot)

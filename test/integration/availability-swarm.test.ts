@@ -27,7 +27,8 @@ let sw: ChainSwarm
 let acct: Map<string, string>
 
 beforeAll(async () => {
-  sw = await ChainSwarm.start('proofswarm-availability-', ['--block-time', String(BLOCK_MS), '--dispute-clock', String(CLOCK)], ['//Peer1', '//Peer2', '//Peer4', '//Peer5'])
+  // --unsafe-rpc: once every party has acted, the honest scenarios seal the rest of their challenge windows at once
+  sw = await ChainSwarm.start('proofswarm-availability-', ['--block-time', String(BLOCK_MS), '--dispute-clock', String(CLOCK), '--unsafe-rpc'], ['//Peer1', '//Peer2', '//Peer4', '//Peer5'])
   acct = sw.accountIds
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
@@ -99,7 +100,9 @@ describe('data-availability challenges between real peers on the dev chain', () 
       // the deposit waits for the task's end; the solver's stake is untouched
       expect((await challenger.balance()).reserved).toBe(reserved + view.deposit)
       expect((await sw.observer.node(acct.get('//Peer2')))!.stake).toBe(stakeBefore)
-      const t = await sw.settled(taskId)
+      const verdict = await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => Number(d.taskId) === taskId), 60_000, 'verdict')
+      expect(verdict.data.accept).toBe(true)
+      const t = await sw.settleNow(taskId)
       expect(t.phase).toBe('Settled')
       // the verifiers could fetch and verify: the challenge was needless, its deposit is the solver's
       expect((await challenger.balance()).reserved).toBe(reserved)
@@ -131,7 +134,9 @@ describe('data-availability challenges between real peers on the dev chain', () 
       expect(view.samples).toBe(CHUNK_SAMPLES)
       expect(answered.blockNumber).toBeLessThanOrEqual(view.deadline)
       expect((await sw.observer.node(acct.get('//Peer2')))!.stake).toBe(stakeBefore)
-      const t = await sw.settled(taskId, 120_000)
+      const verdict = await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => Number(d.taskId) === taskId), 120_000, 'verdict')
+      expect(verdict.data.accept).toBe(true)
+      const t = await sw.settleNow(taskId)
       expect(t.phase).toBe('Settled')
       expect((await sw.observer.balance(acct.get('//Peer2'))).free - freeBefore).toBeGreaterThanOrEqual(view.deposit)
     } finally {
