@@ -11,6 +11,8 @@ import { defineConfig } from 'vitest/config'
 const PROCS = [
   'test/integration/**/*.test.ts', 'test/reliability/**/*.test.ts',
   'test/adversarial/busy-streams.test.ts', 'test/adversarial/connection-flood.test.ts',
+  // a chain process and a child process with the wasm backend, stalled and killed
+  'test/adversarial/chain-stall.test.ts',
   // its first checks are of V8's baseline code for the wasm kernels: the first calls of a new process
   'test/unit/protocols/nan-tiers.test.ts'
 ]
