@@ -149,6 +149,8 @@ export interface WasmNative { kind: 'native' | 'wasm', why: string }
 
 /** the backend's own kernels, as found before the first registration (the originals the self-test compares with) */
 let originals: Record<Name, tf.KernelFunc> | undefined
+/** their whole registrations (setupFunc and disposeFunc included): what is registered again when the originals stay */
+let originalConfigs: Record<Name, tf.KernelConfig> | undefined
 
 /** The original kernels, once registerWasmNativeKernels has run (tests compare against them). */
 export function wasmGradOriginals (): Readonly<Record<Name, tf.KernelFunc>> | undefined { return originals }
@@ -160,19 +162,23 @@ export function wasmGradOriginals (): Readonly<Record<Name, tf.KernelFunc>> | un
  */
 export function registerWasmNativeKernels (addon: Addon | { error: string } = openAddon()): WasmNative {
   if (originals === undefined) {
-    const found: Partial<Record<Name, tf.KernelFunc>> = {}
+    const found: Partial<Record<Name, tf.KernelConfig>> = {}
     for (const name of WASM_NATIVE_KERNELS) {
-      const f = tf.getKernel(name, 'wasm')?.kernelFunc
-      if (f === undefined) return { kind: 'wasm', why: `the wasm backend has no ${name}` }
-      found[name] = f
+      const k = tf.getKernel(name, 'wasm')
+      if (k === undefined) return { kind: 'wasm', why: `the wasm backend has no ${name}` }
+      found[name] = k
     }
-    originals = found as Record<Name, tf.KernelFunc>
+    originalConfigs = found as Record<Name, tf.KernelConfig>
+    originals = Object.fromEntries(WASM_NATIVE_KERNELS.map(n => [n, originalConfigs![n].kernelFunc])) as Record<Name, tf.KernelFunc>
   }
   const orig = originals
+  const configs = originalConfigs!
+  // the original's setupFunc stays with either function: a backend initialised again runs it
   const register = (pick: (name: Name) => tf.KernelFunc): void => {
     for (const name of WASM_NATIVE_KERNELS) {
       tf.unregisterKernel(name, 'wasm')
-      tf.registerKernel({ kernelName: name, backendName: 'wasm', kernelFunc: pick(name) })
+      const f = pick(name)
+      tf.registerKernel(f === orig[name] ? configs[name] : { ...configs[name], kernelFunc: f })
     }
   }
   register(name => orig[name])

@@ -22,7 +22,15 @@ describe('resetBackend', () => {
     expect([...own.keys()].filter(n => tf.getKernel(n, 'wasm') === undefined)).toEqual([])
     // the variable's name is free again
     tf.variable(tf.zeros([2]), true, 'backend-reset-test').dispose()
-    expect((await initBackend('wasm', WASM_RUNTIME)).runtime).toBe(WASM_RUNTIME)
+    // the plain runtime with the native same-bits kernels off: exactly the wasm backend's own kernels, none of psk1's
+    const native = process.env.PROOFSWARM_PSK_NATIVE
+    process.env.PROOFSWARM_PSK_NATIVE = '0'
+    try {
+      expect((await initBackend('wasm', WASM_RUNTIME)).runtime).toBe(WASM_RUNTIME)
+    } finally {
+      if (native === undefined) delete process.env.PROOFSWARM_PSK_NATIVE
+      else process.env.PROOFSWARM_PSK_NATIVE = native
+    }
     for (const n of PSK_KERNEL_NAMES) if (own.has(n)) expect(tf.getKernel(n, 'wasm')).toBe(own.get(n))
   })
 })
