@@ -1,11 +1,11 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { decodeEntry, encodeClaim, verifySigned, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { decodeEntry } from '../../protocols/dispute/index.js'
 import { encodeEntryBytes } from '../../protocols/dispute/player.js'
 import type { TapeEntry } from '../../protocols/tape/tape.js'
-import { STAKE, nodeOf, pair, tamperOp, verify, type Run, type Side } from '../unit/dispute/fixture.js'
-import { dispute, mlpRun, opened, tx, until, worth } from './setup.js'
+import { STAKE, nodeOf, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
+import { adjudicateOrTimeout, challengerClaim, dispute, honestReply, mlpRun, opened, worth } from './setup.js'
 
 // A tape leaf is sha256 of the entry's bytes, but the challenger compares
 // entries by what they decode to. A cheater signs a tape whose first entry
@@ -43,20 +43,8 @@ describe('a cheater signs a tape whose first entry is encoded otherwise than can
       expect(u8aToHex(encodeEntryBytes(cheat.entries[0]))).not.toBe(u8aToHex(encodeEntryBytes(run.entries[0])))
       const { h, g } = await opened(run, cheat)
       const daveBefore = worth(h, 'Dave')
-      let d: Signed = g.D.commit()
-      let claim: Claim | undefined
-      for (let round = 0; round < 200 && claim === undefined; round++) {
-        const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
-        if ('claim' in next) claim = next.claim
-        else if ('send' in next) d = g.D.respond(verifySigned(next.send, pair('Dave').publicKey, verify, g.ctx), next.send).reply!
-        else break
-      }
-      if (claim !== undefined) expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined()
-      else {
-        // no claim: the honest challenger can only wait for the deadline
-        until(h, dispute(h).deadline + 1)
-        expect(tx(h, 'Bob', 'claim_timeout')).toBeUndefined()
-      }
+      const claim = challengerClaim(g, g.D.commit(), honestReply(g))
+      adjudicateOrTimeout(h, claim)
       expect(dispute(h).status).toBe('ChallengerWon')
       expect(claim?.kind).toBe('skeleton')
       expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')

@@ -1,10 +1,9 @@
-import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { encodeClaim, verifySigned, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { verifySigned, type Signed } from '../../protocols/dispute/index.js'
 import { signed } from '../helpers/dispute-msgs.js'
 import { STAKE, nodeOf, pair, tamperOp, verify, type Run, type Side } from '../unit/dispute/fixture.js'
-import { dispute, force, mlpRun, msgOf, opened, tx, until, worth } from './setup.js'
+import { adjudicateOrTimeout, challengerClaim, dispute, force, mlpRun, msgOf, opened, worth } from './setup.js'
 
 // A `nodes` answer states the depth of its tree, and the chain's continuation
 // rule reads that depth to decide which query may follow (children above the
@@ -34,25 +33,14 @@ describe('a cheater states another depth in its node answers than its commit', (
       return signed('Bob', g.ctx, { t: 'nodes', d: 0, tree: m.tree, level: m.level, index: m.index, depth: m.depth + 1, node: m.node, left: m.left, right: m.right }, q)
     }
     let d: Signed = g.D.commit()
-    let claim: Claim | undefined
-    for (let round = 0; round < 200 && claim === undefined; round++) {
-      const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
-      if ('claim' in next) claim = next.claim
-      else if ('send' in next) {
-        const q = msgOf(next.send)
-        if (q.t === 'query' && q.want === 'entry') {
-          // the cheater refuses the entry; forced on chain, the query is not a continuation of its answer
-          expect(force(h, 'Dave', d, next.send)).toBe('Arbitration.NotAnAnswer')
-          break
-        }
-        d = lying(next.send)
-      } else break
-    }
-    if (claim !== undefined) expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined()
-    else {
-      until(h, dispute(h).deadline + 1)
-      expect(tx(h, 'Bob', 'claim_timeout')).toBeUndefined()
-    }
+    const claim = challengerClaim(g, d, q => (d = lying(q)), q => {
+      const m = msgOf(q)
+      if (m.t !== 'query' || m.want !== 'entry') return false
+      // the cheater refuses the entry; forced on chain, the query is not a continuation of its answer
+      expect(force(h, 'Dave', d, q)).toBe('Arbitration.NotAnAnswer')
+      return true
+    })
+    adjudicateOrTimeout(h, claim)
     expect(dispute(h).status).toBe('ChallengerWon')
     expect(claim?.kind).toBe('lie')
     expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')

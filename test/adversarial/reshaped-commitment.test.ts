@@ -3,11 +3,10 @@ import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { toHex } from '../../protocols/commit/merkle.js'
 import { commitTensor, type DType, type TensorData } from '../../protocols/commit/tensor.js'
 import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../../protocols/tape/tape.js'
-import { encodeClaim, verifySigned, type Claim, type Signed } from '../../protocols/dispute/index.js'
-import { u8aToHex } from '@polkadot/util'
+import { verifySigned, type Signed } from '../../protocols/dispute/index.js'
 import { signed } from '../helpers/dispute-msgs.js'
 import { STAKE, honest, nodeOf, pair, playOnChain, taskOf, tamperWeight, verify, type Run, type Side } from '../unit/dispute/fixture.js'
-import { dispute, mlpRun, msgOf, opened, tx, until, worth } from './setup.js'
+import { adjudicateOrTimeout, challengerClaim, dispute, mlpRun, msgOf, opened, worth } from './setup.js'
 
 // A tensor commitment binds its dtype and shape (combineRoots hashes a header
 // with the row and column roots), and the row/column trees of shapes [a, b]
@@ -68,20 +67,8 @@ describe('a cheater commits an op output under another shape or dtype than its e
         const t = cheat.values[m.tree.e][m.tree.io === 'in' ? 'inputs' : 'outputs'][m.tree.k]
         return signed('Bob', g.ctx, { t: 'roots', d: 0, tree: m.tree, dtype: t.dtype, shape: [...t.shape], commitment: m.commitment, rowRoot: m.rowRoot, colRoot: m.colRoot }, q)
       }
-      let d = g.D.commit()
-      let claim: Claim | undefined
-      for (let round = 0; round < 200 && claim === undefined; round++) {
-        const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
-        if ('claim' in next) claim = next.claim
-        else if ('fail' in next || 'demand' in next) break
-        else d = respond(next.send)
-      }
-      if (claim !== undefined) expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined()
-      else {
-        // no claim: the honest challenger can only wait for the deadline
-        until(h, dispute(h).deadline + 1)
-        expect(tx(h, 'Bob', 'claim_timeout')).toBeUndefined()
-      }
+      const claim = challengerClaim(g, g.D.commit(), respond)
+      adjudicateOrTimeout(h, claim)
       expect(dispute(h).status).toBe('ChallengerWon')
       expect(claim?.kind).toBe('lie')
       expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')

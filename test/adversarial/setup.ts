@@ -1,11 +1,13 @@
+import { u8aToHex } from '@polkadot/util'
+import { expect } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { DisputeInfo } from '../../devnet/chain/runtime/disputes.js'
-import { decodeMsg, firstNaNOf, verifySigned, type Claim, type Divergence, type Msg, type Signed } from '../../protocols/dispute/index.js'
+import { decodeMsg, encodeClaim, firstNaNOf, verifySigned, type Claim, type Divergence, type Msg, type Signed } from '../../protocols/dispute/index.js'
 import { newProgram, type TaskProgram } from '../../protocols/program/index.js'
 import { initBackend } from '../../node/train/backend.js'
 import { datasetRef, syntheticDataset, type Dataset } from '../../node/train/dataset.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { gamesFor, hexOf, honest, honestRun, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
+import { gamesFor, hexOf, honest, honestRun, pair, taskOnChain, verify, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 
 // Attacks on the dispute game, played against the real runtime (the pure
 // chain of test/unit/chain/harness.ts) with real op tapes of an MLP step.
@@ -58,6 +60,32 @@ export function playOff (g: Games, defenderKey: Uint8Array, challengerKey: Uint8
     msgs.push(d)
   }
   throw new Error('no claim in 200 rounds')
+}
+
+/** Dave's answer to a query as the honest defender of `g` would give it. */
+export const honestReply = (g: Games) => (q: Signed): Signed => g.D.respond(verifySigned(q, pair('Dave').publicKey, verify, g.ctx), q).reply!
+
+/**
+ * The honest challenger (Dave) played off chain from Bob's message `d`, each of its queries answered by
+ * `reply` (a cheater's), until it claims (the claim) or stops playing (undefined); `stop` ends the play at
+ * a query the test forces on chain instead.
+ */
+export function challengerClaim (g: Games, d: Signed, reply: (q: Signed) => Signed, stop: (q: Signed) => boolean = () => false): Claim | undefined {
+  for (let round = 0; round < 200; round++) {
+    const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
+    if ('claim' in next) return next.claim
+    if (!('send' in next) || stop(next.send)) return undefined
+    d = reply(next.send)
+  }
+  return undefined
+}
+
+/** The challenger's claim adjudicated on chain; with none, the dispute runs to its deadline and Bob times it out. */
+export function adjudicateOrTimeout (h: Harness, claim: Claim | undefined): void {
+  if (claim !== undefined) { expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim)) })).toBeUndefined(); return }
+  // no claim: the honest challenger can only wait for the deadline
+  until(h, dispute(h).deadline + 1)
+  expect(tx(h, 'Bob', 'claim_timeout')).toBeUndefined()
 }
 
 /** A 5-step MLP task whose learning rate (1e30; 3e9 diverges at step 2) makes its training produce NaNs: the first step whose tape holds one. */

@@ -1,10 +1,10 @@
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { encodeClaim, verifySigned, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { encodeClaim, verifySigned } from '../../protocols/dispute/index.js'
 import { signed } from '../helpers/dispute-msgs.js'
 import { STAKE, nodeOf, pair, tamperOp, verify, type Run, type Side } from '../unit/dispute/fixture.js'
-import { answer, dispute, force, mlpRun, opened, tx, until, worth } from './setup.js'
+import { answer, challengerClaim, dispute, force, honestReply, mlpRun, opened, tx, until, worth } from './setup.js'
 import { CTX, bob, dave, segmentChallenger, segmentDefender, stepGames, verify as segVerify } from './segment-setup.js'
 
 // The defender's first message off chain is signed and well formed but of no
@@ -37,14 +37,7 @@ describe('a cheater answers the dispute with a commit of another step', () => {
       expect(force(h, 'Dave')).toBeUndefined()
       expect(answer(h, 'Bob', other)).toBe('Arbitration.InvalidMove')
       expect(answer(h, 'Bob', real)).toBeUndefined()
-      let d: Signed = real
-      let claim: Claim | undefined
-      for (let round = 0; round < 200 && claim === undefined; round++) {
-        const next = g.C.onMessage(verifySigned(d, pair('Bob').publicKey, verify, g.ctx), d)
-        if ('claim' in next) claim = next.claim
-        else if ('send' in next) d = g.D.respond(verifySigned(next.send, pair('Dave').publicKey, verify, g.ctx), next.send).reply!
-        else break
-      }
+      const claim = challengerClaim(g, real, honestReply(g))
       expect(claim).toBeDefined()
       expect(tx(h, 'Dave', 'adjudicate', { claim: u8aToHex(encodeClaim(claim!)) })).toBeUndefined()
     } else {
