@@ -140,6 +140,19 @@ static inline int cover_hi(int y, int k, int s, int pad, int outN, int *lo) {
  * operand at most: the hardware's NaN is the rule's), written while the window's argmax is in registers; pixels of
  * no window are +0 */
 typedef int v8i __attribute__((vector_size(32)));
+/* the offsets (times the channel count) of the input pixels window (bb, oy, ox) covers, row by row: the taps' order */
+static inline int window_taps(const struct psk_conv *g, int bb, int oy, int ox, long *tap) {
+  int nt = 0;
+  for (int r = 0; r < g->kh; r++) {
+    const int iy = oy * g->sh + r - g->padTop;
+    if (iy < 0 || iy >= g->H) continue;
+    for (int c = 0; c < g->kw; c++) {
+      const int ix = ox * g->sw + c - g->padLeft;
+      if (ix >= 0 && ix < g->W) tap[nt++] = (((long)bb * g->H + iy) * g->W + ix) * g->CI;
+    }
+  }
+  return nt;
+}
 AI int maxpool_grad_apart(const struct psk_conv *g, const float *dy, const float *x, float *dx, int ch0, int ch1) {
   const int C = g->CI;
   if (ch0 == 0 && ch1 == C) memset(dx, 0, sizeof(float) * (size_t)((long)g->B * g->H * g->W * C));
@@ -152,15 +165,7 @@ AI int maxpool_grad_apart(const struct psk_conv *g, const float *dy, const float
     for (int bb = 0; bb < g->B; bb++)
       for (int oy = 0; oy < g->OH; oy++)
         for (int ox = 0; ox < g->OW; ox++) {
-          int nt = 0;
-          for (int r = 0; r < g->kh; r++) {
-            const int iy = oy * g->sh + r - g->padTop;
-            if (iy < 0 || iy >= g->H) continue;
-            for (int c = 0; c < g->kw; c++) {
-              const int ix = ox * g->sw + c - g->padLeft;
-              if (ix >= 0 && ix < g->W) tap[nt++] = (((long)bb * g->H + iy) * g->W + ix) * C;
-            }
-          }
+          const int nt = window_taps(g, bb, oy, ox, tap);
           const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C;
           for (int ch = ch0; ch < ch1; ch += 8) {
             /* running max from FLT_MIN, the last tap holding a value >= it (-1: none) */
@@ -190,15 +195,7 @@ AI int maxpool_grad_apart(const struct psk_conv *g, const float *dy, const float
   for (int bb = 0; bb < g->B; bb++)
     for (int oy = 0; oy < g->OH; oy++)
       for (int ox = 0; ox < g->OW; ox++) {
-        int nt = 0;
-        for (int r = 0; r < g->kh; r++) {
-          const int iy = oy * g->sh + r - g->padTop;
-          if (iy < 0 || iy >= g->H) continue;
-          for (int c = 0; c < g->kw; c++) {
-            const int ix = ox * g->sw + c - g->padLeft;
-            if (ix >= 0 && ix < g->W) tap[nt++] = (((long)bb * g->H + iy) * g->W + ix) * C;
-          }
-        }
+        const int nt = window_taps(g, bb, oy, ox, tap);
         const float *d = dy + (((long)bb * g->OH + oy) * g->OW + ox) * C;
         for (int cb = ch0; cb < ch1; cb += 64) {
           const int ce = cb + 64 < ch1 ? cb + 64 : ch1;
