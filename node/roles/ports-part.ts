@@ -33,6 +33,8 @@ export interface NodePortsInit {
   trainFaults?: (taskId: number, task: TaskInfo) => Promise<EngineFaults>
   /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */
   badCheckpoints?: boolean
+  /** FAULT INJECTION `--fault withhold-dataset`: announce tasks without their dataset (only the submitter's own solver has it) */
+  withholdDataset?: boolean
   /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */
   recheckSteps?: number
 }
@@ -85,16 +87,25 @@ export abstract class PortsPart {
   /** A local directory with the task's dataset: the configured one, or fetched from the swarm. */
   protected async datasetDirFor (program: TaskProgram, datasetCid: string | undefined): Promise<string | undefined> {
     if (program.dataset.kind !== 'idx') return undefined
+    return this.localDatasetDir() ?? await this.fetchDataset(program, datasetCid)
+  }
+
+  /** The configured dataset directory (or the packaged Fashion-MNIST) when it holds IDX files (not checked to be any task's). */
+  protected localDatasetDir (): string | undefined {
     const local = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
-    if (existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte'))) return local
-    if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${local} and the task names no dataset CID`)
+    return existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte')) ? local : undefined
+  }
+
+  /** The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory; `signal` ends the downloads. */
+  protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal): Promise<string> {
+    if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'} and the task names no dataset CID`)
     const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
-    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(datasetCid))) as { files: Array<{ name: string, cid: string }> }
+    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(datasetCid, { signal }))) as { files: Array<{ name: string, cid: string }> }
     mkdirSync(dir, { recursive: true })
     for (const f of bundle.files) {
       // a plain name: no directory, no leading dot (".." would be the parent)
       if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in dataset bundle: ${f.name}`)
-      await this.shards.fetchToFile(f.cid, join(dir, f.name))
+      await this.shards.fetchToFile(f.cid, join(dir, f.name), { signal })
     }
     return dir // the engine checks the content hash before training
   }
