@@ -63,7 +63,8 @@ export class DatasetResponder extends ChallengeResponder<AnsweredDatasetChalleng
     const taskId = Number(c.taskId)
     const task = await chain.task(taskId)
     if (task == null) return
-    const done = (answered: boolean, extra: Partial<AnsweredDatasetChallenge>): void => this.record({ challengeId: id, taskId, answered, ms: Date.now() - t0, ...extra })
+    const done = (answered: boolean, extra: Partial<AnsweredDatasetChallenge>): void =>
+      this.record({ challengeId: id, taskId, answered, ms: Date.now() - t0, ...extra })
     let server = this.servers.get(task.programHash)
     try {
       if (server === undefined) {

@@ -71,7 +71,8 @@ export class AvailabilityResponder extends ChallengeResponder<AnsweredChallenge>
     const taskId = Number(c.taskId)
     const task = await chain.task(taskId)
     if (task == null) return
-    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void => this.record({ challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra })
+    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void =>
+      this.record({ challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra })
     // resume after the parts already on chain (a restart, a retry)
     const from = (await chain.availabilityServe(id))?.served ?? 0
     let parts: Uint8Array[]

@@ -39,7 +39,8 @@ export class ChunkResponder extends ChallengeResponder<AnsweredRequest> {
     const r = await chain.chunkRequest(id)
     if (r == null || r.status !== 'Open' || r.solver !== chain.accountId) return
     const taskId = Number(r.taskId)
-    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void => this.record({ requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra })
+    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void =>
+      this.record({ requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra })
     let hash: string | null = null
     while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(r.openedAt); if (hash == null) await sleep(300) }
     if (hash == null) throw new Error(`block ${r.openedAt} is not known`)
