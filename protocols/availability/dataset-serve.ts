@@ -216,6 +216,17 @@ export function checkDatasetServePart (c: DatasetServeContext, bytes: Uint8Array
   return { served: Math.max(c.served, p.from + p.rows.length), total, rowBytes }
 }
 
+/**
+ * A checked part as the chain records it: only its rows from `served` on (a
+ * part repeating rows already in would otherwise put up to 1 MiB in an event
+ * per new row). The bytes themselves when nothing is repeated.
+ */
+export function newRowsOf (bytes: Uint8Array, served: number): Uint8Array {
+  const p = decodeDatasetServePart(bytes)
+  if (p.from >= served) return bytes
+  return encode({ ...p, from: served, rows: p.rows.slice(served - p.from) })
+}
+
 /** Bytes of rows a serve of `rows` rows carries at most: each row's x and y leaves whole. */
 export function datasetServeBytes (f: DatasetFacts, rows: number): number {
   const leaf = (width: number): number => groupSize(width * 4) * width * 4

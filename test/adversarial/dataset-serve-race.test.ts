@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { u8aToHex } from '@polkadot/util'
+import { hexToU8a, u8aToHex } from '@polkadot/util'
 import { decode, encode } from 'cborg'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import type { TaskInfo } from '../../devnet/chain/runtime/arbitration.js'
@@ -106,6 +106,10 @@ describe('the challenger holds the dataset and serves its own challenge', () => 
     expect(h.run('Alice', 'Arbitration', 'respond_dataset', part(all[0])).error).toBeUndefined()
     const after = challenge(0n).served
     expect(after).toBeGreaterThan(1)
+    // the event holds the new rows only, from row 1: a part repeating rows puts no more in an event than it adds
+    const served = h.lastEvents.map(e => (e.event as { Arbitration?: { DatasetServed?: { from: number, rows: number, part: string } } }).Arbitration?.DatasetServed).find(x => x !== undefined)!
+    const emitted = decode(hexToU8a(served.part)) as { from: number, rows: unknown[] }
+    expect([Number(served.from), emitted.from, emitted.rows.length]).toEqual([1, 1, after - 1])
     // the same part again: nothing new, nothing recorded
     const r = h.run('Alice', 'Arbitration', 'respond_dataset', part(all[0]))
     expect(r.error).toBeUndefined()
