@@ -107,7 +107,8 @@ describe('the challenger holds the dataset and serves its own challenge', () => 
     const after = challenge(0n).served
     expect(after).toBeGreaterThan(1)
     // the event holds the new rows only, from row 1: a part repeating rows puts no more in an event than it adds
-    const served = h.lastEvents.map(e => (e.event as { Arbitration?: { DatasetServed?: { from: number, rows: number, part: string } } }).Arbitration?.DatasetServed).find(x => x !== undefined)!
+    type Served = { Arbitration?: { DatasetServed?: { from: number, rows: number, part: string } } }
+    const served = h.lastEvents.map(e => (e.event as Served).Arbitration?.DatasetServed).find(x => x !== undefined)!
     const emitted = decode(hexToU8a(served.part)) as { from: number, rows: unknown[] }
     expect([Number(served.from), emitted.from, emitted.rows.length]).toEqual([1, 1, after - 1])
     // the same part again: nothing new, nothing recorded
