@@ -2,10 +2,12 @@ import { join } from 'node:path'
 import { DatasetServer } from '../../protocols/availability/index.js'
 import { toHex } from '../../protocols/commit/merkle.js'
 import type { TaskProgram } from '../../protocols/program/index.js'
+import type { TaskInfo } from '../../protocols/pallet-types.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { inputRows, labelRows, loadDatasetFor } from '../train/dataset.js'
 import { readProgram } from '../train/store.js'
+import { ChallengeResponder, errName, sleep } from './challenge-responder.js'
 
 // The submitter's side of a dataset availability challenge (docs/economics.md
 // "A withheld dataset"): when the chain reports a challenge of a task this
@@ -27,9 +29,6 @@ export interface DatasetResponderInit {
 
 export interface AnsweredDatasetChallenge { challengeId: number, taskId: number, answered: boolean, rows?: number, bytes?: number, ms: number, reason?: string }
 
-const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
-
 /** The server of a program's dataset rows: what dataset_root commits (the engine's `commitments` job computes the same root). */
 export function datasetServerFor (program: TaskProgram, datasetDir?: string): DatasetServer {
   const ds = loadDatasetFor(program.dataset, datasetDir)
@@ -41,14 +40,11 @@ export function datasetServerFor (program: TaskProgram, datasetDir?: string): Da
 /** Where the submitter's node wrote the program of a task it submitted (node/roles/submitter-ports.ts). */
 export const submittedTaskFile = (dataDir: string, programHash: string): string => join(dataDir, 'submit', programHash.replace(/^0x/, '').slice(0, 16), 'task.json')
 
-export class DatasetResponder {
-  /** outcomes, for status and tests */
-  readonly handled: AnsweredDatasetChallenge[] = []
-  private readonly inFlight = new Set<number>()
+export class DatasetResponder extends ChallengeResponder<AnsweredDatasetChallenge> {
   /** one server per program: building the trees of a dataset's rows takes seconds */
   private readonly servers = new Map<string, DatasetServer>()
 
-  constructor (private readonly o: DatasetResponderInit) {}
+  constructor (private readonly o: DatasetResponderInit) { super(o.chain, o.log, 'dataset challenge') }
 
   /** Feed every chain event here; challenges of this node's tasks are answered in the background. */
   onChainEvent (e: ChainEvent, me: string): void {
@@ -56,21 +52,8 @@ export class DatasetResponder {
     this.start(Number(e.data.challengeId))
   }
 
-  /** Answers open dataset challenges of this node's tasks found on chain (after a restart the events were missed). */
-  async catchUp (): Promise<void> {
-    const chain = await this.o.chain()
-    for (const taskId of await chain.openTasks()) {
-      const t = await chain.task(taskId)
-      if (t == null || t.submitter !== chain.accountId || t.phase !== 'Verifying' || t.openDisputes === 0) continue
-      for (const id of await chain.openDatasetChallenges(taskId)) this.start(id)
-    }
-  }
-
-  private start (id: number): void {
-    if (this.inFlight.has(id)) return
-    this.inFlight.add(id)
-    void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the dataset challenge failed')).finally(() => this.inFlight.delete(id))
-  }
+  protected answers (task: TaskInfo, me: string): boolean { return task.submitter === me }
+  protected async openChallenges (chain: ChainClient, taskId: bigint): Promise<number[]> { return await chain.openDatasetChallenges(taskId) }
 
   async answer (id: number): Promise<void> {
     const t0 = Date.now()
@@ -80,10 +63,8 @@ export class DatasetResponder {
     const taskId = Number(c.taskId)
     const task = await chain.task(taskId)
     if (task == null) return
-    const done = (answered: boolean, extra: Partial<AnsweredDatasetChallenge>): void => {
-      this.handled.push({ challengeId: id, taskId, answered, ms: Date.now() - t0, ...extra })
-      if (this.handled.length > 100) this.handled.shift()
-    }
+    const done = (answered: boolean, extra: Partial<AnsweredDatasetChallenge>): void =>
+      this.record({ challengeId: id, taskId, answered, ms: Date.now() - t0, ...extra })
     let server = this.servers.get(task.programHash)
     try {
       if (server === undefined) {

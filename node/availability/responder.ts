@@ -3,11 +3,13 @@ import { join } from 'node:path'
 import { fromHex } from '../../protocols/commit/merkle.js'
 import { buildServeParts, checkServePart, committedCheckpointTensors } from '../../protocols/availability/index.js'
 import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol/proof.js'
+import type { TaskInfo } from '../../protocols/pallet-types.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { fastTensorRoot } from '../train/fast-commit.js'
 import { checkpointDir, readJson } from '../train/store.js'
 import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
+import { ChallengeResponder, errName, sleep } from './challenge-responder.js'
 
 // The solver's side of a data-availability challenge: when the chain reports
 // a challenge against this node, it reads the challenged checkpoint from its
@@ -25,9 +27,6 @@ export interface AvailabilityResponderInit {
 }
 
 export interface AnsweredChallenge { challengeId: number, taskId: number, step: number, answered: boolean, bytes?: number, ms: number, reason?: string }
-
-const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
 
 /** The serve parts of checkpoint `step` from leaf `from` on, from the local run directory; throws with the reason when they cannot be built. */
 export function serveFromRun (runDir: string, step: number, committedProofRoot: string, from = 0): Uint8Array[] {
@@ -52,35 +51,17 @@ export function serveFromRun (runDir: string, step: number, committedProofRoot: 
   return parts
 }
 
-export class AvailabilityResponder {
-  /** outcomes, for status and tests */
-  readonly handled: AnsweredChallenge[] = []
-  private readonly inFlight = new Set<number>()
-
-  constructor (private readonly o: AvailabilityResponderInit) {}
+export class AvailabilityResponder extends ChallengeResponder<AnsweredChallenge> {
+  constructor (private readonly o: AvailabilityResponderInit) { super(o.chain, o.log, 'availability challenge') }
 
   /** Feed every chain event here; challenges against `me` are answered in the background. */
   onChainEvent (e: ChainEvent, me: string): void {
     if (e.section !== 'arbitration' || e.method !== 'AvailabilityChallenged' || e.data.solver !== me) return
-    const id = Number(e.data.challengeId)
-    if (this.inFlight.has(id)) return
-    this.inFlight.add(id)
-    void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the availability challenge failed')).finally(() => this.inFlight.delete(id))
+    this.start(Number(e.data.challengeId))
   }
 
-  /** Answers open challenges against this node found on chain (after a restart the events were missed). */
-  async catchUp (): Promise<void> {
-    const chain = await this.o.chain()
-    for (const taskId of await chain.openTasks()) {
-      const t = await chain.task(taskId)
-      if (t == null || t.solver !== chain.accountId || t.phase !== 'Verifying' || t.openDisputes === 0) continue
-      for (const [, id] of await chain.openAvailability(taskId)) {
-        if (this.inFlight.has(id)) continue
-        this.inFlight.add(id)
-        void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, challengeId: id }, 'answering the availability challenge failed')).finally(() => this.inFlight.delete(id))
-      }
-    }
-  }
+  protected answers (task: TaskInfo, me: string): boolean { return task.solver === me }
+  protected async openChallenges (chain: ChainClient, taskId: bigint): Promise<number[]> { return (await chain.openAvailability(taskId)).map(([, id]) => id) }
 
   async answer (id: number): Promise<void> {
     const t0 = Date.now()
@@ -90,11 +71,8 @@ export class AvailabilityResponder {
     const taskId = Number(c.taskId)
     const task = await chain.task(taskId)
     if (task == null) return
-    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void => {
-      this.handled.push({
-        challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra
-      }); if (this.handled.length > 100) this.handled.shift()
-    }
+    const done = (answered: boolean, extra: Partial<AnsweredChallenge>): void =>
+      this.record({ challengeId: id, taskId, step: c.checkpointStep, answered, ms: Date.now() - t0, ...extra })
     // resume after the parts already on chain (a restart, a retry)
     const from = (await chain.availabilityServe(id))?.served ?? 0
     let parts: Uint8Array[]

@@ -1,6 +1,8 @@
 import { join } from 'node:path'
 import { hexToU8a } from '@polkadot/util'
 import { chunkSampleSeed } from '../../protocols/erasure/response.js'
+import type { TaskInfo } from '../../protocols/pallet-types.js'
+import { ChallengeResponder, errName, sleep } from '../availability/challenge-responder.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
 import { chunkResponsesFromRun } from './coded-run.js'
@@ -20,35 +22,16 @@ export interface ChunkResponderInit {
 
 export interface AnsweredRequest { requestId: number, taskId: number, step: number, answered: boolean, parts?: number, ms: number, reason?: string }
 
-const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
-
-export class ChunkResponder {
-  readonly handled: AnsweredRequest[] = []
-  private readonly inFlight = new Set<number>()
-
-  constructor (private readonly o: ChunkResponderInit) {}
+export class ChunkResponder extends ChallengeResponder<AnsweredRequest> {
+  constructor (private readonly o: ChunkResponderInit) { super(o.chain, o.log, 'chunk-sample request') }
 
   onChainEvent (e: ChainEvent, me: string): void {
     if (e.section !== 'arbitration' || e.method !== 'ChunksRequested' || e.data.solver !== me) return
     this.start(Number(e.data.requestId))
   }
 
-  /** Answers open requests against this node found on chain (events missed while down). */
-  async catchUp (): Promise<void> {
-    const chain = await this.o.chain()
-    for (const taskId of await chain.openTasks()) {
-      const t = await chain.task(taskId)
-      if (t == null || t.solver !== chain.accountId || t.phase !== 'Verifying' || t.openDisputes === 0) continue
-      for (const [, id] of await chain.openChunkRequests(taskId)) this.start(id)
-    }
-  }
-
-  private start (id: number): void {
-    if (this.inFlight.has(id)) return
-    this.inFlight.add(id)
-    void this.answer(id).catch(err => this.o.log.error({ err: (err as Error).message, requestId: id }, 'answering the chunk-sample request failed')).finally(() => this.inFlight.delete(id))
-  }
+  protected answers (task: TaskInfo, me: string): boolean { return task.solver === me }
+  protected async openChallenges (chain: ChainClient, taskId: bigint): Promise<number[]> { return (await chain.openChunkRequests(taskId)).map(([, id]) => id) }
 
   async answer (id: number): Promise<void> {
     const t0 = Date.now()
@@ -56,11 +39,8 @@ export class ChunkResponder {
     const r = await chain.chunkRequest(id)
     if (r == null || r.status !== 'Open' || r.solver !== chain.accountId) return
     const taskId = Number(r.taskId)
-    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void => {
-      this.handled.push({
-        requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra
-      }); if (this.handled.length > 100) this.handled.shift()
-    }
+    const done = (answered: boolean, extra: Partial<AnsweredRequest>): void =>
+      this.record({ requestId: id, taskId, step: r.checkpointStep, answered, ms: Date.now() - t0, ...extra })
     let hash: string | null = null
     while (hash == null && Date.now() - t0 < 60_000) { hash = await chain.randomness(r.openedAt); if (hash == null) await sleep(300) }
     if (hash == null) throw new Error(`block ${r.openedAt} is not known`)

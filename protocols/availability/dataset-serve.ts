@@ -15,17 +15,25 @@ import { DataOrder } from '../data/order.js'
 // end (what a replay reads; a dispute of that unit re-runs the same steps).
 // Rows in one global order (step by step, batch position by position), each
 // row's x and y leaves with their paths, in parts of at most
-// MAX_DATASET_PART_BYTES each starting where the last stopped. What is on
-// chain once the last row is in is the committed rows, bit for bit: the
-// verifier replays from them (servedBatches).
+// MAX_DATASET_PART_BYTES each starting at or before where the last stopped
+// (a part overlapping rows already in counts its new rows only: a server's
+// parts, built from what the chain held when it read it, stay good when
+// someone else's rows land first). What is on chain once the last row is in
+// is the committed rows, bit for bit: the verifier replays from them
+// (servedBatches).
 //
 // Pure: the chain runtime, the submitter's node and the verifier share it.
 
 export const DATASET_SERVE_VERSION = 1
 /** The chain refuses a larger part (it goes on chain, in an event). */
 export const MAX_DATASET_PART_BYTES = 1024 * 1024
-/** A part with at least this many bytes of rows, the serve not complete, renews the challenge's answer window. */
-export const DATASET_EXTEND_BYTES = 256 * 1024
+/**
+ * The pace a serve keeps its challenge open at: past the answer window, one
+ * block for each this many bytes of rows on chain. A submitter serving is not
+ * timed out for the size of what it serves, and a dribbled serve (anyone may
+ * serve, the challenger too) holds the task a block per 128 KiB at most.
+ */
+export const DATASET_PACE_BYTES = 128 * 1024
 const MAX_DEPTH = 40
 
 export type DatasetServeError = 'ResponseTooLarge' | 'InvalidDatasetServe' | 'DatasetProofInvalid'
@@ -184,15 +192,16 @@ export function decodeDatasetServePart (bytes: Uint8Array): DatasetServePart {
 }
 
 /**
- * Checks the next part of a serve (the chain): it starts at the next row not
- * yet served, and each row is the committed row of its batch position, x and
- * y, against dataset_root. Returns the rows served after it, of `total`, and
- * the part's row bytes.
+ * Checks the next part of a serve (the chain): it starts at or before the
+ * next row not yet served (no gap), and each row is the committed row of its
+ * batch position, x and y, against dataset_root. Returns the rows served
+ * after it, of `total` (rows it repeats count once), and the bytes of its new
+ * rows.
  */
 export function checkDatasetServePart (c: DatasetServeContext, bytes: Uint8Array): { served: number, total: number, rowBytes: number } {
   const p = decodeDatasetServePart(bytes)
   const total = c.steps.length * c.facts.batchSize
-  if (p.from !== c.served) reject('InvalidDatasetServe', `the part starts at row ${p.from}, not ${c.served}`)
+  if (p.from > c.served) reject('InvalidDatasetServe', `the part starts at row ${p.from}, past the next row ${c.served}`)
   if (p.from + p.rows.length > total) reject('InvalidDatasetServe', 'more rows than the challenge asks')
   if (!bytesEqual(datasetRootOf(p.xRoot, p.yRoot), c.datasetRoot)) reject('DatasetProofInvalid', 'xRoot/yRoot do not open dataset_root')
   const order = new DataOrder(c.facts.seed, c.facts.trainSize, c.facts.batchSize)
@@ -202,9 +211,26 @@ export function checkDatasetServePart (c: DatasetServeContext, bytes: Uint8Array
     const x: SliceProof = { dtype: 'float32', shape: [c.facts.trainSize, c.facts.rowSize], axis: 'row', index: row, bytes: r.x.bytes, siblings: r.x.siblings, otherRoot: p.xCols }
     const y: SliceProof = { dtype: 'float32', shape: [c.facts.trainSize, c.facts.classes], axis: 'row', index: row, bytes: r.y.bytes, siblings: r.y.siblings, otherRoot: p.yCols }
     if (!verifySlice(p.xRoot, x) || !verifySlice(p.yRoot, y)) reject('DatasetProofInvalid', `row ${row} (serve position ${p.from + i})`)
-    rowBytes += r.x.bytes.length + r.y.bytes.length
+    if (p.from + i >= c.served) rowBytes += r.x.bytes.length + r.y.bytes.length
   })
-  return { served: p.from + p.rows.length, total, rowBytes }
+  return { served: Math.max(c.served, p.from + p.rows.length), total, rowBytes }
+}
+
+/**
+ * A checked part as the chain records it: only its rows from `served` on (a
+ * part repeating rows already in would otherwise put up to 1 MiB in an event
+ * per new row). The bytes themselves when nothing is repeated.
+ */
+export function newRowsOf (bytes: Uint8Array, served: number): Uint8Array {
+  const p = decodeDatasetServePart(bytes)
+  if (p.from >= served) return bytes
+  return encode({ ...p, from: served, rows: p.rows.slice(served - p.from) })
+}
+
+/** Bytes of rows a serve of `rows` rows carries at most: each row's x and y leaves whole. */
+export function datasetServeBytes (f: DatasetFacts, rows: number): number {
+  const leaf = (width: number): number => groupSize(width * 4) * width * 4
+  return rows * (leaf(f.rowSize) + leaf(f.classes))
 }
 
 /** One replayed step's batch, as served: inputs [batch, rowSize] and labels [batch, classes]. */

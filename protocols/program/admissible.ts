@@ -2,6 +2,9 @@ import { isBatchLayout } from '../data/layout.js'
 import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../tape/tape.js'
 import { MAX_MESSAGE_BYTES } from '../dispute/messages.js'
 import { MAX_CLAIM_BYTES } from '../dispute/claim-codec.js'
+import { MAX_ADDRESSABLE_ELEMENTS } from '../dispute/init-claim.js'
+import { sizeOf } from '../commit/tensor.js'
+import { initLayout } from './init.js'
 import { canonicalJson } from './canonical-json.js'
 import { stepRoom } from './claim-room.js'
 import { runtimeInfo } from './runtime.js'
@@ -14,7 +17,11 @@ import type { LayerJson, TopologyInfo } from './topology.js'
 // reference on the program's runtime) or to a batch input (a data claim: the
 // batch must lay out one dataset row per example). A program outside that
 // would let a cheating solver win by the challenger's timeout, so the chain
-// refuses it at submit_task and the CLI before that.
+// refuses it at submit_task and the CLI before that. Likewise state 0: an
+// initial-state claim is judged by generating the program's initial elements
+// (protocols/program/init.ts), so an initializer the chain cannot generate (a
+// normal one) would let a solver start from a state of its choosing, and
+// leave the verifier that saw it nothing to back its reject with.
 //
 // The kernels a training step emits follow from the program alone (tfjs
 // Layers + optimizer.minimize); test/unit/protocols/admissible.test.ts tapes
@@ -125,6 +132,8 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   const claimBytes = room.claim.bytes + new TextEncoder().encode(canonicalJson(bare)).length
   if (claimBytes > MAX_CLAIM_BYTES) problems.push(`a claim on ${room.claim.what} needs up to ${claimBytes} bytes, more than a claim may hold (${MAX_CLAIM_BYTES})`)
   if (room.leaf.bytes + 1024 > MAX_MESSAGE_BYTES) problems.push(`${room.leaf.what} is ${room.leaf.bytes} bytes, more than a dispute message may hold (${MAX_MESSAGE_BYTES})`)
+  const init = initialStateProblem(p)
+  if (init !== undefined) problems.push(init)
   const ok = problems.length === 0
   return {
     ok,
@@ -134,4 +143,12 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
     badInputs,
     reason: ok ? '' : `not verifiable: ${problems.join('; ')} — a dispute over its steps could not be adjudicated on chain (pin a runtime with references for every kernel, e.g. tfjs-wasm@4.22.0-simd; train it locally with "train --plain")`
   }
+}
+
+/** Why the chain could not judge a claim on the program's state 0, if it could not: an initializer it cannot generate, or a tensor past what it addresses. */
+function initialStateProblem (p: TaskProgram): string | undefined {
+  let layout: ReturnType<typeof initLayout>
+  try { layout = initLayout(p) } catch (e) { return `its initial state cannot be generated on chain (${(e as Error).message})` }
+  const big = layout.find(t => sizeOf(t.shape) > MAX_ADDRESSABLE_ELEMENTS)
+  return big === undefined ? undefined : `its initial tensor ${big.name} has more than the ${MAX_ADDRESSABLE_ELEMENTS} elements an initial-state claim addresses`
 }

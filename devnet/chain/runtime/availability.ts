@@ -168,7 +168,8 @@ export function availabilityTimeout (ctx: Context, _who: string, a: { challengeI
  * the vote it owed anyway, and one that served it selectively cannot take
  * it), else it goes to the solver (served, then silent). Anyone else's goes to
  * the solver when the task was `verified` (the challenge was needless), back
- * if not. `standing`: the verifiers whose verdicts stood (absent: everyone by `verified`).
+ * if not. `standing`: the verifiers whose verdicts stood, and on a failed task those whose accepts were not
+ * slashed (they voted; settlement.ts votedVerifiers) (absent: everyone by `verified`).
  */
 export function settleAnsweredDeposits (ctx: Context, taskId: bigint, verified: boolean, standing?: ReadonlySet<string>): void {
   const assigned = new Set((getAssignments(ctx, taskId)?.verifiers ?? []).map(v => v.verifier))

@@ -1,5 +1,5 @@
 import { hexToU8a, u8aToHex } from '@polkadot/util'
-import { DATASET_EXTEND_BYTES, DatasetServeRejected, checkDatasetServePart, datasetServeSteps, type DatasetFacts } from '../../../protocols/availability/dataset-serve.js'
+import { DATASET_PACE_BYTES, DatasetServeRejected, checkDatasetServePart, datasetServeBytes, datasetServeSteps, newRowsOf, type DatasetFacts } from '../../../protocols/availability/dataset-serve.js'
 import { sha256 } from '../../../protocols/commit/merkle.js'
 import type { DatasetChallenge } from '../../../protocols/pallet-types.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
@@ -121,11 +121,17 @@ export function respondDataset (ctx: Context, _who: string, a: { challengeId: bi
     ctx.fail(P, 'InvalidDatasetServe')
   }
   const from = c.served
+  // rows already in (someone else's part landed first): nothing to record, and the sender's next part goes on from here
+  if (checked.served === from) return
   c.served = checked.served
-  ctx.emit(P, 'DatasetServed', { challengeId: a.challengeId, taskId: c.taskId, from, rows: checked.served - from, total: checked.total, part: a.part })
+  // the event holds the new rows only: a part repeating rows already in must not put its whole bytes in an event per new row
+  const part = u8aToHex(newRowsOf(hexToU8a(a.part), from))
+  ctx.emit(P, 'DatasetServed', { challengeId: a.challengeId, taskId: c.taskId, from, rows: checked.served - from, total: checked.total, part })
   if (checked.served < checked.total) {
-    // a submitter that is serving is not timed out for the size of what it serves; tiny parts buy no time
-    if (checked.rowBytes >= DATASET_EXTEND_BYTES) c.deadline = Math.max(c.deadline, ctx.now + 1 + answerWindow(params(ctx), t))
+    // a serve is not timed out for its size: a block past the answer window per DATASET_PACE_BYTES of rows in, from
+    // the opening (a fresh window per part let anyone holding the rows, the challenger too, dribble the serve and
+    // hold the task a window per part)
+    c.deadline = Math.max(c.deadline, c.openedAt + 1 + answerWindow(params(ctx), t) + Math.floor(datasetServeBytes(factsOf(c), c.served) / DATASET_PACE_BYTES))
     ctx.store.put(P, 'DatasetChallenges', a.challengeId, c)
     return
   }

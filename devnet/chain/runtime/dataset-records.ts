@@ -22,8 +22,8 @@ export const datasetWithheldFrom = (ctx: Context, taskId: bigint): ReadonlySet<s
 
 /**
  * At the end of a task, the deposits of answered dataset challenges: back to
- * the verifier if a verdict of its stood (it was served and voted), else to
- * the submitter (served, then silent). Without `standing` (a quarantined
+ * the verifier if a verdict of its stood (it was served and voted; on a
+ * failed task, an accept not slashed), else to the submitter (served, then silent). Without `standing` (a quarantined
  * task: nothing was decided) every deposit goes back.
  */
 export function settleAnsweredDatasetDeposits (ctx: Context, taskId: bigint, standing?: ReadonlySet<string>): void {

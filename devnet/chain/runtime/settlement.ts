@@ -119,7 +119,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
   const verifiersPaid = payStanding(ctx, id, t)
   const refunded = t.escrow - solverPaid - jackpotPaid - verifiersPaid
   unreserve(ctx, t.submitter, refunded)
-  settleAnsweredDeposits(ctx, id, success, standingVerifiers(ctx, id, t))
+  settleAnsweredDeposits(ctx, id, success, votedVerifiers(ctx, id, t))
   releaseParties(ctx, id, t)
   t.phase = success ? 'Settled' : 'Failed'
   putTask(ctx, id, t)
@@ -131,7 +131,7 @@ function settle (ctx: Context, id: bigint, t: TaskInfo): void {
 function settleUnverified (ctx: Context, id: bigint, t: TaskInfo, standing: number): void {
   const refunded = t.escrow - payStanding(ctx, id, t)
   unreserve(ctx, t.submitter, refunded)
-  settleAnsweredDeposits(ctx, id, false, standingVerifiers(ctx, id, t))
+  settleAnsweredDeposits(ctx, id, false, votedVerifiers(ctx, id, t))
   releaseParties(ctx, id, t)
   t.phase = 'Unverified'
   putTask(ctx, id, t)
@@ -143,6 +143,19 @@ function standingVerifiers (ctx: Context, id: bigint, t: TaskInfo): Set<string> 
   const m = rootEveryOfTask(ctx, id)
   const withheld = datasetWithheldFrom(ctx, id)
   return new Set(t.verdicts.filter(v => stood(t, v, m, withheld)).map(v => v.verifier))
+}
+
+/**
+ * The assigned verifiers whose answered challenges' deposits come back: those
+ * whose verdicts stood, and on a task that failed on someone's evidence those
+ * whose accepts were not slashed (served, they voted; an accept does not
+ * stand on a failed task, which says nothing of a sample that missed the
+ * wrong step). A challenger served and then silent pays whoever served.
+ */
+function votedVerifiers (ctx: Context, id: bigint, t: TaskInfo): Set<string> {
+  const out = standingVerifiers(ctx, id, t)
+  if (t.solverFailed) for (const v of t.verdicts) if (v.accept && !v.void) out.add(v.verifier)
+  return out
 }
 
 /** Verdicts that count towards the quorum: those that would be paid if the task settled now. */

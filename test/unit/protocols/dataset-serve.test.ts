@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { decode, encode } from 'cborg'
 import {
-  DatasetServeRejected, DatasetServer, MAX_DATASET_PART_BYTES, checkDatasetServePart, datasetServeSteps, servedBatches, type DatasetFacts
+  DatasetServeRejected, DatasetServer, MAX_DATASET_PART_BYTES, checkDatasetServePart, datasetServeBytes, datasetServeSteps, servedBatches, type DatasetFacts
 } from '../../../protocols/availability/dataset-serve.js'
 import { batchIndices } from '../../../protocols/data/order.js'
 import { challengeReplaySteps } from '../../../protocols/scheduling/estimate.js'
@@ -79,5 +79,29 @@ describe('a dataset serve', () => {
     expect(reason(() => checkDatasetServePart({ ...ctx, served: 0 }, second))).toBe('InvalidDatasetServe')
     expect(reason(() => checkDatasetServePart({ ...ctx, served: 0 }, new Uint8Array(MAX_DATASET_PART_BYTES + 1)))).toBe('ResponseTooLarge')
     expect(() => servedBatches(ctx, [first])).toThrow(/incomplete/)
+  })
+
+  it('takes a part starting before the next row: the rows it repeats are checked and count once, their bytes not again', () => {
+    const whole = server.parts(steps)
+    const head = decode(whole[0]) as { rows: Array<{ x: { bytes: Uint8Array }, y: { bytes: Uint8Array } }> }
+    head.rows = head.rows.slice(0, 5)
+    const first = encode(head)
+    const headBytes = head.rows.reduce((a, r) => a + r.x.bytes.length + r.y.bytes.length, 0)
+    expect(checkDatasetServePart({ ...ctx, served: 0 }, first)).toMatchObject({ served: 5, rowBytes: headBytes })
+    // a row is at most its two leaves whole
+    expect(headBytes).toBeLessThanOrEqual(datasetServeBytes(facts, 5))
+    // the first part of the whole serve after those 5: every row checked, 5 not counted again
+    const once = checkDatasetServePart({ ...ctx, served: 0 }, whole[0])
+    const again = checkDatasetServePart({ ...ctx, served: 5 }, whole[0])
+    expect(again.served).toBe(once.served)
+    expect(again.rowBytes).toBe(once.rowBytes - headBytes)
+    // a changed row among the repeated ones is still refused
+    const bad = decode(whole[0]) as { rows: Array<{ x: { bytes: Uint8Array } }> }
+    bad.rows[2].x.bytes[0] ^= 1
+    expect(() => checkDatasetServePart({ ...ctx, served: 5 }, encode(bad))).toThrow(/DatasetProofInvalid/)
+    // the verifier rebuilds the same batches from overlapping parts
+    const batches = servedBatches(ctx, [first, ...whole])
+    expect(batches.get(30)!.x).toEqual(servedBatches(ctx, whole).get(30)!.x)
+    expect(batches.get(0)!.y).toEqual(servedBatches(ctx, whole).get(0)!.y)
   })
 })
