@@ -10,7 +10,7 @@ import { createLogger, type Logger } from './log.js'
 import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
-import { OPEN_TOPIC_RATE } from './p2p/gossip-rate.js'
+import { FloodPenalties, OPEN_TOPIC_RATE } from './p2p/gossip-rate.js'
 import { connectedPeers, createHost, dialTimeoutMs, type Host } from './p2p/host.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { startConnectionTrimmer, TRIM_GRACE_MS, TRIM_INTERVAL_MS, TRIM_TARGET, type ConnectionTrimmer } from './p2p/conn-trim.js'
@@ -132,7 +132,10 @@ export class Peer {
       log.info({ keep: privateAddrs.keep }, privateAddrs.reason)
       if (privateAddrs.warning != null) log.warn(privateAddrs.warning)
       const gossipMetrics = gossipMetricsRegister(metrics.registry, [INVALID_SERIES])
+      // what flooding gossip costs a peer, in gossipsub's own score (node/p2p/gossip-rate.ts)
+      const penalties = new FloodPenalties()
       const host = await createHost({
+        appScore: id => -penalties.of(id),
         gossipMetrics,
         privateKey: identity.privateKey,
         listen: opts.listen,
@@ -145,7 +148,7 @@ export class Peer {
       cleanup.unshift(async () => { await host.stop() })
 
       const gossip = new GossipRouter(host.services.pubsub, network, log,
-        (topic, result) => metrics.gossipMessages.inc({ topic, result }))
+        (topic, result) => metrics.gossipMessages.inc({ topic, result }), penalties)
       // a free-form topic for operators and tests (anyone may author its messages: a rate for
       // the topic besides its authors'); protocol topics come with the role actors
       gossip.register('announce', { decode: decodeJsonObject }, OPEN_TOPIC_RATE)

@@ -6,14 +6,16 @@
 // check (chain queries on protocol topics), a relay to its mesh and a place
 // in the message log.
 //
-// Over its author's rate, a message is refused without relaying it. Who pays
-// is gossipsub's scoring: an author sending its own flood to us is the only
-// sender we can blame, and its REJECT counts against it (P4: graylisted,
-// then hung up on, node/p2p/graylist.ts); a relay's copy over the rate is
-// IGNOREd (no penalty: an honest relay that took it a moment earlier, under
-// its own count, is not at fault). A topic's own rate can only IGNORE: its
-// messages' authors may be keys made for one message each, and a relay of
-// theirs is indistinguishable from their sender.
+// Over its author's rate, a message is IGNOREd: not delivered, not relayed.
+// Not REJECTed: gossipsub penalises every peer that forwards a message it
+// REJECTed (P4 on each duplicate's sender), and an honest relay that took it
+// a moment earlier, under its own count, would pay for the flood (measured:
+// honest peers hung up on each other). The one sender we can blame is the
+// author sending its own flood to us: that costs it through gossipsub's
+// application score (P5, FloodPenalties below), which is its own and no
+// forwarder's: graylisted, then hung up on (node/p2p/graylist.ts). A topic's
+// own rate only IGNOREs: its messages' authors may be keys made for one
+// message each, and a relay of theirs cannot be told from their sender.
 
 export interface Rate {
   /** messages at once */
@@ -74,5 +76,37 @@ export class GossipRate {
     const t = this.topics.get(topic)
     if (t !== undefined && !t.take('', now)) return 'topic'
     return 'ok'
+  }
+}
+
+/**
+ * What each message over its author's rate costs that author when it sends
+ * it to us itself, off its application score: four take a peer with no other
+ * score under the graylist threshold (-80), eight one with the most a peer
+ * earns (+75). It decays as an invalid message's does (×0.99 a second).
+ */
+export const FLOOD_PENALTY = 25
+const PENALTY_DECAY_PER_S = 0.99
+/** peers whose penalty is remembered (the smallest forgotten first) */
+const MAX_PENALISED = 1024
+
+/** Application-score penalties for flooding, by peer id (gossipsub's appSpecificScore adds them). */
+export class FloodPenalties {
+  private readonly m = new Map<string, { value: number, at: number }>()
+  constructor (private readonly now: () => number = Date.now) {}
+
+  add (peer: string, amount = FLOOD_PENALTY): void {
+    this.m.set(peer, { value: this.of(peer) + amount, at: this.now() })
+    if (this.m.size > MAX_PENALISED) {
+      let least: string | undefined
+      for (const id of this.m.keys()) if (least === undefined || this.of(id) < this.of(least)) least = id
+      if (least !== undefined) this.m.delete(least)
+    }
+  }
+
+  /** the penalty now (0 for a peer never penalised) */
+  of (peer: string): number {
+    const p = this.m.get(peer)
+    return p === undefined ? 0 : p.value * PENALTY_DECAY_PER_S ** ((this.now() - p.at) / 1000)
   }
 }

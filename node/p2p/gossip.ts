@@ -2,7 +2,7 @@ import { TopicValidatorResult, type GossipSub, type Message } from '@libp2p/goss
 import type { PeerId } from '@libp2p/interface'
 import type { Logger } from '../log.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './limits.js'
-import { GossipRate, type Rate } from './gossip-rate.js'
+import { FloodPenalties, GossipRate, type Rate } from './gossip-rate.js'
 import { parseTopicName, topicName } from './topics.js'
 
 // A typed map from gossip topic to handler (Lodestar's layout): each topic has
@@ -37,7 +37,7 @@ export interface GossipStats {
   ignored: number
   rejected: number
   rejectedBy: Record<string, number>
-  /** refused for their author's (or their topic's) rate (node/p2p/gossip-rate.ts): rejected from the author itself, ignored from relays */
+  /** refused for their author's (or their topic's) rate (node/p2p/gossip-rate.ts): from the author itself also counted rejected (and penalised), from relays ignored */
   overRate: number
 }
 
@@ -56,8 +56,9 @@ export class GossipRouter {
   readonly rate = new GossipRate()
   private readonly rateLogged = new Set<string>()
 
+  /** `penalties`: what flooding costs a peer, read by gossipsub's application score (node/p2p/host.ts appScore) */
   constructor (private readonly pubsub: GossipSub, readonly network: string, private readonly logger: Logger,
-    private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void) {
+    private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void, readonly penalties = new FloodPenalties()) {
     pubsub.addEventListener('message', evt => { void this.onMessage(evt.detail) })
   }
 
@@ -113,13 +114,13 @@ export class GossipRouter {
         this.logger.warn({ topic: full, author: signer, from: from.toString(), over }, direct ? 'a peer publishes gossip faster than its rate: refused and penalised' : 'gossip over its rate: dropped, not relayed')
       }
       if (direct) {
-        // its own flood, from itself: the sender is the one to blame (reject() logs each; this is logged once)
+        // its own flood, from itself: the sender is the one to blame, off its application score
+        // (a REJECT would cost every relay of the message too); counted with the rejections
+        this.penalties.add(signer)
         this.stats.rejected++
-        this.stats.rejectedBy[from.toString()] = (this.stats.rejectedBy[from.toString()] ?? 0) + 1
+        this.stats.rejectedBy[signer] = (this.stats.rejectedBy[signer] ?? 0) + 1
         this.onResult?.(full, 'reject')
-        return TopicValidatorResult.Reject
-      }
-      this.stats.ignored++
+      } else this.stats.ignored++
       return TopicValidatorResult.Ignore
     }
     let msg: unknown

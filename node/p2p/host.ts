@@ -53,6 +53,8 @@ export interface HostInit {
   pingTimeoutMs?: number
   /** what others may put into the DHT store (default: dht-store.ts's bounds) */
   dhtStoreLimits?: DhtStoreLimits
+  /** added to a peer's gossipsub application score (P5): the gossip router's flood penalties, negative */
+  appScore?: (peerId: string) => number
 }
 
 // Scoring on protocol topics: one invalid message (P4) costs INVALID_MESSAGE_WEIGHT × 1², below
@@ -257,7 +259,7 @@ export async function createHost (init: HostInit): Promise<Host> {
           // score that lifts them over acceptPXThreshold (10), so the peers a
           // full bootstrap peer names when it PRUNEs a newcomer are dialled at
           // once (a joining peer finds a mesh without waiting for the DHT)
-          appSpecificScore: (id: string) => bootstrapIds.has(id) ? BOOTSTRAP_APP_SCORE : 0,
+          appSpecificScore: (id: string) => (bootstrapIds.has(id) ? BOOTSTRAP_APP_SCORE : 0) + (init.appScore?.(id) ?? 0),
           appSpecificWeight: 1,
           IPColocationFactorWeight: init.privateNetwork ? 0 : -35,
           topics: Object.fromEntries((init.scoredTopics ?? []).map(t => [t, topicScore]))

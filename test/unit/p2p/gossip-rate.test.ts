@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GossipRate } from '../../../node/p2p/gossip-rate.js'
+import { FLOOD_PENALTY, FloodPenalties, GossipRate } from '../../../node/p2p/gossip-rate.js'
 
 // The per-author and per-topic token buckets of gossip (the flood itself, over
 // real peers: test/adversarial/gossip-flood.test.ts). The clock is a number here.
@@ -31,5 +31,16 @@ describe('gossip rates', () => {
     expect(r.take('open', 'k6')).toBe('topic')
     // other topics have none
     expect(['k1', 'k2', 'k3'].map(k => r.take('closed', k))).toEqual(['ok', 'ok', 'ok'])
+  })
+
+  it('a flood penalty adds up per peer and decays as an invalid message\'s does', () => {
+    let now = 0
+    const p = new FloodPenalties(() => now)
+    p.add('a'); p.add('a'); p.add('a'); p.add('a')
+    expect(p.of('a')).toBe(4 * FLOOD_PENALTY)
+    expect(p.of('b')).toBe(0)
+    now = 69_000 // 0.99^69 ≈ ½
+    expect(p.of('a')).toBeCloseTo(4 * FLOOD_PENALTY * 0.99 ** 69, 6)
+    expect(p.of('a')).toBeLessThan(2.01 * FLOOD_PENALTY)
   })
 })
