@@ -28,7 +28,8 @@ export async function ensureReplayDir (
   try {
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal, preferred: [solverPeer] }))))
+    const bytes = await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal, preferred: [solverPeer] })
+    index = validateRunIndex(JSON.parse(new TextDecoder().decode(bytes)))
     // a run listing other checkpoints than the task's is replayed from the chain (the verifier's rebuilt directory)
     const listed = publishedCheckpointsError(index.checkpoints.map(c => c.step), task)
     if (listed !== undefined) { index = undefined; throw new Error(listed) }

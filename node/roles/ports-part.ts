@@ -89,13 +89,16 @@ export abstract class PortsPart {
    * (only the IDX files the loader reads, each within what the program's sizes allow), ending with
    * `signal`, asked of the submitter's peer (`submitterPeer`, from its checked announcement) first.
    */
-  protected async datasetDirFor (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string): Promise<string | undefined> {
+  protected async datasetDirFor (
+    program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string
+  ): Promise<string | undefined> {
     if (program.dataset.kind !== 'idx') return undefined
     const local = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
     if (existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte'))) return local
     if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${local} and the task names no dataset CID`)
     const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
-    await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred: submitterPeer !== undefined ? [submitterPeer] : undefined })
+    const preferred = submitterPeer !== undefined ? [submitterPeer] : undefined
+    await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred })
     return dir // the engine checks the content hash before training
   }
 }

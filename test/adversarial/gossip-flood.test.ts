@@ -108,7 +108,8 @@ describe('a gossip flood', () => {
     const N = 1000
     const keys = await Promise.all(Array.from({ length: N }, async () => await generateKeyPair('Ed25519')))
     const signed = await Promise.all(keys.map(async (k, i) => {
-      const m: RPC.Message = { from: peerIdFromPrivateKey(k).toMultihash().bytes, data: enc.encode(JSON.stringify({ spam: i })), seqno: randomBytes(8), topic: TOPIC }
+      const from = peerIdFromPrivateKey(k).toMultihash().bytes
+      const m: RPC.Message = { from, data: enc.encode(JSON.stringify({ spam: i })), seqno: randomBytes(8), topic: TOPIC }
       return { ...m, signature: await k.sign(new Uint8Array([...enc.encode('libp2p-pubsub:'), ...RPC.Message.encode(m)])) }
     }))
     const seen = (): number => victim.gossip.stats.accepted + victim.gossip.stats.ignored + victim.gossip.stats.rejected

@@ -68,7 +68,8 @@ afterAll(async () => {
   for (const d of dirs) await d.cleanup()
 })
 
-const task = (programCid: string): { taskId: number, programHash: string, programCid: string, datasetCid: string, submitter: string, steps: number, createdAt: number } =>
+interface Announced { taskId: number, programHash: string, programCid: string, datasetCid: string, submitter: string, steps: number, createdAt: number }
+const task = (programCid: string): Announced =>
   ({ taskId: 3, programHash: H('a'), programCid, datasetCid: programCid, submitter: submitter.peer.peerId, steps: 20, createdAt: 1 })
 
 describe('a task announcement handed on by a neighbour', () => {
