@@ -1,4 +1,4 @@
-import type { ClaimSlice, TensorHead } from './claim-parts.js'
+import type { ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import type { InitClaim } from './init-claim.js'
 import type { Signed } from './messages.js'
 
@@ -23,6 +23,7 @@ type ClaimBody =
   | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
+  | ({ v: 1, kind: 'convert', commit: Signed, flat: number, chunk: ClaimChunk, slice: ClaimSlice } & EntryAt)
   | { v: 1, kind: 'lie', msgs: Signed[] }
   | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array, other?: Signed }
   | InitClaim

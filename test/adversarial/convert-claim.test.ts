@@ -1,0 +1,97 @@
+import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { u8aToHex } from '@polkadot/util'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
+import { commitChunked, proveElementChunk } from '../../protocols/commit/chunked.js'
+import { toHex } from '../../protocols/commit/merkle.js'
+import { commitTensor, matrixView, proveSlice, type TensorData } from '../../protocols/commit/tensor.js'
+import { encodeClaim, encodeEntryBytes, MAX_CLAIM_BYTES, type Claim } from '../../protocols/dispute/index.js'
+import { pathWith } from '../../protocols/dispute/tree.js'
+import { stateReadEntry } from '../../protocols/tape/state-io.js'
+import { honest, taskOf, tamperWeight, type Run, type Side } from '../unit/dispute/fixture.js'
+import { dispute, mlpRun, opened, worth } from './setup.js'
+
+// The chain's entry for the cross-check of a state conversion (claim kind
+// `convert`; chunked state roots, docs/disputes.md "Chunked roots: design"):
+// the runtime adjudicates it through judgeClaim like any claim. Who gains by
+// breaking it: a defender whose @StateRead hands its ops a tensor other than
+// its state must be slashed on it; a challenger bringing it against an honest
+// conversion must lose its bond; and against today's tapes, which hold no
+// conversion, it must be refused, never ruled on.
+
+let run: Run
+beforeAll(async () => {
+  await cryptoWaitReady()
+  run = await mlpRun()
+}, 120_000)
+
+/** `side`'s tape with entry 0 a @StateRead of state tensor 0 whose row + column output is `fine`. */
+function withRead (side: Side, fine: TensorData): Side {
+  const t = run.before[0]
+  const entries = side.entries.slice()
+  entries[0] = stateReadEntry(0, 0, t.dtype, t.shape, toHex(commitChunked(t).root), toHex(commitTensor(fine).root))
+  const values = side.values.slice()
+  values[0] = { inputs: [t], outputs: [fine] }
+  return { entries, values, roots: side.roots }
+}
+
+function flipped (t: TensorData, flat: number): TensorData {
+  const v = (t.values as Float32Array).slice()
+  new Uint32Array(v.buffer)[flat] ^= 1
+  return { ...t, values: v }
+}
+
+/** The challenger's claim on element `flat` of entry `i`: its own chunk of the agreed state, the defender's column. */
+function convertClaim (g: Awaited<ReturnType<typeof opened>>['g'], side: Side, i: number, flat: number, fine: TensorData): Claim {
+  const { cols } = matrixView(fine.shape)
+  return {
+    v: 1,
+    kind: 'convert',
+    commit: g.D.commit(),
+    index: i,
+    entry: encodeEntryBytes(side.entries[i]),
+    path: pathWith(g.D.levels, new Map(), i),
+    flat,
+    chunk: proveElementChunk(run.before[0], flat),
+    slice: proveSlice(fine, 'col', flat % cols)
+  }
+}
+
+describe('the convert claim on chain', () => {
+  it('slashes a defender whose @StateRead output differs from its state in one element (the ruling is recorded as Convert)', async () => {
+    const f = run.before[0].values.length >> 1
+    const lie = flipped(run.before[0], f)
+    const cheat = withRead(tamperWeight(run), lie)
+    const { h, g } = await opened(run, cheat)
+    const claim = convertClaim(g, cheat, 0, f, lie)
+    const bytes = encodeClaim(claim)
+    expect(bytes.length).toBeLessThan(MAX_CLAIM_BYTES)
+    expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(bytes) }).error).toBeUndefined()
+    expect(dispute(h).status).toBe('ChallengerWon')
+    h.advance(REVEAL_WINDOW + 2)
+    expect(taskOf(h).solverFailed).toBe(true)
+    expect(taskOf(h).rulings[0]).toMatchObject({ outcome: 'SolverPenalized', claimKind: 'Convert' })
+  }, 60_000)
+
+  it('rules for an honest conversion: the challenger loses its bond', async () => {
+    const f = run.before[0].values.length >> 1
+    const side = withRead(honest(run), run.before[0])
+    const { h, g } = await opened(run, side)
+    const before = worth(h, 'Dave')
+    expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(convertClaim(g, side, 0, f, run.before[0]))) }).error).toBeUndefined()
+    expect(dispute(h).status).toBe('DefenderWon')
+    expect(worth(h, 'Dave')).toBeLessThan(before)
+    expect(taskOf(h).solverFailed).toBe(false)
+  }, 60_000)
+
+  it('refuses it against today\'s tapes (no conversion in them) and from the defender', async () => {
+    const side = honest(run)
+    const { h, g } = await opened(run, side)
+    // entry 0 of the MLP's tape is an op, not a conversion: the claim is refused, the dispute goes on
+    expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(convertClaim(g, side, 0, 7, run.before[0]))) }).error).toBe('Arbitration.InvalidClaim')
+    expect(dispute(h).status).toBe('Open')
+    const read = withRead(honest(run), run.before[0])
+    const o = await opened(run, read)
+    expect(o.h.run('Bob', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(convertClaim(o.g, read, 0, 7, run.before[0]))) }).error).toBe('Arbitration.InvalidClaim')
+  }, 60_000)
+})
