@@ -1,4 +1,4 @@
-import type { ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
+import type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import type { InitClaim } from './init-claim.js'
 import type { Signed } from './messages.js'
 
@@ -19,7 +19,7 @@ export interface SegmentProof { msg: Signed, start: Uint8Array, startPath: Uint8
 export type Claim = ClaimBody & { seg?: SegmentProof }
 type ClaimBody =
   | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
-  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
+  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead | ChunkedHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
   | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)

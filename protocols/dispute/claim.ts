@@ -53,7 +53,7 @@ import { reject, type Ruling } from './ruling.js'
 // claim-proofs.ts (checking what a claim carries), judge-step.ts,
 // judge-element.ts, judge-nan.ts and judge-segment.ts (the rulings).
 
-export type { ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
+export type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 export type { Claim, ClaimKind, NanClaim, SegmentProof } from './claim-kinds.js'
 export { CLAIM_VERSION, MAX_CLAIM_BYTES, decodeClaim, encodeClaim } from './claim-codec.js'
 export type { JudgeEnv, OpShapeLike, ReferenceApi } from './judge-env.js'

@@ -2,8 +2,8 @@ import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { commitChunked, proveElementChunk } from '../../protocols/commit/chunked.js'
-import { toHex } from '../../protocols/commit/merkle.js'
+import { chunkedStateLeaves, chunkedStateRoot, commitChunked, proveElementChunk } from '../../protocols/commit/chunked.js'
+import { fromHex, merkleProof, toHex } from '../../protocols/commit/merkle.js'
 import { commitTensor, matrixView, proveSlice, type TensorData } from '../../protocols/commit/tensor.js'
 import { encodeClaim, encodeEntryBytes, MAX_CLAIM_BYTES, type Claim } from '../../protocols/dispute/index.js'
 import { pathWith } from '../../protocols/dispute/tree.js'
@@ -93,5 +93,58 @@ describe('the convert claim on chain', () => {
     const read = withRead(honest(run), run.before[0])
     const o = await opened(run, read)
     expect(o.h.run('Bob', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(convertClaim(o.g, read, 0, 7, run.before[0]))) }).error).toBe('Arbitration.InvalidClaim')
+  }, 60_000)
+})
+
+describe('the input claim of a @StateRead under a chunked pre-state root', () => {
+  /** `side` with its pre-state root of the disputed step chunked, and entry 0 a @StateRead whose input names `named`'s chunked commitment. */
+  function chunkedPre (side: Side, named: TensorData): Side {
+    const t = run.before[0]
+    const roots = side.roots.slice()
+    roots[run.step] = toHex(chunkedStateRoot(run.before, run.step))
+    const entries = side.entries.slice()
+    entries[0] = stateReadEntry(0, 0, t.dtype, t.shape, toHex(commitChunked(named).root), toHex(commitTensor(t).root))
+    return { entries, values: side.values, roots }
+  }
+  function inputClaim (g: Awaited<ReturnType<typeof opened>>['g'], side: Side, head: Record<string, unknown>): Claim {
+    return {
+      v: 1,
+      kind: 'input',
+      commit: g.D.commit(),
+      index: 0,
+      entry: encodeEntryBytes(side.entries[0]),
+      path: pathWith(g.D.levels, new Map(), 0),
+      k: 0,
+      prov: {
+        t: 0,
+        tensor: head as never,
+        tensorPath: merkleProof(chunkedStateLeaves(run.before, run.step), 0),
+        pre: fromHex(side.roots[run.step]),
+        prePath: merkleProof(side.roots.map(fromHex), run.step)
+      }
+    }
+  }
+  const head = (): Record<string, unknown> => ({ dtype: run.before[0].dtype, shape: run.before[0].shape, chunkRoot: commitChunked(run.before[0]).chunkRoot })
+
+  it('proves the state tensor by its chunked head: a read of another tensor loses, the state\'s own holds', async () => {
+    const lie = chunkedPre(tamperWeight(run), flipped(run.before[0], 3))
+    const o = await opened(run, lie)
+    expect(o.h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(inputClaim(o.g, lie, head()))) }).error).toBeUndefined()
+    expect(dispute(o.h).status).toBe('ChallengerWon')
+    const ok = chunkedPre(honest(run), run.before[0])
+    const p = await opened(run, ok)
+    expect(p.h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(inputClaim(p.g, ok, head()))) }).error).toBeUndefined()
+    expect(dispute(p.h).status).toBe('DefenderWon')
+  }, 60_000)
+
+  it('refuses a head that is not the leaf: the row + column head of the same tensor, or a chunked head under another shape', async () => {
+    const ok = chunkedPre(honest(run), run.before[0])
+    const { h, g } = await opened(run, ok)
+    const c = commitTensor(run.before[0])
+    const t = run.before[0]
+    for (const bad of [{ dtype: t.dtype, shape: t.shape, rowRoot: c.rowRoot, colRoot: c.colRoot }, { ...head(), shape: [t.values.length] }]) {
+      expect(h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(inputClaim(g, ok, bad))) }).error).toBe('Arbitration.InvalidProof')
+    }
+    expect(dispute(h).status).toBe('Open')
   }, 60_000)
 })
