@@ -1,7 +1,7 @@
-import { combineChunked } from '../commit/chunked.js'
+import { combineChunked, type ChunkProof } from '../commit/chunked.js'
 import { bytesEqual, rootFromProof, sha256 } from '../commit/merkle.js'
 import { combineRoots, matrixView, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
-import type { ChunkedHead, ClaimSlice, TensorHead } from './claim-parts.js'
+import type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import { reject } from './ruling.js'
 
 // Reading a claim's fields: a claim comes from anyone, so every field is
@@ -33,6 +33,14 @@ export function slice (p: unknown, what: string): SliceProof {
   shapeOf(s.shape, what)
   if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', `${what}: bad bytes`)
   return { dtype: s.dtype, shape: s.shape, axis: s.axis, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`), otherRoot: h32(s.otherRoot, `${what}.otherRoot`) }
+}
+
+export function chunk (p: unknown, what: string): ChunkProof {
+  const s = p as ClaimChunk
+  if (typeof s !== 'object' || s === null || !['float32', 'int32', 'bool'].includes(s.dtype)) reject('InvalidClaim', `${what}: malformed chunk`)
+  shapeOf(s.shape, what)
+  if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 16) reject('InvalidClaim', `${what}: bad bytes`)
+  return { dtype: s.dtype, shape: s.shape, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`) }
 }
 
 /** A tensor commitment recomputed from its preimage: a row + column head, or a chunked one (`chunkRoot`). */

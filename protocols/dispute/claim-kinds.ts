@@ -34,8 +34,11 @@ export interface NanClaim {
   v: 1
   kind: 'nan'
   flat: number
-  slice: ClaimSlice
-  state?: { index: number, root: Uint8Array, rootPath: Uint8Array[], t: number, tensor: TensorHead, tensorPath: Uint8Array[] }
+  /** the element's row or column (an op output, or a state tensor under a row + column head) */
+  slice?: ClaimSlice
+  /** the element's chunk (a state tensor under a chunked head: chunked state roots, not yet in use) */
+  chunk?: ClaimChunk
+  state?: { index: number, root: Uint8Array, rootPath: Uint8Array[], t: number, tensor: TensorHead | ChunkedHead, tensorPath: Uint8Array[] }
   op?: { commit: Signed } & EntryAt
 }
 

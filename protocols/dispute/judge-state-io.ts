@@ -1,9 +1,9 @@
 import { fromHex } from '../commit/merkle.js'
-import { chunkElementBits, verifyChunk, type ChunkProof } from '../commit/chunked.js'
+import { chunkElementBits, verifyChunk } from '../commit/chunked.js'
 import { dtypeBytes, sizeOf, sliceBytes, verifySlice, type DType } from '../commit/tensor.js'
 import { conversionSides, isStateConversion } from '../tape/state-io.js'
 import type { TapeEntry } from '../tape/tape.js'
-import { hashes, int, posInSlice, sameShape, slice } from './claim-fields.js'
+import { chunk, int, posInSlice, sameShape, slice } from './claim-fields.js'
 import type { ClaimChunk, ClaimSlice } from './claim-parts.js'
 import { reject } from './ruling.js'
 
@@ -25,14 +25,6 @@ import { reject } from './ruling.js'
 
 export interface ConversionClaim { flat: number, chunk: ClaimChunk, slice: ClaimSlice }
 export interface ConversionRuling { winner: 'challenger' | 'defender', reason: string }
-
-function chunkOf (p: unknown, what: string): ChunkProof {
-  const s = p as ClaimChunk
-  if (typeof s !== 'object' || s === null || !['float32', 'int32', 'bool'].includes(s.dtype)) reject('InvalidClaim', `${what}: malformed chunk`)
-  if (!Array.isArray(s.shape) || s.shape.length > 8 || !s.shape.every(d => Number.isInteger(d) && d >= 0 && d <= 1 << 24)) reject('InvalidClaim', `${what}: bad shape`)
-  if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 16) reject('InvalidClaim', `${what}: bad bytes`)
-  return { dtype: s.dtype, shape: s.shape, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`) }
-}
 
 /** Bits of element `pos` of a row or column's canonical little-endian bytes. */
 function bitsOf (dtype: DType, bytes: Uint8Array, pos: number): number {
@@ -56,7 +48,7 @@ export function judgeConversionElement (e: TapeEntry, claim: unknown): Conversio
   if (typeof c !== 'object' || c === null) reject('InvalidClaim', 'conversion claim: not an object')
   const flat = int(c.flat, 'flat')
   if (flat >= sizeOf(sides.shape)) reject('InvalidClaim', `flat index ${flat} outside [${sides.shape.join(',')}]`)
-  const ch = chunkOf(c.chunk, 'chunk')
+  const ch = chunk(c.chunk, 'chunk')
   if (ch.dtype !== sides.dtype || !sameShape(ch.shape, sides.shape)) reject('InvalidClaim', 'the chunk states another dtype or shape than the entry')
   if (!verifyChunk(fromHex(sides.chunked), ch)) reject('InvalidProof', `chunk ${ch.index} is not under the entry's chunked commitment`)
   const inChunk = chunkElementBits(ch, flat)

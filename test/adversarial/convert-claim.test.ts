@@ -148,3 +148,48 @@ describe('the input claim of a @StateRead under a chunked pre-state root', () =>
     expect(dispute(h).status).toBe('Open')
   }, 60_000)
 })
+
+describe('a NaN in a state tensor under a chunked state root', () => {
+  /** `side` with its pre-state root chunked over `pre` (state tensor 0 replaced). */
+  function chunkedState (side: Side, pre0: TensorData): { side: Side, pre: TensorData[] } {
+    const pre = [pre0, ...run.before.slice(1)]
+    const roots = side.roots.slice()
+    roots[run.step] = toHex(chunkedStateRoot(pre, run.step))
+    return { side: { ...side, roots }, pre }
+  }
+  function nanClaim (side: Side, pre: TensorData[], flat: number, opening: { chunk?: unknown, slice?: unknown }): Claim {
+    const t = pre[0]
+    return {
+      v: 1,
+      kind: 'nan',
+      flat,
+      ...opening,
+      state: {
+        index: run.step,
+        root: fromHex(side.roots[run.step]),
+        rootPath: merkleProof(side.roots.map(fromHex), run.step),
+        t: 0,
+        tensor: { dtype: t.dtype, shape: t.shape, chunkRoot: commitChunked(t).chunkRoot },
+        tensorPath: merkleProof(chunkedStateLeaves(pre, run.step), 0)
+      }
+    } as Claim
+  }
+
+  it('is read from its chunk: the defender loses on the NaN, the challenger on a number, a row + column slice is refused', async () => {
+    const f = 4099
+    const v = (run.before[0].values as Float32Array).slice()
+    new Uint32Array(v.buffer)[f] = 0x7fc00000
+    const { side, pre } = chunkedState(tamperWeight(run), { ...run.before[0], values: v })
+    const o = await opened(run, side)
+    const adjudicate = (c: Claim): string | undefined => o.h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(c)) }).error
+    // a slice cannot open a chunked commitment; another element's chunk does not hold it
+    expect(adjudicate(nanClaim(side, pre, f, { slice: proveSlice(pre[0], 'row', Math.floor(f / matrixView(pre[0].shape).cols)) }))).toBe('Arbitration.InvalidClaim')
+    expect(adjudicate(nanClaim(side, pre, f, { chunk: proveElementChunk(pre[0], 0) }))).toBe('Arbitration.InvalidClaim')
+    expect(dispute(o.h).status).toBe('Open')
+    expect(adjudicate(nanClaim(side, pre, f, { chunk: proveElementChunk(pre[0], f) }))).toBeUndefined()
+    expect(dispute(o.h).status).toBe('ChallengerWon')
+    const p = await opened(run, side)
+    expect(p.h.run('Dave', 'Arbitration', 'adjudicate', { disputeId: 0, claim: u8aToHex(encodeClaim(nanClaim(side, pre, f + 1, { chunk: proveElementChunk(pre[0], f + 1) }))) }).error).toBeUndefined()
+    expect(dispute(p.h).status).toBe('DefenderWon')
+  }, 60_000)
+})
