@@ -127,7 +127,7 @@ export const NAMED_TYPES: NamedTypes = {
   },
   ClaimKind: {
     path: ['pallet_arbitration', 'types', 'ClaimKind'],
-    variants: ['Skeleton', 'Input', 'State', 'Element', 'Data', 'Lie', 'BadOpen', 'Init', 'Nan'].map(name => ({ name })),
+    variants: ['Skeleton', 'Input', 'State', 'Element', 'Data', 'Lie', 'BadOpen', 'Init', 'Nan', 'Convert'].map(name => ({ name })),
     docs: ['The kind of the claim a dispute was adjudicated on (protocols/dispute/claim.ts)']
   },
   ProofRuling: {
