@@ -10,6 +10,7 @@ import { createLogger, type Logger } from './log.js'
 import { createNodeMetrics, type NodeMetrics } from './metrics.js'
 import { dialBootstrap, parseBootstrapAddrs } from './p2p/bootstrap-dial.js'
 import { GossipRouter } from './p2p/gossip.js'
+import { FloodPenalties, OPEN_TOPIC_RATE } from './p2p/gossip-rate.js'
 import { connectedPeers, createHost, dialTimeoutMs, type Host } from './p2p/host.js'
 import { startPeerKeeper } from './p2p/peer-keeper.js'
 import { startConnectionTrimmer, TRIM_GRACE_MS, TRIM_INTERVAL_MS, TRIM_TARGET, type ConnectionTrimmer } from './p2p/conn-trim.js'
@@ -59,6 +60,8 @@ export interface PeerStatus {
     ignored: number
     rejected: number
     rejectedBy: Record<string, number>
+    /** refused for their author's or their topic's rate (node/p2p/gossip-rate.ts) */
+    overRate: number
     invalid: Record<string,
       number>
     scores: Record<string, number>
@@ -129,7 +132,10 @@ export class Peer {
       log.info({ keep: privateAddrs.keep }, privateAddrs.reason)
       if (privateAddrs.warning != null) log.warn(privateAddrs.warning)
       const gossipMetrics = gossipMetricsRegister(metrics.registry, [INVALID_SERIES])
+      // what flooding gossip costs a peer, in gossipsub's own score (node/p2p/gossip-rate.ts)
+      const penalties = new FloodPenalties()
       const host = await createHost({
+        appScore: id => -penalties.of(id),
         gossipMetrics,
         privateKey: identity.privateKey,
         listen: opts.listen,
@@ -142,9 +148,10 @@ export class Peer {
       cleanup.unshift(async () => { await host.stop() })
 
       const gossip = new GossipRouter(host.services.pubsub, network, log,
-        (topic, result) => metrics.gossipMessages.inc({ topic, result }))
-      // a free-form topic for operators and tests; protocol topics come with the role actors
-      gossip.register('announce', { decode: decodeJsonObject })
+        (topic, result) => metrics.gossipMessages.inc({ topic, result }), penalties)
+      // a free-form topic for operators and tests (anyone may author its messages: a rate for
+      // the topic besides its authors'); protocol topics come with the role actors
+      gossip.register('announce', { decode: decodeJsonObject }, OPEN_TOPIC_RATE)
 
       const token = newToken()
       const control = new ControlServer(token)
@@ -237,6 +244,7 @@ export class Peer {
         ignored: this.gossip.stats.ignored,
         rejected: this.gossip.stats.rejected,
         rejectedBy: { ...this.gossip.stats.rejectedBy },
+        overRate: this.gossip.stats.overRate,
         // refused by gossipsub before our validators: bad signatures (forged), bad seqno/from, ...
         invalid: Object.fromEntries(Object.entries(this.gossipMetrics?.mirrored(INVALID_SERIES) ?? {}).map(([k, v]) => [k.replace(/^error=/, ''), v])),
         // connected peers, and those hung up on for their score (gossipsub keeps it a while)

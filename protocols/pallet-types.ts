@@ -94,7 +94,7 @@ export interface DrawRequest {
 
 export type RulingOutcome = 'AwaitingReveal' | 'ForcedError' | 'SolverPenalized'
 /** The kind of claim a dispute was adjudicated on (SCALE name ClaimKind). */
-export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan'
+export type RulingClaimKind = 'Skeleton' | 'Input' | 'State' | 'Element' | 'Data' | 'Lie' | 'BadOpen' | 'Init' | 'Nan' | 'Convert'
 
 /** A SolverProof dispute adjudicated for its challenger; the solver's penalty waits for a forced-error reveal. */
 export interface ProofRuling {

@@ -16,6 +16,7 @@ import { contextOf, verify } from './dispute-context.js'
 import { disputeOfStep } from './dispute-shape.js'
 import { makeChallenger, nanFacts } from './players.js'
 import { ensureReplayDir } from './replay-dir.js'
+import { FETCH_RESERVE_BLOCKS, blockSignal } from '../roles/block-signal.js'
 import { nanStepOf, segmentChallengerOf, segmentDisputeError, segmentEndAgrees, segmentPlanOf, type SegmentPlan } from './segment-challenge.js'
 import { request } from './transport.js'
 
@@ -41,6 +42,22 @@ export class Challenger {
   constructor (private readonly h: ChallengerHost) { this.play = new ChallengerPlay(h) }
 
   /**
+   * The replay directory (replay-dir.ts), its downloads ended a few blocks before the last
+   * block this node may open the dispute in: the challenge window's end, or an assigned
+   * verifier's deadline for its reject's evidence if later. A defender serving them just
+   * slowly enough never to time out would otherwise keep it past that block.
+   */
+  private async replayDir (
+    chain: ChainClient, taskId: number, task: TaskInfo, runDir: string, step: number, defenderPeer: string
+  ): Promise<Awaited<ReturnType<typeof ensureReplayDir>>> {
+    const mine = await chain.myAssignment(taskId)
+    const by = blockSignal(chain, Math.max(task.challengeEnd, mine?.deadline ?? 0) - FETCH_RESERVE_BLOCKS)
+    try {
+      return await ensureReplayDir(this.h.shards, taskId, task, runDir, step, defenderPeer, by.signal)
+    } finally { by.stop() }
+  }
+
+  /**
    * A verifier (against the solver) or a whistleblower (against a verifier's
    * verdict: played as a SolverProof dispute against the task's solver, see
    * docs/disputes.md) disputes 1-based engine step `step`.
@@ -63,7 +80,7 @@ export class Challenger {
     // announce the step: the defender tapes it while we tape ours, so the game can start as soon as the dispute is opened
     void request(this.h.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: chainStep } }, 5_000).catch(() => {})
     const runDir = join(this.h.dataDir, 'verify', String(taskId))
-    const { program, proof } = await ensureReplayDir(this.h.shards, taskId, task, runDir, step, defenderPeer)
+    const { program, proof } = await this.replayDir(chain, taskId, task, runDir, step, defenderPeer)
     if (rootEveryOfProof(proof) !== rootEvery) throw new Error(`proof.json of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${rootEvery}`)
     const dir = join(this.h.dataDir, 'disputes'); mkdirSync(dir, { recursive: true })
     const tape = await this.h.tapeInChild(runDir, step, join(dir, `task-${taskId}-step-${step}-challenger.cbor`), { datasetProofs: true })
@@ -99,7 +116,7 @@ export class Challenger {
     const runDir = join(this.h.dataDir, 'verify', String(taskId))
     const { j } = segmentOfStep(step - 1, task.stepCount, rootEvery)
     void request(this.h.peer.host, defenderPeer, { d: 0, prepare: { task: taskId, step: j } }, 5_000).catch(() => {})
-    const { program, proof } = await ensureReplayDir(this.h.shards, taskId, task, runDir, committedStep(j, task.stepCount, rootEvery) + 1, defenderPeer)
+    const { program, proof } = await this.replayDir(chain, taskId, task, runDir, committedStep(j, task.stepCount, rootEvery) + 1, defenderPeer)
     if (rootEveryOfProof(proof) !== rootEvery) throw new Error(`proof.json of task ${taskId} has a root every ${rootEveryOfProof(proof)} steps, the chain says ${rootEvery}`)
     const plan = segmentPlanOf(proof, step)
     const own = await this.h.segmentRootsInChild(runDir, plan.first, plan.length, { ops: [], weights: [] })

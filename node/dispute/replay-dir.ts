@@ -14,20 +14,22 @@ import { checkpointDir } from '../train/store.js'
 
 /**
  * The challenger's replay directory: task.json, proof.json and the checkpoint before `step`
+ * (every download ends with `signal`)
  * (fetched via the run index when missing; checkpoints from the solver, `solverPeer`, as they
  * have no DHT provider records). With the run index withheld, the directory the verifier
  * rebuilt from the chain (node/roles/verifier-chain-run.ts: the program, the served roots and
  * checkpoints with manifests of its own) is used as it is.
  */
 export async function ensureReplayDir (
-  shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string
+  shards: ShardService, taskId: number, task: TaskInfo, runDir: string, step: number, solverPeer: string, signal?: AbortSignal
 ): Promise<{ program: TaskProgram, proof: ProofOfLearning }> {
   mkdirSync(runDir, { recursive: true })
   let index: RunIndex | undefined
   try {
     const indexCid = runIndexCidOf(task)
     if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-    index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
+    const bytes = await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal, preferred: [solverPeer] })
+    index = validateRunIndex(JSON.parse(new TextDecoder().decode(bytes)))
     // a run listing other checkpoints than the task's is replayed from the chain (the verifier's rebuilt directory)
     const listed = publishedCheckpointsError(index.checkpoints.map(c => c.step), task)
     if (listed !== undefined) { index = undefined; throw new Error(listed) }
@@ -35,8 +37,8 @@ export async function ensureReplayDir (
     if (!existsSync(join(runDir, 'task.json')) || !existsSync(join(runDir, 'proof.json'))) throw err
   }
   // each refused unfetched when it declares more than it can be (a root every step is the largest proof)
-  if (index !== undefined && !existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'), { maxBytes: MAX_PROGRAM_FETCH_BYTES })
-  if (index !== undefined && !existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, 1) })
+  if (index !== undefined && !existsSync(join(runDir, 'task.json'))) await shards.fetchToFile(index.program, join(runDir, 'task.json'), { maxBytes: MAX_PROGRAM_FETCH_BYTES, signal, preferred: [solverPeer] })
+  if (index !== undefined && !existsSync(join(runDir, 'proof.json'))) await shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, 1), signal, preferred: [solverPeer] })
   const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(runDir, 'task.json'), 'utf8')))
   const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')))
   if ('0x' + proof.proofRoot.replace(/^0x/, '') !== task.proofRoot) throw new Error(`proof.json of task ${taskId} is not the committed proof`)
@@ -53,10 +55,10 @@ export async function ensureReplayDir (
   const ours = (): boolean => ref !== undefined && manifestHash(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CheckpointManifest) !== ref.manifestHash
   if (!existsSync(join(dir, 'manifest.json')) || ours()) {
     mkdirSync(dir, { recursive: true })
-    await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer], maxBytes: MAX_CHECKPOINT_MANIFEST_BYTES })
+    await shards.fetchToFile(ck.manifest, join(dir, 'manifest.json'), { providers: [solverPeer], maxBytes: MAX_CHECKPOINT_MANIFEST_BYTES, signal })
     // the solver names the data file: a plain name in this directory, never a path
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { dataFile?: unknown }
-    await shards.fetchToFile(ck.data, join(dir, checkpointDataFile(manifest)), { providers: [solverPeer], maxBytes: checkpointMaxBytes(program) })
+    await shards.fetchToFile(ck.data, join(dir, checkpointDataFile(manifest)), { providers: [solverPeer], maxBytes: checkpointMaxBytes(program), signal })
   }
   return { program, proof }
 }

@@ -2,6 +2,7 @@ import { TopicValidatorResult, type GossipSub, type Message } from '@libp2p/goss
 import type { PeerId } from '@libp2p/interface'
 import type { Logger } from '../log.js'
 import { MAX_GOSSIP_MESSAGE_BYTES } from './limits.js'
+import { FloodPenalties, GossipRate, type Rate } from './gossip-rate.js'
 import { parseTopicName, topicName } from './topics.js'
 
 // A typed map from gossip topic to handler (Lodestar's layout): each topic has
@@ -17,7 +18,8 @@ export interface TopicHandler<T> {
   decode: (data: Uint8Array) => T
   /** checks a well-formed message against what this peer knows (the chain); runs inside validation, before forwarding */
   check?: (msg: T, author: string | undefined) => Promise<CheckResult>
-  handle?: (msg: T, from: string) => void | Promise<void>
+  /** `raw`: the message as gossipsub received it (its author's signature: signed-envelope.ts) */
+  handle?: (msg: T, from: string, raw: Message) => void | Promise<void>
 }
 
 export interface ReceivedMessage {
@@ -35,25 +37,40 @@ export interface GossipStats {
   ignored: number
   rejected: number
   rejectedBy: Record<string, number>
+  /** refused for their author's (or their topic's) rate (node/p2p/gossip-rate.ts): from the author itself also counted rejected (and penalised), from relays ignored */
+  overRate: number
 }
 
 const LOG_CAPACITY = 1000
+/** what the message log holds at most, in message bytes (1,000 messages of 64 KiB were 64 MiB) */
+const LOG_MAX_BYTES = 4 * 1024 * 1024
+/** authors whose first message over their rate was logged (each is logged once while remembered) */
+const RATE_LOGGED = 256
 
 export class GossipRouter {
   private readonly handlers = new Map<string, TopicHandler<unknown>>()
   private readonly log: ReceivedMessage[] = []
-  readonly stats: GossipStats = { accepted: 0, ignored: 0, rejected: 0, rejectedBy: {} }
+  private logBytes = 0
+  readonly stats: GossipStats = { accepted: 0, ignored: 0, rejected: 0, rejectedBy: {}, overRate: 0 }
   private readonly decoded = new WeakMap<Message, unknown>()
+  readonly rate = new GossipRate()
+  private readonly rateLogged = new Set<string>()
 
+  /** `penalties`: what flooding costs a peer, read by gossipsub's application score (node/p2p/host.ts appScore) */
   constructor (private readonly pubsub: GossipSub, readonly network: string, private readonly logger: Logger,
-    private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void) {
+    private readonly onResult?: (topic: string, result: 'accept' | 'reject') => void, readonly penalties = new FloodPenalties()) {
     pubsub.addEventListener('message', evt => { void this.onMessage(evt.detail) })
   }
 
-  /** Subscribes to a topic of this network and installs its validator. */
-  register<T> (topic: string, handler: TopicHandler<T>): string {
+  /**
+   * Subscribes to a topic of this network and installs its validator. Every
+   * author has a rate on it (gossip-rate.ts AUTHOR_RATE); `topicRate` bounds the
+   * topic as a whole, for one whose messages anyone may author (`announce`).
+   */
+  register<T> (topic: string, handler: TopicHandler<T>, topicRate?: Rate): string {
     const full = topicName(this.network, topic)
     this.handlers.set(full, handler as TopicHandler<unknown>)
+    if (topicRate !== undefined) this.rate.limitTopic(full, topicRate)
     this.pubsub.topicValidators.set(full, (from: PeerId, message: Message) => this.validate(full, from, message))
     this.pubsub.subscribe(full)
     return full
@@ -85,6 +102,27 @@ export class GossipRouter {
     }
     if (h == null) return reject('unknown topic')
     if (message.data.length > MAX_GOSSIP_MESSAGE_BYTES) return reject(`oversized (${message.data.length} > ${MAX_GOSSIP_MESSAGE_BYTES} bytes)`)
+    // counted before any decode or check (a check may query the chain)
+    const signer = message.type === 'signed' ? message.from.toString() : undefined
+    const over = this.rate.take(full, signer)
+    if (over !== 'ok') {
+      this.stats.overRate++
+      const direct = over === 'author' && signer === from.toString()
+      if (signer !== undefined && !this.rateLogged.has(signer)) {
+        this.rateLogged.add(signer)
+        if (this.rateLogged.size > RATE_LOGGED) this.rateLogged.delete(this.rateLogged.values().next().value as string)
+        this.logger.warn({ topic: full, author: signer, from: from.toString(), over }, direct ? 'a peer publishes gossip faster than its rate: refused and penalised' : 'gossip over its rate: dropped, not relayed')
+      }
+      if (direct) {
+        // its own flood, from itself: the sender is the one to blame, off its application score
+        // (a REJECT would cost every relay of the message too); counted with the rejections
+        this.penalties.add(signer)
+        this.stats.rejected++
+        this.stats.rejectedBy[signer] = (this.stats.rejectedBy[signer] ?? 0) + 1
+        this.onResult?.(full, 'reject')
+      } else this.stats.ignored++
+      return TopicValidatorResult.Ignore
+    }
     let msg: unknown
     try {
       msg = h.decode(message.data)
@@ -115,9 +153,12 @@ export class GossipRouter {
       try { msg = h.decode(message.data) } catch { return }
     }
     this.log.push({ topic: parsed?.topic ?? message.topic, from, size: message.data.length, receivedAt: Date.now(), msg })
-    if (this.log.length > LOG_CAPACITY) this.log.splice(0, this.log.length - LOG_CAPACITY)
+    this.logBytes += message.data.length
+    let drop = 0
+    while (this.log.length - drop > 1 && (this.log.length - drop > LOG_CAPACITY || this.logBytes > LOG_MAX_BYTES)) this.logBytes -= this.log[drop++].size
+    if (drop > 0) this.log.splice(0, drop)
     try {
-      await h.handle?.(msg, from)
+      await h.handle?.(msg, from, message)
     } catch (err) {
       this.logger.error({ err, topic: message.topic, from }, 'gossip handler failed')
     }

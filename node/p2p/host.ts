@@ -15,6 +15,7 @@ import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
 import type { GossipMetricsRegister } from './gossip-metrics.js'
 import { batchYamuxWindowUpdates } from './frames.js'
+import { boundDhtStore, type DhtStoreLimits } from './dht-store.js'
 
 // a type alias (not an interface) so it satisfies libp2p's ServiceMap index signature
 export type HostServices = {
@@ -50,12 +51,27 @@ export interface HostInit {
   pingIntervalMs?: number
   /** how long it waits for a ping's answer (default: libp2p's adaptive timeout, ≥ 5 s) */
   pingTimeoutMs?: number
+  /** what others may put into the DHT store (default: dht-store.ts's bounds) */
+  dhtStoreLimits?: DhtStoreLimits
+  /** added to a peer's gossipsub application score (P5): the gossip router's flood penalties, negative */
+  appScore?: (peerId: string) => number
 }
 
-// Scoring on protocol topics: one invalid message (P4) costs -100 × 1², below
-// gossipsub's graylist threshold (-80), so the sender's RPCs are ignored until
+// Scoring on protocol topics: one invalid message (P4) costs INVALID_MESSAGE_WEIGHT × 1², below
+// gossipsub's graylist threshold (-80) whatever the sender earned, so its RPCs are ignored until
 // the penalty decays (×0.99 per decay interval of 1 s: minutes). Delivery-rate
 // penalties (P3) are off: protocol topics are quiet most of the time.
+/**
+ * What one invalid message costs its sender: more than the most its score
+ * holds otherwise and the graylist threshold (-80) together. It holds up to
+ * +75: a bootstrap peer's application score (+20) and, on each of the five
+ * scored topics, time in the mesh (+1) and first deliveries (+10) (the topic
+ * score cap, 10, applies only to a positive sum). At -100 a bootstrap peer's
+ * first invalid message left it at -80 or above, not graylisted, and a peer
+ * that had relayed well on every topic at -45.
+ */
+export const INVALID_MESSAGE_WEIGHT = -200
+
 const topicScore = {
   topicWeight: 1,
   timeInMeshWeight: 0.01,
@@ -72,7 +88,7 @@ const topicScore = {
   meshMessageDeliveriesActivation: 5000,
   meshFailurePenaltyWeight: 0,
   meshFailurePenaltyDecay: 0.5,
-  invalidMessageDeliveriesWeight: -100,
+  invalidMessageDeliveriesWeight: INVALID_MESSAGE_WEIGHT,
   invalidMessageDeliveriesDecay: 0.99
 }
 
@@ -149,14 +165,14 @@ export function connectedPeers (host: Pick<Host, 'getConnections'>): Map<string,
   return peers
 }
 
-/** over gossipsub's acceptPXThreshold (10), far under what an invalid message costs (-100) */
+/** over gossipsub's acceptPXThreshold (10), far under what an invalid message costs (INVALID_MESSAGE_WEIGHT) */
 export const BOOTSTRAP_APP_SCORE = 20
 
 export async function createHost (init: HostInit): Promise<Host> {
   const bootstrapIds = new Set(init.bootstrapPeerIds ?? [])
   // fewer frames and write syscalls per message (node/p2p/frames.ts)
   await batchYamuxWindowUpdates()
-  return await createLibp2p<HostServices>({
+  const host = await createLibp2p<HostServices>({
     privateKey: init.privateKey,
     addresses: { listen: init.listen },
     // Hard caps under the connection manager's: sockets the listener accepts
@@ -243,7 +259,7 @@ export async function createHost (init: HostInit): Promise<Host> {
           // score that lifts them over acceptPXThreshold (10), so the peers a
           // full bootstrap peer names when it PRUNEs a newcomer are dialled at
           // once (a joining peer finds a mesh without waiting for the DHT)
-          appSpecificScore: (id: string) => bootstrapIds.has(id) ? BOOTSTRAP_APP_SCORE : 0,
+          appSpecificScore: (id: string) => (bootstrapIds.has(id) ? BOOTSTRAP_APP_SCORE : 0) + (init.appScore?.(id) ?? 0),
           appSpecificWeight: 1,
           IPColocationFactorWeight: init.privateNetwork ? 0 : -35,
           topics: Object.fromEntries((init.scoredTopics ?? []).map(t => [t, topicScore]))
@@ -251,4 +267,7 @@ export async function createHost (init: HostInit): Promise<Host> {
       })
     }
   })
+  // kad-dht keeps every provider and value record it is sent: bounded (dht-store.ts)
+  boundDhtStore(host, init.dhtStoreLimits)
+  return host
 }

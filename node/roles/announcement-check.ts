@@ -11,6 +11,12 @@ import type { AnnouncementCheck } from './task-book.js'
 // defender, about a dispute the chain holds on that task. A contradiction is
 // REJECTed (the sender's gossipsub score drops); what the chain does not show
 // yet is IGNOREd (no penalty: our view of the chain may lag).
+//
+// Every one of them names its author's peer, and that peer must be registered
+// on chain, whatever else the chain shows yet: an IGNORE costs its sender
+// nothing, and gossip rates are per author (node/p2p/gossip-rate.ts), so a
+// message about a task not yet on chain, signed by a key made for it alone,
+// was a free chain query at every peer, one key per message.
 
 const same = (a: string, b: string): boolean => a.replace(/^0x/, '').toLowerCase() === b.replace(/^0x/, '').toLowerCase()
 const ZERO = '0'.repeat(64)
@@ -22,18 +28,23 @@ export function announcementCheck (chain: ChainClient): AnnouncementCheck {
     if (topic === 'tasks') {
       const m = msg as MessageOf<'tasks'>
       if (author !== undefined && author !== m.submitter) return 'reject'
+      // from a registered peer or from nobody (see below)
+      const owner = await chain.peerOwner(m.submitter)
+      if (owner == null) return 'reject'
       const t = await chain.task(m.taskId)
       // not on chain yet: our view may lag a few blocks; far beyond the next id, it is made up
       if (t == null) return await unknownTask(chain, m.taskId)
       if (!same(t.programHash, m.programHash) || t.steps !== m.steps) return 'reject'
-      return await chain.peerOwner(m.submitter) === t.submitter ? 'accept' : 'reject'
+      return owner === t.submitter ? 'accept' : 'reject'
     }
     if (topic === 'proofs') {
       const m = msg as MessageOf<'proofs'>
       if (author !== undefined && author !== m.solver) return 'reject'
+      const owner = await chain.peerOwner(m.solver)
+      if (owner == null) return 'reject'
       const t = await chain.task(m.taskId)
       if (t == null || same(t.proofRoot, ZERO)) return 'ignore'
-      if (await chain.peerOwner(m.solver) !== t.solver) return 'reject'
+      if (owner !== t.solver) return 'reject'
       return same(t.proofRoot, m.proofRoot) && same(t.finalStateRoot, m.finalStateRoot) ? 'accept' : 'reject'
     }
     // a notice about a task the chain does not have is dropped like a task announcement:
@@ -42,10 +53,10 @@ export function announcementCheck (chain: ChainClient): AnnouncementCheck {
     if (topic === 'verdicts') {
       const m = msg as MessageOf<'verdicts'>
       if (author !== undefined && author !== m.verifier) return 'reject'
-      const t = await chain.task(m.taskId)
-      if (t == null) return await unknownTask(chain, m.taskId)
       const owner = await chain.peerOwner(m.verifier)
       if (owner == null) return 'reject' // not a registered peer: it cannot have been drawn
+      const t = await chain.task(m.taskId)
+      if (t == null) return await unknownTask(chain, m.taskId)
       // the verdict is announced once it is on chain; our view may lag a block
       const onChain = t.verdicts.find(v => same(v.verifier, owner))
       if (onChain == null) return 'ignore'
@@ -54,11 +65,12 @@ export function announcementCheck (chain: ChainClient): AnnouncementCheck {
     if (topic === 'disputes') {
       const m = msg as MessageOf<'disputes'>
       if (author !== undefined && author !== m.challenger && author !== m.defender) return 'reject'
+      const [c, f] = await Promise.all([chain.peerOwner(m.challenger), chain.peerOwner(m.defender)])
+      if (c == null || f == null) return 'reject'
       const d = await chain.dispute(m.disputeId)
       if (d == null) return await chain.task(m.taskId) == null ? await unknownTask(chain, m.taskId) : 'ignore'
       if (BigInt(d.taskId) !== BigInt(m.taskId)) return 'reject'
-      const [c, f] = await Promise.all([chain.peerOwner(m.challenger), chain.peerOwner(m.defender)])
-      return c != null && f != null && same(c, d.challenger) && same(f, d.defender) ? 'accept' : 'reject'
+      return same(c, d.challenger) && same(f, d.defender) ? 'accept' : 'reject'
     }
     return 'accept'
   }

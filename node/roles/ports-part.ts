@@ -1,13 +1,15 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DisputeResult } from '../../actors/ports.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
+import { idxFileMaxBytes } from '../../protocols/verification/fetch-limits.js'
 import type { ChainClient, TaskInfo } from '../chain/client.js'
 import type { EngineFaults } from '../engine/protocol.js'
 import type { WarmEngine } from '../engine/warm-engine.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
+import { fetchBundle } from './bundle-fetch.js'
 import type { EconomicsConfig } from './economics.js'
 import type { TaskBook } from './task-book.js'
 import type { WorkProgress } from './work-progress.js'
@@ -84,10 +86,16 @@ export abstract class PortsPart {
     return t
   }
 
-  /** A local directory with the task's dataset: the configured one, or fetched from the swarm. */
-  protected async datasetDirFor (program: TaskProgram, datasetCid: string | undefined): Promise<string | undefined> {
+  /**
+   * A local directory with the task's dataset: the configured one, or fetched from the swarm
+   * (only the IDX files the loader reads, each within what the program's sizes allow), ending with
+   * `signal`, asked of the submitter's peer (`submitterPeer`, from its checked announcement) first.
+   */
+  protected async datasetDirFor (
+    program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string
+  ): Promise<string | undefined> {
     if (program.dataset.kind !== 'idx') return undefined
-    return this.localDatasetDir() ?? await this.fetchDataset(program, datasetCid)
+    return this.localDatasetDir() ?? await this.fetchDataset(program, datasetCid, signal, submitterPeer)
   }
 
   /** The configured dataset directory (or the packaged Fashion-MNIST) when it holds IDX files (not checked to be any task's). */
@@ -96,17 +104,16 @@ export abstract class PortsPart {
     return existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte')) ? local : undefined
   }
 
-  /** The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory; `signal` ends the downloads. */
-  protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal): Promise<string> {
+  /**
+   * The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory: only the
+   * IDX files the loader reads, each within what the program's sizes allow; `signal` ends the downloads; asked of
+   * the submitter's peer (`submitterPeer`, from its checked announcement) first.
+   */
+  protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string): Promise<string> {
     if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'} and the task names no dataset CID`)
     const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
-    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(datasetCid, { signal }))) as { files: Array<{ name: string, cid: string }> }
-    mkdirSync(dir, { recursive: true })
-    for (const f of bundle.files) {
-      // a plain name: no directory, no leading dot (".." would be the parent)
-      if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in dataset bundle: ${f.name}`)
-      await this.shards.fetchToFile(f.cid, join(dir, f.name), { signal })
-    }
+    const preferred = submitterPeer !== undefined ? [submitterPeer] : undefined
+    await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred })
     return dir // the engine checks the content hash before training
   }
 }

@@ -16,22 +16,27 @@ import { hex0x } from './ports-part.js'
 
 export interface PublishedRun { index: RunIndex, program: TaskProgram, proof: ProofOfLearning }
 
-/** Fetches the run index, the program (written to runDir/task.json) and proof.json of `task`, checked against the chain. */
+/**
+ * Fetches the run index, the program (written to runDir/task.json) and proof.json of `task`, checked
+ * against the chain; from the solver's peer first (`solverPeer`, who must serve them), then from
+ * whoever the DHT names.
+ */
 export async function fetchPublishedRun (
-  shards: ShardService, taskId: number, task: TaskInfo, m: number, runDir: string, signal: AbortSignal | undefined
+  shards: ShardService, taskId: number, task: TaskInfo, m: number, runDir: string, signal: AbortSignal | undefined, solverPeer?: string
 ): Promise<PublishedRun> {
+  const preferred = solverPeer !== undefined ? [solverPeer] : undefined
   // a solver that commits no run index withholds it from everyone
   const indexCid = runIndexCidOf(task)
   if (indexCid == null) throw new Error(`task ${taskId} has no run index committed`)
-  const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal }))))
+  const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES, signal, preferred }))))
   if (hex0x(index.proofRoot) !== task.proofRoot) throw new Error(`the run index names proof root ${index.proofRoot}, the chain has ${task.proofRoot}`)
-  const programBytes = await shards.fetchBytes(index.program, { maxBytes: MAX_PROGRAM_FETCH_BYTES, signal })
+  const programBytes = await shards.fetchBytes(index.program, { maxBytes: MAX_PROGRAM_FETCH_BYTES, signal, preferred })
   const { info: _i, ...p } = validateProgram(JSON.parse(new TextDecoder().decode(programBytes)))
   const program: TaskProgram = p
   if (hex0x(programHash(program)) !== task.programHash) throw new Error(`program of task ${taskId} does not match the chain's program hash`)
   if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
   writeFileSync(join(runDir, 'task.json'), canonicalJson(program))
-  await shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, m), signal })
+  await shards.fetchToFile(index.proof, join(runDir, 'proof.json'), { maxBytes: proofMaxBytes(task.steps, m), signal, preferred })
   // its spacing must be the program's: the chain's disputes prove leaves of that tree only
   const proof = validateProof(JSON.parse(readFileSync(join(runDir, 'proof.json'), 'utf8')), m)
   if (hex0x(proof.proofRoot) !== task.proofRoot) throw new Error(`proof.json of task ${taskId} does not hash to the committed proof root`)

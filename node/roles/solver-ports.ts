@@ -19,28 +19,37 @@ import { trainingEvents } from './work-progress.js'
 import { checkCommitments } from './task-commitments.js'
 import { checkpointDir } from '../train/store.js'
 import { MAX_PROGRAM_FETCH_BYTES } from '../../protocols/verification/fetch-limits.js'
+import { blockSignal } from './block-signal.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
 // (checkpoints erasure-coded) and its proof committed on chain.
 
 export class SolverPorts extends PortsPart {
-  private async programFor (taskId: number, task: TaskInfo): Promise<{ program: TaskProgram, datasetCid?: string, programCid: string }> {
+  private async programFor (taskId: number, task: TaskInfo): Promise<{ program: TaskProgram, datasetCid?: string, programCid: string, submitterPeer: string }> {
     const rec = await this.init.book.waitFor(taskId, r => r.task != null, 60_000, 'task announcement')
     const programCid = rec.task!.programCid
-    const bytes = await this.shards.fetchBytes(programCid, { maxBytes: MAX_PROGRAM_FETCH_BYTES })
+    const bytes = await this.shards.fetchBytes(programCid, { maxBytes: MAX_PROGRAM_FETCH_BYTES, preferred: [rec.task!.submitter] })
     const { info: _i, ...program } = validateProgram(JSON.parse(new TextDecoder().decode(bytes)))
     if (hex0x(programHash(program)) !== task.programHash) {
       throw new Error(`the program fetched for task ${taskId} hashes to ${programHash(program)}, but the chain has ${task.programHash}`)
     }
-    return { program, datasetCid: rec.task!.datasetCid, programCid }
+    return { program, datasetCid: rec.task!.datasetCid, programCid, submitterPeer: rec.task!.submitter }
   }
 
   /** `signal`: the actor no longer wants the result; the training job's engine process is ended */
   async train (taskId: number, signal?: AbortSignal): Promise<PublishedRun> {
     const task = await this.taskOrThrow(taskId)
-    const { program, datasetCid, programCid } = await this.programFor(taskId, task)
-    const datasetDir = await this.datasetDirFor(program, datasetCid)
+    const { program, datasetCid, programCid, submitterPeer } = await this.programFor(taskId, task)
+    // the dataset's download has half of what is left of the solve window, however slowly it is
+    // served: a task it cannot fetch goes back for the fee (job-scheduler.ts), not to the timeout's slash
+    const chain = await this.chain()
+    const best = await chain.bestNumber()
+    const by = blockSignal(chain, best + Math.ceil((task.deadline - best) / 2))
+    let datasetDir: string | undefined
+    try {
+      datasetDir = await this.datasetDirFor(program, datasetCid, signal !== undefined ? AbortSignal.any([signal, by.signal]) : by.signal, submitterPeer)
+    } finally { by.stop() }
     const runDir = join(this.dataDir, 'tasks', String(taskId), 'run')
     const taskFile = join(this.dataDir, 'tasks', String(taskId), 'task.json')
     mkdirSync(runDir, { recursive: true })

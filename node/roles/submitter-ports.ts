@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CollectedResult, SubmitResult, TaskSpec } from '../../actors/ports.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
@@ -11,7 +11,8 @@ import { runEngineJob } from '../engine/engine.js'
 import { taskFeasibility } from '../../protocols/scheduling/feasibility.js'
 import { PortsPart, enc, hex0x } from './ports-part.js'
 import { offeredRewards, units } from './offered-rewards.js'
-import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES } from '../../protocols/verification/fetch-limits.js'
+import { MAX_PROGRAM_FETCH_BYTES, MAX_RUN_INDEX_BYTES, modelFileMaxBytes } from '../../protocols/verification/fetch-limits.js'
+import { fetchBundle } from './bundle-fetch.js'
 
 const mib = (b: number): number => Math.ceil(b / 2 ** 20)
 
@@ -115,21 +116,17 @@ export class SubmitterPorts extends PortsPart {
     const index = validateRunIndex(JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(indexCid, { maxBytes: MAX_RUN_INDEX_BYTES }))))
     if (index.model == null) return {}
     const dir = join(this.dataDir, 'results', String(taskId))
-    await this.fetchBundleTo(index.model, join(dir, 'model'))
-    // the evaluator reads the program next to the model (dataset reference)
+    // the evaluator reads the program next to the model (dataset reference); it bounds the model's files
+    mkdirSync(dir, { recursive: true })
     await this.shards.fetchToFile(index.program, join(dir, 'task.json'), { maxBytes: MAX_PROGRAM_FETCH_BYTES })
+    const { info: _i, ...program } = validateProgram(JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')))
+    if (hex0x(programHash(program)) !== task.programHash) throw new Error(`the program of task ${taskId}'s run does not hash to the task's program hash`)
+    const solverNode = task.solver != null ? await (await this.chain()).node(task.solver) : null
+    const solverPeer = solverNode != null ? Buffer.from(solverNode.peerId.replace(/^0x/, ''), 'hex').toString('utf8') : undefined
+    await fetchBundle(this.shards, index.model, join(dir, 'model'), name => modelFileMaxBytes(program, name), { preferred: solverPeer !== undefined ? [solverPeer] : undefined })
     const r = await runEngineJob({ kind: 'evaluate', modelDir: dir, datasetDir: this.init.datasetDir }, this.log, 'evaluation').result
     this.log.info({ taskId, accuracy: r.accuracy, validationLoss: r.text?.validationLoss }, 'collected the trained model')
     // a GPT has no accuracy (NaN): its held-out loss, the corpus's unigram baseline and a sample
     return r.text != null ? { modelCid: index.model, text: r.text } : { accuracy: r.accuracy, modelCid: index.model }
-  }
-
-  private async fetchBundleTo (cid: string, dir: string): Promise<void> {
-    const bundle = JSON.parse(new TextDecoder().decode(await this.shards.fetchBytes(cid))) as { files: Array<{ name: string, cid: string }> }
-    mkdirSync(dir, { recursive: true })
-    for (const f of bundle.files) {
-      if (!/^[\w-][\w.-]*$/.test(f.name)) throw new Error(`bad file name in bundle ${cid}: ${f.name}`)
-      await this.shards.fetchToFile(f.cid, join(dir, f.name))
-    }
   }
 }

@@ -5,6 +5,8 @@ import type { CheckResult } from '../p2p/gossip.js'
 import type { Peer } from '../peer.js'
 import { getJson, putJson, sublevel } from '../storage/db.js'
 import { closeStream } from '../p2p/stream-close.js'
+import { envelopeOf, openEnvelope, signEnvelope, type SignedEnvelope } from '../p2p/signed-envelope.js'
+import { topicName } from '../p2p/topics.js'
 import { noteProgress } from '../p2p/stream-progress.js'
 
 // What this peer has heard about each task over gossip (program and proof
@@ -15,6 +17,8 @@ import { noteProgress } from '../p2p/stream-progress.js'
 export interface TaskRecord {
   taskId: number
   task?: MessageOf<'tasks'>
+  /** the task announcement as its submitter's peer signed it: what a neighbour that missed it is given */
+  taskSigned?: SignedEnvelope
   proof?: MessageOf<'proofs'>
   verdicts: Array<MessageOf<'verdicts'>>
   disputes: Array<MessageOf<'disputes'>>
@@ -32,7 +36,10 @@ type Waiter = { taskId: number, pred: (r: TaskRecord) => boolean, resolve: (r: T
 export type AnnouncementCheck = (topic: ProtocolTopic, msg: MessageOf<ProtocolTopic>, author: string | undefined) => Promise<CheckResult>
 
 // A peer that missed an announcement (it was down, or joined later) asks its
-// neighbours for the task's record. Answers are re-validated like gossip.
+// neighbours for the task's record. Answers are re-validated like gossip; a
+// task announcement only as its submitter signed it (its program and dataset
+// CIDs are on no chain: a neighbour's unsigned word for them, the first to
+// pass the checks, stood for good).
 export const TASKBOOK_PROTOCOL = '/proofswarm/taskbook/1.0.0'
 const MAX_RECORD_BYTES = 256 * 1024
 
@@ -50,7 +57,7 @@ export class TaskBook {
         const req = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())) as { taskId?: unknown }
         const id = Number(req.taskId)
         const rec = Number.isSafeInteger(id) && id >= 0 ? await this.get(id) : undefined
-        const out = new TextEncoder().encode(JSON.stringify(rec?.task != null ? { task: rec.task, proof: rec.proof ?? null } : {}))
+        const out = new TextEncoder().encode(JSON.stringify(rec != null ? { taskSigned: rec.taskSigned ?? null, proof: rec.proof ?? null } : {}))
         // a reader that takes no answer, or never closes its end, does not keep the stream
         await lp.write(out.length <= MAX_RECORD_BYTES ? out : new TextEncoder().encode('{}'), { signal: AbortSignal.timeout(10_000) })
         noteProgress(stream, out.byteLength)
@@ -61,7 +68,7 @@ export class TaskBook {
       peer.gossip.register(topic, {
         decode: data => decodeMessage(topic, data),
         check: async (msg, author) => await this.check(topic, msg as never, author),
-        handle: async msg => { await this.record(topic, msg as never) }
+        handle: async (msg, _from, raw) => { await this.record(topic, msg as never, topic === 'tasks' ? envelopeOf(raw) : undefined) }
       })
     }
   }
@@ -95,14 +102,15 @@ export class TaskBook {
     return out
   }
 
-  /** Records a message (ours or received); serialised so concurrent updates merge. */
-  async record<T extends ProtocolTopic> (topic: T, msg: MessageOf<T>): Promise<void> {
+  /** Records a message (ours or received; `signed`: a task announcement's envelope); serialised so concurrent updates merge. */
+  async record<T extends ProtocolTopic> (topic: T, msg: MessageOf<T>, signed?: SignedEnvelope): Promise<void> {
     const taskId = (msg as { taskId: number }).taskId
     this.chain = this.chain.then(async () => {
       const r = await this.get(taskId) ?? { taskId, verdicts: [], disputes: [], updatedAt: 0 }
       // the first announcement that passed the checks stands: a later one never replaces it
-      if (topic === 'tasks') r.task ??= msg as MessageOf<'tasks'>
-      else if (topic === 'proofs') r.proof ??= msg as MessageOf<'proofs'>
+      if (topic === 'tasks') {
+        if (r.task == null) { r.task = msg as MessageOf<'tasks'>; r.taskSigned = signed }
+      } else if (topic === 'proofs') r.proof ??= msg as MessageOf<'proofs'>
       else if (topic === 'verdicts') {
         const v = msg as MessageOf<'verdicts'>
         r.verdicts = [...r.verdicts.filter(x => x.verifier !== v.verifier), v]
@@ -133,7 +141,9 @@ export class TaskBook {
   /** Publishes a protocol message and records it locally (gossip does not deliver to self). */
   async publish<T extends ProtocolTopic> (topic: T, msg: Omit<MessageOf<T>, 'v' | 'type'>): Promise<void> {
     const bytes = encodeTopicMessage(topic, msg)
-    await this.record(topic, decodeMessage(topic, bytes))
+    // our own task announcement, signed as gossip signs it: what we hand a neighbour that missed it
+    const signed = topic === 'tasks' ? await signEnvelope(this.peer.identity.privateKey, topicName(this.peer.network, topic), bytes) : undefined
+    await this.record(topic, decodeMessage(topic, bytes), signed)
     await this.peer.gossip.publish(topic, bytes)
   }
 
@@ -147,12 +157,14 @@ export class TaskBook {
         await lp.write(new TextEncoder().encode(JSON.stringify({ taskId })))
         const res = JSON.parse(
           new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(5000) })).subarray())
-        ) as { task?: unknown, proof?: unknown }
+        ) as { taskSigned?: unknown, proof?: unknown }
         void closeStream(stream)
-        // the same checks as gossip: re-encode through the schema
-        if (res.task != null) {
-          const t = decodeMessage('tasks', encodeTopicMessage('tasks', strip(res.task)))
-          if (t.taskId === taskId && await this.check('tasks', t, undefined) === 'accept') await this.record('tasks', t)
+        // the same checks as gossip, with its author: the submitter's peer, whose signature it carries
+        if (res.taskSigned != null) {
+          const { author, data } = await openEnvelope(res.taskSigned, topicName(this.peer.network, 'tasks'))
+          const t = decodeMessage('tasks', data)
+          const e = res.taskSigned as SignedEnvelope
+          if (t.taskId === taskId && await this.check('tasks', t, author) === 'accept') await this.record('tasks', t, { from: e.from, seqno: e.seqno, data: e.data, signature: e.signature })
         }
         if (res.proof != null) {
           const p = decodeMessage('proofs', encodeTopicMessage('proofs', strip(res.proof)))

@@ -63,11 +63,11 @@ export class VerifierDataset extends PortsPart {
       await this.engine.warm(join(runDir, 'task.json'), undefined, program.runtime)
       return served ? { served: true } : {}
     }
-    const cid = (await this.init.book.get(taskId))?.task?.datasetCid
+    const announced = (await this.init.book.get(taskId))?.task
     const local = this.localDatasetDir()
     const candidates: Array<() => Promise<string>> = [
       ...(local !== undefined ? [async () => local] : []),
-      async () => await this.fetchDataset(program, cid, signal)
+      async () => await this.fetchDataset(program, announced?.datasetCid, signal, announced?.submitter)
     ]
     const why: string[] = []
     for (const get of candidates) {

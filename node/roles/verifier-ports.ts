@@ -48,9 +48,11 @@ export class VerifierPorts extends PortsPart {
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
     const chain = await this.chain()
     // an assigned verifier's downloads end a few blocks before its deadline, however slowly
-    // they are served: what it has not got by then it challenges on chain in time
+    // they are served: what it has not got by then it challenges on chain in time; a
+    // whistleblower's (no assignment) before the challenge window's end, its last block to challenge
     const mine = await chain.myAssignment(taskId)
-    const by = mine != null ? blockSignal(chain, mine.deadline - FETCH_RESERVE_BLOCKS) : undefined
+    const last = mine != null ? mine.deadline : (await this.taskOrThrow(taskId)).challengeEnd
+    const by = last > 0 ? blockSignal(chain, last - FETCH_RESERVE_BLOCKS) : undefined
     try {
       return await this.verifyBy(taskId, sampleCount, by?.signal)
     } finally { by?.stop() }
@@ -88,8 +90,11 @@ export class VerifierPorts extends PortsPart {
     let served: Map<number, number>
     // checkpoints already written from their serves (a run rebuilt from the chain)
     let written = new Set<number>()
+    // checkpoints have no DHT provider records (publishRun): they come from the solver; the run's
+    // other files are asked of it first too (a provider record anyone may add cannot stall them)
+    const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
     try {
-      ;({ index, program, proof } = await fetchPublishedRun(this.shards, taskId, task, m, runDir, signal))
+      ;({ index, program, proof } = await fetchPublishedRun(this.shards, taskId, task, m, runDir, signal, solverPeer))
       served = await chain.servedCheckpoints(taskId)
     } catch (err) {
       // what the solver published cannot be obtained or is not what it committed: the replay's inputs
@@ -116,7 +121,6 @@ export class VerifierPorts extends PortsPart {
     const div = proof.divergence
     // replays check transitions only: the first state must be the program's initialisation
     const zero = index?.checkpoints.find(c => c.step === 0)
-    const solverPeer = await this.checks.solverPeerOf(chain, task.solver)
     const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
       const onChain = served.get(0)
       if (written.has(0)) return undefined

@@ -122,7 +122,10 @@ export class ShardFetch {
       if (started) return
       started = true
       if (opts.providers != null && opts.providers.length > 0) source.addExplicit(opts.providers)
-      else source.discover(root, signal)
+      else {
+        if (opts.preferred != null) source.addExplicit(opts.preferred)
+        source.discover(root, signal)
+      }
     }
     const blockOpts: BlockFetchOptions = {
       signal,

@@ -55,6 +55,11 @@ export interface FetchOptions extends AddOptions {
   onProgress?: (p: FetchProgress) => void
   /** fetch only from these peer ids (no DHT lookup) */
   providers?: string[]
+  /**
+   * Ask these peer ids first, then those the DHT names (the party that must serve the shard:
+   * a provider record anyone may add cannot put it behind providers that stall)
+   */
+  preferred?: string[]
   maxProviders?: number
   pipeline?: number
   findTimeoutMs?: number

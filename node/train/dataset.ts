@@ -7,6 +7,7 @@ import { commitTensor, type TensorCommitment } from '../../protocols/commit/tens
 import { fastTensorRoot } from './fast-commit.js'
 import { Rng, deriveSeed } from '../../protocols/data/prng.js'
 import type { DatasetRef } from '../../protocols/program/program.js'
+import { MAX_IDX_FILE_BYTES } from '../../protocols/verification/fetch-limits.js'
 import type { TextSpec } from '../../protocols/program/gpt.js'
 import { loadTextCorpus, oneHotWindows, windowCount } from './text-dataset.js'
 
@@ -16,7 +17,8 @@ import { loadTextCorpus, oneHotWindows, windowCount } from './text-dataset.js'
 
 export const DEFAULT_FASHION_DIR = '/usr/share/datasets/fashion-mnist'
 export const IDX_PARTS = ['train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte'] as const
-const MAX_FILE = 1 << 30
+// what a fetch of a dataset's file is bounded by too (protocols/verification/fetch-limits.ts)
+const MAX_FILE = MAX_IDX_FILE_BYTES
 const HASH_DOMAIN = 'proofswarm-dataset-v1\n'
 
 export interface Dataset {

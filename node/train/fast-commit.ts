@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto'
+import { CHUNK_BYTES, CHUNK_LEAF_TAG, CHUNKED_COMMITMENT_VERSION, CHUNKED_TAG, chunkedStateRoot } from '../../protocols/commit/chunked.js'
 import { stepLeaf, stateRoot } from '../../protocols/commit/state.js'
 import { TENSOR_COMMITMENT_VERSION, axisLayout, dtypeBytes, leafSpan, matrixView, tensorHeader, type AxisLayout, type TensorData } from '../../protocols/commit/tensor.js'
-import { nativeAxisRoots } from './psk-addon.js'
+import { nativeAxisRoots, nativeChunkRoot } from './psk-addon.js'
 
 // A faster implementation of protocols/commit's tensor commitment and state
 // root for the training loop. It must give identical roots: the unit test
@@ -199,4 +200,67 @@ export function fastTensorRoot (t: TensorData): Uint8Array {
 export function fastStateRoot (tensors: readonly TensorData[], step: number): Uint8Array {
   if (!LE) return stateRoot(tensors, step)
   return fromL(merkle([...tensors.map(tensorRootL), Buffer.from(stepLeaf(step)).toString('latin1')]))
+}
+
+// The chunked commitment (protocols/commit/chunked.ts; not yet what the trainer
+// commits): every byte hashed once, in CHUNK_BYTES leaves. The addon's chunk
+// root when it has one (runs of 16 equal leaves in AVX-512 lanes), else
+// latin1 digests as above. Same values as protocols/commit (fast-commit test).
+const chunkedHeads = new Map<string, { out: Buffer, at: number }>()
+function chunkedHead (t: TensorData): { out: Buffer, at: number } {
+  const key = `${t.dtype}:${t.shape.join(',')}`
+  let h = chunkedHeads.get(key)
+  if (h !== undefined) return h
+  const header = tensorHeader(t.dtype, t.shape)
+  const out = Buffer.alloc(2 + header.length + 32)
+  out[0] = CHUNKED_TAG; out[1] = CHUNKED_COMMITMENT_VERSION
+  out.set(header, 2)
+  h = { out, at: 2 + header.length }
+  if (chunkedHeads.size >= 256) chunkedHeads.clear()
+  chunkedHeads.set(key, h)
+  return h
+}
+
+const CHUNK_DIMS = Int32Array.of(CHUNK_BYTES, CHUNK_LEAF_TAG)
+let nativeChunks: ((bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean) | null | undefined
+
+function chunkRootInto (bytes: Uint8Array, out: Buffer, at: number): void {
+  if (nativeChunks === undefined) nativeChunks = nativeChunkRoot() ?? null
+  if (nativeChunks !== null) {
+    if (nativeChunks(bytes, CHUNK_DIMS, out.subarray(at, at + 32))) return
+    nativeChunks = null
+  }
+  const s = scratchFor(1 + CHUNK_BYTES)
+  s[0] = CHUNK_LEAF_TAG
+  const src = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const leaves: string[] = new Array<string>(Math.ceil(bytes.length / CHUNK_BYTES))
+  for (let i = 0; i < leaves.length; i++) {
+    const o = i * CHUNK_BYTES
+    const len = Math.min(CHUNK_BYTES, bytes.length - o)
+    src.copy(s, 1, o, o + len)
+    leaves[i] = shaL(s.subarray(0, len + 1))
+  }
+  put(out, merkle(leaves), at)
+}
+
+function chunkedRootL (t: TensorData): string {
+  const v = t.values
+  let n = 1
+  for (const d of t.shape) n *= d
+  if (v.length !== n) throw new TypeError(`tensor has ${v.length} values but shape [${t.shape.join(',')}] needs ${n}`)
+  const h = chunkedHead(t)
+  chunkRootInto(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), h.out, h.at)
+  return shaL(h.out)
+}
+
+/** Same value as protocols/commit chunkedStateRoot(tensors, step). */
+export function fastChunkedStateRoot (tensors: readonly TensorData[], step: number): Uint8Array {
+  if (!LE) return chunkedStateRoot(tensors, step)
+  return fromL(merkle([...tensors.map(chunkedRootL), Buffer.from(stepLeaf(step)).toString('latin1')]))
+}
+
+/** Which implementation fastChunkedStateRoot uses in this thread (for the bench). */
+export function chunkedRootPath (): 'native' | 'js' {
+  if (nativeChunks === undefined) nativeChunks = nativeChunkRoot() ?? null
+  return nativeChunks === null ? 'js' : 'native'
 }

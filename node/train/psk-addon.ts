@@ -28,6 +28,8 @@ export interface Addon {
   sumCols?: (x: Float32Array, out: Float32Array, dims: Int32Array) => void
   /** older builds lack it; false when the process exports no sha256 (protocols/commit v2 row and column roots into out) */
   axisRoots?: (bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean
+  /** older builds lack it; false when the process exports no sha256 (protocols/commit/chunked.ts's chunk tree root of bytes, [chunkBytes, leaf prefix], into out) */
+  chunkRoot?: (bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean
   /** older builds lack them */
   binary?: BinaryFn
   unary?: UnaryFn
@@ -78,4 +80,11 @@ export function nativeAxisRoots (): ((bytes: Uint8Array, dims: Int32Array, out: 
   if (process.env.PROOFSWARM_PSK_NATIVE === '0') return undefined
   const addon = openAddon()
   return 'error' in addon || typeof addon.axisRoots !== 'function' ? undefined : addon.axisRoots
+}
+
+/** The addon's chunk tree root (protocols/commit/chunked.ts), like nativeAxisRoots: undefined when the addon is missing, older or off. */
+export function nativeChunkRoot (): ((bytes: Uint8Array, dims: Int32Array, out: Uint8Array) => boolean) | undefined {
+  if (process.env.PROOFSWARM_PSK_NATIVE === '0') return undefined
+  const addon = openAddon()
+  return 'error' in addon || typeof addon.chunkRoot !== 'function' ? undefined : addon.chunkRoot
 }

@@ -6,7 +6,7 @@ import { isCommittedStep, leafOfStep } from '../pol/segments.js'
 import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import type { ChallengerInit } from './challenger-init.js'
 import type { Claim, ClaimSlice, TensorHead } from './claim.js'
-import type { Signed, TensorTree } from './messages.js'
+import type { Msg, Signed, TensorTree } from './messages.js'
 import { bogusPoint, type Divergence } from './nan.js'
 import { encodeEntryBytes, leafIndex, type TensorCache } from './player.js'
 import { isForcedLeafOf } from './forced-leaf.js'
@@ -28,7 +28,7 @@ export interface Revealed {
   /** the first entry where the two tapes differ, as the defender signed it */
   entry?: { index: number, entry: TapeEntry, bytes: Uint8Array, msg: Signed }
   /** the row and column roots of the defender's differing tensor */
-  roots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed }
+  roots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed, body: Msg }
 }
 
 /** Set by the game's caller on the game (ChallengerGame.batchRow, .operandRefs): what a data or element claim needs of the program. */

@@ -1,14 +1,14 @@
 import { ZERO_HASH, bytesEqual, fromHex, leafHash, merkleProof, sha256 } from '../commit/merkle.js'
 import { combineRoots, commitTensor } from '../commit/tensor.js'
-import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
+import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import { ChallengerClaims, type Built, type Revealed } from './challenger-claims.js'
 import type { ChallengerInit } from './challenger-init.js'
 import type { Claim } from './claim.js'
 import { decodeEntry } from './entry.js'
-import { moveHash, type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
+import { MAX_SLICE_BYTES, moveHash, type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
 import { TensorCache, encodeEntryBytes, signAfter } from './player.js'
 import { skeletonLeaf } from './skeleton.js'
-import { headerOf } from './facts.js'
+import { factsOf, headerOf } from './facts.js'
 import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 
 // The challenger of the bisection (player.ts): it descends the defender's
@@ -140,6 +140,8 @@ export class ChallengerGame {
         const levels = isTape ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
         // the chain's continuation rule reads the depth an answer states: one other than the commit's (the roots') is a lie
         if (m.depth !== levels.length - 1) return isTape ? this.lie(signed) : this.lie(this.seen.roots!.msg, signed)
+        // a zero node above rows, or bytes above padding, hides the rows from every claim: against the roots' header, a lie
+        if (!isTape && factsOf([this.seen.roots!.body, m]).selfContradiction !== undefined) return this.lie(this.seen.roots!.msg, signed)
         const revealed = isTape ? this.seen.tape : this.seen.tensor
         const l = ph.level + 1
         revealed.set(`${l}:${2 * ph.index}`, m.left); revealed.set(`${l}:${2 * ph.index + 1}`, m.right)
@@ -162,7 +164,8 @@ export class ChallengerGame {
         return this.send({ t: 'query', d, want: 'children', tree: ph.tree, level: l, index: child })
       }
       case 'entry': {
-        if (m.t !== 'entry' || m.index !== ph.index) return this.repeat()
+        // an answer longer than any entry fits in no claim: forced, only an entry of its size answers
+        if (m.t !== 'entry' || m.index !== ph.index || (m.entry?.length ?? 0) > MAX_ENTRY_BYTES) return this.repeat()
         const leaf = m.entry === undefined ? ZERO_HASH : sha256(m.entry)
         if (!bytesEqual(leaf, ph.dLeaf)) return this.lie(ph.from, signed)
         const path = pathWith(this.levels, this.seen.tape, ph.index)
@@ -185,7 +188,9 @@ export class ChallengerGame {
         if (!bytesEqual(headerOf(m.dtype, m.shape), headerOf(spec.dtype, spec.shape))) return this.lie(ph.entryMsg, signed)
         const mine = commitTensor(this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k))
         if (!bytesEqual(m.commitment, rootsCombined(m))) return this.lie(signed)
-        this.seen.roots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed }
+        // a zero root of a tree with leaves (or a root with bytes of an empty one)
+        if (factsOf([m]).selfContradiction !== undefined) return this.lie(signed)
+        this.seen.roots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed, body: m }
         const axis: 'row' | 'col' | undefined = !bytesEqual(m.rowRoot, mine.rowRoot) ? 'row' : !bytesEqual(m.colRoot, mine.colRoot) ? 'col' : undefined
         if (axis === undefined) return { fail: 'the defender tensor equals ours' }
         const tree = treeOf(ph.tree, axis)
@@ -200,9 +205,11 @@ export class ChallengerGame {
         return this.send({ t: 'query', d, want: 'children', tree, level: 0, index: 0 })
       }
       case 'slice': {
-        if (m.t !== 'slice' || m.index !== ph.index || treeKeyOf(m.tree) !== treeKeyOf(ph.tree)) return this.repeat()
-        void 0
+        // likewise a slice longer than any leaf may be
+        if (m.t !== 'slice' || m.index !== ph.index || treeKeyOf(m.tree) !== treeKeyOf(ph.tree) || m.bytes.length > MAX_SLICE_BYTES) return this.repeat()
         if (!bytesEqual(leafHash(m.bytes), ph.dLeaf)) return this.lie(this.seen.roots!.msg, ph.from, signed)
+        // a leaf of other bytes than its rows (columns) under the roots' header: no slice of it verifies in a claim
+        if (factsOf([this.seen.roots!.body, m]).selfContradiction !== undefined) return this.lie(this.seen.roots!.msg, signed)
         return this.sliceClaim(ph.tree, ph.index, m.bytes)
       }
       default: return { fail: 'the game is over' }

@@ -1,6 +1,7 @@
+import { combineChunked, type ChunkProof } from '../commit/chunked.js'
 import { bytesEqual, rootFromProof, sha256 } from '../commit/merkle.js'
 import { combineRoots, matrixView, type DType, type SliceProof, type TypedValues } from '../commit/tensor.js'
-import type { ClaimSlice, TensorHead } from './claim-parts.js'
+import type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import { reject } from './ruling.js'
 
 // Reading a claim's fields: a claim comes from anyone, so every field is
@@ -34,9 +35,19 @@ export function slice (p: unknown, what: string): SliceProof {
   return { dtype: s.dtype, shape: s.shape, axis: s.axis, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`), otherRoot: h32(s.otherRoot, `${what}.otherRoot`) }
 }
 
+export function chunk (p: unknown, what: string): ChunkProof {
+  const s = p as ClaimChunk
+  if (typeof s !== 'object' || s === null || !['float32', 'int32', 'bool'].includes(s.dtype)) reject('InvalidClaim', `${what}: malformed chunk`)
+  shapeOf(s.shape, what)
+  if (!(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 16) reject('InvalidClaim', `${what}: bad bytes`)
+  return { dtype: s.dtype, shape: s.shape, index: int(s.index, `${what}.index`), bytes: s.bytes, siblings: hashes(s.siblings, `${what}.siblings`) }
+}
+
+/** A tensor commitment recomputed from its preimage: a row + column head, or a chunked one (`chunkRoot`). */
 export function tensorOf (v: unknown): Uint8Array {
-  const t = v as TensorHead
+  const t = v as TensorHead | ChunkedHead
   if (typeof t !== 'object' || t === null || !['float32', 'int32', 'bool'].includes(t.dtype)) reject('InvalidClaim', 'tensor: malformed head')
+  if ('chunkRoot' in t) return combineChunked(t.dtype, shapeOf(t.shape, 'tensor'), h32(t.chunkRoot, 'tensor.chunkRoot'))
   return combineRoots(t.dtype, shapeOf(t.shape, 'tensor'), h32(t.rowRoot, 'tensor.rowRoot'), h32(t.colRoot, 'tensor.colRoot'))
 }
 

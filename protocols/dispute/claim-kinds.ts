@@ -1,4 +1,4 @@
-import type { ClaimSlice, TensorHead } from './claim-parts.js'
+import type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import type { InitClaim } from './init-claim.js'
 import type { Signed } from './messages.js'
 
@@ -19,10 +19,11 @@ export interface SegmentProof { msg: Signed, start: Uint8Array, startPath: Uint8
 export type Claim = ClaimBody & { seg?: SegmentProof }
 type ClaimBody =
   | { v: 1, kind: 'skeleton', commit: Signed, index: number, entry?: Uint8Array, path: Uint8Array[], skelLeaf: Uint8Array, skelPath: Uint8Array[], skelCount: number, skelInner: Uint8Array }
-  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
+  | ({ v: 1, kind: 'input', commit: Signed, k: number, prov: { t: number, tensor: TensorHead | ChunkedHead, tensorPath: Uint8Array[], pre: Uint8Array, prePath: Uint8Array[] } | { j: EntryAt } } & EntryAt)
   | ({ v: 1, kind: 'state', commit: Signed, post: Uint8Array, postPath: Uint8Array[] } & EntryAt)
   | ({ v: 1, kind: 'element', commit: Signed, program: Uint8Array, flat: number, slice: ClaimSlice, operands: ClaimSlice[] } & EntryAt)
   | ({ v: 1, kind: 'data', commit: Signed, program: Uint8Array, k: number, flat: number, slice: ClaimSlice, row: ClaimSlice, xRoot: Uint8Array, yRoot: Uint8Array } & EntryAt)
+  | ({ v: 1, kind: 'convert', commit: Signed, flat: number, chunk: ClaimChunk, slice: ClaimSlice } & EntryAt)
   | { v: 1, kind: 'lie', msgs: Signed[] }
   | { v: 1, kind: 'badOpen', open: Signed, pre: Uint8Array, prePath: Uint8Array[], program?: Uint8Array, other?: Signed }
   | InitClaim
@@ -33,8 +34,11 @@ export interface NanClaim {
   v: 1
   kind: 'nan'
   flat: number
-  slice: ClaimSlice
-  state?: { index: number, root: Uint8Array, rootPath: Uint8Array[], t: number, tensor: TensorHead, tensorPath: Uint8Array[] }
+  /** the element's row or column (an op output, or a state tensor under a row + column head) */
+  slice?: ClaimSlice
+  /** the element's chunk (a state tensor under a chunked head: chunked state roots, not yet in use) */
+  chunk?: ClaimChunk
+  state?: { index: number, root: Uint8Array, rootPath: Uint8Array[], t: number, tensor: TensorHead | ChunkedHead, tensorPath: Uint8Array[] }
   op?: { commit: Signed } & EntryAt
 }
 

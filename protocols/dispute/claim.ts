@@ -20,7 +20,11 @@ import { reject, type Ruling } from './ruling.js'
 //             semantics applied to entry i's own inputs      → defender loses
 //   state     the '@state' entry's tensors do not hash to the
 //             committed post-state root                      → defender loses
-//   (each of the five: the fact holds → the challenger loses its bond)
+//   convert   one element of a state conversion (@StateRead,
+//             @StateWrite: chunked state roots, not yet in
+//             use) differs between its chunk and its row or
+//             column leaf (judge-state-io.ts)                → defender loses
+//   (each of the six: the fact holds → the challenger loses its bond)
 //   lie       two signed defender messages contradict, or one contradicts
 //             itself                                         → defender loses
 //   badOpen   (defender only) the challenger's signed opening disputes a
@@ -41,7 +45,7 @@ import { reject, type Ruling } from './ruling.js'
 // claims at later entries lose for the challenger, and the divergence
 // point's element must be a NaN (and the reference's, from NaN-free operands).
 //
-// Only the challenger may submit the first six, init and nan, only the defender
+// Only the challenger may submit the first seven, init and nan, only the defender
 // badOpen, so neither party can end the game with a fact about itself.
 //
 // The parts: claim-kinds.ts (the claims as data), claim-codec.ts (their
@@ -49,7 +53,7 @@ import { reject, type Ruling } from './ruling.js'
 // claim-proofs.ts (checking what a claim carries), judge-step.ts,
 // judge-element.ts, judge-nan.ts and judge-segment.ts (the rulings).
 
-export type { ClaimSlice, TensorHead } from './claim-parts.js'
+export type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 export type { Claim, ClaimKind, NanClaim, SegmentProof } from './claim-kinds.js'
 export { CLAIM_VERSION, MAX_CLAIM_BYTES, decodeClaim, encodeClaim } from './claim-codec.js'
 export type { JudgeEnv, OpShapeLike, ReferenceApi } from './judge-env.js'

@@ -87,8 +87,8 @@ export class DefenderGame {
         if (t.e < 0 || t.axis === undefined || this.o.entries[t.e] === undefined) return refuse('bad slice query')
         const e = this.o.entries[t.e]
         if ((t.io === 'in' ? e.inputs[t.k] : e.outputs[t.k]) === undefined) return refuse('no such tensor')
-        const { levels, slices } = this.tensors.get({ ...t, axis: t.axis })
-        if (m.index >= levels[0].length) return refuse('slice index out of range')
+        const { leaves, slices } = this.tensors.get({ ...t, axis: t.axis })
+        if (m.index >= leaves) return refuse('slice index out of range')
         return { reply: this.sign({ t: 'slice', d, tree: t, index: m.index, bytes: slices(m.index) }) }
       }
     }

@@ -1,5 +1,5 @@
 import { ZERO_HASH, bytesEqual, leafHash, sha256, toHex } from '../commit/merkle.js'
-import { axisLayout, combineRoots } from '../commit/tensor.js'
+import { axisLayout, combineRoots, leafSpan, type AxisLayout } from '../commit/tensor.js'
 import { decodeEntry } from './entry.js'
 import { treeKey, type Msg, type TensorTree, type TreeId } from './messages.js'
 import { childrenMatch, depthOf } from './tree.js'
@@ -26,20 +26,43 @@ export function headerOf (dtype: string, shape: readonly number[]): Uint8Array {
 }
 
 /**
+ * Whether node (level, index) of an axis tree laid out as `l` is the zero hash,
+ * or a real node, as its position says: a node above at least one of the
+ * header's leaves is a hash of bytes (never zero), a node only above padding
+ * is zero. A cheater's tree that breaks this hides an element from every claim:
+ * a zero leaf where rows are (no slice of an empty leaf can be asked for on
+ * chain), or a padding leaf with bytes (no row of the header is there).
+ */
+function positionError (l: AxisLayout, level: number, index: number, node: Uint8Array): string | undefined {
+  const depth = depthOf(l.leaves)
+  if (level > depth) return undefined
+  const real = index * 2 ** (depth - level) < l.leaves
+  if (real === bytesEqual(node, ZERO_HASH)) return `node ${level}:${index} is ${real ? 'zero above rows' : 'not zero above padding'} of ${l.leaves} leaves`
+  return undefined
+}
+
+/** Why a slice does not fit the leaf of the layout it names: every leaf holds its rows' (columns') bytes exactly. */
+function sliceError (l: AxisLayout, index: number, bytes: Uint8Array): string | undefined {
+  if (index >= l.leaves) return `slice ${index} of ${l.leaves} leaves`
+  const want = leafSpan(l, index).n * l.sliceBytes
+  return bytes.length === want ? undefined : `slice ${index} has ${bytes.length} bytes, its leaf ${want}`
+}
+
+/**
  * Facts asserted by a set of the defender's messages, and whether one message
- * contradicts itself. Depths come from the messages: the tape depth from
- * `commit`, a tensor tree's depth from `roots` (its shape).
+ * contradicts itself (or a tensor tree's answer the layout its `roots` state).
+ * Depths come from the messages: the tape depth from `commit`, a tensor tree's
+ * depth from `roots` (its shape).
  */
 export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradiction?: string } {
   const facts: Fact[] = []
   const commit = msgs.find(m => m.t === 'commit') as Extract<Msg, { t: 'commit' }> | undefined
   const rootsMsgs = msgs.filter(m => m.t === 'roots') as Array<Extract<Msg, { t: 'roots' }>>
-  const depthOfTree = (t: TreeId): number | undefined => {
-    if (t.e === -1) return commit?.depth
-    const tt = t as TensorTree
-    const r = rootsMsgs.find(x => x.tree.e === tt.e && x.tree.io === tt.io && x.tree.k === tt.k)
-    if (r === undefined) return undefined
-    try { return depthOf(axisLayout(r.dtype, r.shape, tt.axis === 'col' ? 'col' : 'row').leaves) } catch { return undefined }
+  // the layout of a tensor's row or column tree, by the header its roots state
+  const layoutOf = (t: TensorTree): AxisLayout | undefined => {
+    const r = rootsMsgs.find(x => x.tree.e === t.e && x.tree.io === t.io && x.tree.k === t.k)
+    if (r === undefined || t.axis === undefined) return undefined
+    try { return axisLayout(r.dtype, r.shape, t.axis) } catch { return undefined }
   }
   const node = (t: TreeId, level: number, index: number): string => `${treeKey(t)}@${level}:${index}`
   for (const m of msgs) {
@@ -56,6 +79,12 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
       case 'nodes':
         if (!childrenMatch(m.node, m.left, m.right)) return { facts, selfContradiction: `nodes at ${treeKey(m.tree)} ${m.level}:${m.index} do not hash to their parent` }
         if (m.level >= m.depth) return { facts, selfContradiction: `nodes at level ${m.level} of a tree of depth ${m.depth}` }
+        if (m.tree.e !== -1) {
+          const l = layoutOf(m.tree as TensorTree)
+          const at = (level: number, index: number, h: Uint8Array): string | undefined => l === undefined ? undefined : positionError(l, level, index, h)
+          const bad = at(m.level, m.index, m.node) ?? at(m.level + 1, 2 * m.index, m.left) ?? at(m.level + 1, 2 * m.index + 1, m.right)
+          if (bad !== undefined) return { facts, selfContradiction: `nodes of ${treeKey(m.tree)} against its roots: ${bad}` }
+        }
         // the depth a node answer states is what makes a query after it answerable (transcript.ts)
         facts.push({ key: `depth:${treeKey(m.tree)}`, value: Uint8Array.of(m.depth) })
         facts.push({ key: node(m.tree, m.level, m.index), value: m.node })
@@ -63,7 +92,7 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
         facts.push({ key: node(m.tree, m.level + 1, 2 * m.index + 1), value: m.right })
         break
       case 'entry': {
-        const depth = depthOfTree({ e: -1 })
+        const depth = commit?.depth
         if (depth !== undefined) facts.push({ key: node({ e: -1 }, depth, m.index), value: m.entry === undefined ? ZERO_HASH : sha256(m.entry) })
         if (m.entry !== undefined) {
           // the commitments an entry names are facts too (a later `roots` must agree)
@@ -84,13 +113,19 @@ export function factsOf (msgs: readonly Msg[]): { facts: Fact[], selfContradicti
         facts.push({ key: node({ ...m.tree, axis: 'row' }, 0, 0), value: m.rowRoot })
         facts.push({ key: node({ ...m.tree, axis: 'col' }, 0, 0), value: m.colRoot })
         for (const axis of ['row', 'col'] as const) {
-          facts.push({ key: `depth:${treeKey({ ...m.tree, axis })}`, value: Uint8Array.of(depthOf(axisLayout(m.dtype, m.shape, axis).leaves)) })
+          const l = axisLayout(m.dtype, m.shape, axis)
+          const bad = positionError(l, 0, 0, axis === 'row' ? m.rowRoot : m.colRoot)
+          if (bad !== undefined) return { facts, selfContradiction: `the ${axis} root of ${treeKey(m.tree)}: ${bad}` }
+          facts.push({ key: `depth:${treeKey({ ...m.tree, axis })}`, value: Uint8Array.of(depthOf(l.leaves)) })
         }
         break
       }
       case 'slice': {
-        const depth = depthOfTree(m.tree)
-        if (depth !== undefined) facts.push({ key: node(m.tree, depth, m.index), value: leafHash(m.bytes) })
+        const l = layoutOf(m.tree)
+        if (l === undefined) break
+        const bad = sliceError(l, m.index, m.bytes)
+        if (bad !== undefined) return { facts, selfContradiction: `${treeKey(m.tree)} against its roots: ${bad}` }
+        facts.push({ key: node(m.tree, depthOf(l.leaves), m.index), value: leafHash(m.bytes) })
         break
       }
       default: break

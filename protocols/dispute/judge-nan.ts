@@ -1,8 +1,10 @@
+import { chunkElementBits, verifyChunk } from '../commit/chunked.js'
 import { fromHex } from '../commit/merkle.js'
 import { sizeOf, sliceBytes, valuesFromBytes, verifySlice, type SliceProof } from '../commit/tensor.js'
 import type { TapeEntry } from '../tape/tape.js'
 import type { NanClaim } from './claim-kinds.js'
-import { bitsAt, hashes, int, onPath, posInSlice, sameShape, slice, tensorOf } from './claim-fields.js'
+import { bitsAt, chunk, hashes, int, onPath, posInSlice, sameShape, slice, tensorOf } from './claim-fields.js'
+import type { ChunkedHead, TensorHead } from './claim-parts.js'
 import { provenEntry, stateLeafProven, tapeCommit } from './claim-proofs.js'
 import type { StepEnv } from './judge-env.js'
 import { bytesHoldNaN, isNaNBits, runPosition } from './nan.js'
@@ -33,11 +35,10 @@ export function nanRule (
 }
 
 export function judgeNan (env: StepEnv, c: NanClaim, defenderLoses: (r: string) => Ruling, challengerLoses: (r: string) => Ruling): Ruling {
-  const s = slice(c.slice, 'slice')
   const flat = int(c.flat, 'flat')
-  if (s.dtype !== 'float32') reject('InvalidClaim', 'nan: only float32 tensors hold NaNs')
   let where: string
   let at: ReturnType<typeof runPosition> = 'normal'
+  let bits: number
   if (c.state !== undefined && c.op === undefined) {
     const st = c.state
     const i = int(st.index, 'nan.state.index')
@@ -48,23 +49,52 @@ export function judgeNan (env: StepEnv, c: NanClaim, defenderLoses: (r: string) 
     const t = int(st.t, 'nan.state.t')
     const tensor = tensorOf(st.tensor)
     if (!onPath(root, tensor, t, hashes(st.tensorPath, 'nan.state.tensorPath'))) reject('InvalidProof', `nan: tensor ${t} is not in state root ${i}`)
-    if (s.dtype !== st.tensor.dtype || !sameShape(s.shape, st.tensor.shape)) reject('InvalidClaim', 'nan: the slice is not of the tensor')
-    if (!verifySlice(tensor, s)) reject('InvalidProof', 'nan: state tensor slice')
+    const head = st.tensor as TensorHead | ChunkedHead
+    if ('chunkRoot' in head) bits = chunkedStateBits(c, head, tensor, flat)
+    else {
+      const s = nanSlice(c)
+      if (s.dtype !== head.dtype || !sameShape(s.shape, head.shape)) reject('InvalidClaim', 'nan: the slice is not of the tensor')
+      if (!verifySlice(tensor, s)) reject('InvalidProof', 'nan: state tensor slice')
+      bits = sliceBits(s, flat)
+    }
     where = `state tensor ${t} of state ${i}`
   } else if (c.op !== undefined && c.state === undefined) {
+    const s = nanSlice(c)
     const commit = tapeCommit(env, c.op.commit)
     const e = provenEntry(env, commit, c.op, 'nan')
     const out = e.outputs[0]
     if (out === undefined) reject('InvalidClaim', `nan: entry ${e.index} has no output`)
     if (s.dtype !== out.dtype || !sameShape(s.shape, out.shape)) reject('InvalidClaim', 'nan: the slice is not of the output')
     if (!verifySlice(fromHex(out.commitment), s)) reject('InvalidProof', 'nan: output slice')
+    bits = sliceBits(s, flat)
     at = runPosition(env, e.index)
     where = `the output of entry ${e.index} (${e.kernel})`
   } else reject('InvalidClaim', 'nan: name a state tensor or a tape entry')
-  const pos = posInSlice(s.shape, s.axis, s.index, flat)
-  if (flat >= sizeOf(s.shape) || pos === undefined) reject('InvalidClaim', 'nan: the slice does not hold the element')
-  const bits = bitsAt('float32', valuesFromBytes('float32', sliceBytes(s)), pos)
   if (!isNaNBits(bits)) return challengerLoses(`element ${flat} of ${where} is not a NaN`)
   if (at === 'after' || (at === 'at' && flat >= (env.divergence?.flat ?? 0))) return challengerLoses(`element ${flat} of ${where} is at or past the run's divergence point`)
   return defenderLoses(`NaN in a committed tensor: element ${flat} of ${where}`)
+}
+
+function nanSlice (c: NanClaim): SliceProof {
+  const s = slice(c.slice, 'slice')
+  if (s.dtype !== 'float32') reject('InvalidClaim', 'nan: only float32 tensors hold NaNs')
+  return s
+}
+
+/** Bits of element `flat` of a verified slice. */
+function sliceBits (s: SliceProof, flat: number): number {
+  const pos = posInSlice(s.shape, s.axis, s.index, flat)
+  if (flat >= sizeOf(s.shape) || pos === undefined) reject('InvalidClaim', 'nan: the slice does not hold the element')
+  return bitsAt('float32', valuesFromBytes('float32', sliceBytes(s)), pos)
+}
+
+/** A state tensor under a chunked state root (commit/chunked.ts; not yet in use): its element read from its chunk. */
+function chunkedStateBits (c: NanClaim, head: ChunkedHead, tensor: Uint8Array, flat: number): number {
+  const ch = chunk(c.chunk, 'chunk')
+  if (ch.dtype !== 'float32') reject('InvalidClaim', 'nan: only float32 tensors hold NaNs')
+  if (ch.dtype !== head.dtype || !sameShape(ch.shape, head.shape)) reject('InvalidClaim', 'nan: the chunk is not of the tensor')
+  if (!verifyChunk(tensor, ch)) reject('InvalidProof', 'nan: state tensor chunk')
+  const bits = chunkElementBits(ch, flat)
+  if (bits === undefined) reject('InvalidClaim', 'nan: the chunk does not hold the element')
+  return bits
 }

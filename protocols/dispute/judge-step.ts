@@ -10,6 +10,7 @@ import { InitClaimRejected, judgeInitClaim } from './init-claim.js'
 import { afterEnd, judgeData, judgeElement } from './judge-element.js'
 import type { StepEnv } from './judge-env.js'
 import { judgeNan } from './judge-nan.js'
+import { judgeConversionElement } from './judge-state-io.js'
 import { conflictOf, factsOf } from './facts.js'
 import type { Msg } from './messages.js'
 import { runPosition } from './nan.js'
@@ -130,6 +131,16 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
       return bytesEqual(recomputed, post) ? challengerLoses('the @state entry hashes to the committed post-state') : defenderLoses(`the @state entry hashes to ${toHex(recomputed).slice(0, 16)}…, not the committed post-state root`)
     }
     case 'element': return judgeElement(env, c, defenderLoses, challengerLoses)
+    case 'convert': {
+      const commit = tapeCommit(env, c.commit)
+      const e = provenEntry(env, commit, c, 'convert')
+      const at = runPosition(env, e.index)
+      if (at === 'after') return challengerLoses(afterEnd(env, e.index))
+      // an identity of NaN-free state makes no NaN: a divergence point there is bogus
+      if (at === 'at') return defenderLoses(`the divergence point (entry ${e.index}) is a state conversion, which makes no NaN`)
+      const r = judgeConversionElement(e, c)
+      return r.winner === 'challenger' ? defenderLoses(r.reason) : challengerLoses(r.reason)
+    }
     case 'data': return judgeData(env, c, defenderLoses, challengerLoses)
     case 'nan': return judgeNan(env, c, defenderLoses, challengerLoses)
     default: reject('InvalidClaim', `unknown claim kind ${String((c as { kind?: unknown }).kind)}`)

@@ -43,6 +43,12 @@ export const MAX_SEGMENT_SEQ = MAX_SEQ + 2
 export const MAX_SEGMENT_ROOTS = 63
 /** A single message (a state blob excepted) is at most this big. */
 export const MAX_MESSAGE_BYTES = 256 * 1024
+/**
+ * A slice answer's bytes are at most this many: the answer must fit in a claim (≤ 64 KiB,
+ * claim-codec.ts) beside the roots and the node answer it may contradict, or a cheater's oversized
+ * leaf could be proven false by no claim the chain takes. Admissible programs' leaves are smaller.
+ */
+export const MAX_SLICE_BYTES = 60 * 1024
 
 export interface TapeTree { e: -1 }
 export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: 'row' | 'col' }

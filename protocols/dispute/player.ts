@@ -37,17 +37,21 @@ export function signAfter (o: Pick<PlayerInit, 'genesis' | 'taskId' | 'disputeId
   return signMsg({ ...body, ...link } as Msg, o.account, o.sign, ctx)
 }
 
+/** A tensor's row (column) tree: its levels, its number of leaves (an empty tensor's is 0, its one level the zero hash) and their bytes. */
+export interface TensorTreeOf { levels: Levels, leaves: number, slices: (leaf: number) => Uint8Array }
+
 // A tensor's row (column) tree: its leaves are groups of consecutive rows
 // (columns), so bisection ends at a leaf and the slice answer carries the group.
 export class TensorCache {
-  private readonly cache = new Map<string, { levels: Levels, slices: (leaf: number) => Uint8Array }>()
+  private readonly cache = new Map<string, TensorTreeOf>()
   constructor (private readonly tensor: TensorSource) {}
-  get (t: TensorTree & { axis: 'row' | 'col' }): { levels: Levels, slices: (leaf: number) => Uint8Array } {
+  get (t: TensorTree & { axis: 'row' | 'col' }): TensorTreeOf {
     const key = `${t.e}/${t.io}/${t.k}/${t.axis}`
     let v = this.cache.get(key)
     if (v === undefined) {
       const data = this.tensor(t.e, t.io, t.k)
-      v = { levels: treeLevels(tensorLeaves(data, t.axis)), slices: (leaf: number) => tensorLeafBytes(data, t.axis, leaf) }
+      const leaves = tensorLeaves(data, t.axis)
+      v = { levels: treeLevels(leaves), leaves: leaves.length, slices: (leaf: number) => tensorLeafBytes(data, t.axis, leaf) }
       this.cache.set(key, v)
     }
     return v

@@ -1,7 +1,8 @@
 import { ZERO_HASH, bytesEqual, sha256 } from '../commit/merkle.js'
 import { axisLayout } from '../commit/tensor.js'
+import { MAX_ENTRY_BYTES } from '../tape/tape.js'
 import { decodeEntry } from './entry.js'
-import type { Msg, Signed, TensorTree, TreeId } from './messages.js'
+import { MAX_SLICE_BYTES, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
 import { depthOf } from './tree.js'
 
 // The transcript rule: which message may follow which. It is what the chain
@@ -60,12 +61,18 @@ export function continuationError (prev: Msg | undefined, next: Msg, seg?: Segme
     case 'query':
       switch (prev.want) {
         case 'children': return next.t === 'nodes' && sameTree(next.tree, prev.tree) && next.level === prev.level && next.index === prev.index ? undefined : 'expected the children of the queried node'
-        case 'entry': return next.t === 'entry' && next.index === prev.index ? undefined : 'expected the queried entry'
+        case 'entry':
+          if (next.t !== 'entry' || next.index !== prev.index) return 'expected the queried entry'
+          // a claim carries the entry (a skeleton claim on a malformed one): no entry is longer
+          return next.entry === undefined || next.entry.length <= MAX_ENTRY_BYTES ? undefined : `an entry is at most ${MAX_ENTRY_BYTES} bytes`
         case 'roots': {
           const t = prev.tree as TensorTree
           return next.t === 'roots' && next.tree.e === t.e && next.tree.io === t.io && next.tree.k === t.k ? undefined : 'expected the roots of the queried tensor'
         }
-        case 'slice': return next.t === 'slice' && sameTree(next.tree, prev.tree) && next.index === prev.index ? undefined : 'expected the queried slice'
+        case 'slice':
+          if (next.t !== 'slice' || !sameTree(next.tree, prev.tree) || next.index !== prev.index) return 'expected the queried slice'
+          // a claim carries the slice (a lie claim, beside the roots): no leaf is longer
+          return next.bytes.length <= MAX_SLICE_BYTES ? undefined : `a slice is at most ${MAX_SLICE_BYTES} bytes`
       }
       return 'unknown query'
     case 'nodes': {
@@ -91,9 +98,11 @@ export function continuationError (prev: Msg | undefined, next: Msg, seg?: Segme
       if (next.t !== 'query' || next.tree.e !== prev.tree.e) return 'roots are followed by a query into that tensor'
       const t = next.tree as TensorTree
       if (t.io !== prev.tree.io || t.k !== prev.tree.k || t.axis === undefined || next.level !== 0 || next.index !== 0) return 'the query must start at the root of the row or column tree'
-      let depth: number
-      try { depth = depthOf(axisLayout(prev.dtype, prev.shape, t.axis).leaves) } catch { return 'roots of an invalid shape' }
-      return next.want === (depth > 0 ? 'children' : 'slice') ? undefined : 'wrong query at the tensor root'
+      let leaves: number
+      try { leaves = axisLayout(prev.dtype, prev.shape, t.axis).leaves } catch { return 'roots of an invalid shape' }
+      // an empty tensor's tree has no leaf: an honest defender could answer nothing there
+      if (leaves === 0) return 'an empty tensor has no rows or columns to ask for'
+      return next.want === (depthOf(leaves) > 0 ? 'children' : 'slice') ? undefined : 'wrong query at the tensor root'
     }
     case 'slice': return 'a slice ends the bisection: the challenger claims'
     case 'refuse': return 'a refusal continues nothing'

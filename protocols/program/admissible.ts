@@ -1,6 +1,6 @@
 import { isBatchLayout } from '../data/layout.js'
 import { MAX_ENTRY_BYTES, MAX_ENTRY_INPUTS, STATE_PSEUDO_KERNEL, encodeEntry } from '../tape/tape.js'
-import { MAX_MESSAGE_BYTES } from '../dispute/messages.js'
+import { MAX_SLICE_BYTES } from '../dispute/messages.js'
 import { MAX_CLAIM_BYTES } from '../dispute/claim-codec.js'
 import { MAX_ADDRESSABLE_ELEMENTS } from '../dispute/init-claim.js'
 import { sizeOf } from '../commit/tensor.js'
@@ -131,7 +131,7 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   const { info: _info, ...bare } = p
   const claimBytes = room.claim.bytes + new TextEncoder().encode(canonicalJson(bare)).length
   if (claimBytes > MAX_CLAIM_BYTES) problems.push(`a claim on ${room.claim.what} needs up to ${claimBytes} bytes, more than a claim may hold (${MAX_CLAIM_BYTES})`)
-  if (room.leaf.bytes + 1024 > MAX_MESSAGE_BYTES) problems.push(`${room.leaf.what} is ${room.leaf.bytes} bytes, more than a dispute message may hold (${MAX_MESSAGE_BYTES})`)
+  if (room.leaf.bytes > MAX_SLICE_BYTES) problems.push(`${room.leaf.what} is ${room.leaf.bytes} bytes, more than a dispute's slice answer may hold (${MAX_SLICE_BYTES})`)
   const init = initialStateProblem(p)
   if (init !== undefined) problems.push(init)
   const ok = problems.length === 0

@@ -7,7 +7,7 @@ import type { LayerJson, TopologyInfo } from './topology.js'
 // the op's operand rows/columns and the defender's leaf of the output (≤
 // MAX_CLAIM_BYTES); on the way, a forced query makes the defender post one
 // leaf of any row or column tree of any tensor of its tape (≤
-// MAX_MESSAGE_BYTES). Both grow with the program: a column of a convolution's
+// MAX_SLICE_BYTES, so that a lie claim can carry it). Both grow with the program: a column of a convolution's
 // activations is batch × height × width values, so the default cnn at batch 64
 // needs 366 KiB of operands for one element of its first kernel's gradient.
 // A claim that does not fit cannot be made (a cheating solver wins on the

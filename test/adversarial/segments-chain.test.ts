@@ -45,8 +45,9 @@ describe('segment disputes on the pallet', () => {
     const d = dispute(h)
     const window = h.read<{ disputeClock: number }>('Arbitration', 'Params')!.disputeClock
     // allowance per re-run of (0 mod 4 + 4) steps: 16 blocks at the submitter's pace (solve_timeout 20 / 5 steps),
-    // 5 at the program's reference cost (twice 4 steps of 2,440 millionths of a block, and the engine start): the less
-    expect(d.deadline).toBe(disputeDeadline(d.openedAt, window, 2 * 5, MAX_SEGMENT_SEQ))
+    // 5 at the program's reference cost (twice 4 steps of 2,440 millionths of a block, and the engine start): the less;
+    // the defender's two re-runs and the challenger's tape of the step it opens
+    expect(d.deadline).toBe(disputeDeadline(d.openedAt, window, 3 * 5, MAX_SEGMENT_SEQ))
   })
 
   it('a cheat inside the segment: played off chain, the claim through the signed segment wins on chain at the step inside it', async () => {

@@ -41,8 +41,8 @@ describe('task book', () => {
     const rec = await b.book.waitFor(7, r => r.task != null, 5000, 'task announcement')
     expect(rec.task).toMatchObject(msg)
     expect((await b.book.get(7))?.task?.programCid).toBe(msg.programCid)
-    // a relayed record has no author: it was checked by content
-    expect(seen).toContainEqual({ topic: 'tasks', author: undefined })
+    // a pulled task announcement carries its submitter's signature: checked with that author, as gossip is
+    expect(seen).toContainEqual({ topic: 'tasks', author: a.peer.peerId })
   })
 
   it('a pulled record the chain contradicts is not stored', async () => {

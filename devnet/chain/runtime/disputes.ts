@@ -104,7 +104,10 @@ export function openDispute (ctx: Context, who: string, a: { taskId: bigint, def
   const work = rule === undefined ? tapeAllowance(t, oneStepOf(ctx, d, t) ?? a.disputedStep, cost) : 2 * segmentAllowance(t, rule, cost)
   // the re-run waits for those of the defender's earlier disputes, and the whole game with it
   const wait = queueTape(ctx, id, a.defender, work)
-  const game = rule === undefined ? disputeDeadline(ctx.now, p.disputeClock, work) : disputeDeadline(ctx.now, p.disputeClock, work, MAX_SEGMENT_SEQ)
+  // in a segment dispute the challenger tapes the step it opens too (responseDue), at most a re-run of the segment
+  const game = rule === undefined
+    ? disputeDeadline(ctx.now, p.disputeClock, work)
+    : disputeDeadline(ctx.now, p.disputeClock, work + segmentAllowance(t, rule, cost), MAX_SEGMENT_SEQ)
   d.deadline = storableBlock(wait + game)
   putDispute(ctx, id, d)
   t.openDisputes += 1
@@ -148,11 +151,21 @@ function storeMove (ctx: Context, id: bigint, d: DisputeInfo, s: Signed, m: Msg)
   d.moves += 1
 }
 
-function responseDue (ctx: Context, id: bigint, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined): number {
+/**
+ * When the addressee of a force must answer. `forced`: the move the force posts (the one it answers).
+ * The defender's moves that need a re-run (its commit; a segment and the opened step's commit) get
+ * the re-run's allowance from its turn in its queue. So does the challenger's answer to a segment
+ * dispute's commit: the step it opened is the one the defender's segment led it to, known only then,
+ * and every later move of its compares the defender's tape with its own tape of that step.
+ */
+function responseDue (ctx: Context, id: bigint, d: DisputeInfo, to: PartyName, seq: number, rule: SegmentRule | undefined, forced?: Msg): number {
   const p = params(ctx)
   const w = p.disputeClock
-  if (to !== 'Defender') return ctx.now + w
   const cost = referenceCostOf(ctx, d.taskId, p)
+  if (to !== 'Defender') {
+    if (rule !== undefined && seq === 3 && forced?.t === 'commit') return ctx.now + w + tapeAllowance(getTask(ctx, d.taskId), forced.step, cost)
+    return ctx.now + w
+  }
   // a move that needs a re-run is due its allowance from the re-run's turn in the defender's queue
   if (rule === undefined) return seq === 0 ? tapeFrom(ctx, id) + w + tapeAllowance(getTask(ctx, d.taskId), stepOf(ctx, d), cost) : ctx.now + w
   // the segment (seq 0) and the opened step's tape (seq 2) each need a re-run of the segment
@@ -174,11 +187,13 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
   const theirs = hexToU8a(a.theirs); const mine = hexToU8a(a.mine)
   const rule = ruleOf(ctx, d)
   let seq: number
+  let forced: Msg | undefined
   if (mine.length === 0) {
     ctx.ensure(party === 'Challenger' && d.nextSeq === 0 && theirs.length === 0, P, 'InvalidMove')
     seq = 0
   } else {
     const my = partyMove(ctx, a.disputeId, d, party, mine, rule)
+    forced = my.m
     const hash = u8aToHex(sha256(my.signed.m))
     if (my.m.seq === d.nextSeq - 1 && hash === d.lastHash) {
       // our last message is already on chain (we answered a force): the other side owes the next one
@@ -206,7 +221,7 @@ export function forceMove (ctx: Context, who: string, a: { disputeId: bigint, th
   }
   ctx.ensure(seq <= (rule === undefined ? MAX_SEQ : MAX_SEGMENT_SEQ), P, 'InvalidMove')
   const to = other(party)
-  d.force = { to, seq, at: ctx.now, due: storableBlock(responseDue(ctx, a.disputeId, d, to, seq, rule)) }
+  d.force = { to, seq, at: ctx.now, due: storableBlock(responseDue(ctx, a.disputeId, d, to, seq, rule, forced)) }
   putDispute(ctx, a.disputeId, d)
   ctx.emit(P, 'MoveForced', { disputeId: a.disputeId, by: who, seq, due: d.force.due, theirs: a.theirs, mine: a.mine })
 }

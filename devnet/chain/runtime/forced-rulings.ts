@@ -22,7 +22,7 @@ export type { ProofRuling, RulingClaimKind, RulingOutcome }
 /** What a ruling records of the claim it was decided on. */
 export interface RulingBasis { claimKind: RulingClaimKind, honestPost: string | null }
 
-const KINDS: Record<Claim['kind'], RulingClaimKind> = { skeleton: 'Skeleton', input: 'Input', state: 'State', element: 'Element', data: 'Data', lie: 'Lie', badOpen: 'BadOpen', init: 'Init', nan: 'Nan' }
+const KINDS: Record<Claim['kind'], RulingClaimKind> = { skeleton: 'Skeleton', input: 'Input', state: 'State', element: 'Element', data: 'Data', lie: 'Lie', badOpen: 'BadOpen', init: 'Init', nan: 'Nan', convert: 'Convert' }
 
 export function basisOf (claim: Claim, step: number): RulingBasis {
   const b = rulingBasis(claim, step)

@@ -124,3 +124,22 @@ int psk_axis_roots(const unsigned char *bytes, long rows, long cols, int eb, lon
   free(digests); free(msgs); free(t);
   return 0;
 }
+
+/* the chunk tree root of protocols/commit/chunked.ts: leaves sha256(prefix || piece) over the `chunk`-byte
+ * pieces of bytes (the last one shorter), hashed in place; merkleRoot over them (the zero hash for none) */
+int psk_chunk_root(const unsigned char *bytes, size_t n, size_t chunk, unsigned char prefix, unsigned char out[32]) {
+  if (!sha_ready()) return -1;
+  if (chunk < 1) return -2;
+  long leaves = (long)((n + chunk - 1) / chunk);
+  unsigned char *digests = malloc(32 * (size_t)(leaves > 0 ? leaves : 1));
+  psk_msg *msgs = malloc(sizeof(psk_msg) * (size_t)(leaves > 0 ? leaves : 1));
+  if (digests == NULL || msgs == NULL) { free(digests); free(msgs); return -3; }
+  for (long i = 0; i < leaves; i++) {
+    size_t at = (size_t)i * chunk;
+    msgs[i] = (psk_msg){ bytes + at, n - at < chunk ? n - at : chunk, prefix, 1 };
+  }
+  hash_all(msgs, leaves, digests);
+  merkle(digests, leaves, msgs, out);
+  free(digests); free(msgs);
+  return 0;
+}

@@ -7,6 +7,7 @@
  * pass that canonicalises them (the NaN watch need not scan them again). */
 #ifndef PSK_KERNELS_H
 #define PSK_KERNELS_H
+#include <stddef.h>
 #include <stdint.h>
 
 /* B [bBatch,K,N] (or [bBatch,N,K] when tb) packed into panels of 16 columns
@@ -64,5 +65,7 @@ int psk_canonical_nan(float *out, long n);
  * elements, rowGroup rows (colGroup columns) per leaf, into out[0..32) and out[32..64); -1 when no
  * sha256 is found in the process (OpenSSL's, which Node exports), -3 out of memory. */
 int psk_axis_roots(const unsigned char *bytes, long rows, long cols, int eb, long rowGroup, long colGroup, unsigned char out[64]);
+/* protocols/commit/chunked.ts's chunk tree root over n bytes in `chunk`-byte leaves sha256(prefix || piece): 0, or -1 without sha256 */
+int psk_chunk_root(const unsigned char *bytes, size_t n, size_t chunk, unsigned char prefix, unsigned char out[32]);
 
 #endif

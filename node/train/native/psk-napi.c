@@ -224,6 +224,19 @@ static napi_value axisRoots(napi_env env, napi_callback_info info) {
   return boolean(env, r == 0);
 }
 
+/* chunkRoot(bytes, [chunkBytes, prefix], out): protocols/commit/chunked.ts's chunk tree root into out[0..32);
+ * false when this Node exports no sha256 to addons */
+static napi_value chunkRoot(napi_env env, napi_callback_info info) {
+  size_t argc = 3; napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *bytes, *out; size_t nb, no; int32_t *d; size_t nd;
+  if (argc < 3 || !u8arg(env, argv[0], &bytes, &nb) || !i32arg(env, argv[1], &d, &nd) || nd < 2 || !u8arg(env, argv[2], &out, &no) || no < 32) { napi_throw_type_error(env, NULL, "chunkRoot(bytes, [chunkBytes, prefix], out)"); return NULL; }
+  if (d[0] < 1 || d[1] < 0 || d[1] > 255) { napi_throw_range_error(env, NULL, "chunkRoot: bad chunk size or prefix"); return NULL; }
+  int r = psk_chunk_root(bytes, nb, (size_t)d[0], (unsigned char)d[1], out);
+  if (r < -1) { napi_throw_error(env, NULL, "chunkRoot: out of memory"); return NULL; }
+  return boolean(env, r == 0);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "hasNaN", NULL, hasNaN, NULL, NULL, NULL, napi_default, NULL },
@@ -238,7 +251,8 @@ static napi_value init(napi_env env, napi_value exports) {
     { "sumCols", NULL, sumCols, NULL, NULL, NULL, napi_default, NULL },
     { "binary", NULL, binary, NULL, NULL, NULL, napi_default, NULL },
     { "unary", NULL, unary, NULL, NULL, NULL, napi_default, NULL },
-    { "axisRoots", NULL, axisRoots, NULL, NULL, NULL, napi_default, NULL }
+    { "axisRoots", NULL, axisRoots, NULL, NULL, NULL, napi_default, NULL },
+    { "chunkRoot", NULL, chunkRoot, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_value v; napi_create_string_utf8(env, "psk1", NAPI_AUTO_LENGTH, &v);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

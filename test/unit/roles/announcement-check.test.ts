@@ -63,4 +63,12 @@ describe('announcement checks against the chain', () => {
     expect(await check('disputes', d({ disputeId: 6 }), OTHER)).toBe('ignore') // not on chain yet
     expect(await check('disputes', d({ taskId: 4 + 16, disputeId: 6 }), OTHER)).toBe('reject') // made up
   })
+
+  it('an unregistered author is refused before anything the chain may not show yet: no free IGNORE for a key made per message', async () => {
+    // each of these was IGNOREd (no penalty) after its chain queries: the task or dispute is not on chain yet
+    expect(await check('tasks', task({ taskId: 5, submitter: UNREGISTERED }), UNREGISTERED)).toBe('reject')
+    expect(await check('proofs', proof({ taskId: 9, solver: UNREGISTERED }), UNREGISTERED)).toBe('reject')
+    expect(await check('verdicts', { v: 1, type: 'verdict', taskId: 5, verifier: UNREGISTERED, accept: true, checkedSteps: [] } as never, UNREGISTERED)).toBe('reject')
+    expect(await check('disputes', { v: 1, type: 'dispute', taskId: 3, disputeId: 6, challenger: UNREGISTERED, defender: SOLVER, phase: 'opened' } as never, UNREGISTERED)).toBe('reject')
+  })
 })

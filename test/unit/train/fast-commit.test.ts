@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { commitTensor, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
+import { chunkedStateRoot, commitChunked, commitTensor, stateRoot, toHex, type TensorData } from '../../../protocols/commit/index.js'
 import { axisLayout, matrixView } from '../../../protocols/commit/tensor.js'
-import { nativeAxisRoots, nativeDir } from '../../../node/train/psk-addon.js'
+import { nativeAxisRoots, nativeChunkRoot, nativeDir } from '../../../node/train/psk-addon.js'
 
 function rnd (shape: number[], dtype: TensorData['dtype'], seed: number): TensorData {
   const n = shape.reduce((a, b) => a * b, 1)
@@ -23,10 +23,11 @@ const impls = [
 describe.each(impls)('fast state root ($name)', ({ env }) => {
   let fastStateRoot: typeof import('../../../node/train/fast-commit.js').fastStateRoot
   let fastTensorRoot: typeof import('../../../node/train/fast-commit.js').fastTensorRoot
+  let fastChunkedStateRoot: typeof import('../../../node/train/fast-commit.js').fastChunkedStateRoot
   beforeAll(async () => {
     if (env !== undefined) vi.stubEnv('PROOFSWARM_PSK_NATIVE', env)
     vi.resetModules()
-    ;({ fastStateRoot, fastTensorRoot } = await import('../../../node/train/fast-commit.js'))
+    ;({ fastStateRoot, fastTensorRoot, fastChunkedStateRoot } = await import('../../../node/train/fast-commit.js'))
   })
   afterAll(() => { vi.unstubAllEnvs() })
 
@@ -57,6 +58,21 @@ describe.each(impls)('fast state root ($name)', ({ env }) => {
     expect(toHex(fastTensorRoot(flipped))).not.toBe(toHex(fastTensorRoot(t)))
     expect(toHex(fastTensorRoot(flipped))).toBe(toHex(commitTensor(flipped).root))
     expect(toHex(fastStateRoot([t, flipped], 3))).toBe(toHex(stateRoot([t, flipped], 3)))
+  })
+
+  it('the chunked state root equals protocols/commit\'s: partial, exact and single chunks, no chunk, every dtype', () => {
+    const cases: Array<[number[], TensorData['dtype']]> = [[[], 'float32'], [[0, 3], 'float32'], [[1024], 'float32'], [[1025], 'float32'], [[784, 128], 'float32'],
+      [[128], 'float32'], [[128, 10], 'float32'], [[10], 'float32'], [[4097], 'bool'], [[33, 65], 'int32'],
+      // 16, 13, 11 and 10 equal full chunks (16 lanes where the CPU has AVX-512, else one at a time) and a partial one
+      [[16, 1024], 'float32'], [[13, 1024], 'int32'], [[11 * 1024 + 5], 'float32'], [[10, 4096], 'bool']]
+    const ts = cases.map(([s, d], i) => rnd(s, d, 300 + i))
+    expect(toHex(fastChunkedStateRoot(ts, 8))).toBe(toHex(chunkedStateRoot(ts, 8)))
+    ts.forEach((t, i) => { expect(toHex(fastChunkedStateRoot([t], i)), `[${t.shape.join(',')}] ${t.dtype}`).toBe(toHex(chunkedStateRoot([t], i))) })
+    const flip = ts[4]
+    const before = toHex(fastChunkedStateRoot([flip], 1))
+    new Uint32Array(flip.values.buffer)[100_351] ^= 1
+    expect(toHex(fastChunkedStateRoot([flip], 1))).not.toBe(before)
+    expect(toHex(fastChunkedStateRoot([flip], 1))).toBe(toHex(chunkedStateRoot([flip], 1)))
   })
 
   it('one flipped bit changes the root', () => {
@@ -94,5 +110,23 @@ describe('the addon\'s row and column roots', () => {
       expect(toHex(out.subarray(32)), `columns of [${shape.join(',')}] ${dtype}`).toBe(toHex(c.colRoot))
     })
     expect(() => axis(new Uint8Array(12), Int32Array.of(2, 2, 4, 1, 1), new Uint8Array(64))).toThrow(/sizes/)
+  })
+})
+
+describe('the addon\'s chunk root', () => {
+  const built = existsSync(join(nativeDir(), 'build', 'Release', 'psk_kernels.node'))
+  it.runIf(built)('equals protocols/commit\'s chunk root, from shared buffers too, and refuses a bad chunk size', () => {
+    const chunk = nativeChunkRoot()
+    expect(chunk, 'the built addon has chunkRoot (npm run build:kernels)').toBeDefined()
+    if (chunk === undefined) return
+    for (const [shape, dtype] of [[[0], 'float32'], [[1], 'float32'], [[1024], 'float32'], [[784, 128], 'float32'], [[17 * 1024 + 3], 'float32'], [[9000], 'bool']] as Array<[number[], TensorData['dtype']]>) {
+      const t = rnd(shape, dtype, 11)
+      const shared = new Uint8Array(new SharedArrayBuffer(t.values.byteLength + 8), 8, t.values.byteLength)
+      shared.set(new Uint8Array(t.values.buffer, t.values.byteOffset, t.values.byteLength))
+      const out = new Uint8Array(32)
+      expect(chunk(shared, Int32Array.of(4096, 4), out)).toBe(true)
+      expect(toHex(out), `[${shape.join(',')}] ${dtype}`).toBe(toHex(commitChunked(t).chunkRoot))
+    }
+    expect(() => chunk(new Uint8Array(12), Int32Array.of(0, 4), new Uint8Array(32))).toThrow(/chunk size/)
   })
 })
