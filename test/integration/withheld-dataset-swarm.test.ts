@@ -10,13 +10,13 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // without the dataset) hands it to its solver only (the solver's own
 // --dataset-dir), so the drawn verifier, proofswarm's own node, cannot fetch
 // it. Its node rejects and challenges the dataset on chain (challenge_dataset);
+// - never served (the submitter's dataset gone): the verifier times the
+//   challenge out; its reject stands: paid, never lapsed; the task verified;
 // - served: the submitter's peer puts the rows the verifier's sample replays on
 //   chain; the verifier replays from them (no dataset directory) and accepts:
 //   paid, not slashed;
 // - the same with the solver faking a step: the replay from the served rows
-//   finds it and the verifier wins the dispute (its tape's data proofs from the serve);
-// - never served (the submitter's dataset gone): the verifier times the
-//   challenge out; its reject stands: paid, never lapsed; the task verified.
+//   finds it and the verifier wins the dispute (its tape's data proofs from the serve).
 // On the old node the verifier's replay failed when the dataset could not be
 // fetched: silent, it lapsed, −(B + R).
 
@@ -92,6 +92,34 @@ beforeAll(async () => {
 afterAll(async () => { await sw?.stop() })
 
 describe('proofswarm\'s verifier and a withheld custom dataset', () => {
+  it('never served: the verifier times its challenge out; its reject stands, it is paid and never lapsed', async () => {
+    await newTask(2)
+    const before = await verifierFunds()
+    // the dataset challenge's answer window (max(dispute_clock, window / 4)) is waited out: a short window,
+    // first (a peer's block clock, from the heads it read, has not yet seen a scenario seal a window at once)
+    const taskId = await submit(60)
+    // the submitter's dataset is gone: its peer cannot answer
+    rmSync(submitterData, { recursive: true, force: true })
+    try {
+      const challenged = await datasetChallenged(taskId)
+      const timedOut = await sw.waitOr(async () => sw.ev('DatasetTimedOut', d => d.challengeId === challenged.data.challengeId), 60_000, 'dataset challenge timed out')
+      expect(timedOut.blockNumber).toBeGreaterThan(Number(challenged.data.deadline))
+      expect(sw.ev('DatasetAnswered', d => d.challengeId === challenged.data.challengeId)).toBeUndefined()
+      await sw.waitOr(async () => /cannot answer the dataset challenge/.test(sw.peers.get('submitter')!.proc.stderr()), 10_000, 'submitter log')
+      const t = await sw.settleNow(taskId)
+      // the standing reject counts toward the quorum: the task is verified and the solver paid
+      expect(t.phase).toBe('Settled')
+      const task = (await sw.observer.task(taskId))!
+      expect(task.verdicts.filter(v => v.verifier === acct.get('//Peer4') && !v.accept && !v.void)).toHaveLength(1)
+      expect(sw.ev('AssignmentLapsed', ofTask(taskId))).toBeUndefined()
+      const after = await verifierFunds()
+      expect(after.stake).toBe(before.stake)
+      expect(after.free - before.free).toBeGreaterThanOrEqual(task.verifierReward)
+    } finally {
+      cpSync(dataCopy, submitterData, { recursive: true })
+    }
+  }, 240_000)
+
   it('served on chain: the verifier replays its sample from the served rows and accepts; paid, not slashed', async () => {
     await newTask(1)
     const before = await verifierFunds()
@@ -115,33 +143,6 @@ describe('proofswarm\'s verifier and a withheld custom dataset', () => {
     expect(after.stake).toBe(before.stake)
     // paid V, and its deposit back (the verdict stood)
     expect(after.free - before.free).toBeGreaterThanOrEqual(task.verifierReward)
-  }, 240_000)
-
-  it('never served: the verifier times its challenge out; its reject stands, it is paid and never lapsed', async () => {
-    await newTask(2)
-    const before = await verifierFunds()
-    // the dataset challenge's answer window (max(dispute_clock, window / 4)) is waited out: a short window
-    const taskId = await submit(60)
-    // the submitter's dataset is gone: its peer cannot answer
-    rmSync(submitterData, { recursive: true, force: true })
-    try {
-      const challenged = await datasetChallenged(taskId)
-      const timedOut = await sw.waitOr(async () => sw.ev('DatasetTimedOut', d => d.challengeId === challenged.data.challengeId), 60_000, 'dataset challenge timed out')
-      expect(timedOut.blockNumber).toBeGreaterThan(Number(challenged.data.deadline))
-      expect(sw.ev('DatasetAnswered', d => d.challengeId === challenged.data.challengeId)).toBeUndefined()
-      await sw.waitOr(async () => /cannot answer the dataset challenge/.test(sw.peers.get('submitter')!.proc.stderr()), 10_000, 'submitter log')
-      const t = await sw.settleNow(taskId)
-      // the standing reject counts toward the quorum: the task is verified and the solver paid
-      expect(t.phase).toBe('Settled')
-      const task = (await sw.observer.task(taskId))!
-      expect(task.verdicts.filter(v => v.verifier === acct.get('//Peer4') && !v.accept && !v.void)).toHaveLength(1)
-      expect(sw.ev('AssignmentLapsed', ofTask(taskId))).toBeUndefined()
-      const after = await verifierFunds()
-      expect(after.stake).toBe(before.stake)
-      expect(after.free - before.free).toBeGreaterThanOrEqual(task.verifierReward)
-    } finally {
-      cpSync(dataCopy, submitterData, { recursive: true })
-    }
   }, 240_000)
 
   it('served, the solver faking a step: the replay from the served rows finds it and the verifier wins the dispute', async () => {
