@@ -42,12 +42,14 @@ export interface VerifyResult {
   laterBadStep?: number
   /** a checkpoint the replay needed could not be fetched or is not the committed state (data availability); `more`: the other such checkpoints its sample needs, challenged with it */
   unavailable?: { step: number, reason: string, more?: number[] }
+  /** the task's custom dataset could not be obtained, or its rows do not make dataset_root: a reject backed by a dataset challenge (the submitter serves the rows on chain) */
+  datasetUnavailable?: { reason: string }
   /** stateRoots[0] is not the program's initialisation: the verifier already claimed it on chain (challenge_initial_state), with this ruling */
   initialState?: { solverWrong: boolean, reason: string }
 }
 
 /** disputeId -1: the ruling of an initial-state claim (challenge_initial_state), which has no dispute */
-/** `served`: an availability challenge the solver answered by serving the checkpoint on chain (the challenger now has it and must vote again) */
+/** `served`: an availability challenge the solver answered by serving the checkpoint on chain, or a dataset challenge the submitter answered with the rows (the challenger now has them and must vote again) */
 export interface DisputeResult { disputeId: number, winner: 'challenger' | 'defender', reason?: string, served?: boolean }
 
 export interface RolePorts {
@@ -68,6 +70,8 @@ export interface RolePorts {
   defend: (taskId: number, disputeId: number) => Promise<DisputeResult>
   /** data-availability challenges of the solver's checkpoint at `step` and of each in `more`, at once (docs/disputes.md); absent → not supported by this peer */
   challengeAvailability?: (taskId: number, step: number, more?: number[]) => Promise<DisputeResult>
+  /** a dataset challenge of the task's submitter (docs/economics.md "A withheld dataset"); `served`: it served the rows on chain; absent → not supported by this peer */
+  challengeDataset?: (taskId: number) => Promise<DisputeResult>
   // whistleblower
   recheckVerdict: (taskId: number, verifier: string) => Promise<VerifyResult>
 }

@@ -14,7 +14,9 @@ import { childOf, jobId, parseJobId, recordTask, shownStage, withStage, type Tas
 // it needs is missing or not the committed state, it opens a
 // data-availability challenge instead of staying silent; when the solver
 // serves that checkpoint on chain, it verifies again from it and votes anew
-// (its reject was withdrawn). Every assignment is
+// (its reject was withdrawn). A custom dataset it cannot get (or whose rows
+// are not dataset_root's) is the same with the submitter: a dataset
+// challenge, and a replay from the rows served on chain. Every assignment is
 // a job of its own (verifying, voting, challenging), so several tasks are
 // checked side by side as far as the peer's scheduler lets them; the actor's
 // state is the stage of its oldest job.
@@ -46,6 +48,16 @@ export const verifierMachine = setup({
       const { ports, taskId, verdict } = input
       // the initial state was already ruled on by challenge_initial_state: no game to play
       if (verdict.initialState != null) return { disputeId: -1, winner: verdict.initialState.solverWrong ? 'challenger' : 'defender', reason: `initial state: ${verdict.initialState.reason}` }
+      // the task's dataset it could not get: the submitter is challenged to serve the rows its sample replays
+      // (with the checkpoints it could not get, at once: served only when all were)
+      if (verdict.datasetUnavailable != null) {
+        if (ports.challengeDataset == null) throw new Error('this peer cannot open dataset challenges')
+        const u = verdict.unavailable
+        if (u == null) return await ports.challengeDataset(taskId)
+        if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
+        const all = await Promise.all([ports.challengeDataset(taskId), ports.challengeAvailability(taskId, u.step, u.more)])
+        return all.find(r => r.served !== true) ?? all[0]
+      }
       // a checkpoint it could not get or that is not the committed state: a data-availability challenge, not a bisection
       if (verdict.unavailable != null) {
         if (ports.challengeAvailability == null) throw new Error('this peer cannot open data-availability challenges')
@@ -102,7 +114,7 @@ export const verifierMachine = setup({
         } else {
           const r = output as DisputeResult
           if (r.served === true) {
-            // the checkpoint is on chain now and our reject was withdrawn: replay from it and vote again
+            // the checkpoint (or the dataset's rows) is on chain now and our reject was withdrawn: replay from it and vote again
             enqueue.spawnChild('verify', { id: jobId('verify', taskId), input: { ports: context.ports, taskId } })
             enqueue.assign(jobsAt(withStage(context.jobs, taskId, 'verifying')))
             return

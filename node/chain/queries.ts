@@ -144,6 +144,32 @@ export class ChainQueries {
     return (toPlain(await this.api.query.arbitration.openDatasetChallenges(taskId)) as Array<bigint | number>).map(Number)
   }
 
+  /** Ids of a task's answered dataset challenges (until the task ends and their deposits are settled). */
+  async answeredDatasetChallenges (taskId: bigint | number): Promise<number[]> {
+    return (toPlain(await this.api.query.arbitration.answeredDatasetChallenges(taskId)) as Array<bigint | number>).map(Number)
+  }
+
+  /**
+   * The parts of a dataset challenge's serve as the chain took them (its DatasetServed events, in
+   * order), read block by block from its opening until every served row is found: what the
+   * challenger replays from (protocols/availability servedBatches checks them).
+   */
+  async datasetServedParts (id: bigint | number): Promise<Uint8Array[]> {
+    const c = await this.datasetChallenge(id)
+    if (c == null || c.served === 0) return []
+    const out: Uint8Array[] = []
+    let rows = 0
+    const best = await this.bestNumber()
+    for (let n = c.openedAt; n <= best && rows < c.served; n++) {
+      for (const e of await this.eventsAt(await this.blockHash(n))) {
+        if (e.section !== 'arbitration' || e.method !== 'DatasetServed' || Number(e.data.challengeId) !== Number(id)) continue
+        out.push(hexToU8a(String(e.data.part)))
+        rows = Number(e.data.from) + Number(e.data.rows)
+      }
+    }
+    return out
+  }
+
   /** (checkpoint step, challenge id) of every open availability challenge of a task. */
   async openAvailability (taskId: bigint | number): Promise<Array<[number, number]>> {
     return (toPlain(await this.api.query.arbitration.openAvailability(taskId)) as Array<[number, bigint | number]>).map(([s, id]) => [Number(s), Number(id)])

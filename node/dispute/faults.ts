@@ -23,6 +23,11 @@ import { parseOpFault, type OpFault } from '../train/fault-spec.js'
 //   fake-divergence@<step>     the solver stops before 1-based <step> and commits a diverged
 //                              proof with a made-up divergence point (to be paid for less
 //                              work): every verifier replays that step and disputes it
+//   withhold-dataset           the submitter announces its task without its custom
+//                              dataset (a coalition submitter hands it only to its
+//                              solver): drawn verifiers cannot fetch it and challenge
+//                              it on chain (challenge_dataset), which its node still
+//                              answers from its dataset directory
 //   train-through-nan          the solver trains on through a NaN and commits a complete
 //                              proof of NaN states instead of a diverged one (a `nan`
 //                              claim of the verifier that replays the step wins)
@@ -39,6 +44,7 @@ export interface NodeFaults {
   silent: boolean
   shortSegment?: boolean
   badCheckpoint?: boolean
+  withholdDataset?: boolean
   nanThrough?: boolean
   fakeDivergence?: number
 }
@@ -56,16 +62,17 @@ export function parseNodeFaults (specs: readonly string[]): NodeFaults {
     else if (s === 'silent') f.silent = true
     else if (s === 'short-segment') f.shortSegment = true
     else if (s === 'bad-checkpoint') f.badCheckpoint = true
+    else if (s === 'withhold-dataset') f.withholdDataset = true
     else if (s === 'train-through-nan') f.nanThrough = true
     else if (/^fake-divergence@[1-9]\d*$/.test(s)) f.fakeDivergence = Number(s.slice(16))
-    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint, train-through-nan, fake-divergence@<step>)`)
+    else throw new Error(`unknown fault "${raw}" (use tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint, withhold-dataset, train-through-nan, fake-divergence@<step>)`)
   }
   return f
 }
 
 export function anyFault (f: NodeFaults): boolean {
-  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.shortSegment === true || f.badCheckpoint === true || f.nanThrough === true ||
-    f.fakeDivergence !== undefined
+  return f.ops.length > 0 || f.weights.length > 0 || f.lie || f.silent || f.shortSegment === true || f.badCheckpoint === true || f.withholdDataset === true ||
+    f.nanThrough === true || f.fakeDivergence !== undefined
 }
 
 /** The faults a tape job re-enacts: the node's op and weight faults (a forced error changes no state: nothing to re-enact). */

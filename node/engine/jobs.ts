@@ -1,7 +1,10 @@
+import { dirname } from 'node:path'
 import { commitTensor } from '../../protocols/commit/tensor.js'
 import { datasetRootHex, disputeSkeletonRoot } from '../../protocols/dispute/index.js'
 import { initBackend, type BackendLog } from '../train/backend.js'
+import { servedRunIn } from '../train/batch-source.js'
 import { cachedDatasetFor } from '../train/dataset-cache.js'
+import { datasetRootOfRows } from '../train/dataset-root.js'
 import { datasetCommitment, labelRows, loadDatasetFor } from '../train/dataset.js'
 import { checkDivergence } from '../train/diverged-check.js'
 import { CheckpointUnusable, replaySteps } from '../train/replay-many.js'
@@ -82,8 +85,11 @@ const JOBS: { [K in keyof JobResults]: (j: Extract<EngineJob, { kind: K }>, emit
     const program = readProgram(j.taskFile)
     const backend = await initBackend('auto', program.runtime)
     if (backend.runtime !== program.runtime) throw new Error(`this engine runs ${backend.runtime}, the task needs ${program.runtime}`)
+    // a verifier replaying from rows served on chain has no dataset files to load
+    const served = program.dataset.kind === 'idx' ? servedRunIn(dirname(j.taskFile), program.dataset, program) : undefined
+    if (served !== undefined) return { backend: backend.name, datasetRows: served.ds.trainSize }
     const ds = cachedDatasetFor(program.dataset, j.datasetDir)
-    return { backend: backend.name, datasetRows: ds.trainSize }
+    return { backend: backend.name, datasetRows: ds.trainSize, ...(j.datasetRoot === true ? { datasetRoot: datasetRootOfRows(ds) } : {}) }
   },
   replay: async j => await orUnavailable(
     async () => ({ results: await replaySteps({ proofDir: j.runDir, steps: j.steps, datasetDir: j.datasetDir, checkpointLayout: j.checkpointLayout }) })

@@ -53,7 +53,7 @@ const JOB_FIELDS: Record<JobKind, Record<string, (v: unknown, path: string) => u
   evaluate: { modelDir: str, datasetDir: opt(str), backend },
   commitments: { taskFile: str, datasetDir: opt(str), skeletonOnly: opt(bool) },
   tape: { runDir: str, step: nat, out: str, datasetDir: opt(str), datasetProofs: opt(bool), faults: opt(tapeFaults) },
-  warm: { taskFile: str, datasetDir: opt(str) },
+  warm: { taskFile: str, datasetDir: opt(str), datasetRoot: opt(bool) },
   replay: { runDir: str, steps: arr(int), datasetDir: opt(str), checkpointLayout: layout },
   divergence: { runDir: str, datasetDir: opt(str), checkpointLayout: layout },
   'segment-roots': { runDir: str, first: nat, length: nat, datasetDir: opt(str), faults: opt(tapeFaults) }
@@ -110,7 +110,7 @@ const RESULTS: Record<JobKind, (v: unknown, path: string) => void> = {
   }),
   commitments: (v, p) => fields(obj(v, p), p, { skeletonRoot: str, datasetRoot: str }),
   tape: (v, p) => fields(obj(v, p), p, { step: nat, entries: nat, bytes: nat, fromCheckpoint: nat, stateRootAfter: str, seconds: num }),
-  warm: (v, p) => fields(obj(v, p), p, { backend: str, datasetRows: nat }),
+  warm: (v, p) => fields(obj(v, p), p, { backend: str, datasetRows: nat, datasetRoot: opt(str) }),
   replay: outcome('results', arr(replayResult)),
   divergence: outcome('check', divergenceCheck),
   'segment-roots': (v, p) => fields(obj(v, p), p, { roots: arr(str), fromCheckpoint: nat, seconds: num })

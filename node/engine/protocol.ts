@@ -80,7 +80,8 @@ export interface SegmentRootsJob {
 }
 
 /** Load the task's backend and dataset, so that the next replay does not pay for them. */
-export interface WarmJob { kind: 'warm', taskFile: string, datasetDir?: string }
+/** `datasetRoot`: also compute the dataset's dataset_root (a verifier checks a dataset it fetched against the task's). */
+export interface WarmJob { kind: 'warm', taskFile: string, datasetDir?: string, datasetRoot?: boolean }
 
 /** Replay sampled 1-based steps of a run directory; stops at the first mismatch or unusable checkpoint. */
 export interface ReplayJob { kind: 'replay', runDir: string, steps: number[], datasetDir?: string, checkpointLayout?: CheckpointLayout }
@@ -94,7 +95,8 @@ export const JOB_KINDS: readonly JobKind[] = ['train', 'evaluate', 'commitments'
 
 export interface Commitments { skeletonRoot: string, datasetRoot: string }
 export interface TapeSummary { step: number, entries: number, bytes: number, fromCheckpoint: number, stateRootAfter: string, seconds: number }
-export interface WarmResult { backend: string, datasetRows: number }
+/** `datasetRoot` (hex): when asked for, of the dataset's files; absent when the task directory holds served rows (checked against the root already) */
+export interface WarmResult { backend: string, datasetRows: number, datasetRoot?: string }
 /** A checkpoint that cannot be used (missing, corrupt, not the committed state): a data-availability matter. */
 export interface Unavailable { step: number, reason: string }
 export type ReplayOutcome = { results: ReplayResult[], unavailable?: undefined } | { unavailable: Unavailable, results?: undefined }

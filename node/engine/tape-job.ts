@@ -17,9 +17,9 @@ import { encodeTapeFile, type TapeFile } from './tape-file.js'
 
 export async function tapeForDispute (j: Omit<TapeJob, 'kind'>): Promise<TapeSummary> {
   const t0 = performance.now()
-  const { program, ref, ds, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute taping')
+  const { program, ref, ds, batches, served, ck } = await openRunAt({ proofDir: j.runDir, step: j.step, datasetDir: j.datasetDir }, 'dispute taping')
   const faults = j.faults ?? NO_FAULTS
-  const trainer = await Trainer.create(program, ds)
+  const trainer = await Trainer.create(program, ds, batches)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector(faults) : undefined
   let file: TapeFile
   try {
@@ -39,7 +39,16 @@ export async function tapeForDispute (j: Omit<TapeJob, 'kind'>): Promise<TapeSum
       step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore,
       stateRootAfter: tr.stateRootAfter, preLeaves: stateLeaves(before, chainStep), batchRows
     }
-    if (j.datasetProofs === true) {
+    if (j.datasetProofs === true && served !== undefined) {
+      // replayed from the rows served on chain: each row's leaf and path as the serve carried them
+      const p = served.proofs()
+      const proofOf = (r: number): { x: SliceProof, y: SliceProof } => {
+        const got = p.rows.get(r)
+        if (got === undefined) throw new Error(`dataset row ${r} of step ${j.step} was not served on chain`)
+        return got
+      }
+      file.dataset = { xRoot: p.xRoot, yRoot: p.yRoot, rows: [...new Set(batchRows)].map(r => ({ row: r, ...proofOf(r) })) }
+    } else if (j.datasetProofs === true) {
       const all = new Uint32Array(ds.trainSize).map((_, i) => i)
       const x: TensorData = { shape: [ds.trainSize, ds.rowSize], dtype: 'float32', values: inputRows(ds, all) }
       const y: TensorData = { shape: [ds.trainSize, ds.classes], dtype: 'float32', values: labelRows(ds, all) }

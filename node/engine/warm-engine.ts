@@ -22,9 +22,9 @@ export class WarmEngine {
    * Starts the engine (if needed) and loads the task's backend and dataset, so the first replay does not pay for them.
    * `runtime`: the task's pinned runtime; an engine running another one is replaced (a process runs one tfjs backend).
    */
-  async warm (taskFile: string, datasetDir?: string, runtime?: string): Promise<WarmResult> {
+  async warm (taskFile: string, datasetDir?: string, runtime?: string, o: { datasetRoot?: boolean } = {}): Promise<WarmResult> {
     this.use(runtime)
-    return await this.request({ kind: 'warm', taskFile, datasetDir }, 'engine warm-up')
+    return await this.request({ kind: 'warm', taskFile, datasetDir, ...(o.datasetRoot === true ? { datasetRoot: true } : {}) }, 'engine warm-up')
   }
 
   /**

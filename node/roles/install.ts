@@ -84,6 +84,7 @@ export function installRoles (init: RolesInit) {
     // the solver's forced-error draw, asked for before its verified task is paid
     let draws: DrawRevealer | undefined
     let badCheckpoints = false
+    let withholdDataset = false
     let trainFaults: ((taskId: number, task: TaskInfo) => Promise<EngineFaults>) | undefined
     if (init.chainUrl != null && shards != null) {
       const d = await import('../dispute/index.js')
@@ -91,6 +92,7 @@ export function installRoles (init: RolesInit) {
       disputes = new d.DisputeService({ peer, chain, shards, faults, datasetDir: init.datasetDir, forceAfterMs: init.disputeForceAfterMs })
       await disputes.start()
       badCheckpoints = faults.badCheckpoint === true
+      withholdDataset = faults.withholdDataset === true
       const { AvailabilityResponder } = await import('../availability/responder.js')
       availability = new AvailabilityResponder({ dataDir: peer.opts.dataDir, chain, log: peer.log.child({ component: 'availability' }) })
       const { DatasetResponder } = await import('../availability/dataset-responder.js')
@@ -117,6 +119,7 @@ export function installRoles (init: RolesInit) {
           : undefined,
         trainFaults,
         badCheckpoints,
+        withholdDataset,
         recheckSteps: init.recheckSteps
       })
       return obs.instrumentPorts(scheduledPorts(peer, nodePorts, { chain, book, shards }, init.jobs))

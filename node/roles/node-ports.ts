@@ -59,6 +59,10 @@ export class NodePorts implements RolePorts {
     return await this.verifier.challengeAvailability(taskId, step, more)
   }
 
+  async challengeDataset (taskId: number): Promise<DisputeResult> {
+    return await this.verifier.data.challengeDataset(taskId)
+  }
+
   async recheckVerdict (taskId: number, _verifier: string): Promise<VerifyResult> {
     // a whistleblower samples its own steps (its account mixes into the seed);
     // by default it replays all of them: catching forced errors is what it is paid for.

@@ -186,7 +186,7 @@ export class Observability {
    */
   instrumentPorts<T extends object> (ports: T): T {
     const o = ports as Record<string, unknown>
-    for (const name of ['train', 'commitProof', 'verify', 'recheckVerdict', 'submitVerdict', 'collectResult', 'challengeAvailability']) {
+    for (const name of ['train', 'commitProof', 'verify', 'recheckVerdict', 'submitVerdict', 'collectResult', 'challengeAvailability', 'challengeDataset']) {
       const orig = o[name]
       if (typeof orig !== 'function') continue
       // recheckVerdict replays through verify: counted there, once

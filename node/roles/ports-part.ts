@@ -35,6 +35,8 @@ export interface NodePortsInit {
   trainFaults?: (taskId: number, task: TaskInfo) => Promise<EngineFaults>
   /** FAULT INJECTION `--fault bad-checkpoint`: publish checkpoints with one byte flipped, keeping no true copy */
   badCheckpoints?: boolean
+  /** FAULT INJECTION `--fault withhold-dataset`: announce tasks without their dataset (only the submitter's own solver has it) */
+  withholdDataset?: boolean
   /** steps a whistleblower re-checks (default: all of them: catching forced errors is its job) */
   recheckSteps?: number
 }
@@ -93,9 +95,22 @@ export abstract class PortsPart {
     program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string
   ): Promise<string | undefined> {
     if (program.dataset.kind !== 'idx') return undefined
+    return this.localDatasetDir() ?? await this.fetchDataset(program, datasetCid, signal, submitterPeer)
+  }
+
+  /** The configured dataset directory (or the packaged Fashion-MNIST) when it holds IDX files (not checked to be any task's). */
+  protected localDatasetDir (): string | undefined {
     const local = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
-    if (existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte'))) return local
-    if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${local} and the task names no dataset CID`)
+    return existsSync(join(local, 'train-images-idx3-ubyte.gz')) || existsSync(join(local, 'train-images-idx3-ubyte')) ? local : undefined
+  }
+
+  /**
+   * The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory: only the
+   * IDX files the loader reads, each within what the program's sizes allow; `signal` ends the downloads; asked of
+   * the submitter's peer (`submitterPeer`, from its checked announcement) first.
+   */
+  protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string): Promise<string> {
+    if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'} and the task names no dataset CID`)
     const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
     const preferred = submitterPeer !== undefined ? [submitterPeer] : undefined
     await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred })

@@ -94,6 +94,10 @@ export class SubmitterPorts extends PortsPart {
   /** Publishes the dataset's files as shards (once per dataset), returning a bundle CID. */
   private async publishDataset (program: TaskProgram): Promise<string | undefined> {
     if (program.dataset.kind !== 'idx') return undefined
+    if (this.init.withholdDataset === true) {
+      this.log.warn({ dataset: program.dataset.name }, 'FAULT INJECTION withhold-dataset: the task is announced without its dataset')
+      return undefined
+    }
     const dir = this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'
     const files = readdirSync(dir).filter(f => /idx\d-ubyte(\.gz)?$/.test(f)).sort()
     const entries: Array<{ name: string, cid: string }> = []

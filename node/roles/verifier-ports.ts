@@ -4,15 +4,16 @@ import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import type { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
-import { challengeableCheckpoints, checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
+import { checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
 import { checkedUnitOf, requiredSample, requiredSampleCount, verdictSteps, verifierSampleCount } from '../../protocols/verification/verdict.js'
 import { decodeCheckpointEntry, type RunIndex } from '../../protocols/verification/run-index.js'
-import type { ChainClient } from '../chain/client.js'
 import { runAvailabilityChallenge } from '../availability/challenger.js'
 import { VerifierChunks } from '../erasure/verifier.js'
 import { PortsPart, type PortsShared } from './ports-part.js'
 import { VerifierChecks } from './verifier-checks.js'
+import { VerifierDataset, type TaskDataset } from './verifier-dataset.js'
 import { fetchEvery } from './fetch-every.js'
+import { challengeableOf, waitForRandomness } from './verifier-sample.js'
 import { uncommittedCheckpoints } from './checkpoint-audit.js'
 import { runFromChain } from './verifier-chain-run.js'
 import { FETCH_RESERVE_BLOCKS, blockSignal } from './block-signal.js'
@@ -35,10 +36,13 @@ const CHECKPOINT_FETCHES = 4
 
 export class VerifierPorts extends PortsPart {
   private readonly checks: VerifierChecks
+  /** the task's dataset, or the rows its submitter served on chain (and the dataset challenge that asks for them) */
+  readonly data: VerifierDataset
 
   constructor (shared: PortsShared) {
     super(shared)
     this.checks = new VerifierChecks(shared)
+    this.data = new VerifierDataset(shared)
   }
 
   async verify (taskId: number, sampleCount?: number): Promise<VerifyResult> {
@@ -60,23 +64,25 @@ export class VerifierPorts extends PortsPart {
     // randomness: the hash of a block produced after the commitment; an assigned verifier's
     // sample is seeded by its own draw's block (a replacement's is later than committed_at + 1)
     const mine = await chain.myAssignment(taskId)
-    const seed = await this.waitForRandomness(chain, mine?.seedBlock ?? task.committedAt + 1)
-    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
-    const count = sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
+    const seed = await waitForRandomness(chain, mine?.seedBlock ?? task.committedAt + 1)
+    const runDir = join(this.dataDir, 'verify', String(taskId))
+    mkdirSync(runDir, { recursive: true })
     const requiredCount = requiredSampleCount(task.verifierCount)
+    // the dataset's rows served on chain for our dataset challenge: only our required sample's batches are there
+    const servedRows = await this.data.servedRows(chain, taskId, task, runDir)
+    // never fewer than the chain requires of an accepting verdict (a larger sample contains the required one)
+    const count = servedRows ? requiredCount : sampleCount ?? verifierSampleCount(task.verifierCount, this.econ.stepsPerVerifier)
     // the chain's m (from the program it checked at submit_task): what the sample and the verdict are in
     const m = await chain.rootEvery(taskId)
     // as an assigned verifier it may challenge only the checkpoints its required sample needs (CheckpointNotNeeded);
     // a larger sample (--verify-steps) that cannot use one only its extra steps need falls back to the required sample
-    const allowed = mine == null ? undefined : new Set(this.challengeable(task, seed, chain.accountId, m))
+    const allowed = mine == null ? undefined : new Set(challengeableOf(task, seed, chain.accountId, m))
     const narrowed = async (steps: number[]): Promise<number[] | VerifyResult> => {
       const usable = checkpointsToChallenge(steps, allowed, count > requiredCount)
       if (usable !== 'required') return usable
       this.log.warn({ taskId, steps }, 'only extra sampled steps need the unusable checkpoints: verifying the required sample')
       return await this.verify(taskId, requiredCount)
     }
-    const runDir = join(this.dataDir, 'verify', String(taskId))
-    mkdirSync(runDir, { recursive: true })
     let index: RunIndex | undefined
     let program: TaskProgram
     let proof: ReturnType<typeof validateProof>
@@ -123,10 +129,11 @@ export class VerifierPorts extends PortsPart {
       return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer, checkpointMaxBytes(program), signal)
     })
     if (init !== undefined) return init
-    const announced = (await this.init.book.get(taskId))?.task
-    const datasetDir = await this.datasetDirFor(program, announced?.datasetCid, signal, announced?.submitter)
-    // the engine loads its backend and the dataset while the checkpoints download
-    const warming = this.engine.warm(join(runDir, 'task.json'), datasetDir, program.runtime).catch((err: Error) => { this.log.warn({ taskId, err: err.message }, 'engine warm-up failed') })
+    // the engine loads its backend and the dataset (checked against dataset_root) while the checkpoints download
+    const dataReady = this.data.datasetFor(taskId, task, program, runDir, servedRows, signal).catch((err: Error): TaskDataset => {
+      this.log.warn({ taskId, err: err.message }, 'engine warm-up failed')
+      return {}
+    })
     const sampled = proof.steps === 0 ? [] : sampleSegments(seed, chain.accountId, proof.steps, m, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
@@ -166,6 +173,17 @@ export class VerifierPorts extends PortsPart {
     // a cheap availability sample of the coded chunks of one checkpoint (escalated to the chain in the background if a chunk cannot be fetched)
     const pick = needed[Math.floor(Math.random() * needed.length)]?.ck
     if (coded && pick !== undefined) await chunks.sample(taskId, pick, solverPeer, signal)
+    const data = await dataReady
+    // a dataset it cannot get: the submitter is challenged to serve its rows (with the checkpoints it cannot get, at once)
+    const noData = 'unavailable' in data ? { datasetUnavailable: { reason: data.unavailable } } : {}
+    if ('unavailable' in data) {
+      // only an assigned verifier may have the rows served (challenge_dataset): its reject is backed by the challenge
+      if (mine == null) throw new Error(`the task's dataset cannot be obtained: ${data.unavailable}`)
+      this.log.warn({ taskId, reason: data.unavailable }, 'cannot obtain the task\'s dataset: rejecting and challenging the submitter to serve its rows')
+      this.progress.set(taskId, { taskId, phase: 'failed', detail: `dataset unavailable: ${data.unavailable}`, updatedAt: Date.now() })
+      if (problems.length === 0) return { accept: false, checkedSteps: [], ...noData }
+    }
+    const datasetDir = 'unavailable' in data || data.served === true ? undefined : data.dir
     if (problems.length > 0) {
       const usable = await narrowed(problems.map(p => p.step))
       if (!Array.isArray(usable)) return usable
@@ -173,10 +191,9 @@ export class VerifierPorts extends PortsPart {
       const reason = problems.find(p => p.step === step)?.reason ?? 'unavailable'
       this.log.warn({ taskId, step, reason, more }, 'cannot replay from the published checkpoint')
       this.progress.set(taskId, { taskId, phase: 'failed', detail: `checkpoint ${[step, ...more].join(', ')} unavailable: ${reason}`, updatedAt: Date.now() })
-      return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) } }
+      return { accept: false, checkedSteps: [], unavailable: { step, reason, ...(more.length > 0 ? { more } : {}) }, ...noData }
     }
     this.progress.set(taskId, { taskId, phase: 'verifying', step: 0, steps: intervals.length, detail: `replaying ${sampled.length} sampled step(s) from ${needed.length} checkpoint(s)`, updatedAt: Date.now() })
-    await warming
     const tReplay = performance.now()
     // every sampled step is replayed from its checkpoint and its transition (roots
     // before and after it) compared: those are the steps this verdict vouches for.
@@ -237,29 +254,11 @@ export class VerifierPorts extends PortsPart {
     if (mine != null) {
       // only checkpoints its own required sample needs: the chain refuses the others (CheckpointNotNeeded)
       const t = await this.taskOrThrow(taskId)
-      const seed = await this.waitForRandomness(chain, mine.seedBlock)
-      alternatives = this.challengeable(t, seed, chain.accountId, await chain.rootEvery(taskId)).filter(s => s !== step && !more.includes(s))
+      const seed = await waitForRandomness(chain, mine.seedBlock)
+      alternatives = challengeableOf(t, seed, chain.accountId, await chain.rootEvery(taskId)).filter(s => s !== step && !more.includes(s))
     }
     const r = await runAvailabilityChallenge(chain, taskId, step, this.log, { alternatives, more })
     return { disputeId: r.challengeId, winner: r.winner, reason: `availability: ${r.reason}`, served: r.served }
-  }
-
-  /** The checkpoints the chain lets this node challenge as an assigned verifier of `task` (availability.ts ensureNeeded). */
-  private challengeable (
-    task: { stepCount: number, verifierCount: number, checkpointEvery: number, divergence?: unknown }, seed: string, account: string, m: number
-  ): number[] {
-    const required = task.stepCount === 0 ? [] : requiredSample(seed, account, task.stepCount, task.verifierCount, m)
-    return challengeableCheckpoints(required, task.stepCount, task.checkpointEvery, m, task.divergence != null)
-  }
-
-  private async waitForRandomness (chain: ChainClient, block: number): Promise<string> {
-    const deadline = Date.now() + 120_000
-    while (Date.now() < deadline) {
-      const r = await chain.randomness(block)
-      if (r != null) return r
-      await new Promise(resolve => setTimeout(resolve, 500))
-    }
-    throw new Error(`block ${block} (verification randomness) was not produced within 120 s`)
   }
 
   async submitVerdict (taskId: number, v: VerifyResult): Promise<void> {
@@ -278,7 +277,7 @@ export class VerifierPorts extends PortsPart {
       // a proof that diverged at its first step has no completed step to sample
       required = task.stepCount === 0
         ? []
-        : requiredSample(await this.waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount, m)
+        : requiredSample(await waitForRandomness(chain, mine.seedBlock), chain.accountId, task.stepCount, task.verifierCount, m)
     }
     const listed = verdictSteps(required, v.checkedSteps)
     // on chain, unit i is the transition from state i to state i+1 (0-based), at m > 1 segment i; ours are 1-based steps (segment ends)

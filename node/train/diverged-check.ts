@@ -28,14 +28,14 @@ export interface DivergenceCheck {
 }
 
 export async function checkDivergence (o: { proofDir: string, datasetDir?: string, backend?: BackendChoice, log?: BackendLog, checkpointLayout?: 'manifest' | 'program' }): Promise<DivergenceCheck> {
-  const { dir, program, phash, proof, ds } = await openRun(o, 'divergence check')
+  const { dir, program, phash, proof, ds, batches } = await openRun(o, 'divergence check')
   const d = proof.divergence
   if (d === undefined) throw new Error('the proof did not diverge')
   const k = proof.steps
   const ref = proof.checkpoints.find(c => c.step === k)
   if (ref === undefined) throw new CheckpointUnusable(k, 'a diverged proof must publish a checkpoint of its last state')
   const root = rootAtStep(proof, k)
-  const trainer = await Trainer.create(program, ds)
+  const trainer = await Trainer.create(program, ds, batches)
   try {
     let tensors: TensorData[]
     if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, root)

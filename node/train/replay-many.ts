@@ -97,7 +97,7 @@ function unitsOf (steps: number[], total: number, m: number): Unit[] {
 export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]> {
   const steps = [...new Set(o.steps)].sort((a, b) => a - b)
   if (steps.length === 0) throw new Error('no steps to replay')
-  const { dir, program, phash, proof, ds } = await openRun(o, 'replay')
+  const { dir, program, phash, proof, ds, batches } = await openRun(o, 'replay')
   if (proof.programHash !== phash) throw new Error(`proof.json is for program ${proof.programHash}, task.json hashes to ${phash}`)
   for (const s of steps) {
     checkpointBefore(proof, s)
@@ -125,7 +125,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
     if (ck.manifest.stateRoot !== committedRoot(ref.step)) throw new CheckpointUnusable(ref.step, `its state root is not the proof's root of step ${ref.step}`)
     return ck.tensors
   }
-  const trainer = await Trainer.create(program, ds)
+  const trainer = await Trainer.create(program, ds, batches)
   const results: ReplayResult[] = []
   // a NaN in a replayed state or op output: the solver should have ended its run there
   const watch = new NanWatch()

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import type { CheckpointRef, ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, rootEveryOf, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendLog } from './backend.js'
+import { datasetBatches, servedRunIn, type BatchSource, type ServedRun } from './batch-source.js'
 import type { Dataset } from './dataset.js'
 import { cachedDatasetFor } from './dataset-cache.js'
 import { readCheckpoint, readJson, readProgram, readProof } from './store.js'
@@ -23,13 +24,20 @@ export interface RunAt {
   proof: ProofOfLearning
   ref: CheckpointRef
   ds: Dataset
+  /** the batch bytes: the dataset's rows, or the rows served on chain that the directory holds */
+  batches: BatchSource
+  /** the served rows, when the batches are theirs */
+  served?: ServedRun
   ck: ReturnType<typeof readCheckpoint>
 }
 
 /** A run directory opened for re-execution: its program, proof and dataset, on the task's runtime. */
 export type OpenRun = Omit<RunAt, 'ref' | 'ck'>
 
-/** What replay, taping and dispute taping share: open the run, check the runtime, load the dataset. */
+/**
+ * What replay, taping and dispute taping share: open the run, check the runtime, load the dataset.
+ * A directory holding served rows (batch-source.ts SERVED_ROWS_FILE) is replayed from them, not from a dataset directory.
+ */
 export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Promise<OpenRun> {
   const dir = resolve(o.proofDir)
   const program = readProgram(join(dir, 'task.json'))
@@ -38,8 +46,10 @@ export async function openRun (o: Omit<RunAtOptions, 'step'>, what: string): Pro
   const run = existsSync(join(dir, 'run.json')) ? readJson(join(dir, 'run.json'), 'run info') as { datasetDir?: string } : {}
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, o.log)
   if (backend.runtime !== program.runtime) throw new Error(`${what} needs the task's runtime ${program.runtime}, but backend ${backend.name} implements ${backend.runtime}`)
+  const served = program.dataset.kind === 'idx' ? servedRunIn(dir, program.dataset, program) : undefined
+  if (served !== undefined) return { dir, program, phash, proof, ds: served.ds, batches: served.batches, served }
   const ds = cachedDatasetFor(program.dataset, o.datasetDir ?? run.datasetDir)
-  return { dir, program, phash, proof, ds }
+  return { dir, program, phash, proof, ds, batches: datasetBatches(ds) }
 }
 
 /** The checkpoint a re-execution of 1-based step `step` starts from: the latest at or before step - 1. */
@@ -64,8 +74,8 @@ export interface TapeOptions { proofDir: string, step: number, datasetDir?: stri
 
 /** Op tape of step `step` (1-based) of a run, re-executed from the nearest checkpoint. */
 export async function tapeRunStep (o: TapeOptions): Promise<StepTape> {
-  const { program, ref, ds, ck } = await openRunAt(o, 'taping')
-  const trainer = await Trainer.create(program, ds)
+  const { program, ref, ds, batches, ck } = await openRunAt(o, 'taping')
+  const trainer = await Trainer.create(program, ds, batches)
   try {
     trainer.loadState(ck.tensors, ref.step)
     while (trainer.step < o.step - 1) trainer.runStep()

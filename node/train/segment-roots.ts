@@ -34,10 +34,10 @@ export async function segmentRoots (o: SegmentRootsOptions): Promise<SegmentRoot
   if (!Number.isInteger(o.first) || o.first < 0 || !Number.isInteger(o.length) || o.length < 1) throw new Error(`bad segment: first ${o.first}, length ${o.length}`)
   const t0 = performance.now()
   // the checkpoint before 1-based step first + 1 is the latest at or before state `first`
-  const { program, ref, ds, ck } = await openRunAt({ proofDir: o.proofDir, step: o.first + 1, datasetDir: o.datasetDir, backend: o.backend, log: o.log }, 'segment replay')
+  const { program, ref, ds, batches, ck } = await openRunAt({ proofDir: o.proofDir, step: o.first + 1, datasetDir: o.datasetDir, backend: o.backend, log: o.log }, 'segment replay')
   if (o.first + o.length > program.steps) throw new Error(`segment ${o.first} + ${o.length} runs past the program's ${program.steps} steps`)
   const faults = o.faults ?? { ops: [], weights: [] }
-  const trainer = await Trainer.create(program, ds)
+  const trainer = await Trainer.create(program, ds, batches)
   const injector = faults.ops.length + faults.weights.length > 0 ? new FaultInjector({ ops: faults.ops, weights: faults.weights }) : undefined
   const roots: string[] = []
   try {

@@ -3,6 +3,7 @@ import type { TensorData, DType } from '../../protocols/commit/tensor.js'
 import { stateRoot } from '../../protocols/commit/state.js'
 import { DataOrder } from '../../protocols/data/order.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
+import { datasetBatches, type BatchSource } from './batch-source.js'
 import { inputRows, labelRows, normalizeRows, type Dataset } from './dataset.js'
 import { GptNet } from './gpt.js'
 import { buildModel } from './model.js'
@@ -37,7 +38,8 @@ export class Trainer {
     readonly dataset: Dataset,
     readonly net: Net,
     readonly optimizer: tf.Optimizer,
-    readonly weights: StateVar[]
+    readonly weights: StateVar[],
+    private readonly batches: BatchSource
   ) {
     this.order = new DataOrder(program.seed, dataset.trainSize, program.batchSize)
     const topo = program.model.topology
@@ -57,7 +59,8 @@ export class Trainer {
     }
   }
 
-  static async create (program: TaskProgram, dataset: Dataset): Promise<Trainer> {
+  /** `batches`: where the batch bytes come from (default: the dataset's rows; a replay may take the rows served on chain) */
+  static async create (program: TaskProgram, dataset: Dataset, batches: BatchSource = datasetBatches(dataset)): Promise<Trainer> {
     if (dataset.sha256 !== program.dataset.sha256) throw new Error(`dataset hash ${dataset.sha256} does not match the program's ${program.dataset.sha256}`)
     const m = program.model
     let net: Net
@@ -69,17 +72,13 @@ export class Trainer {
     }
     const o = program.optimizer
     const optimizer = o.name === 'sgd' ? tf.train.sgd(o.learningRate) : tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon)
-    return new Trainer(program, dataset, net, optimizer, net.weights)
+    return new Trainer(program, dataset, net, optimizer, net.weights, batches)
   }
 
   /** Rows and normalised batch bytes of 0-based step `step`. */
   batch (step: number): Batch {
-    const rows = this.order.batch(step)
-    return {
-      rows: rows.slice(),
-      x: inputRows(this.dataset, rows),
-      y: labelRows(this.dataset, rows)
-    }
+    const rows = this.order.batch(step).slice()
+    return { rows, ...this.batches.batch(step, rows) }
   }
 
   batchTensors (b: Batch): { x: tf.Tensor, y: tf.Tensor } {

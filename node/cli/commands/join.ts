@@ -34,7 +34,7 @@ export function register (program: Command): void {
     .option('--control-port <port>', 'control API port on 127.0.0.1 (default: a free port, recorded in the data dir)', parseIntOption('--control-port', 0, 65535))
     .option('--bootstrap-retries <n>', 'dial attempts (exponential backoff) before giving up', parseIntOption('--bootstrap-retries', 1, 100), 5)
   // ---- disputes ----
-  cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint', collect)
+  cmd.option('--fault <spec>', 'FAULT INJECTION for tests/devnet (repeatable): tamper-op=<kernel>@<step>, tamper-weight[@<step>], lie-in-bisection, silent, short-segment, bad-checkpoint, withhold-dataset', collect)
     .option('--verify-steps <n|all>', 'steps a verifier samples and replays (default: its share of the task\'s verifiers of a sample that catches a solver faking ≥ 10% of its steps with 99% probability)')
     .option('--recheck-steps <n|all>', 'steps a whistleblower samples and replays (default all)')
     .option('--dispute-force-after <s>', 'seconds a dispute party waits for the other\'s off-chain answer before forcing its move on chain (default 20)', parseIntOption('--dispute-force-after', 1, 3600))
