@@ -14,6 +14,7 @@ import type { NodeFaults } from './faults.js'
 import { forcedErrorDraw } from './forced-error.js'
 import { revealProofFromTape } from './forced-reveal.js'
 import { readTapeFile, type TapeFile } from '../engine/tape-file.js'
+import { datasetDirForRun } from '../train/store.js'
 import { serve } from './transport.js'
 
 // The node side of a dispute (docs/disputes.md): the challenger (challenger.ts)
@@ -94,14 +95,14 @@ export class DisputeService {
 
   private async segmentRootsInChild (runDir: string, first: number, length: number, faults: Pick<TapeJob, 'faults'>['faults']): Promise<string[]> {
     const t0 = Date.now()
-    const r = await runEngineJob({ kind: 'segment-roots', runDir, first, length, datasetDir: this.o.datasetDir, faults }, this.log, `segment ${first}+${length}`, { timeoutMs: 300_000 }).result
+    const r = await runEngineJob({ kind: 'segment-roots', runDir, first, length, datasetDir: datasetDirForRun(runDir, this.dataDir, this.o.datasetDir), faults }, this.log, `segment ${first}+${length}`, { timeoutMs: 300_000 }).result
     this.log.info({ first, length, fromCheckpoint: r.fromCheckpoint, ms: Date.now() - t0 }, 're-ran a segment in a child process')
     return r.roots
   }
 
   private async tapeInChild (runDir: string, step: number, out: string, o: Pick<TapeJob, 'faults' | 'datasetProofs'>, signal?: AbortSignal): Promise<TapeFile> {
     const t0 = Date.now()
-    const r = await runEngineJob({ kind: 'tape', runDir, step, out, datasetDir: this.o.datasetDir, ...o }, this.log, `tape of step ${step}`, { timeoutMs: 300_000, signal }).result
+    const r = await runEngineJob({ kind: 'tape', runDir, step, out, datasetDir: datasetDirForRun(runDir, this.dataDir, this.o.datasetDir), ...o }, this.log, `tape of step ${step}`, { timeoutMs: 300_000, signal }).result
     const f = readTapeFile(out)
     this.log.info({ step, entries: r.entries, bytes: r.bytes, ms: Date.now() - t0 }, 'taped the disputed step in a child process')
     return f

@@ -9,6 +9,7 @@ import type { WarmEngine } from '../engine/warm-engine.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
+import { fetchedDatasetDir } from '../train/store.js'
 import { fetchBundle } from './bundle-fetch.js'
 import type { EconomicsConfig } from './economics.js'
 import type { TaskBook } from './task-book.js'
@@ -111,7 +112,7 @@ export abstract class PortsPart {
    */
   protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string): Promise<string> {
     if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'} and the task names no dataset CID`)
-    const dir = join(this.dataDir, 'datasets', program.dataset.sha256.slice(0, 16))
+    const dir = fetchedDatasetDir(this.dataDir, program.dataset)
     const preferred = submitterPeer !== undefined ? [submitterPeer] : undefined
     await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred })
     return dir // the engine checks the content hash before training

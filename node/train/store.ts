@@ -5,7 +5,7 @@ import type { TensorData } from '../../protocols/commit/tensor.js'
 import { buildCheckpoint, checkpointDataFile, manifestBytes, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
 import { fastTensorRoot } from './fast-commit.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
-import { validateProgram, type TaskProgram } from '../../protocols/program/program.js'
+import { validateProgram, type DatasetRef, type TaskProgram } from '../../protocols/program/program.js'
 
 // On-disk layout of a training run directory:
 //   task.json                       the program
@@ -131,4 +131,21 @@ export function readProgram (file: string): TaskProgram {
 /** `rootEvery`: the program's m, which the proof's spacing must be */
 export function readProof (runDir: string, rootEvery?: number): ProofOfLearning {
   return validateProof(readJson(join(runDir, 'proof.json'), 'proof'), rootEvery)
+}
+
+/** Where a node keeps a dataset it fetched from the swarm: named by the dataset's content hash, so it is that dataset or nothing. */
+export function fetchedDatasetDir (dataDir: string, ref: Pick<DatasetRef, 'sha256'>): string {
+  return join(dataDir, 'datasets', ref.sha256.slice(0, 16))
+}
+
+/**
+ * The dataset directory a job on `runDir` reads: the copy of the run's dataset this node fetched from the swarm
+ * when it has one, else `configured`. A dispute's tape must read what the replay it disputes read.
+ */
+export function datasetDirForRun (runDir: string, dataDir: string, configured?: string): string | undefined {
+  let ref: DatasetRef
+  try { ref = readProgram(join(runDir, 'task.json')).dataset } catch { return configured } // the job says what is wrong
+  if (ref.kind !== 'idx') return configured
+  const fetched = fetchedDatasetDir(dataDir, ref)
+  return existsSync(fetched) ? fetched : configured
 }
