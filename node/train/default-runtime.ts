@@ -24,7 +24,7 @@ export function defaultRuntime (): RuntimeChoice {
   return {
     runtime: WASM_RUNTIME,
     native: false,
-    warning: `the psk1 kernels' native addon is not usable here (${why}), so this program pins the old runtime ${WASM_RUNTIME} (training and verifying on it is ~3.5x slower per MLP step than ${WASM_PSK_RUNTIME}, ~10x per CNN step); build the addon (npm run build:kernels) or name a runtime with --runtime`
+    warning: `the psk1 kernels' native addon is not usable here (${why}), so this program pins the old runtime ${WASM_RUNTIME} (training and verifying on it is ~3.5x slower per MLP step than ${WASM_PSK_RUNTIME}, ~1.4x per CNN step); build the addon (npm run build:kernels) or name a runtime with --runtime`
   }
 }
 
