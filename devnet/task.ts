@@ -7,8 +7,7 @@ import { createLogger } from '../node/log.js'
 import { spawnCli } from './processes.js'
 import { FASHION_DIR } from './scenario.js'
 import { CALIBRATION_STEPS, GPT_CALIBRATION_STEPS, MAX_SPACING_FACTOR, MIN_SOLVE_BLOCKS, challengeWindowFor, checkpointSpacingFor, solveTimeoutFor } from './timing.js'
-import { pskImpl } from '../node/train/psk-native.js'
-import { WASM_PSK_RUNTIME, WASM_RUNTIME } from '../protocols/program/runtime.js'
+import { defaultRuntime } from '../node/train/default-runtime.js'
 import { committedSpacing } from '../protocols/pol/segments.js'
 import { validateProgram } from '../protocols/program/program.js'
 import { REFERENCE_FLOPS } from '../protocols/scheduling/estimate.js'
@@ -56,10 +55,10 @@ export async function prepareTask (o: TaskOptions, dir: string, logDir: string, 
   const builtin = builtinOf(o.task)
   const file = builtin != null ? join(dir, 'task.json') : resolve(o.task!)
   const spacing = [...(o.checkpointEvery != null ? ['--checkpoint-every', String(o.checkpointEvery)] : []), ...(o.rootEvery != null ? ['--root-every', String(o.rootEvery)] : [])]
-  // proofswarm's own kernels when the addon is built (the same bits either way, ~3x faster native); else XNNPACK's
-  const psk = pskImpl(1)
-  const runtime = ['--runtime', psk.kind === 'native' ? WASM_PSK_RUNTIME : WASM_RUNTIME]
-  if (builtin != null) say(`runtime: ${runtime[1]}${psk.kind === 'native' ? ' (native psk1 kernels)' : ` (psk1 kernels would run in JavaScript: ${psk.why})`}`)
+  // task new's default: psk1 when its addon is built here, else the old runtime (with why)
+  const rt = defaultRuntime()
+  const runtime = ['--runtime', rt.runtime]
+  if (builtin != null) say(`runtime: ${rt.runtime}${rt.native ? ' (native psk1 kernels)' : ` (${rt.warning ?? ''})`}`)
   // what the task trains, said once its program (and the root spacing task new chose) is written
   let what: string
   if (builtin === 'mlp') {

@@ -20,6 +20,7 @@ import { checkCommitments } from './task-commitments.js'
 import { checkpointDir } from '../train/store.js'
 import { MAX_PROGRAM_FETCH_BYTES } from '../../protocols/verification/fetch-limits.js'
 import { blockSignal } from './block-signal.js'
+import { pskAddonMissing } from '../train/psk-available.js'
 
 // The solver's ports: the task's program and dataset fetched and checked
 // against the chain, training in the engine, the run published as shards
@@ -58,6 +59,8 @@ export class SolverPorts extends PortsPart {
     await checkCommitments(taskId, task, taskFile, datasetDir, canonicalJson(program.dataset), this.log)
     const resume = existsSync(join(runDir, 'task.json')) && existsSync(join(runDir, 'checkpoints'))
     this.log.info({ taskId, steps: program.steps, resume }, resume ? 'resuming training from the last checkpoint' : 'training')
+    const jsKernels = pskAddonMissing(program.runtime)
+    if (jsKernels !== undefined) this.log.warn({ taskId, runtime: program.runtime, reason: jsKernels }, `no usable psk1 addon on this peer: training task ${taskId} with the JavaScript kernels (far slower): build it with npm run build:kernels`)
     this.progress.set(taskId, { taskId, phase: 'training', step: 0, steps: program.steps, updatedAt: Date.now() })
     // disputes: fault injection / forced error for the training job
     const faults = await this.init.trainFaults?.(taskId, task)
@@ -67,6 +70,8 @@ export class SolverPorts extends PortsPart {
     const ahead = new CodeAhead(runDir, pool)
     const curve: Array<[number, number]> = []
     const summary = await runEngineJob({ kind: 'train', taskFile, outDir: runDir, resume, datasetDir, faults }, this.log, 'training', { onEvent: trainingEvents(taskId, this.progress, this.log, curve, () => { ahead.poll() }), signal }).result.catch(async (err: Error) => {
+      // taken from this solver (its solve deadline passed on chain, or handed back): said, or the run would seem to stall
+      if (signal?.aborted === true) this.log.warn({ taskId, step: this.progress.get(taskId)?.step, steps: program.steps }, 'training stopped: the task is no longer ours on chain (its solve deadline passed, or it was handed back)')
       this.progress.set(taskId, { taskId, phase: 'failed', detail: err.message, updatedAt: Date.now() })
       await ahead.stop()
       await pool.close()

@@ -21,6 +21,7 @@ import { checkpointMaxBytes } from '../../protocols/verification/fetch-limits.js
 import { fetchPublishedRun } from './published-run.js'
 import { readReplay, verdictOf } from './replay-verdict.js'
 import { checkpointDir } from '../train/store.js'
+import { pskAddonMissing } from '../train/psk-available.js'
 
 // The verifier's and whistleblower's ports: the published run fetched and
 // checked against the chain, a random sample of its steps replayed bit for
@@ -137,6 +138,9 @@ export class VerifierPorts extends PortsPart {
     const sampled = proof.steps === 0 ? [] : sampleSegments(seed, chain.accountId, proof.steps, m, count)
     const intervals = replaysFor(sampled, proof.steps, program.checkpointEvery)
     this.log.info({ taskId, sampledSteps: sampled.length, replays: intervals.length }, 'verification sample drawn')
+    // the engine would replay with psk1's JavaScript kernels: the same bits, but it may miss the deadline (the slot's silence penalty)
+    const jsKernels = pskAddonMissing(program.runtime)
+    if (jsKernels !== undefined) this.log.warn({ taskId, runtime: program.runtime, reason: jsKernels }, `no usable psk1 addon on this peer: replaying task ${taskId} with the JavaScript kernels (far slower; the check may miss its deadline): build it with npm run build:kernels`)
     // fetch every checkpoint the sample needs (fetchEvery), then replay all of them in one engine run
     // exactly the checkpoints the replay will load (node/train/replay-many.ts follows the same rule)
     // rebuilt from the chain: the proof lists the checkpoints written, and the replay loads those (withheldRunCheckpoints)

@@ -71,8 +71,11 @@ export class ProofRecorder {
       const from = this.rootsWritten
       const fresh = this.roots.slice(from)
       this.rootsWritten = this.roots.length
+      // results do not arrive in order: a state the hasher ran inline (its worker behind) is done before the
+      // worker's earlier ones, so each checkpoint waits for the one before it (checkpoints and roots on disk in order)
+      const before = this.pending[this.pending.length - 1]
       this.pending.push(quiet(result.then(async r => {
-        // results arrive in order: every earlier root is known by now
+        await before
         this.rootsFile?.write(from, await Promise.all(fresh))
         this.o.onCheckpoint?.(s)
         return { step: s, manifestHash: r.manifestHash as string }

@@ -189,6 +189,7 @@ export interface NewProgramOptions {
   rootEvery?: number
   optimizer?: 'sgd' | 'adam'
   learningRate?: number
+  /** default the old runtime: a pure function cannot see this machine's psk1 addon (node/train/default-runtime.ts's newTaskProgram can) */
   runtime?: string
   /** GPT sizes (model gpt), defaults DEFAULT_GPT */
   gpt?: Partial<GptSpec>

@@ -82,8 +82,13 @@ export class ChainSwarm {
     return file
   }
 
-  /** Submits task.json through the `submitter` peer; returns the task id. */
-  async submit (extra: string[] = ['--verifiers', '1', '--challenge-window', '60', '--solve-timeout', '100']): Promise<number> {
+  /**
+   * Submits task.json through the `submitter` peer; returns the task id. The solve window is in
+   * blocks of these swarms' short block times: from its selection to its proof on chain a solver
+   * fetches the program, runs the commitments and the training in two engine processes, codes and
+   * publishes its checkpoints, 24 s of it at load 27 on 2 cores for a 20-step MLP: 300 blocks.
+   */
+  async submit (extra: string[] = ['--verifiers', '1', '--challenge-window', '60', '--solve-timeout', '300']): Promise<number> {
     const sub = await runCli(['submit', '--task', join(this.dir.path, 'task.json'), ...extra, '--json', '--data-dir', this.peers.get('submitter')!.dataDir], 120_000)
     expect(sub.code, sub.stderr).toBe(0)
     return JSON.parse(sub.stdout).taskId

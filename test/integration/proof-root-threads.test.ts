@@ -9,7 +9,7 @@ import { loadDatasetFor } from '../../node/train/dataset.js'
 import { trainTask } from '../../node/train/run.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { WASM_PSK_RUNTIME, type TaskProgram } from '../../protocols/program/index.js'
+import { WASM_PSK_RUNTIME, WASM_RUNTIME, type TaskProgram } from '../../protocols/program/index.js'
 
 // A task's proof root is a function of the task alone: it must not depend on
 // how many threads or cores train it. The wasm runtime trains on one thread
@@ -50,9 +50,9 @@ async function trainPsk (task: string, how: 'all' | 'one' | 'js', out: string): 
 beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
   dir = mkdtempSync(join(tmpdir(), 'ps-proof-threads-'))
-  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'task.json')])
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--runtime', WASM_RUNTIME, '--out', join(dir, 'task.json')])
   // the same training with state roots every 4 steps (another program hash, the same states)
-  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '8', '--root-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--out', join(dir, 'm4.json')])
+  await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '16', '--checkpoint-every', '8', '--root-every', '4', '--batch', '32', '--seed', '9', '--synthetic-size', '512', '--runtime', WASM_RUNTIME, '--out', join(dir, 'm4.json')])
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'mlp', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '8', '--checkpoint-every', '4', '--batch', '64', '--seed', '9', '--synthetic-size', '1024', '--out', join(dir, 'mlp-psk.json')])
   await run(process.execPath, [MAIN, 'task', 'new', '--model', 'cnn', '--runtime', WASM_PSK_RUNTIME, '--dataset', 'synthetic', '--steps', '4', '--checkpoint-every', '2', '--batch', '16', '--seed', '9', '--synthetic-size', '256', '--local', '--out', join(dir, 'cnn-psk.json')])
 })

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { assertBuilt, cliRunner } from '../helpers/procs.js'
+import { WASM_RUNTIME } from '../../protocols/program/runtime.js'
 
 // Runs the compiled CLI (`npm test` builds first) in separate OS processes.
 const cli = cliRunner(60_000)
@@ -11,8 +12,9 @@ let dir: string
 beforeAll(async () => {
   assertBuilt()
   dir = mkdtempSync(join(tmpdir(), 'ps-train-cli-'))
-  // a root after every step (task new's default is every 8): the replays below check single steps against their roots
-  const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--root-every', '1', '--batch', '32', '--seed', '5', '--synthetic-size', '512')
+  // a root after every step (task new's default is every 8): the replays below check single steps against their roots;
+  // the old runtime named (task new's default follows the machine's addon): its tape's kernel count is checked below
+  const t = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '24', '--checkpoint-every', '8', '--root-every', '1', '--batch', '32', '--seed', '5', '--synthetic-size', '512', '--runtime', WASM_RUNTIME)
   expect(t.code).toBe(0)
   writeFileSync(join(dir, 'task.json'), t.stdout)
 })
@@ -80,7 +82,7 @@ describe('train CLI (separate processes)', () => {
   })
 
   it('--backend node without tfjs-node says so and falls back to wasm; cnn trains on wasm', async () => {
-    const t = await cli('task', 'new', '--model', 'cnn', '--dataset', 'synthetic', '--steps', '3', '--batch', '8', '--optimizer', 'sgd', '--synthetic-size', '64')
+    const t = await cli('task', 'new', '--model', 'cnn', '--dataset', 'synthetic', '--steps', '3', '--batch', '8', '--optimizer', 'sgd', '--synthetic-size', '64', '--runtime', WASM_RUNTIME)
     expect(t.code, t.stderr).toBe(0)
     writeFileSync(join(dir, 'cnn.json'), t.stdout)
     const r = await cli('train', '--task', join(dir, 'cnn.json'), '--out', join(dir, 'cnn'), '--backend', 'node', '--json', '--log-level', 'info')

@@ -29,7 +29,8 @@ async function cli (...args: string[]): Promise<string> {
 beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build`)
   dir = mkdtempSync(join(tmpdir(), 'ps-warm-engine-'))
-  writeFileSync(join(dir, 'task.json'), await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '30', '--checkpoint-every', '5', '--batch', '32', '--seed', '3', '--synthetic-size', '512', '--optimizer', 'adam'))
+  // the runtime named (task new's default follows the machine's addon): the replays below name it
+  writeFileSync(join(dir, 'task.json'), await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '30', '--checkpoint-every', '5', '--batch', '32', '--seed', '3', '--synthetic-size', '512', '--optimizer', 'adam', '--runtime', 'tfjs-wasm@4.22.0-simd'))
   await cli('train', '--task', join(dir, 'task.json'), '--out', join(dir, 'run'), '--no-evaluate', '--json')
   // the same task with one op of step 12 corrupted: a solver that faked that step
   await cli('train', '--task', join(dir, 'task.json'), '--out', join(dir, 'faked'), '--no-evaluate', '--json', '--fault-op', 'BatchMatMul@12')

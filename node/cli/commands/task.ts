@@ -5,7 +5,8 @@ import { DEFAULT_ROOT_EVERY, MAX_ROOT_EVERY, committedSpacing, defaultRootEvery 
 import { readJson } from '../../train/store.js'
 import { admissibility } from '../../../protocols/program/admissible.js'
 import { supportsElement } from '../../../protocols/reference/index.js'
-import { RUNTIMES, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
+import { RUNTIMES, WASM_PSK_RUNTIME, WASM_RUNTIME } from '../../../protocols/program/runtime.js'
+import { chooseRuntime } from '../../train/default-runtime.js'
 import { ZOO } from '../../../protocols/program/zoo.js'
 import { datasetRef, loadIdxDataset, syntheticDataset, textDataset } from '../../train/dataset.js'
 import { TEXT_CORPORA } from '../../train/text-dataset.js'
@@ -33,7 +34,7 @@ interface NewOpts {
   rootEvery?: string
   optimizer: string
   lr?: string
-  runtime: string
+  runtime?: string
   syntheticSize?: string
   out?: string
 }
@@ -57,7 +58,7 @@ export function register (program: Command): void {
     .option('--root-every <m>', `state roots every m steps (1 … ${MAX_ROOT_EVERY}; must divide --checkpoint-every, and the default spacing is rounded up to a multiple of m): hashing falls by m, disputes narrow to an m-step segment first (docs/training.md). Default ${DEFAULT_ROOT_EVERY}; 1 (a root after every step) for a task of fewer steps or a --checkpoint-every that ${DEFAULT_ROOT_EVERY} does not divide`)
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
-    .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')}`, WASM_RUNTIME)
+    .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')} (default: ${WASM_PSK_RUNTIME} where its native kernels are built, else ${WASM_RUNTIME}, with a warning)`)
     .option('--synthetic-size <n>', 'training rows of the synthetic dataset', '2048')
     .option('--no-rows-root', 'skip dataset.rowsRoot (the commitment to the normalised rows; ~1.3 s for Fashion-MNIST)')
     .option('--local', 'allow a program that is not verifiable on chain (e.g. --runtime tfjs-cpu@4.22.0): for local training and replay only; submit refuses it')
@@ -80,6 +81,8 @@ export function register (program: Command): void {
         const rootEvery = intOpt(o.rootEvery, '--root-every', 1, MAX_ROOT_EVERY) ?? defaultRootEvery(steps, checkpointEvery)
         if (checkpointEvery !== undefined && checkpointEvery % rootEvery !== 0) throw new CliError(`--root-every ${rootEvery} must divide --checkpoint-every ${checkpointEvery} (every checkpoint is a committed state)`)
         const optimizer = o.optimizer
+        const chosen = chooseRuntime(o.runtime)
+        if (chosen.warning !== undefined) process.stderr.write(`warning: ${chosen.warning}\n`)
         const build = (k: number | undefined, m: number): TaskProgram => newProgram({
           model: o.model,
           gpt,
@@ -91,7 +94,7 @@ export function register (program: Command): void {
           rootEvery: m,
           optimizer,
           learningRate: numOpt(o.lr, '--lr'),
-          runtime: o.runtime
+          runtime: chosen.runtime
         })
         let p = build(checkpointEvery, checkpointEvery === undefined ? 1 : rootEvery)
         if (o.checkpointEvery === undefined) {
