@@ -1,14 +1,45 @@
 #!/usr/bin/env node
-// `npm test` (after the build): vitest's two projects (vitest.config.ts) one after the other.
-// The in-process files first, sharing their forks (--no-isolate: tfjs, libp2p and @polkadot
-// are imported once per fork, not once per file; test/inproc-setup.ts resets tfjs between
-// files); then the files that start processes, each in a fork of its own. Both always run;
-// the exit code is the first failure's. Extra arguments (file filters) go to both.
-import { spawnSync } from 'node:child_process'
+// `npm test` (after the build): vitest's two projects (vitest.config.ts) side by side, each its own
+// vitest run. `procs` (the files that start processes, each in a fork of its own) mostly waits on
+// blocks and windows; `inproc` (the in-process files, CPU-bound, sharing their forks with
+// --no-isolate: tfjs, libp2p and @polkadot imported once per fork; test/inproc-setup.ts resets tfjs
+// between files) runs beside it at a lower CPU priority (nice INPROC_NICE, inherited by its forks), so
+// it takes the CPU the procs files leave idle and never slows a swarm's peers past their deadlines.
+// Output: whole lines from either run as they come (each file's line names its project). Both
+// always run; the exit code is the first failure's. Extra arguments (file filters) go to both.
+import { spawn } from 'node:child_process'
+import { setPriority } from 'node:os'
 
+const INPROC_NICE = 10
 const extra = process.argv.slice(2)
 // a filter may leave one project without files: that is no failure then
 const filtered = extra.length > 0 ? ['--passWithNoTests', ...extra] : []
-const run = args => spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args, ...filtered], { stdio: 'inherit' }).status ?? 1
-const codes = [run(['--project', 'inproc', '--no-isolate']), run(['--project', 'procs'])]
+
+const children = []
+function run (args, nice) {
+  return new Promise(resolve => {
+    const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args, ...filtered], { stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(child)
+    // before vitest starts its forks: they inherit the priority
+    if (nice > 0) try { setPriority(child.pid, nice) } catch (err) { process.stderr.write(`could not lower the priority of ${args.join(' ')}: ${err.message}\n`) }
+    for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+      let partial = ''
+      from.setEncoding('utf8')
+      from.on('data', d => {
+        const text = partial + d
+        const end = text.lastIndexOf('\n') + 1
+        to.write(text.slice(0, end))
+        partial = text.slice(end)
+      })
+      from.on('end', () => { if (partial !== '') to.write(partial + '\n') })
+    }
+    child.on('error', err => { process.stderr.write(`${err.message}\n`); resolve(1) })
+    child.on('close', code => resolve(code ?? 1))
+  })
+}
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { for (const c of children) c.kill(sig) })
+
+const codes = await Promise.all([run(['--project', 'procs'], 0), run(['--project', 'inproc', '--no-isolate'], INPROC_NICE)])
+// the two summaries came wherever each run ended: both results once more, last
+process.stdout.write(`\nnpm test: procs ${codes[0] === 0 ? 'passed' : `FAILED (exit ${codes[0]})`}, inproc ${codes[1] === 0 ? 'passed' : `FAILED (exit ${codes[1]})`}\n`)
 process.exitCode = codes.find(c => c !== 0) ?? 0
