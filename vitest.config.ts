@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config'
 
-// Two projects, run one after the other by `npm test` (scripts/test.mjs).
-// `inproc`: files whose components all run inside the test process (unit tests,
-// the adversarial suite against the pure runtime). npm test runs them with
-// --no-isolate: a fork imports tfjs, libp2p and @polkadot once, not once per
-// file; test/inproc-setup.ts gives each file tfjs as a new process has it.
+// Two projects, run side by side by `npm test` (scripts/test.mjs), `inproc` at a
+// lower CPU priority. `inproc`: files whose components all run inside the test
+// process (unit tests, the adversarial suite against the pure runtime). npm test
+// runs them with --no-isolate: a fork imports tfjs, libp2p and @polkadot once, not
+// once per file; test/inproc-setup.ts gives each file tfjs as a new process has it.
 // `procs`: files that start real OS processes, libp2p peers or the chain, each in
 // a fork of its own, few at a time (CI machines have 2 cores: a third fork, or
 // the swarm files started together first, left swarm peers missing their deadlines).

@@ -83,12 +83,13 @@ export class ChainSwarm {
   }
 
   /**
-   * Submits task.json through the `submitter` peer; returns the task id. The solve window is in
-   * blocks of these swarms' short block times: from its selection to its proof on chain a solver
-   * fetches the program, runs the commitments and the training in two engine processes, codes and
-   * publishes its checkpoints, 24 s of it at load 27 on 2 cores for a 20-step MLP: 300 blocks.
+   * Submits task.json through the `submitter` peer; returns the task id. The default windows are wide, in
+   * blocks of these swarms' short block times: from its selection to its proof on chain a solver fetches the
+   * program, runs the commitments and the training in two engine processes, codes and publishes its
+   * checkpoints (24 s of it at load 27 on 2 cores for a 20-step MLP), and a verifier replays and disputes;
+   * a scenario seals what is left of them once its parties have acted (settleNow).
    */
-  async submit (extra: string[] = ['--verifiers', '1', '--challenge-window', '60', '--solve-timeout', '300']): Promise<number> {
+  async submit (extra: string[] = ['--verifiers', '1', '--challenge-window', '200', '--solve-timeout', '300']): Promise<number> {
     const sub = await runCli(['submit', '--task', join(this.dir.path, 'task.json'), ...extra, '--json', '--data-dir', this.peers.get('submitter')!.dataDir], 120_000)
     expect(sub.code, sub.stderr).toBe(0)
     return JSON.parse(sub.stdout).taskId
@@ -105,11 +106,6 @@ export class ChainSwarm {
       const tails = [...this.peers.entries()].map(([n, p]) => `--- ${n}\n${p.proc.stderr().split('\n').filter(l => !/"level":(10|20)/.test(l)).slice(-25).map(l => l.slice(0, 400)).join('\n')}`).join('\n')
       throw new Error(`${(err as Error).message}\nchain events: ${this.events.filter(e => e.section === 'arbitration').map(e => e.method).join(', ')}\n${tails}`)
     }
-  }
-
-  /** Waits until the task is Failed or Settled. */
-  async settled (taskId: number, ms = 60_000): Promise<{ phase: string, solverFailed: boolean }> {
-    return await this.waitOr(async () => { const t = await this.observer.task(taskId); return t?.phase === 'Failed' || t?.phase === 'Settled' ? t : undefined }, ms, 'settlement', 500)
   }
 
   /**

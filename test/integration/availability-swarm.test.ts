@@ -60,7 +60,7 @@ describe('data-availability challenges between real peers on the dev chain', () 
     expect(BigInt(String(timedOut.data.slashed))).toBeGreaterThan(0n)
     // the solver's node tried and said why it could not answer
     await sw.waitOr(async () => /cannot answer the data-availability challenge/.test(sw.peers.get('solver')!.proc.stderr()), 10_000, 'solver log')
-    const t = await sw.settled(taskId)
+    const t = await sw.settleNow(taskId)
     expect(t.phase).toBe('Failed')
     expect(t.solverFailed).toBe(true)
     // each unanswered challenge slashes the solver (a verifier challenges every bad checkpoint its sample needs at once;

@@ -10,7 +10,10 @@ import { ChainSwarm } from '../helpers/chain-swarm.js'
 // same solver restarted with other faults: lying in bisection (a `lie`
 // claim), a weight perturbed after the step (a `state` claim), silent (it
 // never answers: the verifier forces its commit on chain and wins when the
-// response window passes).
+// response window passes). Last, a solver that changed one weight of its
+// initial state and trained honestly from it: the verifier claims that
+// element on chain (challenge_initial_state, docs/disputes.md "The initial
+// state") and votes reject; no bisection is played.
 
 const BLOCK_MS = 250
 const DISPUTE_CALLS = ['openDispute', 'revealDispute', 'forceMove', 'answerMove', 'claimTimeout', 'adjudicate']
@@ -40,12 +43,13 @@ const ev = (method: string, pred?: (d: Record<string, unknown>) => boolean): Ret
 const waitOr = async <T>(fn: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> => await sw.waitOr(fn, ms, what, 500)
 
 beforeAll(async () => {
-  sw = await ChainSwarm.start('proofswarm-dispute-', ['--block-time', String(BLOCK_MS), '--dispute-clock', '40'], ['//Peer1', '//Peer2', '//Peer4'])
+  // --unsafe-rpc: once a dispute is ruled, the rest of the task's windows is sealed at once (ChainSwarm.settleNow)
+  sw = await ChainSwarm.start('proofswarm-dispute-', ['--block-time', String(BLOCK_MS), '--dispute-clock', '40', '--unsafe-rpc'], ['//Peer1', '//Peer2', '//Peer4'])
   accountIds = sw.accountIds
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
-    // stake well over the minimum so the solver is still eligible after one slash
-    sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '10000', '--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`]),
+    // stake well over the minimum (1000) so the solver is still eligible after the slashes of four scenarios (half each)
+    sw.startPeer('solver', 'solver', '//Peer2', ['--stake', '20000', '--fault', `tamper-op=BatchMatMul@${TAMPERED_STEP}`]),
     sw.startPeer('verifier', 'verifier', '//Peer4', ['--verify-steps', 'all'])
   ])
   await sw.waitRegistered()
@@ -58,7 +62,7 @@ describe('disputes between real peers on the dev chain', () => {
   it('a tampered op: the verifier bisects with the solver to one element and wins; the solver is slashed, the task fails', async () => {
     const t0 = Date.now()
     const taskId = await submit()
-    const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
+    const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 150_000, 'dispute opened')
     expect(opened.data.challenger).toBe(accountIds.get('//Peer4'))
     expect(opened.data.defender).toBe(accountIds.get('//Peer2'))
     expect(opened.data.disputedStep).toBe(TAMPERED_STEP - 1)
@@ -72,7 +76,9 @@ describe('disputes between real peers on the dev chain', () => {
     const adj = ev('Adjudicated', d => d.disputeId === opened.data.disputeId)!
     expect(Buffer.from(String(adj.data.kind).slice(2), 'hex').toString()).toBe('element')
     // the solver may prove a forced error for RevealWindow blocks; it has none here, so it is slashed after that
-    const penalized = await waitOr(async () => ev('SolverPenalized', d => d.disputeId === opened.data.disputeId), 60_000, 'the solver penalized after its reveal window')
+    const totalMs = Date.now() - t0
+    // (sealed: the chain has no forced errors, the solver has none to reveal)
+    const penalized = await sw.sealUntil(async () => ev('SolverPenalized', d => d.disputeId === opened.data.disputeId), 'the solver penalized after its reveal window', 100, 1)
     expect(ev('Slashed', d => d.who === accountIds.get('//Peer2') && d.toWinner != null)?.blockNumber).toBe(penalized.blockNumber)
     expect(ev('ForcedErrorRevealed', d => Number(d.taskId) === taskId)).toBeUndefined()
     // a cooperative dispute: the chain saw the opening and the claim, nothing else
@@ -82,11 +88,11 @@ describe('disputes between real peers on the dev chain', () => {
     const blocks = resolved.blockNumber - opened.blockNumber
     // under 3 s of chain time from the opening's block to the ruling's
     expect(blocks * BLOCK_MS).toBeLessThan(3000)
-    const settled = await sw.settled(taskId)
+    const settled = await sw.settleNow(taskId)
     expect(settled.phase).toBe('Failed')
     expect(settled.solverFailed).toBe(true)
-    process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'tamper-op', txs: txs.calls.length, txBytes: txs.bytes, wallMs: wall, blocks, blockMs: BLOCK_MS, totalMs: Date.now() - t0 })}\n`)
-  }, 200_000)
+    process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'tamper-op', txs: txs.calls.length, txBytes: txs.bytes, wallMs: wall, blocks, blockMs: BLOCK_MS, totalMs })}\n`)
+  }, 300_000)
 
   // the same solver (account, peer id, data dir) restarted with other faults; each scenario slashes
   // half its stake, which stays over the minimum for the next one
@@ -97,7 +103,7 @@ describe('disputes between real peers on the dev chain', () => {
     it(name, async () => {
       await sw.restartPeer('solver', 'solver', [...faults])
       const taskId = await submit()
-      const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
+      const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 150_000, 'dispute opened')
       expect(opened.data.disputedStep).toBe(TAMPERED_STEP - 1)
       const resolved = await waitOr(async () => ev('DisputeResolved', d => d.disputeId === opened.data.disputeId), 90_000, 'dispute resolved')
       expect(resolved.data.winner).toBe(accountIds.get('//Peer4'))
@@ -105,9 +111,9 @@ describe('disputes between real peers on the dev chain', () => {
       const adj = ev('Adjudicated', d => d.disputeId === opened.data.disputeId)!
       expect(Buffer.from(String(adj.data.kind).slice(2), 'hex').toString()).toBe(kind)
       expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['revealDispute', 'adjudicate'])
-      const settled = await sw.settled(taskId)
+      const settled = await sw.settleNow(taskId)
       expect(settled.phase).toBe('Failed')
-    }, 200_000)
+    }, 300_000)
   }
 
   it('a silent solver is forced on chain and loses when its response window passes', async () => {
@@ -119,7 +125,7 @@ describe('disputes between real peers on the dev chain', () => {
       sw.restartPeer('verifier', 'verifier', ['--verify-steps', 'all', '--dispute-force-after', '2'])
     ])
     const taskId = await submit()
-    const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 90_000, 'dispute opened')
+    const opened = await waitOr(async () => ev('DisputeOpened', d => Number(d.taskId) === taskId), 150_000, 'dispute opened')
     const tOpen = Date.now()
     const resolved = await waitOr(async () => ev('DisputeResolved', d => d.disputeId === opened.data.disputeId), 120_000, 'dispute resolved')
     expect(resolved.data.winner).toBe(accountIds.get('//Peer4'))
@@ -129,8 +135,35 @@ describe('disputes between real peers on the dev chain', () => {
     expect(forced.data.seq).toBe(0)
     expect(resolved.blockNumber).toBeGreaterThan(Number(forced.data.due))
     expect((await disputeTxs(opened.blockNumber, resolved.blockNumber)).calls).toEqual(['revealDispute', 'forceMove', 'claimTimeout'])
-    const settled = await sw.settled(taskId)
+    const wallMs = Date.now() - tOpen
+    const settled = await sw.settleNow(taskId)
     expect(settled.phase).toBe('Failed')
-    process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'silent', wallMs: Date.now() - tOpen, blocks: resolved.blockNumber - opened.blockNumber, blockMs: BLOCK_MS })}\n`)
-  }, 260_000)
+    process.stdout.write(`DISPUTE-FIGURES ${JSON.stringify({ scenario: 'silent', wallMs, blocks: resolved.blockNumber - opened.blockNumber, blockMs: BLOCK_MS })}\n`)
+  }, 360_000)
+
+  it('an invented initial state: the verifier claims the changed element, the solver is slashed, the task fails unpaid', async () => {
+    // one weight of the initial state changed, the training honest from it: every replay passes
+    await sw.restartPeer('solver', 'solver', ['--fault', 'tamper-weight@0'])
+    const solver = accountIds.get('//Peer2')!
+    const stakeBefore = (await sw.observer.node(solver))!.stake
+    const taskId = await submit()
+    const ruled = await waitOr(async () => ev('InitialStateRuled', d => Number(d.taskId) === taskId), 120_000, 'initial state ruled')
+    expect(ruled.data.challenger).toBe(accountIds.get('//Peer4'))
+    expect(ruled.data.solverWrong).toBe(true)
+    const slashed = BigInt(String(ruled.data.slashed))
+    expect(slashed).toBeGreaterThan(0n)
+    expect((await sw.observer.node(solver))!.stake).toBe(stakeBefore - slashed)
+    // the claim names element 0 of the first kernel, the one the fault changed
+    expect(Buffer.from(String(ruled.data.reason).replace(/^0x/, ''), 'hex').toString('utf8')).toMatch(/^element 0 of dense1\/kernel/)
+    const verdict = await waitOr(async () => ev('VerdictSubmitted', d => Number(d.taskId) === taskId), 30_000, 'verdict')
+    expect(verdict.data.accept).toBe(false)
+    // no bisection was played
+    expect(ev('DisputeOpened', d => Number(d.taskId) === taskId)).toBeUndefined()
+    const t = await sw.settleNow(taskId)
+    expect(t.phase).toBe('Failed')
+    expect(t.solverFailed).toBe(true)
+    // the observer's event subscription may lag the state query by a block
+    const settled = await waitOr(async () => ev('TaskSettled', d => Number(d.taskId) === taskId), 10_000, 'the TaskSettled event')
+    expect(settled.data.solverPaid).toBe(0n)
+  }, 300_000)
 })

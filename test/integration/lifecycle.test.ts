@@ -11,6 +11,14 @@ import { runCli, waitFor } from '../helpers/procs.js'
 // (separate processes) + bootstrap + chain on 127.0.0.1. A solver is killed
 // mid-task and replaced after its deadline; a peer's roles are switched
 // mid-run; a peer sends malformed gossip and is penalised; the task settles.
+// The task's windows are wide (a replacement solver trains and commits, two
+// verifiers replay, on a loaded machine); a window that only has to pass, once
+// every party that acts in it has acted, is sealed through at once.
+
+/** blocks: the solver's deadline from its selection, the verifiers' window from the commitment */
+const SOLVE_TIMEOUT = 400
+const CHALLENGE_WINDOW = 200
+const BLOCK_MS = 400
 
 let sw: ChainSwarm
 let dir: ChainSwarm['dir']
@@ -25,7 +33,8 @@ async function cli (name: string, ...args: string[]): Promise<any> {
 }
 
 beforeAll(async () => {
-  sw = await ChainSwarm.start('proofswarm-lifecycle-', ['--block-time', '400'], [])
+  // --unsafe-rpc: a deadline or window that only has to pass is sealed through at once
+  sw = await ChainSwarm.start('proofswarm-lifecycle-', ['--block-time', String(BLOCK_MS), '--unsafe-rpc'], [])
   ;({ dir, observer, peers } = sw)
   await Promise.all([
     sw.startPeer('submitter', 'submitter', '//Peer1'),
@@ -91,7 +100,7 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const taskFile = join(dir.path, 'task.json')
     const r = await runCli(['task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '150', '--checkpoint-every', '25', '--batch', '32', '--out', taskFile])
     expect(r.code, r.stderr).toBe(0)
-    const sub = await runCli(['submit', '--task', taskFile, '--challenge-window', '80', '--solve-timeout', '60', '--json', '--data-dir', peers.get('submitter')!.dataDir], 120_000)
+    const sub = await runCli(['submit', '--task', taskFile, '--challenge-window', String(CHALLENGE_WINDOW), '--solve-timeout', String(SOLVE_TIMEOUT), '--json', '--data-dir', peers.get('submitter')!.dataDir], 120_000)
     expect(sub.code, sub.stderr).toBe(0)
     taskId = JSON.parse(sub.stdout).taskId
     const task = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null ? t : undefined }, 30_000, 'solver selection')
@@ -114,10 +123,11 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     p.proc.child.kill('SIGKILL')
     await p.proc.exited
     peers.delete(name)
-    const t = await waitFor(async () => { const t = await observer.task(taskId); return t?.solver != null && t.solver !== firstSolver ? t : undefined }, 60_000, 'replacement solver')
+    // the dead solver's deadline: sealed through
+    const t = await sw.sealUntil(async () => { const t = await observer.task(taskId); return t?.solver != null && t.solver !== firstSolver ? t : undefined }, 'replacement solver', SOLVE_TIMEOUT + 50)
     expect(t.excluded).toContain(firstSolver)
     replacement = t.solver!
-  }, 120_000)
+  }, 180_000)
 
   it('removing the solver role mid-task does not lose the task: the solver finishes and commits it first', async () => {
     const [name] = [...peers.entries()].find(([, p]) => p.account === accountOf(replacement))!
@@ -125,23 +135,23 @@ describe('task lifecycle on a swarm with the dev chain', () => {
     const r = await cli(name, 'roles', 'remove', 'solver')
     expect(r.roles).toEqual([])
     expect(r.retiring).toEqual([expect.stringMatching(/^solver#/)])
-    const committed = await waitFor(async () => { const t = await observer.task(taskId); return t != null && t.phase !== 'Solving' ? t : undefined }, 120_000, 'the proof commitment', 1000)
+    // within its deadline (SOLVE_TIMEOUT blocks from its selection, in real time)
+    const committed = await waitFor(async () => { const t = await observer.task(taskId); return t != null && t.phase !== 'Solving' ? t : undefined }, SOLVE_TIMEOUT * BLOCK_MS + 10_000, 'the proof commitment', 1000)
     expect(committed.solver).toBe(replacement)
     expect(committed.phase).toBe('Verifying')
-  }, 180_000)
+  }, SOLVE_TIMEOUT * BLOCK_MS + 80_000)
 
   it('the replacement solver commits, both verifiers accept, and the task settles with payouts', async () => {
-    const settled = await waitFor(async () => {
-      const t = await observer.task(taskId)
-      return t?.phase === 'Settled' ? t : undefined
-    }, 230_000, 'settlement', 1000)
+    // both verifiers vote (the switched peer among them), then the rest of the challenge window is sealed through
+    await waitFor(async () => { const t = await observer.task(taskId); return t != null && t.verdicts.length === 2 }, CHALLENGE_WINDOW * BLOCK_MS + 10_000, 'both verdicts', 1000)
+    const settled = await sw.sealUntil(async () => { const t = await observer.task(taskId); return t?.phase === 'Settled' ? t : undefined }, 'settlement', CHALLENGE_WINDOW + 50)
     expect(settled.verdicts.filter(v => v.accept).length).toBe(2)
-    const rows = await cli('submitter', 'tasks')
-    const row = rows.find((x: any) => x.taskId === taskId)
+    // the submitter's task book has it once its peer has read the sealed blocks' events
+    const row = await waitFor(async () => (await cli('submitter', 'tasks')).find((x: any) => x.taskId === taskId && x.gossip?.chain?.TaskSettled != null), 60_000, 'TaskSettled in the submitter\'s task book', 1000)
     expect(row.gossip.chain.TaskSettled.success).toBe(true)
     expect(BigInt(row.gossip.chain.TaskSettled.solverPaid)).toBeGreaterThan(0n)
     expect(BigInt(row.gossip.chain.TaskSettled.verifiersPaid)).toBeGreaterThan(0n)
-  }, 240_000)
+  }, CHALLENGE_WINDOW * BLOCK_MS + 60_000)
 
   it('traces show each role\'s transitions in order', async () => {
     const solverName = [...peers.entries()].find(([, p]) => p.account === accountOf(replacement))![0]
