@@ -1,7 +1,6 @@
 import { defineConfig } from 'vitest/config'
 
-// Two projects, run side by side by `npm test` (scripts/test.mjs), `inproc` at a
-// lower CPU priority. `inproc`: files whose components all run inside the test
+// Two projects, run one after the other by `npm test` (scripts/test.mjs). `inproc`: files whose components all run inside the test
 // process (unit tests, the adversarial suite against the pure runtime). npm test
 // runs them with --no-isolate: a fork imports tfjs, libp2p and @polkadot once, not
 // once per file; test/inproc-setup.ts gives each file tfjs as a new process has it.

@@ -26,8 +26,13 @@ export async function securePeerDir (dataDir: string, warn?: (msg: string) => vo
   for (const f of files) {
     const p = join(dataDir, 'db', f)
     const st = await stat(p).catch(() => undefined)
-    if (st?.isFile() === true && (st.mode & 0o077) !== 0) await chmod(p, 0o600)
+    // LevelDB's compaction may delete a table file between the listing and here (seen on a restart)
+    if (st?.isFile() === true && (st.mode & 0o077) !== 0) await chmod(p, 0o600).catch(ignoreGone)
   }
+}
+
+function ignoreGone (err: NodeJS.ErrnoException): void {
+  if (err.code !== 'ENOENT') throw err
 }
 
 export async function openPeerDb (dataDir: string, warn?: (msg: string) => void): Promise<PeerDb> {

@@ -88,6 +88,8 @@ function taskView (indexCid: string, blocks: number, solverPeer?: string): { cha
     randomness: async () => '0x' + '55'.repeat(32),
     rootEvery: async () => 1,
     servedCheckpoints: async () => new Map(),
+    openDatasetChallenges: async () => [],
+    answeredDatasetChallenges: async () => [],
     node: async () => solverPeer === undefined ? null : { peerId: '0x' + Buffer.from(solverPeer).toString('hex') }
   } as unknown as ChainClient
   return { chain, task }
