@@ -1,5 +1,7 @@
 import type { ChainClient } from '../chain/client.js'
 import type { Logger } from '../log.js'
+import { errName } from './challenge-responder.js'
+import { followChallenge, type ChallengeOutcome, type FollowedKind } from './follow-challenge.js'
 
 // The challenger's side of a data-availability challenge: a verifier that
 // could not obtain a valid checkpoint opens the challenge on chain (a deposit
@@ -9,10 +11,7 @@ import type { Logger } from '../log.js'
 // itself (anyone may), the solver is slashed and the task fails.
 
 /** `served`: answered, i.e. the solver put the whole checkpoint on chain (ChainClient.servedParts reads it) */
-export interface AvailabilityOutcome { challengeId: number, winner: 'challenger' | 'defender', reason: string, served?: boolean }
-
-const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
+export type AvailabilityOutcome = ChallengeOutcome
 
 /**
  * Opens a challenge of `step`, or of one of `alternatives` when `step` is already challenged by
@@ -36,29 +35,16 @@ async function openChallenge (chain: ChainClient, taskId: number, step: number, 
   return open[1]
 }
 
-/** Follows challenge `id` until the chain ends it: served, or timed out (by this node once its deadline is past). */
-async function followChallenge (
-  chain: ChainClient, taskId: number, id: number, log: Logger, opts: { pollMs?: number, maxMs?: number }
-): Promise<AvailabilityOutcome> {
-  const until = Date.now() + (opts.maxMs ?? 30 * 60_000)
-  while (Date.now() < until) {
-    const c = await chain.availabilityChallenge(id)
-    if (c == null) throw new Error(`availability challenge ${id} vanished from the chain`)
-    if (c.status === 'Answered') return { challengeId: id, winner: 'defender', reason: 'the solver served the checkpoint on chain', served: true }
-    if (c.status === 'TimedOut') return { challengeId: id, winner: 'challenger', reason: 'the solver did not answer by the deadline' }
-    // the next block is past the deadline: time the challenge out
-    if (await chain.bestNumber() >= c.deadline) {
-      try {
-        await chain.availabilityTimeout(id)
-        log.warn({ taskId, challengeId: id }, 'the solver did not answer the availability challenge: timed out on chain')
-      } catch (err) {
-        if (!['arbitration.AvailabilityClosed', 'arbitration.DeadlineNotReached'].includes(errName(err))) log.warn({ err: (err as Error).message, challengeId: id }, 'availability_timeout failed; retrying')
-      }
-    }
-    await sleep(opts.pollMs ?? 500)
-  }
-  throw new Error(`availability challenge ${id} did not end within ${Math.round((opts.maxMs ?? 1_800_000) / 1000)} s`)
-}
+const availabilityChallenge = (chain: ChainClient): FollowedKind => ({
+  what: 'availability challenge',
+  read: async id => await chain.availabilityChallenge(id),
+  timeout: async id => await chain.availabilityTimeout(id),
+  bestNumber: async () => await chain.bestNumber(),
+  closed: 'arbitration.AvailabilityClosed',
+  served: 'the solver served the checkpoint on chain',
+  unserved: 'the solver did not answer by the deadline',
+  timedOut: 'the solver did not answer the availability challenge: timed out on chain'
+})
 
 /**
  * Challenges of `step` and of every checkpoint in `more`, opened at once and followed together
@@ -96,7 +82,7 @@ export async function runAvailabilityChallenge (
       }
     }
   }
-  const outcomes = await Promise.all(ids.map(async id => await followChallenge(chain, taskId, id, log, opts)))
+  const outcomes = await Promise.all(ids.map(async id => await followChallenge(availabilityChallenge(chain), taskId, id, log, opts)))
   const lost = outcomes.find(o => o.winner === 'challenger')
   if (lost !== undefined || outcomes.length === 1) return lost ?? outcomes[0]
   return { challengeId: ids[0], winner: 'defender', reason: `the solver served all ${ids.length} checkpoints on chain`, served: true }

@@ -1,5 +1,7 @@
 import type { ChainClient } from '../chain/client.js'
 import type { Logger } from '../log.js'
+import { errName } from './challenge-responder.js'
+import { followChallenge, type ChallengeOutcome, type FollowedKind } from './follow-challenge.js'
 
 // The verifier's side of a dataset availability challenge (docs/economics.md
 // "A withheld dataset"): an assigned verifier that cannot obtain the task's
@@ -12,10 +14,7 @@ import type { Logger } from '../log.js'
 // stands, it is paid and never lapses.
 
 /** `served`: answered, every challenged row is on chain (ChainClient.datasetServedParts reads them) */
-export interface DatasetChallengeOutcome { challengeId: number, winner: 'challenger' | 'defender', reason: string, served?: boolean }
-
-const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-const errName = (e: unknown): string => (e as { error?: string }).error ?? ''
+export type DatasetChallengeOutcome = ChallengeOutcome
 
 /** This node's dataset challenge of the task, open or answered (after a restart it challenged already), or undefined. */
 async function ownChallenge (chain: ChainClient, taskId: number): Promise<number | undefined> {
@@ -25,29 +24,16 @@ async function ownChallenge (chain: ChainClient, taskId: number): Promise<number
   return undefined
 }
 
-/** Follows challenge `id` until the chain ends it: served, or timed out (by this node once its deadline is past). */
-async function followChallenge (
-  chain: ChainClient, taskId: number, id: number, log: Logger, o: { pollMs?: number, maxMs?: number }
-): Promise<DatasetChallengeOutcome> {
-  const until = Date.now() + (o.maxMs ?? 30 * 60_000)
-  while (Date.now() < until) {
-    const c = await chain.datasetChallenge(id)
-    if (c == null) throw new Error(`dataset challenge ${id} vanished from the chain`)
-    if (c.status === 'Answered') return { challengeId: id, winner: 'defender', reason: 'the submitter served the challenged dataset rows on chain', served: true }
-    if (c.status === 'TimedOut') return { challengeId: id, winner: 'challenger', reason: 'the submitter did not serve the dataset rows by the deadline' }
-    // the next block is past the deadline: time the challenge out
-    if (await chain.bestNumber() >= c.deadline) {
-      try {
-        await chain.datasetTimeout(id)
-        log.warn({ taskId, challengeId: id }, 'the submitter did not serve the challenged dataset rows: timed out on chain (our reject stands)')
-      } catch (err) {
-        if (!['arbitration.DatasetChallengeClosed', 'arbitration.DeadlineNotReached'].includes(errName(err))) log.warn({ err: (err as Error).message, challengeId: id }, 'dataset_timeout failed; retrying')
-      }
-    }
-    await sleep(o.pollMs ?? 500)
-  }
-  throw new Error(`dataset challenge ${id} did not end within ${Math.round((o.maxMs ?? 1_800_000) / 1000)} s`)
-}
+const datasetChallenge = (chain: ChainClient): FollowedKind => ({
+  what: 'dataset challenge',
+  read: async id => await chain.datasetChallenge(id),
+  timeout: async id => await chain.datasetTimeout(id),
+  bestNumber: async () => await chain.bestNumber(),
+  closed: 'arbitration.DatasetChallengeClosed',
+  served: 'the submitter served the challenged dataset rows on chain',
+  unserved: 'the submitter did not serve the dataset rows by the deadline',
+  timedOut: 'the submitter did not serve the challenged dataset rows: timed out on chain (our reject stands)'
+})
 
 /** Opens this node's dataset challenge of the task (or finds the one it opened before) and follows it to its end. */
 export async function runDatasetChallenge (
@@ -63,7 +49,7 @@ export async function runDatasetChallenge (
     if (id === undefined) throw new Error(`task ${taskId}: the chain says this node challenged the dataset, but no challenge of its is open or answered`)
     log.info({ taskId, challengeId: id }, 'following the dataset challenge this node opened before')
   }
-  return await followChallenge(chain, taskId, id, log, o)
+  return await followChallenge(datasetChallenge(chain), taskId, id, log, o)
 }
 
 /** The id of this node's answered dataset challenge of the task (its rows are on chain), or undefined. */
