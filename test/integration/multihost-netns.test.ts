@@ -89,7 +89,8 @@ describe('a swarm across hosts, from the operator\'s guide', () => {
           // the task settles: proof committed, the verifier's verdict stood, everyone paid
           const settled = await waitFor(async () => {
             const r = await net.run(c.host, argv, { home: home(c.host) }, 20_000)
-            return /phase=Settled/.test(r.stdout) ? r.stdout : undefined
+            // the payout line comes from the peer's task book, which records TaskSettled a moment after the phase
+            return /phase=Settled/.test(r.stdout) && /settled: /.test(r.stdout) ? r.stdout : undefined
           }, 180_000, 'the task settled', 2000).catch((err: Error) => { throw new Error(`${err.message}\n${show()}`) })
           expect(settled).toMatch(/settled: success=true solver paid [1-9]/)
           expect(settled).toMatch(/verdicts: \S+:accept/)

@@ -125,8 +125,9 @@ describe('a withheld run index and proof.json, over the dev chain', () => {
     const sampled = sampleSegments((await c.Dave.randomness(mine!.seedBlock))!, c.Dave.accountId, 160, 2, verifierSampleCount(1))
     const expected = withheldRunCheckpoints(sampled, { stepCount: 160, checkpointEvery: 16, diverged: false }, 2)
     expect(challenged).toEqual(expected)
-    // the premise: the replay needs several checkpoints (before, only the first was challenged)
-    expect(challenged.length).toBeGreaterThan(2)
+    // the premise: the replay needs several checkpoints (before, only the first was challenged); how many
+    // depends on the drawn sample (2 or more with 0 always among them)
+    expect(challenged.length).toBeGreaterThan(1)
     await ports.submitVerdict(id, first)
     const challenging = ports.challengeAvailability(id, u.step, u.more)
     // 2. Bob serves each challenged checkpoint from its run, part by part
