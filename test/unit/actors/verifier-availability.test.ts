@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createActor, waitFor } from 'xstate'
 import { nodeSupervisor, type RolePorts } from '../../../actors/index.js'
+import { verifierPorts } from '../../helpers/verifier-ports.js'
 
 // The verifier's data-availability path: a checkpoint it could not get (or
 // that is not the committed state) → it votes reject and opens an availability
@@ -8,19 +9,7 @@ import { nodeSupervisor, type RolePorts } from '../../../actors/index.js'
 
 function ports (verify: RolePorts['verify'], withAvailability = true): RolePorts & { calls: string[] } {
   const calls: string[] = []
-  const p: RolePorts = {
-    peerId: 'me',
-    submitTask: async () => { throw new Error('unused') },
-    collectResult: async () => ({}),
-    train: async () => { throw new Error('unused') },
-    commitProof: async () => {},
-    verify,
-    submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
-    challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
-    defend: async () => { throw new Error('unused') },
-    recheckVerdict: async () => ({ accept: true, checkedSteps: [] }),
-    ...(withAvailability ? { challengeAvailability: async (t: number, step: number) => { calls.push(`availability ${t} ${step}`); return { disputeId: 4, winner: 'challenger' as const } } } : {})
-  }
+  const p = verifierPorts(verify, calls, withAvailability ? { challengeAvailability: async (t: number, step: number) => { calls.push(`availability ${t} ${step}`); return { disputeId: 4, winner: 'challenger' as const } } } : {})
   return Object.assign(p, { calls })
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createActor, waitFor } from 'xstate'
 import { nodeSupervisor, type RolePorts, type VerifyResult } from '../../../actors/index.js'
+import { verifierPorts } from '../../helpers/verifier-ports.js'
 
 // The verifier and a withheld custom dataset (docs/economics.md "A withheld
 // dataset"): a dataset it could not get → it votes reject and challenges the
@@ -10,17 +11,7 @@ import { nodeSupervisor, type RolePorts, type VerifyResult } from '../../../acto
 
 function ports (verify: RolePorts['verify'], served: { dataset: boolean, availability?: boolean }): RolePorts & { calls: string[] } {
   const calls: string[] = []
-  const p: RolePorts = {
-    peerId: 'me',
-    submitTask: async () => { throw new Error('unused') },
-    collectResult: async () => ({}),
-    train: async () => { throw new Error('unused') },
-    commitProof: async () => {},
-    verify,
-    submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
-    challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
-    defend: async () => { throw new Error('unused') },
-    recheckVerdict: async () => ({ accept: true, checkedSteps: [] }),
+  const p = verifierPorts(verify, calls, {
     challengeDataset: async t => {
       calls.push(`dataset ${t}`)
       return served.dataset ? { disputeId: 9, winner: 'defender', served: true } : { disputeId: 9, winner: 'challenger' }
@@ -29,7 +20,7 @@ function ports (verify: RolePorts['verify'], served: { dataset: boolean, availab
       calls.push(`availability ${t} ${step}`)
       return served.availability === true ? { disputeId: 4, winner: 'defender', served: true } : { disputeId: 4, winner: 'challenger' }
     }
-  }
+  })
   return Object.assign(p, { calls })
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createActor, waitFor } from 'xstate'
-import { nodeSupervisor, type RolePorts } from '../../../actors/index.js'
+import { nodeSupervisor } from '../../../actors/index.js'
+import { verifierPorts } from '../../helpers/verifier-ports.js'
 import { sha256, toHex } from '../../../protocols/commit/merkle.js'
 import { stateRoot } from '../../../protocols/commit/state.js'
 import { canonicalBytes, type TensorData } from '../../../protocols/commit/tensor.js'
@@ -41,18 +42,7 @@ describe('verifier: initial state', () => {
 
   it('after an initial-state ruling the verifier votes reject and opens no bisection', async () => {
     const calls: string[] = []
-    const p: RolePorts = {
-      peerId: 'me',
-      submitTask: async () => { throw new Error('unused') },
-      collectResult: async () => ({}),
-      train: async () => { throw new Error('unused') },
-      commitProof: async () => {},
-      verify: async () => ({ accept: false, checkedSteps: [], initialState: { solverWrong: true, reason: 'element 700' } }),
-      submitVerdict: async (t, v) => { calls.push(`verdict ${t} ${v.accept}`) },
-      challenge: async (t, against, step) => { calls.push(`challenge ${t} ${against} ${step}`); return { disputeId: 1, winner: 'challenger' } },
-      defend: async () => { throw new Error('unused') },
-      recheckVerdict: async () => ({ accept: true, checkedSteps: [] })
-    }
+    const p = verifierPorts(async () => ({ accept: false, checkedSteps: [], initialState: { solverWrong: true, reason: 'element 700' } }), calls)
     const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
     a.send({ type: 'chain.verifiersAssigned', taskId: 1, forMe: true })
     const child = (): any => (a.getSnapshot().children as any)[a.getSnapshot().context.active.verifier as string]
