@@ -4,12 +4,9 @@ import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
 import { tapeAllowance } from '../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { encodeClaim, verifySigned, type Signed } from '../../protocols/dispute/index.js'
-import { newProgram } from '../../protocols/program/index.js'
-import { initBackend } from '../../node/train/backend.js'
-import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { referenceCostOn } from '../helpers/rerun-cost.js'
-import { STAKE, contextOn, honest, honestRun, nodeOf, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
-import { answer, dispute, force, tx, until, worth } from './setup.js'
+import { STAKE, contextOn, honest, nodeOf, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { answer, dispute, force, tx, until, worth, mlpRun } from './setup.js'
 import { bob, dave, leavesOf, segmentChallenger, segmentDefender, stepGames, verify } from './segment-setup.js'
 
 // A segment dispute (a root every m > 1 steps): the challenger learns which
@@ -32,11 +29,7 @@ const M = 4
 /** a short response window, as on a chain whose window is shorter than a re-run of the program at the reference speed */
 const CLOCK = 4
 let run: Run
-beforeAll(async () => {
-  await initBackend('wasm')
-  const ds = syntheticDataset(7, 64, 8)
-  run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
-}, 120_000)
+beforeAll(async () => { run = await mlpRun(4) }, 120_000)
 
 describe('a cheater forces its segment commit before the challenger can have taped the step it opened', () => {
   it('the challenger answers when its tape is done, within its due, plays on and wins; the cheater is slashed', async () => {

@@ -3,11 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { TaskInfo, Verdict } from '../../devnet/chain/runtime/arbitration.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { encodeClaim } from '../../protocols/dispute/index.js'
-import { newProgram } from '../../protocols/program/index.js'
-import { initBackend } from '../../node/train/backend.js'
-import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
-import { contextOn, honest, honestRun, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
-import { dispute, tx } from './setup.js'
+import { contextOn, honest, taskOf, taskOnChain, tamperOp, type Run } from '../unit/dispute/fixture.js'
+import { dispute, tx, mlpRun } from './setup.js'
 import { leavesOf, playSegment } from './segment-setup.js'
 
 // A verifier that accepted a task with roots every m = 4 steps vouched for
@@ -25,11 +22,7 @@ import { leavesOf, playSegment } from './segment-setup.js'
 const M = 4
 let run: Run
 
-beforeAll(async () => {
-  await initBackend('wasm')
-  const ds = syntheticDataset(7, 64, 8)
-  run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
-}, 120_000)
+beforeAll(async () => { run = await mlpRun(4) }, 120_000)
 
 describe('verdict slashing by segment', () => {
   it('a ruling at step 2 (inside segment 0) fails the task and slashes neither the accept of segment 0 nor that of segment 1', async () => {

@@ -3,12 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { disputeDeadline } from '../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { MAX_SEGMENT_SEQ, encodeClaim, signAfter, verifySigned, type DisputeContext, type Signed } from '../../protocols/dispute/index.js'
-import { newProgram } from '../../protocols/program/index.js'
-import { initBackend } from '../../node/train/backend.js'
-import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { contextOn, honest, honestRun, taskOf, taskOnChain, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
-import { BOND, answer, dispute, force, tx, worth } from './setup.js'
+import { contextOn, honest, taskOf, taskOnChain, tamperOp, type Run, type Side } from '../unit/dispute/fixture.js'
+import { BOND, answer, dispute, force, tx, worth, mlpRun } from './setup.js'
 import { bob, dave, leavesOf, playSegment, segmentDefender, verify } from './segment-setup.js'
 
 // The segment game on the pallet (the pure runtime of test/unit/chain/harness.ts):
@@ -20,11 +17,7 @@ import { bob, dave, leavesOf, playSegment, segmentDefender, verify } from './seg
 const M = 4
 let run: Run
 
-beforeAll(async () => {
-  await initBackend('wasm')
-  const ds = syntheticDataset(7, 64, 8)
-  run = await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 4 }), ds, 2)
-}, 120_000)
+beforeAll(async () => { run = await mlpRun(4) }, 120_000)
 
 /** Task 0 with a root every M steps: Bob commits `d`'s leaves (steps 0, 4, 5) and Dave opens segment `j`. */
 async function segmentTask (d: Side, j = 0): Promise<{ h: Harness, ctx: DisputeContext }> {

@@ -16,11 +16,11 @@ import { gamesFor, hexOf, honest, honestRun, pair, taskOnChain, verify, type Gam
 export { hexOf }
 export const BOND = 100n * UNIT
 
-/** A 5-step MLP task and the op tape of its step 2 (on-chain numbering). */
-export async function mlpRun (): Promise<Run> {
+/** A 5-step MLP task and the op tape of its step 2 (on-chain numbering); `checkpointEvery` 4 makes the segment tests' run. */
+export async function mlpRun (checkpointEvery = 5): Promise<Run> {
   await initBackend('wasm')
   const ds = syntheticDataset(7, 64, 8)
-  return await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery: 5 }), ds, 2)
+  return await honestRun(newProgram({ model: 'mlp', dataset: datasetRef(ds), steps: 5, optimizer: 'sgd', batchSize: 4, seed: 11, checkpointEvery }), ds, 2)
 }
 
 /** A chain where Bob committed `defender`'s proof and Dave opened dispute 0 at the run's step; the players of both. */
