@@ -1,8 +1,10 @@
+import { bytesEqual, sha256 } from '../commit/merkle.js'
 import { committedStep, proofDepth, segmentCount, segmentLength } from '../pol/segments.js'
 import type { Claim, SegmentProof } from './claim-kinds.js'
 import { h32, hashes, int, onPath } from './claim-fields.js'
 import { signedBy } from './claim-proofs.js'
 import type { JudgeEnv, SegmentView, StepEnv } from './judge-env.js'
+import type { Signed } from './messages.js'
 import { judgeStep } from './judge-step.js'
 import { reject, type Ruling } from './ruling.js'
 import { preLeafOnPath } from './forced-leaf.js'
@@ -62,6 +64,9 @@ export function judgeSegment (env: JudgeEnv, seg: { j: number, rootEvery: number
         return { winner: 'defender', kind: 'badOpen', reason: `the challenger opened steps ${m.step} and ${o.step} of one segment`, step: m.step }
       }
       if (m.step < first || m.step >= first + length) return { winner: 'defender', kind: 'badOpen', reason: 'the opening names a step outside the segment', step: first }
+      // the roots are the defender's word: the opening is judged against the segment it answered, never
+      // against a second list the defender signed after it with another root at the opened pre-state
+      if (c.seg === undefined || !bytesEqual(m.prev, sha256((c.seg.msg as Signed).m))) reject('InvalidClaim', 'badOpen: the opening does not follow the segment the claim carries')
       step = m.step
       break
     }
