@@ -20,6 +20,11 @@ const outOf = (n: number, k: number, s: number, same: boolean): number => same ?
 /** TensorFlow's SAME padding along one axis is negative: the last window ends before the input does. */
 const pastInput = (n: number, k: number, s: number): boolean => (Math.ceil(n / s) - 1) * s + k < n
 
+/** Whether tfjs-wasm@4.22.0-simd's Conv2D with 'same' padding outputs zeros for input [h, w], kernel k and strides s. */
+export function wasmSameConvZeroes (hw: readonly [number, number], k: readonly [number, number], s: readonly [number, number]): boolean {
+  return (k[0] > 1 || k[1] > 1) && (pastInput(hw[0], k[0], s[0]) || pastInput(hw[1], k[1], s[1]))
+}
+
 /** Why the runtime cannot run validated program `p` as its reference says, if it cannot. */
 export function runtimeQuirk (p: Pick<TaskProgram, 'runtime' | 'model'> & { info: Pick<TopologyInfo, 'inputShape'> }): string | undefined {
   if (p.runtime !== WASM_RUNTIME) return undefined
@@ -32,7 +37,7 @@ export function runtimeQuirk (p: Pick<TaskProgram, 'runtime' | 'model'> & { info
       const k = pairOf(kind === 'Conv2D' ? c.kernel_size : c.pool_size, [2, 2])
       const s = pairOf(c.strides, kind === 'Conv2D' ? [1, 1] : k)
       const same = c.padding === 'same'
-      if (kind === 'Conv2D' && same && (k[0] > 1 || k[1] > 1) && (pastInput(H, k[0], s[0]) || pastInput(W, k[1], s[1]))) {
+      if (kind === 'Conv2D' && same && wasmSameConvZeroes([H, W], k, s)) {
         return `layer ${i} (Conv2D): ${WASM_RUNTIME} computes zeros for 'same' padding where the stride (${s.join('x')}) carries the ${k.join('x')} kernel's last window past the input [${H},${W}] (use 'valid' padding, which gives the same output shape here, or ${WASM_RUNTIME}+psk1)`
       }
       shape = [outOf(H, k[0], s[0], same), outOf(W, k[1], s[1], same), kind === 'Conv2D' ? Number(c.filters) : C]

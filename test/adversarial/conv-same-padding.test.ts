@@ -2,8 +2,10 @@ import { u8aToHex } from '@polkadot/util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { UNIT } from '../../devnet/chain/dev-spec.js'
 import { sha256, toHex } from '../../protocols/commit/merkle.js'
+import type { TensorData } from '../../protocols/commit/tensor.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { WASM_PSK_RUNTIME, WASM_RUNTIME, admissibility, newProgram, validateProgram, type TaskProgram } from '../../protocols/program/index.js'
+import { wasmSameConvZeroes } from '../../protocols/program/runtime-quirks.js'
 import type { LayerJson } from '../../protocols/program/topology.js'
 import { buildElementClaim, checkElementClaim } from '../../protocols/reference/claim.js'
 import * as reference from '../../protocols/reference/index.js'
@@ -12,6 +14,7 @@ import { datasetRef, syntheticDataset } from '../../node/train/dataset.js'
 import { Trainer } from '../../node/train/trainer.js'
 import { tapeStep, type StepTape } from '../../node/train/tape-recorder.js'
 import { Harness } from '../unit/chain/harness.js'
+import { check } from '../unit/protocols/ref-check.js'
 
 // A Conv2D with 'same' padding whose stride is larger than the kernel reaches
 // past the input (⌈n/s⌉ − 1)·s + k < n: TensorFlow pads nothing there. On
@@ -55,6 +58,22 @@ describe('Conv2D with same padding past the input on tfjs-wasm', () => {
     const v = checkElementClaim(WASM_RUNTIME, tape.entries[i], claim)
     expect(v.valid).toBe(false)
     expect(v.expected).not.toBe(0)
+  })
+
+  it('the rule is the runtime\'s: on a grid of geometries, the reference fails exactly where wasmSameConvZeroes says', () => {
+    let seed = 7
+    const rand = (): number => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return seed / 2 ** 32 - 0.5 }
+    const x = (shape: number[]): TensorData => ({ shape, dtype: 'float32', values: new Float32Array(shape.reduce((a, b) => a * b, 1)).map(rand) })
+    let zeroes = 0; let n = 0
+    for (const H of [1, 3, 6, 7]) for (const W of [2, 5, 9]) for (const kh of [1, 2, 3]) for (const kw of [1, 3]) for (const sh of [1, 2, 4]) for (const sw of [1, 3, 5]) {
+      let wrong = false
+      try { check(WASM_RUNTIME, 'Conv2D', ['x', 'filter'], [x([1, H, W, 2]), x([kh, kw, 2, 2])], { strides: [sh, sw], pad: 'same', dataFormat: 'NHWC', dilations: [1, 1] }, 20) } catch { wrong = true }
+      expect(wrong, `${H}x${W} kernel ${kh}x${kw} strides ${sh}x${sw}`).toBe(wasmSameConvZeroes([H, W], [kh, kw], [sh, sw]))
+      if (wrong) zeroes++
+      n++
+    }
+    expect(zeroes).toBeGreaterThan(20)
+    expect(n - zeroes).toBeGreaterThan(20)
   })
 
   it('the chain refuses such a program (ProgramNotVerifiable); valid padding, or psk1\'s Conv2D, is admitted', async () => {
