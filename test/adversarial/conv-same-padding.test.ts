@@ -65,7 +65,9 @@ describe('Conv2D with same padding past the input on tfjs-wasm', () => {
     const rand = (): number => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return seed / 2 ** 32 - 0.5 }
     const x = (shape: number[]): TensorData => ({ shape, dtype: 'float32', values: new Float32Array(shape.reduce((a, b) => a * b, 1)).map(rand) })
     let zeroes = 0; let n = 0
-    for (const H of [1, 3, 6, 7]) for (const W of [2, 5, 9]) for (const kh of [1, 2, 3]) for (const kw of [1, 3]) for (const sh of [1, 2, 4]) for (const sw of [1, 3, 5]) {
+    const grid: Array<[number, number, number, number, number, number]> = []
+    for (const H of [1, 3, 6, 7]) for (const W of [2, 5, 9]) for (const kh of [1, 2, 3]) for (const kw of [1, 3]) for (const sh of [1, 2, 4]) for (const sw of [1, 3, 5]) grid.push([H, W, kh, kw, sh, sw])
+    for (const [H, W, kh, kw, sh, sw] of grid) {
       let wrong = false
       const attrs = { strides: [sh, sw], pad: 'same', dataFormat: 'NHWC', dilations: [1, 1] }
       try { check(WASM_RUNTIME, 'Conv2D', ['x', 'filter'], [x([1, H, W, 2]), x([kh, kw, 2, 2])], attrs, 20) } catch { wrong = true }
