@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { fromHex } from '../../protocols/commit/merkle.js'
-import { verifySigned, type Claim, type Ruling } from '../../protocols/dispute/index.js'
+import { signAfter, verifySigned, type Claim, type Ruling } from '../../protocols/dispute/index.js'
 import { honest, tamperOp, type Run } from '../unit/dispute/fixture.js'
-import { CTX, bob, judge, segEnv, segmentChallenger, segmentDefender, verify } from './segment-setup.js'
+import { CTX, bob, dave, judge, segEnv, segmentChallenger, segmentDefender, verify } from './segment-setup.js'
 import { mlpRun } from './setup.js'
 
 // A segment dispute's roots inside the segment are the defender's signed
@@ -39,5 +39,26 @@ describe('a defender that equivocates on its segment after the opening', () => {
     // with the segment the opening follows, the opening agreed with the defender's pre-state: no badOpen either
     const same: Claim = { ...claim, pre: fromHex(cheat.roots[2]), seg: SD.proof }
     expect(judge(segEnv(run, cheat.roots, M, 0, 'defender'), same)).toBe('InvalidClaim')
+  })
+})
+
+// The other side: the defender commits to the one opening it answered. A challenger that forces on chain a
+// second opening of the same step with other roots (its post-root, say) made the honest defender's commit,
+// linked to the first, no answer to the forced one (NotAnAnswer): the honest solver timed out, slashed.
+describe('a challenger that signs a second opening of the same step', () => {
+  it('loses to the defender\'s badOpen with both openings', () => {
+    const SD = segmentDefender(run, honest(run), M, 0)
+    const seg = SD.segment()
+    const asDave = { ...CTX, account: dave.publicKey, sign: (x: Uint8Array) => dave.sign(x) }
+    const o1 = signAfter(asDave, { t: 'open', d: 0, step: 2, pre: fromHex(run.roots[2]), post: fromHex(run.roots[3]) }, seg, 0)
+    expect(SD.onOpen(verifySigned(o1, dave.publicKey, verify, CTX), o1)).toMatchObject({ step: 2 })
+    const o2 = signAfter(asDave, { t: 'open', d: 0, step: 2, pre: fromHex(run.roots[2]), post: new Uint8Array(32).fill(5) }, seg, 0)
+    const r = SD.onOpen(verifySigned(o2, dave.publicKey, verify, CTX), o2)
+    if (!('claim' in r)) throw new Error('the defender took a second opening of the step it committed to')
+    expect(r.claim.kind).toBe('badOpen')
+    const ruling = judge(segEnv(run, run.roots, M, 0, 'defender'), r.claim)
+    expect(typeof ruling === 'string' ? ruling : ruling.winner).toBe('defender')
+    // the same opening again is no second one
+    expect(SD.onOpen(verifySigned(o1, dave.publicKey, verify, CTX), o1)).toMatchObject({ step: 2 })
   })
 })
