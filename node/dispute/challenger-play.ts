@@ -60,6 +60,8 @@ export class ChallengerPlay {
   private chainCheckedAt = 0
   /** dispute id → the defender's messages we heard, in order (an equivocation's claim draws on them) */
   private readonly heardBy = new Map<number, Signed[]>()
+  /** dispute id → our moves, in order (a force on us at an earlier seq is answered with ours there) */
+  private readonly sentBy = new Map<number, Signed[]>()
 
   constructor (private readonly h: PlayHost) {}
 
@@ -78,6 +80,8 @@ export class ChallengerPlay {
     const heard: Msg[] = []
     const heardSigned: Signed[] = []
     this.heardBy.set(disputeId, heardSigned)
+    const sentSigned: Signed[] = []
+    this.sentBy.set(disputeId, sentSigned)
     const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: o.step, narrowing: [], open: true }
     this.h.ongoing.set(disputeId, live)
     try {
@@ -99,6 +103,7 @@ export class ChallengerPlay {
           incoming = null
         } else if (incoming != null) {
           sent = r.send
+          sentSigned.push(sent)
           opening = { theirs: incoming.signed, mine: sent }
           if (incoming.forced) await chain.answerMove(disputeId, encodeSigned(sent))
           moves++
@@ -125,6 +130,7 @@ export class ChallengerPlay {
         // the same move again: the defender's answer was of no use (not what we asked for, a refusal); only the chain can make it answer
         const repeated = next.send === sent
         sent = next.send
+        if (!repeated) sentSigned.push(sent)
         if (incoming.forced && !repeated) await chain.answerMove(disputeId, encodeSigned(next.send))
         if (!repeated) moves++
         incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, next.send, repeated)
@@ -132,7 +138,7 @@ export class ChallengerPlay {
     } catch (err) {
       this.h.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
-    const result = await this.h.followToEnd(disputeId, 'challenger').finally(() => { this.h.ongoing.delete(disputeId); this.heardBy.delete(disputeId) })
+    const result = await this.h.followToEnd(disputeId, 'challenger').finally(() => { this.h.ongoing.delete(disputeId); this.heardBy.delete(disputeId); this.sentBy.delete(disputeId) })
     this.h.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: o.step, narrowing: narrowingOf(heard) })
     this.h.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result
@@ -182,16 +188,19 @@ export class ChallengerPlay {
         const d = await chain.dispute(disputeId)
         if (d == null || d.status !== 'Open') return null
         if (await this.h.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
-        // the defender forced its previous message while ours was on the way: ours is the answer, on chain
-        if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
+        // the defender forced one of its messages we had answered (its previous one while ours was on the way,
+        // or an earlier one): our move there is the answer, on chain
+        const owed = d.force?.to === 'Challenger' ? d.force.seq : undefined
+        if (mine !== undefined && owed !== undefined && owed <= mySeq) {
+          const ours = (this.sentBy.get(disputeId) ?? []).find(x => verifySigned(x, chain.pair.publicKey, verify, ctx).seq === owed) ?? mine
           const last = await chain.disputeLastMove(disputeId)
           const forcedMsg = last == null ? undefined : decodeSignedBytes(last)
           // unless it forced another message than the one ours answers: then the two are its lie
-          if (forcedMsg !== undefined && !bytesEqual(verifySigned(mine, chain.pair.publicKey, verify, ctx).prev, moveHash(forcedMsg))) {
-            await this.equivocated(chain, ctx, defenderKey, mine, forcedMsg)
+          if (forcedMsg !== undefined && !bytesEqual(verifySigned(ours, chain.pair.publicKey, verify, ctx).prev, moveHash(forcedMsg))) {
+            await this.equivocated(chain, ctx, defenderKey, ours, forcedMsg)
             return null
           }
-          await chain.answerMove(disputeId, encodeSigned(mine))
+          await chain.answerMove(disputeId, encodeSigned(ours))
           continue
         }
         if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {
