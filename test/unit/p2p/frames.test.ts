@@ -38,8 +38,7 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
       privateKey: await generateKeyPair('Ed25519'),
       listen: ['/ip4/127.0.0.1/tcp/0'],
       bootstrap: [],
-      privateNetwork: true,
-      pingIntervalMs: 600_000
+      privateNetwork: true
     })))
     await receiver.handle(PROTOCOL, stream => { void drain(stream, received) })
     await sender.dial(receiver.getMultiaddrs()[0])
