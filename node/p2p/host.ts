@@ -14,7 +14,7 @@ import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
 import type { GossipMetricsRegister } from './gossip-metrics.js'
-import { batchYamuxWindowUpdates } from './frames.js'
+import { batchYamuxWindowUpdates, fastNoiseFrameLengths } from './frames.js'
 import { cacheEd25519Keys } from './ed25519-verify.js'
 import { libp2pLogger } from './libp2p-logger.js'
 import { boundDhtStore, type DhtStoreLimits } from './dht-store.js'
@@ -186,7 +186,7 @@ export async function createHost (init: HostInit): Promise<Host> {
     // streams one connection (one peer) may have open at once over every
     // protocol (each protocol also has its own maxInboundStreams).
     transports: [tcp({ maxConnections: MAX_SOCKETS })],
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [components => fastNoiseFrameLengths(noise()(components))],
     streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]
