@@ -89,31 +89,9 @@ async function child (dist: string, peers: number, messages: number, rate: numbe
   while (Date.now() < meshDeadline && nodes.some(h => mesh(h) < dLo)) await sleep(500)
   await sleep(3000) // scoring, identify and the first heartbeats settle
   const meshMean = mean(nodes.map(mesh))
-  // idle rate
-  const i0 = cpuMs(); const iw0 = writes(); const it0 = performance.now()
-  await sleep(3000)
-  const idleS = (performance.now() - it0) / 1000
-  const idleMsPerS = (cpuMs() - i0) / idleS
-  const idleWritesPerS = (writes() - iw0) / idleS
-  // load: publish, then wait until every peer has every message (bounded)
-  const c0 = cpuMs(); const w0 = writes(); const t0 = performance.now()
-  for (let m = 0; m < messages; m++) {
-    const data = new TextEncoder().encode(JSON.stringify({ nonce: `m${m}`, sentAt: Date.now(), pad: 'x'.repeat(120) }))
-    await routers[m % peers].publish('announce', data).catch(() => {})
-    await sleep(1000 / rate)
-  }
-  const expected = messages * (peers - 1)
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline && got.reduce((s, x) => s + x, 0) < expected) await sleep(100)
-  await sleep(1000) // the last forwards and IHAVEs
-  const windowS = (performance.now() - t0) / 1000
-  const cpu = cpuMs() - c0 - idleMsPerS * windowS
-  const w = writes() - w0 - idleWritesPerS * windowS
+  const r = await measure(peers, messages, rate, async (m, data) => await routers[m % peers].publish('announce', data), () => got.reduce((s, x) => s + x, 0), 3)
   load.push(loadavg()[0])
-  const out: Result = {
-    build: dist, peers, messages, delivered: got.reduce((s, x) => s + x, 0), expected, idleMsPerS: idleMsPerS / peers,
-    cpuMsPerMsgPerPeer: cpu / messages / peers, writesPerMsgPerPeer: w / messages / peers, windowS, meshMean, load
-  }
+  const out: Result = { build: dist, peers, messages, meshMean, load, ...r }
   process.stdout.write(JSON.stringify(out) + '\n')
   await Promise.allSettled(nodes.map(async h => await h.stop()))
   process.exit(0)
@@ -208,20 +186,24 @@ async function parent (): Promise<void> {
   const f = (x: number, d = 2): string => Number.isFinite(x) ? x.toFixed(d) : '–'
   const row = (b: 'A' | 'B'): string => {
     const rs = results[b]
-    return `| ${b} (${builds[b].replace(ROOT + '/', '')}) | ${rs.map(x => f(x.cpuMsPerMsgPerPeer)).join(', ')} | **${f(median(rs.map(x => x.cpuMsPerMsgPerPeer)))}** | ${f(median(rs.map(x => x.writesPerMsgPerPeer)), 1)} | ${f(median(rs.map(x => x.idleMsPerS)), 1)} ms/s | ${f(median(rs.map(x => x.meshMean)), 1)} | ${rs.map(x => `${x.delivered}/${x.expected}`).join(', ')} | ${rs.map(x => x.load.map(l => l.toFixed(0)).join('→')).join(', ')} |`
+    return `| ${b} (${builds[b].replace(ROOT + '/', '')}) | ${rs.map(x => f(x.cpuMsPerMsgPerPeer)).join(', ')} | **${f(median(rs.map(x => x.cpuMsPerMsgPerPeer)))}** | ${f(median(rs.map(x => x.cpuMsPerMsgPerPeer + x.idleMsPerS * x.windowS / x.messages)))} | ${f(median(rs.map(x => x.writesPerMsgPerPeer)), 1)} | ${f(median(rs.map(x => x.idleMsPerS)), 1)} ms/s | ${f(median(rs.map(x => x.idleWritesPerS ?? NaN)), 1)} /s | ${f(median(rs.map(x => x.meshMean)), 1)} | ${rs.map(x => `${x.delivered}/${x.expected}`).join(', ')} | ${rs.map(x => x.load.map(l => l.toFixed(0)).join('→')).join(', ')} |`
   }
-  const body = `Machine: ${machine()}. One process runs ${peers} libp2p hosts as the node builds them (node/p2p/host.ts: TCP on 127.0.0.1, noise, yamux,
-gossipsub with the node's settings and scoring, a GossipRouter decoding JSON on the topic); each dials 3 others, meshes form, then ${messages}
+  const what = MODE === 'peer'
+    ? `${peers} proofswarm peers as \`proofswarm join\` runs them (Peer.start with the default services: every protocol topic, metrics, DHT,
+peer keeper, connection trimmer, graylist check, control API), the first the others' bootstrap peer; meshes form, then ${messages}`
+    : `${peers} libp2p hosts as the node builds them (node/p2p/host.ts: TCP on 127.0.0.1, noise, yamux,
+gossipsub with the node's settings and scoring, a GossipRouter decoding JSON on the topic); each dials 3 others, meshes form, then ${messages}`
+  const body = `Machine: ${machine()}. One process runs ${what}
 messages (~190 bytes) are published at ${rate}/s from rotating publishers, and the window closes 1 s after every peer has every message.
 CPU per message per peer = (process CPU time over the window − its idle rate × the window) / messages / peers; write syscalls likewise
-(/proc/self/io). Rounds alternate between the builds. Run: \`npm run bench -- gossip-cpu ${peers} ${messages} ${rounds}\`${process.env.GOSSIP_BENCH_B_DIST != null ? ' with `GOSSIP_BENCH_B_DIST=<the other build\'s dist/>`' : ''}.
+(/proc/self/io). Rounds alternate between the builds. Run: \`${MODE === 'peer' ? 'GOSSIP_BENCH_MODE=peer ' : ''}npm run bench -- gossip-cpu ${peers} ${messages} ${rounds}\`${process.env.GOSSIP_BENCH_B_DIST != null ? ' with `GOSSIP_BENCH_B_DIST=<the other build\'s dist/>`' : ''}.
 
-| build | CPU per message per peer, each round (ms) | median | write syscalls per message per peer | idle CPU per peer | mesh peers (mean) | delivered | 1-min load (start→end, each round) |
-|---|---|---|---|---|---|---|---|
+| build | CPU per message per peer, each round (ms) | median | all CPU in the window per message per peer, idle included (median) | write syscalls per message per peer | idle CPU per peer (median) | idle write syscalls per peer (median) | mesh peers (mean) | delivered | 1-min load (start→end, each round) |
+|---|---|---|---|---|---|---|---|---|---|
 ${row('A')}
 ${row('B')}
 
 B / A, CPU per message per peer (medians): ${f(median(results.B.map(x => x.cpuMsPerMsgPerPeer)) / median(results.A.map(x => x.cpuMsPerMsgPerPeer)))}.`
-  if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection('Gossip CPU per message (side by side)', body)
+  if (process.env.SCALE_BENCH_NO_WRITE !== '1') writeSection(MODE === 'peer' ? 'Gossip CPU per message, whole peers (side by side)' : 'Gossip CPU per message (side by side)', body)
   else console.log(body)
 }
