@@ -14,7 +14,9 @@ import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registry } from 'prom-client'
 import { DHT_PROTOCOL, GOSSIP_MAX_INBOUND_DATA_LENGTH } from './limits.js'
 import type { GossipMetricsRegister } from './gossip-metrics.js'
-import { batchYamuxWindowUpdates } from './frames.js'
+import { batchYamuxWindowUpdates, fastNoiseFrameLengths } from './frames.js'
+import { cacheEd25519Keys } from './ed25519-verify.js'
+import { libp2pLogger } from './libp2p-logger.js'
 import { boundDhtStore, type DhtStoreLimits } from './dht-store.js'
 
 // a type alias (not an interface) so it satisfies libp2p's ServiceMap index signature
@@ -47,7 +49,10 @@ export interface HostInit {
   metricsRegistry?: Registry
   /** gossipsub's metrics (on /metrics), built on the same registry */
   gossipMetrics?: GossipMetricsRegister
-  /** how often the connection monitor pings each connection (default PING_INTERVAL_MS) */
+  /**
+   * Run libp2p's connection monitor, pinging each connection this often
+   * (default: no monitor; see createHost)
+   */
   pingIntervalMs?: number
   /** how long it waits for a ping's answer (default: libp2p's adaptive timeout, ≥ 5 s) */
   pingTimeoutMs?: number
@@ -124,8 +129,6 @@ export const GOSSIP_CACHE = 7
  */
 export const GOSSIP_D_HI = 8
 
-export const PING_INTERVAL_MS = 30_000
-
 /**
  * Dial and upgrade (noise, yamux) timeouts. On a private network (a devnet,
  * a LAN, one machine) a peer that answers late is loaded, not gone: a
@@ -172,15 +175,18 @@ export async function createHost (init: HostInit): Promise<Host> {
   const bootstrapIds = new Set(init.bootstrapPeerIds ?? [])
   // fewer frames and write syscalls per message (node/p2p/frames.ts)
   await batchYamuxWindowUpdates()
+  // gossip signature checks without a key import each (node/p2p/ed25519-verify.ts)
+  await cacheEd25519Keys()
   const host = await createLibp2p<HostServices>({
     privateKey: init.privateKey,
+    logger: libp2pLogger(),
     addresses: { listen: init.listen },
     // Hard caps under the connection manager's: sockets the listener accepts
     // at all (idle ones included; the manager prunes to maxConnections), and
     // streams one connection (one peer) may have open at once over every
     // protocol (each protocol also has its own maxInboundStreams).
     transports: [tcp({ maxConnections: MAX_SOCKETS })],
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [components => fastNoiseFrameLengths(noise()(components))],
     streamMuxers: [yamux({ maxInboundStreams: MAX_STREAMS_PER_CONNECTION, maxOutboundStreams: MAX_STREAMS_PER_CONNECTION })],
     peerDiscovery: init.bootstrap.length > 0
       ? [bootstrap({ list: init.bootstrap, timeout: 100 })]
@@ -204,19 +210,25 @@ export async function createHost (init: HostInit): Promise<Host> {
           inboundStreamProtocolNegotiationTimeout: dialTimeoutMs(true)
         }
       : { maxConnections: MAX_CONNECTIONS },
-    // libp2p pings every connection (a new stream each time) to measure RTT
-    // and find dead links; at the default 10 s, those pings were most of an
-    // idle peer's CPU (~16 ms/s with 12 connections). yamux already sends a
-    // keep-alive frame every 30 s, so 30 s here detects dead links as fast.
-    // A ping answered late does not close the connection: a loaded peer
-    // answers late, and closing its connections made it (and the peers that
-    // redial it) spend its CPU on handshakes instead; a dead link is still
-    // closed by TCP and yamux.
-    connectionMonitor: {
-      pingInterval: init.pingIntervalMs ?? PING_INTERVAL_MS,
-      abortConnectionOnPingFailure: false,
-      ...(init.pingTimeoutMs != null ? { pingTimeout: { minTimeout: init.pingTimeoutMs, maxTimeout: init.pingTimeoutMs } } : {})
-    },
+    // libp2p's connection monitor pings every connection over a new stream
+    // (multistream negotiation, a peer-store write at each end, ~10 frames)
+    // to measure its RTT, which nothing here reads. It is off: at 100 peers
+    // its pings were most of an idle peer's streams (docs/benchmarks.md,
+    // "Swarm scale: idle and per-message CPU"). A dead link is still found:
+    // yamux sends its own keep-alive ping frame on every connection every
+    // 30 s, and a write to a dead socket fails and closes the connection (the
+    // monitor, set never to close a connection on a late ping, found dead
+    // links no other way). pingIntervalMs turns it back on; a ping answered
+    // late then does not close the connection either: a loaded peer answers
+    // late, and closing its connections made it and the peers that redialled
+    // it spend their CPU on handshakes instead.
+    connectionMonitor: init.pingIntervalMs == null
+      ? { enabled: false }
+      : {
+          pingInterval: init.pingIntervalMs,
+          abortConnectionOnPingFailure: false,
+          ...(init.pingTimeoutMs != null ? { pingTimeout: { minTimeout: init.pingTimeoutMs, maxTimeout: init.pingTimeoutMs } } : {})
+        },
     metrics: init.metricsRegistry != null
       ? prometheusMetrics({ registry: init.metricsRegistry, collectDefaultMetrics: false, preserveExistingMetrics: true })
       : undefined,

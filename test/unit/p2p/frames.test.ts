@@ -1,7 +1,9 @@
 import { Socket } from 'node:net'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { Stream } from '@libp2p/interface'
+import { Uint8ArrayList } from 'uint8arraylist'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { uint16BE } from '../../../node/p2p/frames.js'
 import { createHost, type Host } from '../../../node/p2p/host.js'
 
 const PROTOCOL = '/proofswarm-test/frames/1'
@@ -38,8 +40,7 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
       privateKey: await generateKeyPair('Ed25519'),
       listen: ['/ip4/127.0.0.1/tcp/0'],
       bootstrap: [],
-      privateNetwork: true,
-      pingIntervalMs: 600_000
+      privateNetwork: true
     })))
     await receiver.handle(PROTOCOL, stream => { void drain(stream, received) })
     await sender.dial(receiver.getMultiaddrs()[0])
@@ -96,4 +97,18 @@ describe('frames and write syscalls per message (node/p2p/frames.ts)', () => {
     for (const [port, count] of writesByLocalPort) if (port !== except && port !== 0) n += count
     return n
   }
+})
+
+describe('noise frame lengths (uint16BE)', () => {
+  it('reads a big-endian length from bytes, and from a list split between the two bytes', () => {
+    expect(uint16BE(Uint8Array.of(0x12, 0x34, 0xff))).toBe(0x1234)
+    expect(uint16BE(new Uint8ArrayList(Uint8Array.of(0xff), Uint8Array.of(0xfe, 0x00)))).toBe(0xfffe)
+    expect(uint16BE(new Uint8ArrayList(Uint8Array.of(0x00, 0x01)))).toBe(1)
+  })
+
+  it('throws a RangeError (the decoder\'s "wait for more") below 2 bytes', () => {
+    expect(() => uint16BE(new Uint8ArrayList())).toThrow(RangeError)
+    expect(() => uint16BE(new Uint8ArrayList(Uint8Array.of(7)))).toThrow(RangeError)
+    expect(() => uint16BE(Uint8Array.of(7))).toThrow(RangeError)
+  })
 })
