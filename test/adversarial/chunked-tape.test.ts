@@ -5,9 +5,10 @@ import { chunkedStateRoot, commitChunked, proveElementChunk } from '../../protoc
 import { fromHex, merkleProof, merkleRoot, sha256, toHex } from '../../protocols/commit/merkle.js'
 import { stepLeaf } from '../../protocols/commit/state.js'
 import { commitTensor, matrixView, proveSlice, verifySlice, type TensorData } from '../../protocols/commit/tensor.js'
-import { ClaimRejected, DefenderGame, datasetRootOf, encodeEntryBytes, judgeClaim, skeletonLeaves, skeletonRootOf, type Claim, type JudgeEnv } from '../../protocols/dispute/index.js'
+import { ClaimRejected, DefenderGame, datasetRootOf, encodeClaim, encodeEntryBytes, judgeClaim, skeletonLeaves, skeletonRootOf, type Claim, type JudgeEnv } from '../../protocols/dispute/index.js'
 import { pathWith } from '../../protocols/dispute/tree.js'
-import { canonicalJson, newProgram, type TaskProgram } from '../../protocols/program/index.js'
+import { canonicalJson, newProgram, validateProgram, type TaskProgram } from '../../protocols/program/index.js'
+import { conversionClaimBytes, stepRoom } from '../../protocols/program/claim-room.js'
 import * as reference from '../../protocols/reference/index.js'
 import { STATE_READ_KERNEL, STATE_WRITE_KERNEL } from '../../protocols/tape/state-io.js'
 import type { TapeEntry } from '../../protocols/tape/tape.js'
@@ -186,8 +187,14 @@ describe('the values of a chunked tape\'s conversions: the cross-check', () => {
     const cheat = copyTape()
     cheat[0].outputs[0] = { ...cheat[0].outputs[0], commitment: toHex(commitTensor(lie).root) }
     const values = run.values.map((v, j) => j === 0 ? { inputs: v.inputs, outputs: [lie] } : v)
-    expect(judge(env(), convertClaim(cheat, values, 0, f, t, lie))).toBe('challenger wins')
+    const claim = convertClaim(cheat, values, 0, f, t, lie)
+    expect(judge(env(), claim)).toBe('challenger wins')
     expect(judge(env(), convertClaim(run.entries, run.values, 0, f, t, t))).toBe('defender wins')
+    // the honest challenger's claim fits what admissibility counts for it (a column of [784,128], the largest leaf)
+    expect(t.shape).toEqual([784, 128])
+    const room = stepRoom(validateProgram(run.program))
+    expect(encodeClaim(claim).length).toBeLessThanOrEqual(conversionClaimBytes(t.shape))
+    expect(conversionClaimBytes(t.shape)).toBeLessThanOrEqual(room.claim.bytes)
   })
 
   it('a @StateWrite whose chunked output is not the op output it writes loses; the honest write wins', () => {

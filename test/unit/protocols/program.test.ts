@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import * as reference from '../../../protocols/reference/index.js'
+import { conversionClaimBytes, stepRoom } from '../../../protocols/program/claim-room.js'
 import { CHUNKED_STATE_JUDGED, MAX_ROOT_EVERY, ProgramError, admissibility, stateCommitmentName, stateIsChunked, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, rootEveryOf, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
 
 const ds: DatasetRef = { kind: 'synthetic', name: 'synthetic', sha256: 'ab'.repeat(32), trainSize: 1000, testSize: 100, rowSize: 784, classes: 10, syntheticSeed: 1 }
@@ -72,6 +73,14 @@ describe('protocols/program', () => {
     expect(adm.reason).toMatch(/state commitment "chunked" is not judged on chain yet/)
     expect(admissibility(validateProgram(c), reference.supportsElement, true).ok).toBe(true)
     expect(admissibility(validateProgram(p), reference.supportsElement).ok).toBe(true)
+    // a chunked program's disputes also end in convert claims: one chunk and one row or column leaf of a state tensor
+    const big = conversionClaimBytes([784, 128])
+    expect(big).toBeGreaterThan(4096 + 784 * 4)
+    expect(stepRoom(validateProgram(c)).claim.bytes).toBeGreaterThanOrEqual(big)
+    const tiny = newProgram({ model: 'mlp', dataset: ds, steps: 10, batchSize: 1, stateCommitment: 'chunked' })
+    const tinyRoom = stepRoom(validateProgram(tiny))
+    expect(tinyRoom.leaf).toEqual({ bytes: 4096, what: 'a chunk of a state tensor' })
+    expect(stepRoom(validateProgram({ ...tiny, stateCommitment: undefined })).leaf.bytes).toBeLessThan(4096)
   })
 
   it('program hash is canonical (key order independent) and content sensitive', () => {
