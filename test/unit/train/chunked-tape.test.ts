@@ -4,6 +4,7 @@ import { fromHex, merkleRoot, toHex } from '../../../protocols/commit/merkle.js'
 import { stepLeaf } from '../../../protocols/commit/state.js'
 import { commitTensor, type TensorData } from '../../../protocols/commit/tensor.js'
 import { newProgram, stateIsChunked, type TaskProgram } from '../../../protocols/program/index.js'
+import { supportsElement } from '../../../protocols/reference/index.js'
 import { STATE_READ_KERNEL, STATE_WRITE_KERNEL, isStateConversion } from '../../../protocols/tape/state-io.js'
 import { STATE_PSEUDO_KERNEL, validateTape, type InputRef } from '../../../protocols/tape/tape.js'
 import { initBackend } from '../../../node/train/backend.js'
@@ -107,6 +108,8 @@ describe('op tape recorder under stateCommitment "chunked" (wasm)', () => {
       expect(next.skeletonRoot).toBe(tr.skeletonRoot)
       expect(next.tapeRoot).not.toBe(tr.tapeRoot)
       expect(tr.skeletonRoot).not.toBe(plain.tr.skeletonRoot)
+      // the element references do not cover conversions (their element rule is the convert cross-check)
+      for (const k of [STATE_READ_KERNEL, STATE_WRITE_KERNEL]) expect(supportsElement(p.runtime, k)).toBe(false)
       // the recorder's fast chunked commitment is protocols/commit's
       for (const t of after) expect(toHex(fastChunkedRoot(t))).toBe(toHex(commitChunked(t).root))
     })
