@@ -1,5 +1,7 @@
 import { axisLayout } from '../commit/tensor.js'
+import { CHUNK_BYTES, chunkLayout } from '../commit/chunked.js'
 import type { TaskProgram } from './program.js'
+import { stateIsChunked } from './state-commitment.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
 
 // Whether every dispute over a step of a program fits the chain's
@@ -61,7 +63,7 @@ const pair = (v: unknown, dflt: [number, number]): [number, number] =>
 type Claims = Array<{ floats: number, frame: number, out: number[], what: string }>
 type Tensors = Array<{ shape: number[], what: string }>
 
-type RoomProgram = Pick<TaskProgram, 'batchSize' | 'model' | 'dataset'> & { info: Pick<TopologyInfo, 'inputShape' | 'weights'> }
+type RoomProgram = Pick<TaskProgram, 'batchSize' | 'model' | 'dataset' | 'stateCommitment'> & { info: Pick<TopologyInfo, 'inputShape' | 'weights'> }
 type ClaimFn = (what: string, floats: number, operands: number, out: number[], from: number[][]) => void
 
 /** The room a step of validated program `p` needs (a Sequential topology, or the GPT). */
@@ -82,17 +84,44 @@ export function stepRoom (p: RoomProgram): StepRoom {
     tensors.push({ shape: w.shape, what: `weight ${w.layer}/${w.name}` })
     claim(`the update of ${w.layer}/${w.name}`, 2 * last(w.shape), 2, w.shape, [w.shape])
   }
+  // chunked state roots: the cross-check of each state tensor's @StateRead and @StateWrite (Adam's moments have
+  // their weight's shape, its β products are scalars)
+  if (stateIsChunked(p)) for (const w of p.info.weights) claims.push(conversionClaim(w.shape, `${w.layer}/${w.name}`))
   let leaf: Need = { bytes: 0, what: '' }
   for (const t of tensors) {
     const b = leafBytes(t.shape)
     if (b > leaf.bytes) leaf = { bytes: b, what: `a leaf of ${t.what} [${t.shape.join(',')}]` }
   }
+  // a chunk-tree walk's answer is one chunk
+  if (stateIsChunked(p) && CHUNK_BYTES > leaf.bytes) leaf = { bytes: CHUNK_BYTES, what: 'a chunk of a state tensor' }
   let most: Need = { bytes: 0, what: '' }
   for (const c of claims) {
-    const b = c.floats * F32 + c.frame + leafBytes(c.out) + CLAIM_FRAME
+    const b = claimBytes(c)
     if (b > most.bytes) most = { bytes: b, what: `an element of ${c.what}` }
   }
   return { claim: most, leaf }
+}
+
+/**
+ * The convert claim on a state tensor of `shape` (float32): one chunk with its
+ * path and header fields, one row or column leaf with its path and the other
+ * axis's root (dispute/judge-state-io.ts). In stepRoom's terms: the chunk as
+ * the claim's values, the leaf as its `out`.
+ */
+export function conversionClaim (shape: readonly number[], what: string): Claims[number] {
+  const chunk = chunkLayout('float32', shape)
+  const chunkBytes = Math.min(CHUNK_BYTES, chunk.bytes)
+  return { what: `the state conversions of ${what}`, floats: chunkBytes / F32, frame: PER_OPERAND + 32 * chunk.depth + operandFrame(1, [shape]), out: [...shape] }
+}
+
+/** Bytes of the largest convert claim on a state tensor of `shape` (program bytes excluded). */
+export function conversionClaimBytes (shape: readonly number[]): number {
+  return claimBytes(conversionClaim(shape, ''))
+}
+
+/** An element claim's bytes: its values, their frames, the output's largest leaf and the rest. */
+function claimBytes (c: Claims[number]): number {
+  return c.floats * F32 + c.frame + leafBytes(c.out) + CLAIM_FRAME
 }
 
 /**
