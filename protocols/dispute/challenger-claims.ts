@@ -1,4 +1,4 @@
-import { commitChunked, proveElementChunk } from '../commit/chunked.js'
+import { proveElementChunk } from '../commit/chunked.js'
 import { bytesEqual, fromHex, merkleProof, merkleRoot, toHex } from '../commit/merkle.js'
 import { stepLeaf as stepLeafOf } from '../commit/state.js'
 import { axisLayout, commitTensor, dtypeBytes, matrixView, proveSlice, sizeOf, type TensorData } from '../commit/tensor.js'
@@ -90,10 +90,14 @@ export class ChallengerClaims {
     return { skelCount: this.o.skeleton.length, skelInner: merkleRoot(this.o.skeleton) }
   }
 
-  /** The preimage of input k of entry `index` in our tape: the agreed pre-state tensor it reads (a @StateRead's: chunked). */
+  /** The preimage of input k of entry `index` in our tape: the agreed pre-state tensor it reads (chunked under chunked state roots). */
   headOf (index: number, k: number): TensorHead | ChunkedHead {
     const t = this.o.tensor(index, 'in', k)
-    if (this.o.entries[index].kernel === STATE_READ_KERNEL) return { dtype: t.dtype, shape: t.shape, chunkRoot: commitChunked(t).chunkRoot }
+    const e = this.o.entries[index]
+    if (e.kernel === STATE_READ_KERNEL || e.kernel === STATE_PSEUDO_KERNEL) {
+      const chunked = chunkedHeadIf(t, fromHex(e.inputs[k].commitment))
+      if (chunked !== undefined) return chunked
+    }
     const c = commitTensor(t)
     return { dtype: t.dtype, shape: t.shape, rowRoot: c.rowRoot, colRoot: c.colRoot }
   }
