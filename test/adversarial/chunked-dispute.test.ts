@@ -1,0 +1,201 @@
+import { cryptoWaitReady } from '@polkadot/util-crypto'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
+import { commitChunked } from '../../protocols/commit/chunked.js'
+import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
+import { stepLeaf } from '../../protocols/commit/state.js'
+import { combineRoots, commitTensor, sizeOf, type TensorData } from '../../protocols/commit/tensor.js'
+import { signAfter, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import type { Harness } from '../unit/chain/harness.js'
+import { gamesFor, honest, nodeOf, pair, playOnChain, tamperOp, taskOf, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
+import { chunkedRun, flipped, readOf, tamperChunked, writeOf } from '../unit/dispute/chunked-fixture.js'
+import { adjudicateOrTimeout, challengerClaim, dispute, honestReply, mlpRun, msgOf, opened } from './setup.js'
+
+// The dispute matrix under chunked state roots (docs/disputes.md "Chunked
+// roots: design"): the tape links the chunked state to its ops by @StateRead
+// and @StateWrite, and the game walks whichever side of a conversion the
+// defender's tape differs on (rows or columns of a read's output, the chunks
+// of a write's output) to one element, which the `convert` claim proves twice.
+// Who gains by breaking it: a solver whose ops read a state other than its
+// committed one, or whose committed post-state is not what its ops computed,
+// and gets paid because no claim can reach the element (each such cheater
+// must be slashed); a griefer forcing an honest defender into an answer it
+// cannot give (an honest defender must never lose). The step is the MLP's
+// (tests' setup.ts), its row + column tape laid out as the chunked one
+// (chunked-fixture.ts); the chain is the real runtime (its claim judge is the
+// same for any program: the game never reads the program's field).
+
+let plain: Run
+let run: Run
+beforeAll(async () => {
+  await cryptoWaitReady()
+  plain = await mlpRun()
+  run = chunkedRun(plain)
+}, 120_000)
+
+/** Elements worth naming in a tensor: the first, the first of its second chunk, the last. */
+function elementsOf (t: TensorData): number[] {
+  const n = sizeOf(t.shape)
+  return [...new Set([0, ...(n > 1024 ? [1024] : []), n - 1])]
+}
+
+/** The cheater (Bob) lost its dispute and, past its window to reveal a forced error, its stake. */
+function slashed (h: Harness): void {
+  expect(dispute(h).status).toBe('ChallengerWon')
+  expect(h.advance(REVEAL_WINDOW + 1)).toContain('Arbitration.SolverPenalized')
+  expect(taskOf(h).solverFailed).toBe(true)
+  expect(nodeOf(h, 'Bob').stake).toBeLessThan(10_000n * 10n ** 12n)
+}
+
+/** Bob's message `body` answering query `q`, signed as its defender would. */
+function bobAnswers (g: Games, q: Signed, body: Body): Signed {
+  const bob = pair('Bob')
+  return signAfter({ ...g.ctx, account: bob.publicKey, sign: m => bob.sign(m) }, body, q, msgOf(q).seq)
+}
+
+/** Whether `q` asks for the roots of input/output k of entry e. */
+function rootsQuery (q: Signed, e: number, io: 'in' | 'out', k: number): boolean {
+  const m = msgOf(q)
+  return m.t === 'query' && m.want === 'roots' && m.tree.e === e && 'io' in m.tree && m.tree.io === io && m.tree.k === k
+}
+
+describe('disputes over a chunked MLP step', () => {
+  it('a defender reading one wrong state element (its @StateRead output is not its state): the challenger walks the output\'s rows and wins the convert claim; the cheater is slashed', async () => {
+    for (let t = 0; t < run.before.length; t++) {
+      for (const f of elementsOf(run.before[t])) {
+        const { outcome, h } = await playOnChain(run, tamperChunked(run, readOf(run, t), f), honest(run))
+        const where = `state tensor ${t} [${run.before[t].shape.join(',')}], element ${f}`
+        expect(outcome.error, where).toBeUndefined()
+        expect(outcome.claim?.kind, where).toBe('convert')
+        expect((outcome.claim as Extract<Claim, { kind: 'convert' }>).flat, where).toBe(f)
+        expect(outcome.claimBytes).toBeLessThanOrEqual(64 * 1024)
+        slashed(h)
+      }
+    }
+  }, 300_000)
+
+  it('a defender writing one wrong post-state element (its @StateWrite output is not its op\'s): the challenger walks the chunk tree and wins the convert claim; the cheater is slashed', async () => {
+    for (let t = 0; t < run.before.length; t++) {
+      const post = run.values[run.values.length - 1].inputs[t]
+      for (const f of elementsOf(post)) {
+        const { outcome, h } = await playOnChain(run, tamperChunked(run, writeOf(run, t), f), honest(run))
+        const where = `post-state tensor ${t} [${post.shape.join(',')}], element ${f}`
+        expect(outcome.error, where).toBeUndefined()
+        expect(outcome.claim?.kind, where).toBe('convert')
+        const c = outcome.claim as Extract<Claim, { kind: 'convert' }>
+        expect(c.flat, where).toBe(f)
+        // the defender's chunk, the challenger's own row or column of the agreed input
+        expect(c.chunk.index, where).toBe(Math.floor(f / 1024))
+        slashed(h)
+      }
+    }
+  }, 300_000)
+
+  it('an inconsistent column tree under honest rows of a @StateRead output: the challenger walks the columns and wins the convert claim', async () => {
+    // the cheater's ops reading the weight by columns (a transposed MatMul) would read `lie`, by rows the state
+    const t = 0
+    const r = readOf(run, t)
+    const state = run.before[t]
+    for (const f of [5, sizeOf(state.shape) - 1]) {
+      const lie = flipped(state, f)
+      const fake = toHex(combineRoots(state.dtype, state.shape, commitTensor(state).rowRoot, commitTensor(lie).colRoot))
+      const entries = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => x.ref.kind === 'op' && x.ref.index === r ? { ...x, commitment: fake } : x), outputs: e.outputs.map(o => ({ ...o })) }))
+      entries[r].outputs[0].commitment = fake
+      const rows: Side = { entries, values: run.values, roots: run.roots }
+      const cols: Side = { ...rows, values: run.values.map((v, i) => i === r ? { inputs: v.inputs, outputs: [lie] } : v) }
+      const { h, g } = await opened(run, rows)
+      const byCols = gamesFor(h, run, cols, honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: run.step })
+      const reply = (q: Signed): Signed => {
+        const m = msgOf(q)
+        if (rootsQuery(q, r, 'out', 0)) {
+          return bobAnswers(g, q, { t: 'roots', d: 0, tree: { e: r, io: 'out', k: 0 }, dtype: state.dtype, shape: state.shape, commitment: fromHex(fake), rowRoot: commitTensor(state).rowRoot, colRoot: commitTensor(lie).colRoot })
+        }
+        const col = m.t === 'query' && m.tree.e === r && 'axis' in m.tree && m.tree.axis === 'col'
+        return honestReply(col ? byCols : g)(q)
+      }
+      const claim = challengerClaim(g, g.D.commit(), reply)
+      expect(claim?.kind).toBe('convert')
+      const c = claim as Extract<Claim, { kind: 'convert' }>
+      expect([c.flat, c.slice.axis]).toEqual([f, 'col'])
+      adjudicateOrTimeout(h, claim)
+      slashed(h)
+    }
+  }, 120_000)
+
+  describe('a header lie on a chunks answer', () => {
+    // the cheater commits a post-state tensor under another shape (same bytes, same chunks): its root names a tensor of
+    // another shape than the program's, which no claim under the entry's shape could open
+    const t = 2
+    function reshaped (): { side: Side, other: number[], fake: Uint8Array, w: number } {
+      const post = run.values[run.values.length - 1].inputs[t]
+      const other = [sizeOf(post.shape)]
+      const fake = commitChunked({ ...post, shape: other }).root
+      const w = writeOf(run, t)
+      const entries = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+      entries[w].outputs[0].commitment = toHex(fake)
+      const last = entries[entries.length - 1]
+      last.inputs[t].commitment = toHex(fake)
+      const root = toHex(merkleRoot([...last.inputs.map(x => fromHex(x.commitment)), stepLeaf(run.step + 1)]))
+      return { side: { entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)] }, other, fake, w }
+    }
+
+    it('chunks under the header the commitment was made under (not the entry\'s): a lie against the entry; the cheater is slashed', async () => {
+      const { side, other, fake, w } = reshaped()
+      const { h, g } = await opened(run, side)
+      const post = run.values[run.values.length - 1].inputs[t]
+      const reply = (q: Signed): Signed => rootsQuery(q, w, 'out', 0)
+        ? bobAnswers(g, q, { t: 'chunks', d: 0, tree: { e: w, io: 'out', k: 0 }, dtype: post.dtype, shape: other, commitment: fake, chunkRoot: commitChunked(post).chunkRoot })
+        : honestReply(g)(q)
+      const claim = challengerClaim(g, g.D.commit(), reply)
+      expect(claim?.kind).toBe('lie')
+      adjudicateOrTimeout(h, claim)
+      slashed(h)
+    }, 60_000)
+
+    it('chunks under the entry\'s header: they open another commitment than the entry names; the cheater is slashed', async () => {
+      const { side } = reshaped()
+      const { h, g } = await opened(run, side)
+      const claim = challengerClaim(g, g.D.commit(), honestReply(g))
+      expect(claim?.kind).toBe('lie')
+      adjudicateOrTimeout(h, claim)
+      slashed(h)
+    }, 60_000)
+  })
+
+  it('an honest defender never loses: a challenger whose own read or write is wrong loses its bond', async () => {
+    for (const i of [readOf(run, 0), readOf(run, 3), writeOf(run, 0), writeOf(run, 3)]) {
+      const { outcome, h } = await playOnChain(run, honest(run), tamperChunked(run, i, 1))
+      expect(outcome.claim?.kind, `entry ${i}`).toBe('convert')
+      expect(outcome.status, `entry ${i}`).toBe('DefenderWon')
+      expect(outcome.events).toContain('Arbitration.Slashed')
+      expect(nodeOf(h, 'Bob').stake).toBe(10_000n * 10n ** 12n)
+    }
+  }, 120_000)
+
+  it('an op between the conversions still ends in an element claim; the cheater is slashed', async () => {
+    const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul' || e.kernel === '_FusedMatMul')
+    const { outcome, h } = await playOnChain(run, tamperChunked(run, i, 0), honest(run))
+    expect(outcome.claim?.kind).toBe('element')
+    slashed(h)
+  }, 60_000)
+})
+
+describe('a chunked answer in a non-chunked dispute', () => {
+  it('an op output committed chunked and opened by a chunks answer (no row or column of it could be claimed): a lie against the entry; the cheater is slashed', async () => {
+    const i = plain.entries.findIndex(e => e.kernel === 'Relu')
+    const cheat = tamperOp(plain, i, 3)
+    const out = cheat.values[i].outputs[0]
+    const c = commitChunked(out)
+    const entries = cheat.entries.map(e => ({ ...e, inputs: e.inputs.map(x => x.ref.kind === 'op' && x.ref.index === i && x.ref.output === 0 ? { ...x, commitment: toHex(c.root) } : x) }))
+    entries[i] = { ...entries[i], outputs: [{ ...entries[i].outputs[0], commitment: toHex(c.root) }] }
+    const side: Side = { ...cheat, entries }
+    const { h, g } = await opened(plain, side)
+    const reply = (q: Signed): Signed => rootsQuery(q, i, 'out', 0)
+      ? bobAnswers(g, q, { t: 'chunks', d: 0, tree: { e: i, io: 'out', k: 0 }, dtype: out.dtype, shape: out.shape, commitment: c.root, chunkRoot: c.chunkRoot })
+      : honestReply(g)(q)
+    const claim = challengerClaim(g, g.D.commit(), reply)
+    expect(claim?.kind).toBe('lie')
+    adjudicateOrTimeout(h, claim)
+    slashed(h)
+  }, 60_000)
+})
