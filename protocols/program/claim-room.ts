@@ -1,5 +1,7 @@
+import { CHUNK_BYTES } from '../commit/chunked.js'
 import { axisLayout } from '../commit/tensor.js'
 import type { TaskProgram } from './program.js'
+import { stateIsChunked } from './state-commitment.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
 
 // Whether every dispute over a step of a program fits the chain's
@@ -61,7 +63,7 @@ const pair = (v: unknown, dflt: [number, number]): [number, number] =>
 type Claims = Array<{ floats: number, frame: number, out: number[], what: string }>
 type Tensors = Array<{ shape: number[], what: string }>
 
-type RoomProgram = Pick<TaskProgram, 'batchSize' | 'model' | 'dataset'> & { info: Pick<TopologyInfo, 'inputShape' | 'weights'> }
+type RoomProgram = Pick<TaskProgram, 'batchSize' | 'model' | 'dataset' | 'stateCommitment'> & { info: Pick<TopologyInfo, 'inputShape' | 'weights'> }
 type ClaimFn = (what: string, floats: number, operands: number, out: number[], from: number[][]) => void
 
 /** The room a step of validated program `p` needs (a Sequential topology, or the GPT). */
@@ -81,6 +83,9 @@ export function stepRoom (p: RoomProgram): StepRoom {
   for (const w of p.info.weights) {
     tensors.push({ shape: w.shape, what: `weight ${w.layer}/${w.name}` })
     claim(`the update of ${w.layer}/${w.name}`, 2 * last(w.shape), 2, w.shape, [w.shape])
+    // under chunked state roots: the cross-check of its @StateRead / @StateWrite (and of its optimizer
+    // slots', of its shape), a chunk and a row or column leaf
+    if (stateIsChunked(p)) claim(`the state conversion of ${w.layer}/${w.name}`, CHUNK_BYTES / F32, 1, w.shape, [w.shape])
   }
   let leaf: Need = { bytes: 0, what: '' }
   for (const t of tensors) {

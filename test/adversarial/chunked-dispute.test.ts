@@ -180,6 +180,34 @@ describe('disputes over a chunked MLP step', () => {
   }, 60_000)
 })
 
+describe('a NaN in a chunked state', () => {
+  /** The run with element `f` of state tensor `t` a NaN in its pre-state (`pre`) or post-state, chunked like the rest. */
+  function withNaN (which: 'pre' | 'post', t: number, f: number): Run {
+    const nan = (x: TensorData): TensorData => {
+      const v = x.values.slice()
+      new Uint32Array(v.buffer, v.byteOffset, v.length)[f] = 0x7fc00000
+      return { ...x, values: v }
+    }
+    if (which === 'pre') return chunkedRun({ ...plain, before: plain.before.map((x, i) => i === t ? nan(x) : x) })
+    const last = plain.values.length - 1
+    const values = plain.values.map((v, i) => i === last ? { inputs: v.inputs.map((x, k) => k === t ? nan(x) : x), outputs: [] } : v)
+    return chunkedRun({ ...plain, values })
+  }
+
+  it('is claimed from its chunk under the chunked state root (pre- and post-state): the defender loses', async () => {
+    for (const which of ['pre', 'post'] as const) {
+      const f = 1030
+      const r = withNaN(which, 0, f)
+      // the challenger holds the same tape (the defender's NaN is in the state both sides read or wrote)
+      const { outcome, h } = await playOnChain(r, honest(r), honest(r), { nan: { stateNan: { which, t: 0, flat: f } } })
+      expect(outcome.error, which).toBeUndefined()
+      const c = outcome.claim as Extract<Claim, { kind: 'nan' }>
+      expect([c.kind, c.chunk?.index, c.slice], which).toEqual(['nan', 1, undefined])
+      slashed(h)
+    }
+  }, 60_000)
+})
+
 describe('a chunked answer in a non-chunked dispute', () => {
   it('an op output committed chunked and opened by a chunks answer (no row or column of it could be claimed): a lie against the entry; the cheater is slashed', async () => {
     const i = plain.entries.findIndex(e => e.kernel === 'Relu')
