@@ -136,7 +136,8 @@ describe('disputes over a chunked MLP step', () => {
       const last = entries[entries.length - 1]
       last.inputs[t].commitment = toHex(fake)
       const root = toHex(merkleRoot([...last.inputs.map(x => fromHex(x.commitment)), stepLeaf(run.step + 1)]))
-      return { side: { entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)] }, other, fake, w }
+      const roots = [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)]
+      return { side: { entries, values: run.values, roots }, other, fake, w }
     }
 
     it('chunks under the header the commitment was made under (not the entry\'s): a lie against the entry; the cheater is slashed', async () => {
