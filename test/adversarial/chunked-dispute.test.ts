@@ -7,7 +7,7 @@ import { stepLeaf } from '../../protocols/commit/state.js'
 import { combineRoots, commitTensor, sizeOf, type TensorData } from '../../protocols/commit/tensor.js'
 import { signAfter, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { gamesFor, honest, nodeOf, pair, playOnChain, tamperOp, taskOf, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
+import { gamesFor, honest, nodeOf, pair, playDispute, playOnChain, tamperOp, taskOf, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 import { chunkedRun, flipped, readOf, tamperChunked, writeOf } from '../unit/dispute/chunked-fixture.js'
 import { adjudicateOrTimeout, challengerClaim, dispute, honestReply, mlpRun, msgOf, opened } from './setup.js'
 
@@ -204,6 +204,20 @@ describe('a NaN in a chunked state', () => {
       expect(outcome.error, which).toBeUndefined()
       const c = outcome.claim as Extract<Claim, { kind: 'nan' }>
       expect([c.kind, c.chunk?.index, c.slice], which).toEqual(['nan', 1, undefined])
+      slashed(h)
+    }
+  }, 60_000)
+})
+
+describe('a divergence point at a state conversion', () => {
+  it('(an identity of NaN-free state makes no NaN) is claimed with the convert claim at the point: the solver loses', async () => {
+    for (const entry of [readOf(run, 1), writeOf(run, 2)]) {
+      const point = { entry, flat: 3 }
+      const h = await taskOnChain(run, honest(run), { diverged: { stepCount: run.step, ...point }, verifiers: ['Dave', 'Eve'] })
+      expect(h.run('Dave', 'Arbitration', 'open_dispute', { taskId: 0, defender: h.accounts.Bob, kind: 'SolverProof', disputedStep: run.step }).error).toBeUndefined()
+      const o = playDispute(h, run, honest(run), honest(run), { disputeId: 0, challengerName: 'Dave', disputedStep: run.step, nan: { divergence: point } })
+      expect(o.error, `entry ${entry}`).toBeUndefined()
+      expect(o.claim?.kind, `entry ${entry}`).toBe('convert')
       slashed(h)
     }
   }, 60_000)
