@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto'
-import { CHUNK_BYTES, CHUNK_LEAF_TAG, CHUNKED_COMMITMENT_VERSION, CHUNKED_TAG, chunkedStateRoot } from '../../protocols/commit/chunked.js'
+import { CHUNK_BYTES, CHUNK_LEAF_TAG, CHUNKED_COMMITMENT_VERSION, CHUNKED_TAG, chunkedStateRoot, commitChunked } from '../../protocols/commit/chunked.js'
 import { stepLeaf, stateRoot } from '../../protocols/commit/state.js'
 import { TENSOR_COMMITMENT_VERSION, axisLayout, dtypeBytes, leafSpan, matrixView, tensorHeader, type AxisLayout, type TensorData } from '../../protocols/commit/tensor.js'
 import { nativeAxisRoots, nativeChunkRoot } from './psk-addon.js'
@@ -251,6 +251,12 @@ function chunkedRootL (t: TensorData): string {
   const h = chunkedHead(t)
   chunkRootInto(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), h.out, h.at)
   return shaL(h.out)
+}
+
+/** Same value as protocols/commit commitChunked(t).root. */
+export function fastChunkedRoot (t: TensorData): Uint8Array {
+  if (!LE) return commitChunked(t).root
+  return fromL(chunkedRootL(t))
 }
 
 /** Same value as protocols/commit chunkedStateRoot(tensors, step). */

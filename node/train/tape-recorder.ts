@@ -1,16 +1,22 @@
 import * as tf from '@tensorflow/tfjs'
-import { stateRoot } from '../../protocols/commit/state.js'
-import { toHex } from '../../protocols/commit/merkle.js'
+import { stateRoot, stepLeaf } from '../../protocols/commit/state.js'
+import { merkleRoot, toHex } from '../../protocols/commit/merkle.js'
+import { stateIsChunked } from '../../protocols/program/state-commitment.js'
+import { isStateConversion } from '../../protocols/tape/state-io.js'
+import { withStateConversions } from '../../protocols/tape/state-conversions.js'
 import type { DType, TensorData } from '../../protocols/commit/tensor.js'
 import { MAX_INLINE_CONST, STATE_PSEUDO_KERNEL, canonicalAttrs, skeletonRoot, tapeRoot, type InputRef, type TapeEntry, type TapeInput } from '../../protocols/tape/tape.js'
 import { tapedKernelFunc } from './alias-kernels.js'
-import { fastTensorRoot } from './fast-commit.js'
+import { fastChunkedRoot, fastTensorRoot } from './fast-commit.js'
 import type { Trainer } from './trainer.js'
 
 // Op tape recorder: while one step runs, every kernel of the active backend is
 // wrapped (via the public kernel registry) so its inputs and outputs are
 // copied out with backend.readSync. Afterwards the original kernels are put
-// back, so normal training pays nothing.
+// back, so normal training pays nothing. Under a program's chunked state
+// roots (stateIsChunked) the tape gets its state conversions
+// (protocols/tape/state-conversions.ts) and its state roots are the chunked
+// ones: each state tensor is then committed both ways (a dispute's cost).
 
 interface KernelBackendLike { readSync: (dataId: object) => ArrayLike<number> }
 
@@ -20,10 +26,11 @@ export interface StepTape {
   /** 0-based index of the taped step (state `step` → `step + 1`) */
   step: number
   entries: TapeEntry[]
-  /** recorded values: values[i] belongs to entries[i] (the '@state' entry has outputs []) */
+  /** recorded values: values[i] belongs to entries[i] (the '@state' entry has outputs []; a conversion's output is its input) */
   values: OpValues[]
   tapeRoot: string
   skeletonRoot: string
+  /** the state roots of the program's scheme: chunked under stateIsChunked, else row + column */
   stateRootBefore: string
   stateRootAfter: string
   stateNames: string[]
@@ -41,7 +48,8 @@ export function tapeStep (trainer: Trainer): StepTape {
   const backendName = tf.getBackend()
   const step = trainer.step
   const before = trainer.stateTensors()
-  const stateRootBefore = toHex(stateRoot(before, step))
+  const chunked = stateIsChunked(trainer.program)
+  const stateRootBefore = chunked ? '' : toHex(stateRoot(before, step))
   const sources = new Map<object, Map<string, InputRef>>()
   const remember = (info: { dataId: object, shape: number[], dtype: string }, ref: InputRef): void => {
     let m = sources.get(info.dataId)
@@ -63,6 +71,8 @@ export function tapeStep (trainer: Trainer): StepTape {
     m.set(k, c)
     return c
   }
+  // every state tensor is read (@StateRead), so its row + column commitment is needed whether an op reads it or not
+  const preFine = chunked ? trainer.state.map((s, i) => commit(s.variable as unknown as tf.TensorInfo, before[i])) : []
   const entries: TapeEntry[] = []
   const values: OpValues[] = []
   const originals = tf.getKernelsForBackend(backendName)
@@ -127,6 +137,7 @@ export function tapeStep (trainer: Trainer): StepTape {
     outputs: []
   })
   values.push({ inputs: after, outputs: [] })
+  if (chunked) return chunkedTape(step, entries, values, before, preFine, after, trainer.stateNames())
   return {
     step,
     entries,
@@ -139,9 +150,41 @@ export function tapeStep (trainer: Trainer): StepTape {
   }
 }
 
-/** Re-executes one op in isolation from recorded input values; returns its outputs. */
+/** The step's tape with its state conversions, its roots the chunked state roots. */
+function chunkedTape (
+  step: number, raw: TapeEntry[], rawValues: OpValues[], before: TensorData[], preFine: string[], after: TensorData[], stateNames: string[]
+): StepTape {
+  const preChunked = before.map(fastChunkedRoot)
+  const postChunked = after.map(fastChunkedRoot)
+  const pre = before.map((t, i) => ({ dtype: t.dtype, shape: t.shape, chunked: toHex(preChunked[i]), fine: preFine[i] }))
+  const { entries, writes } = withStateConversions(raw, pre, postChunked.map(toHex))
+  const values: OpValues[] = [
+    ...before.map(t => ({ inputs: [t], outputs: [t] })),
+    ...rawValues.slice(0, -1),
+    ...writes.map(t => ({ inputs: [after[t]], outputs: [after[t]] })),
+    rawValues[rawValues.length - 1]
+  ]
+  return {
+    step,
+    entries,
+    values,
+    tapeRoot: tapeRoot(entries),
+    skeletonRoot: skeletonRoot(entries),
+    // chunkedStateRoot's tree over the leaves just computed
+    stateRootBefore: toHex(merkleRoot([...preChunked, stepLeaf(step)])),
+    stateRootAfter: toHex(merkleRoot([...postChunked, stepLeaf(step + 1)])),
+    stateNames
+  }
+}
+
+/** Re-executes one op in isolation from recorded input values; returns its outputs (a state conversion: its input). */
 export function reexecuteOp (entry: Pick<TapeEntry, 'kernel' | 'attrs' | 'inputs'>, inputs: readonly TensorData[]): TensorData[] {
   if (entry.kernel === STATE_PSEUDO_KERNEL) throw new Error('the @state pseudo-entry is not an op')
+  if (isStateConversion(entry.kernel)) {
+    // an identity between the two commitments of one tensor: the same bits, dtype and shape
+    if (inputs.length !== 1) throw new Error(`${entry.kernel} has one input, got ${inputs.length}`)
+    return [{ shape: [...inputs[0].shape], dtype: inputs[0].dtype, values: inputs[0].values.slice() }]
+  }
   const named: Record<string, tf.Tensor> = {}
   entry.inputs.forEach((inp, i) => { named[inp.name] = tf.tensor(inputs[i].values, inputs[i].shape, inputs[i].dtype) })
   try {

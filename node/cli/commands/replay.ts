@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
 import { STATE_PSEUDO_KERNEL } from '../../../protocols/tape/tape.js'
+import { isStateConversion } from '../../../protocols/tape/state-io.js'
 import { BACKEND_CHOICES, type BackendChoice } from '../../train/backend.js'
 import { cliLog, intOpt, wrapError } from '../train-util.js'
 import { tapeRunStep } from '../../train/run.js'
@@ -51,16 +52,19 @@ export function register (program: Command): void {
           const tr = await tapeRunStep({ proofDir: o.proof, step, datasetDir: o.datasetDir, backend: o.backend as BackendChoice, log })
           const mismatches: string[] = []
           let ops = 0
+          // a chunked program's state conversions are identities (reexecuteOp), checked like ops, counted apart
+          let conversions = 0
           for (const e of tr.entries) {
             if (e.kernel === STATE_PSEUDO_KERNEL) continue
             const outs = reexecuteOp(e, tr.values[e.index].inputs)
             if (!outs.every((x, j) => sameBits(x, tr.values[e.index].outputs[j]))) mismatches.push(`${e.index}:${e.kernel}`)
-            ops++
+            if (isStateConversion(e.kernel)) conversions++
+            else ops++
           }
           if (o.tapeOut !== undefined) writeFileSync(o.tapeOut, JSON.stringify({ version: 1, step, tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, stateNames: tr.stateNames, entries: tr.entries }) + '\n')
           tape = {
-            tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, kernels: ops,
-            reexecutedBitwise: ops - mismatches.length, mismatches,
+            tapeRoot: tr.tapeRoot, skeletonRoot: tr.skeletonRoot, kernels: ops, ...(conversions > 0 ? { conversions } : {}),
+            reexecutedBitwise: ops + conversions - mismatches.length, mismatches,
             // with roots every m > 1 steps only a segment's last step has a committed root after it
             stateRootAfterMatches: r.step === step ? tr.stateRootAfter === r.expected : undefined
           }
@@ -68,7 +72,7 @@ export function register (program: Command): void {
         if (o.json === true) process.stdout.write(JSON.stringify({ ...r, tape }) + '\n')
         else {
           process.stdout.write(`${unitName(r)} (from checkpoint ${r.fromCheckpoint}): ${r.match ? 'match' : 'MISMATCH'}${mismatchNote(r)}\n  expected ${r.expected}\n  actual   ${r.actual}\n`)
-          if (tape !== undefined) process.stdout.write(`  op tape: ${String(tape.kernels)} kernels, ${String(tape.reexecutedBitwise)} re-executed bitwise, tape root ${String(tape.tapeRoot)}, skeleton root ${String(tape.skeletonRoot)}\n`)
+          if (tape !== undefined) process.stdout.write(`  op tape: ${String(tape.kernels)} kernels${tape.conversions !== undefined ? ` and ${String(tape.conversions)} state conversions` : ''}, ${String(tape.reexecutedBitwise)} re-executed bitwise, tape root ${String(tape.tapeRoot)}, skeleton root ${String(tape.skeletonRoot)}\n`)
         }
         if (!r.match || (tape !== undefined && (tape.mismatches as string[]).length > 0)) process.exitCode = 2
       } catch (e) { wrapError(e) }
