@@ -6,6 +6,9 @@ import { mlpRun } from '../../adversarial/setup.js'
 import { chunkedRun } from './chunked-fixture.js'
 import { gamesFor, honest, pair, taskOnChain, type Games, type Run } from './fixture.js'
 import { depthOf } from '../../../protocols/dispute/tree.js'
+import { checkForcedLeaf, forcedLeaf } from '../../../protocols/dispute/forced-leaf.js'
+import { fromHex, merkleRoot, toHex } from '../../../protocols/commit/merkle.js'
+import { revealProofFromTape } from '../../../node/dispute/forced-reveal.js'
 
 // What the chain can force on an honest defender of a chunked tape: every
 // query the transcript rule lets a challenger post (the roots of any tensor of
@@ -104,4 +107,20 @@ describe('an honest defender of a chunked tape', () => {
     const { schemes } = await everyAnswer(plain)
     expect([...schemes.values()].every(t => t === 'roots')).toBe(true)
   }, 120_000)
+})
+
+describe('a forced error in a chunked run', () => {
+  it('is revealed from the defender\'s chunked tape: its honest post-state is the chunked root its @state entry lists', () => {
+    const post = fromHex(run.roots[run.step + 1])
+    const roots = run.roots.map((r, s) => s === run.step + 1 ? toHex(forcedLeaf(post)) : r)
+    const tape = {
+      step: run.step, entries: run.entries, values: run.values, stateRootBefore: run.roots[run.step], stateRootAfter: run.roots[run.step + 1], preLeaves: [], batchRows: []
+    }
+    const ex = revealProofFromTape(tape, roots)
+    if (!('bytes' in ex)) throw new Error(ex.error)
+    const env = { step: run.step, proofRoot: merkleRoot(roots.map(fromHex)), stepCount: roots.length - 1 }
+    expect(checkForcedLeaf({ ...env, honestPost: post }, ex.bytes)).toEqual({ ok: true })
+    // an unmarked run has nothing to reveal
+    expect(revealProofFromTape(tape, run.roots)).toMatchObject({ error: expect.stringMatching(/not the forced mark/) })
+  })
 })
