@@ -114,7 +114,8 @@ describe('a forced error in a chunked run', () => {
     const post = fromHex(run.roots[run.step + 1])
     const roots = run.roots.map((r, s) => s === run.step + 1 ? toHex(forcedLeaf(post)) : r)
     const tape = {
-      step: run.step, entries: run.entries, values: run.values, stateRootBefore: run.roots[run.step], stateRootAfter: run.roots[run.step + 1], preLeaves: [], batchRows: []
+      step: run.step, entries: run.entries, values: run.values, preLeaves: [], batchRows: [],
+      stateRootBefore: run.roots[run.step], stateRootAfter: run.roots[run.step + 1]
     }
     const ex = revealProofFromTape(tape, roots)
     if (!('bytes' in ex)) throw new Error(ex.error)
