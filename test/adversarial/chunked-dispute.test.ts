@@ -1,11 +1,11 @@
 import { cryptoWaitReady } from '@polkadot/util-crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { REVEAL_WINDOW } from '../../devnet/chain/runtime/spec.js'
-import { commitChunked } from '../../protocols/commit/chunked.js'
-import { fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
+import { combineChunked, commitChunked } from '../../protocols/commit/chunked.js'
+import { ZERO_HASH, fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { stepLeaf } from '../../protocols/commit/state.js'
 import { combineRoots, commitTensor, sizeOf, type TensorData } from '../../protocols/commit/tensor.js'
-import { signAfter, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { chunkTree, nodeAt, signAfter, treeLevels, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
 import type { Harness } from '../unit/chain/harness.js'
 import { gamesFor, honest, nodeOf, pair, playDispute, playOnChain, tamperOp, taskOf, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 import { chunkedRun, flipped, readOf, tamperChunked, writeOf } from '../unit/dispute/chunked-fixture.js'
@@ -162,6 +162,39 @@ describe('disputes over a chunked MLP step', () => {
       slashed(h)
     }, 60_000)
   })
+
+  it('a zero node above a chunk (the chunk hidden from every claim: no slice of an empty leaf can be asked for): a lie against the chunks answer', async () => {
+    const t = 0
+    const w = writeOf(run, t)
+    const post = run.values[run.values.length - 1].inputs[t]
+    const leaves = chunkTree(post).leaves.slice()
+    const hidden = 5
+    leaves[hidden] = ZERO_HASH
+    const levels = treeLevels(leaves)
+    const chunkRoot = nodeAt(levels, 0, 0)
+    const fake = combineChunked(post.dtype, post.shape, chunkRoot)
+    const entries = run.entries.map(e => ({ ...e, inputs: e.inputs.map(x => ({ ...x })), outputs: e.outputs.map(o => ({ ...o })) }))
+    entries[w].outputs[0].commitment = toHex(fake)
+    const last = entries[entries.length - 1]
+    last.inputs[t].commitment = toHex(fake)
+    const root = toHex(merkleRoot([...last.inputs.map(x => fromHex(x.commitment)), stepLeaf(run.step + 1)]))
+    const side: Side = { entries, values: run.values, roots: [...run.roots.slice(0, run.step + 1), root, ...run.roots.slice(run.step + 2).map(() => root)] }
+    const { h, g } = await opened(run, side)
+    const depth = levels.length - 1
+    const reply = (q: Signed): Signed => {
+      const m = msgOf(q)
+      if (rootsQuery(q, w, 'out', 0)) return bobAnswers(g, q, { t: 'chunks', d: 0, tree: { e: w, io: 'out', k: 0 }, dtype: post.dtype, shape: post.shape, commitment: fake, chunkRoot })
+      if (m.t === 'query' && m.want === 'children' && m.tree.e === w && 'axis' in m.tree && m.tree.axis === 'chunk') {
+        const { level, index } = m
+        return bobAnswers(g, q, { t: 'nodes', d: 0, tree: m.tree, level, index, depth, node: nodeAt(levels, level, index), left: nodeAt(levels, level + 1, 2 * index), right: nodeAt(levels, level + 1, 2 * index + 1) })
+      }
+      return honestReply(g)(q)
+    }
+    const claim = challengerClaim(g, g.D.commit(), reply)
+    expect(claim?.kind).toBe('lie')
+    adjudicateOrTimeout(h, claim)
+    slashed(h)
+  }, 60_000)
 
   it('an honest defender never loses: a challenger whose own read or write is wrong loses its bond', async () => {
     for (const i of [readOf(run, 0), readOf(run, 3), writeOf(run, 0), writeOf(run, 3)]) {

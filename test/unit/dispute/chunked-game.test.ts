@@ -66,21 +66,25 @@ async function everyAnswer (r: Run): Promise<{ schemes: Map<string, string>, che
           const leaves = treeLayout(head.dtype, head.shape, axis).leaves
           if (leaves === 0) continue
           const depth = depthOf(leaves)
-          let prev: Msg = head
-          const path: Msg[] = [entry, head]
-          for (let level = 0; level <= depth; level++) {
-            const tree = { e, io, k, axis }
-            const body: Body = level < depth ? { t: 'query', d: 0, want: 'children', tree, level, index: 0 } : { t: 'query', d: 0, want: 'slice', tree, level, index: 0 }
-            const qq = ask(g, signedOf(prev), body)
-            expect(continuationError(prev, decodeMsg(qq.m)), `${e}/${io}/${k}/${axis} level ${level}`).toBeUndefined()
-            prev = answer(qq)
-            path.push(prev)
-            if (prev.t === 'slice') break
+          // down to the first leaf and to the last (beside the padding)
+          for (const leaf of new Set([0, leaves - 1])) {
+            let prev: Msg = head
+            const path: Msg[] = [entry, head]
+            for (let level = 0; level <= depth; level++) {
+              const tree = { e, io, k, axis }
+              const index = leaf >> (depth - level)
+              const body: Body = level < depth ? { t: 'query', d: 0, want: 'children', tree, level, index } : { t: 'query', d: 0, want: 'slice', tree, level, index }
+              const qq = ask(g, signedOf(prev), body)
+              expect(continuationError(prev, decodeMsg(qq.m)), `${e}/${io}/${k}/${axis} level ${level}`).toBeUndefined()
+              prev = answer(qq)
+              path.push(prev)
+              if (prev.t === 'slice') break
+            }
+            const f = factsOf(path)
+            expect(f.selfContradiction, `${e}/${io}/${k}/${axis} leaf ${leaf}`).toBeUndefined()
+            expect(conflictOf(f.facts), `${e}/${io}/${k}/${axis} leaf ${leaf}`).toBeUndefined()
+            expect(narrowingOf(path).length).toBe(path.length)
           }
-          const f = factsOf(path)
-          expect(f.selfContradiction, `${e}/${io}/${k}/${axis}`).toBeUndefined()
-          expect(conflictOf(f.facts), `${e}/${io}/${k}/${axis}`).toBeUndefined()
-          expect(narrowingOf(path).length).toBe(path.length)
         }
       }
     }
