@@ -206,6 +206,17 @@ describe('disputes over a chunked MLP step', () => {
     }
   }, 120_000)
 
+  it('a cheater answering only when forced: every chunks answer, chunk-tree node and chunk is forced and answered on chain by the transcript rule, and it still loses', async () => {
+    for (const [i, f] of [[writeOf(run, 0), 1030], [readOf(run, 2), 7]]) {
+      const { outcome, h } = await playOnChain(run, tamperChunked(run, i, f), honest(run), { defenderOffChainAfter: 1 })
+      expect(outcome.error, `entry ${i}`).toBeUndefined()
+      expect(outcome.claim?.kind, `entry ${i}`).toBe('convert')
+      // every move after the commit went through force_move / answer_move
+      expect(outcome.txs, `entry ${i}`).toBeGreaterThanOrEqual(outcome.moves)
+      slashed(h)
+    }
+  }, 120_000)
+
   it('an op between the conversions still ends in an element claim; the cheater is slashed', async () => {
     const i = run.entries.findIndex(e => e.kernel === 'BatchMatMul' || e.kernel === '_FusedMatMul')
     const { outcome, h } = await playOnChain(run, tamperChunked(run, i, 0), honest(run))
