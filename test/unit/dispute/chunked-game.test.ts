@@ -83,7 +83,9 @@ async function everyAnswer (r: Run): Promise<{ schemes: Map<string, string>, che
             const f = factsOf(path)
             expect(f.selfContradiction, `${e}/${io}/${k}/${axis} leaf ${leaf}`).toBeUndefined()
             expect(conflictOf(f.facts), `${e}/${io}/${k}/${axis} leaf ${leaf}`).toBeUndefined()
-            expect(narrowingOf(path).length).toBe(path.length)
+            const stages = narrowingOf(path).map(n => n.stage)
+            expect(stages.length).toBe(path.length)
+            if (depth > 0) expect(stages).toContain(axis === 'chunk' ? 'chunks' : axis === 'row' ? 'rows' : 'cols')
           }
         }
       }
