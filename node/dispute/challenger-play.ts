@@ -1,7 +1,7 @@
 import type { DisputeResult } from '../../actors/ports.js'
 import { bytesEqual } from '../../protocols/commit/merkle.js'
 import {
-  decodeSignedBytes, encodeSigned, moveHash, narrowingOf, verifySigned,
+  decodeSignedBytes, encodeSigned, equivocationClaim, moveHash, narrowingOf, verifySigned,
   type ChallengerGame, type Claim, type DisputeContext, type Msg, type Signed
 } from '../../protocols/dispute/index.js'
 import type { ChainClient, DisputeInfo } from '../chain/client.js'
@@ -58,6 +58,10 @@ export interface PlayOut {
 export class ChallengerPlay {
   /** when the challenger last read its dispute on chain */
   private chainCheckedAt = 0
+  /** dispute id → the defender's messages we heard, in order (an equivocation's claim draws on them) */
+  private readonly heardBy = new Map<number, Signed[]>()
+  /** dispute id → our moves, in order (a force on us at an earlier seq is answered with ours there) */
+  private readonly sentBy = new Map<number, Signed[]>()
 
   constructor (private readonly h: PlayHost) {}
 
@@ -74,12 +78,17 @@ export class ChallengerPlay {
     let opening: { theirs: Signed, mine: Signed } | undefined
     const pending = (): { theirs: Signed, mine: Signed } | undefined => game?.pending ?? opening
     const heard: Msg[] = []
+    const heardSigned: Signed[] = []
+    this.heardBy.set(disputeId, heardSigned)
+    const sentSigned: Signed[] = []
+    this.sentBy.set(disputeId, sentSigned)
     const live: DisputeRecord = { disputeId, role: 'challenger', ms: 0, moves: 0, winner: '', reason: 'in progress', taskId, step: o.step, narrowing: [], open: true }
     this.h.ongoing.set(disputeId, live)
     try {
       let incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, undefined, false)
       if (o.open !== undefined && incoming != null) {
         heard.push(verifySigned(incoming.signed, defenderKey, verify, ctx))
+        heardSigned.push(incoming.signed)
         moves++
         let r = await o.open(incoming)
         if ('fail' in r) {
@@ -94,6 +103,7 @@ export class ChallengerPlay {
           incoming = null
         } else if (incoming != null) {
           sent = r.send
+          sentSigned.push(sent)
           opening = { theirs: incoming.signed, mine: sent }
           if (incoming.forced) await chain.answerMove(disputeId, encodeSigned(sent))
           moves++
@@ -105,6 +115,7 @@ export class ChallengerPlay {
       while (incoming != null && game !== undefined) {
         const msg = verifySigned(incoming.signed, defenderKey, verify, ctx)
         heard.push(msg)
+        heardSigned.push(incoming.signed)
         moves++
         Object.assign(live, { ms: Date.now() - t0, moves, narrowing: narrowingOf(heard) })
         const next = game.onMessage(msg, incoming.signed)
@@ -119,6 +130,7 @@ export class ChallengerPlay {
         // the same move again: the defender's answer was of no use (not what we asked for, a refusal); only the chain can make it answer
         const repeated = next.send === sent
         sent = next.send
+        if (!repeated) sentSigned.push(sent)
         if (incoming.forced && !repeated) await chain.answerMove(disputeId, encodeSigned(next.send))
         if (!repeated) moves++
         incoming = await this.ask(chain, ctx, pending, defenderKey, defenderPeer, next.send, repeated)
@@ -126,10 +138,29 @@ export class ChallengerPlay {
     } catch (err) {
       this.h.log.warn({ disputeId, err: (err as Error).message }, 'the dispute game stopped early; following it on chain')
     }
-    const result = await this.h.followToEnd(disputeId, 'challenger').finally(() => this.h.ongoing.delete(disputeId))
+    const result = await this.h.followToEnd(disputeId, 'challenger').finally(() => { this.h.ongoing.delete(disputeId); this.heardBy.delete(disputeId); this.sentBy.delete(disputeId) })
     this.h.finished.push({ disputeId, role: 'challenger', ms: Date.now() - t0, moves, winner: result.winner, reason: result.reason ?? '', taskId, step: o.step, narrowing: narrowingOf(heard) })
     this.h.log.info({ taskId, disputeId, winner: result.winner, reason: result.reason, ms: Date.now() - t0 }, 'dispute over (challenger)')
     return result
+  }
+
+  /**
+   * The defender forced `forced` where we had answered another message of it
+   * (`mine` continues that one): the lie claim from the two, adjudicated.
+   */
+  private async equivocated (chain: ChainClient, ctx: DisputeContext, defenderKey: Uint8Array, mine: Signed, forced: Signed): Promise<void> {
+    const disputeId = ctx.disputeId
+    const heard = this.heardBy.get(disputeId) ?? []
+    const prev = verifySigned(mine, chain.pair.publicKey, verify, ctx).prev
+    const answered = heard.find(s => bytesEqual(moveHash(s), prev))
+    const claim = answered === undefined ? undefined : equivocationClaim(answered, forced, heard, { ctx, defender: defenderKey, verify })
+    if (claim === undefined) {
+      this.h.log.error({ disputeId }, 'the defender forced a message our move does not answer, and we hold nothing it contradicts')
+      this.h.endings.set(disputeId, 'challenger stuck: the defender forced a message our move does not answer')
+      return
+    }
+    this.h.log.warn({ disputeId }, 'the defender forced another message than the one we answered: claiming the lie')
+    await this.h.adjudicate(chain, disputeId, claim)
   }
 
   /**
@@ -157,9 +188,19 @@ export class ChallengerPlay {
         const d = await chain.dispute(disputeId)
         if (d == null || d.status !== 'Open') return null
         if (await this.h.maybeClaimTimeout(chain, disputeId, d, 'challenger')) return null
-        // the defender forced its previous message while ours was on the way: ours is the answer, on chain
-        if (mine !== undefined && d.force?.to === 'Challenger' && d.force.seq === mySeq) {
-          await chain.answerMove(disputeId, encodeSigned(mine))
+        // the defender forced one of its messages we had answered (its previous one while ours was on the way,
+        // or an earlier one): our move there is the answer, on chain
+        const owed = d.force?.to === 'Challenger' ? d.force.seq : undefined
+        if (mine !== undefined && owed !== undefined && owed <= mySeq) {
+          const ours = (this.sentBy.get(disputeId) ?? []).find(x => verifySigned(x, chain.pair.publicKey, verify, ctx).seq === owed) ?? mine
+          const last = await chain.disputeLastMove(disputeId)
+          const forcedMsg = last == null ? undefined : decodeSignedBytes(last)
+          // unless it forced another message than the one ours answers: then the two are its lie
+          if (forcedMsg !== undefined && !bytesEqual(verifySigned(ours, chain.pair.publicKey, verify, ctx).prev, moveHash(forcedMsg))) {
+            await this.equivocated(chain, ctx, defenderKey, ours, forcedMsg)
+            return null
+          }
+          await chain.answerMove(disputeId, encodeSigned(ours))
           continue
         }
         if (d.nextSeq >= mySeq + 2 && d.force?.to !== 'Defender') {

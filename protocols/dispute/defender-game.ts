@@ -55,7 +55,7 @@ export class DefenderGame {
     const after = { m, signed }
     // every message of this answer is linked after `m`
     this.sign = (body: Body) => signAfter(this.o, body, after.signed, after.m.seq)
-    const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason }) })
+    const refuse = (reason: string): { reply: Signed } => ({ reply: this.sign({ t: 'refuse', d, reason: reason.slice(0, 200) }) })
     if (m.d !== d) return refuse('another dispute')
     if (m.t === 'open') {
       const leaf = leafIndex(this.o.step, this.o.spacing)

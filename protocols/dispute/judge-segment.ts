@@ -1,8 +1,10 @@
+import { bytesEqual, sha256 } from '../commit/merkle.js'
 import { committedStep, proofDepth, segmentCount, segmentLength } from '../pol/segments.js'
 import type { Claim, SegmentProof } from './claim-kinds.js'
 import { h32, hashes, int, onPath } from './claim-fields.js'
 import { signedBy } from './claim-proofs.js'
 import type { JudgeEnv, SegmentView, StepEnv } from './judge-env.js'
+import type { Signed } from './messages.js'
 import { judgeStep } from './judge-step.js'
 import { reject, type Ruling } from './ruling.js'
 import { preLeafOnPath } from './forced-leaf.js'
@@ -58,10 +60,14 @@ export function judgeSegment (env: JudgeEnv, seg: { j: number, rootEvery: number
         // let the challenger force it to sign a second tape whose tree contradicts the first (a `lie` it did not tell)
         const o = signedBy(env, 'challenger', c.other, 'second opening')
         if (o.t !== 'open' || o.seq !== 1) reject('InvalidClaim', 'the second message is not an opening of this dispute')
-        if (o.step === m.step) reject('InvalidClaim', 'the two openings name the same step')
-        return { winner: 'defender', kind: 'badOpen', reason: `the challenger opened steps ${m.step} and ${o.step} of one segment`, step: m.step }
+        // two openings of one step differ too (another pre or post root): the defender's commit answers one of them only
+        if (bytesEqual((c.open as Signed).m, (c.other as Signed).m)) reject('InvalidClaim', 'the two openings are one message')
+        return { winner: 'defender', kind: 'badOpen', reason: `the challenger signed two openings (steps ${m.step} and ${o.step}) of one segment`, step: m.step }
       }
       if (m.step < first || m.step >= first + length) return { winner: 'defender', kind: 'badOpen', reason: 'the opening names a step outside the segment', step: first }
+      // the roots are the defender's word: the opening is judged against the segment it answered, never
+      // against a second list the defender signed after it with another root at the opened pre-state
+      if (c.seg === undefined || !bytesEqual(m.prev, sha256((c.seg.msg as Signed).m))) reject('InvalidClaim', 'badOpen: the opening does not follow the segment the claim carries')
       step = m.step
       break
     }

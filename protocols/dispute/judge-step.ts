@@ -1,5 +1,6 @@
 import { ZERO_HASH, bytesEqual, fromHex, merkleRoot, sha256, sizedRoot, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
+import { isStateConversion } from '../tape/state-io.js'
 import { STATE_PSEUDO_KERNEL } from '../tape/tape.js'
 import type { Claim, EntryAt } from './claim-kinds.js'
 import { h32, hashes, int, onPath, tensorOf } from './claim-fields.js'
@@ -134,6 +135,8 @@ export function judgeStep (env: StepEnv, c: Claim): Ruling {
     case 'convert': {
       const commit = tapeCommit(env, c.commit)
       const e = provenEntry(env, commit, c, 'convert')
+      // an ordinary op is no conversion whatever the run's position: refused before any rule below rules on it
+      if (!isStateConversion(e.kernel)) reject('InvalidClaim', `entry ${e.index} (${e.kernel}) is not a state conversion`)
       const at = runPosition(env, e.index)
       if (at === 'after') return challengerLoses(afterEnd(env, e.index))
       // an identity of NaN-free state makes no NaN: a divergence point there is bogus

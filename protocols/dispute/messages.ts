@@ -174,7 +174,12 @@ export function decodeMsg (bytes: Uint8Array, segmented = false): Msg {
     if (m.t === 'segment') throw new MessageError('a segment belongs to a segment dispute')
   }
   if (link.seq !== 0 && roleOfSeq(link.seq) !== (['open', 'query'].includes(m.t as string) ? 'challenger' : 'defender')) throw new MessageError(`${String(m.t)} at seq ${link.seq} has the wrong author parity`)
-  return { ...decodeBody(m, d, h, i), ...link }
+  const msg: Msg = { ...decodeBody(m, d, h, i), ...link }
+  // one message, one byte string: `prev` names bytes, so a re-encoding of a message (another key order, a
+  // longer integer, an extra field) would be a second message of the same content that answers nothing
+  // sent after the first (forced on chain, the other side's next move no longer continues it)
+  if (!bytesEqual(encodeMsg(msg), bytes)) throw new MessageError('not the canonical encoding of its message')
+  return msg
 }
 
 function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Uint8Array, i: (k: string, hi?: number) => number): Body {
@@ -210,7 +215,10 @@ function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Ui
       if (!isBytes(m.bytes)) throw new MessageError('slice.bytes must be bytes')
       return { t: 'slice', d, tree, index: i('index'), bytes: m.bytes as Uint8Array }
     }
-    case 'refuse': return { t: 'refuse', d, reason: String(m.reason ?? '').slice(0, 200) }
+    case 'refuse': {
+      if (typeof m.reason !== 'string' || m.reason.length > 200) throw new MessageError('refuse.reason must be a string of at most 200 characters')
+      return { t: 'refuse', d, reason: m.reason }
+    }
     default: throw new MessageError(`unknown message type ${String(m.t)}`)
   }
 }

@@ -80,15 +80,17 @@ export class SegmentDefender {
    * The challenger's opening (signature verified by the caller): the step to
    * tape and commit, or a claim when it breaks the rules provably. The
    * defender commits to ONE step per dispute: a second opening of another
-   * step is the challenger's equivocation (badOpen with `other`), never a
-   * second tape whose tree the challenger could set against the first.
+   * step (or of this step with other roots) is the challenger's equivocation
+   * (badOpen with `other`), never a second tape whose tree the challenger could
+   * set against the first, nor a forced opening our commit does not answer.
    */
   onOpen (m: Msg, signed: Signed): SegmentOpenResult {
     if (m.t !== 'open' || m.d !== this.o.disputeId || m.seq !== 1) return { ignore: 'not an opening of this dispute' }
     if (!bytesEqual(m.prev, sha256(this.segment().m))) return { ignore: 'an opening of another segment message' }
     const base = { v: 1 as const, kind: 'badOpen' as const, seg: this.proof }
     if (this.opened !== undefined) {
-      if (this.opened.step === m.step) return { step: m.step, opening: this.opened.signed }
+      if (bytesEqual(this.opened.signed.m, signed.m)) return { step: m.step, opening: this.opened.signed }
+      // another opening, of another step or of this one with other roots: our commit answers only the first
       return { claim: { ...base, open: this.opened.signed, other: signed, pre: this.roots[0], prePath: [] } }
     }
     const i = m.step - this.first

@@ -8,6 +8,7 @@ import { initLayout } from './init.js'
 import { canonicalJson } from './canonical-json.js'
 import { stepRoom } from './claim-room.js'
 import { runtimeInfo } from './runtime.js'
+import { runtimeQuirk } from './runtime-quirks.js'
 import { CHUNKED_STATE_JUDGED, stateIsChunked } from './state-commitment.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
@@ -139,6 +140,9 @@ export function admissibility (
   const claimBytes = room.claim.bytes + new TextEncoder().encode(canonicalJson(bare)).length
   if (claimBytes > MAX_CLAIM_BYTES) problems.push(`a claim on ${room.claim.what} needs up to ${claimBytes} bytes, more than a claim may hold (${MAX_CLAIM_BYTES})`)
   if (room.leaf.bytes > MAX_SLICE_BYTES) problems.push(`${room.leaf.what} is ${room.leaf.bytes} bytes, more than a dispute's slice answer may hold (${MAX_SLICE_BYTES})`)
+  // a layer the runtime computes otherwise than the reference: every honest solver would lose its element claims
+  const quirk = runtimeQuirk(p)
+  if (quirk !== undefined) problems.push(quirk)
   const init = initialStateProblem(p)
   if (init !== undefined) problems.push(init)
   const ok = problems.length === 0

@@ -104,7 +104,8 @@ export function stepRoom (p: RoomProgram): StepRoom {
  * The GPT (node/train/gpt.ts) over context T, vocabulary V, width D, MLP
  * width M and H heads, bounded over all its dense layers at once: the token
  * rows [B·T, ·] of every activation, weight gradients reading columns of B·T,
- * attention over [B·H·T, T], last-axis reductions and column sums.
+ * attention over [B·H·T, T], last-axis reductions and column sums, and the
+ * position-embedding sum over rows of T·D.
  */
 function gptRoom (p: Pick<TaskProgram, 'batchSize' | 'model' | 'dataset'>, claim: ClaimFn, tensors: Tensors): void {
   const g = p.model.gpt!
@@ -121,6 +122,11 @@ function gptRoom (p: Pick<TaskProgram, 'batchSize' | 'model' | 'dataset'>, claim
   claim('a bias or position gradient', rows, 1, [Math.max(N, T), N], [[rows, N]])
   claim('attention', 2 * Math.max(T, D), 2, [B * H * T, Math.max(T, D)], [[B * H * T, T], [rows, 3 * D]])
   claim('a reduction over the last axis', 2 * Math.max(T, N), 2, [rows, N], [[rows, N], [B * H * T, T]])
+  // the position embedding is added on [B, T·D] (tokens and wpe reshaped, so its gradient is a column Sum):
+  // an element of the sum reads a row of T·D values of each operand, its reshape back to tokens one
+  tensors.push({ shape: [B, T * D], what: 'the position-embedding sum' })
+  claim('the position-embedding sum', 2 * T * D, 2, [B, T * D], [[B, T * D], [1, T * D]])
+  claim('the position-embedding sum reshaped to tokens', T * D, 1, [rows, D], [[B, T * D]])
 }
 
 /** A Sequential topology (topology.ts), layer by layer, and its loss. */
