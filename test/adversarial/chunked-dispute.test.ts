@@ -5,9 +5,9 @@ import { combineChunked, commitChunked } from '../../protocols/commit/chunked.js
 import { ZERO_HASH, fromHex, merkleRoot, toHex } from '../../protocols/commit/merkle.js'
 import { stepLeaf } from '../../protocols/commit/state.js'
 import { combineRoots, commitTensor, sizeOf, type TensorData } from '../../protocols/commit/tensor.js'
-import { chunkTree, nodeAt, signAfter, treeLevels, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
+import { chunkTree, equivocationClaim, nodeAt, signAfter, treeLevels, type Body, type Claim, type Signed } from '../../protocols/dispute/index.js'
 import type { Harness } from '../unit/chain/harness.js'
-import { gamesFor, honest, nodeOf, pair, playDispute, playOnChain, tamperOp, taskOf, taskOnChain, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
+import { gamesFor, honest, nodeOf, pair, playDispute, playOnChain, tamperOp, taskOf, taskOnChain, verify, type Games, type Run, type Side } from '../unit/dispute/fixture.js'
 import { chunkedRun, flipped, readOf, tamperChunked, writeOf } from '../unit/dispute/chunked-fixture.js'
 import { adjudicateOrTimeout, challengerClaim, dispute, honestReply, mlpRun, msgOf, opened } from './setup.js'
 
@@ -191,6 +191,31 @@ describe('disputes over a chunked MLP step', () => {
       return honestReply(g)(q)
     }
     const claim = challengerClaim(g, g.D.commit(), reply)
+    expect(claim?.kind).toBe('lie')
+    adjudicateOrTimeout(h, claim)
+    slashed(h)
+  }, 60_000)
+
+  it('a defender saying another chunk at the same place (an equivocation forced on chain): the lie claim from the two, with its chunks answer, wins', async () => {
+    const w = writeOf(run, 0)
+    const { h, g } = await opened(run, tamperChunked(run, w, 1030))
+    const heard: Signed[] = []
+    let sliceQuery: Signed | undefined
+    const reply = (q: Signed): Signed => {
+      const m = msgOf(q)
+      if (m.t === 'query' && m.want === 'slice') sliceQuery = q
+      const a = honestReply(g)(q)
+      heard.push(a)
+      return a
+    }
+    expect(challengerClaim(g, g.D.commit(), reply)?.kind).toBe('convert')
+    const said = heard[heard.length - 1]
+    const m = msgOf(said)
+    if (m.t !== 'slice' || sliceQuery === undefined) throw new Error('the walk did not end in a chunk')
+    const other = m.bytes.slice()
+    other[0] ^= 1
+    const again = bobAnswers(g, sliceQuery, { t: 'slice', d: 0, tree: m.tree, index: m.index, bytes: other })
+    const claim = equivocationClaim(said, again, [g.D.commit(), ...heard], { ctx: g.ctx, defender: pair('Bob').publicKey, verify })
     expect(claim?.kind).toBe('lie')
     adjudicateOrTimeout(h, claim)
     slashed(h)
