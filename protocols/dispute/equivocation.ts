@@ -28,7 +28,9 @@ export function equivocationClaim (
   const commit = context.find(s => read(s)?.t === 'commit')
   // a row or column tree's layout is stated by its roots, a chunk tree's by its chunks
   const head = t?.axis === 'chunk' ? 'chunks' : 'roots'
-  const roots = t === undefined ? undefined : context.find(s => { const m = read(s); return m?.t === head && m.tree.e === t.e && m.tree.io === t.io && m.tree.k === t.k })
+  const roots = t === undefined
+    ? undefined
+    : context.find(s => { const m = read(s); return m?.t === head && m.tree.e === t.e && m.tree.io === t.io && m.tree.k === t.k })
   const extra = [commit, roots].filter((s): s is Signed => s !== undefined)
   for (const msgs of [[heard, onChain], ...extra.map(x => [x, heard, onChain]), [...extra, heard, onChain]]) {
     if (msgs.length > 4) continue
