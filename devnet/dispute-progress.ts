@@ -5,7 +5,7 @@ import type { ProgressItem } from './progress.js'
 // defender gave and what is still in dispute, from the dashboard's own view
 // (the challenger's record so far and the moves that reached the chain).
 
-const STAGE: Record<string, string> = { tape: 'ops', rows: 'rows', cols: 'columns' }
+const STAGE: Record<string, string> = { tape: 'ops', rows: 'rows', cols: 'columns', chunks: 'chunks' }
 
 /** The progress item of an open dispute (undefined once it is decided). */
 export function disputeItem (d: DisputeRow): ProgressItem | undefined {
@@ -14,7 +14,7 @@ export function disputeItem (d: DisputeRow): ProgressItem | undefined {
   const last = n[n.length - 1]
   const where = last == null
     ? 'waiting for the defender\'s commitment'
-    : last.stage === 'tape' || last.stage === 'rows' || last.stage === 'cols'
+    : last.stage === 'tape' || last.stage === 'rows' || last.stage === 'cols' || last.stage === 'chunks'
       ? `${STAGE[last.stage]} ${last.lo}–${last.hi - 1} of ${last.of} still in dispute${last.entry != null ? ` (op ${last.entry})` : ''}`
       : last.stage === 'entry'
         ? `narrowed to op ${last.entry}${last.note != null ? ` (${last.note})` : ''}`

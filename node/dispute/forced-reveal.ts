@@ -1,5 +1,5 @@
-import { fromHex } from '../../protocols/commit/merkle.js'
-import { stateRoot } from '../../protocols/commit/state.js'
+import { fromHex, merkleRoot } from '../../protocols/commit/merkle.js'
+import { stepLeaf } from '../../protocols/commit/state.js'
 import { encodeForcedLeafProof, isForcedLeafOf, proveForcedLeaf } from '../../protocols/dispute/forced-leaf.js'
 import { leafOfStep } from '../../protocols/pol/segments.js'
 import { STATE_PSEUDO_KERNEL } from '../../protocols/tape/tape.js'
@@ -18,7 +18,9 @@ export function revealProofFromTape (
   if (tape.entries[i]?.kernel !== STATE_PSEUDO_KERNEL) return { error: 'the tape has no @state entry' }
   let leaf: number
   try { leaf = leafOfStep(tape.step + 1, shape.steps, shape.rootEvery) } catch { return { error: `the post-state of step ${tape.step} is not a committed leaf` } }
-  const honest = stateRoot(tape.values[i].inputs, tape.step + 1)
+  // the root the `state` claim recomputes from the @state entry: its tensors' commitments (row + column,
+  // or chunked under chunked state roots: the scheme the tape's post-state is under) and the step leaf
+  const honest = merkleRoot([...tape.entries[i].inputs.map(x => fromHex(x.commitment)), stepLeaf(tape.step + 1)])
   const committed = stateRoots[leaf]
   if (committed === undefined || !isForcedLeafOf(fromHex(committed.replace(/^0x/, '')), honest)) return { error: `the committed leaf after step ${tape.step} is not the forced mark of its honest post-state` }
   return { bytes: encodeForcedLeafProof(proveForcedLeaf(stateRoots.map(r => r.replace(/^0x/, '')), tape.step, shape.steps, shape.rootEvery)) }

@@ -1,11 +1,14 @@
+import { proveElementChunk } from '../commit/chunked.js'
 import { bytesEqual, fromHex, merkleProof, merkleRoot, toHex } from '../commit/merkle.js'
 import { stepLeaf as stepLeafOf } from '../commit/state.js'
 import { axisLayout, commitTensor, dtypeBytes, matrixView, proveSlice, sizeOf, type TensorData } from '../commit/tensor.js'
 import { batchElement } from '../data/layout.js'
 import { isCommittedStep, leafOfStep } from '../pol/segments.js'
+import { STATE_READ_KERNEL, STATE_WRITE_KERNEL, isStateConversion } from '../tape/state-io.js'
 import { STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import type { ChallengerInit } from './challenger-init.js'
-import type { Claim, ClaimSlice, TensorHead } from './claim.js'
+import { chunkedHeadIf, firstDifference, ownParts, readParts, writeParts, type ConvertParts } from './challenger-convert.js'
+import type { ChunkedHead, Claim, ClaimSlice, TensorHead } from './claim.js'
 import type { Msg, Signed, TensorTree } from './messages.js'
 import { bogusPoint, type Divergence } from './nan.js'
 import { encodeEntryBytes, leafIndex, type TensorCache } from './player.js'
@@ -27,8 +30,8 @@ export interface Revealed {
   tensor: Map<string, Uint8Array>
   /** the first entry where the two tapes differ, as the defender signed it */
   entry?: { index: number, entry: TapeEntry, bytes: Uint8Array, msg: Signed }
-  /** the row and column roots of the defender's differing tensor */
-  roots?: { rowRoot: Uint8Array, colRoot: Uint8Array, msg: Signed, body: Msg }
+  /** the defender's roots (or chunk root) of its differing tensor */
+  roots?: { msg: Signed, body: Extract<Msg, { t: 'roots' | 'chunks' }> }
 }
 
 /** Set by the game's caller on the game (ChallengerGame.batchRow, .operandRefs): what a data or element claim needs of the program. */
@@ -87,11 +90,21 @@ export class ChallengerClaims {
     return { skelCount: this.o.skeleton.length, skelInner: merkleRoot(this.o.skeleton) }
   }
 
-  /** The preimage of input k of entry `index` in our tape: the agreed pre-state tensor it reads. */
-  headOf (index: number, k: number): TensorHead {
+  /** The preimage of input k of entry `index` in our tape: the agreed pre-state tensor it reads (chunked under chunked state roots). */
+  headOf (index: number, k: number): TensorHead | ChunkedHead {
     const t = this.o.tensor(index, 'in', k)
+    const e = this.o.entries[index]
+    if (e.kernel === STATE_READ_KERNEL || e.kernel === STATE_PSEUDO_KERNEL) {
+      const chunked = chunkedHeadIf(t, fromHex(e.inputs[k].commitment))
+      if (chunked !== undefined) return chunked
+    }
     const c = commitTensor(t)
     return { dtype: t.dtype, shape: t.shape, rowRoot: c.rowRoot, colRoot: c.colRoot }
+  }
+
+  /** The convert claim on entry `index` (of the defender's tape, as revealed) with its element and openings. */
+  private convertClaim (index: number, entry: Uint8Array, p: ConvertParts): Built {
+    return this.claim({ v: 1, kind: 'convert', commit: this.seen.commit!, index, entry, path: pathWith(this.levels, this.seen.tape, index), ...p })
   }
 
   /**
@@ -116,6 +129,11 @@ export class ChallengerClaims {
       // a point naming no float32 element of the output loses on any element of it (bogusPoint)
       const e = this.o.entries[v.entry]
       const flat = bogusPoint(e.outputs[0], v.flat) === undefined ? v.flat : 0
+      // a conversion makes no NaN: the chain rules on the point's position, our openings are what it takes
+      if (isStateConversion(e.kernel)) {
+        const p = ownParts(e, this.o.tensor(v.entry, 'in', 0), this.o.tensor(v.entry, 'out', 0), flat)
+        return typeof p === 'string' ? { fail: p } : this.convertClaim(v.entry, encodeEntryBytes(e), p)
+      }
       const operands = this.operandsFor(v.entry, flat)
       if (typeof operands === 'string') return { fail: operands }
       const out = this.o.tensor(v.entry, 'out', 0)
@@ -144,15 +162,15 @@ export class ChallengerClaims {
     if (tensor === undefined) return { fail: `no entry reads state tensor ${s.t}` }
     const index = this.o.step + (s.which === 'post' ? 1 : 0)
     const leaves = s.which === 'pre' ? this.o.preStateLeaves : [...this.o.entries[last].inputs.map(x => fromHex(x.commitment)), stepLeafOf(index)]
+    const state = { index, root: this.rootAt(index), rootPath: this.pathAt(index), t: s.t, tensorPath: merkleProof(leaves, s.t) }
+    // under chunked state roots the state tensor is a chunked commitment: its element is read from its chunk
+    const chunked = leaves[s.t] === undefined ? undefined : chunkedHeadIf(tensor, leaves[s.t])
+    if (chunked !== undefined) return this.claim({ v: 1, kind: 'nan', flat: s.flat, chunk: proveElementChunk(tensor, s.flat), state: { ...state, tensor: chunked } })
     const c = commitTensor(tensor)
     const { cols } = matrixView(tensor.shape)
     return this.claim({
       v: 1, kind: 'nan', flat: s.flat, slice: proveSlice(tensor, 'row', Math.floor(s.flat / cols)),
-      state: {
-        index, root: this.rootAt(index), rootPath: this.pathAt(index),
-        t: s.t, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot },
-        tensorPath: merkleProof(leaves, s.t)
-      }
+      state: { ...state, tensor: { dtype: tensor.dtype, shape: [...tensor.shape], rowRoot: c.rowRoot, colRoot: c.colRoot } }
     })
   }
 
@@ -175,25 +193,23 @@ export class ChallengerClaims {
     const eb = dtypeBytes(mineT.dtype)
     const layout = axisLayout(mineT.dtype, mineT.shape, tree.axis)
     const mineBytes = this.tensors.get(tree).slices(leaf)
-    let pos = -1
-    for (let p = 0; p * eb < mineBytes.length; p++) {
-      if (!bytesEqual(mineBytes.subarray(p * eb, (p + 1) * eb), dBytes.subarray(p * eb, (p + 1) * eb))) { pos = p; break }
-    }
-    if (pos < 0 || dBytes.length !== mineBytes.length) {
-      if (dBytes.length !== mineBytes.length) pos = 0
-      else return { fail: 'the defender slice equals ours' }
-    }
+    const pos = firstDifference(eb, mineBytes, dBytes)
+    if (pos < 0) return { fail: 'the defender slice equals ours' }
     // element `pos` of the group: row (column) `index`, element `at` of it
     const perSlice = Math.max(1, layout.sliceBytes / eb)
     const index = leaf * layout.group + Math.floor(pos / perSlice)
     const at = pos % perSlice
     const flat = tree.axis === 'row' ? index * cols + at : at * cols + index
     const levels = this.tensors.get(tree).levels
+    const roots = this.seen.roots!.body
+    if (roots.t !== 'roots') return { fail: 'a row or column walk without the defender\'s roots' }
     const slice: ClaimSlice = {
       dtype: mineT.dtype, shape: [...mineT.shape], axis: tree.axis, index, bytes: dBytes,
       siblings: pathWith(levels, this.seen.tensor, leaf),
-      otherRoot: tree.axis === 'row' ? this.seen.roots!.colRoot : this.seen.roots!.rowRoot
+      otherRoot: tree.axis === 'row' ? roots.colRoot : roots.rowRoot
     }
+    // a @StateRead's row + column output against our chunk of the agreed state it reads
+    if (de.kernel === STATE_READ_KERNEL && tree.io === 'out') return this.convertClaim(ei, entryBytes, readParts(this.o.tensor(ei, 'in', 0), flat, slice))
     const commit = this.seen.commit!
     const path = pathWith(this.levels, this.seen.tape, ei)
     if (tree.io === 'in') {
@@ -206,6 +222,16 @@ export class ChallengerClaims {
     const operands = this.operandsFor(ei, flat)
     if (typeof operands === 'string') return { fail: operands }
     return this.claim({ v: 1, kind: 'element', commit, index: ei, entry: entryBytes, path, program: this.o.program, flat, slice, operands })
+  }
+
+  /** `leaf`: the differing chunk of a @StateWrite's chunked output; `dBytes`: the defender's chunk. */
+  chunkClaim (tree: TensorTree, leaf: number, dBytes: Uint8Array): Built {
+    const { index: ei, entry: de, bytes: entryBytes } = this.seen.entry!
+    if (de.kernel !== STATE_WRITE_KERNEL || tree.io !== 'out' || tree.k !== 0) return { fail: `entry ${ei} (${de.kernel}) has no chunked output` }
+    const t = { ...tree, axis: 'chunk' as const }
+    const mine = this.tensors.get(t)
+    const p = writeParts(this.o.tensor(ei, 'in', 0), leaf, mine.slices(leaf), dBytes, pathWith(mine.levels, this.seen.tensor, leaf))
+    return p === undefined ? { fail: 'the defender chunk equals ours' } : this.convertClaim(ei, entryBytes, p)
   }
 
   private operandsFor (ei: number, flat: number): ClaimSlice[] | string {

@@ -1,14 +1,16 @@
-import { ZERO_HASH, bytesEqual, fromHex, leafHash, merkleProof, sha256 } from '../commit/merkle.js'
-import { combineRoots, commitTensor } from '../commit/tensor.js'
+import { commitChunked } from '../commit/chunked.js'
+import { ZERO_HASH, bytesEqual, fromHex, merkleProof, sha256 } from '../commit/merkle.js'
+import { commitTensor } from '../commit/tensor.js'
 import { MAX_ENTRY_BYTES, STATE_PSEUDO_KERNEL, type TapeEntry } from '../tape/tape.js'
 import { ChallengerClaims, type Built, type Revealed } from './challenger-claims.js'
 import type { ChallengerInit } from './challenger-init.js'
 import type { Claim } from './claim.js'
 import { decodeEntry } from './entry.js'
-import { MAX_SLICE_BYTES, moveHash, type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
+import { MAX_SLICE_BYTES, moveHash, type Body, type Msg, type Signed, type TensorAxis, type TensorTree, type TreeId } from './messages.js'
 import { TensorCache, encodeEntryBytes, signAfter } from './player.js'
 import { skeletonLeaf } from './skeleton.js'
 import { factsOf, headerOf } from './facts.js'
+import { leafHashOf, schemeOf } from './schemes.js'
 import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree.js'
 
 // The challenger of the bisection (player.ts): it descends the defender's
@@ -16,7 +18,8 @@ import { childrenMatch, nodeAt, pathWith, treeLevels, type Levels } from './tree
 // the tree of the differing tensor to one element, and ends with the claim
 // (challenger-claims.ts builds it) that the chain judges.
 
-const treeOf = (t: TensorTree, axis: 'row' | 'col'): TensorTree & { axis: 'row' | 'col' } => ({ e: t.e, io: t.io, k: t.k, axis })
+type AxisTree = TensorTree & { axis: TensorAxis }
+const treeOf = (t: TensorTree, axis: TensorAxis): AxisTree => ({ e: t.e, io: t.io, k: t.k, axis })
 
 /**
  * `demand`: the defender's first message is of no use but not provably a lie (a commit of another
@@ -27,10 +30,10 @@ export type ChallengerStep = { send: Signed } | { claim: Claim } | { fail: strin
 
 type Phase =
   | { p: 'await-commit' }
-  | { p: 'descend', tree: TreeId | (TensorTree & { axis: 'row' | 'col' }), level: number, index: number, dNode: Uint8Array, from: Signed }
+  | { p: 'descend', tree: TreeId | AxisTree, level: number, index: number, dNode: Uint8Array, from: Signed }
   | { p: 'entry', index: number, dLeaf: Uint8Array, from: Signed }
   | { p: 'roots', tree: TensorTree, entryMsg: Signed }
-  | { p: 'slice', tree: TensorTree & { axis: 'row' | 'col' }, index: number, dLeaf: Uint8Array, from: Signed }
+  | { p: 'slice', tree: AxisTree, index: number, dLeaf: Uint8Array, from: Signed }
   | { p: 'done' }
 
 export class ChallengerGame {
@@ -98,8 +101,8 @@ export class ChallengerGame {
 
   private stateClaim (): ChallengerStep { return this.end(this.claims.stateClaim()) }
 
-  private sliceClaim (tree: TensorTree & { axis: 'row' | 'col' }, leaf: number, dBytes: Uint8Array): ChallengerStep {
-    return this.end(this.claims.sliceClaim(tree, leaf, dBytes))
+  private sliceClaim (tree: AxisTree, leaf: number, dBytes: Uint8Array): ChallengerStep {
+    return this.end(tree.axis === 'chunk' ? this.claims.chunkClaim(tree, leaf, dBytes) : this.claims.sliceClaim({ ...tree, axis: tree.axis }, leaf, dBytes))
   }
 
   /** Feeds one message of the defender (signature already verified). */
@@ -137,7 +140,7 @@ export class ChallengerGame {
         if (!childrenMatch(m.node, m.left, m.right)) return this.lie(signed)
         if (!bytesEqual(m.node, ph.dNode)) return this.lie(ph.from, signed)
         const isTape = ph.tree.e === -1
-        const levels = isTape ? this.levels : this.tensors.get(ph.tree as TensorTree & { axis: 'row' | 'col' }).levels
+        const levels = isTape ? this.levels : this.tensors.get(ph.tree as AxisTree).levels
         // the chain's continuation rule reads the depth an answer states: one other than the commit's (the roots') is a lie
         if (m.depth !== levels.length - 1) return isTape ? this.lie(signed) : this.lie(this.seen.roots!.msg, signed)
         // a zero node above rows, or bytes above padding, hides the rows from every claim: against the roots' header, a lie
@@ -156,7 +159,7 @@ export class ChallengerGame {
             this.phase = { p: 'entry', index: child, dLeaf: dNode, from: signed }
             return this.send({ t: 'query', d, want: 'entry', tree: { e: -1 }, level: depth, index: child })
           }
-          const t = ph.tree as TensorTree & { axis: 'row' | 'col' }
+          const t = ph.tree as AxisTree
           this.phase = { p: 'slice', tree: t, index: child, dLeaf: dNode, from: signed }
           return this.send({ t: 'query', d, want: 'slice', tree: t, level: depth, index: child })
         }
@@ -180,23 +183,30 @@ export class ChallengerGame {
         return this.nanClaim(ph.index) ?? this.analyseEntry(path)
       }
       case 'roots': {
-        if (m.t !== 'roots' || m.tree.e !== ph.tree.e || m.tree.io !== ph.tree.io || m.tree.k !== ph.tree.k) return this.repeat()
+        if ((m.t !== 'roots' && m.t !== 'chunks') || m.tree.e !== ph.tree.e || m.tree.io !== ph.tree.io || m.tree.k !== ph.tree.k) return this.repeat()
         const e = this.seen.entry!.entry
         const spec = ph.tree.io === 'in' ? e.inputs[ph.tree.k] : e.outputs[ph.tree.k]
         if (!bytesEqual(m.commitment, fromHex(spec.commitment))) return this.lie(ph.entryMsg, signed)
         // roots under another header than the entry's would open a commitment no claim under the entry's shape can
         if (!bytesEqual(headerOf(m.dtype, m.shape), headerOf(spec.dtype, spec.shape))) return this.lie(ph.entryMsg, signed)
-        const mine = commitTensor(this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k))
-        if (!bytesEqual(m.commitment, rootsCombined(m))) return this.lie(signed)
-        // a zero root of a tree with leaves (or a root with bytes of an empty one)
+        // an op tensor under a chunked commitment opens to no row or column (nor a conversion's chunked side to rows): the entry says which
+        const scheme = schemeOf(e, ph.tree.io, ph.tree.k)
+        if (scheme !== undefined && scheme !== (m.t === 'chunks' ? 'chunked' : 'rows')) return this.lie(ph.entryMsg, signed)
+        // roots that do not combine to the commitment, a zero root of a tree with leaves (or a root with bytes of an empty one)
         if (factsOf([m]).selfContradiction !== undefined) return this.lie(signed)
-        this.seen.roots = { rowRoot: m.rowRoot, colRoot: m.colRoot, msg: signed, body: m }
-        const axis: 'row' | 'col' | undefined = !bytesEqual(m.rowRoot, mine.rowRoot) ? 'row' : !bytesEqual(m.colRoot, mine.colRoot) ? 'col' : undefined
+        this.seen.roots = { msg: signed, body: m }
+        this.seen.tensor = new Map()
+        const mineT = this.o.tensor(ph.tree.e, ph.tree.io, ph.tree.k)
+        let axis: TensorAxis | undefined
+        if (m.t === 'chunks') axis = bytesEqual(m.chunkRoot, commitChunked(mineT).chunkRoot) ? undefined : 'chunk'
+        else {
+          const mine = commitTensor(mineT)
+          axis = !bytesEqual(m.rowRoot, mine.rowRoot) ? 'row' : !bytesEqual(m.colRoot, mine.colRoot) ? 'col' : undefined
+        }
         if (axis === undefined) return { fail: 'the defender tensor equals ours' }
         const tree = treeOf(ph.tree, axis)
-        this.seen.tensor = new Map()
         const levels = this.tensors.get(tree).levels
-        const dNode = axis === 'row' ? m.rowRoot : m.colRoot
+        const dNode = m.t === 'chunks' ? m.chunkRoot : axis === 'row' ? m.rowRoot : m.colRoot
         if (levels.length - 1 === 0) {
           this.phase = { p: 'slice', tree, index: 0, dLeaf: dNode, from: signed }
           return this.send({ t: 'query', d, want: 'slice', tree, level: 0, index: 0 })
@@ -207,7 +217,7 @@ export class ChallengerGame {
       case 'slice': {
         // likewise a slice longer than any leaf may be
         if (m.t !== 'slice' || m.index !== ph.index || treeKeyOf(m.tree) !== treeKeyOf(ph.tree) || m.bytes.length > MAX_SLICE_BYTES) return this.repeat()
-        if (!bytesEqual(leafHash(m.bytes), ph.dLeaf)) return this.lie(this.seen.roots!.msg, ph.from, signed)
+        if (!bytesEqual(leafHashOf(ph.tree.axis, m.bytes), ph.dLeaf)) return this.lie(this.seen.roots!.msg, ph.from, signed)
         // a leaf of other bytes than its rows (columns) under the roots' header: no slice of it verifies in a claim
         if (factsOf([this.seen.roots!.body, m]).selfContradiction !== undefined) return this.lie(this.seen.roots!.msg, signed)
         return this.sliceClaim(ph.tree, ph.index, m.bytes)
@@ -256,10 +266,6 @@ export class ChallengerGame {
 
   /** True once a claim was produced or the game failed. */
   get done (): boolean { return this.phase.p === 'done' }
-}
-
-function rootsCombined (m: Extract<Msg, { t: 'roots' }>): Uint8Array {
-  try { return combineRoots(m.dtype, m.shape, m.rowRoot, m.colRoot) } catch { return ZERO_HASH }
 }
 
 function treeKeyOf (t: TreeId): string { return t.e === -1 ? 'tape' : `${t.e}/${(t as TensorTree).io}/${(t as TensorTree).k}/${(t as TensorTree).axis ?? '-'}` }

@@ -1,4 +1,5 @@
-import { fromHex, merkleProof, sha256 } from '../commit/merkle.js'
+import { commitChunked } from '../commit/chunked.js'
+import { fromHex, merkleProof, sha256, toHex } from '../commit/merkle.js'
 import { commitTensor } from '../commit/tensor.js'
 import type { Claim } from './claim.js'
 import { type Body, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
@@ -6,6 +7,7 @@ import { TensorCache, encodeEntryBytes, leafIndex, signAfter, type PlayerInit, t
 import { nodeAt, treeLevels, type Levels } from './tree.js'
 import { samePre } from './forced-leaf.js'
 import { initialRootCheckable } from './claim-proofs.js'
+import { schemeOf } from './schemes.js'
 
 // The defender of the bisection (player.ts): it commits to its tape of the
 // step, then answers each query of the challenger from that tape.
@@ -79,8 +81,14 @@ export class DefenderGame {
         const e = this.o.entries[t.e]
         const spec = t.io === 'in' ? e.inputs[t.k] : e.outputs[t.k]
         if (spec === undefined) return refuse('no such tensor')
-        const c = commitTensor(this.o.tensor(t.e, t.io, t.k))
-        return { reply: this.sign({ t: 'roots', d, tree: { e: t.e, io: t.io, k: t.k }, dtype: spec.dtype, shape: spec.shape, commitment: c.root, rowRoot: c.rowRoot, colRoot: c.colRoot }) }
+        const x = this.o.tensor(t.e, t.io, t.k)
+        const tree = { e: t.e, io: t.io, k: t.k }
+        // a state conversion's chunked side (or the @state entry's chunked post-state) is opened by its chunk root
+        const scheme = schemeOf(e, t.io, t.k)
+        const chunked = scheme === 'chunked' ? commitChunked(x) : scheme === undefined ? chunkedIfSo(x, spec.commitment) : undefined
+        if (chunked !== undefined) return { reply: this.sign({ t: 'chunks', d, tree, dtype: spec.dtype, shape: spec.shape, commitment: chunked.root, chunkRoot: chunked.chunkRoot }) }
+        const c = commitTensor(x)
+        return { reply: this.sign({ t: 'roots', d, tree, dtype: spec.dtype, shape: spec.shape, commitment: c.root, rowRoot: c.rowRoot, colRoot: c.colRoot }) }
       }
       case 'slice': {
         const t = m.tree as TensorTree
@@ -115,4 +123,10 @@ export class DefenderGame {
     if (this.o.lie === true && this.answered === 2) { right = right.slice(); right[0] ^= 0xff } // fault: lie-in-bisection
     return this.sign({ t: 'nodes', d, tree, level, index, depth, node, left, right })
   }
+}
+
+/** The chunked commitment of `x` if it is the one named (hex), else undefined. */
+function chunkedIfSo (x: Parameters<typeof commitChunked>[0], named: string): ReturnType<typeof commitChunked> | undefined {
+  const c = commitChunked(x)
+  return toHex(c.root) === named ? c : undefined
 }

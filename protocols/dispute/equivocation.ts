@@ -9,7 +9,7 @@ import { verifySigned, type DisputeContext, type Msg, type Signed, type TensorTr
 // said twice. Messages have one encoding (messages.ts), so two different ones
 // there state different facts, and the `lie` claim wins; it carries what fixes
 // their place when that is not in them: the commit (an entry's tape leaf) and
-// the tree's roots (a slice's leaf, by the layout they state).
+// the tree's roots or chunks (a slice's leaf, by the layout they state).
 
 /**
  * The `lie` claim from the defender's message we answered (`heard`) and the one
@@ -26,7 +26,11 @@ export function equivocationClaim (
   const tree = (m: Msg): TensorTree | undefined => (m.t === 'nodes' || m.t === 'slice') && m.tree.e !== -1 ? m.tree as TensorTree : undefined
   const t = tree(a) ?? tree(b)
   const commit = context.find(s => read(s)?.t === 'commit')
-  const roots = t === undefined ? undefined : context.find(s => { const m = read(s); return m?.t === 'roots' && m.tree.e === t.e && m.tree.io === t.io && m.tree.k === t.k })
+  // a row or column tree's layout is stated by its roots, a chunk tree's by its chunks
+  const head = t?.axis === 'chunk' ? 'chunks' : 'roots'
+  const roots = t === undefined
+    ? undefined
+    : context.find(s => { const m = read(s); return m?.t === head && m.tree.e === t.e && m.tree.io === t.io && m.tree.k === t.k })
   const extra = [commit, roots].filter((s): s is Signed => s !== undefined)
   for (const msgs of [[heard, onChain], ...extra.map(x => [x, heard, onChain]), [...extra, heard, onChain]]) {
     if (msgs.length > 4) continue

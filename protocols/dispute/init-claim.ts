@@ -1,10 +1,12 @@
 import { decode, encode } from 'cborg'
 import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
+import { chunkElementBits, combineChunked, commitChunked, proveElementChunk, verifyChunk, type ChunkProof } from '../commit/chunked.js'
 import { combineRoots, commitTensor, matrixView, proveSlice, sizeOf, sliceBytes, valuesFromBytes, verifySlice, type DType, type SliceProof, type TensorData } from '../commit/tensor.js'
 import { InitUnsupported, initLayout, initialElement, initialTensor } from '../program/init.js'
 import { validateProgram, type TaskProgram } from '../program/program.js'
-import type { ClaimSlice, TensorHead } from './claim-parts.js'
+import { stateIsChunked } from '../program/state-commitment.js'
+import type { ChunkedHead, ClaimChunk, ClaimSlice, TensorHead } from './claim-parts.js'
 import { depthOf } from './tree.js'
 
 // The initial-state claim: the chain judges stateRoots[0] of a committed proof
@@ -17,15 +19,21 @@ import { depthOf } from './tree.js'
 //                    preimage {dtype, shape, rowRoot, colRoot} (hashed by the
 //                    chain), then the last leaf raw. Only the last leaf is raw, so
 //                    no inner node can pass for a leaf: the list is the root's one
-//                    decomposition, whatever the solver's tensor count
+//                    decomposition, whatever the solver's tensor count. Under
+//                    chunked state roots (the program's stateCommitment) each
+//                    head is a chunked preimage {dtype, shape, chunkRoot}
 //   t                which state tensor
 //   flat, slice      a row or column of tensor t holding element `flat`
+//   (chunk)          for a chunked head: the chunk holding it (commit/chunked.ts)
 //   program          the canonical program bytes (sha256 = program_hash)
 //
-// The solver loses if the state does not have the program's n tensors, if the
+// The solver loses if the state does not have the program's n tensors, if a
+// tensor is under the other commitment scheme than the program's, if the
 // last leaf is not the step-0 leaf, if tensor t's dtype or shape is not the
 // program's, or if element `flat` has other bits than the program's
-// initialisation; otherwise the challenger loses. (A leaf that opens to no
+// initialisation; otherwise the challenger loses. (A head of the other scheme
+// can open a solver's root only if the solver committed that scheme: the two
+// commitments are hashes under different tags.) (A leaf that opens to no
 // tensor at all cannot be listed; the checkpoint-0 availability challenge
 // catches it: its rows cannot be served.)
 
@@ -42,12 +50,14 @@ export interface InitClaim {
   program: Uint8Array
   root: Uint8Array
   rootPath: Uint8Array[]
-  heads: TensorHead[]
+  heads: Array<TensorHead | ChunkedHead>
   last: Uint8Array
   t: number
   /** absent when the tensor's dtype/shape alone convicts (a tensor of another shape may have no such element) */
   flat?: number
   slice?: ClaimSlice
+  /** in place of `slice` for a chunked head */
+  chunk?: ClaimChunk
 }
 
 export interface InitEnv {
@@ -68,8 +78,10 @@ export class InitClaimRejected extends Error {
 function reject (reason: InitRejectReason, detail: string): never { throw new InitClaimRejected(reason, detail) }
 
 export function encodeInitClaim (c: InitClaim): Uint8Array {
-  const { flat, slice, ...rest } = c
-  return encode(flat === undefined || slice === undefined ? rest : { ...rest, flat, slice })
+  const { flat, slice, chunk, ...rest } = c
+  if (flat === undefined) return encode(rest)
+  if (chunk !== undefined) return encode({ ...rest, flat, chunk })
+  return encode(slice === undefined ? rest : { ...rest, flat, slice })
 }
 
 export function decodeInitClaim (bytes: Uint8Array): InitClaim {
@@ -116,11 +128,16 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
   const n = layout.length
   if (!Array.isArray(c.heads) || c.heads.length === 0 || c.heads.length > MAX_TENSORS || !is32(c.last)) reject('InvalidClaim', `heads: 1 to ${MAX_TENSORS} tensor preimages, then the last leaf`)
   const heads = c.heads.map((h, i) => {
-    if (typeof h !== 'object' || h === null || !DTYPES.includes(h.dtype) || !shapeOk(h.shape) || !is32(h.rowRoot) || !is32(h.colRoot)) reject('InvalidClaim', `heads[${i}]: malformed commitment preimage`)
+    const x = h as Partial<TensorHead & ChunkedHead> | null
+    if (typeof x !== 'object' || x === null || !DTYPES.includes(x.dtype as DType) || !shapeOk(x.shape)) reject('InvalidClaim', `heads[${i}]: malformed commitment preimage`)
+    if ('chunkRoot' in x ? !is32(x.chunkRoot) : !is32(x.rowRoot) || !is32(x.colRoot)) reject('InvalidClaim', `heads[${i}]: malformed commitment preimage`)
     return h
   })
-  const leaves = heads.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
+  const leaves = heads.map(h => 'chunkRoot' in h ? combineChunked(h.dtype, h.shape, h.chunkRoot) : combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
   if (!bytesEqual(merkleRoot([...leaves, c.last]), c.root)) reject('InvalidProof', 'heads and last do not hash to state root 0')
+  const chunked = stateIsChunked(program)
+  const other = heads.findIndex(h => ('chunkRoot' in h) !== chunked)
+  if (other >= 0) return solverLoses(`state tensor ${other} of state root 0 is under the ${chunked ? 'row + column' : 'chunked'} commitment, the program's state under the ${chunked ? 'chunked' : 'row + column'} one`)
   if (heads.length !== n) return solverLoses(`state root 0 holds ${heads.length} tensors, the program's state ${n}`)
   if (!bytesEqual(c.last, stepLeaf(0))) return solverLoses('the last leaf of state root 0 is not the step-0 leaf')
   const t = int(c.t, 't')
@@ -131,18 +148,34 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
   const flat = int(c.flat, 'flat')
   if (flat >= sizeOf(want.shape)) reject('InvalidClaim', `element ${flat} outside ${want.name}`)
   if (flat >= MAX_ADDRESSABLE_ELEMENTS) reject('UnsupportedInitializer', `element ${flat} of ${want.name} is beyond the ${MAX_ADDRESSABLE_ELEMENTS} elements the chain generates`)
-  const s = c.slice as ClaimSlice | undefined
-  if (typeof s !== 'object' || s === null || (s.axis !== 'row' && s.axis !== 'col') || !(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', 'slice: malformed')
-  const p: SliceProof = { dtype: head.dtype, shape: head.shape, axis: s.axis, index: int(s.index, 'slice.index'), bytes: s.bytes, siblings: hashes(s.siblings, 'slice.siblings'), otherRoot: is32(s.otherRoot) ? s.otherRoot : reject('InvalidClaim', 'slice.otherRoot') }
-  const cols = want.shape.length === 0 ? 1 : want.shape[want.shape.length - 1]
-  const pos = p.axis === 'row' ? (Math.floor(flat / cols) === p.index ? flat % cols : undefined) : (flat % cols === p.index ? Math.floor(flat / cols) : undefined)
-  if (pos === undefined) reject('InvalidClaim', `the slice does not hold element ${flat}`)
-  if (!verifySlice(leaves[t], p)) reject('InvalidProof', `slice of state tensor ${t}`)
-  const got = new Uint32Array((valuesFromBytes('float32', sliceBytes(p)) as Float32Array).buffer)[pos]
+  const got = 'chunkRoot' in head ? chunkBits(c.chunk, head, leaves[t], flat) : sliceBits(c.slice, head, leaves[t], want.shape, flat)
   const expected = new Uint32Array(new Float32Array([initialElement(want, flat)]).buffer)[0]
   return got === expected
     ? challengerLoses(`element ${flat} of ${want.name} is the program's initial value`)
     : solverLoses(`element ${flat} of ${want.name}: solver 0x${got.toString(16)}, initialisation 0x${expected.toString(16)} (state root 0 ${toHex(c.root).slice(0, 16)}…)`)
+}
+
+/** Bits of element `flat` in a row or column of tensor `leaf` (its row + column head). */
+function sliceBits (v: unknown, head: TensorHead, leaf: Uint8Array, shape: readonly number[], flat: number): number {
+  const s = v as ClaimSlice | undefined
+  if (typeof s !== 'object' || s === null || (s.axis !== 'row' && s.axis !== 'col') || !(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 20) reject('InvalidClaim', 'slice: malformed')
+  const p: SliceProof = { dtype: head.dtype, shape: head.shape, axis: s.axis, index: int(s.index, 'slice.index'), bytes: s.bytes, siblings: hashes(s.siblings, 'slice.siblings'), otherRoot: is32(s.otherRoot) ? s.otherRoot : reject('InvalidClaim', 'slice.otherRoot') }
+  const cols = shape.length === 0 ? 1 : shape[shape.length - 1]
+  const pos = p.axis === 'row' ? (Math.floor(flat / cols) === p.index ? flat % cols : undefined) : (flat % cols === p.index ? Math.floor(flat / cols) : undefined)
+  if (pos === undefined) reject('InvalidClaim', `the slice does not hold element ${flat}`)
+  if (!verifySlice(leaf, p)) reject('InvalidProof', 'slice of the state tensor')
+  return new Uint32Array((valuesFromBytes('float32', sliceBytes(p)) as Float32Array).buffer)[pos]
+}
+
+/** Bits of element `flat` in the chunk of tensor `leaf` (its chunked head) holding it. */
+function chunkBits (v: unknown, head: ChunkedHead, leaf: Uint8Array, flat: number): number {
+  const s = v as ClaimChunk | undefined
+  if (typeof s !== 'object' || s === null || !(s.bytes instanceof Uint8Array) || s.bytes.length > 1 << 16) reject('InvalidClaim', 'chunk: malformed')
+  const p: ChunkProof = { dtype: head.dtype, shape: head.shape, index: int(s.index, 'chunk.index'), bytes: s.bytes, siblings: hashes(s.siblings, 'chunk.siblings') }
+  if (!verifyChunk(leaf, p)) reject('InvalidProof', 'chunk of the state tensor')
+  const bits = chunkElementBits(p, flat)
+  if (bits === undefined) reject('InvalidClaim', `the chunk does not hold element ${flat}`)
+  return bits
 }
 
 /**
@@ -152,12 +185,19 @@ export function judgeInitClaim (env: InitEnv, c: InitClaim): InitRuling {
 export function buildInitClaim (
   o: { program: Uint8Array, stateRoots: readonly Uint8Array[], state: readonly TensorData[], t: number, flat: number, last?: Uint8Array }
 ): InitClaim {
-  const heads: TensorHead[] = o.state.map(x => {
+  // the solver's tensors under the program's state commitment (the scheme its root 0 is under)
+  const chunked = stateIsChunked(JSON.parse(new TextDecoder().decode(o.program)) as { stateCommitment?: unknown })
+  const heads: Array<TensorHead | ChunkedHead> = o.state.map(x => {
+    if (chunked) return { dtype: x.dtype, shape: [...x.shape], chunkRoot: commitChunked(x).chunkRoot }
     const c = commitTensor(x); return { dtype: x.dtype, shape: [...x.shape], rowRoot: c.rowRoot, colRoot: c.colRoot }
   })
   const base = { v: 1 as const, kind: 'init' as const, program: o.program, root: o.stateRoots[0], rootPath: merkleProof(o.stateRoots, 0), heads, last: o.last ?? stepLeaf(0), t: o.t }
   const x = o.state[o.t]
   if (x === undefined || sizeOf(x.shape) <= o.flat) return base
+  if (chunked) {
+    const p = proveElementChunk(x, o.flat)
+    return { ...base, flat: o.flat, chunk: { dtype: p.dtype, shape: p.shape, index: p.index, bytes: p.bytes, siblings: p.siblings } }
+  }
   const { rows, cols } = matrixView(x.shape)
   // the smaller of the two slices holding the element
   const axis = cols <= rows ? 'row' : 'col'

@@ -20,12 +20,17 @@ import type { DType } from '../commit/tensor.js'
 //   D nodes   {tree, level, index, depth, node, left, right}   depth: of that tree
 //   D entry   {index, entry?}             the tape entry at a leaf (absent: empty leaf)
 //   D roots   {tree: {e, io, k}, dtype, shape, commitment, rowRoot, colRoot}
+//   D chunks  {tree: {e, io, k}, dtype, shape, commitment, chunkRoot}
+//                                         the other answer to a `roots` query: a tensor under
+//                                         its chunked commitment (commit/chunked.ts), the
+//                                         chunked side of a state conversion
 //   D slice   {tree, index, bytes}        leaf `index` of a tensor's row or column tree:
-//                                         a group of consecutive rows or columns
+//                                         a group of consecutive rows or columns; of its
+//                                         chunk tree: the chunk
 //   D refuse  {reason}                    answer to a query outside the rules
 //
 // A tree is the tape ({e: -1}) or one tensor of entry e: input/output k,
-// its row or column tree.
+// its row or column tree, or its chunk tree ({axis: 'chunk'}, after `chunks`).
 //
 // A segment dispute (a proof with a state root every m > 1 steps) starts one
 // level higher: seq 0 is the defender's `segment`, seq 1 the challenger's
@@ -51,7 +56,8 @@ export const MAX_MESSAGE_BYTES = 256 * 1024
 export const MAX_SLICE_BYTES = 60 * 1024
 
 export interface TapeTree { e: -1 }
-export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: 'row' | 'col' }
+export type TensorAxis = 'row' | 'col' | 'chunk'
+export interface TensorTree { e: number, io: 'in' | 'out', k: number, axis?: TensorAxis }
 export type TreeId = TapeTree | TensorTree
 
 /** Place in the transcript: sequence number and sha256 of the previous message's bytes (zero for seq 0). */
@@ -65,6 +71,7 @@ export type Body =
   | { t: 'nodes', d: number, tree: TreeId, level: number, index: number, depth: number, node: Uint8Array, left: Uint8Array, right: Uint8Array }
   | { t: 'entry', d: number, index: number, entry?: Uint8Array }
   | { t: 'roots', d: number, tree: TensorTree, dtype: DType, shape: number[], commitment: Uint8Array, rowRoot: Uint8Array, colRoot: Uint8Array }
+  | { t: 'chunks', d: number, tree: TensorTree, dtype: DType, shape: number[], commitment: Uint8Array, chunkRoot: Uint8Array }
   | { t: 'slice', d: number, tree: TensorTree, index: number, bytes: Uint8Array }
   | { t: 'refuse', d: number, reason: string }
 export type Msg = Body & Link
@@ -138,7 +145,7 @@ function checkTree (t: unknown): TreeId {
   if (typeof x !== 'object' || x === null) throw new MessageError('tree must be a map')
   if (x.e === -1) return { e: -1 }
   if (!isInt(x.e, 0, 1 << 20) || (x.io !== 'in' && x.io !== 'out') || !isInt(x.k, 0, 64)) throw new MessageError('bad tensor tree')
-  if (x.axis !== undefined && x.axis !== 'row' && x.axis !== 'col') throw new MessageError('bad axis')
+  if (x.axis !== undefined && x.axis !== 'row' && x.axis !== 'col' && x.axis !== 'chunk') throw new MessageError('bad axis')
   return x.axis === undefined ? { e: x.e, io: x.io, k: x.k } : { e: x.e, io: x.io, k: x.k, axis: x.axis }
 }
 
@@ -193,16 +200,18 @@ function decodeBody (m: Record<string, unknown>, d: number, h: (k: string) => Ui
       if (m.entry !== undefined && !isBytes(m.entry)) throw new MessageError('entry must be bytes')
       return m.entry === undefined ? { t: 'entry', d, index: i('index') } : { t: 'entry', d, index: i('index'), entry: m.entry as Uint8Array }
     }
-    case 'roots': {
+    case 'roots':
+    case 'chunks': {
       const tree = checkTree(m.tree) as TensorTree
-      if (tree.e === -1) throw new MessageError('roots of the tape tree')
+      if (tree.e === -1) throw new MessageError(`${m.t} of the tape tree`)
       if (!['float32', 'int32', 'bool'].includes(m.dtype as string)) throw new MessageError('bad dtype')
       if (!Array.isArray(m.shape) || m.shape.length > 8 || !m.shape.every(x => isInt(x, 0, 1 << 24))) throw new MessageError('bad shape')
-      return { t: 'roots', d, tree, dtype: m.dtype as DType, shape: m.shape as number[], commitment: h('commitment'), rowRoot: h('rowRoot'), colRoot: h('colRoot') }
+      const head = { d, tree, dtype: m.dtype as DType, shape: m.shape as number[], commitment: h('commitment') }
+      return m.t === 'roots' ? { t: 'roots', ...head, rowRoot: h('rowRoot'), colRoot: h('colRoot') } : { t: 'chunks', ...head, chunkRoot: h('chunkRoot') }
     }
     case 'slice': {
       const tree = checkTree(m.tree) as TensorTree
-      if (tree.e === -1 || tree.axis === undefined) throw new MessageError('slice needs a row or column tree')
+      if (tree.e === -1 || tree.axis === undefined) throw new MessageError('slice needs a row, column or chunk tree')
       if (!isBytes(m.bytes)) throw new MessageError('slice.bytes must be bytes')
       return { t: 'slice', d, tree, index: i('index'), bytes: m.bytes as Uint8Array }
     }

@@ -3,11 +3,11 @@ import type { Msg, TensorTree } from './messages.js'
 
 // How a bisection narrowed, for people: each of the defender's messages as
 // the range it pins down — ops of the step's tape, then one op, one tensor,
-// its rows or columns, and the last slice the claim is built on. Derived from
+// its rows or columns (or chunks), and the last slice the claim is built on. Derived from
 // the messages alone (the range of node (level, index) of a tree of depth d is
 // leaves [index · 2^(d − level), (index + 1) · 2^(d − level)) of 2^d).
 
-export type NarrowStage = 'tape' | 'entry' | 'tensor' | 'rows' | 'cols' | 'slice'
+export type NarrowStage = 'tape' | 'entry' | 'tensor' | 'rows' | 'cols' | 'chunks' | 'slice'
 
 export interface NarrowStep {
   /** the message's place in the transcript */
@@ -38,17 +38,18 @@ export function narrowStepOf (m: Msg): NarrowStep | undefined {
       const lo = m.index * span
       if (m.tree.e === -1) return { seq, stage: 'tape', lo, hi: Math.min(of, lo + span), of }
       const t = m.tree as TensorTree
-      return { seq, stage: t.axis === 'col' ? 'cols' : 'rows', entry: t.e, tensor: tensorName(t), lo, hi: Math.min(of, lo + span), of }
+      return { seq, stage: t.axis === 'col' ? 'cols' : t.axis === 'chunk' ? 'chunks' : 'rows', entry: t.e, tensor: tensorName(t), lo, hi: Math.min(of, lo + span), of }
     }
     case 'entry': {
       const note = m.entry !== undefined ? decodeEntry(m.entry)?.kernel : undefined
       return { seq, stage: 'entry', entry: m.index, lo: m.index, hi: m.index + 1, of: m.index + 1, ...(note !== undefined ? { note } : {}) }
     }
-    case 'roots': {
+    case 'roots':
+    case 'chunks': {
       const size = m.shape.reduce((a, b) => a * b, 1)
       return { seq, stage: 'tensor', entry: m.tree.e, tensor: tensorName(m.tree), lo: 0, hi: size, of: size, note: `${m.dtype}[${m.shape.join('×')}]` }
     }
-    case 'slice': return { seq, stage: 'slice', entry: m.tree.e, tensor: tensorName(m.tree), lo: m.index, hi: m.index + 1, of: m.index + 1, note: `${m.tree.axis === 'col' ? 'column' : 'row'} group ${m.index}` }
+    case 'slice': return { seq, stage: 'slice', entry: m.tree.e, tensor: tensorName(m.tree), lo: m.index, hi: m.index + 1, of: m.index + 1, note: m.tree.axis === 'chunk' ? `chunk ${m.index}` : `${m.tree.axis === 'col' ? 'column' : 'row'} group ${m.index}` }
     default: return undefined
   }
 }

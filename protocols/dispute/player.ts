@@ -2,7 +2,8 @@ import { encode } from 'cborg'
 import { ZERO_HASH } from '../commit/merkle.js'
 import { tensorLeafBytes, tensorLeaves, type TensorData } from '../commit/tensor.js'
 import type { TapeEntry } from '../tape/tape.js'
-import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorTree } from './messages.js'
+import { moveHash, signMsg, type Body, type DisputeContext, type Msg, type Signed, type SignFn, type TensorAxis, type TensorTree } from './messages.js'
+import { chunkTree } from './schemes.js'
 import { treeLevels, type Levels } from './tree.js'
 import { leafOfStep } from '../pol/segments.js'
 
@@ -37,21 +38,28 @@ export function signAfter (o: Pick<PlayerInit, 'genesis' | 'taskId' | 'disputeId
   return signMsg({ ...body, ...link } as Msg, o.account, o.sign, ctx)
 }
 
-/** A tensor's row (column) tree: its levels, its number of leaves (an empty tensor's is 0, its one level the zero hash) and their bytes. */
+/** A tensor's row (column, chunk) tree: its levels, its number of leaves (an empty tensor's is 0, its one level the zero hash) and their bytes. */
 export interface TensorTreeOf { levels: Levels, leaves: number, slices: (leaf: number) => Uint8Array }
 
 // A tensor's row (column) tree: its leaves are groups of consecutive rows
-// (columns), so bisection ends at a leaf and the slice answer carries the group.
+// (columns), so bisection ends at a leaf and the slice answer carries the group;
+// its chunk tree (the chunked side of a state conversion): the leaves are its chunks.
 export class TensorCache {
   private readonly cache = new Map<string, TensorTreeOf>()
   constructor (private readonly tensor: TensorSource) {}
-  get (t: TensorTree & { axis: 'row' | 'col' }): TensorTreeOf {
+  get (t: TensorTree & { axis: TensorAxis }): TensorTreeOf {
     const key = `${t.e}/${t.io}/${t.k}/${t.axis}`
     let v = this.cache.get(key)
     if (v === undefined) {
       const data = this.tensor(t.e, t.io, t.k)
-      const leaves = tensorLeaves(data, t.axis)
-      v = { levels: treeLevels(leaves), leaves: leaves.length, slices: (leaf: number) => tensorLeafBytes(data, t.axis, leaf) }
+      const axis = t.axis
+      if (axis === 'chunk') {
+        const c = chunkTree(data)
+        v = { levels: treeLevels(c.leaves), leaves: c.leaves.length, slices: c.chunk }
+      } else {
+        const leaves = tensorLeaves(data, axis)
+        v = { levels: treeLevels(leaves), leaves: leaves.length, slices: (leaf: number) => tensorLeafBytes(data, axis, leaf) }
+      }
       this.cache.set(key, v)
     }
     return v

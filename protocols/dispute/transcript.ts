@@ -1,8 +1,8 @@
 import { ZERO_HASH, bytesEqual, sha256 } from '../commit/merkle.js'
-import { axisLayout } from '../commit/tensor.js'
 import { MAX_ENTRY_BYTES } from '../tape/tape.js'
 import { decodeEntry } from './entry.js'
 import { MAX_SLICE_BYTES, type Msg, type Signed, type TensorTree, type TreeId } from './messages.js'
+import { treeLayout } from './schemes.js'
 import { depthOf } from './tree.js'
 
 // The transcript rule: which message may follow which. It is what the chain
@@ -66,8 +66,11 @@ export function continuationError (prev: Msg | undefined, next: Msg, seg?: Segme
           // a claim carries the entry (a skeleton claim on a malformed one): no entry is longer
           return next.entry === undefined || next.entry.length <= MAX_ENTRY_BYTES ? undefined : `an entry is at most ${MAX_ENTRY_BYTES} bytes`
         case 'roots': {
+          // answered by the row + column roots or, for a tensor under a chunked commitment (a state
+          // conversion's chunked side), its chunk root: the defender knows which its commitment is, and
+          // a scheme other than the entry's is a lie (facts.ts)
           const t = prev.tree as TensorTree
-          return next.t === 'roots' && next.tree.e === t.e && next.tree.io === t.io && next.tree.k === t.k ? undefined : 'expected the roots of the queried tensor'
+          return (next.t === 'roots' || next.t === 'chunks') && next.tree.e === t.e && next.tree.io === t.io && next.tree.k === t.k ? undefined : 'expected the roots of the queried tensor'
         }
         case 'slice':
           if (next.t !== 'slice' || !sameTree(next.tree, prev.tree) || next.index !== prev.index) return 'expected the queried slice'
@@ -94,14 +97,18 @@ export function continuationError (prev: Msg | undefined, next: Msg, seg?: Segme
       const list = e === undefined ? undefined : t.io === 'in' ? e.inputs : e.outputs
       return list !== undefined && t.k < list.length && next.level === 0 && next.index === 0 ? undefined : 'the entry has no such tensor'
     }
-    case 'roots': {
-      if (next.t !== 'query' || next.tree.e !== prev.tree.e) return 'roots are followed by a query into that tensor'
+    case 'roots':
+    case 'chunks': {
+      if (next.t !== 'query' || next.tree.e !== prev.tree.e) return `${prev.t} are followed by a query into that tensor`
       const t = next.tree as TensorTree
-      if (t.io !== prev.tree.io || t.k !== prev.tree.k || t.axis === undefined || next.level !== 0 || next.index !== 0) return 'the query must start at the root of the row or column tree'
+      const axisOk = prev.t === 'roots' ? t.axis === 'row' || t.axis === 'col' : t.axis === 'chunk'
+      if (t.io !== prev.tree.io || t.k !== prev.tree.k || t.axis === undefined || !axisOk || next.level !== 0 || next.index !== 0) {
+        return `the query must start at the root of the ${prev.t === 'roots' ? 'row or column' : 'chunk'} tree`
+      }
       let leaves: number
-      try { leaves = axisLayout(prev.dtype, prev.shape, t.axis).leaves } catch { return 'roots of an invalid shape' }
+      try { leaves = treeLayout(prev.dtype, prev.shape, t.axis).leaves } catch { return `${prev.t} of an invalid shape` }
       // an empty tensor's tree has no leaf: an honest defender could answer nothing there
-      if (leaves === 0) return 'an empty tensor has no rows or columns to ask for'
+      if (leaves === 0) return 'an empty tensor has no rows, columns or chunks to ask for'
       return next.want === (depthOf(leaves) > 0 ? 'children' : 'slice') ? undefined : 'wrong query at the tensor root'
     }
     case 'slice': return 'a slice ends the bisection: the challenger claims'

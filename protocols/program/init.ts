@@ -1,9 +1,11 @@
+import { chunkedStateRoot } from '../commit/chunked.js'
 import { stateRoot } from '../commit/state.js'
 import { sizeOf, type DType, type TensorData } from '../commit/tensor.js'
 import { deriveSeed } from '../data/prng.js'
 import { INIT_DOMAIN } from '../data/order.js'
 import { alea } from './alea.js'
 import type { TaskProgram } from './program.js'
+import { stateIsChunked } from './state-commitment.js'
 import { EMBEDDING_RANGE, gptWeights, type GptInit } from './gpt.js'
 import { SEEDED_INITIALIZERS, validateTopology, type LayerJson } from './topology.js'
 
@@ -131,7 +133,8 @@ export function initialState (program: TaskProgram): TensorData[] {
   return initLayout(program).map(initialTensor)
 }
 
-/** stateRoots[0] of an honest proof of `program`. */
+/** stateRoots[0] of an honest proof of `program`: under its state commitment (row + column, or chunked). */
 export function initialStateRoot (program: TaskProgram): Uint8Array {
-  return stateRoot(initialState(program), 0)
+  const state = initialState(program)
+  return stateIsChunked(program) ? chunkedStateRoot(state, 0) : stateRoot(state, 0)
 }

@@ -8,6 +8,7 @@ import type { NodeInfo, TaskInfo } from '../../../devnet/chain/runtime/arbitrati
 import type { DisputeInfo } from '../../../devnet/chain/runtime/disputes.js'
 import { fromHex, merkleRoot, sha256, toHex } from '../../../protocols/commit/merkle.js'
 import { stateLeaves, stateRoot } from '../../../protocols/commit/state.js'
+import { chunkedStateLeaves, chunkedStateRoot } from '../../../protocols/commit/chunked.js'
 import { commitTensor, proveSlice, type TensorData } from '../../../protocols/commit/tensor.js'
 import { batchIndices } from '../../../protocols/data/order.js'
 import { ChallengerGame, DefenderGame, type ChallengerInit, type ProofSpacing, datasetRootOf, encodeClaim, encodeSigned, skeletonLeaves, skeletonRootOf, verifySigned, type Claim, type DisputeContext, type Signed } from '../../../protocols/dispute/index.js'
@@ -42,6 +43,8 @@ export interface Run {
   x: TensorData
   y: TensorData
   ds: Dataset
+  /** the tape holds state conversions and the state roots around the step are chunked (chunked-fixture.ts) */
+  chunked?: boolean
 }
 
 export async function honestRun (program: TaskProgram, ds: Dataset, step: number): Promise<Run> {
@@ -232,14 +235,16 @@ export function gamesFor (
     ...base, entries: defender.entries, tensor: tensorOf(defender), account: bob.publicKey, sign: m => bob.sign(m),
     stateRoots: leaves(defender.roots), lie: o.defenderLies, program: run.programBytes, ...(sp !== undefined ? { spacing: sp } : {})
   })
+  const leavesOf = run.chunked === true ? chunkedStateLeaves : stateLeaves
+  const rootOf = run.chunked === true ? chunkedStateRoot : stateRoot
   const before = o.challengerOpensWrongPre === true
     ? run.before.map((t, i) => i === 0 ? { ...t, values: t.values.map((v, j) => j === 0 ? v + 1 : v) as Float32Array } : t)
     : run.before
   const C = new ChallengerGame({
     ...base, entries: challenger.entries, tensor: tensorOf(challenger), account: dave.publicKey, sign: m => dave.sign(m), defender: bob.publicKey,
-    stateRoots: leaves(o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(stateRoot(before, step)) : x) : defender.roots),
+    stateRoots: leaves(o.challengerOpensWrongPre === true ? defender.roots.map((x, i) => i === step ? toHex(rootOf(before, step)) : x) : defender.roots),
     ...(sp !== undefined ? { spacing: sp } : {}),
-    preStateLeaves: stateLeaves(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
+    preStateLeaves: leavesOf(before, step), postRoot: fromHex(challenger.roots[step + 1]), program: run.programBytes, skeleton: run.skeleton,
     dataset: { xRoot: commitTensor(run.x).root, yRoot: commitTensor(run.y).root, row: (name, i) => proveSlice(name === 'x' ? run.x : run.y, 'row', i) },
     ...o.nan
   })
