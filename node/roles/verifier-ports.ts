@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
+import { commitSchemeOf } from '../../protocols/commit/scheme.js'
 import type { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
 import { checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
@@ -125,7 +126,7 @@ export class VerifierPorts extends PortsPart {
     const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
       const onChain = served.get(0)
       if (written.has(0)) return undefined
-      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
+      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m, stateCommitment: commitSchemeOf(program) }
       if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
       return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer, checkpointMaxBytes(program), signal)
     })
@@ -166,7 +167,7 @@ export class VerifierPorts extends PortsPart {
       // one nobody serves makes the interval unreplayable: a data-availability challenge
       const onChain = served.get(step)
       const problem = onChain !== undefined
-        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
+        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m, stateCommitment: commitSchemeOf(program) }, dir)
         : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer, stateBytes, signal) : 'not published'
       return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem, signal) : problem
     }, ck => {
