@@ -8,6 +8,7 @@ import { initLayout } from './init.js'
 import { canonicalJson } from './canonical-json.js'
 import { stepRoom } from './claim-room.js'
 import { runtimeInfo } from './runtime.js'
+import { CHUNKED_STATE_JUDGED, stateIsChunked } from './state-commitment.js'
 import type { TaskProgram } from './program.js'
 import type { LayerJson, TopologyInfo } from './topology.js'
 
@@ -115,7 +116,11 @@ export interface Admissibility {
  * Whether the validated program `p` is verifiable: `supportsElement` is the
  * reference semantics the chain judges with (protocols/reference).
  */
-export function admissibility (p: TaskProgram & { info: TopologyInfo }, supportsElement: (runtime: string, kernel: string) => boolean): Admissibility {
+export function admissibility (
+  p: TaskProgram & { info: TopologyInfo }, supportsElement: (runtime: string, kernel: string) => boolean,
+  /** whether chunked state roots are judged end to end (a test of the other rules may say so) */
+  chunkedJudged: boolean = CHUNKED_STATE_JUDGED
+): Admissibility {
   const kernels = stepKernels(p)
   const missingKernels = kernels.filter(k => !supportsElement(p.runtime, k))
   const badInputs = batchInputs(p).filter(b => !isBatchLayout(b.shape, p.batchSize, b.width)).map(b => `${b.name} [${b.shape.join(',')}]`)
@@ -124,6 +129,8 @@ export function admissibility (p: TaskProgram & { info: TopologyInfo }, supports
   if (!rt.verifiable) problems.push(`runtime ${p.runtime} is not bitwise reproducible`)
   if (missingKernels.length > 0) problems.push(`runtime ${p.runtime} has no element reference for ${missingKernels.join(', ')}`)
   if (badInputs.length > 0) problems.push(`no data claim for batch input ${badInputs.join(', ')}`)
+  // a dispute over chunked roots needs the chunks answer, the chunk-tree walk and the chunk serve (docs/training.md "Chunked roots: design")
+  if (stateIsChunked(p) && !chunkedJudged) problems.push('its state commitment "chunked" is not judged on chain yet')
   const st = stateEntryBound(p)
   if (st.inputs > MAX_ENTRY_INPUTS || st.bytes > MAX_ENTRY_BYTES) problems.push(`its state has ${st.inputs} tensors, so its ${STATE_PSEUDO_KERNEL} entry (up to ${st.bytes} bytes) exceeds what a state claim carries (${MAX_ENTRY_INPUTS} tensors, ${MAX_ENTRY_BYTES} bytes)`)
   // every claim and every forced answer of a dispute must fit on chain (claim-room.ts)

@@ -5,6 +5,7 @@ import { DEFAULT_GPT, validateGpt, validateTextSpec, type GptSpec, type TextSpec
 import { ProgramError, validateTopology, type SequentialJson, type TopologyInfo } from './topology.js'
 import { ZOO } from './zoo.js'
 import { MAX_ROOT_EVERY } from '../pol/segments.js'
+import { validateStateCommitment, type StateCommitment } from './state-commitment.js'
 
 // The task program: everything that determines a training run bit for bit.
 // Version 1. Inputs are rows of `rowSize` uint8 values normalised in plain JS
@@ -69,6 +70,12 @@ export interface TaskProgram {
    * needs is built in protocols and on the chain, not on the node.
    */
   rootEvery?: number
+  /**
+   * the commitment of each state tensor under the state roots: absent = row +
+   * column (tensor.ts), 'chunked' = 4 KiB chunks (chunked.ts; docs/training.md
+   * "Chunked roots: design"; stateIsChunked in state-commitment.ts)
+   */
+  stateCommitment?: StateCommitment
   loss: 'softmax-cross-entropy'
   normalize: 'div255' | 'onehot'
 }
@@ -131,6 +138,7 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   int(p.steps, 'steps', 1, MAX_STEPS)
   const checkpointEvery = int(p.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS)
   if (p.rootEvery !== undefined) validateRootEvery(p.rootEvery, checkpointEvery)
+  validateStateCommitment(p.stateCommitment)
   const o = p.optimizer
   if (!isObj(o)) throw new ProgramError('optimizer must be an object')
   // any finite float32 learning rate: a run that diverges ends with a diverged proof (docs/disputes.md, "NaN")
@@ -147,7 +155,7 @@ export function validateProgram (p: unknown): TaskProgram & { info: TopologyInfo
   if (p.loss !== 'softmax-cross-entropy') throw new ProgramError(`unknown loss ${JSON.stringify(p.loss)} (only softmax-cross-entropy)`)
   const norm = text === undefined ? 'div255' : 'onehot'
   if (p.normalize !== norm) throw new ProgramError(`normalize must be ${norm} for a ${d.kind} dataset, got ${JSON.stringify(p.normalize)}`)
-  const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'rootEvery', 'loss', 'normalize'])
+  const known = new Set(['version', 'runtime', 'model', 'seed', 'dataset', 'batchSize', 'steps', 'optimizer', 'checkpointEvery', 'rootEvery', 'stateCommitment', 'loss', 'normalize'])
   for (const k of Object.keys(p)) if (!known.has(k)) throw new ProgramError(`unknown program field "${k}"`)
   return { ...(p as unknown as TaskProgram), info }
 }
@@ -187,6 +195,8 @@ export interface NewProgramOptions {
   checkpointEvery?: number
   /** state roots every m steps (default 1; the field is written only when it is not 1, so such programs hash as before) */
   rootEvery?: number
+  /** 'chunked' state roots (written only when set, so other programs hash as before) */
+  stateCommitment?: StateCommitment
   optimizer?: 'sgd' | 'adam'
   learningRate?: number
   /** default the old runtime: a pure function cannot see this machine's psk1 addon (node/train/default-runtime.ts's newTaskProgram can) */
@@ -214,6 +224,7 @@ export function newProgram (o: NewProgramOptions): TaskProgram {
     optimizer,
     checkpointEvery: o.checkpointEvery ?? 100,
     ...(o.rootEvery !== undefined && o.rootEvery !== 1 ? { rootEvery: o.rootEvery } : {}),
+    ...(o.stateCommitment !== undefined ? { stateCommitment: o.stateCommitment } : {}),
     loss: 'softmax-cross-entropy',
     normalize: o.dataset.kind === 'text' ? 'onehot' : 'div255'
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_ROOT_EVERY, ProgramError, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, rootEveryOf, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
+import * as reference from '../../../protocols/reference/index.js'
+import { CHUNKED_STATE_JUDGED, MAX_ROOT_EVERY, ProgramError, admissibility, stateCommitmentName, stateIsChunked, WASM_RUNTIME, canonicalJson, mlpTopology, newProgram, programHash, rootEveryOf, validateProgram, type DatasetRef, type TaskProgram } from '../../../protocols/program/index.js'
 
 const ds: DatasetRef = { kind: 'synthetic', name: 'synthetic', sha256: 'ab'.repeat(32), trainSize: 1000, testSize: 100, rowSize: 784, classes: 10, syntheticSeed: 1 }
 const base = (): TaskProgram => newProgram({ model: 'mlp', dataset: ds, steps: 10 })
@@ -48,6 +49,29 @@ describe('protocols/program', () => {
     const four = newProgram({ model: 'mlp', dataset: ds, steps: 10, checkpointEvery: 4, rootEvery: 4 })
     expect(canonicalJson(four)).toMatch(/"rootEvery":4/)
     expect(programHash(four)).not.toBe(programHash(newProgram({ model: 'mlp', dataset: ds, steps: 10, checkpointEvery: 4 })))
+  })
+
+  it('stateCommitment: absent is the program of before bit for bit; "chunked" is validated and hashed; not admissible until judged', () => {
+    const p = base()
+    expect('stateCommitment' in p).toBe(false)
+    expect(stateIsChunked(p)).toBe(false)
+    expect(stateCommitmentName(p)).toBe('row + column')
+    expect(canonicalJson(p)).not.toMatch(/stateCommitment/)
+    const c = newProgram({ model: 'mlp', dataset: ds, steps: 10, stateCommitment: 'chunked' })
+    expect(canonicalJson(c)).toMatch(/"stateCommitment":"chunked"/)
+    expect(stateIsChunked(validateProgram(c))).toBe(true)
+    expect(stateCommitmentName(c)).toMatch(/^chunked/)
+    expect(programHash(c)).not.toBe(programHash(p))
+    for (const bad of ['Chunked', 'row-column', 'rowcol', '', null, 1, true, ['chunked'], { chunked: true }]) {
+      expect(() => validateProgram(mutate(q => { q.stateCommitment = bad }))).toThrow(/stateCommitment must be "chunked" or absent \(row \+ column\), got /)
+    }
+    // this build does not judge chunked roots: the program is refused, with the reason, by what the chain and the CLI run
+    expect(CHUNKED_STATE_JUDGED).toBe(false)
+    const adm = admissibility(validateProgram(c), reference.supportsElement)
+    expect(adm.ok).toBe(false)
+    expect(adm.reason).toMatch(/state commitment "chunked" is not judged on chain yet/)
+    expect(admissibility(validateProgram(c), reference.supportsElement, true).ok).toBe(true)
+    expect(admissibility(validateProgram(p), reference.supportsElement).ok).toBe(true)
   })
 
   it('program hash is canonical (key order independent) and content sensitive', () => {
