@@ -6,7 +6,7 @@ import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol
 import type { TaskInfo } from '../../protocols/pallet-types.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
-import { commitSchemeOf } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { fastTensorRootUnder } from '../train/fast-commit.js'
 import { checkpointDir, readJson, readProgram } from '../train/store.js'
 import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'

@@ -1,5 +1,6 @@
 import { bytesEqual, fromHex } from '../../protocols/commit/merkle.js'
-import { commitSchemeOf, stateRootUnder } from '../../protocols/commit/scheme.js'
+import { stateRootUnder } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
 import { buildInitClaim, encodeInitClaim, firstInitMismatch } from '../../protocols/dispute/init-claim.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'

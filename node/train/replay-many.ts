@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
-import { commitSchemeOf } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { fastStateRootUnder } from './fast-commit.js'
 import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
 import { rootAtStep, rootEveryOfProof, type CheckpointRef } from '../../protocols/pol/proof.js'

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { commitSchemeOf } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import type { CheckpointRef, ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, rootEveryOf, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendLog } from './backend.js'

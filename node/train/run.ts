@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { toHex } from '../../protocols/commit/merkle.js'
-import { commitSchemeOf } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { sizeOf } from '../../protocols/commit/tensor.js'
 import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef } from '../../protocols/pol/proof.js'

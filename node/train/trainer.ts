@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import type { TensorData, DType } from '../../protocols/commit/tensor.js'
-import { commitSchemeOf, stateRootUnder, type CommitScheme } from '../../protocols/commit/scheme.js'
+import { stateRootUnder, type CommitScheme } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { DataOrder } from '../../protocols/data/order.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import { datasetBatches, type BatchSource } from './batch-source.js'

@@ -10,11 +10,6 @@ import { commitTensor, type TensorData } from './tensor.js'
 
 export type CommitScheme = 'rowcol' | 'chunked'
 
-/** A program's scheme: its field `stateCommitment` (protocols/program), absent = row + column. */
-export function commitSchemeOf (p: object): CommitScheme {
-  return (p as { stateCommitment?: unknown }).stateCommitment === 'chunked' ? 'chunked' : 'rowcol'
-}
-
 /** A state tensor's commitment root (a leaf of the state root) under `c`. */
 export function tensorCommitmentRoot (c: CommitScheme, t: TensorData): Uint8Array {
   return c === 'chunked' ? commitChunked(t).root : commitTensor(t).root

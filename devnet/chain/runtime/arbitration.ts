@@ -7,7 +7,7 @@ import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program
 import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
 import { setCommitScheme } from './state-commitment.js'
-import { commitSchemeOf } from '../../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../../protocols/program/commit-scheme.js'
 import { referenceCostOf, setStepCost } from './rerun-cost.js'
 import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
 import { reserve, unreserve } from './balances.js'
