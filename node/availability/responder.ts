@@ -6,9 +6,9 @@ import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol
 import type { TaskInfo } from '../../protocols/pallet-types.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
-import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import { fastTensorRootUnder } from '../train/fast-commit.js'
-import { checkpointDir, readJson, readProgram } from '../train/store.js'
+import { checkpointDir, readJson } from '../train/store.js'
 import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
 import { ChallengeResponder, errName, sleep } from './challenge-responder.js'
 
@@ -38,10 +38,11 @@ export function serveFromRun (runDir: string, step: number, committedProofRoot: 
   if (step > proof.steps) throw new Error(`step ${step} is beyond the run's ${proof.steps} steps`)
   // with a root every m steps the checkpoint's state is leaf step / m of the proof
   const m = rootEveryOfProof(proof)
-  // a chunked program's state is served in chunks under chunked headers (the chain knows the task's scheme)
-  const scheme = commitSchemeOf(readProgram(join(runDir, 'task.json')))
   const dir = checkpointDir(runDir, step)
-  const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
+  const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string, stateCommitment?: unknown }
+  // a chunked program's checkpoint (its manifest says so, as this node's trainer wrote it) is served in
+  // chunks under chunked headers; the chain takes the scheme from the task, so a wrong one cannot answer
+  const scheme: CommitScheme = manifest.stateCommitment === 'chunked' ? 'chunked' : 'rowcol'
   const file = join(dir, checkpointDataFile(manifest))
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
   const tensors = committedCheckpointTensors(
