@@ -51,7 +51,9 @@ export function serveFromRun (runDir: string, step: number, committedProofRoot: 
   const seg = m === 1 ? undefined : { rootEvery: m, steps: proof.steps }
   const parts = buildServeParts(tensors, step, proof.stateRoots.map(fromHex), seg, { from, stateCommitment: scheme })
   // dry run of the chain's rule on the first part: never send what the chain would refuse
-  if (parts.length > 0 && from === 0) checkServePart({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, served: 0, stateCommitment: scheme }, parts[0])
+  if (parts.length > 0 && from === 0) {
+    checkServePart({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, served: 0, stateCommitment: scheme }, parts[0])
+  }
   return parts
 }
 

@@ -54,7 +54,8 @@ export async function runFromChain (
   const checkpoints: CheckpointRef[] = []
   for (const step of needed) {
     // each serve was checked by the chain leaf by leaf, and is again here; its first part carries every leaf of proof_root
-    const served1 = assembleServe({ proofRoot, step, stepCount: task.stepCount, rootEvery: m, stateCommitment: scheme }, await chain.servedParts(served.get(step)!))
+    const ctx = { proofRoot, step, stepCount: task.stepCount, rootEvery: m, stateCommitment: scheme }
+    const served1 = assembleServe(ctx, await chain.servedParts(served.get(step)!))
     if (roots.length === 0) roots = served1.roots
     if (served1.tensors.length !== names.length) throw new Error(`the state served for checkpoint ${step} has ${served1.tensors.length} tensors, the program's ${names.length}`)
     const { manifest, data } = buildCheckpoint(phash.replace(/^0x/, ''), step, names, served1.tensors, 'state.bin', { stateCommitment: scheme, tensorRoot: fastTensorRootUnder(scheme) })

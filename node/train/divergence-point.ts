@@ -29,7 +29,10 @@ export async function locateDivergence (
   if (have === undefined) {
     const r = await (
       await hasher.submit({
-        step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names }, stateCommitment: o.stateCommitment
+        step: k,
+        tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)),
+        checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names },
+        stateCommitment: o.stateCommitment
       })
     ).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })

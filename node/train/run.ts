@@ -114,7 +114,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const stateSizes = trainer.stateLayout().map(t => sizeOf(t.shape))
   const recorder = verifiable
     ? new ProofRecorder(new StateHasher({ worker: o.hashWorker }), {
-        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint, stateCommitment: scheme,
+        outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint,
+        stateCommitment: scheme,
         ...(o.forcedSteps !== undefined ? { forcedSteps: o.forcedSteps } : {})
       })
     : undefined

@@ -2,7 +2,9 @@ import { encode } from 'cborg'
 import { merkleProof, sha256 } from '../commit/merkle.js'
 import { chunkLayout, chunkLeafHash, chunkSpan, combineChunked, commitChunked, verifyChunk } from '../commit/chunked.js'
 import type { CommitScheme } from '../commit/scheme.js'
-import { axisLayout, canonicalBytes, combineRoots, commitTensor, tensorLeafBytes, tensorLeaves, verifySlice, type DType, type TensorData } from '../commit/tensor.js'
+import {
+  axisLayout, canonicalBytes, combineRoots, commitTensor, tensorLeafBytes, tensorLeaves, verifySlice, type DType, type TensorData
+} from '../commit/tensor.js'
 import { AvailabilityRejected, checkedHeader, type TensorHeader } from './headers.js'
 
 // What a serve (serve.ts) puts on chain for each state commitment scheme
@@ -40,7 +42,8 @@ const is32 = (v: unknown): v is Uint8Array => v instanceof Uint8Array && v.lengt
 export const ROWCOL_SERVE: ServeScheme = {
   headersOf: tensors => {
     const commits = tensors.map(t => commitTensor(t))
-    return { headers: tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot })), roots: commits.map(c => c.root) }
+    const headers = tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot }))
+    return { headers, roots: commits.map(c => c.root) }
   },
   checkedHeader,
   rootOf: h => { const x = h as TensorHeader; return combineRoots(x.dtype, x.shape, x.rowRoot, x.colRoot) },
@@ -55,17 +58,23 @@ export const ROWCOL_SERVE: ServeScheme = {
     const l = axisLayout(x.dtype, x.shape, 'row')
     return verifySlice(root, { dtype: x.dtype, shape: x.shape, axis: 'row', index: j * l.group, bytes, siblings, otherRoot: x.colRoot })
   },
-  headersHash: headers => sha256(encode(headers.map(h => { const x = h as TensorHeader; return { dtype: x.dtype, shape: x.shape, rowRoot: x.rowRoot, colRoot: x.colRoot } })))
+  headersHash: headers => sha256(encode(headers.map(h => {
+    const x = h as TensorHeader
+    return { dtype: x.dtype, shape: x.shape, rowRoot: x.rowRoot, colRoot: x.colRoot }
+  })))
 }
 
 export const CHUNKED_SERVE: ServeScheme = {
   headersOf: tensors => {
     const commits = tensors.map(t => commitChunked(t))
-    return { headers: tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], chunkRoot: commits[i].chunkRoot })), roots: commits.map(c => c.root) }
+    const headers = tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], chunkRoot: commits[i].chunkRoot }))
+    return { headers, roots: commits.map(c => c.root) }
   },
   checkedHeader: (h, i) => {
     const x = h as ChunkedHeader
-    if (typeof x !== 'object' || x === null || !is32(x.chunkRoot)) throw new AvailabilityRejected('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
+    if (typeof x !== 'object' || x === null || !is32(x.chunkRoot)) {
+      throw new AvailabilityRejected('InvalidAvailabilityResponse', `tensor ${i}: malformed header`)
+    }
     // dtype and shape as for a row + column header (the same bounds)
     checkedHeader({ dtype: x.dtype, shape: x.shape, rowRoot: x.chunkRoot, colRoot: x.chunkRoot }, i)
     return { dtype: x.dtype, shape: x.shape, chunkRoot: x.chunkRoot }
@@ -76,7 +85,11 @@ export const CHUNKED_SERVE: ServeScheme = {
     const bytes = canonicalBytes(t)
     const l = chunkLayout(t.dtype, t.shape)
     const hashes = Array.from({ length: l.chunks }, (_, j) => { const s = chunkSpan(l, j); return chunkLeafHash(bytes.subarray(s.start, s.start + s.length)) })
-    return { count: l.chunks, leaf: j => { const s = chunkSpan(l, j); return { bytes: bytes.slice(s.start, s.start + s.length), siblings: merkleProof(hashes, j) } } }
+    const leaf = (j: number): { bytes: Uint8Array, siblings: Uint8Array[] } => {
+      const s = chunkSpan(l, j)
+      return { bytes: bytes.slice(s.start, s.start + s.length), siblings: merkleProof(hashes, j) }
+    }
+    return { count: l.chunks, leaf }
   },
   // verifyChunk checks the chunk's length and the path's depth against the header's dtype and shape
   verifyLeaf: (h, root, j, bytes, siblings) => verifyChunk(root, { dtype: h.dtype, shape: h.shape, index: j, bytes, siblings }),

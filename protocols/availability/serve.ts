@@ -44,10 +44,10 @@ const MAX_DEPTH = 48
 const MAX_TENSORS = 4096
 
 export interface ServedLeaf { bytes: Uint8Array, siblings: Uint8Array[] }
-export interface ServePart {
+/** H: row + column headers (TensorHeader), or chunked ones ({dtype, shape, chunkRoot}) for a chunked program */
+export interface ServePart<H extends ServeHeader = TensorHeader> {
   v: 2
-  /** row + column headers, or chunked ones ({dtype, shape, chunkRoot}) for a chunked program */
-  tensors: ServeHeader[]
+  tensors: H[]
   /** path of the recomputed state root to proof_root */
   statePath: Uint8Array[]
   /** global index of the first leaf in this part (leaves served before it) */
@@ -137,10 +137,10 @@ function hashes2 (v: unknown, n: number): Uint8Array[] {
   return v
 }
 
-export function decodeServePart (bytes: Uint8Array): ServePart {
+export function decodeServePart (bytes: Uint8Array): ServePart<ServeHeader> {
   if (bytes.length > MAX_SERVE_PART_BYTES) reject('ResponseTooLarge', `${bytes.length} bytes exceed ${MAX_SERVE_PART_BYTES}`)
-  let r: ServePart
-  try { r = decode(bytes) as ServePart } catch (e) { reject('InvalidAvailabilityResponse', `not CBOR: ${(e as Error).message}`) }
+  let r: ServePart<ServeHeader>
+  try { r = decode(bytes) as ServePart<ServeHeader> } catch (e) { reject('InvalidAvailabilityResponse', `not CBOR: ${(e as Error).message}`) }
   if (typeof r !== 'object' || r === null || r.v !== SERVE_VERSION) reject('InvalidAvailabilityResponse', 'not a version 2 serve part (an answer serves the whole checkpoint)')
   return r
 }
@@ -155,7 +155,7 @@ export interface ServeCheckContext extends AvailabilityContext {
 }
 
 /** A part the chain took: leaves served after it, of `total`; the headers hash; the part; its leaves' bytes. */
-export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number }
+export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart<ServeHeader>, leafBytes: number }
 
 /**
  * The chain's rule for one serve part: its headers make the committed state

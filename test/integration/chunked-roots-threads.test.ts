@@ -61,7 +61,9 @@ describe('chunked state roots do not depend on threads, cores or process', () =>
         const c = checkpointDir(join(dir, d), step)
         const m = JSON.parse(readFileSync(join(c, 'manifest.json'), 'utf8')) as CheckpointManifest
         const data = new Uint8Array(readFileSync(join(c, 'state.bin')))
-        const tensors = m.tensors.map(e => ({ shape: e.shape, dtype: e.dtype, values: valuesFromBytes(e.dtype, data.slice(e.offset, e.offset + e.byteLength)) }))
+        const tensors = m.tensors.map(e => ({
+          shape: e.shape, dtype: e.dtype, values: valuesFromBytes(e.dtype, data.slice(e.offset, e.offset + e.byteLength))
+        }))
         expect(m.stateCommitment).toBe('chunked')
         expect(m.tensors.map(e => e.root)).toEqual(tensors.map(t => toHex(commitChunked(t).root)))
         expect(toHex(chunkedStateRoot(tensors, step))).toBe(proof.stateRoots[step / 4])

@@ -48,7 +48,9 @@ function stateOfFile (dir: string, step: number): { manifest: CheckpointManifest
   const d = checkpointDir(dir, step)
   const manifest = JSON.parse(readFileSync(join(d, 'manifest.json'), 'utf8')) as CheckpointManifest
   const data = new Uint8Array(readFileSync(join(d, 'state.bin')))
-  const tensors = manifest.tensors.map(e => ({ shape: e.shape, dtype: e.dtype, values: valuesFromBytes(e.dtype, data.slice(e.offset, e.offset + e.byteLength)) }))
+  const tensors = manifest.tensors.map(e => ({
+    shape: e.shape, dtype: e.dtype, values: valuesFromBytes(e.dtype, data.slice(e.offset, e.offset + e.byteLength))
+  }))
   return { manifest, tensors, data }
 }
 
