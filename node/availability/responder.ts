@@ -6,7 +6,8 @@ import { rootAtStep, rootEveryOfProof, validateProof } from '../../protocols/pol
 import type { TaskInfo } from '../../protocols/pallet-types.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
-import { fastTensorRoot } from '../train/fast-commit.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
+import { fastTensorRootUnder } from '../train/fast-commit.js'
 import { checkpointDir, readJson } from '../train/store.js'
 import { checkpointDataFile } from '../../protocols/pol/checkpoint.js'
 import { ChallengeResponder, errName, sleep } from './challenge-responder.js'
@@ -38,16 +39,21 @@ export function serveFromRun (runDir: string, step: number, committedProofRoot: 
   // with a root every m steps the checkpoint's state is leaf step / m of the proof
   const m = rootEveryOfProof(proof)
   const dir = checkpointDir(runDir, step)
-  const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string }
+  const manifest = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as { dataFile?: string, stateCommitment?: unknown }
+  // a chunked program's checkpoint (its manifest says so, as this node's trainer wrote it) is served in
+  // chunks under chunked headers; the chain takes the scheme from the task, so a wrong one cannot answer
+  const scheme: CommitScheme = manifest.stateCommitment === 'chunked' ? 'chunked' : 'rowcol'
   const file = join(dir, checkpointDataFile(manifest))
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
   const tensors = committedCheckpointTensors(
-    manifest, new Uint8Array(readFileSync(file)), step, rootAtStep(proof, step), undefined, { tensorRoot: fastTensorRoot }
+    manifest, new Uint8Array(readFileSync(file)), step, rootAtStep(proof, step), undefined, { stateCommitment: scheme, tensorRoot: fastTensorRootUnder(scheme) }
   )
   const seg = m === 1 ? undefined : { rootEvery: m, steps: proof.steps }
-  const parts = buildServeParts(tensors, step, proof.stateRoots.map(fromHex), seg, { from })
+  const parts = buildServeParts(tensors, step, proof.stateRoots.map(fromHex), seg, { from, stateCommitment: scheme })
   // dry run of the chain's rule on the first part: never send what the chain would refuse
-  if (parts.length > 0 && from === 0) checkServePart({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, served: 0 }, parts[0])
+  if (parts.length > 0 && from === 0) {
+    checkServePart({ proofRoot: fromHex(root), step, stepCount: proof.steps, rootEvery: m, served: 0, stateCommitment: scheme }, parts[0])
+  }
   return parts
 }
 

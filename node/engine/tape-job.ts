@@ -1,8 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { pathWith, treeLevels } from '../../protocols/dispute/tree.js'
-import { stateLeaves } from '../../protocols/commit/state.js'
-import { chunkedStateLeaves } from '../../protocols/commit/chunked.js'
-import { stateIsChunked } from '../../protocols/program/state-commitment.js'
+import { stateLeavesUnder } from '../../protocols/commit/scheme.js'
 import { axisLayout, commitTensor, tensorLeafBytes, tensorLeaves, type SliceProof, type TensorData } from '../../protocols/commit/tensor.js'
 import { batchIndices } from '../../protocols/data/order.js'
 import { inputRows, labelRows, Trainer, tapeStep } from '../train/index.js'
@@ -39,7 +37,7 @@ export async function tapeForDispute (j: Omit<TapeJob, 'kind'>): Promise<TapeSum
     const batchRows = [...batchIndices(program.seed, ds.trainSize, program.batchSize, chainStep)]
     file = {
       step: chainStep, entries: tr.entries, values: tr.values, stateRootBefore: tr.stateRootBefore,
-      stateRootAfter: tr.stateRootAfter, preLeaves: (stateIsChunked(program) ? chunkedStateLeaves : stateLeaves)(before, chainStep), batchRows
+      stateRootAfter: tr.stateRootAfter, preLeaves: stateLeavesUnder(trainer.commitScheme, before, chainStep), batchRows
     }
     if (j.datasetProofs === true && served !== undefined) {
       // replayed from the rows served on chain: each row's leaf and path as the serve carried them

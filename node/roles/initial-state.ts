@@ -1,9 +1,10 @@
 import { bytesEqual, fromHex } from '../../protocols/commit/merkle.js'
-import { stateRoot } from '../../protocols/commit/state.js'
+import { stateRootUnder } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
 import { buildInitClaim, encodeInitClaim, firstInitMismatch } from '../../protocols/dispute/init-claim.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
-import { InitUnsupported, initialStateRoot, initLayout } from '../../protocols/program/init.js'
+import { InitUnsupported, initialState, initLayout } from '../../protocols/program/init.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 
 // The verifier's check of stateRoots[0]: replays only check transitions, so
@@ -22,7 +23,9 @@ export type InitVerdict =
 /** Does the proof start from the program's initial state? */
 export function initialStateMatches (program: TaskProgram, stateRoot0: string): InitVerdict {
   try {
-    return bytesEqual(initialStateRoot(program), fromHex(stateRoot0)) ? { ok: true } : { ok: false }
+    // under the program's state commitment (a chunked program's root 0 is chunked)
+    const root = stateRootUnder(commitSchemeOf(program), initialState(program), 0)
+    return bytesEqual(root, fromHex(stateRoot0)) ? { ok: true } : { ok: false }
   } catch (e) {
     if (e instanceof InitUnsupported) return { ok: true, unsupported: e.message }
     throw e
@@ -43,7 +46,7 @@ export function stateFromCheckpoint (program: TaskProgram, data: Uint8Array, roo
     off += sizes[i]
     return { shape: [...t.shape], dtype: t.dtype, values }
   })
-  if (!bytesEqual(stateRoot(state, step), fromHex(root))) return `checkpoint ${step} does not hash to the proof's state root of step ${step}`
+  if (!bytesEqual(stateRootUnder(commitSchemeOf(program), state, step), fromHex(root))) return `checkpoint ${step} does not hash to the proof's state root of step ${step}`
   return state
 }
 

@@ -9,7 +9,8 @@ import { initLayout } from '../../protocols/program/init.js'
 import { programHash, rootEveryOf, validateProgram, type TaskProgram } from '../../protocols/program/program.js'
 import { proofFromChain, withheldRunCheckpoints } from '../../protocols/verification/chain-run.js'
 import type { ChainClient, TaskInfo } from '../chain/client.js'
-import { fastTensorRoot } from '../train/fast-commit.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
+import { fastTensorRootUnder } from '../train/fast-commit.js'
 import { checkpointDir } from '../train/store.js'
 import { hex0x } from './ports-part.js'
 
@@ -46,15 +47,18 @@ export async function runFromChain (
   if (hex0x(phash) !== task.programHash) throw new Error(`the program on chain does not hash to task ${taskId}'s program hash`)
   if (rootEveryOf(program) !== m) throw new Error(`program of task ${taskId} commits roots every ${rootEveryOf(program)} steps, the chain's task every ${m}`)
   const names = initLayout(program).map(t => t.name)
+  // the chain checked the serves under the task's state commitment, the program's
+  const scheme = commitSchemeOf(program)
   const proofRoot = fromHex(task.proofRoot.replace(/^0x/, ''))
   let roots: Uint8Array[] = []
   const checkpoints: CheckpointRef[] = []
   for (const step of needed) {
     // each serve was checked by the chain leaf by leaf, and is again here; its first part carries every leaf of proof_root
-    const served1 = assembleServe({ proofRoot, step, stepCount: task.stepCount, rootEvery: m }, await chain.servedParts(served.get(step)!))
+    const ctx = { proofRoot, step, stepCount: task.stepCount, rootEvery: m, stateCommitment: scheme }
+    const served1 = assembleServe(ctx, await chain.servedParts(served.get(step)!))
     if (roots.length === 0) roots = served1.roots
     if (served1.tensors.length !== names.length) throw new Error(`the state served for checkpoint ${step} has ${served1.tensors.length} tensors, the program's ${names.length}`)
-    const { manifest, data } = buildCheckpoint(phash.replace(/^0x/, ''), step, names, served1.tensors, 'state.bin', { tensorRoot: fastTensorRoot })
+    const { manifest, data } = buildCheckpoint(phash.replace(/^0x/, ''), step, names, served1.tensors, 'state.bin', { stateCommitment: scheme, tensorRoot: fastTensorRootUnder(scheme) })
     const dir = checkpointDir(runDir, step)
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'state.bin'), data)

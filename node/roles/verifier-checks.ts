@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { VerifyResult } from '../../actors/ports.js'
 import { assembleServe, servedStateBytes } from '../../protocols/availability/index.js'
 import { fromHex } from '../../protocols/commit/merkle.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import type { RunIndex } from '../../protocols/verification/run-index.js'
 import type { ChainClient } from '../chain/client.js'
@@ -59,7 +60,7 @@ export class VerifierChecks extends PortsPart {
    * into `dir` as state.bin, the tensors back to back; returns why it cannot be read.
    */
   async readServed (
-    chain: ChainClient, id: number, at: { proofRoot: string, step: number, stepCount: number, rootEvery: number }, dir: string
+    chain: ChainClient, id: number, at: { proofRoot: string, step: number, stepCount: number, rootEvery: number, stateCommitment?: CommitScheme }, dir: string
   ): Promise<string | undefined> {
     try {
       const parts = await chain.servedParts(id)

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DisputeResult, VerifyResult } from '../../actors/ports.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import type { validateProof } from '../../protocols/pol/proof.js'
 import { checkpointLoads, replaysFor, sampleSegments } from '../../protocols/verification/sample.js'
 import { checkpointsToChallenge } from '../../protocols/verification/checkpoint-steps.js'
@@ -120,12 +121,14 @@ export class VerifierPorts extends PortsPart {
       ;({ program, proof, served, written } = r)
     }
     const div = proof.divergence
+    // the served states are under the program's state commitment
+    const scheme = commitSchemeOf(program)
     // replays check transitions only: the first state must be the program's initialisation
     const zero = index?.checkpoints.find(c => c.step === 0)
     const init = await this.checks.checkInitialState(chain, taskId, program, proof.stateRoots, runDir, async dir => {
       const onChain = served.get(0)
       if (written.has(0)) return undefined
-      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m }
+      const at = { proofRoot: task.proofRoot, step: 0, stepCount: task.stepCount, rootEvery: m, stateCommitment: scheme }
       if (onChain !== undefined) return await this.checks.readServed(chain, onChain, at, dir)
       return zero == null ? 'no checkpoint of step 0 published' : await this.checks.fetchCheckpoint(zero, dir, solverPeer, checkpointMaxBytes(program), signal)
     })
@@ -165,8 +168,9 @@ export class VerifierPorts extends PortsPart {
       // a checkpoint served on chain (an answered availability challenge) is read from there;
       // one nobody serves makes the interval unreplayable: a data-availability challenge
       const onChain = served.get(step)
+      const at = { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m, stateCommitment: scheme }
       const problem = onChain !== undefined
-        ? await this.checks.readServed(chain, onChain, { proofRoot: task.proofRoot, step, stepCount: task.stepCount, rootEvery: m }, dir)
+        ? await this.checks.readServed(chain, onChain, at, dir)
         : ck !== undefined ? await this.checks.fetchCheckpoint(ck, dir, solverPeer, stateBytes, signal) : 'not published'
       return problem != null && coded && ck !== undefined ? await chunks.rebuild(taskId, ck, join(dir, 'state.bin'), solverPeer, problem, signal) : problem
     }, ck => {

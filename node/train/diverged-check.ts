@@ -3,7 +3,8 @@ import type { TensorData } from '../../protocols/commit/tensor.js'
 import { firstNaNIndex, firstNaNOf } from '../../protocols/dispute/nan.js'
 import { rootAtStep } from '../../protocols/pol/proof.js'
 import type { BackendChoice, BackendLog } from './backend.js'
-import { fastStateRoot } from './fast-commit.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
+import { fastStateRootUnder } from './fast-commit.js'
 import { CheckpointUnusable, loadByProgram } from './replay-many.js'
 import { openRun } from './run.js'
 import { readCheckpoint } from './store.js'
@@ -41,9 +42,9 @@ export async function checkDivergence (o: { proofDir: string, datasetDir?: strin
     if (o.checkpointLayout === 'program') tensors = loadByProgram(dir, ref, true, trainer, root)
     else {
       try {
-        tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }).tensors
+        tensors = readCheckpoint(dir, k, { programHash: phash, manifestHash: ref.manifestHash }, { stateCommitment: commitSchemeOf(program) }).tensors
       } catch (e) { throw new CheckpointUnusable(k, (e as Error).message) }
-      if (!bytesEqual(fastStateRoot(tensors, k), fromHex(root))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
+      if (!bytesEqual(fastStateRootUnder(commitSchemeOf(program), tensors, k), fromHex(root))) throw new CheckpointUnusable(k, `its state root is not the proof's root of step ${k}`)
     }
     const step = k + 1
     for (let t = 0; t < tensors.length; t++) {

@@ -1,5 +1,6 @@
 import type { CheckpointRef } from '../../protocols/pol/proof.js'
 import { fromHex } from '../../protocols/commit/merkle.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import { firstNaNOf } from '../../protocols/dispute/nan.js'
 import type { StateHasher } from './state-hasher.js'
 import { readCheckpoint } from './store.js'
@@ -17,10 +18,10 @@ import type { Trainer } from './trainer.js'
  */
 export async function locateDivergence (
   trainer: Trainer, hasher: StateHasher, k: number,
-  o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean }
+  o: { outDir: string, phash: string, names: string[], stateSizes: number[], checkpoints: CheckpointRef[], fake?: boolean, stateCommitment?: CommitScheme }
 ): Promise<{ step: number, entry: number, flat: number, stateRoot: Uint8Array }> {
   const c = Math.max(...o.checkpoints.filter(x => x.step <= k).map(x => x.step))
-  const ck = readCheckpoint(o.outDir, c, { programHash: o.phash })
+  const ck = readCheckpoint(o.outDir, c, { programHash: o.phash }, { stateCommitment: o.stateCommitment })
   trainer.loadState(ck.tensors, c)
   while (trainer.step < k) trainer.runStep()
   let stateRoot: Uint8Array
@@ -28,7 +29,10 @@ export async function locateDivergence (
   if (have === undefined) {
     const r = await (
       await hasher.submit({
-        step: k, tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)), checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names }
+        step: k,
+        tensors: trainer.stateCopies(hasher.buffers(o.stateSizes)),
+        checkpoint: { runDir: o.outDir, programHash: o.phash, names: o.names },
+        stateCommitment: o.stateCommitment
       })
     ).result
     o.checkpoints.push({ step: k, manifestHash: r.manifestHash as string })

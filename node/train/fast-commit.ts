@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto'
 import { CHUNK_BYTES, CHUNK_LEAF_TAG, CHUNKED_COMMITMENT_VERSION, CHUNKED_TAG, chunkedStateRoot, commitChunked } from '../../protocols/commit/chunked.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import { stepLeaf, stateRoot } from '../../protocols/commit/state.js'
 import { TENSOR_COMMITMENT_VERSION, axisLayout, dtypeBytes, leafSpan, matrixView, tensorHeader, type AxisLayout, type TensorData } from '../../protocols/commit/tensor.js'
 import { nativeAxisRoots, nativeChunkRoot } from './psk-addon.js'
@@ -202,8 +203,8 @@ export function fastStateRoot (tensors: readonly TensorData[], step: number): Ui
   return fromL(merkle([...tensors.map(tensorRootL), Buffer.from(stepLeaf(step)).toString('latin1')]))
 }
 
-// The chunked commitment (protocols/commit/chunked.ts; not yet what the trainer
-// commits): every byte hashed once, in CHUNK_BYTES leaves. The addon's chunk
+// The chunked commitment (protocols/commit/chunked.ts; a program's with
+// `stateCommitment: 'chunked'`): every byte hashed once, in CHUNK_BYTES leaves. The addon's chunk
 // root when it has one (runs of 16 equal leaves in AVX-512 lanes), else
 // latin1 digests as above. Same values as protocols/commit (fast-commit test).
 const chunkedHeads = new Map<string, { out: Buffer, at: number }>()
@@ -263,6 +264,22 @@ export function fastChunkedRoot (t: TensorData): Uint8Array {
 export function fastChunkedStateRoot (tensors: readonly TensorData[], step: number): Uint8Array {
   if (!LE) return chunkedStateRoot(tensors, step)
   return fromL(merkle([...tensors.map(chunkedRootL), Buffer.from(stepLeaf(step)).toString('latin1')]))
+}
+
+/** Same value as protocols/commit commitChunked(t).root. */
+export function fastChunkedTensorRoot (t: TensorData): Uint8Array {
+  if (!LE) return commitChunked(t).root
+  return fromL(chunkedRootL(t))
+}
+
+/** The fast tensor commitment root under `c` (protocols/commit tensorCommitmentRoot). */
+export function fastTensorRootUnder (c: CommitScheme): (t: TensorData) => Uint8Array {
+  return c === 'chunked' ? fastChunkedTensorRoot : fastTensorRoot
+}
+
+/** The fast state root under `c` (protocols/commit stateRootUnder). */
+export function fastStateRootUnder (c: CommitScheme, tensors: readonly TensorData[], step: number): Uint8Array {
+  return c === 'chunked' ? fastChunkedStateRoot(tensors, step) : fastStateRoot(tensors, step)
 }
 
 /** Which implementation fastChunkedStateRoot uses in this thread (for the bench). */

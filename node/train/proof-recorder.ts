@@ -1,4 +1,5 @@
 import { forcedLeaf } from '../../protocols/dispute/forced-leaf.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import type { CheckpointRef } from '../../protocols/pol/proof.js'
 import { isCommittedStep, leafOfStep } from '../../protocols/pol/segments.js'
 import type { StateHasher } from './state-hasher.js'
@@ -28,6 +29,8 @@ export interface RecorderOptions {
   onCheckpoint?: (step: number) => void
   /** forced errors at on-chain steps f: each state f + 1's root is recorded as forcedLeaf(root) (never a checkpoint: the draw excludes them) */
   forcedSteps?: number[]
+  /** the program's state commitment (absent: row + column) */
+  stateCommitment?: CommitScheme
 }
 
 export class ProofRecorder {
@@ -63,7 +66,9 @@ export class ProofRecorder {
     const h = this.hasher
     const isCheckpoint = s === 0 || s % this.o.checkpointEvery === 0 || s === this.o.steps
     const checkpoint = isCheckpoint ? { runDir: this.o.outDir, programHash: this.o.phash, names: this.o.names } : undefined
-    const { result } = await h.submit({ step: s, tensors: trainer.stateCopies(h.buffers(this.o.stateSizes)), checkpoint })
+    const { result } = await h.submit({
+      step: s, tensors: trainer.stateCopies(h.buffers(this.o.stateSizes)), checkpoint, ...(this.o.stateCommitment === 'chunked' ? { stateCommitment: 'chunked' as const } : {})
+    })
     const marked = this.o.forcedSteps?.includes(s - 1) === true
     if (marked && isCheckpoint) throw new Error(`a forced error cannot mark checkpoint ${s}`)
     this.roots.push(quiet(result.then(r => marked ? forcedLeaf(r.root) : r.root)))

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { bytesEqual, fromHex, toHex } from '../../protocols/commit/merkle.js'
-import { fastStateRoot } from './fast-commit.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
+import { fastStateRootUnder } from './fast-commit.js'
 import { dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../../protocols/commit/tensor.js'
 import { rootAtStep, rootEveryOfProof, type CheckpointRef } from '../../protocols/pol/proof.js'
 import { committedStep, segmentOfStep } from '../../protocols/pol/segments.js'
@@ -105,6 +106,8 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
     if (s > proof.steps) throw new Error(`step ${s} has no committed root to replay to (the proof has ${proof.steps} steps)`)
   }
   const m = rootEveryOfProof(proof)
+  // the roots compared are under the program's scheme (docs/training.md "Chunked roots: design")
+  const scheme = commitSchemeOf(program)
   const committedRoot = (step: number): string => rootAtStep(proof, step)
   // A checkpoint is loaded with only its manifest and data hash checked: the
   // replay hashes the state at s-1 anyway, and a state whose root is the
@@ -117,7 +120,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
     if (o.checkpointLayout === 'program') return loadByProgram(dir, ref, full, trainer, committedRoot(ref.step))
     let ck: ReturnType<typeof readCheckpoint>
     try {
-      ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash }, { commitments: full })
+      ck = readCheckpoint(dir, ref.step, { programHash: phash, manifestHash: ref.manifestHash }, { commitments: full, stateCommitment: scheme })
     } catch (e) {
       throw new CheckpointUnusable(ref.step, (e as Error).message)
     }
@@ -158,7 +161,7 @@ export async function replaySteps (o: ReplayManyOptions): Promise<ReplayResult[]
       // (hashing a state costs about half a step): if they match, the unit matches.
       // A mismatch before `from` is located exactly by replaying from the checkpoint
       // again with every committed root compared.
-      const rootNow = (): string => toHex(fastStateRoot(trainer.stateTensors(), trainer.step))
+      const rootNow = (): string => toHex(fastStateRootUnder(scheme, trainer.stateTensors(), trainer.step))
       const same = (step: number, root: string): boolean => bytesEqual(fromHex(root), fromHex(committedRoot(step)))
       // a committed leaf marked as a forced error of the replayed state: that state is what the solver continued from
       const marked = (step: number, root: string): boolean => isForcedLeafOf(fromHex(committedRoot(step)), fromHex(root))
@@ -234,7 +237,7 @@ export function loadByProgram (dir: string, ref: CheckpointRef, full: boolean, t
     off += t.bytes
     return { shape: t.shape, dtype: t.dtype, values }
   })
-  if (full && !bytesEqual(fastStateRoot(tensors, ref.step), fromHex(committedRoot))) {
+  if (full && !bytesEqual(fastStateRootUnder(trainer.commitScheme, tensors, ref.step), fromHex(committedRoot))) {
     throw new CheckpointUnusable(ref.step, `its data does not hash to the proof's state root of step ${ref.step} (commitment mismatch)`)
   }
   return tensors

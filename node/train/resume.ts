@@ -1,4 +1,5 @@
 import { toHex } from '../../protocols/commit/merkle.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
 import { isCommittedStep, leafOfStep } from '../../protocols/pol/segments.js'
 import type { BackendLog } from './backend.js'
 import { listCheckpoints, readCheckpoint, readRoots } from './store.js'
@@ -19,7 +20,7 @@ export interface ResumePoint {
 }
 
 /** undefined: nothing to resume from (no checkpoints); throws if checkpoints exist but none agrees with the roots. */
-export function findResumePoint (outDir: string, steps: number, phash: string, log: BackendLog, rootEvery = 1): ResumePoint | undefined {
+export function findResumePoint (outDir: string, steps: number, phash: string, log: BackendLog, rootEvery = 1, scheme: CommitScheme = 'rowcol'): ResumePoint | undefined {
   const leaf = (s: number): number => leafOfStep(s, steps, rootEvery)
   const listed = listCheckpoints(outDir).filter(s => isCommittedStep(s, steps, rootEvery))
   const prevRoots = listed.length > 0 ? readRoots(outDir) : []
@@ -28,7 +29,7 @@ export function findResumePoint (outDir: string, steps: number, phash: string, l
   for (let i = usable.length - 1; i >= 0 && start === undefined; i--) {
     let ck: ReturnType<typeof readCheckpoint>
     try {
-      ck = readCheckpoint(outDir, usable[i], { programHash: phash })
+      ck = readCheckpoint(outDir, usable[i], { programHash: phash }, { stateCommitment: scheme })
     } catch (e) {
       // e.g. a checkpoint cut short by the crash
       log.warn(`--resume: checkpoint ${usable[i]} is unusable (${(e as Error).message}); trying an earlier one`)

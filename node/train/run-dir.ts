@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import type { CheckpointRef, ProofOfLearning } from '../../protocols/pol/proof.js'
 import { programHash, rootEveryOf, type TaskProgram } from '../../protocols/program/program.js'
 import { initBackend, type BackendChoice, type BackendLog } from './backend.js'
@@ -66,7 +67,7 @@ export function checkpointBefore (proof: ProofOfLearning, step: number): Checkpo
 export async function openRunAt (o: RunAtOptions, what: string): Promise<RunAt> {
   const r = await openRun(o, what)
   const ref = checkpointBefore(r.proof, o.step)
-  const ck = readCheckpoint(r.dir, ref.step, { programHash: r.phash, manifestHash: ref.manifestHash })
+  const ck = readCheckpoint(r.dir, ref.step, { programHash: r.phash, manifestHash: ref.manifestHash }, { stateCommitment: commitSchemeOf(r.program) })
   return { ...r, ref, ck }
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { toHex } from '../../protocols/commit/merkle.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { sizeOf } from '../../protocols/commit/tensor.js'
 import { manifestHash } from '../../protocols/pol/checkpoint.js'
 import { buildProof, type CheckpointRef } from '../../protocols/pol/proof.js'
@@ -96,6 +97,8 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const program = validateProgram(o.program)
   const rootEvery = rootEveryOf(program)
   const phash = programHash(program)
+  // the committed states' roots and checkpoints are under the program's scheme (docs/training.md "Chunked roots: design")
+  const scheme = commitSchemeOf(program)
   const backend = await initBackend(o.backend ?? 'auto', program.runtime, log)
   let verifiable = o.verifiable !== false
   if (verifiable && backend.runtime !== program.runtime) {
@@ -112,6 +115,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
   const recorder = verifiable
     ? new ProofRecorder(new StateHasher({ worker: o.hashWorker }), {
         outDir, phash, names, stateSizes, checkpointEvery: program.checkpointEvery, steps: program.steps, rootEvery, onCheckpoint: o.onCheckpoint,
+        stateCommitment: scheme,
         ...(o.forcedSteps !== undefined ? { forcedSteps: o.forcedSteps } : {})
       })
     : undefined
@@ -136,14 +140,14 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
     }
     atomicWrite(taskFile, JSON.stringify(program.info === undefined ? program : stripInfo(program), null, 2) + '\n')
     if (recorder !== undefined) {
-      const start = o.resume === true ? findResumePoint(outDir, program.steps, phash, log, rootEvery) : undefined
+      const start = o.resume === true ? findResumePoint(outDir, program.steps, phash, log, rootEvery, scheme) : undefined
       if (start !== undefined) {
         const { c, ck, listed, prevRoots } = start
         if (c < listed[listed.length - 1]) log.warn(`--resume: checkpoints after ${c} have no roots in state-roots.bin (a crash before they were recorded): recomputed`)
         trainer.loadState(ck.tensors, c)
         // each earlier checkpoint checked again (it will be served); c was just read
         const earlier = listed.filter(x => x <= c).map(s => {
-          const m = s === c ? ck : readCheckpoint(outDir, s, { programHash: phash })
+          const m = s === c ? ck : readCheckpoint(outDir, s, { programHash: phash }, { stateCommitment: scheme })
           return { step: s, manifestHash: manifestHash(m.manifest) }
         })
         recorder.resumeAt(c, prevRoots, earlier)
@@ -193,7 +197,7 @@ export async function trainTask (o: TrainOptions): Promise<TrainResult> {
       if (diverged !== undefined) {
         watch?.dispose(); watch = undefined
         const located = await locateDivergence(trainer, hasher, diverged, {
-          outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined
+          outDir, phash, names, stateSizes, checkpoints, fake: o.fakeDivergence !== undefined, stateCommitment: scheme
         })
         result.divergence = { step: located.step, entry: located.entry, flat: located.flat }
         result.steps = diverged

@@ -1,6 +1,6 @@
 import { toHex } from '../../protocols/commit/merkle.js'
 import type { BackendChoice, BackendLog } from './backend.js'
-import { fastStateRoot } from './fast-commit.js'
+import { fastStateRootUnder } from './fast-commit.js'
 import { FaultInjector, type TrainFaults } from './fault.js'
 import { openRunAt } from './run-dir.js'
 import { Trainer } from './trainer.js'
@@ -47,11 +47,12 @@ export async function segmentRoots (o: SegmentRootsOptions): Promise<SegmentRoot
       trainer.runStep()
       injector?.after(trainer)
     }
+    const rootNow = (): string => toHex(fastStateRootUnder(trainer.commitScheme, trainer.stateTensors(), trainer.step))
     while (trainer.step < o.first) step()
-    roots.push(toHex(fastStateRoot(trainer.stateTensors(), trainer.step)))
+    roots.push(rootNow())
     while (trainer.step < o.first + o.length) {
       step()
-      roots.push(toHex(fastStateRoot(trainer.stateTensors(), trainer.step)))
+      roots.push(rootNow())
     }
   } finally {
     injector?.dispose()

@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path'
 import { sha256, toHex } from '../../protocols/commit/merkle.js'
 import type { TensorData } from '../../protocols/commit/tensor.js'
 import { buildCheckpoint, checkpointDataFile, manifestBytes, openCheckpoint, type CheckpointManifest, type CommitOptions } from '../../protocols/pol/checkpoint.js'
-import { fastTensorRoot } from './fast-commit.js'
+import type { CommitScheme } from '../../protocols/commit/scheme.js'
+import { fastTensorRootUnder } from './fast-commit.js'
 import { validateProof, type ProofOfLearning } from '../../protocols/pol/proof.js'
 import { validateProgram, type DatasetRef, type TaskProgram } from '../../protocols/program/program.js'
 
@@ -41,14 +42,19 @@ export function checkpointDir (runDir: string, step: number): string {
 
 // checkpoints are committed with the fast implementation of protocols/commit
 // (same roots; test/unit/train/fast-commit.test.ts): the reference one costs ~5× more per checkpoint
-const FAST: CommitOptions = { tensorRoot: fastTensorRoot }
+const fast = (c: CommitScheme = 'rowcol'): CommitOptions => ({ stateCommitment: c, tensorRoot: fastTensorRootUnder(c) })
 
 /**
  * `o.reference`: commit with protocols/commit itself (a cross-check of the fast implementation);
- * `o.tensorRoot`: the tensors' commitment roots, when the caller has them already
+ * `o.tensorRoot`: the tensors' commitment roots (under `o.stateCommitment`), when the caller has them already;
+ * `o.stateCommitment`: the program's (absent: row + column)
  */
-export function writeCheckpoint (runDir: string, programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], o: { reference?: boolean, tensorRoot?: CommitOptions['tensorRoot'] } = {}): { manifest: CheckpointManifest, manifestHash: string } {
-  const { manifest, data } = buildCheckpoint(programHash, step, names, tensors, 'state.bin', o.reference === true ? {} : { tensorRoot: o.tensorRoot ?? fastTensorRoot })
+export function writeCheckpoint (
+  runDir: string, programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[],
+  o: { reference?: boolean, tensorRoot?: CommitOptions['tensorRoot'], stateCommitment?: CommitScheme } = {}
+): { manifest: CheckpointManifest, manifestHash: string } {
+  const c = o.stateCommitment ?? 'rowcol'
+  const { manifest, data } = buildCheckpoint(programHash, step, names, tensors, 'state.bin', o.reference === true ? { stateCommitment: c } : { stateCommitment: c, tensorRoot: o.tensorRoot ?? fastTensorRootUnder(c) })
   const dir = checkpointDir(runDir, step)
   atomicWrite(join(dir, manifest.dataFile), data)
   const bytes = manifestBytes(manifest)
@@ -57,15 +63,15 @@ export function writeCheckpoint (runDir: string, programHash: string, step: numb
   return { manifest, manifestHash: toHex(sha256(bytes)) }
 }
 
-/** `o.commitments: false`: skip the per-tensor commitments and state root (see CommitOptions) */
+/** `o.commitments: false`: skip the per-tensor commitments and state root (see CommitOptions); `o.stateCommitment`: the program's */
 export function readCheckpoint (
-  runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }, o: { commitments?: boolean } = {}
+  runDir: string, step: number, expect?: { programHash?: string, manifestHash?: string }, o: { commitments?: boolean, stateCommitment?: CommitScheme } = {}
 ): { manifest: CheckpointManifest, tensors: TensorData[] } {
   const dir = checkpointDir(runDir, step)
   const m = readJson(join(dir, 'manifest.json'), `checkpoint manifest of step ${step}`) as CheckpointManifest
   const file = join(dir, checkpointDataFile(m))
   if (!existsSync(file)) throw new Error(`checkpoint data missing: ${file}`)
-  return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect, { ...FAST, commitments: o.commitments })
+  return openCheckpoint(m, new Uint8Array(readFileSync(file)), expect, { ...fast(o.stateCommitment), commitments: o.commitments })
 }
 
 export function listCheckpoints (runDir: string): number[] {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import type { TensorData, DType } from '../../protocols/commit/tensor.js'
-import { stateRoot } from '../../protocols/commit/state.js'
+import { stateRootUnder, type CommitScheme } from '../../protocols/commit/scheme.js'
+import { commitSchemeOf } from '../../protocols/program/commit-scheme.js'
 import { DataOrder } from '../../protocols/data/order.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import { datasetBatches, type BatchSource } from './batch-source.js'
@@ -141,8 +142,11 @@ export class Trainer {
     return this.state.map(s => s.name)
   }
 
+  /** The program's state commitment scheme (row + column unless it says chunked). */
+  get commitScheme (): CommitScheme { return commitSchemeOf(this.program) }
+
   stateRoot (): Uint8Array {
-    return stateRoot(this.stateTensors(), this.step)
+    return stateRootUnder(this.commitScheme, this.stateTensors(), this.step)
   }
 
   /** Restores a state (tensors in state order) reached after `step` steps. */

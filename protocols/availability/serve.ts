@@ -1,9 +1,11 @@
 import { decode, encode } from 'cborg'
-import { bytesEqual, merkleProof, merkleRoot, rootFromProof, sha256 } from '../commit/merkle.js'
+import { bytesEqual, merkleProof, merkleRoot, rootFromProof } from '../commit/merkle.js'
+import type { CommitScheme } from '../commit/scheme.js'
 import { stepLeaf } from '../commit/state.js'
 import { leafCount } from '../pol/segments.js'
-import { axisLayout, canonicalBytes, combineRoots, commitTensor, matrixView, tensorLeafBytes, tensorLeaves, valuesFromBytes, verifySlice, type TensorData } from '../commit/tensor.js'
-import { AvailabilityRejected, checkedHeader, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './headers.js'
+import { canonicalBytes, dtypeBytes, sizeOf, valuesFromBytes, type TensorData } from '../commit/tensor.js'
+import { AvailabilityRejected, stateLeafOf, type AvailabilityContext, type AvailabilityError, type TensorHeader } from './headers.js'
+import { serveScheme, type ServeHeader } from './serve-schemes.js'
 
 // Serving a challenged checkpoint through the chain (docs/disputes.md,
 // "Withheld checkpoints"; docs/economics.md "Selective serving").
@@ -23,6 +25,9 @@ import { AvailabilityRejected, checkedHeader, stateLeafOf, type AvailabilityCont
 // encoding (unlike erasure-coded chunks, which are checked against the
 // solver's chunk root only), and the challenger rebuilds its checkpoint from
 // the parts (assembleServedState) with nothing fetched off chain.
+// A chunked program's serve (ctx.stateCommitment 'chunked': the chain knows it
+// from the task's program) has chunked headers and 4 KiB chunks for leaves,
+// each with its path to its tensor's chunk root (serve-schemes.ts).
 //
 // Pure: the chain runtime, the solver's node and the challenger share it.
 
@@ -39,9 +44,10 @@ const MAX_DEPTH = 48
 const MAX_TENSORS = 4096
 
 export interface ServedLeaf { bytes: Uint8Array, siblings: Uint8Array[] }
-export interface ServePart {
+/** H: row + column headers (TensorHeader), or chunked ones ({dtype, shape, chunkRoot}) for a chunked program */
+export interface ServePart<H extends ServeHeader = TensorHeader> {
   v: 2
-  tensors: TensorHeader[]
+  tensors: H[]
   /** path of the recomputed state root to proof_root */
   statePath: Uint8Array[]
   /** global index of the first leaf in this part (leaves served before it) */
@@ -56,9 +62,10 @@ export interface ServePart {
 
 function reject (reason: AvailabilityError, detail: string): never { throw new AvailabilityRejected(reason, detail) }
 
-/** Row-tree leaves of each tensor, in state order (a pure function of the headers). */
-export function leafCounts (tensors: ReadonlyArray<Pick<TensorHeader, 'dtype' | 'shape'>>): number[] {
-  return tensors.map(t => axisLayout(t.dtype, t.shape, 'row').leaves)
+/** Leaves of each tensor in state order (row-tree leaves, or chunks under `c`): a pure function of the headers. */
+export function leafCounts (tensors: ReadonlyArray<Pick<TensorHeader, 'dtype' | 'shape'>>, c?: CommitScheme): number[] {
+  const sc = serveScheme(c)
+  return tensors.map(t => sc.leafCount(t))
 }
 
 /** Global leaf g → (tensor, leaf within it). */
@@ -71,22 +78,23 @@ function locate (counts: readonly number[], g: number): { tensor: number, leaf: 
 }
 
 /** The hash a challenge's serve binds its parts to: every part must carry the same headers. */
-export function headersHash (tensors: readonly TensorHeader[]): Uint8Array {
-  return sha256(encode(tensors.map(t => ({ dtype: t.dtype, shape: t.shape, rowRoot: t.rowRoot, colRoot: t.colRoot }))))
+export function headersHash (tensors: readonly ServeHeader[], c?: CommitScheme): Uint8Array {
+  return serveScheme(c).headersHash(tensors)
 }
 
 /**
  * The solver's parts serving its state at `step`, from leaf `from` on (0: the
- * whole state). Throws if the state does not hash to the committed root.
+ * whole state), under the program's state commitment `o.stateCommitment`.
+ * Throws if the state does not hash to the committed root.
  */
 export function buildServeParts (
   tensors: readonly TensorData[], step: number, stateRoots: readonly Uint8Array[], seg?: { rootEvery: number, steps: number },
-  o: { from?: number, maxBytes?: number } = {}
+  o: { from?: number, maxBytes?: number, stateCommitment?: CommitScheme } = {}
 ): Uint8Array[] {
   const leafIndex = seg === undefined ? step : stateLeafOf(step, seg.steps, seg.rootEvery).leaf
-  const commits = tensors.map(t => commitTensor(t))
-  if (!bytesEqual(merkleRoot([...commits.map(c => c.root), stepLeaf(step)]), stateRoots[leafIndex])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
-  const headers: TensorHeader[] = tensors.map((t, i) => ({ dtype: t.dtype, shape: [...t.shape], rowRoot: commits[i].rowRoot, colRoot: commits[i].colRoot }))
+  const sc = serveScheme(o.stateCommitment)
+  const { headers, roots: tensorRoots } = sc.headersOf(tensors)
+  if (!bytesEqual(merkleRoot([...tensorRoots, stepLeaf(step)]), stateRoots[leafIndex])) throw new Error(`the local state at step ${step} does not hash to the committed state root`)
   const head = { v: SERVE_VERSION, tensors: headers, statePath: merkleProof(stateRoots, leafIndex) }
   const roots = [...stateRoots]
   const maxBytes = o.maxBytes ?? MAX_SERVE_PART_BYTES
@@ -105,11 +113,10 @@ export function buildServeParts (
     curBytes = overhead - (parts.length === 1 ? encode(roots).length : 0)
   }
   for (const t of tensors) {
-    // the row tree once per tensor (proveSlice would rebuild both trees per leaf)
-    const hashesOf = tensorLeaves(t, 'row')
-    for (let j = 0; j < hashesOf.length; j++, g++) {
+    const ls = sc.leavesOf(t)
+    for (let j = 0; j < ls.count; j++, g++) {
       if (g < (o.from ?? 0)) continue
-      const leaf = { bytes: tensorLeafBytes(t, 'row', j), siblings: merkleProof(hashesOf, j) }
+      const leaf = ls.leaf(j)
       const size = encode(leaf).length + 1
       if (cur.length > 0 && curBytes + size > maxBytes) flush()
       cur.push(leaf)
@@ -130,15 +137,17 @@ function hashes2 (v: unknown, n: number): Uint8Array[] {
   return v
 }
 
-export function decodeServePart (bytes: Uint8Array): ServePart {
+export function decodeServePart (bytes: Uint8Array): ServePart<ServeHeader> {
   if (bytes.length > MAX_SERVE_PART_BYTES) reject('ResponseTooLarge', `${bytes.length} bytes exceed ${MAX_SERVE_PART_BYTES}`)
-  let r: ServePart
-  try { r = decode(bytes) as ServePart } catch (e) { reject('InvalidAvailabilityResponse', `not CBOR: ${(e as Error).message}`) }
+  let r: ServePart<ServeHeader>
+  try { r = decode(bytes) as ServePart<ServeHeader> } catch (e) { reject('InvalidAvailabilityResponse', `not CBOR: ${(e as Error).message}`) }
   if (typeof r !== 'object' || r === null || r.v !== SERVE_VERSION) reject('InvalidAvailabilityResponse', 'not a version 2 serve part (an answer serves the whole checkpoint)')
   return r
 }
 
 export interface ServeCheckContext extends AvailabilityContext {
+  /** the task's state commitment (absent: row + column): what its headers and leaves are */
+  stateCommitment?: CommitScheme
   /** leaves already on chain for this challenge: the part must start there */
   served: number
   /** the headers hash of the parts before (absent for the first part) */
@@ -146,7 +155,7 @@ export interface ServeCheckContext extends AvailabilityContext {
 }
 
 /** A part the chain took: leaves served after it, of `total`; the headers hash; the part; its leaves' bytes. */
-export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart, leafBytes: number }
+export interface CheckedPart { served: number, total: number, headersHash: Uint8Array, part: ServePart<ServeHeader>, leafBytes: number }
 
 /**
  * The chain's rule for one serve part: its headers make the committed state
@@ -157,16 +166,17 @@ export interface CheckedPart { served: number, total: number, headersHash: Uint8
 export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): CheckedPart {
   const r = decodeServePart(bytes)
   if (!Array.isArray(r.tensors) || r.tensors.length < 1 || r.tensors.length > MAX_TENSORS) reject('InvalidAvailabilityResponse', `a state has 1 to ${MAX_TENSORS} tensors`)
-  const headers = r.tensors.map(checkedHeader)
-  const hh = headersHash(headers)
+  const sc = serveScheme(ctx.stateCommitment)
+  const headers = r.tensors.map((h, i) => sc.checkedHeader(h, i))
+  const hh = sc.headersHash(headers)
   if (ctx.headersHash !== undefined && !bytesEqual(hh, ctx.headersHash)) reject('InvalidAvailabilityResponse', 'the tensor headers differ from the parts served before')
-  const roots = headers.map(h => combineRoots(h.dtype, h.shape, h.rowRoot, h.colRoot))
+  const roots = headers.map(h => sc.rootOf(h))
   const root = merkleRoot([...roots, stepLeaf(ctx.step)])
   let at: { leaf: number, depth: number }
   try { at = stateLeafOf(ctx.step, ctx.stepCount, ctx.rootEvery ?? 1) } catch (e) { reject('InvalidAvailabilityResponse', (e as Error).message) }
   const path = hashes(r.statePath, 'statePath')
   if (path.length !== at.depth || at.leaf >= 2 ** at.depth || !bytesEqual(rootFromProof(root, at.leaf, path), ctx.proofRoot)) reject('AvailabilityProofInvalid', `the tensors do not make the state root at leaf ${at.leaf} of proof_root`)
-  const counts = leafCounts(headers)
+  const counts = headers.map(h => sc.leafCount(h))
   const total = counts.reduce((a, b) => a + b, 0)
   if (r.from !== ctx.served) reject('InvalidAvailabilityResponse', `the part must start at leaf ${ctx.served}, not ${String(r.from)}`)
   // the first part carries every leaf of proof_root: the roots a replay from this state compares against
@@ -179,9 +189,7 @@ export function checkServePart (ctx: ServeCheckContext, bytes: Uint8Array): Chec
   r.leaves.forEach((s, k) => {
     if (typeof s !== 'object' || s === null || !(s.bytes instanceof Uint8Array)) reject('InvalidAvailabilityResponse', `leaf ${ctx.served + k} is malformed`)
     const { tensor, leaf } = locate(counts, ctx.served + k)
-    const h = headers[tensor]
-    const l = axisLayout(h.dtype, h.shape, 'row')
-    const ok = verifySlice(roots[tensor], { dtype: h.dtype, shape: h.shape, axis: 'row', index: leaf * l.group, bytes: s.bytes, siblings: hashes(s.siblings, `leaf ${ctx.served + k} siblings`), otherRoot: h.colRoot })
+    const ok = sc.verifyLeaf(headers[tensor], roots[tensor], leaf, s.bytes, hashes(s.siblings, `leaf ${ctx.served + k} siblings`))
     if (!ok) reject('AvailabilityProofInvalid', `leaf ${leaf} of tensor ${tensor} does not verify against its commitment`)
   })
   return { served: ctx.served + r.leaves.length, total, headersHash: hh, part: r, leafBytes: r.leaves.reduce((a, l) => a + l.bytes.length, 0) }
@@ -202,7 +210,7 @@ export function assembleServe (ctx: Omit<ServeCheckContext, 'served' | 'headersH
   let hh: Uint8Array | undefined
   let total = -1
   const leaves: Uint8Array[] = []
-  let headers: TensorHeader[] = []
+  let headers: ServeHeader[] = []
   let roots: Uint8Array[] = []
   for (const bytes of parts) {
     const c = checkServePart({ ...ctx, served, headersHash: hh }, bytes)
@@ -214,11 +222,11 @@ export function assembleServe (ctx: Omit<ServeCheckContext, 'served' | 'headersH
     for (const l of c.part.leaves) leaves.push(l.bytes)
   }
   if (total < 0 || served !== total) throw new Error(`the serve holds ${served} of ${total < 0 ? '?' : total} leaves`)
-  const counts = leafCounts(headers)
+  const counts = leafCounts(headers, ctx.stateCommitment)
   let g = 0
+  // a tensor's leaves in order are its canonical bytes, under either scheme
   const tensors = headers.map((h, t) => {
-    const { rows, cols } = matrixView(h.shape)
-    const bytes = new Uint8Array(rows * cols * (h.dtype === 'bool' ? 1 : 4))
+    const bytes = new Uint8Array(sizeOf(h.shape) * dtypeBytes(h.dtype))
     let o = 0
     for (let j = 0; j < counts[t]; j++, g++) { bytes.set(leaves[g], o); o += leaves[g].length }
     return { dtype: h.dtype, shape: [...h.shape], values: valuesFromBytes(h.dtype, bytes) }

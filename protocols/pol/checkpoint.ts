@@ -1,12 +1,17 @@
 import { bytesEqual, fromHex, merkleRoot, sha256, toHex } from '../commit/merkle.js'
 import { stepLeaf } from '../commit/state.js'
-import { commitTensor, sizeOf, dtypeBytes, type DType, type TensorData, valuesFromBytes } from '../commit/tensor.js'
+import { tensorCommitmentRoot, type CommitScheme } from '../commit/scheme.js'
+import { sizeOf, dtypeBytes, type DType, type TensorData, valuesFromBytes } from '../commit/tensor.js'
 import { canonicalHash, canonicalJson } from '../program/canonical-json.js'
 
 // Checkpoint manifest (version 1): describes one file holding the canonical
 // little-endian bytes of every state tensor, concatenated in state order.
 // manifestHash = sha256 of the manifest's canonical JSON; that is what the
 // proof-of-learning references (CIDs of the shards are added later).
+// A chunked program's manifest says so (`stateCommitment: 'chunked'`): its
+// tensors' `root`s and its state root are chunked commitments
+// (docs/training.md "Chunked roots: design"); a row + column one has no such
+// field, so its manifest and hash are what they always were.
 
 export const CHECKPOINT_VERSION = 1
 
@@ -20,6 +25,8 @@ export interface CheckpointManifest {
   dataSha256: string
   dataBytes: number
   tensors: CheckpointTensor[]
+  /** absent: row + column commitments */
+  stateCommitment?: 'chunked'
 }
 
 /**
@@ -29,6 +36,12 @@ export interface CheckpointManifest {
  */
 export type TensorRootFn = (t: TensorData) => Uint8Array
 export interface CommitOptions {
+  /**
+   * The program's state commitment (absent: row + column). A manifest must
+   * declare the same one: a checkpoint under the other scheme is refused.
+   */
+  stateCommitment?: CommitScheme
+  /** a faster implementation of the tensor commitment root under `stateCommitment` */
   tensorRoot?: TensorRootFn
   /**
    * false: check only the manifest and the data's sha256, not each tensor's
@@ -38,7 +51,7 @@ export interface CommitOptions {
    */
   commitments?: boolean
 }
-const referenceRoot: TensorRootFn = t => commitTensor(t).root
+const referenceRoot = (c: CommitScheme): TensorRootFn => t => tensorCommitmentRoot(c, t)
 
 /** The state root from the tensors' commitment roots (protocols/commit stateRoot, each tensor committed once). */
 function rootOf (tensorRoots: readonly Uint8Array[], step: number): Uint8Array {
@@ -48,7 +61,8 @@ function rootOf (tensorRoots: readonly Uint8Array[], step: number): Uint8Array {
 /** `data` may be a view of the tensors' own buffer (see backToBack): write or copy it before they change. */
 export function buildCheckpoint (programHash: string, step: number, names: readonly string[], tensors: readonly TensorData[], dataFile = 'state.bin', o: CommitOptions = {}): { manifest: CheckpointManifest, data: Uint8Array } {
   if (names.length !== tensors.length) throw new Error('one name per state tensor')
-  const commit = o.tensorRoot ?? referenceRoot
+  const scheme = o.stateCommitment ?? 'rowcol'
+  const commit = o.tensorRoot ?? referenceRoot(scheme)
   let off = 0
   const roots = tensors.map(commit)
   const entries: CheckpointTensor[] = tensors.map((t, i) => {
@@ -64,7 +78,8 @@ export function buildCheckpoint (programHash: string, step: number, names: reado
     data = out
   }
   const manifest: CheckpointManifest = {
-    version: 1, programHash, step, stateRoot: toHex(rootOf(roots, step)), dataFile, dataSha256: toHex(sha256(data)), dataBytes: off, tensors: entries
+    version: 1, programHash, step, stateRoot: toHex(rootOf(roots, step)), dataFile, dataSha256: toHex(sha256(data)), dataBytes: off, tensors: entries,
+    ...(scheme === 'chunked' ? { stateCommitment: 'chunked' as const } : {})
   }
   return { manifest, data }
 }
@@ -98,9 +113,13 @@ export class CheckpointError extends Error {
 export function openCheckpoint (
   manifest: unknown, data: Uint8Array, expect?: { programHash?: string, manifestHash?: string }, o: CommitOptions = {}
 ): { manifest: CheckpointManifest, tensors: TensorData[] } {
-  const commit = o.tensorRoot ?? referenceRoot
+  const scheme = o.stateCommitment ?? 'rowcol'
+  const commit = o.tensorRoot ?? referenceRoot(scheme)
   const m = manifest as CheckpointManifest
   if (typeof m !== 'object' || m === null || m.version !== CHECKPOINT_VERSION) throw new CheckpointError('not a version 1 checkpoint manifest')
+  // its roots are checked under the program's scheme, never under the one the manifest picks
+  const declared = m.stateCommitment === undefined ? 'rowcol' : m.stateCommitment === 'chunked' ? 'chunked' : undefined
+  if (declared !== scheme) throw new CheckpointError(`checkpoint commits its state ${declared === undefined ? `under an unknown scheme ${String(m.stateCommitment)}` : `under ${declared}`}, the program under ${scheme}`)
   if (!Number.isInteger(m.step) || m.step < 0 || !Array.isArray(m.tensors)) throw new CheckpointError('malformed checkpoint manifest')
   if (expect?.programHash !== undefined && m.programHash !== expect.programHash) throw new CheckpointError(`checkpoint belongs to program ${m.programHash}, not ${expect.programHash}`)
   if (expect?.manifestHash !== undefined && manifestHash(m) !== expect.manifestHash) throw new CheckpointError(`checkpoint manifest hash ${manifestHash(m)} differs from the referenced ${expect.manifestHash}`)

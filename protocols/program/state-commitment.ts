@@ -19,7 +19,7 @@ export type StateCommitment = typeof CHUNKED_STATE
  * program is not admissible (admissible.ts): a task whose disputes the chain
  * cannot rule on would pay a cheating solver by the challenger's timeout.
  */
-export const CHUNKED_STATE_JUDGED = false
+export const CHUNKED_STATE_JUDGED = true
 
 /** Validates the program field `stateCommitment` (undefined: absent, row + column). */
 export function validateStateCommitment (v: unknown): StateCommitment | undefined {

@@ -6,14 +6,15 @@ import * as reference from '../../protocols/reference/index.js'
 import { minWindow, taskProgram, type ProgramArgs } from '../helpers/program.js'
 import { Harness } from '../unit/chain/harness.js'
 
-// Attack: a submitter (or a solver colluding with one) posts a task whose
-// program asks for chunked state roots before the chain and its nodes can
-// judge a dispute over them (the chunks answer, the chunk-tree walk, the chunk
-// serve: docs/training.md "Chunked roots: design", steps 3–5). A solver then
-// commits chunked roots no honest challenger can open on chain, and wins every
-// dispute by the challenger's timeout. The chain must refuse the program at
-// submit_task while this build does not judge the scheme; the same program
-// without the field is posted.
+// A chunked-state program on a chain that judges chunked roots (docs/training.md
+// "Chunked roots: design"): it is posted, and submit_task records its scheme
+// (TaskStateCommitment), which respond_availability checks a serve under. Attack:
+// a solver of a chunked task serving row + column parts, or of a row + column
+// task chunked ones, as if the part chose the scheme; the chain takes it from
+// the task (test/adversarial/chunked-serve.test.ts). A build whose chain does
+// not judge the scheme refuses the program (admissibility's switch,
+// CHUNKED_STATE_JUDGED): a solver would commit chunked roots no challenger
+// could open on chain, and win every dispute by the challenger's timeout.
 
 const H = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32)
 
@@ -23,7 +24,7 @@ const submit = (p: ProgramArgs): string | undefined => h.run('Alice', 'Arbitrati
   escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: minWindow(p, 2), solveTimeout: 1000
 }).error
 
-describe('a chunked-state program on a chain that does not judge chunked roots', () => {
+describe('a chunked-state program on a chain that judges chunked roots', () => {
   beforeEach(async () => {
     h = await Harness.create({ reference })
     expect(h.run('Bob', 'Arbitration', 'register_node', h.registerArgs('Bob', 2, 2000n * UNIT)).error).toBeUndefined()
@@ -31,20 +32,19 @@ describe('a chunked-state program on a chain that does not judge chunked roots',
   })
 
   for (const optimizer of ['sgd', 'adam'] as const) {
-    it(`is refused at submit_task (${optimizer}): no task, no escrow, no solver`, () => {
+    it(`is posted and its scheme recorded (${optimizer}); the same program without the field records none`, () => {
       const chunked = taskProgram({ optimizer, stateCommitment: 'chunked' })
       expect(stateIsChunked(chunked.program)).toBe(true)
-      // a valid program, otherwise admissible: only the scheme keeps it off this chain
-      expect(admissibility(validateProgram(chunked.program), reference.supportsElement, true).ok).toBe(true)
-      expect(submit(chunked)).toBe('Arbitration.ProgramNotVerifiable')
-      expect(h.read<TaskInfo>('Arbitration', 'Tasks', 0)).toBeUndefined()
-      expect(h.reserved('Alice')).toBe(0n)
-      expect(h.advance(3)).not.toContain('Arbitration.SolverSelected')
-      // the control: the same program under row + column roots is posted and a solver selected
+      // a chain that did not judge the scheme would refuse it (the switch, tested off)
+      expect(admissibility(validateProgram(chunked.program), reference.supportsElement, false).ok).toBe(false)
+      expect(submit(chunked)).toBeUndefined()
+      expect(h.read('Arbitration', 'TaskStateCommitment', 0)).toBe(1)
+      expect(h.advance(1)).toContain('Arbitration.SolverSelected')
       const plain = taskProgram({ optimizer })
       expect(stateIsChunked(plain.program)).toBe(false)
       expect(submit(plain)).toBeUndefined()
-      expect(h.advance(1)).toContain('Arbitration.SolverSelected')
+      expect((h.read<TaskInfo>('Arbitration', 'Tasks', 1) as TaskInfo).programHash).toBe(plain.programHash)
+      expect(h.read('Arbitration', 'TaskStateCommitment', 1)).toBeUndefined()
     })
   }
 })

@@ -12,10 +12,12 @@
 // the same proof root, whatever the cores. Each model is trained on both wasm
 // runtimes side by side: tfjs-wasm@4.22.0-simd (XNNPACK's kernels, "old") and
 // tfjs-wasm@4.22.0-simd+psk1 (proofswarm's MatMul/convolution kernels, native).
-//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k task|n] [--root-every 1,8] [--runtimes old,psk,base,oldbase] [--baseline dir] [--no-write]
+//   npm run bench -- torch [--save results.json | --report results.json] [--pairs 2] [--scale 1] [--steps mlp=1000] [--models mlp,cnn,gpt] [--cores 1,2] [--k task|n] [--root-every 1,8] [--runtimes old,psk,base,oldbase,chunked] [--baseline dir] [--no-write]
 // --runtimes base (with --baseline dir): psk1 once more, from another checkout's build (its dist/ and native
 // addon, e.g. main's before a kernel change), side by side; its proof roots must equal this build's.
 // --runtimes oldbase (with --baseline dir): the old runtime likewise, from that build.
+// --runtimes chunked: psk1 again on tasks with chunked state roots (task new --state-commitment chunked,
+// docs/training.md "Chunked roots: design"), side by side with psk1's row + column roots; its own proof roots.
 // --scale multiplies the steps (mlp 1000, cnn 1000, gpt 40 at 1: the issue's
 // 1,000-step comparison and the devnet task's length, so that both sides'
 // warm-up, PyTorch's and V8's, weighs as in a real run; both are timed from
@@ -47,7 +49,7 @@ const MODELS = arg('--models', 'mlp,cnn,gpt').split(',')
 const CORES = arg('--cores', '1,2').split(',').map(Number)
 const WRITE = !argv.includes('--no-write')
 const STEPS = Object.fromEntries(arg('--steps', '').split(',').filter(s => s !== '').map(s => s.split('=')).map(([m, n]) => [m, Number(n)]))
-const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1', oldbase: 'tfjs-wasm@4.22.0-simd' } as const
+const RUNTIME_OF = { old: 'tfjs-wasm@4.22.0-simd', psk: 'tfjs-wasm@4.22.0-simd+psk1', base: 'tfjs-wasm@4.22.0-simd+psk1', oldbase: 'tfjs-wasm@4.22.0-simd', chunked: 'tfjs-wasm@4.22.0-simd+psk1' } as const
 /** runtimes trained by the --baseline checkout's build (on the task files of the runtime they measure) */
 const FROM_BASELINE: Partial<Record<Rt, 'old' | 'psk'>> = { base: 'psk', oldbase: 'old' }
 type Rt = keyof typeof RUNTIME_OF
@@ -67,7 +69,7 @@ if (RUNTIMES.some(r => FROM_BASELINE[r] !== undefined) && (BASELINE === '' || !e
   process.exit(2)
 }
 if (!((K === undefined || (Number.isInteger(K) && K >= 1)) && ROOT_EVERY.every(m => Number.isInteger(m) && m >= 1 && m <= MAX_ROOT_EVERY) && PAIRS >= 1 && SCALE > 0 && Object.entries(STEPS).every(([m, n]) => ['mlp', 'cnn', 'gpt'].includes(m) && Number.isInteger(n) && n >= 1) && CORES.every(c => c === 1 || c === 2) && RUNTIMES.length > 0 && RUNTIMES.every(r => r in RUNTIME_OF) && MODELS.every(m => ['mlp', 'cnn', 'gpt'].includes(m)))) {
-  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k task | steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base,oldbase] [--baseline dir] [--no-write]`)
+  console.error(`usage: npm run bench -- torch [--pairs n ≥ 1] [--scale x > 0] [--steps mlp=n,cnn=n,gpt=n] [--models mlp,cnn,gpt] [--cores 1,2] [--k task | steps ≥ 1] [--root-every m,… (1 … ${MAX_ROOT_EVERY})] [--runtimes old,psk,base,oldbase,chunked] [--baseline dir] [--no-write]`)
   process.exit(2)
 }
 
@@ -120,13 +122,15 @@ interface Prepared { cfg: Config, tasks: Tasks, program: TaskProgram, torchArgs:
 
 function prepare (cfg: Config, dir: string): Prepared {
   const data = cfg.model === 'gpt' ? ['--dataset', 'fortunes-min'] : ['--dataset', FASHION]
-  const tasks: Tasks = { old: new Map(), psk: new Map(), base: new Map(), oldbase: new Map() }
+  const tasks: Tasks = { old: new Map(), psk: new Map(), base: new Map(), oldbase: new Map(), chunked: new Map() }
   // only the runtimes measured (base trains psk1's tasks); the task files need no rows commitment (training never reads it)
-  for (const rt of (['old', 'psk'] as const).filter(r => RUNTIMES.includes(r) || RUNTIMES.some(b => FROM_BASELINE[b] === r))) {
+  for (const rt of (['old', 'psk', 'chunked'] as const).filter(r => RUNTIMES.includes(r) || RUNTIMES.some(b => FROM_BASELINE[b] === r))) {
+    // chunked: psk1's tasks with chunked state roots (docs/training.md "Chunked roots: design")
+    const scheme = rt === 'chunked' ? ['--state-commitment', 'chunked'] : []
     for (const m of new Set([1, ...ROOT_EVERY])) {
       const task = join(dir, `${cfg.model}-${rt}-m${m}.json`)
       const spacing = [...(K === undefined ? [] : ['--checkpoint-every', String(committedSpacing(K, cfg.steps, m))]), '--root-every', String(m)]
-      const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--runtime', RUNTIME_OF[rt], '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), ...spacing, '--no-rows-root', '--local', '--out', task], { encoding: 'utf8' })
+      const made = spawnSync(process.execPath, [CLI, 'task', 'new', '--model', cfg.model, ...data, '--runtime', RUNTIME_OF[rt], '--steps', String(cfg.steps), '--batch', String(cfg.batch), '--lr', String(cfg.lr), ...spacing, ...scheme, '--no-rows-root', '--local', '--out', task], { encoding: 'utf8' })
       if (made.status !== 0 || !existsSync(task)) throw new Error(`task new --model ${cfg.model} --runtime ${RUNTIME_OF[rt]} --root-every ${m} failed:\n${made.stderr}`)
       tasks[rt].set(m, task)
       SPACING.set(`${cfg.model} m = ${m}`, (JSON.parse(readFileSync(task, 'utf8')) as TaskProgram).checkpointEvery)
@@ -228,7 +232,7 @@ try {
         for (const w of ways) {
           const g = once(p, w, cores, dir)
           got[w].push(g)
-          if (!isPlain(w) && w !== 'torch' && g.proofRoot !== undefined) { const key = `${cfg.model} ${RUNTIME_OF[runtimeOf(w)] === RUNTIME_OF.old ? 'old' : 'psk1'} m ${rootEveryOfWay(w)}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
+          if (!isPlain(w) && w !== 'torch' && g.proofRoot !== undefined) { const key = `${cfg.model} ${RUNTIME_OF[runtimeOf(w)] === RUNTIME_OF.old ? 'old' : runtimeOf(w) === 'chunked' ? 'psk1 chunked' : 'psk1'} m ${rootEveryOfWay(w)}`; const s = roots.get(key) ?? new Set<string>(); s.add(g.proofRoot); roots.set(key, s) }
         }
         const u = (x: number): string => `${Math.round(x * p.perSample)} ${cfg.unit}/s`
         console.log(`${cfg.model} ${cores} core${cores > 1 ? 's' : ''} pair ${i + 1}: ${WAYS.map(w => `${w} ${u(got[w][i].sps)}`).join(', ')}  (load ${loadavg()[0].toFixed(1)})`)
@@ -268,7 +272,7 @@ for (const [model, s] of roots) if (s.size !== 1) throw new Error(`the verifiabl
 const f0 = (x: number): string => Math.round(x).toLocaleString('en-US')
 const r2 = (x: number): string => x.toFixed(2)
 const spread = (xs: number[]): string => xs.length > 1 ? ` (${xs.map(f0).join(', ')})` : ''
-const RT_LABEL: Record<Rt, string> = { old: 'old', psk: 'psk1', base: 'psk1 before', oldbase: 'old before' }
+const RT_LABEL: Record<Rt, string> = { old: 'old', psk: 'psk1', base: 'psk1 before', oldbase: 'old before', chunked: 'psk1 chunked' }
 const label = (w: Way): string => w === 'torch' ? 'PyTorch' : isPlain(w) ? `${RT_LABEL[runtimeOf(w)]} plain` : `${RT_LABEL[runtimeOf(w)]} verifiable m = ${rootEveryOfWay(w)}`
 const LABEL = Object.fromEntries(WAYS.map(w => [w, label(w)])) as Record<Way, string>
 const others = WAYS.filter(w => w !== 'torch')

@@ -6,6 +6,8 @@ import { admissibility } from '../../../protocols/program/admissible.js'
 import { MAX_PROGRAM_BYTES, parseProgramBytes } from '../../../protocols/program/bytes.js'
 import { rootEveryOf } from '../../../protocols/program/program.js'
 import { rootEveryOfTask, setRootEvery } from './segments.js'
+import { setCommitScheme } from './state-commitment.js'
+import { commitSchemeOf } from '../../../protocols/program/commit-scheme.js'
 import { referenceCostOf, setStepCost } from './rerun-cost.js'
 import { MAX_CHECKED_STEPS, checkableUnits, checkedUnitOf, missingSampled, requiredSample, unitOfTransition } from '../../../protocols/verification/verdict.js'
 import { reserve, unreserve } from './balances.js'
@@ -157,6 +159,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   putTask(ctx, id, t)
   // its proof commits a root every m steps, its disputes are by segment (segments.ts)
   setRootEvery(ctx, id, m)
+  // its state roots are chunked: so are the headers and leaves of its checkpoints' serves (state-commitment.ts)
+  setCommitScheme(ctx, id, commitSchemeOf(checked))
   // its re-runs are priced at most at its program's cost (rerun-cost.ts)
   setStepCost(ctx, id, checked, params(ctx))
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])

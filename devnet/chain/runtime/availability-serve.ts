@@ -5,6 +5,7 @@ import { getTask, params, putTask } from './arbitration.js'
 import { getAssignments, putAssignments } from './assignment.js'
 import type { Context } from './context.js'
 import { rootEveryOfTask } from './segments.js'
+import { commitSchemeOfTask } from './state-commitment.js'
 import { servedChallengers } from './served-grace.js'
 import { answerWindow } from './held-requests.js'
 
@@ -34,6 +35,7 @@ export function servePart (ctx: Context, id: bigint, c: AvailabilityChallenge, t
   try {
     checked = checkServePart({
       proofRoot: hexToU8a(t.proofRoot), step: c.checkpointStep, stepCount: t.stepCount, rootEvery: rootEveryOfTask(ctx, c.taskId),
+      stateCommitment: commitSchemeOfTask(ctx, c.taskId),
       served: before.served, headersHash: before.served === 0 ? undefined : hexToU8a(before.headersHash)
     }, hexToU8a(response))
   } catch (e) {

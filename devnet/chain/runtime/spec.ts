@@ -9,6 +9,7 @@ import { CHUNK_CALLS, CHUNK_ERRORS, CHUNK_EVENTS, CHUNK_STORAGE, CHUNK_TYPES } f
 import { STAKE_EVENTS, STAKE_STORAGE, UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { RENT_ERRORS, RENT_EVENTS, RENT_STORAGE, RENT_TYPES } from './rent-spec.js'
 import { SEGMENT_ERRORS, SEGMENT_STORAGE } from './segment-spec.js'
+import { STATE_COMMITMENT_STORAGE } from './state-commitment-spec.js'
 import { TAPE_QUEUE_STORAGE } from './tape-queue-spec.js'
 import { DRAW_CALLS, DRAW_ERRORS, DRAW_EVENTS, DRAW_STORAGE, DRAW_TYPES } from './draw-spec.js'
 import { RERUN_COST_STORAGE } from './rerun-cost-spec.js'
@@ -275,7 +276,8 @@ export const PALLETS: PalletSpec[] = [
       ...RERUN_COST_STORAGE,
       ...SERVE_STORAGE,
       ...CHALLENGE_COMMIT_STORAGE,
-      ...DATASET_STORAGE
+      ...DATASET_STORAGE,
+      ...STATE_COMMITMENT_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },

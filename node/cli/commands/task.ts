@@ -58,7 +58,7 @@ export function register (program: Command): void {
     .option('--batch <b>', 'batch size', '64')
     .option('--checkpoint-every <k>', 'checkpoint interval in steps (default: √(steps/44) rounded, e.g. 5 at 1000 steps, 15 at 10,000, within 1000 checkpoints and 2 GiB of them: the least verification replay plus checkpoint cost; docs/protocol.md §5)')
     .option('--root-every <m>', `state roots every m steps (1 … ${MAX_ROOT_EVERY}; must divide --checkpoint-every, and the default spacing is rounded up to a multiple of m): hashing falls by m, disputes narrow to an m-step segment first (docs/training.md). Default ${DEFAULT_ROOT_EVERY}; 1 (a root after every step) for a task of fewer steps or a --checkpoint-every that ${DEFAULT_ROOT_EVERY} does not divide`)
-    .option('--state-commitment <scheme>', `state roots over "${CHUNKED_STATE}" commitments (docs/training.md "Chunked roots: design"; not judged on chain yet: needs --local). Default: row + column`)
+    .option('--state-commitment <scheme>', `state roots over "${CHUNKED_STATE}" commitments (docs/training.md "Chunked roots: design"). Default: row + column`)
     .option('--optimizer <name>', 'sgd | adam', 'adam')
     .option('--lr <x>', 'learning rate (default: sgd 0.05, adam 0.001)')
     .option('--runtime <id>', `pinned runtime: ${Object.keys(RUNTIMES).join(' | ')} (default: ${WASM_PSK_RUNTIME} where its native kernels are built, else ${WASM_RUNTIME}, with a warning)`)

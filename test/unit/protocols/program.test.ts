@@ -52,7 +52,7 @@ describe('protocols/program', () => {
     expect(programHash(four)).not.toBe(programHash(newProgram({ model: 'mlp', dataset: ds, steps: 10, checkpointEvery: 4 })))
   })
 
-  it('stateCommitment: absent is the program of before bit for bit; "chunked" is validated and hashed; not admissible until judged', () => {
+  it('stateCommitment: absent is the program of before bit for bit; "chunked" is validated and hashed; admissible where judged', () => {
     const p = base()
     expect('stateCommitment' in p).toBe(false)
     expect(stateIsChunked(p)).toBe(false)
@@ -66,12 +66,13 @@ describe('protocols/program', () => {
     for (const bad of ['Chunked', 'row-column', 'rowcol', '', null, 1, true, ['chunked'], { chunked: true }]) {
       expect(() => validateProgram(mutate(q => { q.stateCommitment = bad }))).toThrow(/stateCommitment must be "chunked" or absent \(row \+ column\), got /)
     }
-    // this build does not judge chunked roots: the program is refused, with the reason, by what the chain and the CLI run
-    expect(CHUNKED_STATE_JUDGED).toBe(false)
-    const adm = admissibility(validateProgram(c), reference.supportsElement)
+    // this build judges chunked roots (the tape's conversions, the dispute's chunks, the chunk serve, the trainer's roots)
+    expect(CHUNKED_STATE_JUDGED).toBe(true)
+    expect(admissibility(validateProgram(c), reference.supportsElement).ok).toBe(true)
+    // a build that did not would refuse it, with the reason
+    const adm = admissibility(validateProgram(c), reference.supportsElement, false)
     expect(adm.ok).toBe(false)
     expect(adm.reason).toMatch(/state commitment "chunked" is not judged on chain yet/)
-    expect(admissibility(validateProgram(c), reference.supportsElement, true).ok).toBe(true)
     expect(admissibility(validateProgram(p), reference.supportsElement).ok).toBe(true)
     // a chunked program's disputes also end in convert claims: one chunk and one row or column leaf of a state tensor
     const big = conversionClaimBytes([784, 128])
