@@ -1,4 +1,3 @@
-import { CHUNK_BYTES } from '../commit/chunked.js'
 import { axisLayout } from '../commit/tensor.js'
 import { CHUNK_BYTES, chunkLayout } from '../commit/chunked.js'
 import type { TaskProgram } from './program.js'
@@ -84,9 +83,6 @@ export function stepRoom (p: RoomProgram): StepRoom {
   for (const w of p.info.weights) {
     tensors.push({ shape: w.shape, what: `weight ${w.layer}/${w.name}` })
     claim(`the update of ${w.layer}/${w.name}`, 2 * last(w.shape), 2, w.shape, [w.shape])
-    // under chunked state roots: the cross-check of its @StateRead / @StateWrite (and of its optimizer
-    // slots', of its shape), a chunk and a row or column leaf
-    if (stateIsChunked(p)) claim(`the state conversion of ${w.layer}/${w.name}`, CHUNK_BYTES / F32, 1, w.shape, [w.shape])
   }
   // chunked state roots: the cross-check of each state tensor's @StateRead and @StateWrite (Adam's moments have
   // their weight's shape, its β products are scalars)
