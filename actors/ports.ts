@@ -83,6 +83,8 @@ export type DomainEvent =
   | { type: 'chain.proofCommitted', taskId: number, byMe: boolean }
   /** the chain drew verifiers for a task; forMe: this peer's account is one of them */
   | { type: 'chain.verifiersAssigned', taskId: number, forMe: boolean }
+  /** an assigned verifier's challenge was served: its reject is withdrawn and it must vote again (forMe: this peer's) */
+  | { type: 'chain.verdictReopened', taskId: number, forMe: boolean }
   | { type: 'chain.verdict', taskId: number, verifier: string, accept: boolean, byMe: boolean }
   | { type: 'chain.disputeOpened', taskId: number, disputeId: number, againstMe: boolean, byMe: boolean }
   | { type: 'chain.disputeResolved', taskId: number, disputeId: number, winner: 'challenger' | 'defender' }

@@ -87,6 +87,15 @@ export const verifierMachine = setup({
         enqueue.assign(jobsAt(withStage(context.jobs, event.taskId, 'verifying')))
       })
     },
+    // our reject was withdrawn by a serve while no job of ours followed the challenge (its follower gave up,
+    // or the node restarted and its re-check could not vote): verify again and vote, or the slot lapses
+    'chain.verdictReopened': {
+      guard: ({ context, event }) => event.forMe && !context.draining && !context.jobs.some(j => j.taskId === event.taskId),
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        enqueue.spawnChild('verify', { id: jobId('verify', event.taskId), input: { ports: context.ports, taskId: event.taskId } })
+        enqueue.assign(jobsAt(withStage(context.jobs, event.taskId, 'verifying')))
+      })
+    },
     'xstate.done.actor.*': {
       actions: enqueueActions(({ context, event, enqueue }) => {
         const job = parseJobId(childOf(event.type), STAGES)

@@ -53,10 +53,17 @@ export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<
       if (t == null) continue
       const taskId = Number(id)
       if (t.phase === 'Solving' && t.solver === me) svc.send({ type: 'chain.solverSelected', taskId, forMe: true })
-      if (t.phase === 'Verifying' && t.challengeEnd > best && t.solver !== me) {
-        // a verifier acts only where the chain drew it (and it has not voted yet)
-        if (!t.verdicts.some(v => v.verifier === me) && await c.myAssignment(id) != null) svc.send({ type: 'chain.verifiersAssigned', taskId, forMe: true })
-        for (const v of t.verdicts) if (v.accept && v.verifier !== me) svc.send({ type: 'chain.verdict', taskId, verifier: v.verifier, accept: true, byMe: false })
+      if (t.phase === 'Verifying' && t.solver !== me) {
+        // a verifier acts only where the chain drew it: where it has not voted yet, and where its reject
+        // rests on an availability or dataset challenge of its own still open (a node that went down
+        // meanwhile no longer followed it, and once the serve withdrew the reject it never voted again: its
+        // slot lapsed, −(B + R) and its deposit); its verify job meets its own challenge again and follows it
+        // (a reopened verdict may be given past challenge_end, by the assignment's own deadline)
+        const mine = t.verdicts.find(v => v.verifier === me && !v.void)
+        const a = await c.myAssignment(id)
+        const resume = a != null && (mine === undefined ? a.deadline > best : !mine.accept && await awaitsOwnChallenge(c, id, me))
+        if (resume) svc.send({ type: 'chain.verifiersAssigned', taskId, forMe: true })
+        if (t.challengeEnd > best) for (const v of t.verdicts) if (v.accept && v.verifier !== me) svc.send({ type: 'chain.verdict', taskId, verifier: v.verifier, accept: true, byMe: false })
       }
     }
   }
@@ -75,4 +82,11 @@ export async function followChain (c: ChainClient, d: ChainFollowDeps): Promise<
       .then(async () => { await catchUp() })
       .catch(err => peer.log.warn({ err }, 'could not update roles on chain'))
   })
+}
+
+/** Is an availability or dataset challenge `me` opened on the task still open? */
+async function awaitsOwnChallenge (c: ChainClient, taskId: bigint, me: string): Promise<boolean> {
+  for (const [, id] of await c.openAvailability(taskId)) if ((await c.availabilityChallenge(id))?.challenger === me) return true
+  for (const id of await c.openDatasetChallenges(taskId)) if ((await c.datasetChallenge(id))?.challenger === me) return true
+  return false
 }

@@ -73,6 +73,7 @@ export function toDomainEvent (e: ChainEvent, me: string): DomainEvent | undefin
     case 'SolverSelected': return { type: 'chain.solverSelected', taskId: num(d.taskId), forMe: d.solver === me }
     case 'ProofCommitted': return { type: 'chain.proofCommitted', taskId: num(d.taskId), byMe: d.solver === me }
     case 'VerifiersAssigned': return { type: 'chain.verifiersAssigned', taskId: num(d.taskId), forMe: Array.isArray(d.verifiers) && (d.verifiers as unknown[]).includes(me) }
+    case 'VerdictReopened': return { type: 'chain.verdictReopened', taskId: num(d.taskId), forMe: d.verifier === me }
     case 'VerdictSubmitted': return { type: 'chain.verdict', taskId: num(d.taskId), verifier: String(d.verifier), accept: d.accept === true, byMe: d.verifier === me }
     case 'DisputeOpened': return { type: 'chain.disputeOpened', taskId: num(d.taskId), disputeId: num(d.disputeId), againstMe: d.defender === me, byMe: d.challenger === me }
     case 'SolverTimedOut': return { type: 'chain.solverReplaced', taskId: num(d.taskId), wasMe: d.solver === me }

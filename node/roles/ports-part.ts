@@ -9,7 +9,7 @@ import type { WarmEngine } from '../engine/warm-engine.js'
 import type { Logger } from '../log.js'
 import type { Peer } from '../peer.js'
 import type { ShardService } from '../shards/index.js'
-import { fetchedDatasetDir } from '../train/store.js'
+import { installFetchedDataset } from '../train/fetched-dataset.js'
 import { fetchBundle } from './bundle-fetch.js'
 import type { EconomicsConfig } from './economics.js'
 import type { TaskBook } from './task-book.js'
@@ -106,15 +106,17 @@ export abstract class PortsPart {
   }
 
   /**
-   * The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory: only the
+   * The task's dataset fetched from the swarm (the bundle its announcement names) into the data directory, unless it
+   * is there already, and kept only when its content hash is the program's: only the
    * IDX files the loader reads, each within what the program's sizes allow; `signal` ends the downloads; asked of
    * the submitter's peer (`submitterPeer`, from its checked announcement) first.
    */
   protected async fetchDataset (program: TaskProgram, datasetCid: string | undefined, signal?: AbortSignal, submitterPeer?: string): Promise<string> {
     if (datasetCid == null) throw new Error(`the dataset ${program.dataset.name} is not in ${this.init.datasetDir ?? '/usr/share/datasets/fashion-mnist'} and the task names no dataset CID`)
-    const dir = fetchedDatasetDir(this.dataDir, program.dataset)
     const preferred = submitterPeer !== undefined ? [submitterPeer] : undefined
-    await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred })
-    return dir // the engine checks the content hash before training
+    // kept under its content hash once it is the program's (and not fetched again): another task naming
+    // the same hash with files of its own cannot replace what this one's replays and tapes read
+    return await installFetchedDataset(this.dataDir, program.dataset, async dir =>
+      await fetchBundle(this.shards, datasetCid, dir, name => idxFileMaxBytes(program.dataset, name), { signal, preferred }))
   }
 }

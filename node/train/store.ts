@@ -139,9 +139,12 @@ export function readProof (runDir: string, rootEvery?: number): ProofOfLearning 
   return validateProof(readJson(join(runDir, 'proof.json'), 'proof'), rootEvery)
 }
 
-/** Where a node keeps a dataset it fetched from the swarm: named by the dataset's content hash, so it is that dataset or nothing. */
+/**
+ * Where a node keeps a dataset it fetched from the swarm: named by the dataset's content hash, and only
+ * ever made of a fetch whose content hash that is (fetched-dataset.ts), so it is that dataset or nothing.
+ */
 export function fetchedDatasetDir (dataDir: string, ref: Pick<DatasetRef, 'sha256'>): string {
-  return join(dataDir, 'datasets', ref.sha256.slice(0, 16))
+  return join(dataDir, 'datasets', ref.sha256)
 }
 
 /**

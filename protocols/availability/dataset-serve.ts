@@ -133,10 +133,20 @@ class RowTree {
 export class DatasetServer {
   private readonly x: RowTree
   private readonly y: RowTree
-  constructor (readonly facts: DatasetFacts, x: Float32Array, y: Float32Array) {
-    if (x.length !== facts.trainSize * facts.rowSize || y.length !== facts.trainSize * facts.classes) throw new RangeError('dataset rows do not have the program\'s shape')
-    this.x = new RowTree({ shape: [facts.trainSize, facts.rowSize], dtype: 'float32', values: x })
-    this.y = new RowTree({ shape: [facts.trainSize, facts.classes], dtype: 'float32', values: y })
+  /** `x`, `y`: the rows, or the trees of another server of the same rows (withOrder) */
+  constructor (readonly facts: DatasetFacts, x: Float32Array | RowTree, y: Float32Array | RowTree) {
+    const tree = (v: Float32Array | RowTree, cols: number): RowTree => {
+      if (v instanceof RowTree) return v
+      if (v.length !== facts.trainSize * cols) throw new RangeError('dataset rows do not have the program\'s shape')
+      return new RowTree({ shape: [facts.trainSize, cols], dtype: 'float32', values: v })
+    }
+    this.x = tree(x, facts.rowSize)
+    this.y = tree(y, facts.classes)
+  }
+
+  /** The same rows under another program's data order: shares the rows and their trees (no copy). */
+  withOrder (seed: number, batchSize: number): DatasetServer {
+    return new DatasetServer({ ...this.facts, seed, batchSize }, this.x, this.y)
   }
 
   /** dataset_root of these rows */
@@ -144,27 +154,33 @@ export class DatasetServer {
 
   /** The serve of `steps` (datasetServeSteps) from row `from` on, in parts of at most `maxBytes`. */
   parts (steps: readonly number[], o: { from?: number, maxBytes?: number } = {}): Uint8Array[] {
-    const max = o.maxBytes ?? MAX_DATASET_PART_BYTES
-    const order = new DataOrder(this.facts.seed, this.facts.trainSize, this.facts.batchSize)
-    const total = steps.length * this.facts.batchSize
     const out: Uint8Array[] = []
-    let k = o.from ?? 0
-    while (k < total) {
-      const part: DatasetServePart = { v: 1, xRoot: this.x.root, yRoot: this.y.root, xCols: this.x.cols, yCols: this.y.cols, from: k, rows: [] }
-      let bytes = 256
-      while (k < total) {
-        const row = rowOf(order, this.facts, steps, k)
-        const r = { x: this.x.leaf(row), y: this.y.leaf(row) }
-        // the bytes, and CBOR's keys and headers (at most 96 bytes a row)
-        const size = r.x.bytes.length + r.y.bytes.length + 34 * (r.x.siblings.length + r.y.siblings.length) + 96
-        if (part.rows.length > 0 && bytes + size > max) break
-        part.rows.push(r)
-        bytes += size
-        k++
-      }
-      out.push(encode(part))
+    for (let k = o.from ?? 0; k < steps.length * this.facts.batchSize;) {
+      const p = this.part(steps, k, o.maxBytes)
+      out.push(p.bytes)
+      k = p.next
     }
     return out
+  }
+
+  /** One part of the serve of `steps`, from row `from` (of at most `maxBytes`), and the row after it: a serve built as it is sent. */
+  part (steps: readonly number[], from: number, maxBytes = MAX_DATASET_PART_BYTES): { bytes: Uint8Array, next: number } {
+    const order = new DataOrder(this.facts.seed, this.facts.trainSize, this.facts.batchSize)
+    const total = steps.length * this.facts.batchSize
+    const part: DatasetServePart = { v: 1, xRoot: this.x.root, yRoot: this.y.root, xCols: this.x.cols, yCols: this.y.cols, from, rows: [] }
+    let bytes = 256
+    let k = from
+    while (k < total) {
+      const row = rowOf(order, this.facts, steps, k)
+      const r = { x: this.x.leaf(row), y: this.y.leaf(row) }
+      // the bytes, and CBOR's keys and headers (at most 96 bytes a row)
+      const size = r.x.bytes.length + r.y.bytes.length + 34 * (r.x.siblings.length + r.y.siblings.length) + 96
+      if (part.rows.length > 0 && bytes + size > maxBytes) break
+      part.rows.push(r)
+      bytes += size
+      k++
+    }
+    return { bytes: encode(part), next: k }
   }
 }
 

@@ -6,7 +6,7 @@ import { createLogger } from '../../node/log.js'
 import type { Peer } from '../../node/peer.js'
 import { PortsPart, type PortsShared } from '../../node/roles/ports-part.js'
 import { getShardService } from '../../node/shards/index.js'
-import { encodeIdx } from '../../node/train/dataset.js'
+import { datasetHash, encodeIdx } from '../../node/train/dataset.js'
 import type { TaskProgram } from '../../protocols/program/program.js'
 import { cidOf, encodeManifest, manifestCid, MAX_BLOCK_BYTES, MANIFEST_FORMAT, MANIFEST_VERSION } from '../../protocols/shards/index.js'
 import { CUSTOM_PROGRAM } from '../helpers/custom-dataset.js'
@@ -35,7 +35,7 @@ const program: TaskProgram = CUSTOM_PROGRAM.program
 /** The solver's ports, as far as a dataset's fetch goes. */
 class DatasetFetch extends PortsPart {
   // from the submitter's peer first, as a solver's and a verifier's are
-  async fetch (cid: string, signal?: AbortSignal): Promise<string | undefined> { return await this.datasetDirFor(program, cid, signal, submitter.peerId) }
+  async fetch (cid: string, p: TaskProgram = program): Promise<string | undefined> { return await this.datasetDirFor(p, cid, undefined, submitter.peerId) }
 }
 const fetcher = (): DatasetFetch => new DatasetFetch({
   // no local copy of the dataset: it is fetched
@@ -106,7 +106,9 @@ describe('a dataset bundle', () => {
       'README.txt': enc.encode('not a dataset file')
     }
     const list = await Promise.all(Object.entries(files).map(async ([name, bytes]) => ({ name, cid: await add(bytes, name) })))
-    const out = await fetcher().fetch(await bundle(list))
+    // the program names the files' content hash (a fetch is kept only when it is theirs: dataset-dir-poison.test.ts)
+    const sha256 = datasetHash([images, labels, encodeIdx([0, 28, 28], new Uint8Array(0)), encodeIdx([0], new Uint8Array(0))])
+    const out = await fetcher().fetch(await bundle(list), { ...program, dataset: { ...program.dataset, sha256 } })
     expect(out).toBeDefined()
     for (const [name, bytes] of Object.entries(files)) {
       if (name === 'README.txt') expect(existsSync(join(out!, name))).toBe(false)

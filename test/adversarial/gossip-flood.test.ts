@@ -5,7 +5,7 @@ import { RPC } from '@libp2p/gossipsub/message'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../node/log.js'
-import { AUTHOR_RATE, OPEN_TOPIC_RATE } from '../../node/p2p/gossip-rate.js'
+import { AUTHOR_RATE, GossipRate, OPEN_TOPIC_RATE } from '../../node/p2p/gossip-rate.js'
 import { topicName } from '../../node/p2p/topics.js'
 import { Peer } from '../../node/peer.js'
 import { sleep, tempDir, waitFor } from '../helpers/procs.js'
@@ -128,6 +128,52 @@ describe('a gossip flood', () => {
     await sleep(1000)
     await honestGetsThrough('after the forged flood')
   }, 60_000)
+
+  it('keys made per message on `announce` do not make a peer forget an author\'s rate on another topic', async () => {
+    // before: one table of 4,096 authors for every topic; the forged flood (dropped over announce's own
+    // rate, without a penalty) forgot the flooder's bucket on a protocol topic, where it then had a fresh burst
+    const flooder = await start('evicter', [victim.host.getMultiaddrs()[0].toString()])
+    const handler = { decode: (d: Uint8Array) => JSON.parse(new TextDecoder().decode(d)) as unknown }
+    const PROBE = 'probe'
+    victim.gossip.register(PROBE, handler)
+    const full = flooder.gossip.register(PROBE, handler)
+    const pubsub = flooder.host.services.pubsub as unknown as RawPubsub
+    await subscribed(flooder, victim)
+    await waitFor(async () => pubsub.getSubscribers(full).some(p => p.toString() === victim.peerId), 20_000, 'the probe subscription known')
+    // signed beforehand: the attack's seconds are the victim's, not the key generation's
+    const N = 4400
+    const signed = await Promise.all(Array.from({ length: N }, async (_, i) => {
+      const k = await generateKeyPair('Ed25519')
+      const from = peerIdFromPrivateKey(k).toMultihash().bytes
+      const m: RPC.Message = { from, data: enc.encode(JSON.stringify({ evict: i })), seqno: randomBytes(8), topic: TOPIC }
+      return { ...m, signature: await k.sign(new Uint8Array([...enc.encode('libp2p-pubsub:'), ...RPC.Message.encode(m)])) }
+    }))
+    const taken = (): number => victim.gossip.received({ topic: PROBE }).filter(m => m.from === flooder.peerId).length
+    const seen = (): number => victim.gossip.stats.accepted + victim.gossip.stats.ignored + victim.gossip.stats.rejected
+    // the victim's rates on a clock that stands still (no refill): what is counted is its buckets, not how
+    // fast a loaded machine validates the flood
+    const own = victim.gossip.rate
+    const still = new GossipRate(AUTHOR_RATE, () => 0)
+    still.limitTopic(TOPIC, OPEN_TOPIC_RATE)
+    Object.assign(victim.gossip, { rate: still })
+    try {
+      // its burst on the probe topic
+      for (let i = 0; i < AUTHOR_RATE.burst; i++) await flooder.gossip.publish(PROBE, enc.encode(JSON.stringify({ first: i }))).catch(() => {})
+      await waitFor(async () => taken() >= AUTHOR_RATE.burst ? true : undefined, 20_000, 'the burst taken')
+      // the forged flood on announce, every message through the victim's validator
+      const seen0 = seen()
+      for (let b = 0; b < N; b += 100) pubsub.sendRpc(victim.peerId, { subscriptions: [], messages: signed.slice(b, b + 100) })
+      await waitFor(async () => seen() - seen0 >= N ? true : undefined, 30_000, 'the forged flood validated')
+      // a second burst on the probe topic: over its rate (nothing refilled), unless its bucket was forgotten
+      const rejected0 = victim.gossip.stats.rejected
+      for (let i = 0; i < AUTHOR_RATE.burst; i++) await flooder.gossip.publish(PROBE, enc.encode(JSON.stringify({ second: i }))).catch(() => {})
+      await waitFor(async () => victim.gossip.stats.rejected > rejected0 || taken() >= 2 * AUTHOR_RATE.burst ? true : undefined, 20_000, 'the second burst met')
+      await sleep(500)
+      expect(taken()).toBe(AUTHOR_RATE.burst)
+    } finally {
+      Object.assign(victim.gossip, { rate: own })
+    }
+  }, 90_000)
 
   it('from a bootstrap peer: its first invalid message graylists it, its +20 notwithstanding', async () => {
     // a bootstrap peer is trusted for peer exchange: +20 of score at the peers that name it

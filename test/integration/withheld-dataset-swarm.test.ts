@@ -145,6 +145,44 @@ describe('proofswarm\'s verifier and a withheld custom dataset', () => {
     expect(after.free - before.free).toBeGreaterThanOrEqual(task.verifierReward)
   }, 240_000)
 
+  it('the verifier killed (kill -9) while its challenge is open, restarted: it follows its challenge and votes after the serve; never lapsed', async () => {
+    // before: a restarted verifier whose reject rested on a challenge of its own skipped the task (it had voted);
+    // the serve withdrew its reject and it never voted again: its slot lapsed, -(B + R) and its deposit
+    await newTask(4)
+    const before = await verifierFunds()
+    // a long answer window (a quarter of the challenge window): two peers restart in it on a loaded machine
+    const taskId = await submit(1400)
+    // the submitter cannot answer yet: the challenge stays open across the verifier's crash
+    rmSync(submitterData, { recursive: true, force: true })
+    let challengeId: unknown
+    try {
+      challengeId = (await datasetChallenged(taskId)).data.challengeId
+      await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => ofTask(taskId)(d) && d.accept === false), 30_000, 'reject')
+      const v = sw.peers.get('verifier')!
+      v.proc.child.kill('SIGKILL')
+      await v.proc.exited
+    } finally {
+      cpSync(dataCopy, submitterData, { recursive: true })
+    }
+    // both restarted: the submitter's peer finds the open challenge and serves it (its catch-up), the verifier
+    // resumes its task (its catch-up: it follows its challenge, or reads the rows if the serve came first)
+    const [restarted] = await Promise.all([
+      sw.restartPeer('verifier', 'verifier', ['--dataset-dir', join(sw.dir.path, 'no-dataset')]),
+      sw.restartPeer('submitter', 'submitter', ['--dataset-dir', submitterData, '--fault', 'withhold-dataset'])
+    ])
+    await sw.waitOr(async () => sw.ev('DatasetAnswered', d => d.challengeId === challengeId), 120_000, 'dataset served')
+    await sw.waitOr(async () => sw.ev('VerdictReopened', ofTask(taskId)), 10_000, 'reject withdrawn')
+    const accept = await sw.waitOr(async () => sw.ev('VerdictSubmitted', d => ofTask(taskId)(d) && d.accept === true), 180_000, 'accept from the served rows')
+    expect(accept.data.verifier).toBe(acct.get('//Peer4'))
+    expect(restarted.proc.stderr()).toMatch(/dataset rows read from their serve on chain/)
+    const t = await sw.sealUntil(async () => { const t = await sw.observer.task(taskId); return t?.phase === 'Settled' || t?.phase === 'Failed' ? t : undefined }, 'settlement', 1700)
+    expect(t.phase).toBe('Settled')
+    expect(sw.ev('AssignmentLapsed', ofTask(taskId))).toBeUndefined()
+    const after = await verifierFunds()
+    expect(after.stake).toBe(before.stake)
+    expect(after.free - before.free).toBeGreaterThanOrEqual((await sw.observer.task(taskId))!.verifierReward)
+  }, 600_000)
+
   it('served, the solver faking a step: the replay from the served rows finds it and the verifier wins the dispute', async () => {
     const TAMPERED = 3 // 1-based engine step
     await sw.restartPeer('solver', 'solver', ['--dataset-dir', solverData, '--fault', `tamper-op=BatchMatMul@${TAMPERED}`])

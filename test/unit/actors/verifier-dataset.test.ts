@@ -65,4 +65,15 @@ describe('verifier: a dataset it cannot get', () => {
     const q = ports(async () => both, { dataset: true, availability: false })
     expect((await run(q, 5)).history[0].outcome).toBe('dispute 4: challenger won')
   })
+
+  it('its reject reopened by a serve while no job of its followed the challenge (a restart): verifies again and votes', async () => {
+    const p = ports(async () => ({ accept: true, checkedSteps: [1] }), { dataset: true })
+    const a = createActor(nodeSupervisor, { input: { roles: ['verifier'], roleInput: p } }).start()
+    // another verifier's reopened verdict is not ours
+    a.send({ type: 'chain.verdictReopened', taskId: 6, forMe: false })
+    a.send({ type: 'chain.verdictReopened', taskId: 7, forMe: true })
+    await waitFor(child(a, 'verifier'), s => s.context.history.length === 1, { timeout: 1000 })
+    expect(p.calls).toEqual(['verdict 7 true'])
+    expect(child(a, 'verifier').getSnapshot().context.history[0]).toEqual({ taskId: 7, outcome: 'accepted' })
+  })
 })

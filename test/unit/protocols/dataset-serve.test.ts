@@ -66,6 +66,17 @@ describe('a dataset serve', () => {
     for (const p of server.parts(steps)) expect(p.length).toBeLessThanOrEqual(MAX_DATASET_PART_BYTES)
   })
 
+  it('under another program\'s data order (withOrder, sharing the trees): the parts a server of that order builds', () => {
+    const other: DatasetFacts = { ...facts, seed: 7, batchSize: 16 }
+    const fresh = new DatasetServer(other, x, y)
+    const shared = server.withOrder(7, 16)
+    expect(shared.facts).toEqual(other)
+    expect(shared.parts(steps, { maxBytes: 200_000 })).toEqual(fresh.parts(steps, { maxBytes: 200_000 }))
+    expect(shared.parts(steps, { from: 40 })).toEqual(fresh.parts(steps, { from: 40 }))
+    // the original's order is its own still
+    expect(server.parts(steps)).not.toEqual(shared.parts(steps))
+  })
+
   it('refuses a changed value, a part out of order, and an incomplete serve', () => {
     const [first, second] = server.parts(steps, { maxBytes: 200_000 })
     const reason = (f: () => unknown): string | undefined => { try { f(); return undefined } catch (e) { return (e as DatasetServeRejected).reason } }

@@ -31,7 +31,7 @@ describe('the dataset directory of a dispute job', () => {
 
   it('is the copy fetched from the swarm, named by the dataset\'s hash, once there is one', () => {
     mkdirSync(fetchedDatasetDir(dataDir, custom), { recursive: true })
-    expect(fetchedDatasetDir(dataDir, custom)).toBe(join(dataDir, 'datasets', 'ab'.repeat(8)))
+    expect(fetchedDatasetDir(dataDir, custom)).toBe(join(dataDir, 'datasets', 'ab'.repeat(32)))
     expect(datasetDirForRun(runWith('b', custom), dataDir, '/configured')).toBe(fetchedDatasetDir(dataDir, custom))
     expect(datasetDirForRun(runWith('c', custom), dataDir, undefined)).toBe(fetchedDatasetDir(dataDir, custom))
   })
