@@ -45,7 +45,8 @@ beforeEach(async () => {
   for (const [n, roles] of [['Bob', 2], ['Dave', 4], ['Eve', 4], ['Ferdie', 8]] as const) expect(h.run(n, 'Arbitration', 'register_node', h.registerArgs(n, roles, STAKE)).error).toBeUndefined()
   expect(h.run('Alice', 'Arbitration', 'submit_task', {
     programHash: CUSTOM_PROGRAM.programHash, program: CUSTOM_PROGRAM.programHex, datasetRoot: u8aToHex(DATASET_SERVER.root), skeletonRoot: '0x' + '03'.repeat(32),
-    steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT, verifierCount: 2, challengeWindow: 12, solveTimeout: 20
+    steps: 10, checkpointEvery: 5, escrow: 1000n * UNIT, solverReward: 600n * UNIT, verifierReward: 100n * UNIT,
+    verifierCount: 2, challengeWindow: 12, solveTimeout: 20
   }).error).toBeUndefined()
   h.advance(1)
   commitAvailabilityProof(h, 'Bob')
