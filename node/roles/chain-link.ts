@@ -73,10 +73,15 @@ export async function ensureRegistered (
  * chain selects and draws it only for tasks it can run at full speed.
  */
 async function ensureRuntimes (chain: ChainClient, runtimes: readonly string[], log: Logger): Promise<void> {
-  const declared = await chain.nodeRuntimes()
-  if (declared.length === runtimes.length && runtimes.every(r => declared.includes(r))) return
-  await chain.setRuntimes(runtimes)
-  log.info({ runtimes }, 'runtimes declared on chain (the chain draws this peer only for tasks on these or on runtimes that need no declaration)')
+  // a declaration that fails leaves the peer drawn only for runtimes that need none: no reason to stop following the chain
+  try {
+    const declared = await chain.nodeRuntimes()
+    if (declared.length === runtimes.length && runtimes.every(r => declared.includes(r))) return
+    await chain.setRuntimes(runtimes)
+    log.info({ runtimes }, 'runtimes declared on chain (the chain draws this peer only for tasks on these or on runtimes that need no declaration)')
+  } catch (err) {
+    log.warn({ err, runtimes }, 'could not declare this peer\'s runtimes on chain: it is drawn only for tasks on runtimes that need no declaration')
+  }
 }
 
 const num = (v: unknown): number => typeof v === 'bigint' ? Number(v) : Number(v)
