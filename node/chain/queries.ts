@@ -25,6 +25,11 @@ export class ChainQueries {
 
   async params (): Promise<Params> { return toPlain(await this.api.query.arbitration.params()) as unknown as Params }
   async node (who = this.accountId): Promise<NodeInfo | null> { return toPlain(await this.api.query.arbitration.nodes(who)) as unknown as NodeInfo | null }
+  /** The runtimes (ids) the node declared it runs among those that need a declaration (set_runtimes). */
+  async nodeRuntimes (who = this.accountId): Promise<string[]> {
+    return (toPlain(await this.api.query.arbitration.nodeRuntimes(who)) as string[]).map(h => Buffer.from(h.slice(2), 'hex').toString('utf8'))
+  }
+
   async task (id: bigint | number): Promise<TaskInfo | null> { return toPlain(await this.api.query.arbitration.tasks(id)) as unknown as TaskInfo | null }
   /**
    * The task's program as its submitter posted it (the `program` of its submit_task extrinsic, in the

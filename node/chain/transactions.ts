@@ -93,6 +93,12 @@ export class ChainTransactions extends ChainQueries {
 
   async addStake (amount: bigint): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.addStake(amount)) }
   async setRoles (roles: number): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.setRoles(roles)) }
+
+  /** Declares the runtimes (ids) this node runs among those that need a declaration (DECLARED_RUNTIMES), replacing its earlier list. */
+  async setRuntimes (runtimes: readonly string[]): Promise<TxOutcome> {
+    return await this.send(this.api.tx.arbitration.setRuntimes(runtimes.map(r => u8aToHex(new TextEncoder().encode(r)))))
+  }
+
   async unregister (): Promise<TxOutcome> { return await this.send(this.api.tx.arbitration.unregister()) }
 
   /** `program`: the canonical program bytes (protocols/program programBytes) that programHash is the sha256 of. */

@@ -2,6 +2,7 @@ import type { DomainEvent } from '../../actors/ports.js'
 import { rolesMask, type RoleName } from '../../protocols/roles.js'
 import type { ChainClient, ChainEvent } from '../chain/client.js'
 import type { Logger } from '../log.js'
+import { declarableRuntimes } from '../train/psk-available.js'
 
 // Connects a peer to the chain: its account, its registration (peer id ↔
 // account, roles, stake) and the stream of pallet events, translated into the
@@ -37,10 +38,11 @@ export async function connectChain (o: ChainLinkOptions): Promise<ChainClient> {
   throw new Error(`could not connect to the chain at ${o.url}: ${(last as Error)?.message}. Is "proofswarm chain" running there? (pass --chain <ws-url>)`)
 }
 
-/** Registers the peer on chain if needed and keeps its roles in sync. */
+/** Registers the peer on chain if needed and keeps its roles and declared runtimes (those this machine loads) in sync. */
 export async function ensureRegistered (
   chain: ChainClient, peerId: string, roles: readonly RoleName[], log: Logger,
-  signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>, stake?: bigint
+  signPeer: (payload: Uint8Array) => Uint8Array | Promise<Uint8Array>, stake?: bigint,
+  runtimes: readonly string[] = declarableRuntimes()
 ): Promise<void> {
   const mask = Math.max(rolesMask(roles), 0)
   const node = await chain.node()
@@ -50,6 +52,7 @@ export async function ensureRegistered (
     const amount = stake ?? params.minStake
     await chain.registerNode(peerId, mask, amount, signPeer)
     log.info({ account: chain.address, stake: amount.toString(), roles }, 'registered on chain')
+    await ensureRuntimes(chain, runtimes, log)
     return
   }
   // Vec<u8> comes back as 0x-hex of the UTF-8 peer id
@@ -60,6 +63,24 @@ export async function ensureRegistered (
   if (node.roles !== mask && mask !== 0) {
     await chain.setRoles(mask)
     log.info({ roles }, 'roles updated on chain')
+  }
+  await ensureRuntimes(chain, runtimes, log)
+}
+
+/**
+ * The chain's list of the runtimes this node runs (those needing a declaration) made `runtimes`:
+ * what this machine loads now (an addon built or lost since the last start changes it), so the
+ * chain selects and draws it only for tasks it can run at full speed.
+ */
+async function ensureRuntimes (chain: ChainClient, runtimes: readonly string[], log: Logger): Promise<void> {
+  // a declaration that fails leaves the peer drawn only for runtimes that need none: no reason to stop following the chain
+  try {
+    const declared = await chain.nodeRuntimes()
+    if (declared.length === runtimes.length && runtimes.every(r => declared.includes(r))) return
+    await chain.setRuntimes(runtimes)
+    log.info({ runtimes }, 'runtimes declared on chain (the chain draws this peer only for tasks on these or on runtimes that need no declaration)')
+  } catch (err) {
+    log.warn({ err, runtimes }, 'could not declare this peer\'s runtimes on chain: it is drawn only for tasks on runtimes that need no declaration')
   }
 }
 

@@ -1,4 +1,4 @@
-import { WASM_PSK_RUNTIME } from '../../protocols/program/runtime.js'
+import { DECLARED_RUNTIMES, WASM_PSK_RUNTIME } from '../../protocols/program/runtime.js'
 import { openAddon } from './psk-addon.js'
 
 // Whether this machine would run psk1 tasks with the JavaScript kernels, cheaply:
@@ -11,4 +11,13 @@ export function pskAddonMissing (runtime: string): string | undefined {
   if (process.env.PROOFSWARM_PSK_NATIVE === '0') return 'PROOFSWARM_PSK_NATIVE=0'
   const addon = openAddon()
   return 'error' in addon ? `addon not built because ${addon.error}` : undefined
+}
+
+/**
+ * The runtimes needing a declaration (DECLARED_RUNTIMES) this machine runs at full speed, the ones
+ * its node declares on chain: a runtime is left out when its addon does not load here (or
+ * PROOFSWARM_PSK_NATIVE=0), so the chain never draws this peer for a task it would replay slowly.
+ */
+export function declarableRuntimes (): string[] {
+  return DECLARED_RUNTIMES.filter(r => pskAddonMissing(r) === undefined)
 }

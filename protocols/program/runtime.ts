@@ -29,6 +29,15 @@ export const RUNTIMES: Record<string, RuntimeInfo> = {
   [NODE_GPU_RUNTIME]: { id: NODE_GPU_RUNTIME, backend: 'tensorflow', verifiable: false, note: 'CUDA; fast, not bitwise reproducible' }
 }
 
+/**
+ * Runtimes a peer runs at full speed only with something a machine may lack
+ * (psk1: its native addon; without it the same bits come from JavaScript
+ * kernels several times slower). A peer declares on chain which of these it
+ * runs (set_runtimes), and the chain selects and draws for a task on one only
+ * peers that declared it; every other runtime needs nothing but the node.
+ */
+export const DECLARED_RUNTIMES: readonly string[] = [WASM_PSK_RUNTIME]
+
 export function runtimeInfo (id: string): RuntimeInfo {
   const r = RUNTIMES[id]
   if (r === undefined) throw new RangeError(`unknown runtime "${id}": use one of ${Object.keys(RUNTIMES).join(', ')}`)

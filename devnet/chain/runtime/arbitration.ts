@@ -23,6 +23,7 @@ import { verifySignature } from './signature.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { MAX_TASK_PERIOD, ROLE_ALL, ROLE_VERIFIER } from './spec.js'
 import { blockRandomness } from './block-randomness.js'
+import { forgetRuntimes, setTaskRuntime } from './runtime-capability.js'
 
 // The Arbitration pallet: nodes and stakes, tasks and escrow, solver selection,
 // proof commitment, verdicts, slashing, forced-error reveals, jackpot and
@@ -114,6 +115,7 @@ export function unregisterNode (ctx: Context, who: string): void {
   unreserve(ctx, who, n.stake)
   ctx.store.remove(P, 'Nodes', who)
   ctx.store.remove(P, 'PeerOwner', n.peerId)
+  forgetRuntimes(ctx, who)
   ctx.store.put(P, 'Registered', undefined, ctx.store.read<string[]>(P, 'Registered').filter(x => x !== who))
   ctx.emit(P, 'NodeUnregistered', { who, returned: n.stake })
 }
@@ -163,6 +165,8 @@ export function submitTask (ctx: Context, who: string, call: SubmitTaskArgs & { 
   setCommitScheme(ctx, id, commitSchemeOf(checked))
   // its re-runs are priced at most at its program's cost (rerun-cost.ts)
   setStepCost(ctx, id, checked, params(ctx))
+  // its solver and verifiers are picked among the peers that declared its runtime, if it needs a declaration (runtime-capability.ts)
+  setTaskRuntime(ctx, id, checked.runtime)
   ctx.store.put(P, 'OpenTasks', undefined, [...ctx.store.read<bigint[]>(P, 'OpenTasks'), id])
   ctx.emit(P, 'TaskSubmitted', { taskId: id, submitter: who, escrow: a.escrow })
   return id

@@ -14,6 +14,7 @@ import { takeRentDeposit } from './capacity-rent.js'
 import { revealDraw } from './draw-reveal.js'
 import { COMMIT_HANDLERS } from './challenge-commit.js'
 import { DATASET_HANDLERS } from './dataset-availability.js'
+import { CAPABILITY_HANDLERS } from './runtime-capability.js'
 
 // Every callable of the runtime, by pallet and call name.
 
@@ -50,7 +51,8 @@ const HANDLERS: Record<string, Handler> = {
   ...CHUNK_HANDLERS,
   'Arbitration.reveal_draw': (ctx, who, a) => revealDraw(ctx, who, a as never),
   ...COMMIT_HANDLERS,
-  ...DATASET_HANDLERS
+  ...DATASET_HANDLERS,
+  ...CAPABILITY_HANDLERS
 }
 
 /** Runs a call as `who`; a DispatchFail is the call's DispatchError. */

@@ -8,6 +8,7 @@ import { ROLE_SOLVER } from './spec.js'
 import { UNASSIGNED_TIMEOUT } from './stake-spec.js'
 import { releaseReservation, reserveAnswerers } from './verifier-stake.js'
 import { chargeSolverRent } from './capacity-rent.js'
+import { runsRuntime, taskRuntime } from './runtime-capability.js'
 
 // Solver selection, part of the Arbitration pallet: the stake-weighted draw,
 // a solver handing a task back or missing its deadline, and the end of a
@@ -17,12 +18,14 @@ import { chargeSolverRent } from './capacity-rent.js'
 
 const P = 'Arbitration'
 
-/** Stake-weighted selection among registered solvers not excluded; randomness: the selecting block's (the chain's VRF). Writes `t` only when a solver is selected: a caller that changed it stores it first. */
+/** Stake-weighted selection among registered solvers not excluded that declared the task's runtime if it needs it; randomness: the selecting block's (the chain's VRF). Writes `t` only when a solver is selected: a caller that changed it stores it first. */
 export function trySelect (ctx: Context, id: bigint, t: TaskInfo, announceFailure: boolean): void {
   const p = params(ctx)
   const candidates: Array<{ account: string, stake: bigint }> = []
+  // a solver that cannot run the task's runtime at full speed would miss its deadline: only those that declared it
+  const runtime = taskRuntime(ctx, id)
   for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
-    if (acc === t.submitter || t.excluded.includes(acc)) continue
+    if (acc === t.submitter || t.excluded.includes(acc) || !runsRuntime(ctx, acc, runtime)) continue
     const n = getNode(ctx, acc)
     if (n !== undefined && (n.roles & ROLE_SOLVER) !== 0 && n.stake >= p.minStake) candidates.push({ account: acc, stake: n.stake })
   }

@@ -15,6 +15,7 @@ import { DRAW_CALLS, DRAW_ERRORS, DRAW_EVENTS, DRAW_STORAGE, DRAW_TYPES } from '
 import { RERUN_COST_STORAGE } from './rerun-cost-spec.js'
 import { SERVE_ERRORS, SERVE_EVENTS, SERVE_STORAGE, SERVE_TYPES } from './availability-serve-spec.js'
 import { DATASET_CALLS, DATASET_ERRORS, DATASET_EVENTS, DATASET_STORAGE, DATASET_TYPES } from './dataset-availability-spec.js'
+import { CAPABILITY_CALLS, CAPABILITY_ERRORS, CAPABILITY_EVENTS, CAPABILITY_STORAGE } from './runtime-capability-spec.js'
 import { CHALLENGE_COMMIT_CALLS, CHALLENGE_COMMIT_ERRORS, CHALLENGE_COMMIT_EVENTS, CHALLENGE_COMMIT_STORAGE, CHALLENGE_COMMIT_TYPES } from './challenge-commit-spec.js'
 
 export type { CallSpec, ConstantSpec, ErrorSpec, EventSpec, Hasher, PalletSpec, StorageSpec } from './spec-types.js'
@@ -277,7 +278,8 @@ export const PALLETS: PalletSpec[] = [
       ...SERVE_STORAGE,
       ...CHALLENGE_COMMIT_STORAGE,
       ...DATASET_STORAGE,
-      ...STATE_COMMITMENT_STORAGE
+      ...STATE_COMMITMENT_STORAGE,
+      ...CAPABILITY_STORAGE
     ],
     calls: [
       { name: 'register_node', index: 0, args: [['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128'], ['peer_sig', 'Vec<u8>']], docs: 'Bind a libp2p peer id (UTF-8 string bytes) to the caller with a reserved stake. peer_sig: the peer\'s Ed25519 identity key signs "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account (protocols/identity/peer-binding.ts).' },
@@ -306,7 +308,8 @@ export const PALLETS: PalletSpec[] = [
       ...DRAW_CALLS,
       ...CHALLENGE_COMMIT_CALLS,
       ...AVAILABILITY_MANY_CALLS,
-      ...DATASET_CALLS
+      ...DATASET_CALLS,
+      ...CAPABILITY_CALLS
     ],
     events: [
       { name: 'NodeRegistered', fields: [['who', 'AccountId'], ['peer_id', 'Vec<u8>'], ['roles', 'u8'], ['stake', 'u128']], docs: '' },
@@ -345,7 +348,8 @@ export const PALLETS: PalletSpec[] = [
       { name: 'TaskFaulted', fields: [['task_id', 'u64'], ['reason', 'Vec<u8>'], ['refunded', 'u128']], docs: 'The task\'s step of on_initialize threw (a runtime fault): its writes of the block were dropped and it is quarantined (phase Faulted): escrow `refunded` to the submitter, capacity rent paid as at every end, stake bindings released, answered deposits back to their requesters; nobody paid or slashed by it. Its open disputes and held requests run on, and a ruling against the solver keeps its reveal window and penalty (the task stays in OpenTasks, its solver bound, until none is left). `reason`: the error (UTF-8, at most 256 bytes); 0 refunded when even the quarantine failed.' },
       ...SERVE_EVENTS,
       ...CHALLENGE_COMMIT_EVENTS,
-      ...DATASET_EVENTS
+      ...DATASET_EVENTS,
+      ...CAPABILITY_EVENTS
     ],
     errors: [
       err('NotRegistered', 'The caller (or the named account) is not a registered node.'),
@@ -417,7 +421,8 @@ export const PALLETS: PalletSpec[] = [
       ...SERVE_ERRORS,
       ...CHALLENGE_COMMIT_ERRORS,
       ...AVAILABILITY_NEED_ERRORS,
-      ...DATASET_ERRORS
+      ...DATASET_ERRORS,
+      ...CAPABILITY_ERRORS
     ],
     constants: [
       { name: 'RevealWindow', type: 'u32', value: REVEAL_WINDOW, docs: 'Blocks a solver has, after a SolverProof dispute is adjudicated against it, to reveal that the step was its forced error; and after DrawRequested, to reveal its draw (reveal_draw).' },

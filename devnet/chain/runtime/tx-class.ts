@@ -19,8 +19,18 @@ export type TxClass = 'operational' | 'normal'
 const DEADLINE_CALLS = new Set([
   'release_task', 'commit_proof', 'commit_diverged', 'submit_verdict', 'open_dispute', 'force_move', 'answer_move',
   'claim_timeout', 'adjudicate', 'reveal_forced_error', 'challenge_availability', 'respond_availability', 'availability_timeout',
-  'challenge_initial_state', 'sample_chunks', 'respond_chunks', 'chunks_timeout', 'reveal_draw'
+  'challenge_initial_state', 'sample_chunks', 'respond_chunks', 'chunks_timeout', 'reveal_draw',
+  // an assigned verifier's evidence in its backing grace, a commitment's reveal before it expires, a dataset serve before its deadline
+  'challenge_availability_many', 'commit_challenge', 'reveal_dispute', 'reveal_initial_state', 'reveal_sample_chunks',
+  'challenge_dataset', 'respond_dataset', 'dataset_timeout'
 ])
+
+/**
+ * Deadline calls that may succeed while doing nothing, and the event that shows they did something:
+ * a dataset serve part of rows already in is taken (two servers racing must not fail) but is no
+ * answer, and free: operational, a flood of them would go ahead of everyone.
+ */
+const WORK_EVENT: Record<string, string> = { respond_dataset: 'DatasetServed' }
 
 /** Whether a call can be operational at all (decided before its signature is checked). */
 export function deadlineCall (tx: Pick<ValidTx, 'call'>): boolean {
@@ -38,5 +48,10 @@ export function classify (runtime: BlockRuntime, state: StateReader, before: Val
   const parentHash = env.blockHash(env.number - 1) ?? env.genesisHash
   const builder = new BlockBuilder(runtime, new Overlay(state), { number: env.number, parentHash })
   for (const b of before) if (!builder.apply(b).included) return 'normal'
-  return builder.applyCall(tx.sender, tx.call) === undefined ? 'operational' : 'normal'
+  const mark = builder.ctx.events.length
+  if (builder.applyCall(tx.sender, tx.call) !== undefined) return 'normal'
+  const work = WORK_EVENT[tx.call.name]
+  if (work === undefined) return 'operational'
+  const did = builder.ctx.events.slice(mark).some(e => (e.event as Record<string, Record<string, unknown> | undefined>).Arbitration?.[work] !== undefined)
+  return did ? 'operational' : 'normal'
 }

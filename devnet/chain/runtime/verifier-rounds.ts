@@ -6,6 +6,7 @@ import { getAssignments, putAssignments, type TaskAssignments } from './assignme
 import { drawWeighted } from './randomness.js'
 import { answerableVerifiers, releaseReservation, silencePenalty } from './verifier-stake.js'
 import { blockRandomness } from './block-randomness.js'
+import { taskRuntime } from './runtime-capability.js'
 
 // Assignment rounds (docs/protocol.md, "Verifier assignment"). Round 0 is
 // drawn in the block after the randomness block committed_at + 1 (the block
@@ -23,14 +24,16 @@ const P = 'Arbitration'
  * solver, nor anyone drawn for it before; among them, only those whose stake
  * not yet bound to other assignments covers this task's penalty (a
  * minimum-stake puppet, or one verifier drawn for many tasks at once, would
- * otherwise fail slots for less than they withhold). The first draw also
+ * otherwise fail slots for less than they withhold), and that declared the
+ * task's runtime if it needs one (a peer without psk1's addon would replay a
+ * psk1 task too slowly: runtime-capability.ts). The first draw also
  * takes the verifiers reserved at the solver's selection (`reserved`), whatever
- * their stake or roles since: they answered for the task then, and leaving
+ * their stake, roles or runtimes since: they answered for the task then, and leaving
  * the pool after the commit must not empty it.
  */
-function candidates (ctx: Context, t: TaskInfo, a: TaskAssignments, reserved: string[]): Array<{ account: string, stake: bigint }> {
+function candidates (ctx: Context, id: bigint, t: TaskInfo, a: TaskAssignments, reserved: string[]): Array<{ account: string, stake: bigint }> {
   const excluded = new Set([t.submitter, ...(t.solver !== null ? [t.solver] : []), ...a.verifiers.map(v => v.verifier)])
-  const out = answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded)
+  const out = answerableVerifiers(ctx, silencePenalty(params(ctx), t), excluded, taskRuntime(ctx, id))
   for (const who of reserved) {
     const n = ctx.store.get<{ stake: bigint }>(P, 'Nodes', who)
     if (n !== undefined && n.stake > 0n && !excluded.has(who) && !out.some(x => x.account === who)) out.push({ account: who, stake: n.stake })
@@ -51,7 +54,7 @@ export function drawIfDue (ctx: Context, id: bigint, t: TaskInfo): void {
   const want = Math.max(0, t.verifierCount - active)
   // the reservation ends with the first draw: its stake is free again for this draw
   const reserved = releaseReservation(ctx, id)
-  const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, t, a, reserved))
+  const drawn = drawWeighted(seed, id, a.round, want, candidates(ctx, id, t, a, reserved))
   for (const verifier of drawn) {
     a.verifiers.push({ verifier, round: a.round, seedBlock: a.seedBlock, deadline: t.challengeEnd, backed: false, status: 'Active' })
     // its stake answers for its silence until the task ends: it cannot unregister before

@@ -4,6 +4,7 @@ import type { Context } from './context.js'
 import { drawWeighted } from './randomness.js'
 import { ROLE_VERIFIER } from './spec.js'
 import { boundStakes, reservedFor, silencePenalty } from './stake-bound.js'
+import { runsRuntime, taskRuntime } from './runtime-capability.js'
 
 // Which verifiers' stake can answer for a task (docs/economics.md, "Verifier
 // assignment"), and the reservation that keeps a task from reaching a solver
@@ -26,7 +27,7 @@ const P = 'Arbitration'
  */
 export function reserveAnswerers (ctx: Context, id: bigint, t: TaskInfo, solver: string, seed: string, announce: boolean): boolean {
   const need = silencePenalty(ctx.store.read<Params>(P, 'Params'), t)
-  const covered = answerableVerifiers(ctx, need, new Set([t.submitter, solver]))
+  const covered = answerableVerifiers(ctx, need, new Set([t.submitter, solver]), taskRuntime(ctx, id))
   if (covered.length < t.verifierCount) {
     if (announce) ctx.emit(P, 'AwaitingVerifierStake', { taskId: id, needed: need, verifiers: covered.length })
     return false
@@ -46,15 +47,21 @@ export function releaseReservation (ctx: Context, id: bigint): string[] {
   return reserved
 }
 
-/** Registered verifiers with the minimum stake, other than `excluded`, whose stake not bound elsewhere covers `need` (any, without it). */
-export function answerableVerifiers (ctx: Context, need: bigint | undefined, excluded: ReadonlySet<string>): Array<{ account: string, stake: bigint }> {
+/**
+ * Registered verifiers with the minimum stake, other than `excluded`, that declared `runtime` (the
+ * task's, when it needs a declaration: runtime-capability.ts), whose stake not bound elsewhere covers
+ * `need` (any, without it).
+ */
+export function answerableVerifiers (
+  ctx: Context, need: bigint | undefined, excluded: ReadonlySet<string>, runtime: string | undefined
+): Array<{ account: string, stake: bigint }> {
   const minStake = ctx.store.read<Params>(P, 'Params').minStake
   const bound = need !== undefined ? boundStakes(ctx) : undefined
   const out: Array<{ account: string, stake: bigint }> = []
   for (const acc of ctx.store.read<string[]>(P, 'Registered')) {
     if (excluded.has(acc)) continue
     const n = ctx.store.get<{ roles: number, stake: bigint }>(P, 'Nodes', acc)
-    if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < minStake) continue
+    if (n === undefined || (n.roles & ROLE_VERIFIER) === 0 || n.stake < minStake || !runsRuntime(ctx, acc, runtime)) continue
     if (need !== undefined && n.stake - (bound?.get(acc) ?? 0n) < need) continue
     out.push({ account: acc, stake: n.stake })
   }
