@@ -398,7 +398,7 @@ export const PALLETS: PalletSpec[] = [
       err('SubmitterCannotVerify', 'The task\'s submitter cannot submit a verdict on it.'),
       err('ProgramHashMismatch', 'The program bytes do not hash (sha256) to program_hash.'),
       err('InvalidProgram', 'The program bytes are not a valid canonical task program of at most 16 KiB (protocols/program: validateProgram, programBytes).'),
-      err('ProgramNotVerifiable', 'The program is not admissible: its runtime has no element reference for a kernel its training step emits, or a batch input has no data claim, or its stateCommitment is one this runtime does not judge (chunked, until it does), so its disputes could not be adjudicated (protocols/program/admissible.ts).'),
+      err('ProgramNotVerifiable', 'The program is not admissible: its runtime has no element reference for a kernel its training step emits, or a batch input has no data claim, so its disputes could not be adjudicated (protocols/program/admissible.ts).'),
       err('ProgramMismatch', 'The task\'s steps or checkpoint_every differ from the program\'s: an honest solver could not commit the proof the chain asks for.'),
       err('UnsupportedPeerId', 'Only Ed25519 libp2p peer ids (12D3KooW…) can be bound: their public key is in the id.'),
       err('PeerKeyNotProven', 'peer_sig is not the peer key\'s signature over "proofswarm/register-peer/v1:" ‖ genesis hash ‖ caller account.'),
