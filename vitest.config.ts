@@ -16,6 +16,10 @@ const PROCS = [
   'test/unit/protocols/nan-tiers.test.ts'
 ]
 
+// The README's main command end to end (eight processes and Chromium): run by itself after `procs`. Beside
+// another swarm file on a 2-core machine its task failed twice (a clean clone and a loaded run); alone it passes.
+const DEVNET = ['test/integration/devnet.test.ts']
+
 export default defineConfig({
   test: {
     setupFiles: ['node/polyfill.ts'],
@@ -26,7 +30,8 @@ export default defineConfig({
     benchmark: { include: ['test/bench/**/*.bench.ts'] },
     projects: [
       { extends: true, test: { name: 'inproc', include: ['test/unit/**/*.test.ts', 'test/adversarial/**/*.test.ts'], exclude: PROCS, setupFiles: ['test/inproc-setup.ts'] } },
-      { extends: true, test: { name: 'procs', include: PROCS } }
+      { extends: true, test: { name: 'procs', include: PROCS, exclude: [...DEVNET] } },
+      { extends: true, test: { name: 'devnet', include: DEVNET } }
     ]
   }
 })

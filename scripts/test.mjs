@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// `npm test` (after the build): vitest's two projects (vitest.config.ts), one after the other. `procs`
-// (the files that start processes, each in a fork of its own) first, then `inproc` (the in-process files,
+// `npm test` (after the build): vitest's three projects (vitest.config.ts), one after the other. `procs`
+// (the files that start processes, each in a fork of its own) first, then `devnet` (the README's main
+// command end to end, by itself), then `inproc` (the in-process files,
 // CPU-bound, sharing their forks with --no-isolate: tfjs, libp2p and @polkadot imported once per fork;
 // test/inproc-setup.ts resets tfjs between files). Side by side (inproc's forks at nice 10) was measured
 // on a clean clone on a quiet 2-core machine: procs took both cores, and three inproc files and vitest's
-// own calls to its forks timed out. Output: whole lines as they come. Both always run; the exit code is
-// the first failure's. Extra arguments (file filters) go to both.
+// own calls to its forks timed out. Output: whole lines as they come. Each always runs; the exit code is
+// the first failure's. Extra arguments (file filters) go to each.
 import { spawn } from 'node:child_process'
 
 const extra = process.argv.slice(2)
@@ -34,7 +35,9 @@ function run (args) {
 }
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { for (const c of children) c.kill(sig) })
 
-const codes = [await run(['--project', 'procs']), await run(['--project', 'inproc', '--no-isolate'])]
-// both results once more, last
-process.stdout.write(`\nnpm test: procs ${codes[0] === 0 ? 'passed' : `FAILED (exit ${codes[0]})`}, inproc ${codes[1] === 0 ? 'passed' : `FAILED (exit ${codes[1]})`}\n`)
+const projects = [['procs'], ['devnet'], ['inproc', '--no-isolate']]
+const codes = []
+for (const [name, ...args] of projects) codes.push(await run(['--project', name, ...args]))
+// every result once more, last
+process.stdout.write(`\nnpm test: ${projects.map(([name], i) => `${name} ${codes[i] === 0 ? 'passed' : `FAILED (exit ${codes[i]})`}`).join(', ')}\n`)
 process.exitCode = codes.find(c => c !== 0) ?? 0

@@ -128,16 +128,16 @@ describe('train CLI (separate processes)', () => {
     const ok = await cli('task', 'check', join(dir, 'task.json'), '--json')
     expect(ok.code, ok.stderr).toBe(0)
     expect(JSON.parse(ok.stdout)).toMatchObject({ model: 'mlp', params: 101770, steps: 24, checkpointEvery: 8, rootEvery: 1, stateCommitment: 'row-column' })
-    // chunked state roots: a valid program, shown by task check, not verifiable on chain yet; task new writes it only when asked, with --local
+    // chunked state roots: a valid program, shown by task check, verifiable on chain; task new writes it only when asked
     writeFileSync(join(dir, 'ch.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')), stateCommitment: 'chunked' }))
     const cc = await cli('task', 'check', join(dir, 'ch.json'))
     expect(cc.code, cc.stderr).toBe(0)
     expect(cc.stdout).toMatch(/state roots every step over chunked \(4 KiB chunks\) commitments/)
-    expect(cc.stdout).toMatch(/local only: .*state commitment "chunked" is not judged on chain yet/)
+    expect(cc.stdout).toMatch(/verifiable on chain/)
     const cn = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--synthetic-size', '64', '--no-rows-root', '--state-commitment', 'chunked')
-    expect(cn.code).toBe(2); expect(cn.stderr).toMatch(/task refused: .*"chunked" is not judged on chain yet.*--local/)
-    const cl = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--synthetic-size', '64', '--no-rows-root', '--state-commitment', 'chunked', '--local')
-    expect(cl.code, cl.stderr).toBe(0); expect(JSON.parse(cl.stdout).stateCommitment).toBe('chunked')
+    expect(cn.code, cn.stderr).toBe(0); expect(JSON.parse(cn.stdout).stateCommitment).toBe('chunked')
+    const dn = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--synthetic-size', '64', '--no-rows-root')
+    expect(dn.code, dn.stderr).toBe(0); expect(JSON.parse(dn.stdout).stateCommitment).toBeUndefined()
     const cb = await cli('task', 'new', '--model', 'mlp', '--dataset', 'synthetic', '--steps', '4', '--synthetic-size', '64', '--no-rows-root', '--state-commitment', 'rows')
     expect(cb.code).not.toBe(0); expect(cb.stderr).toMatch(/stateCommitment must be "chunked" or absent/)
     // a hand-written program with rootEvery 4: a valid program, trained with a root every 4 steps

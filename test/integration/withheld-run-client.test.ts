@@ -10,6 +10,7 @@ import type { PortsShared } from '../../node/roles/ports-part.js'
 import { sha256, toHex } from '../../protocols/commit/merkle.js'
 import { canonicalJson } from '../../protocols/program/canonical-json.js'
 import { validateProgram } from '../../protocols/program/program.js'
+import { DECLARED_RUNTIMES } from '../../protocols/program/runtime.js'
 import { validateProof } from '../../protocols/pol/proof.js'
 import { withheldRunCheckpoints } from '../../protocols/verification/chain-run.js'
 import { sampleSegments } from '../../protocols/verification/sample.js'
@@ -102,6 +103,9 @@ describe('a withheld run index and proof.json, over the dev chain', () => {
     const keys = { Bob: testPeer('BobWithheld'), Dave: testPeer('DaveWithheld') }
     await c.Bob.registerNode(keys.Bob.peerId, ROLE_SOLVER, 2000n * UNIT, keys.Bob.sign)
     await c.Dave.registerNode(keys.Dave.peerId, ROLE_VERIFIER, 2000n * UNIT, keys.Dave.sign)
+    // task new's runtime (psk1 where its addon is built) is drawn only among peers that declared it
+    const runtime = validateProgram(JSON.parse(new TextDecoder().decode(programBytes))).runtime
+    if (DECLARED_RUNTIMES.includes(runtime)) for (const who of [c.Bob, c.Dave]) await who.setRuntimes([runtime])
     const id = Number(await c.Alice.submitTask({
       programHash: '0x' + toHex(sha256(programBytes)), program: programBytes, datasetRoot: '0x' + '02'.repeat(32), skeletonRoot: '0x' + '03'.repeat(32),
       steps: 160, checkpointEvery: 16, escrow: 1000n * UNIT, solverReward: 500n * UNIT, verifierReward: V,
