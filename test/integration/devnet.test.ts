@@ -87,7 +87,9 @@ describe('npm run devnet', () => {
     const s = (await waitLine(l => l.msg === 'summary', 300_000, 'the summary')).summary
     expect(s.disputes.length).toBeGreaterThanOrEqual(1)
     // the whistleblower replays every step (not a verifier's sample): it always finds the forced error
-    expect(lines.some(l => l.event === 'DisputeOpened' && /opened by \S*whistleblower/.test(l.msg ?? '')), 'the whistleblower disputed the forced error').toBe(true)
+    // on a failure the devnet's own output says why (its phases, verdicts, disputes and deadlines)
+    const tail = (): string => `devnet output:\n${out.slice(-8000)}`
+    expect(lines.some(l => l.event === 'DisputeOpened' && /opened by \S*whistleblower/.test(l.msg ?? '')), `the whistleblower disputed the forced error; ${tail()}`).toBe(true)
     // the solver's forced error (a marked leaf after an honest step): a state claim, revealed with the leaf's path, excused
     expect(lines.some(l => l.event === 'Adjudicated' && /\(state claim\)/.test(l.msg ?? ''))).toBe(true)
     expect(lines.some(l => l.event === 'ForcedErrorRevealed')).toBe(true)
@@ -96,7 +98,7 @@ describe('npm run devnet', () => {
     expect(s.balances).toHaveLength(6)
     // an honest solver with a forced error is paid its reward less the jackpot it funds; the submitter pays
     const change = (b: { change: string }): number => parseFloat(b.change.replace(/,/g, ''))
-    expect(s.success).toBe(true)
+    expect(s.success, tail()).toBe(true)
     expect(Math.max(...s.balances.filter((b: any) => /solver/.test(b.peer)).map(change))).toBeGreaterThan(0)
     expect(change(s.balances.find((b: any) => /submitter/.test(b.peer)))).toBeLessThan(0)
     expect(existsSync(join(dir.path, 'devnet', 'summary.json'))).toBe(true)
